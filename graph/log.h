@@ -1,0 +1,15 @@
+/* The library's only logging path: leveled messages to stderr (never stdout). */
+#ifndef VKF_GRAPH_LOG_H
+#define VKF_GRAPH_LOG_H
+
+typedef enum vkf_log_level {
+  VKF_LOG_ERROR = 0,
+  VKF_LOG_WARN = 1,
+  VKF_LOG_INFO = 2,
+  VKF_LOG_DEBUG = 3,
+} vkf_log_level;
+
+/* Printed when `level` <= VKF_LOG (default: warnings and errors). Thread-safe per line. */
+void vkf_log(vkf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
