@@ -29,6 +29,8 @@ void vkf_env_reload(void) {
   g_env.check = int_or("VKF_CHECK", 0);
   g_env.no_fuse = str_or_null("VKF_NO_FUSE");
   g_env.log_level = int_or("VKF_LOG", 1);
+  g_env.xdg_cache_home = str_or_null("XDG_CACHE_HOME");
+  g_env.home = str_or_null("HOME");
   g_loaded = 1;
 }
 

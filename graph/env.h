@@ -15,6 +15,9 @@ typedef struct vkf_env {
   int check;                  /* VKF_CHECK=1: compare every node with the CPU interpreter */
   const char *no_fuse;        /* VKF_NO_FUSE: comma list of fusions to skip ("attention",...) */
   int log_level;              /* VKF_LOG: 0 error, 1 warn (default), 2 info, 3 debug */
+  /* Not ours, but read here too so that getenv() has one caller: the default cache location. */
+  const char *xdg_cache_home; /* XDG_CACHE_HOME */
+  const char *home;           /* HOME */
 } vkf_env;
 
 /* Read on first call and cached; the returned pointer stays valid. Not thread-safe on first call. */

@@ -1,0 +1,213 @@
+/* Owns buffer allocation (with limit checks), persistent mapping on host-visible memory, and the
+ * staged upload/download path for discrete GPUs. */
+#include <string.h>
+
+#include "host/buffer_internal.h"
+
+enum { STAGING_CHUNK_SIZE = 32u << 20 };
+
+static vkf_status allocate(vkf_device *device, uint64_t size, const char *label, int staging,
+                           vkf_buffer **out_buffer) {
+  *out_buffer = NULL;
+  const char *what = label ? label : "buffer";
+  if (size == 0)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: buffer size is zero", what);
+  const vkf_device_caps *caps = &device->caps;
+  if (caps->max_memory_allocation_size && size > caps->max_memory_allocation_size)
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY,
+                           "%s: %llu bytes exceed the device's maxMemoryAllocationSize (%llu bytes)",
+                           what, (unsigned long long)size,
+                           (unsigned long long)caps->max_memory_allocation_size);
+  uint64_t largest_heap = 0;
+  for (uint32_t i = 0; i < caps->heap_count; i++)
+    if (caps->heap_size[i] > largest_heap) largest_heap = caps->heap_size[i];
+  if (largest_heap && size > largest_heap)
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY,
+                           "%s: %llu bytes exceed the device's largest memory heap (%llu bytes)",
+                           what, (unsigned long long)size, (unsigned long long)largest_heap);
+
+  vkf_buffer *b = calloc(1, sizeof *b);
+  if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  b->device = device;
+  b->size = size;
+  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = size,
+                             .usage = staging ? (VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+                                              : (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT),
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult r = device->vk.vkCreateBuffer(device->handle, &info, NULL, &b->handle);
+  VkMemoryRequirements req = {0};
+  uint32_t type = UINT32_MAX;
+  if (r == VK_SUCCESS) {
+    device->vk.vkGetBufferMemoryRequirements(device->handle, b->handle, &req);
+    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    if (staging)
+      type = vkf_device_memory_type(device, req.memoryTypeBits, host,
+                                    host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    else if (caps->uma)
+      /* UMA: device-local memory the CPU can map, so uploads are a memcpy. */
+      type = vkf_device_memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
+    else
+      type = vkf_device_memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                    VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type == UINT32_MAX) type = vkf_device_memory_type(device, req.memoryTypeBits, 0, 0);
+  }
+  vkf_status status = VKF_OK;
+  if (r != VK_SUCCESS) {
+    status = vkf_vk_status(r, "vkCreateBuffer");
+  } else if (type == UINT32_MAX) {
+    status = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: no memory type fits the buffer", what);
+  } else {
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .allocationSize = req.size,
+                                  .memoryTypeIndex = type};
+    r = device->vk.vkAllocateMemory(device->handle, &alloc, NULL, &b->memory);
+    if (r == VK_SUCCESS) r = device->vk.vkBindBufferMemory(device->handle, b->handle, b->memory, 0);
+    VkMemoryPropertyFlags flags = device->memory.memoryTypes[type].propertyFlags;
+    if (r == VK_SUCCESS && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) {
+      r = device->vk.vkMapMemory(device->handle, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped);
+      b->coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    }
+    if (r != VK_SUCCESS)
+      status = vkf_status_annotate(vkf_vk_status(r, "vkAllocateMemory"), "%s (%llu bytes): ", what,
+                                   (unsigned long long)size);
+  }
+  if (status != VKF_OK) {
+    vkf_buffer_destroy(b);
+    return status;
+  }
+  *out_buffer = b;
+  return VKF_OK;
+}
+
+vkf_status vkf_buffer_create(vkf_device *device, uint64_t size, const char *label,
+                             vkf_buffer **out_buffer) {
+  return allocate(device, size, label, 0, out_buffer);
+}
+
+void vkf_buffer_destroy(vkf_buffer *buffer) {
+  if (!buffer) return;
+  vkf_device *d = buffer->device;
+  if (buffer->mapped) d->vk.vkUnmapMemory(d->handle, buffer->memory);
+  if (buffer->handle) d->vk.vkDestroyBuffer(d->handle, buffer->handle, NULL);
+  if (buffer->memory) d->vk.vkFreeMemory(d->handle, buffer->memory, NULL);
+  free(buffer);
+}
+
+uint64_t vkf_buffer_size(const vkf_buffer *buffer) { return buffer->size; }
+
+static vkf_status check_range(const vkf_buffer *buffer, uint64_t offset, uint64_t size) {
+  if (offset > buffer->size || size > buffer->size - offset)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "range [%llu, +%llu) is outside a buffer of %llu bytes",
+                           (unsigned long long)offset, (unsigned long long)size,
+                           (unsigned long long)buffer->size);
+  return VKF_OK;
+}
+
+typedef struct copy_job {
+  VkBuffer src, dst;
+  VkBufferCopy region;
+  int fill;
+} copy_job;
+
+/* Full memory barriers around the copy order it against compute work of earlier and later
+ * submissions (submission order alone gives no memory dependency) and make results host-visible. */
+static void record_copy(vkf_device *device, VkCommandBuffer cb, void *user) {
+  copy_job *job = user;
+  VkMemoryBarrier before = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                            .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+                            .dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT |
+                                             VK_ACCESS_TRANSFER_WRITE_BIT};
+  device->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                  VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0, NULL, 0, NULL);
+  if (job->fill)
+    device->vk.vkCmdFillBuffer(cb, job->dst, job->region.dstOffset, job->region.size, 0);
+  else
+    device->vk.vkCmdCopyBuffer(cb, job->src, job->dst, 1, &job->region);
+  VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                           .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                           .dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT |
+                                            VK_ACCESS_HOST_READ_BIT};
+  device->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                  VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                                  0, 1, &after, 0, NULL, 0, NULL);
+}
+
+static vkf_status ensure_staging(vkf_device *device) {
+  if (device->staging) return VKF_OK;
+  return allocate(device, STAGING_CHUNK_SIZE, "staging buffer", 1, &device->staging);
+}
+
+static void flush_range(const vkf_buffer *b, int invalidate) {
+  if (b->coherent) return;
+  VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                               .memory = b->memory,
+                               .offset = 0,
+                               .size = VK_WHOLE_SIZE};
+  if (invalidate)
+    b->device->vk.vkInvalidateMappedMemoryRanges(b->device->handle, 1, &range);
+  else
+    b->device->vk.vkFlushMappedMemoryRanges(b->device->handle, 1, &range);
+}
+
+vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t offset,
+                             const void *data, uint64_t size) {
+  VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  if (buffer->mapped) {
+    /* The device may still be reading this range from an earlier submission. */
+    VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+    memcpy((char *)buffer->mapped + offset, data, size);
+    flush_range(buffer, 0);
+    return VKF_OK;
+  }
+  VKF_RETURN_IF_ERROR(ensure_staging(device));
+  for (uint64_t done = 0; done < size;) {
+    uint64_t n = size - done < STAGING_CHUNK_SIZE ? size - done : STAGING_CHUNK_SIZE;
+    memcpy(device->staging->mapped, (const char *)data + done, n);
+    flush_range(device->staging, 0);
+    copy_job job = {.src = device->staging->handle,
+                    .dst = buffer->handle,
+                    .region = {.srcOffset = 0, .dstOffset = offset + done, .size = n}};
+    VKF_RETURN_IF_ERROR(vkf_device_run_once(device, record_copy, &job));
+    done += n;
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uint64_t offset,
+                               void *out_data, uint64_t size) {
+  VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  if (buffer->mapped) {
+    VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+    flush_range(buffer, 1);
+    memcpy(out_data, (const char *)buffer->mapped + offset, size);
+    return VKF_OK;
+  }
+  VKF_RETURN_IF_ERROR(ensure_staging(device));
+  for (uint64_t done = 0; done < size;) {
+    uint64_t n = size - done < STAGING_CHUNK_SIZE ? size - done : STAGING_CHUNK_SIZE;
+    copy_job job = {.src = buffer->handle,
+                    .dst = device->staging->handle,
+                    .region = {.srcOffset = offset + done, .dstOffset = 0, .size = n}};
+    VKF_RETURN_IF_ERROR(vkf_device_run_once(device, record_copy, &job));
+    flush_range(device->staging, 1);
+    memcpy((char *)out_data + done, device->staging->mapped, n);
+    done += n;
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_buffer_zero(vkf_device *device, vkf_buffer *buffer, uint64_t offset, uint64_t size) {
+  VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  if (size == 0) return VKF_OK;
+  if ((offset | size) & 3)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "zero fill needs 4-byte aligned ranges");
+  copy_job job = {.dst = buffer->handle, .region = {.dstOffset = offset, .size = size}, .fill = 1};
+  return vkf_device_run_once(device, record_copy, &job);
+}

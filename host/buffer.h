@@ -1,0 +1,31 @@
+/* Device memory: storage buffers (device-local; host-visible too on UMA devices) and the upload /
+ * download helpers that go through a staging buffer where the device needs one. */
+#ifndef VKF_HOST_BUFFER_H
+#define VKF_HOST_BUFFER_H
+
+#include <stdint.h>
+
+#include "graph/status.h"
+#include "host/device.h"
+
+typedef struct vkf_buffer vkf_buffer;
+
+/* A device-local storage buffer of `size` bytes (> 0). Sizes above the device's
+ * maxMemoryAllocationSize or its largest heap give an OUT_OF_MEMORY status naming both numbers.
+ * `label` (may be NULL) names the buffer in error messages. Contents are undefined. */
+vkf_status vkf_buffer_create(vkf_device *device, uint64_t size, const char *label,
+                             vkf_buffer **out_buffer);
+void vkf_buffer_destroy(vkf_buffer *buffer);
+uint64_t vkf_buffer_size(const vkf_buffer *buffer);
+
+/* Copies host bytes into [offset, offset + size) of the buffer and waits until done. Direct
+ * memcpy on host-visible (UMA) memory; staged copies otherwise. */
+vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t offset,
+                             const void *data, uint64_t size);
+/* Copies [offset, offset + size) of the buffer to host memory; waits for the device. */
+vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uint64_t offset,
+                               void *out_data, uint64_t size);
+/* Sets [offset, offset + size) to zero bytes (size and offset multiples of 4). */
+vkf_status vkf_buffer_zero(vkf_device *device, vkf_buffer *buffer, uint64_t offset, uint64_t size);
+
+#endif

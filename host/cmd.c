@@ -1,0 +1,253 @@
+/* Owns command recording: descriptor pools (grown in blocks), dispatches, barriers, timestamps,
+ * and repeated submission of one recording. */
+#include "host/cmd.h"
+
+#include <string.h>
+
+#include "host/buffer_internal.h"
+#include "host/device_internal.h"
+#include "host/kernel_internal.h"
+
+enum { SETS_PER_POOL = 256, MAX_POOLS = 64 };
+
+struct vkf_cmd {
+  vkf_device *device;
+  VkCommandBuffer cb;
+  VkFence fence;
+  VkQueryPool queries;
+  uint32_t query_count;
+  VkDescriptorPool pools[MAX_POOLS];
+  uint32_t pools_created;          /* pools[0..pools_created) exist */
+  uint32_t pool_count, sets_in_last_pool; /* pools in use by the current recording */
+  uint32_t dispatches, barriers;
+  int recording, recorded;
+};
+
+vkf_status vkf_cmd_create(vkf_device *device, uint32_t timestamp_count, vkf_cmd **out_cmd) {
+  *out_cmd = NULL;
+  vkf_cmd *cmd = calloc(1, sizeof *cmd);
+  if (!cmd) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  cmd->device = device;
+  VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = device->command_pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+  VkResult r = device->vk.vkAllocateCommandBuffers(device->handle, &alloc, &cmd->cb);
+  VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (r == VK_SUCCESS) r = device->vk.vkCreateFence(device->handle, &fence_info, NULL, &cmd->fence);
+  if (r == VK_SUCCESS && timestamp_count) {
+    if (!device->caps.timestamps) {
+      vkf_cmd_destroy(cmd);
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "the device has no timestamp queries");
+    }
+    VkQueryPoolCreateInfo q = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                               .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                               .queryCount = timestamp_count};
+    r = device->vk.vkCreateQueryPool(device->handle, &q, NULL, &cmd->queries);
+    cmd->query_count = timestamp_count;
+  }
+  if (r != VK_SUCCESS) {
+    vkf_cmd_destroy(cmd);
+    return vkf_vk_status(r, "creating command list");
+  }
+  *out_cmd = cmd;
+  return VKF_OK;
+}
+
+void vkf_cmd_destroy(vkf_cmd *cmd) {
+  if (!cmd) return;
+  vkf_device *d = cmd->device;
+  if (cmd->recorded || cmd->recording) d->vk.vkQueueWaitIdle(d->queue);
+  for (uint32_t i = 0; i < cmd->pools_created; i++)
+    d->vk.vkDestroyDescriptorPool(d->handle, cmd->pools[i], NULL);
+  if (cmd->queries) d->vk.vkDestroyQueryPool(d->handle, cmd->queries, NULL);
+  if (cmd->fence) d->vk.vkDestroyFence(d->handle, cmd->fence, NULL);
+  if (cmd->cb) d->vk.vkFreeCommandBuffers(d->handle, d->command_pool, 1, &cmd->cb);
+  free(cmd);
+}
+
+static void full_barrier(vkf_cmd *cmd, VkPipelineStageFlags src, VkPipelineStageFlags dst,
+                         VkAccessFlags dst_access) {
+  VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                       .srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT,
+                       .dstAccessMask = dst_access};
+  cmd->device->vk.vkCmdPipelineBarrier(cmd->cb, src, dst, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+vkf_status vkf_cmd_begin(vkf_cmd *cmd) {
+  vkf_device *d = cmd->device;
+  if (cmd->recorded) VKF_VK_RETURN_IF_ERROR(d->vk.vkQueueWaitIdle(d->queue));
+  for (uint32_t i = 0; i < cmd->pools_created; i++)
+    VKF_VK_RETURN_IF_ERROR(d->vk.vkResetDescriptorPool(d->handle, cmd->pools[i], 0));
+  cmd->sets_in_last_pool = 0;
+  cmd->pool_count = 0;
+  cmd->dispatches = cmd->barriers = 0;
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkResetCommandBuffer(cmd->cb, 0));
+  VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkBeginCommandBuffer(cmd->cb, &begin));
+  if (cmd->queries) d->vk.vkCmdResetQueryPool(cmd->cb, cmd->queries, 0, cmd->query_count);
+  full_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  cmd->recording = 1;
+  cmd->recorded = 0;
+  return VKF_OK;
+}
+
+static vkf_status allocate_set(vkf_cmd *cmd, const vkf_kernel *k, VkDescriptorSet *out_set) {
+  vkf_device *d = cmd->device;
+  if (cmd->pool_count == 0 || cmd->sets_in_last_pool == SETS_PER_POOL) {
+    if (cmd->pool_count == MAX_POOLS)
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "too many dispatches in one command list");
+    if (cmd->pool_count == cmd->pools_created) {
+      VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                   .descriptorCount = SETS_PER_POOL * VKF_KERNEL_MAX_BINDINGS};
+      VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                         .maxSets = SETS_PER_POOL,
+                                         .poolSizeCount = 1,
+                                         .pPoolSizes = &size};
+      VKF_VK_RETURN_IF_ERROR(
+          d->vk.vkCreateDescriptorPool(d->handle, &info, NULL, &cmd->pools[cmd->pools_created]));
+      cmd->pools_created++;
+    }
+    cmd->pool_count++;
+    cmd->sets_in_last_pool = 0;
+  }
+  VkDescriptorSetAllocateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = cmd->pools[cmd->pool_count - 1],
+                                      .descriptorSetCount = 1,
+                                      .pSetLayouts = &k->set_layout};
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkAllocateDescriptorSets(d->handle, &info, out_set));
+  cmd->sets_in_last_pool++;
+  return VKF_OK;
+}
+
+vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding *bindings,
+                            const void *push_constants, uint32_t gx, uint32_t gy, uint32_t gz) {
+  VKF_ASSERT(cmd->recording);
+  vkf_device *d = cmd->device;
+  const vkf_device_caps *caps = &d->caps;
+  if (gx > caps->max_workgroup_count[0] || gy > caps->max_workgroup_count[1] ||
+      gz > caps->max_workgroup_count[2])
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kernel %s: %u x %u x %u workgroups exceed the device limit", k->name,
+                           gx, gy, gz);
+  VkDescriptorBufferInfo infos[VKF_KERNEL_MAX_BINDINGS];
+  VkWriteDescriptorSet writes[VKF_KERNEL_MAX_BINDINGS];
+  VkDescriptorSet set;
+  VKF_RETURN_IF_ERROR(allocate_set(cmd, k, &set));
+  for (uint32_t i = 0; i < k->binding_count; i++) {
+    const vkf_binding *b = &bindings[i];
+    uint64_t size = b->size ? b->size : b->buffer->size - b->offset;
+    if (b->offset % caps->min_storage_buffer_offset_alignment)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "kernel %s binding %u: offset %llu is not a multiple of %u", k->name,
+                             i, (unsigned long long)b->offset,
+                             caps->min_storage_buffer_offset_alignment);
+    if (b->offset + size > b->buffer->size)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "kernel %s binding %u: range past the end of its buffer", k->name, i);
+    if (size > caps->max_storage_buffer_range)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "kernel %s binding %u spans %llu bytes; the device's "
+                             "maxStorageBufferRange is %llu",
+                             k->name, i, (unsigned long long)size,
+                             (unsigned long long)caps->max_storage_buffer_range);
+    infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer->handle, .offset = b->offset,
+                                        .range = size};
+    writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstSet = set,
+                                       .dstBinding = i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &infos[i]};
+  }
+  d->vk.vkUpdateDescriptorSets(d->handle, k->binding_count, writes, 0, NULL);
+  d->vk.vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+  d->vk.vkCmdBindDescriptorSets(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline_layout, 0, 1,
+                                &set, 0, NULL);
+  if (k->push_constant_size)
+    d->vk.vkCmdPushConstants(cmd->cb, k->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                             k->push_constant_size, push_constants);
+  d->vk.vkCmdDispatch(cmd->cb, gx, gy, gz);
+  cmd->dispatches++;
+  return VKF_OK;
+}
+
+void vkf_cmd_barrier(vkf_cmd *cmd, const vkf_binding *ranges, uint32_t count) {
+  VKF_ASSERT(cmd->recording);
+  vkf_device *d = cmd->device;
+  cmd->barriers++;
+  if (count == 0) {
+    full_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    return;
+  }
+  VkBufferMemoryBarrier barriers[32];
+  for (uint32_t done = 0; done < count;) {
+    uint32_t n = count - done < 32 ? count - done : 32;
+    for (uint32_t i = 0; i < n; i++) {
+      const vkf_binding *r = &ranges[done + i];
+      barriers[i] = (VkBufferMemoryBarrier){
+          .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+          .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+          .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+          .buffer = r->buffer->handle,
+          .offset = r->offset,
+          .size = r->size ? r->size : VK_WHOLE_SIZE};
+    }
+    d->vk.vkCmdPipelineBarrier(cmd->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, n, barriers, 0,
+                               NULL);
+    done += n;
+  }
+}
+
+void vkf_cmd_timestamp(vkf_cmd *cmd, uint32_t index) {
+  VKF_ASSERT(cmd->recording && index < cmd->query_count);
+  cmd->device->vk.vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, cmd->queries,
+                                      index);
+}
+
+vkf_status vkf_cmd_end(vkf_cmd *cmd) {
+  VKF_ASSERT(cmd->recording);
+  full_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+               VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_HOST_BIT |
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+               VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT |
+                   VK_ACCESS_SHADER_WRITE_BIT);
+  cmd->recording = 0;
+  VKF_VK_RETURN_IF_ERROR(cmd->device->vk.vkEndCommandBuffer(cmd->cb));
+  cmd->recorded = 1;
+  return VKF_OK;
+}
+
+vkf_status vkf_cmd_submit_wait(vkf_cmd *cmd) {
+  VKF_ASSERT(cmd->recorded);
+  vkf_device *d = cmd->device;
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkResetFences(d->handle, 1, &cmd->fence));
+  VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                         .commandBufferCount = 1,
+                         .pCommandBuffers = &cmd->cb};
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkQueueSubmit(d->queue, 1, &submit, cmd->fence));
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkWaitForFences(d->handle, 1, &cmd->fence, VK_TRUE, UINT64_MAX));
+  return VKF_OK;
+}
+
+vkf_status vkf_cmd_timestamps_ns(vkf_cmd *cmd, uint32_t count, double *out_ns) {
+  if (count > cmd->query_count)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "asked for %u timestamps of %u", count,
+                           cmd->query_count);
+  if (count == 0) return VKF_OK;
+  uint64_t ticks[count];
+  VKF_VK_RETURN_IF_ERROR(cmd->device->vk.vkGetQueryPoolResults(
+      cmd->device->handle, cmd->queries, 0, count, sizeof ticks, ticks, sizeof(uint64_t),
+      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  for (uint32_t i = 0; i < count; i++)
+    out_ns[i] = (double)(ticks[i] - ticks[0]) * cmd->device->caps.timestamp_period;
+  return VKF_OK;
+}
+
+uint32_t vkf_cmd_dispatch_count(const vkf_cmd *cmd) { return cmd->dispatches; }
+uint32_t vkf_cmd_barrier_count(const vkf_cmd *cmd) { return cmd->barriers; }

@@ -1,0 +1,232 @@
+/* Owns the logical device: queue choice, enabled features, command pool, the persisted pipeline
+ * cache, and one-shot submissions used by uploads and downloads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "graph/log.h"
+#include "host/buffer.h"
+#include "host/device_internal.h"
+#include "host/kernel.h"
+
+static vkf_status find_compute_queue(VkPhysicalDevice pd, uint32_t *out_family) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+  VkQueueFamilyProperties props[16];
+  if (n > 16) n = 16;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, props);
+  /* Prefer a compute queue that also does graphics: it is the "main" queue on every vendor and
+   * the one with timestamp support; dedicated async-compute queues gain nothing here. */
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!(props[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    if (props[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) {
+      *out_family = i;
+      return VKF_OK;
+    }
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  if (fallback == UINT32_MAX)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "device has no compute queue");
+  *out_family = fallback;
+  return VKF_OK;
+}
+
+static void load_pipeline_cache(vkf_device *device) {
+  const char *dir = vkf_shader_compiler_cache_dir(device->compiler);
+  void *data = NULL;
+  size_t size = 0;
+  if (dir) {
+    snprintf(device->pipeline_cache_path, sizeof device->pipeline_cache_path,
+             "%s/pipelines-%04x-%04x-%08x.bin", dir, device->caps.vendor_id, device->caps.device_id,
+             device->caps.driver_version);
+    FILE *f = fopen(device->pipeline_cache_path, "rb");
+    if (f) {
+      if (fseek(f, 0, SEEK_END) == 0) {
+        long len = ftell(f);
+        if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)len)) != NULL)
+          size = fread(data, 1, (size_t)len, f);
+      }
+      fclose(f);
+    }
+  }
+  /* The driver validates the header (vendor, device, UUID) and ignores a foreign blob. */
+  VkPipelineCacheCreateInfo info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                    .initialDataSize = size,
+                                    .pInitialData = data};
+  if (device->vk.vkCreatePipelineCache(device->handle, &info, NULL, &device->pipeline_cache) !=
+      VK_SUCCESS) {
+    info.initialDataSize = 0;
+    info.pInitialData = NULL;
+    if (device->vk.vkCreatePipelineCache(device->handle, &info, NULL, &device->pipeline_cache) !=
+        VK_SUCCESS)
+      device->pipeline_cache = VK_NULL_HANDLE;
+  }
+  free(data);
+}
+
+static void save_pipeline_cache(vkf_device *device) {
+  if (!device->pipeline_cache || !device->pipeline_cache_path[0]) return;
+  size_t size = 0;
+  if (device->vk.vkGetPipelineCacheData(device->handle, device->pipeline_cache, &size, NULL) !=
+          VK_SUCCESS ||
+      size == 0)
+    return;
+  void *data = malloc(size);
+  if (!data) return;
+  if (device->vk.vkGetPipelineCacheData(device->handle, device->pipeline_cache, &size, data) ==
+      VK_SUCCESS) {
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", device->pipeline_cache_path, (int)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (f) {
+      int ok = fwrite(data, 1, size, f) == size;
+      ok = (fclose(f) == 0) && ok;
+      if (!ok || rename(tmp, device->pipeline_cache_path) != 0) remove(tmp);
+    }
+  }
+  free(data);
+}
+
+static vkf_status create_logical(vkf_device *device) {
+  VKF_RETURN_IF_ERROR(find_compute_queue(device->physical, &device->queue_family));
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                   .queueFamilyIndex = device->queue_family,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &priority};
+  /* Enable what the real device has (caps may be clamped by a profile; choosers read caps, so
+   * enabling more is harmless). */
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(device->physical, &props);
+  VkPhysicalDevice16BitStorageFeatures s16 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceVulkan12Features v12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 supported = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                         .pNext = &s16};
+  int v12ok = props.apiVersion >= VK_API_VERSION_1_2;
+  if (v12ok) s16.pNext = &v12;
+  vkGetPhysicalDeviceFeatures2(device->physical, &supported);
+  VkPhysicalDeviceVulkan12Features en12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+      .shaderFloat16 = v12.shaderFloat16,
+      .shaderInt8 = v12.shaderInt8,
+      .storageBuffer8BitAccess = v12.storageBuffer8BitAccess};
+  VkPhysicalDevice16BitStorageFeatures en16 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+      .pNext = v12ok ? &en12 : NULL,
+      .storageBuffer16BitAccess = s16.storageBuffer16BitAccess};
+  VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                       .pNext = &en16};
+  enabled.features.shaderInt64 = supported.features.shaderInt64;
+  enabled.features.shaderInt16 = supported.features.shaderInt16;
+  VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = &enabled,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &queue};
+  VKF_VK_RETURN_IF_ERROR(vkCreateDevice(device->physical, &info, NULL, &device->handle));
+  volkLoadDeviceTable(&device->vk, device->handle);
+  device->vk.vkGetDeviceQueue(device->handle, device->queue_family, 0, &device->queue);
+  VkCommandPoolCreateInfo pool = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  .queueFamilyIndex = device->queue_family};
+  VKF_VK_RETURN_IF_ERROR(
+      device->vk.vkCreateCommandPool(device->handle, &pool, NULL, &device->command_pool));
+  vkGetPhysicalDeviceMemoryProperties(device->physical, &device->memory);
+  return VKF_OK;
+}
+
+vkf_status vkf_device_create(vkf_instance *instance, uint32_t index, vkf_device **out_device) {
+  *out_device = NULL;
+  if (index >= instance->device_count)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "device index %u out of range (%u devices)", index,
+                           instance->device_count);
+  vkf_device *device = calloc(1, sizeof *device);
+  if (!device) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  device->instance = instance;
+  device->physical = instance->physical_devices[index];
+  device->caps = instance->caps[index];
+  vkf_status status = create_logical(device);
+  if (status == VKF_OK) status = vkf_shader_compiler_create(&device->compiler);
+  if (status != VKF_OK) {
+    vkf_device_destroy(device);
+    return vkf_status_annotate(status, "creating device \"%s\": ", device->caps.name);
+  }
+  load_pipeline_cache(device);
+  *out_device = device;
+  return VKF_OK;
+}
+
+void vkf_device_destroy(vkf_device *device) {
+  if (!device) return;
+  if (device->handle) {
+    device->vk.vkDeviceWaitIdle(device->handle);
+    vkf_kernels_destroy_all(device);
+    vkf_buffer_destroy(device->staging);
+    save_pipeline_cache(device);
+    if (device->pipeline_cache)
+      device->vk.vkDestroyPipelineCache(device->handle, device->pipeline_cache, NULL);
+    if (device->command_pool)
+      device->vk.vkDestroyCommandPool(device->handle, device->command_pool, NULL);
+    device->vk.vkDestroyDevice(device->handle, NULL);
+  }
+  vkf_shader_compiler_destroy(device->compiler);
+  free(device);
+}
+
+const vkf_device_caps *vkf_device_caps_get(const vkf_device *device) { return &device->caps; }
+vkf_instance *vkf_device_instance(const vkf_device *device) { return device->instance; }
+
+vkf_device_stats vkf_device_stats_get(const vkf_device *device) {
+  vkf_device_stats s = device->stats;
+  vkf_shader_compiler_counts(device->compiler, &s.spirv_disk_hits, &s.spirv_compiles);
+  return s;
+}
+
+uint32_t vkf_device_memory_type(const vkf_device *device, uint32_t type_bits,
+                                VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < device->memory.memoryTypeCount; i++) {
+    if (!(type_bits & (1u << i))) continue;
+    VkMemoryPropertyFlags f = device->memory.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    if ((f & preferred) == preferred) return i;
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  return fallback;
+}
+
+vkf_status vkf_device_run_once(vkf_device *device,
+                               void (*record)(vkf_device *, VkCommandBuffer, void *), void *user) {
+  VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = device->command_pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+  VkCommandBuffer cb;
+  VKF_VK_RETURN_IF_ERROR(device->vk.vkAllocateCommandBuffers(device->handle, &alloc, &cb));
+  VkFence fence = VK_NULL_HANDLE;
+  VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkResult r = device->vk.vkCreateFence(device->handle, &fence_info, NULL, &fence);
+  if (r == VK_SUCCESS) {
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    r = device->vk.vkBeginCommandBuffer(cb, &begin);
+  }
+  if (r == VK_SUCCESS) {
+    record(device, cb, user);
+    r = device->vk.vkEndCommandBuffer(cb);
+  }
+  if (r == VK_SUCCESS) {
+    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = 1,
+                           .pCommandBuffers = &cb};
+    r = device->vk.vkQueueSubmit(device->queue, 1, &submit, fence);
+  }
+  if (r == VK_SUCCESS) r = device->vk.vkWaitForFences(device->handle, 1, &fence, VK_TRUE, UINT64_MAX);
+  if (fence) device->vk.vkDestroyFence(device->handle, fence, NULL);
+  device->vk.vkFreeCommandBuffers(device->handle, device->command_pool, 1, &cb);
+  if (r != VK_SUCCESS) return vkf_vk_status(r, "one-shot submission");
+  return VKF_OK;
+}

@@ -1,0 +1,40 @@
+/* Device internals shared by host/ files (not part of the public API). */
+#ifndef VKF_HOST_DEVICE_INTERNAL_H
+#define VKF_HOST_DEVICE_INTERNAL_H
+
+#include "host/device.h"
+#include "host/instance_internal.h"
+#include "host/shader_compiler.h"
+#include "host/vk.h"
+
+typedef struct vkf_kernel vkf_kernel;
+typedef struct vkf_buffer vkf_buffer;
+
+struct vkf_device {
+  vkf_instance *instance;
+  vkf_device_caps caps;
+  VkPhysicalDevice physical;
+  VkDevice handle;
+  struct VolkDeviceTable vk; /* device-level function pointers, no loader trampoline */
+  uint32_t queue_family;
+  VkQueue queue;
+  VkCommandPool command_pool;
+  VkPhysicalDeviceMemoryProperties memory;
+  VkPipelineCache pipeline_cache;
+  char pipeline_cache_path[1024];
+  vkf_shader_compiler *compiler;
+  vkf_kernel *kernels; /* singly linked list; a handful of variants per model */
+  vkf_buffer *staging; /* grown on demand for uploads/downloads on non-UMA devices */
+  vkf_device_stats stats;
+};
+
+/* Index of a memory type allowed by `type_bits` having all `required` flags, preferring one that
+ * also has `preferred`; UINT32_MAX when none. */
+uint32_t vkf_device_memory_type(const vkf_device *device, uint32_t type_bits,
+                                VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred);
+/* Records `record` into a one-shot command buffer, submits it and waits. */
+vkf_status vkf_device_run_once(vkf_device *device,
+                               void (*record)(vkf_device *, VkCommandBuffer, void *), void *user);
+void vkf_kernels_destroy_all(vkf_device *device);
+
+#endif

@@ -1,0 +1,21 @@
+/* Instance internals shared by host/ files (not part of the public API). */
+#ifndef VKF_HOST_INSTANCE_INTERNAL_H
+#define VKF_HOST_INSTANCE_INTERNAL_H
+
+#include "host/instance.h"
+#include "host/vk.h"
+
+struct vkf_instance {
+  VkInstance handle;
+  VkDebugUtilsMessengerEXT messenger;
+  int validate;
+  uint32_t validation_messages;
+  uint32_t device_count;
+  VkPhysicalDevice *physical_devices;
+  vkf_device_caps *caps;
+};
+
+/* Fills caps for one physical device (before any profile). */
+void vkf_caps_query(VkPhysicalDevice physical_device, vkf_device_caps *out_caps);
+
+#endif

@@ -1,0 +1,150 @@
+/* Owns compute pipelines: the variant key, the in-memory kernel cache, descriptor-set and
+ * pipeline layouts, and specialization constants. */
+#include "host/kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "host/device_internal.h"
+#include "host/kernel_internal.h"
+
+static uint64_t variant_key(const vkf_kernel_desc *d) {
+  uint64_t h = vkf_hash64(1, d->shader, strlen(d->shader) + 1);
+  if (d->source) h = vkf_hash64(h, d->source, strlen(d->source));
+  for (uint32_t i = 0; i < d->define_count; i++) {
+    h = vkf_hash64(h, d->defines[i].name, strlen(d->defines[i].name) + 1);
+    const char *v = d->defines[i].value ? d->defines[i].value : "";
+    h = vkf_hash64(h, v, strlen(v) + 1);
+  }
+  h = vkf_hash64(h, d->spec_constants, d->spec_constant_count * sizeof(uint32_t));
+  uint32_t shape[3] = {d->spec_constant_count, d->binding_count, d->push_constant_size};
+  return vkf_hash64(h, shape, sizeof shape);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void kernel_free(vkf_device *device, vkf_kernel *k) {
+  VkDevice h = device->handle;
+  if (k->pipeline) device->vk.vkDestroyPipeline(h, k->pipeline, NULL);
+  if (k->pipeline_layout) device->vk.vkDestroyPipelineLayout(h, k->pipeline_layout, NULL);
+  if (k->set_layout) device->vk.vkDestroyDescriptorSetLayout(h, k->set_layout, NULL);
+  free(k);
+}
+
+static vkf_status build(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel *k) {
+  uint32_t *words = NULL;
+  size_t size = 0;
+  VKF_RETURN_IF_ERROR(vkf_shader_compile(device->compiler, d->shader, d->source, d->defines,
+                                         d->define_count, &words, &size));
+  VkDescriptorSetLayoutBinding bindings[VKF_KERNEL_MAX_BINDINGS];
+  for (uint32_t i = 0; i < d->binding_count; i++)
+    bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                                 .descriptorType =
+                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                 .descriptorCount = 1,
+                                                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo set_info = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .bindingCount = d->binding_count,
+      .pBindings = bindings};
+  VkResult r = device->vk.vkCreateDescriptorSetLayout(device->handle, &set_info, NULL,
+                                                      &k->set_layout);
+  VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+                              .offset = 0,
+                              .size = d->push_constant_size};
+  VkPipelineLayoutCreateInfo layout_info = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+      .setLayoutCount = 1,
+      .pSetLayouts = &k->set_layout,
+      .pushConstantRangeCount = d->push_constant_size ? 1 : 0,
+      .pPushConstantRanges = &push};
+  if (r == VK_SUCCESS)
+    r = device->vk.vkCreatePipelineLayout(device->handle, &layout_info, NULL, &k->pipeline_layout);
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                          .codeSize = size,
+                                          .pCode = words};
+  if (r == VK_SUCCESS) r = device->vk.vkCreateShaderModule(device->handle, &module_info, NULL, &module);
+  free(words);
+  VkSpecializationMapEntry entries[VKF_KERNEL_MAX_SPEC_CONSTANTS];
+  for (uint32_t i = 0; i < d->spec_constant_count; i++)
+    entries[i] = (VkSpecializationMapEntry){.constantID = i,
+                                            .offset = i * sizeof(uint32_t),
+                                            .size = sizeof(uint32_t)};
+  VkSpecializationInfo spec = {.mapEntryCount = d->spec_constant_count,
+                               .pMapEntries = entries,
+                               .dataSize = d->spec_constant_count * sizeof(uint32_t),
+                               .pData = d->spec_constants};
+  VkComputePipelineCreateInfo pipe_info = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = module,
+                .pName = "main",
+                .pSpecializationInfo = d->spec_constant_count ? &spec : NULL},
+      .layout = k->pipeline_layout};
+  double t0 = now_ms();
+  if (r == VK_SUCCESS)
+    r = device->vk.vkCreateComputePipelines(device->handle, device->pipeline_cache, 1, &pipe_info,
+                                            NULL, &k->pipeline);
+  k->create_ms = now_ms() - t0;
+  device->stats.pipeline_create_ms += k->create_ms;
+  if (module) device->vk.vkDestroyShaderModule(device->handle, module, NULL);
+  if (r != VK_SUCCESS)
+    return vkf_status_annotate(vkf_vk_status(r, "creating pipeline"), "kernel %s: ", d->shader);
+  return VKF_OK;
+}
+
+vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel **out_kernel) {
+  *out_kernel = NULL;
+  if (d->binding_count > VKF_KERNEL_MAX_BINDINGS ||
+      d->spec_constant_count > VKF_KERNEL_MAX_SPEC_CONSTANTS || d->push_constant_size % 4)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: bad descriptor", d->shader);
+  if (d->push_constant_size > device->caps.max_push_constants_size)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kernel %s needs %u bytes of push constants; the device allows %u",
+                           d->shader, d->push_constant_size, device->caps.max_push_constants_size);
+  uint64_t key = variant_key(d);
+  for (vkf_kernel *k = device->kernels; k; k = k->next)
+    if (k->key == key) {
+      device->stats.kernel_cache_hits++;
+      *out_kernel = k;
+      return VKF_OK;
+    }
+  vkf_kernel *k = calloc(1, sizeof *k);
+  if (!k) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  k->key = key;
+  k->binding_count = d->binding_count;
+  k->push_constant_size = d->push_constant_size;
+  snprintf(k->name, sizeof k->name, "%s", d->shader);
+  vkf_status status = build(device, d, k);
+  if (status != VKF_OK) {
+    kernel_free(device, k);
+    return status;
+  }
+  device->stats.kernels_created++;
+  k->next = device->kernels;
+  device->kernels = k;
+  *out_kernel = k;
+  return VKF_OK;
+}
+
+void vkf_kernels_destroy_all(vkf_device *device) {
+  for (vkf_kernel *k = device->kernels; k;) {
+    vkf_kernel *next = k->next;
+    kernel_free(device, k);
+    k = next;
+  }
+  device->kernels = NULL;
+}
+
+const char *vkf_kernel_name(const vkf_kernel *kernel) { return kernel->name; }
+uint32_t vkf_kernel_binding_count(const vkf_kernel *kernel) { return kernel->binding_count; }
+uint32_t vkf_kernel_push_constant_size(const vkf_kernel *kernel) {
+  return kernel->push_constant_size;
+}

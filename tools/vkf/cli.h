@@ -1,0 +1,13 @@
+/* Shared declarations of the vkf command-line tool: one function per subcommand. */
+#ifndef VKF_TOOLS_CLI_H
+#define VKF_TOOLS_CLI_H
+
+#include "graph/status.h"
+
+/* Each subcommand gets argv after the subcommand name and returns the process exit code. */
+int vkf_cli_devices(int argc, char **argv);
+
+/* Prints "vkf: <message>" on stderr as one line and returns 1 (frees the status). */
+int vkf_cli_fail(vkf_status status);
+
+#endif

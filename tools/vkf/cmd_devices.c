@@ -1,0 +1,130 @@
+/* vkf devices: every Vulkan device with its caps, as a table or JSON. */
+#include <stdio.h>
+#include <string.h>
+
+#include "host/instance.h"
+#include "tools/vkf/cli.h"
+
+static void print_version(char *out, size_t size, uint32_t v) {
+  snprintf(out, size, "%u.%u.%u", (v >> 22) & 0x7f, (v >> 12) & 0x3ff, v & 0xfff);
+}
+
+static void subgroup_ops_text(uint32_t ops, char *out, size_t size) {
+  static const char *const names[] = {"basic",   "vote",    "arithmetic", "ballot",
+                                      "shuffle", "shuffle_relative", "clustered", "quad"};
+  out[0] = 0;
+  for (int i = 0; i < 8; i++)
+    if (ops & (1u << i)) {
+      size_t used = strlen(out);
+      snprintf(out + used, size - used, "%s%s", used ? "," : "", names[i]);
+    }
+  if (!out[0]) snprintf(out, size, "none");
+}
+
+static void print_json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') printf("\\%c", *s);
+    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+    else putchar(*s);
+  }
+  putchar('"');
+}
+
+static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int last) {
+  char api[32], ops[128];
+  print_version(api, sizeof api, c->api_version);
+  subgroup_ops_text(c->subgroup_ops, ops, sizeof ops);
+  printf("  {\"index\": %u, \"chosen\": %s, \"name\": ", index, chosen ? "true" : "false");
+  print_json_string(c->name);
+  printf(", \"vendor\": ");
+  print_json_string(c->vendor);
+  printf(", \"vendor_id\": %u, \"device_id\": %u, \"type\": \"%s\", \"driver\": ", c->vendor_id,
+         c->device_id, vkf_device_kind_name(c->kind));
+  print_json_string(c->driver_name);
+  printf(", \"driver_info\": ");
+  print_json_string(c->driver_info);
+  printf(", \"vulkan\": \"%s\", \"max_shared_memory_size\": %u, \"subgroup_size\": %u, "
+         "\"subgroup_ops\": \"%s\", \"max_workgroup_size\": [%u, %u, %u], "
+         "\"max_workgroup_invocations\": %u, \"fp16_arithmetic\": %s, \"storage_16bit\": %s, "
+         "\"storage_8bit\": %s, \"max_storage_buffer_range\": %llu, "
+         "\"max_memory_allocation_size\": %llu, \"uma\": %s, \"timestamp_period_ns\": %g, "
+         "\"cooperative_matrix\": %s, \"profile\": ",
+         api, c->max_shared_memory_size, c->subgroup_size, ops, c->max_workgroup_size[0],
+         c->max_workgroup_size[1], c->max_workgroup_size[2], c->max_workgroup_invocations,
+         c->fp16_arithmetic ? "true" : "false", c->storage_16bit ? "true" : "false",
+         c->storage_8bit ? "true" : "false", (unsigned long long)c->max_storage_buffer_range,
+         (unsigned long long)c->max_memory_allocation_size, c->uma ? "true" : "false",
+         c->timestamp_period, c->cooperative_matrix ? "true" : "false");
+  if (c->profile[0]) print_json_string(c->profile);
+  else printf("null");
+  printf(", \"heaps\": [");
+  for (uint32_t h = 0; h < c->heap_count; h++)
+    printf("%s{\"size\": %llu, \"device_local\": %s}", h ? ", " : "",
+           (unsigned long long)c->heap_size[h], c->heap_device_local[h] ? "true" : "false");
+  printf("]}%s\n", last ? "" : ",");
+}
+
+static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
+  char api[32], ops[128];
+  print_version(api, sizeof api, c->api_version);
+  subgroup_ops_text(c->subgroup_ops, ops, sizeof ops);
+  printf("%s device %u: %s%s\n", chosen ? "*" : " ", index, c->name,
+         chosen ? "   (chosen)" : "");
+  printf("    %-28s %s (0x%04x), %s\n", "vendor, type", c->vendor, c->vendor_id,
+         vkf_device_kind_name(c->kind));
+  printf("    %-28s %s %s\n", "driver", c->driver_name, c->driver_info);
+  printf("    %-28s %s\n", "Vulkan", api);
+  if (c->profile[0]) printf("    %-28s %s (caps clamped)\n", "profile", c->profile);
+  printf("    %-28s %u bytes\n", "max shared memory", c->max_shared_memory_size);
+  printf("    %-28s %u (%s)\n", "subgroup size (ops)", c->subgroup_size, ops);
+  printf("    %-28s %u x %u x %u, %u invocations\n", "max workgroup", c->max_workgroup_size[0],
+         c->max_workgroup_size[1], c->max_workgroup_size[2], c->max_workgroup_invocations);
+  printf("    %-28s fp16 math %s, 16-bit storage %s, 8-bit storage %s\n", "numerics",
+         c->fp16_arithmetic ? "yes" : "no", c->storage_16bit ? "yes" : "no",
+         c->storage_8bit ? "yes" : "no");
+  printf("    %-28s %llu bytes\n", "maxStorageBufferRange",
+         (unsigned long long)c->max_storage_buffer_range);
+  printf("    %-28s %llu bytes\n", "maxMemoryAllocationSize",
+         (unsigned long long)c->max_memory_allocation_size);
+  for (uint32_t h = 0; h < c->heap_count; h++)
+    printf("    %-28s %.1f MiB%s\n", h == 0 ? "memory heaps" : "",
+           c->heap_size[h] / 1048576.0, c->heap_device_local[h] ? " (device-local)" : "");
+  printf("    %-28s %s\n", "UMA", c->uma ? "yes" : "no");
+  printf("    %-28s %s, %g ns/tick\n", "timestamps", c->timestamps ? "yes" : "no",
+         c->timestamp_period);
+  printf("    %-28s %s\n", "cooperative matrix", c->cooperative_matrix ? "yes" : "no");
+}
+
+int vkf_cli_devices(int argc, char **argv) {
+  int json = 0;
+  const char *selector = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) json = 1;
+    else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) selector = argv[++i];
+    else {
+      fprintf(stderr, "vkf devices: unknown option \"%s\" (usage: vkf devices [--json] "
+                      "[--device N|NAME])\n", argv[i]);
+      return 2;
+    }
+  }
+  vkf_instance *instance = NULL;
+  vkf_status status = vkf_instance_create(NULL, &instance);
+  if (status) return vkf_cli_fail(status);
+  uint32_t chosen = 0;
+  status = vkf_instance_choose_device(instance, selector, &chosen);
+  if (status) {
+    vkf_instance_destroy(instance);
+    return vkf_cli_fail(status);
+  }
+  uint32_t n = vkf_instance_device_count(instance);
+  if (json) printf("[\n");
+  for (uint32_t i = 0; i < n; i++) {
+    if (json) print_json(vkf_instance_device_caps(instance, i), i, i == chosen, i + 1 == n);
+    else print_table(vkf_instance_device_caps(instance, i), i, i == chosen);
+  }
+  if (json) printf("]\n");
+  uint32_t messages = vkf_instance_validation_message_count(instance);
+  vkf_instance_destroy(instance);
+  return messages ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+/* vkf: entry point and subcommand table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/vkf/cli.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *help;
+} command;
+
+static const command commands[] = {
+    {"devices", vkf_cli_devices, "list Vulkan devices and their caps [--json] [--device N|NAME]"},
+};
+
+int vkf_cli_fail(vkf_status status) {
+  char line[2048];
+  snprintf(line, sizeof line, "%s", vkf_status_message(status));
+  for (char *p = line; *p; p++)
+    if (*p == '\n') *p = ' ';
+  fprintf(stderr, "vkf: %s\n", line);
+  vkf_status_free(status);
+  return 1;
+}
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: vkf <command> [options]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
+  fprintf(stderr, "vkf: unknown command \"%s\" (try vkf --help)\n", argv[1]);
+  return 2;
+}
