@@ -29,8 +29,11 @@ void vkf_env_reload(void) {
   g_env.check = int_or("VKF_CHECK", 0);
   g_env.no_fuse = str_or_null("VKF_NO_FUSE");
   g_env.log_level = int_or("VKF_LOG", 1);
+  g_env.python_site = str_or_null("VKF_PYTHON_SITE");
   g_env.xdg_cache_home = str_or_null("XDG_CACHE_HOME");
   g_env.home = str_or_null("HOME");
+  g_env.virtual_env = str_or_null("VIRTUAL_ENV");
+  g_env.pyenv_root = str_or_null("PYENV_ROOT");
   g_loaded = 1;
 }
 

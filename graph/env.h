@@ -15,9 +15,14 @@ typedef struct vkf_env {
   int check;                  /* VKF_CHECK=1: compare every node with the CPU interpreter */
   const char *no_fuse;        /* VKF_NO_FUSE: comma list of fusions to skip ("attention",...) */
   int log_level;              /* VKF_LOG: 0 error, 1 warn (default), 2 info, 3 debug */
-  /* Not ours, but read here too so that getenv() has one caller: the default cache location. */
+  const char *python_site;    /* VKF_PYTHON_SITE: ':' list of site-packages dirs searched first
+                                 for pip-installed model packages (models/model_paths.h) */
+  /* Not ours, but read here too so that getenv() has one caller: the default cache location and
+   * the search for pip-installed model packages. */
   const char *xdg_cache_home; /* XDG_CACHE_HOME */
   const char *home;           /* HOME */
+  const char *virtual_env;    /* VIRTUAL_ENV: an active venv's site-packages holds model packages */
+  const char *pyenv_root;     /* PYENV_ROOT: pyenv's versions/ (default ~/.pyenv) */
 } vkf_env;
 
 /* Read on first call and cached; the returned pointer stays valid. Not thread-safe on first call. */
