@@ -1,0 +1,33 @@
+# Thin wrapper over CMake so a user types two commands: `make run` and `make test`.
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?=
+ifeq ($(CI),true)
+  CMAKE_FLAGS += -DVKF_WERROR=ON
+endif
+
+.PHONY: all setup build run test test-asan clean
+
+all: build
+
+setup:
+	@tools/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+# The main job on the default model.
+run: build
+	./$(BUILD)/tools/vkf devices
+
+# The whole suite; ends with ctest's summary.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="$(CMAKE_FLAGS) -DVKF_SANITIZE=ON"
+
+clean:
+	rm -rf build build-asan
