@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "graph/status.h"
-#include "host/caps.h"
+#include "graph/caps.h"
 #include "host/instance.h"
 
 typedef struct vkf_device vkf_device;

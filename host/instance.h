@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "graph/status.h"
-#include "host/caps.h"
+#include "graph/caps.h"
 
 typedef struct vkf_instance vkf_instance;
 

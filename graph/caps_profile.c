@@ -1,7 +1,7 @@
 /* Owns VKF_DEVICE_PROFILE: the table of device classes and how caps are clamped to them. */
 #include <string.h>
 
-#include "host/caps.h"
+#include "graph/caps.h"
 
 typedef struct profile {
   const char *name;

@@ -1,7 +1,8 @@
-/* The device capabilities every chooser reads: filled once per physical device, optionally
- * clamped to another device class by VKF_DEVICE_PROFILE so phone-class variants run on lavapipe. */
-#ifndef VKF_HOST_CAPS_H
-#define VKF_HOST_CAPS_H
+/* The device capabilities every chooser reads: plain data filled once per physical device by host/
+ * (Vulkan) and optionally clamped to another device class by VKF_DEVICE_PROFILE. It lives in graph/
+ * so that lowering (which picks kernel variants) needs no Vulkan: plans are golden-tested on CI. */
+#ifndef VKF_GRAPH_CAPS_H
+#define VKF_GRAPH_CAPS_H
 
 #include <stdint.h>
 
