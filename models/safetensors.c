@@ -135,7 +135,7 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
                            name, rank, VKF_SAFETENSORS_MAX_RANK);
   info->rank = rank;
   uint64_t elements = 1;
-  int overflow = 0;
+  int overflow = 0, has_zero = 0;
   int i = 0;
   for (const cJSON *d = shape->child; d; d = d->next, i++) {
     uint64_t dim;
@@ -144,11 +144,15 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
                              "%s: tensor \"%s\": shape[%d] is not a non-negative integer", path,
                              name, i);
     info->shape[i] = (int64_t)dim;
-    if (dim != 0 && elements > UINT64_MAX / dim) overflow = 1;
+    if (dim == 0) has_zero = 1;
+    else if (elements > UINT64_MAX / dim) overflow = 1;
     elements *= dim;
   }
-  /* A zero dim makes the product 0 however large the others are. */
-  if (elements == 0) overflow = 0;
+  /* A zero dim makes the product 0 however large the others are (and however they wrapped). */
+  if (has_zero) {
+    overflow = 0;
+    elements = 0;
+  }
   size_t esize = dtype_table[info->dtype].size;
   if (overflow || elements > (uint64_t)INT64_MAX / esize)
     return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": shape has too many elements",
@@ -457,7 +461,7 @@ vkf_status vkf_safetensors_read_f32(const vkf_safetensors *st, const vkf_safeten
   size_t n = (size_t)info->element_count, esize = dtype_table[info->dtype].size;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   if (info->dtype == VKF_SAFETENSORS_F32) {
-    memcpy(out_values, p, info->data_size);
+    if (info->data_size) memcpy(out_values, p, info->data_size);
     return VKF_OK;
   }
 #endif
