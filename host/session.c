@@ -1,0 +1,168 @@
+/* Owns plan execution: kernel lookup per dispatch, device buffers per plan buffer, the single
+ * recorded command list, and optional timestamp profiling. */
+#include "host/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/env.h"
+#include "host/buffer.h"
+#include "host/cmd.h"
+#include "host/kernel.h"
+
+struct vkf_session {
+  vkf_device *device;
+  const vkf_plan *plan;
+  vkf_buffer **buffers;
+  vkf_kernel **kernels; /* per dispatch */
+  vkf_cmd *cmd;
+  int profile;
+  double *times_ns; /* per dispatch, last run */
+  double total_ns;
+  uint64_t device_bytes;
+};
+
+static vkf_status kernel_for(vkf_device *device, const vkf_plan_dispatch *d, vkf_kernel **out) {
+  vkf_shader_define defines[VKF_PLAN_MAX_DEFINES];
+  char storage[VKF_PLAN_MAX_DEFINES][128];
+  for (uint32_t i = 0; i < d->define_count; i++) {
+    snprintf(storage[i], sizeof storage[i], "%s", d->defines[i]);
+    char *eq = strchr(storage[i], '=');
+    if (eq) *eq = 0;
+    defines[i] = (vkf_shader_define){storage[i], eq ? eq + 1 : NULL};
+  }
+  vkf_kernel_desc desc = {.shader = d->shader,
+                          .source = d->source,
+                          .defines = defines,
+                          .define_count = d->define_count,
+                          .spec_constants = d->spec,
+                          .spec_constant_count = d->spec_count,
+                          .binding_count = d->binding_count,
+                          .push_constant_size = d->push_size};
+  vkf_status s = vkf_kernel_get(device, &desc, out);
+  return s ? vkf_status_annotate(s, "node \"%s\": ", d->node ? d->node : "?") : VKF_OK;
+}
+
+static vkf_status record(vkf_session *s) {
+  uint32_t n = vkf_plan_dispatch_count(s->plan);
+  VKF_RETURN_IF_ERROR(vkf_cmd_begin(s->cmd));
+  if (s->profile) vkf_cmd_timestamp(s->cmd, 0);
+  for (uint32_t i = 0; i < n; i++) {
+    const vkf_plan_dispatch *d = vkf_plan_dispatch_get(s->plan, i);
+    if (d->barrier_before) vkf_cmd_barrier(s->cmd, NULL, 0);
+    vkf_binding bindings[VKF_PLAN_MAX_BINDINGS];
+    for (uint32_t j = 0; j < d->binding_count; j++)
+      bindings[j] = (vkf_binding){s->buffers[d->bindings[j].buffer], d->bindings[j].offset,
+                                  d->bindings[j].size};
+    vkf_status st = vkf_cmd_dispatch(s->cmd, s->kernels[i], bindings, d->push, d->groups[0],
+                                     d->groups[1], d->groups[2]);
+    if (st) return vkf_status_annotate(st, "node \"%s\": ", d->node ? d->node : "?");
+    if (s->profile) vkf_cmd_timestamp(s->cmd, i + 1);
+  }
+  return vkf_cmd_end(s->cmd);
+}
+
+vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
+                              const vkf_session_options *options, vkf_session **out_session) {
+  *out_session = NULL;
+  vkf_session *s = calloc(1, sizeof *s);
+  if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  s->device = device;
+  s->plan = plan;
+  s->profile = (options && options->profile) || vkf_env_get()->profile;
+  uint32_t nb = vkf_plan_buffer_count(plan), nd = vkf_plan_dispatch_count(plan);
+  s->buffers = calloc(nb ? nb : 1, sizeof *s->buffers);
+  s->kernels = calloc(nd ? nd : 1, sizeof *s->kernels);
+  s->times_ns = calloc(nd + 1, sizeof *s->times_ns);
+  vkf_status st = (s->buffers && s->kernels && s->times_ns)
+                      ? VKF_OK
+                      : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  for (uint32_t i = 0; i < nb && !st; i++) {
+    const vkf_plan_buffer *b = vkf_plan_buffer_get(plan, i);
+    st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
+    if (!st) s->device_bytes += b->size;
+  }
+  for (uint32_t i = 0; i < nd && !st; i++)
+    st = kernel_for(device, vkf_plan_dispatch_get(plan, i), &s->kernels[i]);
+  if (!st) {
+    if (s->profile && !vkf_device_caps_get(device)->timestamps) s->profile = 0;
+    st = vkf_cmd_create(device, s->profile ? nd + 1 : 0, &s->cmd);
+  }
+  if (!st) st = record(s);
+  if (st) {
+    vkf_session_destroy(s);
+    return st;
+  }
+  *out_session = s;
+  return VKF_OK;
+}
+
+void vkf_session_destroy(vkf_session *s) {
+  if (!s) return;
+  vkf_cmd_destroy(s->cmd);
+  if (s->buffers)
+    for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++) vkf_buffer_destroy(s->buffers[i]);
+  free(s->buffers);
+  free(s->kernels);
+  free(s->times_ns);
+  free(s);
+}
+
+static vkf_status check_buffer(const vkf_session *s, uint32_t buffer) {
+  if (buffer >= vkf_plan_buffer_count(s->plan))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "no plan buffer %u", buffer);
+  return VKF_OK;
+}
+
+vkf_status vkf_session_write(vkf_session *s, uint32_t buffer, uint64_t offset, const void *data,
+                             uint64_t size) {
+  VKF_RETURN_IF_ERROR(check_buffer(s, buffer));
+  vkf_status st = vkf_buffer_upload(s->device, s->buffers[buffer], offset, data, size);
+  return st ? vkf_status_annotate(st, "writing \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
+            : VKF_OK;
+}
+
+vkf_status vkf_session_read(vkf_session *s, uint32_t buffer, uint64_t offset, void *out_data,
+                            uint64_t size) {
+  VKF_RETURN_IF_ERROR(check_buffer(s, buffer));
+  vkf_status st = vkf_buffer_download(s->device, s->buffers[buffer], offset, out_data, size);
+  return st ? vkf_status_annotate(st, "reading \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
+            : VKF_OK;
+}
+
+vkf_status vkf_session_run(vkf_session *s) {
+  VKF_RETURN_IF_ERROR(vkf_cmd_submit_wait(s->cmd));
+  if (s->profile) {
+    uint32_t n = vkf_plan_dispatch_count(s->plan);
+    VKF_RETURN_IF_ERROR(vkf_cmd_timestamps_ns(s->cmd, n + 1, s->times_ns));
+    s->total_ns = s->times_ns[n];
+    /* Turn cumulative stamps into per-dispatch durations, last first. */
+    for (uint32_t i = n; i > 0; i--) s->times_ns[i] -= s->times_ns[i - 1];
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_session_dispatch_times(vkf_session *s, double *out_ns) {
+  if (!s->profile)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "the session was created without profiling");
+  memcpy(out_ns, s->times_ns + 1, vkf_plan_dispatch_count(s->plan) * sizeof(double));
+  return VKF_OK;
+}
+
+double vkf_session_total_ns(const vkf_session *s) { return s->total_ns; }
+uint64_t vkf_session_device_bytes(const vkf_session *s) { return s->device_bytes; }
+
+vkf_status vkf_session_print_profile(vkf_session *s, FILE *out) {
+  if (!s->profile)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "the session was created without profiling");
+  uint32_t n = vkf_plan_dispatch_count(s->plan);
+  fprintf(out, "| # | node | kernel | time (ms) | share |\n|---|---|---|---|---|\n");
+  for (uint32_t i = 0; i < n; i++) {
+    const vkf_plan_dispatch *d = vkf_plan_dispatch_get(s->plan, i);
+    double t = s->times_ns[i + 1];
+    fprintf(out, "| %u | %s | %s | %.3f | %.1f%% |\n", i, d->node ? d->node : "", d->shader,
+            t / 1e6, s->total_ns > 0 ? 100.0 * t / s->total_ns : 0.0);
+  }
+  fprintf(out, "| | total | | %.3f | 100%% |\n", s->total_ns / 1e6);
+  return VKF_OK;
+}

@@ -1,0 +1,45 @@
+/* The scheduler: a plan bound to a device. Creating a session compiles the kernels it has not
+ * seen, allocates one device buffer per plan buffer (weights one per tensor: never one blob,
+ * since maxStorageBufferRange can be 128 MiB), and records one command list with barriers only
+ * where the plan marks a hazard. Runs submit that recording again; nothing is re-recorded. */
+#ifndef VKF_HOST_SESSION_H
+#define VKF_HOST_SESSION_H
+
+#include <stdint.h>
+
+#include "graph/plan.h"
+#include "graph/status.h"
+#include "host/device.h"
+
+typedef struct vkf_session vkf_session;
+
+typedef struct vkf_session_options {
+  int profile; /* 1: timestamps around each dispatch; 0: follow VKF_PROFILE */
+} vkf_session_options;
+
+/* The plan must be finalized and outlive the session. */
+vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
+                              const vkf_session_options *options, vkf_session **out_session);
+void vkf_session_destroy(vkf_session *session);
+
+/* Writes `size` bytes at byte `offset` of plan buffer `buffer` (inputs before each run, weights
+ * once). */
+vkf_status vkf_session_write(vkf_session *session, uint32_t buffer, uint64_t offset,
+                             const void *data, uint64_t size);
+/* Submits the recorded dispatches and waits. */
+vkf_status vkf_session_run(vkf_session *session);
+/* Reads `size` bytes at `offset` of plan buffer `buffer` (outputs; any buffer for VKF_CHECK). */
+vkf_status vkf_session_read(vkf_session *session, uint32_t buffer, uint64_t offset,
+                            void *out_data, uint64_t size);
+
+/* Per-dispatch GPU times of the last run in nanoseconds (profiling sessions only); `out_ns` has
+ * the plan's dispatch count entries. */
+vkf_status vkf_session_dispatch_times(vkf_session *session, double *out_ns);
+/* Total GPU time of the last run (profiling sessions only), nanoseconds. */
+double vkf_session_total_ns(const vkf_session *session);
+/* Bytes of device memory the session allocated (all plan buffers). */
+uint64_t vkf_session_device_bytes(const vkf_session *session);
+/* Writes the per-dispatch profile table (node, kernel, time, share) to `out`. */
+vkf_status vkf_session_print_profile(vkf_session *session, FILE *out);
+
+#endif
