@@ -418,6 +418,8 @@ static void encode_text(encoder *e, const uint32_t *cps, size_t n) {
     size_t special_size = 0;
     int s = cp == '[' ? special_match(tok, cps + i, n - i, &special_size) : -1;
     uint32_t props = vkf_unicode_props(cp);
+    /* Cleaning comes first: an unassigned code point inside a CJK block is dropped, not split. */
+    if (props & VKF_UNICODE_REMOVE) continue;
     int cjk = tok->tokenize_cjk && (props & VKF_UNICODE_CJK);
     if (s >= 0 || cjk || (props & (VKF_UNICODE_SPACE | VKF_UNICODE_SPLIT))) {
       if (word->count) encode_word(e, word->data, word->count);
@@ -429,7 +431,7 @@ static void encode_text(encoder *e, const uint32_t *cps, size_t n) {
       } else if (cjk) {
         encode_word(e, &cp, 1);
       }
-    } else if (!(props & VKF_UNICODE_REMOVE)) {
+    } else {
       if (!u32_reserve(word, 1)) {
         e->oom = 1;
       } else {
