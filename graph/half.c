@@ -58,7 +58,9 @@ uint16_t vkf_float_to_half(float f) {
   return sign | (uint16_t)q;
 }
 
-float vkf_bf16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
+float vkf_bf16_to_float(uint16_t b) {
+  return bits_float((uint32_t)b << 16);
+}
 
 uint16_t vkf_float_to_bf16(float f) {
   uint32_t u = float_bits(f);

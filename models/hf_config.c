@@ -100,8 +100,8 @@ static vkf_status get_int(const char *file, const cJSON *obj, const char *key, i
   return VKF_OK;
 }
 
-static vkf_status get_positive_int(const char *file, const cJSON *obj, const char *key,
-                                   int64_t def, int64_t *out_value) {
+static vkf_status get_positive_int(const char *file, const cJSON *obj, const char *key, int64_t def,
+                                   int64_t *out_value) {
   VKF_RETURN_IF_ERROR(get_int(file, obj, key, def, out_value));
   if (*out_value <= 0)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: field \"%s\" is %lld, must be > 0",
@@ -152,10 +152,8 @@ static const struct model_defaults {
   int64_t vocab_size;
   int64_t pad_token_id;
 } model_defaults[] = {
-    {"vit", VKF_HF_FAMILY_VISION, 0, -1},
-    {"deit", VKF_HF_FAMILY_VISION, 0, -1},
-    {"bert", VKF_HF_FAMILY_TEXT, 30522, 0},
-    {"roberta", VKF_HF_FAMILY_TEXT, 50265, 1},
+    {"vit", VKF_HF_FAMILY_VISION, 0, -1},          {"deit", VKF_HF_FAMILY_VISION, 0, -1},
+    {"bert", VKF_HF_FAMILY_TEXT, 30522, 0},        {"roberta", VKF_HF_FAMILY_TEXT, 50265, 1},
     {"xlm-roberta", VKF_HF_FAMILY_TEXT, 30522, 1},
 };
 
@@ -163,14 +161,10 @@ static const struct {
   const char *name;
   vkf_hf_act act;
 } act_names[] = {
-    {"gelu", VKF_HF_ACT_GELU},
-    {"gelu_python", VKF_HF_ACT_GELU},
-    {"gelu_new", VKF_HF_ACT_GELU_TANH},
-    {"gelu_pytorch_tanh", VKF_HF_ACT_GELU_TANH},
-    {"gelu_fast", VKF_HF_ACT_GELU_TANH},
-    {"relu", VKF_HF_ACT_RELU},
-    {"silu", VKF_HF_ACT_SILU},
-    {"swish", VKF_HF_ACT_SILU},
+    {"gelu", VKF_HF_ACT_GELU},           {"gelu_python", VKF_HF_ACT_GELU},
+    {"gelu_new", VKF_HF_ACT_GELU_TANH},  {"gelu_pytorch_tanh", VKF_HF_ACT_GELU_TANH},
+    {"gelu_fast", VKF_HF_ACT_GELU_TANH}, {"relu", VKF_HF_ACT_RELU},
+    {"silu", VKF_HF_ACT_SILU},           {"swish", VKF_HF_ACT_SILU},
 };
 
 const char *vkf_hf_act_name(vkf_hf_act act) {
@@ -194,8 +188,8 @@ static vkf_status parse_architectures(const char *file, const cJSON *root, vkf_h
   if (!c->architectures) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
   for (const cJSON *e = arr->child; e; e = e->next) {
     if (!cJSON_IsString(e))
-      return vkf_status_make(VKF_STATUS_PARSE,
-                             "%s: field \"architectures\" must hold only strings", file);
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"architectures\" must hold only strings",
+                             file);
     const char *s = vkf_arena_strdup(c->arena, e->valuestring);
     if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
     c->architectures[c->architecture_count++] = s;
@@ -244,8 +238,8 @@ static vkf_status parse_labels(const char *file, const cJSON *root, vkf_hf_confi
                              "%s: field \"id2label\" has key \"%s\", expected an id in [0, %lld)",
                              file, key, (long long)num_labels);
     if (!cJSON_IsString(e))
-      return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"id2label\" entry \"%s\" is not a string",
-                             file, key);
+      return vkf_status_make(VKF_STATUS_PARSE,
+                             "%s: field \"id2label\" entry \"%s\" is not a string", file, key);
     if (c->id2label[id])
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"id2label\" lists id %lld twice", file, id);
@@ -260,8 +254,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   const char *model_type;
   VKF_RETURN_IF_ERROR(get_string(file, root, "model_type", &model_type));
   if (!model_type)
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: missing required field \"model_type\"",
-                           file);
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: missing required field \"model_type\"", file);
   const struct model_defaults *d = NULL;
   for (size_t i = 0; i < sizeof model_defaults / sizeof *model_defaults; i++)
     if (strcmp(model_defaults[i].model_type, model_type) == 0) d = &model_defaults[i];
@@ -280,7 +273,8 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   VKF_RETURN_IF_ERROR(get_positive_int(file, root, "num_hidden_layers", 12, &c->num_hidden_layers));
   VKF_RETURN_IF_ERROR(
       get_positive_int(file, root, "num_attention_heads", 12, &c->num_attention_heads));
-  VKF_RETURN_IF_ERROR(get_positive_int(file, root, "intermediate_size", 3072, &c->intermediate_size));
+  VKF_RETURN_IF_ERROR(
+      get_positive_int(file, root, "intermediate_size", 3072, &c->intermediate_size));
   VKF_RETURN_IF_ERROR(get_double(file, root, "layer_norm_eps", 1e-12, &c->layer_norm_eps));
   if (!(c->layer_norm_eps > 0.0) || !isfinite(c->layer_norm_eps))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -315,16 +309,17 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     VKF_RETURN_IF_ERROR(get_positive_int(file, root, "num_channels", 3, &c->num_channels));
     VKF_RETURN_IF_ERROR(get_bool(file, root, "qkv_bias", true, &c->qkv_bias));
     if (c->image_size % c->patch_size != 0)
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                             "%s: field \"image_size\" %lld is not divisible by \"patch_size\" %lld",
-                             file, (long long)c->image_size, (long long)c->patch_size);
+      return vkf_status_make(
+          VKF_STATUS_INVALID_ARGUMENT,
+          "%s: field \"image_size\" %lld is not divisible by \"patch_size\" %lld", file,
+          (long long)c->image_size, (long long)c->patch_size);
     int64_t side = c->image_size / c->patch_size;
     c->num_patches = side * side;
   } else {
     c->qkv_bias = true;
     VKF_RETURN_IF_ERROR(get_positive_int(file, root, "vocab_size", d->vocab_size, &c->vocab_size));
-    VKF_RETURN_IF_ERROR(get_positive_int(file, root, "max_position_embeddings", 512,
-                                         &c->max_position_embeddings));
+    VKF_RETURN_IF_ERROR(
+        get_positive_int(file, root, "max_position_embeddings", 512, &c->max_position_embeddings));
     VKF_RETURN_IF_ERROR(get_positive_int(file, root, "type_vocab_size", 2, &c->type_vocab_size));
     /* An explicit null means "no padding token"; absence means the class default. */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(root, "pad_token_id");
@@ -388,8 +383,8 @@ static vkf_status parse_size(const char *file, const cJSON *root, const char *ke
   } else if (cJSON_IsObject(item) && field(item, "height") && field(item, "width")) {
     const cJSON *h = field(item, "height"), *w = field(item, "width");
     if (!json_is_int(h) || !json_is_int(w))
-      return vkf_status_make(VKF_STATUS_PARSE,
-                             "%s: field \"%s\" height and width must be integers", file, key);
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" height and width must be integers",
+                             file, key);
     *height = (int64_t)h->valuedouble;
     *width = (int64_t)w->valuedouble;
     if (allow_shortest_edge) p->size_mode = VKF_HF_SIZE_HEIGHT_WIDTH;
@@ -437,8 +432,8 @@ static vkf_status parse_channels(const char *file, const cJSON *root, const char
     int i = 0;
     for (const cJSON *e = item->child; e; e = e->next, i++) {
       if (!cJSON_IsNumber(e))
-        return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\"[%d] is not a number", file,
-                               key, i);
+        return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\"[%d] is not a number", file, key,
+                               i);
       values[i] = (float)e->valuedouble;
     }
   } else {
@@ -481,12 +476,13 @@ static vkf_status parse_preprocessor(const char *file, const cJSON *root, vkf_hf
                            "(0 nearest, 1 lanczos, 2 bilinear, 3 bicubic, 4 box, 5 hamming)",
                            file, (long long)resample);
   p->resample = (vkf_hf_resample)resample;
-  VKF_RETURN_IF_ERROR(get_bool(file, root, "do_center_crop", p->do_center_crop, &p->do_center_crop));
+  VKF_RETURN_IF_ERROR(
+      get_bool(file, root, "do_center_crop", p->do_center_crop, &p->do_center_crop));
   VKF_RETURN_IF_ERROR(
       parse_size(file, root, "crop_size", false, p, &p->crop_height, &p->crop_width));
   VKF_RETURN_IF_ERROR(get_bool(file, root, "do_rescale", p->do_rescale, &p->do_rescale));
-  VKF_RETURN_IF_ERROR(get_double(file, root, "rescale_factor", p->rescale_factor,
-                                 &p->rescale_factor));
+  VKF_RETURN_IF_ERROR(
+      get_double(file, root, "rescale_factor", p->rescale_factor, &p->rescale_factor));
   if (!(p->rescale_factor > 0.0) || !isfinite(p->rescale_factor))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"rescale_factor\" is %g, must be a positive number", file,
@@ -502,8 +498,8 @@ static vkf_status parse_preprocessor(const char *file, const cJSON *root, vkf_hf
   int mc = mean_count ? mean_count : 3, sc = std_count ? std_count : 3;
   if (mc != sc)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "%s: field \"image_mean\" has %d entries but \"image_std\" has %d",
-                           file, mc, sc);
+                           "%s: field \"image_mean\" has %d entries but \"image_std\" has %d", file,
+                           mc, sc);
   p->channel_count = mc;
   for (int i = 0; i < mc; i++) {
     if (!(p->image_std[i] > 0.0f) || !isfinite(p->image_std[i]))

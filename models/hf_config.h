@@ -28,25 +28,25 @@ typedef enum vkf_hf_act {
 /* Every string and array below lives in `arena` and dies with vkf_hf_config_release(). */
 typedef struct vkf_hf_config {
   vkf_arena *arena;
-  const char *model_type;          /* required in the file */
+  const char *model_type; /* required in the file */
   vkf_hf_family family;
-  const char **architectures;      /* e.g. "ViTForImageClassification"; may be empty */
+  const char **architectures; /* e.g. "ViTForImageClassification"; may be empty */
   size_t architecture_count;
 
-  int64_t hidden_size;             /* D; divisible by num_attention_heads */
+  int64_t hidden_size; /* D; divisible by num_attention_heads */
   int64_t num_hidden_layers;
-  int64_t num_attention_heads;     /* H */
-  int64_t head_dim;                /* derived: hidden_size / num_attention_heads */
-  int64_t intermediate_size;       /* MLP width */
+  int64_t num_attention_heads; /* H */
+  int64_t head_dim;            /* derived: hidden_size / num_attention_heads */
+  int64_t intermediate_size;   /* MLP width */
   vkf_hf_act hidden_act;
   double layer_norm_eps;
-  bool qkv_bias;                   /* vision only ("qkv_bias"); text models always have biases */
+  bool qkv_bias; /* vision only ("qkv_bias"); text models always have biases */
 
   /* VISION family (0 for TEXT). image_size is divisible by patch_size. */
   int64_t image_size;
   int64_t patch_size;
   int64_t num_channels;
-  int64_t num_patches;             /* derived: (image_size / patch_size)^2 */
+  int64_t num_patches; /* derived: (image_size / patch_size)^2 */
 
   /* TEXT family (0 for VISION, pad_token_id -1). pad_token_id is -1 when null/absent-by-default. */
   int64_t vocab_size;
@@ -57,7 +57,7 @@ typedef struct vkf_hf_config {
   /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */
   int64_t num_labels;
-  const char **id2label;           /* [num_labels] */
+  const char **id2label; /* [num_labels] */
 } vkf_hf_config;
 
 /* Reads and validates `path`. Errors are one line naming the file and the field: NOT_FOUND for a
@@ -95,7 +95,7 @@ typedef enum vkf_hf_size_mode {
 
 /* What the image processor does, in order: resize, center crop, rescale, normalize. */
 typedef struct vkf_hf_preprocessor {
-  char processor_type[64];         /* image_processor_type / feature_extractor_type, or "" */
+  char processor_type[64]; /* image_processor_type / feature_extractor_type, or "" */
   bool do_resize;
   vkf_hf_size_mode size_mode;
   int64_t size_height, size_width; /* HEIGHT_WIDTH mode */
@@ -105,9 +105,9 @@ typedef struct vkf_hf_preprocessor {
   bool do_center_crop;
   int64_t crop_height, crop_width;
   bool do_rescale;
-  double rescale_factor;           /* pixel * factor, 1/255 by default */
+  double rescale_factor; /* pixel * factor, 1/255 by default */
   bool do_normalize;
-  int channel_count;               /* entries of image_mean / image_std (a number counts as 3) */
+  int channel_count; /* entries of image_mean / image_std (a number counts as 3) */
   float image_mean[VKF_HF_MAX_CHANNELS];
   float image_std[VKF_HF_MAX_CHANNELS]; /* each > 0 */
 } vkf_hf_preprocessor;

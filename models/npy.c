@@ -36,8 +36,7 @@ typedef struct header_cursor {
 } header_cursor;
 
 static void skip_space(header_cursor *c) {
-  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-    c->p++;
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
 }
 
 static int take(header_cursor *c, char ch) {
@@ -56,7 +55,8 @@ static vkf_status header_error(const header_cursor *c, const char *what) {
 /* A quoted string ('...' or "..."), copied into buf (without escapes, which NumPy never writes). */
 static vkf_status parse_string(header_cursor *c, char *buf, size_t buf_size) {
   skip_space(c);
-  if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return header_error(c, "expected a string");
+  if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
+    return header_error(c, "expected a string");
   char quote = *c->p++;
   size_t n = 0;
   while (c->p < c->end && *c->p != quote) {
@@ -161,16 +161,15 @@ vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,
   memset(out_array, 0, sizeof *out_array);
   const uint8_t *b = bytes;
   if (size < 10 || memcmp(b, npy_magic, sizeof npy_magic) != 0)
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not a .npy file (bad magic or shorter than 10 bytes)",
-                           name);
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: not a .npy file (bad magic or shorter than 10 bytes)", name);
   uint8_t major = b[6], minor = b[7];
   size_t header_size, header_start;
   if (major == 1) {
     header_size = (size_t)b[8] | (size_t)b[9] << 8;
     header_start = 10;
   } else if (major == 2 || major == 3) { /* 3.0 only changes the header text to UTF-8 */
-    if (size < 12)
-      return vkf_status_make(VKF_STATUS_PARSE, "%s: truncated .npy header", name);
+    if (size < 12) return vkf_status_make(VKF_STATUS_PARSE, "%s: truncated .npy header", name);
     header_size = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
     header_start = 12;
   } else {
@@ -200,8 +199,8 @@ vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,
                            "%s: truncated: data is %zu bytes but the shape needs %zu", name, have,
                            need);
   if (have > need)
-    return vkf_status_make(VKF_STATUS_PARSE,
-                           "%s: %zu bytes of data but the shape needs only %zu", name, have, need);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: %zu bytes of data but the shape needs only %zu",
+                           name, have, need);
   a.element_count = count;
   a.data_size = need;
   a.data = malloc(need ? need : 1);
@@ -251,7 +250,9 @@ vkf_status vkf_npy_array_to_f32(const vkf_npy_array *array, size_t out_count, fl
   const uint8_t *p = array->data;
   for (size_t i = 0; i < array->element_count; i++) {
     switch (array->dtype) {
-      case VKF_NPY_F32: memcpy(&out_values[i], p + 4 * i, 4); break;
+      case VKF_NPY_F32:
+        memcpy(&out_values[i], p + 4 * i, 4);
+        break;
       case VKF_NPY_F16: {
         uint16_t h;
         memcpy(&h, p + 2 * i, 2);
@@ -264,7 +265,8 @@ vkf_status vkf_npy_array_to_f32(const vkf_npy_array *array, size_t out_count, fl
         out_values[i] = (float)v;
         break;
       }
-      default: VKF_ASSERT(!"bad npy dtype");
+      default:
+        VKF_ASSERT(!"bad npy dtype");
     }
   }
   return VKF_OK;

@@ -20,11 +20,11 @@ typedef enum vkf_npy_dtype {
 
 typedef struct vkf_npy_array {
   vkf_npy_dtype dtype;
-  int rank;                          /* 0 for a scalar */
-  int64_t shape[VKF_NPY_MAX_RANK];   /* shape[rank..] are 0 */
-  size_t element_count;              /* product of shape; 1 for a scalar */
-  void *data;                        /* malloc'd, element_count elements, owned by the array */
-  size_t data_size;                  /* bytes */
+  int rank;                        /* 0 for a scalar */
+  int64_t shape[VKF_NPY_MAX_RANK]; /* shape[rank..] are 0 */
+  size_t element_count;            /* product of shape; 1 for a scalar */
+  void *data;                      /* malloc'd, element_count elements, owned by the array */
+  size_t data_size;                /* bytes */
 } vkf_npy_array;
 
 /* Reads the whole file. Errors name `path`: NOT_FOUND (missing), IO, PARSE (bad magic, bad or

@@ -22,12 +22,12 @@ struct vkf_safetensors {
   char *path;
   const uint8_t *bytes; /* whole file */
   size_t size;
-  int mapped;           /* bytes came from mmap and are unmapped at close */
-  size_t data_start;    /* 8 + header length */
+  int mapped;        /* bytes came from mmap and are unmapped at close */
+  size_t data_start; /* 8 + header length */
   size_t count;
-  vkf_safetensors_info *tensors;            /* sorted by data offset */
-  const vkf_safetensors_info **by_name;     /* sorted by strcmp, for bsearch */
-  char *names;                              /* one block holding every name */
+  vkf_safetensors_info *tensors;        /* sorted by data offset */
+  const vkf_safetensors_info **by_name; /* sorted by strcmp, for bsearch */
+  char *names;                          /* one block holding every name */
 };
 
 static const struct {
@@ -102,8 +102,8 @@ static void format_shape(const int64_t *dims, int rank, char *buf, size_t buf_si
     if (dims[i] < 0)
       used += (size_t)snprintf(buf + used, buf_size - used, "%s?", i ? "," : "");
     else
-      used += (size_t)snprintf(buf + used, buf_size - used, "%s%lld", i ? "," : "",
-                               (long long)dims[i]);
+      used +=
+          (size_t)snprintf(buf + used, buf_size - used, "%s%lld", i ? "," : "", (long long)dims[i]);
   }
   if (used < buf_size) snprintf(buf + used, buf_size - used, "]");
 }
@@ -123,8 +123,8 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
     return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": missing or non-string \"dtype\"",
                            path, name);
   if (!dtype_from_name(dtype->valuestring, &info->dtype))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": unknown dtype \"%s\"", path,
-                           name, dtype->valuestring);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": unknown dtype \"%s\"", path, name,
+                           dtype->valuestring);
   if (!cJSON_IsArray(shape))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": missing or non-array \"shape\"",
                            path, name);
@@ -144,8 +144,10 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
                              "%s: tensor \"%s\": shape[%d] is not a non-negative integer", path,
                              name, i);
     info->shape[i] = (int64_t)dim;
-    if (dim == 0) has_zero = 1;
-    else if (elements > UINT64_MAX / dim) overflow = 1;
+    if (dim == 0)
+      has_zero = 1;
+    else if (elements > UINT64_MAX / dim)
+      overflow = 1;
     elements *= dim;
   }
   /* A zero dim makes the product 0 however large the others are (and however they wrapped). */
@@ -155,8 +157,8 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
   }
   size_t esize = dtype_table[info->dtype].size;
   if (overflow || elements > (uint64_t)INT64_MAX / esize)
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": shape has too many elements",
-                           path, name);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": shape has too many elements", path,
+                           name);
   info->element_count = (int64_t)elements;
 
   uint64_t begin, end;
@@ -183,10 +185,9 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
     char sbuf[160];
     format_shape(info->shape, rank, sbuf, sizeof sbuf);
     return vkf_status_make(VKF_STATUS_PARSE,
-                           "%s: tensor \"%s\": %llu data bytes but shape %s of %s needs %llu",
-                           path, name, (unsigned long long)(end - begin), sbuf,
-                           dtype_table[info->dtype].name,
-                           (unsigned long long)(elements * esize));
+                           "%s: tensor \"%s\": %llu data bytes but shape %s of %s needs %llu", path,
+                           name, (unsigned long long)(end - begin), sbuf,
+                           dtype_table[info->dtype].name, (unsigned long long)(elements * esize));
   }
   info->file_offset = st->data_start + (size_t)begin;
   info->data_size = (size_t)(end - begin);
@@ -204,10 +205,9 @@ static vkf_status check_table(vkf_safetensors *st) {
     if (widest && t->file_offset < widest->file_offset + widest->data_size) {
       size_t ds = st->data_start;
       return vkf_status_make(
-          VKF_STATUS_PARSE, "%s: tensors \"%s\" [%zu, %zu) and \"%s\" [%zu, %zu) overlap",
-          st->path, widest->name, widest->file_offset - ds,
-          widest->file_offset - ds + widest->data_size, t->name, t->file_offset - ds,
-          t->file_offset - ds + t->data_size);
+          VKF_STATUS_PARSE, "%s: tensors \"%s\" [%zu, %zu) and \"%s\" [%zu, %zu) overlap", st->path,
+          widest->name, widest->file_offset - ds, widest->file_offset - ds + widest->data_size,
+          t->name, t->file_offset - ds, t->file_offset - ds + t->data_size);
     }
     if (!widest || t->file_offset + t->data_size > widest->file_offset + widest->data_size)
       widest = t;
@@ -224,17 +224,16 @@ static vkf_status check_table(vkf_safetensors *st) {
 
 static vkf_status parse_header(vkf_safetensors *st) {
   const char *path = st->path;
-  if (st->size == 0)
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: file is empty", path);
+  if (st->size == 0) return vkf_status_make(VKF_STATUS_PARSE, "%s: file is empty", path);
   if (st->size < 8)
     return vkf_status_make(VKF_STATUS_PARSE,
-                           "%s: truncated: %zu bytes, shorter than the 8-byte header length",
-                           path, st->size);
+                           "%s: truncated: %zu bytes, shorter than the 8-byte header length", path,
+                           st->size);
   uint64_t header_size = load_le64(st->bytes);
   if (header_size > st->size - 8)
     return vkf_status_make(VKF_STATUS_PARSE,
-                           "%s: header length %llu runs past the end of the file (%zu bytes)",
-                           path, (unsigned long long)header_size, st->size);
+                           "%s: header length %llu runs past the end of the file (%zu bytes)", path,
+                           (unsigned long long)header_size, st->size);
   st->data_start = 8 + (size_t)header_size;
   const char *text = (const char *)st->bytes + 8;
   const char *parse_end = NULL;
@@ -362,9 +361,13 @@ void vkf_safetensors_close(vkf_safetensors *st) {
   free(st);
 }
 
-const char *vkf_safetensors_path(const vkf_safetensors *st) { return st->path; }
+const char *vkf_safetensors_path(const vkf_safetensors *st) {
+  return st->path;
+}
 
-size_t vkf_safetensors_count(const vkf_safetensors *st) { return st->count; }
+size_t vkf_safetensors_count(const vkf_safetensors *st) {
+  return st->count;
+}
 
 const vkf_safetensors_info *vkf_safetensors_at(const vkf_safetensors *st, size_t index) {
   VKF_ASSERT(index < st->count);
@@ -414,43 +417,54 @@ static double load_element(vkf_safetensors_dtype dtype, const uint8_t *p) {
   size_t n = dtype_table[dtype].size;
   for (size_t i = n; i-- > 0;) u = (u << 8) | p[i];
   switch (dtype) {
-    case VKF_SAFETENSORS_BOOL: return u != 0;
-    case VKF_SAFETENSORS_U8: return (double)(uint8_t)u;
-    case VKF_SAFETENSORS_I8: return (double)(int8_t)(uint8_t)u;
-    case VKF_SAFETENSORS_U16: return (double)(uint16_t)u;
-    case VKF_SAFETENSORS_I16: return (double)(int16_t)(uint16_t)u;
-    case VKF_SAFETENSORS_F16: return vkf_half_to_float((uint16_t)u);
-    case VKF_SAFETENSORS_BF16: return vkf_bf16_to_float((uint16_t)u);
-    case VKF_SAFETENSORS_U32: return (double)(uint32_t)u;
-    case VKF_SAFETENSORS_I32: return (double)(int32_t)(uint32_t)u;
+    case VKF_SAFETENSORS_BOOL:
+      return u != 0;
+    case VKF_SAFETENSORS_U8:
+      return (double)(uint8_t)u;
+    case VKF_SAFETENSORS_I8:
+      return (double)(int8_t)(uint8_t)u;
+    case VKF_SAFETENSORS_U16:
+      return (double)(uint16_t)u;
+    case VKF_SAFETENSORS_I16:
+      return (double)(int16_t)(uint16_t)u;
+    case VKF_SAFETENSORS_F16:
+      return vkf_half_to_float((uint16_t)u);
+    case VKF_SAFETENSORS_BF16:
+      return vkf_bf16_to_float((uint16_t)u);
+    case VKF_SAFETENSORS_U32:
+      return (double)(uint32_t)u;
+    case VKF_SAFETENSORS_I32:
+      return (double)(int32_t)(uint32_t)u;
     case VKF_SAFETENSORS_F32: {
       uint32_t b = (uint32_t)u;
       float f;
       memcpy(&f, &b, sizeof f);
       return f;
     }
-    case VKF_SAFETENSORS_U64: return (double)u;
-    case VKF_SAFETENSORS_I64: return (double)(int64_t)u;
+    case VKF_SAFETENSORS_U64:
+      return (double)u;
+    case VKF_SAFETENSORS_I64:
+      return (double)(int64_t)u;
     case VKF_SAFETENSORS_F64: {
       double d;
       memcpy(&d, &u, sizeof d);
       return d;
     }
-    default: VKF_ASSERT(!"dtype without a conversion"); return 0.0;
+    default:
+      VKF_ASSERT(!"dtype without a conversion");
+      return 0.0;
   }
 }
 
 static vkf_status check_convertible(const vkf_safetensors *st, const vkf_safetensors_info *info,
                                     size_t out_count, const char *target) {
   if (info->dtype == VKF_SAFETENSORS_F8_E4M3 || info->dtype == VKF_SAFETENSORS_F8_E5M2)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: tensor \"%s\": no conversion from %s to %s", st->path, info->name,
-                           dtype_table[info->dtype].name, target);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: tensor \"%s\": no conversion from %s to %s",
+                           st->path, info->name, dtype_table[info->dtype].name, target);
   if (out_count < (size_t)info->element_count)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: tensor \"%s\" has %lld elements but the %s buffer holds %zu",
-                           st->path, info->name, (long long)info->element_count, target,
-                           out_count);
+                           st->path, info->name, (long long)info->element_count, target, out_count);
   return VKF_OK;
 }
 
@@ -468,7 +482,8 @@ vkf_status vkf_safetensors_read_f32(const vkf_safetensors *st, const vkf_safeten
   if (info->dtype == VKF_SAFETENSORS_F16 || info->dtype == VKF_SAFETENSORS_BF16) {
     float (*convert)(uint16_t) =
         info->dtype == VKF_SAFETENSORS_F16 ? vkf_half_to_float : vkf_bf16_to_float;
-    for (size_t i = 0; i < n; i++) out_values[i] = convert((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+    for (size_t i = 0; i < n; i++)
+      out_values[i] = convert((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
     return VKF_OK;
   }
   for (size_t i = 0; i < n; i++) out_values[i] = (float)load_element(info->dtype, p + i * esize);

@@ -35,14 +35,14 @@ typedef enum vkf_safetensors_dtype {
 typedef struct vkf_safetensors_info {
   const char *name;
   vkf_safetensors_dtype dtype;
-  int rank;                                  /* 0 for a scalar */
-  int64_t shape[VKF_SAFETENSORS_MAX_RANK];   /* shape[rank..] are 0 */
-  int64_t element_count;                     /* product of shape; 1 for a scalar */
+  int rank;                                /* 0 for a scalar */
+  int64_t shape[VKF_SAFETENSORS_MAX_RANK]; /* shape[rank..] are 0 */
+  int64_t element_count;                   /* product of shape; 1 for a scalar */
   /* Little-endian raw bytes inside the mapping. Alignment is whatever the file gives (the format
    * promises none): read through memcpy or the conversion helpers, or check before casting. */
   const void *data;
-  size_t data_size;                          /* == element_count * dtype size, checked at open */
-  size_t file_offset;                        /* where `data` starts in the file */
+  size_t data_size;   /* == element_count * dtype size, checked at open */
+  size_t file_offset; /* where `data` starts in the file */
 } vkf_safetensors_info;
 
 typedef struct vkf_safetensors vkf_safetensors;
@@ -51,9 +51,9 @@ typedef struct vkf_safetensors vkf_safetensors;
  * dtype known, every shape of rank <= VKF_SAFETENSORS_MAX_RANK with non-negative dims, every
  * [begin, end) inside the data section with begin <= end and end - begin == elements * dtype
  * size, no two tensors overlapping, no duplicate names. "__metadata__" is skipped. Any failure
- * returns a one-line status naming `path` (and the tensor): NOT_FOUND for a missing file, IO for an
- * unreadable one, PARSE for bad contents, UNSUPPORTED for a rank above the maximum.
- * *out_st is NULL on failure. The handle is immutable after open, so concurrent readers are safe. */
+ * returns a one-line status naming `path` (and the tensor): NOT_FOUND for a missing file, IO for
+ * an unreadable one, PARSE for bad contents, UNSUPPORTED for a rank above the maximum. *out_st is
+ * NULL on failure. The handle is immutable after open, so concurrent lookups and reads are safe. */
 vkf_status vkf_safetensors_open(const char *path, vkf_safetensors **out_st);
 /* Same validation over caller-owned bytes (tests, embedded weights). The bytes are not copied and
  * must outlive the handle; `name` is used in messages. */
@@ -81,7 +81,8 @@ vkf_status vkf_safetensors_expect(const vkf_safetensors *st, const char *name, i
 
 /* Converts a whole tensor into `out_values` (capacity `out_count` elements, >= element_count).
  * F32, F16 and BF16 convert exactly; F64 and the integer types round to nearest (integers above
- * 2^24 in magnitude lose low bits); F8 is UNSUPPORTED. INVALID_ARGUMENT when out_count is short. */
+ * 2^24 in magnitude lose low bits; 64-bit ones above 2^53 go through double, so may be 1 ulp
+ * off); BOOL gives 0/1; F8 is UNSUPPORTED. INVALID_ARGUMENT when out_count is short. */
 vkf_status vkf_safetensors_read_f32(const vkf_safetensors *st, const vkf_safetensors_info *info,
                                     size_t out_count, float *out_values);
 /* As read_f32 but to IEEE half bit patterns, rounding to nearest even (overflow gives infinity). */

@@ -21,7 +21,9 @@ static uint32_t to_bits(float f) {
   return u;
 }
 
-static int half_is_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu); }
+static int half_is_nan(uint16_t h) {
+  return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
+}
 
 static void test_round_trip_all_halves(void) {
   int mismatches = 0;
@@ -106,10 +108,10 @@ static void test_bf16(void) {
     if (isnan(f) ? !isnan(vkf_bf16_to_float(back)) : back != b) bad++;
   }
   CHECK_MSG(bad == 0, "%d bf16 values failed to round-trip", bad);
-  CHECK(vkf_float_to_bf16(1.0f + 0x1p-8f) == 0x3f80);               /* tie -> even (down) */
-  CHECK(vkf_float_to_bf16(1.0078125f + 0x1p-8f) == 0x3f82);         /* tie -> even (up) */
+  CHECK(vkf_float_to_bf16(1.0f + 0x1p-8f) == 0x3f80);       /* tie -> even (down) */
+  CHECK(vkf_float_to_bf16(1.0078125f + 0x1p-8f) == 0x3f82); /* tie -> even (up) */
   CHECK(vkf_float_to_bf16(nextafterf(1.0f + 0x1p-8f, 2.0f)) == 0x3f81);
-  CHECK(vkf_float_to_bf16(FLT_MAX) == 0x7f80);                        /* rounds up to inf */
+  CHECK(vkf_float_to_bf16(FLT_MAX) == 0x7f80); /* rounds up to inf */
   CHECK(isnan(vkf_bf16_to_float(vkf_float_to_bf16(from_bits(0x7f800001u)))));
 }
 

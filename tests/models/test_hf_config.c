@@ -65,8 +65,7 @@ static void test_vit(void) {
   CHECK_OK(vkf_hf_config_load(path, &c));
   CHECK(c.model_type && strcmp(c.model_type, "vit") == 0);
   CHECK(c.family == VKF_HF_FAMILY_VISION);
-  CHECK(c.architecture_count == 1 &&
-        strcmp(c.architectures[0], "ViTForImageClassification") == 0);
+  CHECK(c.architecture_count == 1 && strcmp(c.architectures[0], "ViTForImageClassification") == 0);
   CHECK(c.hidden_size == 768 && c.num_hidden_layers == 12 && c.num_attention_heads == 12);
   CHECK(c.head_dim == 64 && c.intermediate_size == 3072);
   CHECK(c.hidden_act == VKF_HF_ACT_GELU && c.layer_norm_eps == 1e-12);
@@ -74,8 +73,8 @@ static void test_vit(void) {
   CHECK(c.num_patches == 196);
   CHECK(c.vocab_size == 0 && c.pad_token_id == -1);
   CHECK(c.num_labels == 3);
-  CHECK(vkf_hf_config_label(&c, 1) && strcmp(vkf_hf_config_label(&c, 1),
-                                             "goldfish, Carassius auratus") == 0);
+  CHECK(vkf_hf_config_label(&c, 1) &&
+        strcmp(vkf_hf_config_label(&c, 1), "goldfish, Carassius auratus") == 0);
   CHECK(vkf_hf_config_label(&c, 2) && strcmp(vkf_hf_config_label(&c, 2), "great white shark") == 0);
   CHECK(vkf_hf_config_label(&c, 3) == NULL && vkf_hf_config_label(&c, -1) == NULL);
   vkf_hf_config_release(&c);
@@ -96,12 +95,13 @@ static void test_defaults(void) {
   vkf_hf_config_release(&c);
 
   /* A tiny DeiT as the golden scripts make them; null fields read as absent. */
-  CHECK_OK(parse("{\"model_type\": \"deit\", \"hidden_size\": 192, \"num_attention_heads\": 3,"
-                 " \"num_hidden_layers\": 2, \"intermediate_size\": 768, \"image_size\": 32,"
-                 " \"patch_size\": 8, \"qkv_bias\": false, \"num_labels\": 4,"
-                 " \"hidden_act\": \"gelu_new\", \"layer_norm_eps\": 1e-6,"
-                 " \"pooler_output_size\": null}",
-                 &c));
+  CHECK_OK(
+      parse("{\"model_type\": \"deit\", \"hidden_size\": 192, \"num_attention_heads\": 3,"
+            " \"num_hidden_layers\": 2, \"intermediate_size\": 768, \"image_size\": 32,"
+            " \"patch_size\": 8, \"qkv_bias\": false, \"num_labels\": 4,"
+            " \"hidden_act\": \"gelu_new\", \"layer_norm_eps\": 1e-6,"
+            " \"pooler_output_size\": null}",
+            &c));
   CHECK(c.family == VKF_HF_FAMILY_VISION && c.head_dim == 64 && c.num_patches == 16);
   CHECK(!c.qkv_bias && c.hidden_act == VKF_HF_ACT_GELU_TANH && c.layer_norm_eps == 1e-6);
   CHECK(c.num_labels == 4 && strcmp(c.id2label[3], "LABEL_3") == 0);
@@ -121,17 +121,18 @@ static void test_defaults(void) {
   vkf_hf_config_release(&c);
 
   /* sentence-transformers/all-MiniLM-L6-v2's config.json. */
-  CHECK_OK(parse("{\"_name_or_path\": \"nreimers/MiniLM-L6-H384-uncased\","
-                 " \"architectures\": [\"BertModel\"], \"attention_probs_dropout_prob\": 0.1,"
-                 " \"gradient_checkpointing\": false, \"hidden_act\": \"gelu\","
-                 " \"hidden_dropout_prob\": 0.1, \"hidden_size\": 384,"
-                 " \"initializer_range\": 0.02, \"intermediate_size\": 1536,"
-                 " \"layer_norm_eps\": 1e-12, \"max_position_embeddings\": 512,"
-                 " \"model_type\": \"bert\", \"num_attention_heads\": 12,"
-                 " \"num_hidden_layers\": 6, \"pad_token_id\": 0,"
-                 " \"position_embedding_type\": \"absolute\", \"transformers_version\": \"4.8.2\","
-                 " \"type_vocab_size\": 2, \"use_cache\": true, \"vocab_size\": 30522}",
-                 &c));
+  CHECK_OK(
+      parse("{\"_name_or_path\": \"nreimers/MiniLM-L6-H384-uncased\","
+            " \"architectures\": [\"BertModel\"], \"attention_probs_dropout_prob\": 0.1,"
+            " \"gradient_checkpointing\": false, \"hidden_act\": \"gelu\","
+            " \"hidden_dropout_prob\": 0.1, \"hidden_size\": 384,"
+            " \"initializer_range\": 0.02, \"intermediate_size\": 1536,"
+            " \"layer_norm_eps\": 1e-12, \"max_position_embeddings\": 512,"
+            " \"model_type\": \"bert\", \"num_attention_heads\": 12,"
+            " \"num_hidden_layers\": 6, \"pad_token_id\": 0,"
+            " \"position_embedding_type\": \"absolute\", \"transformers_version\": \"4.8.2\","
+            " \"type_vocab_size\": 2, \"use_cache\": true, \"vocab_size\": 30522}",
+            &c));
   CHECK(c.hidden_size == 384 && c.head_dim == 32 && c.num_hidden_layers == 6 &&
         c.intermediate_size == 1536 && c.vocab_size == 30522 && c.pad_token_id == 0);
   CHECK(c.architecture_count == 1 && strcmp(c.architectures[0], "BertModel") == 0);
@@ -159,7 +160,8 @@ static void test_defaults(void) {
   CHECK(strcmp(vkf_hf_act_name(VKF_HF_ACT_GELU_TANH), "gelu_tanh") == 0);
 
   /* num_labels disagreeing with id2label: id2label wins, as in Hugging Face (a warning only). */
-  CHECK_OK(parse("{\"model_type\": \"vit\", \"num_labels\": 5, \"id2label\": {\"0\": \"cat\"}}", &c));
+  CHECK_OK(
+      parse("{\"model_type\": \"vit\", \"num_labels\": 5, \"id2label\": {\"0\": \"cat\"}}", &c));
   CHECK(c.num_labels == 1 && strcmp(c.id2label[0], "cat") == 0);
   vkf_hf_config_release(&c);
   CHECK_OK(parse("{\"model_type\": \"vit\", \"id2label\": {}}", &c));
@@ -186,7 +188,8 @@ static void test_config_errors(void) {
       {"[1]", VKF_STATUS_PARSE, "config.json: top level is not a JSON object"},
       {"{\"hidden_size\": 768}", VKF_STATUS_NOT_FOUND,
        "config.json: missing required field \"model_type\""},
-      {"{\"model_type\": 3}", VKF_STATUS_PARSE, "config.json: field \"model_type\" must be a string"},
+      {"{\"model_type\": 3}", VKF_STATUS_PARSE,
+       "config.json: field \"model_type\" must be a string"},
       {"{\"model_type\": \"gpt2\"}", VKF_STATUS_UNSUPPORTED,
        "config.json: field \"model_type\" value \"gpt2\" is not supported"},
       {"{\"model_type\": \"vit\", \"hidden_act\": \"swiglu\"}", VKF_STATUS_UNSUPPORTED,
@@ -250,9 +253,10 @@ static void test_config_errors(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     vkf_status s = parse(cases[i].json, &c);
-    CHECK_MSG(vkf_status_code_of(s) == cases[i].code && strstr(vkf_status_message(s), cases[i].needle),
-              "case %zu %s: got %s: %s", i, cases[i].json,
-              vkf_status_code_name(vkf_status_code_of(s)), vkf_status_message(s));
+    CHECK_MSG(
+        vkf_status_code_of(s) == cases[i].code && strstr(vkf_status_message(s), cases[i].needle),
+        "case %zu %s: got %s: %s", i, cases[i].json, vkf_status_code_name(vkf_status_code_of(s)),
+        vkf_status_message(s));
     CHECK(c.arena == NULL && c.model_type == NULL);
     vkf_status_free(s);
   }
@@ -279,20 +283,22 @@ static void test_preprocessor(void) {
   CHECK(p.channel_count == 3 && p.image_mean[2] == 0.5f && p.image_std[0] == 0.5f);
 
   /* facebook/deit-base-distilled-patch16-224. */
-  CHECK_OK(parse_pre("{\"crop_size\": 224, \"do_center_crop\": true, \"do_normalize\": true,"
-                     " \"do_resize\": true, \"feature_extractor_type\": \"DeiTFeatureExtractor\","
-                     " \"image_mean\": [0.485, 0.456, 0.406], \"image_std\": [0.229, 0.224, 0.225],"
-                     " \"resample\": 3, \"size\": 256}",
-                     &p));
+  CHECK_OK(
+      parse_pre("{\"crop_size\": 224, \"do_center_crop\": true, \"do_normalize\": true,"
+                " \"do_resize\": true, \"feature_extractor_type\": \"DeiTFeatureExtractor\","
+                " \"image_mean\": [0.485, 0.456, 0.406], \"image_std\": [0.229, 0.224, 0.225],"
+                " \"resample\": 3, \"size\": 256}",
+                &p));
   CHECK(p.size_height == 256 && p.size_width == 256 && p.resample == VKF_HF_RESAMPLE_BICUBIC);
   CHECK(p.do_center_crop && p.crop_height == 224 && p.crop_width == 224);
   CHECK(p.image_mean[0] == 0.485f && p.image_std[2] == 0.225f);
 
   /* The modern image processor spelling. */
-  CHECK_OK(parse_pre("{\"image_processor_type\": \"ViTImageProcessor\","
-                     " \"size\": {\"height\": 384, \"width\": 320}, \"do_rescale\": true,"
-                     " \"rescale_factor\": 0.00392156862745098, \"do_normalize\": false}",
-                     &p));
+  CHECK_OK(
+      parse_pre("{\"image_processor_type\": \"ViTImageProcessor\","
+                " \"size\": {\"height\": 384, \"width\": 320}, \"do_rescale\": true,"
+                " \"rescale_factor\": 0.00392156862745098, \"do_normalize\": false}",
+                &p));
   CHECK(p.size_height == 384 && p.size_width == 320 && !p.do_normalize);
   CHECK_NEAR(p.rescale_factor, 1.0 / 255.0, 1e-15);
 
@@ -304,16 +310,18 @@ static void test_preprocessor(void) {
   CHECK(p.size_height == 256 && p.resample == VKF_HF_RESAMPLE_BICUBIC && p.do_center_crop &&
         p.crop_height == 224 && p.image_mean[0] == 0.5f);
 
-  CHECK_OK(parse_pre("{\"size\": {\"shortest_edge\": 256}, \"crop_size\": {\"height\": 224,"
-                     " \"width\": 224}, \"do_center_crop\": true, \"resample\": 0,"
-                     " \"image_mean\": 0.4, \"image_std\": 0.2}",
-                     &p));
+  CHECK_OK(
+      parse_pre("{\"size\": {\"shortest_edge\": 256}, \"crop_size\": {\"height\": 224,"
+                " \"width\": 224}, \"do_center_crop\": true, \"resample\": 0,"
+                " \"image_mean\": 0.4, \"image_std\": 0.2}",
+                &p));
   CHECK(p.size_mode == VKF_HF_SIZE_SHORTEST_EDGE && p.shortest_edge == 256 && p.longest_edge == 0);
   CHECK(p.resample == VKF_HF_RESAMPLE_NEAREST && p.channel_count == 3 && p.image_mean[1] == 0.4f &&
         p.image_std[2] == 0.2f);
-  CHECK_OK(parse_pre("{\"size\": {\"shortest_edge\": 224, \"longest_edge\": 1333},"
-                     " \"image_mean\": [0.5], \"image_std\": [0.25]}",
-                     &p));
+  CHECK_OK(
+      parse_pre("{\"size\": {\"shortest_edge\": 224, \"longest_edge\": 1333},"
+                " \"image_mean\": [0.5], \"image_std\": [0.25]}",
+                &p));
   CHECK(p.longest_edge == 1333 && p.channel_count == 1 && p.image_std[0] == 0.25f);
 
   static const struct {
@@ -337,12 +345,14 @@ static void test_preprocessor(void) {
       {"{\"crop_size\": -224}", VKF_STATUS_INVALID_ARGUMENT, "field \"crop_size\" is -224x-224"},
       {"{\"image_std\": [0.5, 0, 0.5]}", VKF_STATUS_INVALID_ARGUMENT,
        "field \"image_std\"[1] is 0, must be > 0"},
-      {"{\"image_mean\": [0.5, \"a\", 0.5]}", VKF_STATUS_PARSE, "field \"image_mean\"[1] is not a number"},
+      {"{\"image_mean\": [0.5, \"a\", 0.5]}", VKF_STATUS_PARSE,
+       "field \"image_mean\"[1] is not a number"},
       {"{\"image_mean\": [0.1, 0.2, 0.3, 0.4, 0.5]}", VKF_STATUS_INVALID_ARGUMENT,
        "field \"image_mean\" has 5 entries, expected 1 to 4"},
       {"{\"image_mean\": [0.5], \"image_std\": [0.5, 0.5, 0.5]}", VKF_STATUS_INVALID_ARGUMENT,
        "field \"image_mean\" has 1 entries but \"image_std\" has 3"},
-      {"{\"image_std\": \"0.5\"}", VKF_STATUS_PARSE, "field \"image_std\" must be a number or a list"},
+      {"{\"image_std\": \"0.5\"}", VKF_STATUS_PARSE,
+       "field \"image_std\" must be a number or a list"},
       {"{\"rescale_factor\": 0}", VKF_STATUS_INVALID_ARGUMENT, "field \"rescale_factor\" is 0"},
       {"{\"do_resize\": \"yes\"}", VKF_STATUS_PARSE, "field \"do_resize\" must be true or false"},
       {"{\"image_processor_type\": 5}", VKF_STATUS_PARSE,
@@ -351,9 +361,10 @@ static void test_preprocessor(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     vkf_status s = parse_pre(cases[i].json, &p);
-    CHECK_MSG(vkf_status_code_of(s) == cases[i].code && strstr(vkf_status_message(s), cases[i].needle),
-              "case %zu %s: got %s: %s", i, cases[i].json,
-              vkf_status_code_name(vkf_status_code_of(s)), vkf_status_message(s));
+    CHECK_MSG(
+        vkf_status_code_of(s) == cases[i].code && strstr(vkf_status_message(s), cases[i].needle),
+        "case %zu %s: got %s: %s", i, cases[i].json, vkf_status_code_name(vkf_status_code_of(s)),
+        vkf_status_message(s));
     vkf_status_free(s);
   }
   char missing[128];

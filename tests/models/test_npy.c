@@ -99,8 +99,8 @@ static void test_numpy_files(void) {
                "readers_fortran.npy: fortran_order True is not supported");
 }
 
-static void check_round_trip(vkf_npy_dtype dtype, int rank, const int64_t *shape,
-                             const void *data, size_t data_size) {
+static void check_round_trip(vkf_npy_dtype dtype, int rank, const int64_t *shape, const void *data,
+                             size_t data_size) {
   const char *p = tmp_path("rt.npy");
   CHECK_OK(vkf_npy_save(p, dtype, rank, shape, data));
   vkf_npy_array a;
@@ -181,16 +181,17 @@ static void test_bad_files(void) {
   p = write_npy_text("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", 8);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_UNSUPPORTED, "fortran.npy: fortran_order True");
   p = write_npy_text("noshape.npy", "{'descr': '<f4', 'fortran_order': False, }", 4);
-  CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "noshape.npy: malformed .npy header: missing");
+  CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE,
+               "noshape.npy: malformed .npy header: missing");
   p = write_npy_text("negdim.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", 8);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "negdim.npy: malformed .npy header");
   p = write_npy_text("bigdim.npy",
                      "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }",
                      0);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "dimension too large");
-  p = write_npy_text("product.npy",
-                     "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
-                     0);
+  p = write_npy_text(
+      "product.npy",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", 0);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "product.npy: shape has too many elements");
   p = write_npy_text("brace.npy", "'descr': '<f4'", 0);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "brace.npy: malformed .npy header");
@@ -201,8 +202,8 @@ static void test_bad_files(void) {
   p = write_npy_text("bool.npy", "{'descr': '<f4', 'fortran_order': 0, 'shape': (), }", 4);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "'fortran_order' is not True or False");
   /* Python 2 longs and double-quoted strings are NumPy spellings too. */
-  p = write_npy_text("py2.npy", "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2L, 1L)}",
-                     8);
+  p = write_npy_text("py2.npy",
+                     "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2L, 1L)}", 8);
   CHECK_OK(vkf_npy_load(p, &a));
   CHECK(a.rank == 2 && a.shape[0] == 2 && a.shape[1] == 1);
   vkf_npy_array_release(&a);
@@ -261,10 +262,10 @@ int main(void) {
   test_bad_files();
   test_fuzz();
   static const char *const names[] = {
-      "rt.npy",     "magic.npy",   "tiny.npy",    "empty.npy",   "version.npy", "hlen.npy",
-      "short.npy",  "long.npy",    "good.npy",    "be.npy",      "u1.npy",      "struct.npy",
-      "rank5.npy",  "fortran.npy", "noshape.npy", "negdim.npy",  "bigdim.npy",  "product.npy",
-      "brace.npy",  "key.npy",     "quote.npy",   "bool.npy",    "py2.npy"};
+      "rt.npy",    "magic.npy",   "tiny.npy",    "empty.npy",  "version.npy", "hlen.npy",
+      "short.npy", "long.npy",    "good.npy",    "be.npy",     "u1.npy",      "struct.npy",
+      "rank5.npy", "fortran.npy", "noshape.npy", "negdim.npy", "bigdim.npy",  "product.npy",
+      "brace.npy", "key.npy",     "quote.npy",   "bool.npy",   "py2.npy"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) unlink(tmp_path(names[i]));
   rmdir(tmp_dir);
   return test_report();

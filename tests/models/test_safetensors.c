@@ -160,19 +160,20 @@ static void test_fixture(void) {
   CHECK(info && strcmp(info->name, "vit.embeddings.cls_token") == 0);
   CHECK_OK(vkf_safetensors_expect(st, "block.4d", 4, (int64_t[]){1, -1, 2, -1}, &info));
   CHECK_OK(vkf_safetensors_expect(st, "scalar", 0, NULL, &info));
-  CHECK_STATUS(vkf_safetensors_expect(st, "vit.embeddings.cls_token", 3, (int64_t[]){1, 1, 768},
-                                      &info),
-               VKF_STATUS_SHAPE,
-               "tensor \"vit.embeddings.cls_token\" has shape [1,1,8], expected [1,1,768] in "
-               "tests/models/data/readers.safetensors");
+  CHECK_STATUS(
+      vkf_safetensors_expect(st, "vit.embeddings.cls_token", 3, (int64_t[]){1, 1, 768}, &info),
+      VKF_STATUS_SHAPE,
+      "tensor \"vit.embeddings.cls_token\" has shape [1,1,8], expected [1,1,768] in "
+      "tests/models/data/readers.safetensors");
   CHECK(info == NULL);
   CHECK_STATUS(vkf_safetensors_expect(st, "mask", 1, (int64_t[]){4}, &info), VKF_STATUS_SHAPE,
                "tensor \"mask\" has shape [2,2], expected [4]");
   CHECK_STATUS(vkf_safetensors_expect(st, "scalar", 1, (int64_t[]){1}, &info), VKF_STATUS_SHAPE,
                "has shape [], expected [1]");
-  CHECK_STATUS(vkf_safetensors_expect(st, "vit.pooler.dense.weight", 2, (int64_t[]){8, 8}, &info),
-               VKF_STATUS_NOT_FOUND,
-               "tensor \"vit.pooler.dense.weight\" not found in tests/models/data/readers.safetensors");
+  CHECK_STATUS(
+      vkf_safetensors_expect(st, "vit.pooler.dense.weight", 2, (int64_t[]){8, 8}, &info),
+      VKF_STATUS_NOT_FOUND,
+      "tensor \"vit.pooler.dense.weight\" not found in tests/models/data/readers.safetensors");
   CHECK_STATUS(vkf_safetensors_get(st, "nope", &info), VKF_STATUS_NOT_FOUND,
                "tensor \"nope\" not found in " FIXTURE);
   CHECK_OK(vkf_safetensors_get(st, "mask", &info));
@@ -209,32 +210,33 @@ static void test_bad_files(void) {
   CHECK_STATUS(open_built("nothdr.safetensors", "", 0, &st), VKF_STATUS_PARSE,
                "nothdr.safetensors: header is not valid JSON");
 
-  CHECK_STATUS(open_built("order.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 8,
-                          &st),
-               VKF_STATUS_PARSE, "order.safetensors: tensor \"w\": data_offsets [8, 4] begin after end");
-  CHECK_STATUS(open_built("past.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 12,
-                          &st),
-               VKF_STATUS_PARSE,
-               "past.safetensors: tensor \"w\": data_offsets [0, 16] past the end of the data "
-               "section (12 bytes)");
-  CHECK_STATUS(open_built("huge.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1e300,1e300]}}",
-                          4, &st),
-               VKF_STATUS_PARSE, "tensor \"w\": data_offsets are not non-negative integers");
-  CHECK_STATUS(open_built("neg.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 4,
-                          &st),
-               VKF_STATUS_PARSE, "neg.safetensors: tensor \"w\": data_offsets");
-  CHECK_STATUS(open_built("frac.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0.5,4.5]}}", 8,
-                          &st),
-               VKF_STATUS_PARSE, "tensor \"w\": data_offsets are not");
-  CHECK_STATUS(open_built("three.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", 8,
-                          &st),
-               VKF_STATUS_PARSE, "tensor \"w\": \"data_offsets\" must be an array of 2");
+  CHECK_STATUS(
+      open_built("order.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 8, &st),
+      VKF_STATUS_PARSE, "order.safetensors: tensor \"w\": data_offsets [8, 4] begin after end");
+  CHECK_STATUS(
+      open_built("past.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 12, &st),
+      VKF_STATUS_PARSE,
+      "past.safetensors: tensor \"w\": data_offsets [0, 16] past the end of the data "
+      "section (12 bytes)");
+  CHECK_STATUS(
+      open_built("huge.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1e300,1e300]}}", 4,
+                 &st),
+      VKF_STATUS_PARSE, "tensor \"w\": data_offsets are not non-negative integers");
+  CHECK_STATUS(
+      open_built("neg.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", 4, &st),
+      VKF_STATUS_PARSE, "neg.safetensors: tensor \"w\": data_offsets");
+  CHECK_STATUS(
+      open_built("frac.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0.5,4.5]}}", 8, &st),
+      VKF_STATUS_PARSE, "tensor \"w\": data_offsets are not");
+  CHECK_STATUS(
+      open_built("three.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", 8, &st),
+      VKF_STATUS_PARSE, "tensor \"w\": \"data_offsets\" must be an array of 2");
   CHECK_STATUS(open_built("overlap.safetensors",
                           "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
                           "\"b\":{\"dtype\":\"F16\",\"shape\":[8],\"data_offsets\":[8,24]}}",
@@ -253,24 +255,25 @@ static void test_bad_files(void) {
                           "\"b\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
                           8, &st),
                VKF_STATUS_PARSE, "overlap");
-  CHECK_STATUS(open_built("size.safetensors",
-                          "{\"w\":{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,16]}}", 16,
-                          &st),
-               VKF_STATUS_PARSE,
-               "size.safetensors: tensor \"w\": 16 data bytes but shape [2,3] of F16 needs 12");
-  CHECK_STATUS(open_built("dtype.safetensors",
-                          "{\"w\":{\"dtype\":\"F12\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, &st),
-               VKF_STATUS_PARSE, "dtype.safetensors: tensor \"w\": unknown dtype \"F12\"");
-  CHECK_STATUS(open_built("nodtype.safetensors",
-                          "{\"w\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, &st),
-               VKF_STATUS_PARSE, "tensor \"w\": missing or non-string \"dtype\"");
+  CHECK_STATUS(
+      open_built("size.safetensors",
+                 "{\"w\":{\"dtype\":\"F16\",\"shape\":[2,3],\"data_offsets\":[0,16]}}", 16, &st),
+      VKF_STATUS_PARSE,
+      "size.safetensors: tensor \"w\": 16 data bytes but shape [2,3] of F16 needs 12");
+  CHECK_STATUS(
+      open_built("dtype.safetensors",
+                 "{\"w\":{\"dtype\":\"F12\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, &st),
+      VKF_STATUS_PARSE, "dtype.safetensors: tensor \"w\": unknown dtype \"F12\"");
+  CHECK_STATUS(
+      open_built("nodtype.safetensors", "{\"w\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, &st),
+      VKF_STATUS_PARSE, "tensor \"w\": missing or non-string \"dtype\"");
   CHECK_STATUS(open_built("noshape.safetensors",
                           "{\"w\":{\"dtype\":\"F32\",\"shape\":4,\"data_offsets\":[0,4]}}", 4, &st),
                VKF_STATUS_PARSE, "tensor \"w\": missing or non-array \"shape\"");
-  CHECK_STATUS(open_built("negdim.safetensors",
-                          "{\"w\":{\"dtype\":\"F32\",\"shape\":[2,-1],\"data_offsets\":[0,4]}}", 4,
-                          &st),
-               VKF_STATUS_PARSE, "tensor \"w\": shape[1] is not a non-negative integer");
+  CHECK_STATUS(
+      open_built("negdim.safetensors",
+                 "{\"w\":{\"dtype\":\"F32\",\"shape\":[2,-1],\"data_offsets\":[0,4]}}", 4, &st),
+      VKF_STATUS_PARSE, "tensor \"w\": shape[1] is not a non-negative integer");
   CHECK_STATUS(open_built("bigdim.safetensors",
                           "{\"w\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4],"
                           "\"data_offsets\":[0,4]}}",
@@ -294,9 +297,9 @@ static void test_bad_files(void) {
 /* Files that are odd but valid. */
 static void test_edge_files(void) {
   vkf_safetensors *st = NULL;
-  CHECK_OK(open_built("rank8.safetensors",
-                      "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,2,1,1,1,1,1,3],\"data_offsets\":[0,24]}}",
-                      24, &st));
+  CHECK_OK(open_built(
+      "rank8.safetensors",
+      "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,2,1,1,1,1,1,3],\"data_offsets\":[0,24]}}", 24, &st));
   if (st) {
     const vkf_safetensors_info *t = vkf_safetensors_find(st, "w");
     CHECK(t && t->rank == 8 && t->shape[1] == 2 && t->shape[7] == 3 && t->element_count == 6);
@@ -335,19 +338,19 @@ static void put_le(uint8_t *p, uint64_t v, int n) {
 /* Every integer and float dtype converts to f32 with the right sign and width. */
 static void test_conversions(void) {
   uint8_t data[64] = {0};
-  put_le(data + 0, 0x01, 1);                    /* BOOL [2] = {1, 0} */
-  put_le(data + 2, 250, 1);                     /* U8 = 250 */
-  put_le(data + 3, 0x9c, 1);                    /* I8 = -100 */
-  put_le(data + 4, 65535, 2);                   /* U16 */
-  put_le(data + 6, (uint16_t)-30000, 2);        /* I16 */
-  put_le(data + 8, 4000000000u, 4);             /* U32 */
-  put_le(data + 12, (uint32_t)-123456, 4);      /* I32 */
-  put_le(data + 16, 1ull << 50, 8);             /* U64 */
-  put_le(data + 24, (uint64_t)-(1ll << 40), 8); /* I64 */
+  put_le(data + 0, 0x01, 1);                      /* BOOL [2] = {1, 0} */
+  put_le(data + 2, 250, 1);                       /* U8 = 250 */
+  put_le(data + 3, 0x9c, 1);                      /* I8 = -100 */
+  put_le(data + 4, 65535, 2);                     /* U16 */
+  put_le(data + 6, (uint16_t)-30000, 2);          /* I16 */
+  put_le(data + 8, 4000000000u, 4);               /* U32 */
+  put_le(data + 12, (uint32_t)-123456, 4);        /* I32 */
+  put_le(data + 16, 1ull << 50, 8);               /* U64 */
+  put_le(data + 24, (uint64_t) - (1ll << 40), 8); /* I64 */
   double d = -1.0 / 3.0;
   uint64_t db;
   memcpy(&db, &d, 8);
-  put_le(data + 32, db, 8); /* F64 */
+  put_le(data + 32, db, 8);     /* F64 */
   put_le(data + 40, 0x3555, 2); /* F16 0.333251953125 */
   put_le(data + 42, 0xbfc0, 2); /* BF16 -1.5 */
   float f = 3.25f;
@@ -380,10 +383,10 @@ static void test_conversions(void) {
     static const struct {
       const char *name;
       float want;
-    } cases[] = {{"u8", 250.0f},        {"i8", -100.0f},          {"u16", 65535.0f},
-                 {"i16", -30000.0f},    {"u32", 4000000000.0f},   {"i32", -123456.0f},
-                 {"u64", 0x1p50f},      {"i64", -0x1p40f},        {"f64", (float)(-1.0 / 3.0)},
-                 {"f16", 0.333251953125f}, {"bf16", -1.5f},       {"f32", 3.25f}};
+    } cases[] = {{"u8", 250.0f},           {"i8", -100.0f},        {"u16", 65535.0f},
+                 {"i16", -30000.0f},       {"u32", 4000000000.0f}, {"i32", -123456.0f},
+                 {"u64", 0x1p50f},         {"i64", -0x1p40f},      {"f64", (float)(-1.0 / 3.0)},
+                 {"f16", 0.333251953125f}, {"bf16", -1.5f},        {"f32", 3.25f}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
       const vkf_safetensors_info *t = vkf_safetensors_find(st, cases[i].name);
       float v = -999.0f;
