@@ -162,15 +162,15 @@ static vkf_status config_parse(vkf_tokenizer *tok, const char *path, const char 
   vkf_status status = VKF_OK;
   /* Each of these switches selects a pipeline this file does not implement (the cased path also
    * needs NFC composition); refusing is better than returning ids the model was not trained on. */
-  static const struct { const char *key; int supported; } switches[] = {
-      {"do_lower_case", 1}, {"do_basic_tokenize", 1}, {"strip_accents", 1}};
-  for (size_t i = 0; i < sizeof(switches) / sizeof(switches[0]) && !status; i++) {
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, switches[i].key);
-    if (cJSON_IsFalse(item)) {
+  static const char *const unsupported_if_false[] = {"do_lower_case", "do_basic_tokenize",
+                                                     "strip_accents"};
+  for (size_t i = 0; i < sizeof(unsupported_if_false) / sizeof(unsupported_if_false[0]); i++) {
+    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(root, unsupported_if_false[i]))) {
       status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
                                "%s: %s is false; only uncased BERT tokenizers (lower-casing, "
                                "accent stripping, basic tokenization) are supported",
-                               path, switches[i].key);
+                               path, unsupported_if_false[i]);
+      break;
     }
   }
   const cJSON *cjk = cJSON_GetObjectItemCaseSensitive(root, "tokenize_chinese_chars");
@@ -347,12 +347,18 @@ static void wordpiece(encoder *e, const uint32_t *cps, size_t n) {
   for (size_t i = 0; i < sub_count; i++) emit(e, sub_ids[i]);
 }
 
+/* Which special token's text starts at `cps` (the code points of at most `n`), or -1. */
 static int special_match(const vkf_tokenizer *tok, const uint32_t *cps, size_t n, size_t *out_size) {
   for (int s = 0; s < SPECIAL_COUNT; s++) {
-    const char *sp = tok->special[s];
-    size_t i = 0;
-    while (sp[i] && i < n && cps[i] == (uint8_t)sp[i]) i++;
-    if (!sp[i]) {
+    const uint8_t *sp = (const uint8_t *)tok->special[s];
+    size_t sp_size = strlen(tok->special[s]), at = 0, i = 0;
+    for (; at < sp_size && i < n; i++) {
+      uint32_t cp = 0;
+      size_t used = vkf_utf8_decode(sp + at, sp_size - at, &cp);
+      if (used == 0 || cp != cps[i]) break;
+      at += used;
+    }
+    if (at == sp_size) {
       *out_size = i;
       return s;
     }
@@ -396,6 +402,13 @@ static void encode_word(encoder *e, const uint32_t *cps, size_t n) {
       e->stripped.data[kept++] = e->stripped.data[i];
     }
   }
+  /* BasicTokenizer skips the punctuation split for a word that became a special token's text
+   * ("<MASK>" lowered to "<mask>"); WordPiece then finds it whole in the vocabulary. */
+  s = special_match(e->tok, e->stripped.data, kept, &special_size);
+  if (s >= 0 && special_size == kept) {
+    emit(e, e->tok->special_ids[s]);
+    return;
+  }
   size_t start = 0;
   for (size_t i = 0; i < kept && !e->full; i++) {
     if (vkf_unicode_props(e->stripped.data[i]) & VKF_UNICODE_PUNCT) {
@@ -416,7 +429,7 @@ static void encode_text(encoder *e, const uint32_t *cps, size_t n) {
   for (size_t i = 0; i < n && !e->full && !e->oom; i++) {
     uint32_t cp = cps[i];
     size_t special_size = 0;
-    int s = cp == '[' ? special_match(tok, cps + i, n - i, &special_size) : -1;
+    int s = special_match(tok, cps + i, n - i, &special_size);
     uint32_t props = vkf_unicode_props(cp);
     /* Cleaning comes first: an unassigned code point inside a CJK block is dropped, not split. */
     if (props & VKF_UNICODE_REMOVE) continue;

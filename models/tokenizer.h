@@ -16,8 +16,9 @@ typedef struct vkf_tokenizer vkf_tokenizer;
  * model_max_length, and the unk/sep/pad/cls/mask token strings). Without a tokenizer_config.json the
  * defaults are BERT's: uncased, 512 tokens. Errors: VKF_STATUS_NOT_FOUND naming the vocab path when
  * it is missing, VKF_STATUS_PARSE for a malformed config or a vocab lacking a special token,
- * VKF_STATUS_UNSUPPORTED for cased or accent-keeping configs (do_lower_case false, strip_accents
- * false, tokenize_chinese_chars false), which this tokenizer does not reproduce.
+ * VKF_STATUS_UNSUPPORTED for cased or accent-keeping configs (do_lower_case, strip_accents or
+ * do_basic_tokenize false), which this tokenizer does not reproduce. Special tokens may be strings
+ * or {"content": ...} objects; model_max_length above 1e6 (HF's "no limit") means 512.
  * On success *out_tok is a new tokenizer owned by the caller; it is immutable and may be used from
  * several threads at once. */
 vkf_status vkf_tokenizer_load(const char *model_dir, vkf_tokenizer **out_tok);

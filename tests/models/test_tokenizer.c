@@ -339,6 +339,22 @@ static void test_load_errors(void) {
   CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_UNSUPPORTED, "do_lower_case is false");
   write_file(dir, "tokenizer_config.json", "{\"model_max_length\": 8, \"mask_token\": \"<mask>\"}");
   CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_PARSE, "no mask_token \"<mask>\"");
+  /* A special token of another shape is still split out of the raw text and kept whole. */
+  write_file(dir, "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nun\n<mask>\n");
+  write_file(dir, "tokenizer_config.json", "{\"mask_token\": \"<mask>\"}");
+  CHECK_OK(vkf_tokenizer_load(dir, &tok));
+  if (tok) {
+    int32_t ids[16];
+    size_t n = 0;
+    /* As BertTokenizerLegacy(vocab, mask_token="<mask>") gives: a word that lower-cases and
+     * strips to a special token's text is that token. */
+    CHECK_OK(vkf_tokenizer_encode(tok, "UN<mask>un <MASK> <mask> <M\xC3\x81SK>", 0, ids, &n));
+    int32_t want[] = {2, 4, 5, 4, 5, 5, 5, 3};
+    CHECK(n == 8 && memcmp(ids, want, sizeof(want)) == 0);
+    vkf_tokenizer_destroy(tok);
+  }
+  write_file(dir, "vocab.txt",
+             "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nun\r\n##aff\r\n##able\r\nun\r\n,\r\n");
   write_file(dir, "tokenizer_config.json", "{\"model_max_length\": 8, \"unk_token\": 5}");
   CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_PARSE, "unk_token is not a token string");
   write_file(dir, "tokenizer_config.json", "{not json");
@@ -369,6 +385,8 @@ static void test_model_paths(void) {
   snprintf(path, sizeof(path), "%s/fake_pkg/model", site);
   mkdir(path, 0700);
   write_file(path, "config.json", "{}");
+  const char *saved = getenv("VKF_PYTHON_SITE");
+  char *saved_copy = saved ? strdup(saved) : NULL;
   char env_value[700];
   snprintf(env_value, sizeof(env_value), "/nonexistent:%s", site);
   setenv("VKF_PYTHON_SITE", env_value, 1);
@@ -380,7 +398,12 @@ static void test_model_paths(void) {
   CHECK_STATUS(vkf_model_paths_find("no_such_pkg/model", &found), VKF_STATUS_NOT_FOUND,
                "VKF_PYTHON_SITE");
   CHECK(found == NULL);
-  unsetenv("VKF_PYTHON_SITE");
+  if (saved_copy) {
+    setenv("VKF_PYTHON_SITE", saved_copy, 1);
+  } else {
+    unsetenv("VKF_PYTHON_SITE");
+  }
+  free(saved_copy);
   vkf_env_reload();
   remove_file(path, "config.json");
   rmdir(path);
