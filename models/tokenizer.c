@@ -1,6 +1,7 @@
 /* The WordPiece tokenizer: vocab.txt + tokenizer_config.json loading, a hashed vocabulary, and the
  * BertTokenizer pipeline (special-token split, clean, CJK split, lower + strip accents, punctuation
- * split, greedy WordPiece) up to padded, masked batches. Unicode data comes from models/unicode.h. */
+ * split, greedy WordPiece) up to padded, masked batches. Unicode data comes from models/unicode.h.
+ */
 #include "models/tokenizer.h"
 
 #include <cjson/cJSON.h>
@@ -22,12 +23,12 @@ static const char *const k_special_defaults[SPECIAL_COUNT] = {"[UNK]", "[SEP]", 
                                                               "[MASK]"};
 
 struct vkf_tokenizer {
-  char *vocab_text;        /* vocab.txt contents; each line NUL-terminated in place */
-  const char **tokens;     /* [vocab_count] into vocab_text */
-  uint32_t *token_sizes;   /* [vocab_count] bytes */
+  char *vocab_text;      /* vocab.txt contents; each line NUL-terminated in place */
+  const char **tokens;   /* [vocab_count] into vocab_text */
+  uint32_t *token_sizes; /* [vocab_count] bytes */
   size_t vocab_count;
-  size_t token_size_max;   /* longest entry: bounds the WordPiece match window */
-  uint32_t *slots;         /* open addressing; id + 1, 0 = empty */
+  size_t token_size_max; /* longest entry: bounds the WordPiece match window */
+  uint32_t *slots;       /* open addressing; id + 1, 0 = empty */
   size_t slot_mask;
   size_t max_length;
   int tokenize_cjk;
@@ -61,8 +62,8 @@ static void vocab_insert(vkf_tokenizer *tok, uint32_t id) {
   size_t size = tok->token_sizes[id];
   for (size_t i = hash_bytes(s, size) & tok->slot_mask;; i = (i + 1) & tok->slot_mask) {
     uint32_t slot = tok->slots[i];
-    if (slot == 0 || (tok->token_sizes[slot - 1] == size &&
-                      memcmp(tok->tokens[slot - 1], s, size) == 0)) {
+    if (slot == 0 ||
+        (tok->token_sizes[slot - 1] == size && memcmp(tok->tokens[slot - 1], s, size) == 0)) {
       tok->slots[i] = id + 1;
       return;
     }
@@ -116,7 +117,8 @@ static vkf_status vocab_parse(vkf_tokenizer *tok, const char *path, size_t size)
   }
   if (size > 0 && text[size - 1] != '\n' && text[size - 1] != '\r') lines++;
   if (lines == 0 || lines >= UINT32_MAX / 2) {
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: %s vocabulary", path, lines ? "oversized" : "empty");
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: %s vocabulary", path,
+                           lines ? "oversized" : "empty");
   }
   tok->tokens = malloc(lines * sizeof(*tok->tokens));
   tok->token_sizes = malloc(lines * sizeof(*tok->token_sizes));
@@ -124,7 +126,8 @@ static vkf_status vocab_parse(vkf_tokenizer *tok, const char *path, size_t size)
   while (slot_count < lines * 2) slot_count *= 2;
   tok->slots = calloc(slot_count, sizeof(*tok->slots));
   if (!tok->tokens || !tok->token_sizes || !tok->slots) {
-    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: out of memory for %zu tokens", path, lines);
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: out of memory for %zu tokens", path,
+                           lines);
   }
   tok->slot_mask = slot_count - 1;
   size_t start = 0;
@@ -143,7 +146,8 @@ static vkf_status vocab_parse(vkf_tokenizer *tok, const char *path, size_t size)
   return VKF_OK;
 }
 
-/* A special token in tokenizer_config.json is a string or a serialized AddedToken {"content": ...}. */
+/* A special token in tokenizer_config.json is a string or a serialized AddedToken {"content": ...}.
+ */
 static const char *json_token_string(const cJSON *item) {
   if (cJSON_IsString(item)) return item->valuestring;
   if (cJSON_IsObject(item)) {
@@ -257,9 +261,15 @@ void vkf_tokenizer_destroy(vkf_tokenizer *tok) {
   free(tok);
 }
 
-size_t vkf_tokenizer_max_length(const vkf_tokenizer *tok) { return tok->max_length; }
-size_t vkf_tokenizer_vocab_count(const vkf_tokenizer *tok) { return tok->vocab_count; }
-int32_t vkf_tokenizer_pad_id(const vkf_tokenizer *tok) { return tok->special_ids[SPECIAL_PAD]; }
+size_t vkf_tokenizer_max_length(const vkf_tokenizer *tok) {
+  return tok->max_length;
+}
+size_t vkf_tokenizer_vocab_count(const vkf_tokenizer *tok) {
+  return tok->vocab_count;
+}
+int32_t vkf_tokenizer_pad_id(const vkf_tokenizer *tok) {
+  return tok->special_ids[SPECIAL_PAD];
+}
 
 int32_t vkf_tokenizer_token_to_id(const vkf_tokenizer *tok, const char *token) {
   return vocab_find(tok, token, strlen(token));
@@ -269,7 +279,8 @@ const char *vkf_tokenizer_id_to_token(const vkf_tokenizer *tok, int32_t id) {
   return (id >= 0 && (size_t)id < tok->vocab_count) ? tok->tokens[id] : NULL;
 }
 
-/* ---- encoding --------------------------------------------------------------------------------- */
+/* ---- encoding ---------------------------------------------------------------------------------
+ */
 
 typedef struct u32_buf {
   uint32_t *data;
@@ -348,7 +359,8 @@ static void wordpiece(encoder *e, const uint32_t *cps, size_t n) {
 }
 
 /* Which special token's text starts at `cps` (the code points of at most `n`), or -1. */
-static int special_match(const vkf_tokenizer *tok, const uint32_t *cps, size_t n, size_t *out_size) {
+static int special_match(const vkf_tokenizer *tok, const uint32_t *cps, size_t n,
+                         size_t *out_size) {
   for (int s = 0; s < SPECIAL_COUNT; s++) {
     const uint8_t *sp = (const uint8_t *)tok->special[s];
     size_t sp_size = strlen(tok->special[s]), at = 0, i = 0;
@@ -390,8 +402,8 @@ static void encode_word(encoder *e, const uint32_t *cps, size_t n) {
     if (!u32_reserve(&e->stripped, 4)) {
       e->oom = 1;
     } else {
-      e->stripped.count += vkf_unicode_decompose_cp(e->lowered.data[i],
-                                                    e->stripped.data + e->stripped.count);
+      e->stripped.count +=
+          vkf_unicode_decompose_cp(e->lowered.data[i], e->stripped.data + e->stripped.count);
     }
   }
   if (e->oom) return;
@@ -520,7 +532,8 @@ vkf_status vkf_tokenizer_encode_batch(const vkf_tokenizer *tok, const char *cons
   if (!lens) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of memory");
   size_t longest = 0;
   for (size_t b = 0; b < count; b++) {
-    vkf_status status = vkf_tokenizer_encode(tok, texts[b], max_len, out_ids + b * stride, &lens[b]);
+    vkf_status status =
+        vkf_tokenizer_encode(tok, texts[b], max_len, out_ids + b * stride, &lens[b]);
     if (status) {
       free(lens);
       return vkf_status_annotate(status, "text %zu of %zu: ", b, count);

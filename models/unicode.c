@@ -104,8 +104,8 @@ size_t vkf_unicode_lower_cp(uint32_t cp, uint32_t out[3]) {
   return m->count;
 }
 
-/* Python's handle_capital_sigma: \p{cased} \p{case-ignorable}* U+03A3 !(\p{case-ignorable}* \p{cased}).
- * A character that is both cased and case-ignorable is skipped, as Python skips it. */
+/* Python's handle_capital_sigma: \p{cased} \p{case-ignorable}* U+03A3 !(\p{case-ignorable}*
+ * \p{cased}). A character that is both cased and case-ignorable is skipped, as Python skips it. */
 int vkf_unicode_final_sigma(const uint32_t *cps, size_t count, size_t i) {
   if (cps[i] != SIGMA_CAPITAL) return 0;
   size_t j = i;

@@ -1,6 +1,7 @@
-/* WordPiece tokenizer vs Hugging Face's BertTokenizer: every case of tests/models/tokenizer_cases.txt
- * against the committed golden ids, plus truncation, padded batches, invalid UTF-8, vocab/config
- * errors, and the site-packages search that finds the installed all-MiniLM-L6-v2. */
+/* WordPiece tokenizer vs Hugging Face's BertTokenizer: every case of
+ * tests/models/tokenizer_cases.txt against the committed golden ids, plus truncation, padded
+ * batches, invalid UTF-8, vocab/config errors, and the site-packages search that finds the
+ * installed all-MiniLM-L6-v2. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@ static int hex_value(const char *s, int digits, uint32_t *out) {
   uint32_t v = 0;
   for (int i = 0; i < digits; i++) {
     char c = s[i];
-    int d = (c >= '0' && c <= '9') ? c - '0'
+    int d = (c >= '0' && c <= '9')   ? c - '0'
             : (c >= 'a' && c <= 'f') ? c - 'a' + 10
             : (c >= 'A' && c <= 'F') ? c - 'A' + 10
                                      : -1;
@@ -200,7 +201,8 @@ static void test_truncation(const vkf_tokenizer *tok) {
   /* Beyond the model's maximum the length is clamped: the model has no more positions. */
   CHECK_OK(vkf_tokenizer_encode(tok, longest->text, 100000, ids, &n));
   CHECK(n == 512 && memcmp(ids, longest->full, n * sizeof(*ids)) == 0);
-  int32_t sep = vkf_tokenizer_token_to_id(tok, "[SEP]"), cls = vkf_tokenizer_token_to_id(tok, "[CLS]");
+  int32_t sep = vkf_tokenizer_token_to_id(tok, "[SEP]"),
+          cls = vkf_tokenizer_token_to_id(tok, "[CLS]");
   CHECK(sep == 102 && cls == 101);
   for (size_t max_len = 2; max_len <= 130; max_len += 32) {
     CHECK_OK(vkf_tokenizer_encode(tok, longest->text, max_len, ids, &n));
@@ -261,15 +263,17 @@ static void test_batch(const vkf_tokenizer *tok) {
 }
 
 static void test_invalid_utf8(const vkf_tokenizer *tok) {
-  static const struct { const char *text, *needle; } cases[] = {
+  static const struct {
+    const char *text, *needle;
+  } cases[] = {
       {"abc\xFF", "byte 0xFF at byte offset 3"},
-      {"\xC0\x80", "byte 0xC0 at byte offset 0"},          /* overlong NUL */
-      {"ok \xE0\x80\xAF", "byte offset 3"},                /* overlong '/' */
-      {"ab\xED\xA0\x80", "byte 0xED at byte offset 2"},    /* surrogate U+D800 */
-      {"\xF4\x90\x80\x80", "byte 0xF4 at byte offset 0"},  /* above U+10FFFF */
+      {"\xC0\x80", "byte 0xC0 at byte offset 0"},             /* overlong NUL */
+      {"ok \xE0\x80\xAF", "byte offset 3"},                   /* overlong '/' */
+      {"ab\xED\xA0\x80", "byte 0xED at byte offset 2"},       /* surrogate U+D800 */
+      {"\xF4\x90\x80\x80", "byte 0xF4 at byte offset 0"},     /* above U+10FFFF */
       {"caf\xC3\xA9 \xE2\x82", "byte 0xE2 at byte offset 6"}, /* truncated at the end */
-      {"a\x80", "byte 0x80 at byte offset 1"},             /* stray continuation */
-      {"\xE2\x28\xA1", "byte offset 0"},                   /* bad continuation */
+      {"a\x80", "byte 0x80 at byte offset 1"},                /* stray continuation */
+      {"\xE2\x28\xA1", "byte offset 0"},                      /* bad continuation */
   };
   int32_t ids[16];
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
