@@ -1,7 +1,6 @@
-/* WordPiece tokenizer that reproduces Hugging Face's (slow, Python) BertTokenizer for uncased
- * models: cleaning, lower-casing + accent stripping, whitespace/punctuation/CJK splitting, greedy
- * longest-match WordPiece with "##" continuations, [CLS]/[SEP], truncation, and padded batches with
- * a mask. */
+/* WordPiece tokenizer reproducing Hugging Face's (slow, Python) BertTokenizer for uncased models:
+ * cleaning, lower-casing, accent stripping, whitespace/punctuation/CJK splits, greedy WordPiece,
+ * [CLS]/[SEP], truncation, and padded batches with an attention mask. */
 #ifndef VKF_MODELS_TOKENIZER_H
 #define VKF_MODELS_TOKENIZER_H
 

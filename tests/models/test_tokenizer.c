@@ -1,7 +1,6 @@
-/* WordPiece tokenizer vs Hugging Face's BertTokenizer: every case of
- * tests/models/tokenizer_cases.txt against the committed golden ids, plus truncation, padded
- * batches, invalid UTF-8, vocab/config errors, and the site-packages search that finds the
- * installed all-MiniLM-L6-v2. */
+/* WordPiece tokenizer vs Hugging Face's BertTokenizer: every tokenizer_cases.txt case against the
+ * committed golden ids, truncation, padded batches, invalid UTF-8, vocab/config errors, and the
+ * site-packages search that finds the installed all-MiniLM-L6-v2. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
