@@ -1,0 +1,102 @@
+/* Owns graph execution on a device: planning, lowering, session set-up, weight upload, and
+ * reading strided tensors back as contiguous data. */
+#include "host/runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/memory_plan.h"
+
+struct vkf_runner {
+  vkf_graph *graph;
+  vkf_lowered lowered;
+  vkf_session *session;
+};
+
+vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
+                             const vkf_runner_options *options, vkf_runner **out_runner) {
+  *out_runner = NULL;
+  VKF_RETURN_IF_ERROR(vkf_graph_status(graph));
+  vkf_runner *r = calloc(1, sizeof *r);
+  if (!r) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  r->graph = graph;
+  vkf_status st = vkf_memory_plan_build(graph, NULL);
+  if (!st) st = vkf_lower_graph(graph, vkf_device_caps_get(device), NULL, &r->lowered);
+  vkf_session_options so = {.profile = options ? options->profile : 0};
+  if (!st) st = vkf_session_create(device, r->lowered.plan, &so, &r->session);
+  for (uint32_t id = 1; id < r->lowered.tensor_bound && !st; id++) {
+    const vkf_tensor *t = vkf_graph_tensor(graph, (vkf_value){id});
+    if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+    st = vkf_session_write(r->session, r->lowered.tensors[id].buffer, 0, t->data,
+                           vkf_tensor_size(t));
+  }
+  if (st) {
+    vkf_runner_destroy(r);
+    return st;
+  }
+  *out_runner = r;
+  return VKF_OK;
+}
+
+void vkf_runner_destroy(vkf_runner *r) {
+  if (!r) return;
+  vkf_session_destroy(r->session);
+  vkf_lowered_free(&r->lowered);
+  free(r);
+}
+
+static vkf_status locate(const vkf_runner *r, vkf_value v, const vkf_plan_tensor **out) {
+  if (v.id == 0 || v.id >= r->lowered.tensor_bound ||
+      r->lowered.tensors[v.id].buffer == VKF_PLAN_NO_BUFFER)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "tensor %u has no device storage", v.id);
+  *out = &r->lowered.tensors[v.id];
+  return VKF_OK;
+}
+
+vkf_status vkf_runner_set(vkf_runner *r, vkf_value v, const void *data, size_t size) {
+  const vkf_plan_tensor *pt;
+  VKF_RETURN_IF_ERROR(locate(r, v, &pt));
+  const vkf_tensor *t = vkf_graph_tensor(r->graph, v);
+  if (size != vkf_tensor_size(t) || t->base.id != v.id)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "tensor \"%s\": %zu bytes given, %zu expected (contiguous)", t->name,
+                           size, vkf_tensor_size(t));
+  return vkf_session_write(r->session, pt->buffer, pt->offset, data, size);
+}
+
+vkf_status vkf_runner_run(vkf_runner *r) { return vkf_session_run(r->session); }
+
+vkf_status vkf_runner_get(vkf_runner *r, vkf_value v, void *dst, size_t size) {
+  const vkf_plan_tensor *pt;
+  VKF_RETURN_IF_ERROR(locate(r, v, &pt));
+  const vkf_tensor *t = vkf_graph_tensor(r->graph, v);
+  if (size != vkf_tensor_size(t))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "tensor \"%s\": %zu bytes asked, %zu held",
+                           t->name, size, vkf_tensor_size(t));
+  size_t elem = vkf_dtype_size(t->dtype);
+  if (vkf_plan_tensor_is_contiguous(pt))
+    return vkf_session_read(r->session, pt->buffer, pt->offset, dst, size);
+  /* A strided view: read the span it covers, then gather row-major. */
+  int64_t last = 0;
+  for (uint32_t i = 0; i < pt->rank; i++) last += (pt->shape[i] - 1) * pt->strides[i];
+  size_t span = (size_t)(last + 1) * elem;
+  unsigned char *tmp = malloc(span);
+  if (!tmp) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  vkf_status st = vkf_session_read(r->session, pt->buffer, pt->offset, tmp, span);
+  if (!st) {
+    int64_t count = vkf_plan_tensor_count(pt), idx[VKF_MAX_DIMS] = {0};
+    for (int64_t e = 0; e < count; e++) {
+      int64_t off = 0;
+      for (uint32_t i = 0; i < pt->rank; i++) off += idx[i] * pt->strides[i];
+      memcpy((unsigned char *)dst + e * elem, tmp + off * elem, elem);
+      for (uint32_t i = pt->rank; i-- > 0;)
+        if (++idx[i] < pt->shape[i]) break;
+        else idx[i] = 0;
+    }
+  }
+  free(tmp);
+  return st;
+}
+
+vkf_session *vkf_runner_session(vkf_runner *r) { return r->session; }
+const vkf_lowered *vkf_runner_lowered(const vkf_runner *r) { return &r->lowered; }

@@ -1,0 +1,36 @@
+/* Runs a graph on a device: memory plan -> lowering (with the device's caps) -> session, weights
+ * uploaded once from the graph's constants. The one path the CLI, model tests and benchmarks use
+ * to execute a graph; passes (fusion) are the caller's choice and run before. */
+#ifndef VKF_HOST_RUNNER_H
+#define VKF_HOST_RUNNER_H
+
+#include <stddef.h>
+
+#include "graph/graph.h"
+#include "graph/lower.h"
+#include "host/device.h"
+#include "host/session.h"
+
+typedef struct vkf_runner vkf_runner;
+
+typedef struct vkf_runner_options {
+  int profile; /* timestamps per dispatch (see vkf_session_print_profile) */
+} vkf_runner_options;
+
+/* Plans and lowers `graph` (which must stay alive and unchanged), creates the session and uploads
+ * every constant that has host data. */
+vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
+                             const vkf_runner_options *options, vkf_runner **out_runner);
+void vkf_runner_destroy(vkf_runner *runner);
+
+/* Sets an input (or a constant created without data) from contiguous host data in its dtype. */
+vkf_status vkf_runner_set(vkf_runner *runner, vkf_value value, const void *data, size_t size);
+vkf_status vkf_runner_run(vkf_runner *runner);
+/* Reads any tensor that lives in a plan buffer as contiguous host data in its dtype (outputs;
+ * intermediates hold their value until the arena bytes are reused by a later node). */
+vkf_status vkf_runner_get(vkf_runner *runner, vkf_value value, void *dst, size_t size);
+
+vkf_session *vkf_runner_session(vkf_runner *runner);
+const vkf_lowered *vkf_runner_lowered(const vkf_runner *runner);
+
+#endif
