@@ -1,6 +1,6 @@
 /* The WordPiece tokenizer: vocab.txt + tokenizer_config.json loading, a hashed vocabulary, and
- * BertTokenizer's pipeline (special-token split, clean, CJK split, lower, strip accents, punctuation
- * split, greedy WordPiece) up to padded, masked batches. Unicode data: models/unicode.h. */
+ * BertTokenizer's pipeline (special-token split, clean, CJK split, lower, strip accents,
+ * punctuation split, greedy WordPiece) up to padded, masked batches. */
 #include "models/tokenizer.h"
 
 #include <cjson/cJSON.h>

@@ -2,6 +2,7 @@
  * Property runs, lower-case mappings and canonical decompositions for the tokenizer. */
 #include "models/unicode.h"
 
+/* clang-format off */
 const char vkf_unicode_version[] = "14.0.0";
 
 const vkf_unicode_run vkf_unicode_runs[] = {
