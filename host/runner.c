@@ -54,7 +54,7 @@ static vkf_status locate(const vkf_runner *r, vkf_value v, const vkf_plan_tensor
 }
 
 vkf_status vkf_runner_set(vkf_runner *r, vkf_value v, const void *data, size_t size) {
-  const vkf_plan_tensor *pt;
+  const vkf_plan_tensor *pt = NULL;
   VKF_RETURN_IF_ERROR(locate(r, v, &pt));
   const vkf_tensor *t = vkf_graph_tensor(r->graph, v);
   if (size != vkf_tensor_size(t) || t->base.id != v.id)
@@ -67,7 +67,7 @@ vkf_status vkf_runner_set(vkf_runner *r, vkf_value v, const void *data, size_t s
 vkf_status vkf_runner_run(vkf_runner *r) { return vkf_session_run(r->session); }
 
 vkf_status vkf_runner_get(vkf_runner *r, vkf_value v, void *dst, size_t size) {
-  const vkf_plan_tensor *pt;
+  const vkf_plan_tensor *pt = NULL;
   VKF_RETURN_IF_ERROR(locate(r, v, &pt));
   const vkf_tensor *t = vkf_graph_tensor(r->graph, v);
   if (size != vkf_tensor_size(t))
