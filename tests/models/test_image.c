@@ -125,18 +125,20 @@ static void compare(const golden_case *c, const float *ours, size_t total) {
     if (d > max_steps) max_steps = d, worst = i;
   }
   CHECK_MSG(out_of_range == 0, "%s: %zu golden indices out of range", c->name, out_of_range);
-  /* 1e-4 of a level is float rounding; bit-exact cases land at 0. */
-  CHECK_MSG(max_steps <= c->max_steps + 1e-4, "%s: max |diff| %.4g levels at flat index %zu, allowed %g",
+  /* max_steps == 0 means bit-exact: the uint8 stages are integer arithmetic and the float stage
+   * is the same IEEE operations numpy performs, so there is no rounding slack to allow. */
+  CHECK_MSG(c->max_steps == 0 ? max_steps == 0 : max_steps <= c->max_steps + 1e-4, "%s: max |diff| %.4g levels at flat index %zu, allowed %g",
             c->name, max_steps, worst, c->max_steps);
   double mean_steps = n ? sum_steps / n : 0;
-  CHECK_MSG(mean_steps <= c->mean_steps + 1e-4, "%s: mean |diff| %.4g levels, allowed %g",
+  CHECK_MSG(mean_steps <= c->mean_steps, "%s: mean |diff| %.4g levels, allowed %g",
             c->name, mean_steps, c->mean_steps);
   /* Per-channel means over every value, so sampled cases still see the whole tensor. */
   for (int ch = 0; ch < 3; ch++) {
     double sum = 0;
     for (size_t i = 0; i < plane; i++) sum += chw ? ours[ch * plane + i] : ours[3 * i + ch];
     double diff = fabs(sum - c->sum[ch]) / plane / step[ch];
-    CHECK_MSG(diff <= c->mean_steps + 1e-4, "%s: channel %d mean differs by %.4g levels",
+    /* 1e-6 of a level covers summation order (numpy sums pairwise, we sum in sequence). */
+    CHECK_MSG(diff <= c->mean_steps + 1e-6, "%s: channel %d mean differs by %.4g levels",
               c->name, ch, diff);
   }
   fprintf(stderr, "%-32s %-9s max %.3g levels, mean %.3g levels over %zu values\n", c->name,
