@@ -120,8 +120,8 @@ vkf_status vkf_image_load(const char *path, vkf_image *out_image) {
   return status;
 }
 
-vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width,
-                                 uint32_t crop_height, vkf_image *out_image) {
+vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width, uint32_t crop_height,
+                                 vkf_image *out_image) {
   memset(out_image, 0, sizeof *out_image);
   VKF_RETURN_IF_ERROR(check_size(crop_width, crop_height, "center crop"));
   VKF_RETURN_IF_ERROR(vkf_image_create(crop_width, crop_height, out_image));
@@ -215,7 +215,8 @@ vkf_status vkf_image_preprocess_output_size(const vkf_image_preprocess_params *p
   VKF_RETURN_IF_ERROR(check_size(image_width, image_height, "preprocess input"));
   if (p->do_resize && (unsigned)p->resample >= VKF_IMAGE_RESAMPLE_COUNT) {
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "preprocess: resample %d is not a Pillow filter (0..7)", (int)p->resample);
+                           "preprocess: resample %d is not a Pillow filter (0..7)",
+                           (int)p->resample);
   }
   if (p->do_rescale && !isfinite(p->rescale_factor)) {
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "preprocess: rescale_factor is %g",

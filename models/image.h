@@ -1,5 +1,5 @@
 /* Images for vision models: PNG/JPEG decoding to 8-bit RGB, Pillow-exact resizing, centre crop,
- * and the Hugging Face image-processor pipeline (resize → crop → rescale → normalise → CHW float). */
+ * and Hugging Face's image-processor pipeline (resize, crop, rescale, normalise to CHW float). */
 #ifndef VKF_MODELS_IMAGE_H
 #define VKF_MODELS_IMAGE_H
 
@@ -9,8 +9,8 @@
 
 #include "graph/status.h"
 
-/* Largest image we decode: each side and the pixel count. Past these a file is taken as corrupt or
- * hostile (Pillow's decompression-bomb error fires at 178,956,970 pixels; we stop a little lower). */
+/* Largest image we decode: each side and the pixel count. Past these a file is taken as corrupt
+ * or hostile (Pillow's decompression-bomb error fires at 178,956,970 pixels; we stop lower). */
 #define VKF_IMAGE_MAX_SIDE 32768u
 #define VKF_IMAGE_MAX_PIXELS (1u << 27)
 
@@ -72,8 +72,8 @@ vkf_status vkf_image_resize(const vkf_image *image, uint32_t width, uint32_t hei
 /* Hugging Face's center_crop: the window starts at ((H - crop_h) // 2, (W - crop_w) // 2) with
  * floor division; where the crop is larger than the image the outside is zero (black), so the
  * result is always crop_width x crop_height. `*out_image` is zeroed first. */
-vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width,
-                                 uint32_t crop_height, vkf_image *out_image);
+vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width, uint32_t crop_height,
+                                 vkf_image *out_image);
 
 /* The fields of a Hugging Face preprocessor_config.json that ViT-family image processors use
  * (ViTImageProcessor, DeiTImageProcessor, BeitImageProcessor, ...). A zero struct does nothing but

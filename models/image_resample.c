@@ -19,7 +19,9 @@ typedef struct filter {
   double support; /* half-width in source pixels at scale 1 */
 } filter;
 
-static double box_weight(double x) { return x > -0.5 && x <= 0.5 ? 1.0 : 0.0; }
+static double box_weight(double x) {
+  return x > -0.5 && x <= 0.5 ? 1.0 : 0.0;
+}
 
 static double bilinear_weight(double x) {
   x = fabs(x);
@@ -95,8 +97,8 @@ const char *vkf_image_resample_name(vkf_image_resample resample) {
  * `first[i]`, stored at weights[i * ksize]. */
 typedef struct taps {
   int ksize;
-  int *first;      /* [out_size] */
-  int *count;      /* [out_size] */
+  int *first;       /* [out_size] */
+  int *count;       /* [out_size] */
   int32_t *weights; /* [out_size, ksize], fixed point with PRECISION_BITS fraction bits */
 } taps;
 
@@ -164,7 +166,7 @@ static void pass_horizontal(const uint8_t *src, uint32_t src_w, uint32_t row0, u
                             const taps *t, uint8_t *dst, uint32_t dst_w) {
   for (uint32_t y = 0; y < rows; y++) {
     const uint8_t *in = src + (size_t)(row0 + y) * src_w * 3; /* [src_w, 3] */
-    uint8_t *out = dst + (size_t)y * dst_w * 3;              /* [dst_w, 3] */
+    uint8_t *out = dst + (size_t)y * dst_w * 3;               /* [dst_w, 3] */
     for (uint32_t x = 0; x < dst_w; x++) {
       const int32_t *w = t->weights + (size_t)x * t->ksize;
       const uint8_t *p = in + (size_t)t->first[x] * 3;
@@ -258,9 +260,10 @@ vkf_status vkf_image_resize(const vkf_image *image, uint32_t width, uint32_t hei
   if (status != VKF_OK) goto done;
   if (need_h && need_v) {
     /* Horizontal first reads only the source rows the vertical taps reach. */
-    size_t tmp_size = horizontal_first ? (size_t)(tv.first[height - 1] + tv.count[height - 1] -
-                                                  tv.first[0]) * width * 3
-                                       : (size_t)image->width * height * 3;
+    size_t tmp_size =
+        horizontal_first
+            ? (size_t)(tv.first[height - 1] + tv.count[height - 1] - tv.first[0]) * width * 3
+            : (size_t)image->width * height * 3;
     tmp = malloc(tmp_size);
     if (!tmp) {
       status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "resize to %ux%u: out of memory", width,

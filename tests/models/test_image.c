@@ -40,27 +40,48 @@ static int parse_case(char *line, golden_case *c) {
     *eq = '\0';
     const char *key = tok, *val = eq + 1;
     vkf_image_preprocess_params *p = &c->params;
-    if (!strcmp(key, "case")) snprintf(c->kind, sizeof c->kind, "%s", val);
-    else if (!strcmp(key, "name")) snprintf(c->name, sizeof c->name, "%s", val);
-    else if (!strcmp(key, "image")) snprintf(c->image, sizeof c->image, "%s", val);
-    else if (!strcmp(key, "values")) snprintf(c->values, sizeof c->values, "%s", val);
-    else if (!strcmp(key, "do_resize")) p->do_resize = atoi(val) != 0;
-    else if (!strcmp(key, "height")) p->resize_height = (uint32_t)atoi(val);
-    else if (!strcmp(key, "width")) p->resize_width = (uint32_t)atoi(val);
-    else if (!strcmp(key, "shortest_edge")) p->shortest_edge = (uint32_t)atoi(val);
-    else if (!strcmp(key, "resample")) p->resample = (vkf_image_resample)atoi(val);
-    else if (!strcmp(key, "do_center_crop")) p->do_center_crop = atoi(val) != 0;
-    else if (!strcmp(key, "crop_height")) p->crop_height = (uint32_t)atoi(val);
-    else if (!strcmp(key, "crop_width")) p->crop_width = (uint32_t)atoi(val);
-    else if (!strcmp(key, "do_rescale")) p->do_rescale = atoi(val) != 0;
-    else if (!strcmp(key, "rescale_factor")) p->rescale_factor = strtod(val, NULL);
-    else if (!strcmp(key, "do_normalize")) p->do_normalize = atoi(val) != 0;
-    else if (!strcmp(key, "mean")) parse_triple(val, p->mean);
-    else if (!strcmp(key, "std")) parse_triple(val, p->std);
-    else if (!strcmp(key, "sum")) parse_triple(val, c->sum);
-    else if (!strcmp(key, "sampled")) c->sampled = (uint32_t)atoi(val);
-    else if (!strcmp(key, "max_steps")) c->max_steps = strtod(val, NULL);
-    else if (!strcmp(key, "mean_steps")) c->mean_steps = strtod(val, NULL);
+    if (!strcmp(key, "case"))
+      snprintf(c->kind, sizeof c->kind, "%s", val);
+    else if (!strcmp(key, "name"))
+      snprintf(c->name, sizeof c->name, "%s", val);
+    else if (!strcmp(key, "image"))
+      snprintf(c->image, sizeof c->image, "%s", val);
+    else if (!strcmp(key, "values"))
+      snprintf(c->values, sizeof c->values, "%s", val);
+    else if (!strcmp(key, "do_resize"))
+      p->do_resize = atoi(val) != 0;
+    else if (!strcmp(key, "height"))
+      p->resize_height = (uint32_t)atoi(val);
+    else if (!strcmp(key, "width"))
+      p->resize_width = (uint32_t)atoi(val);
+    else if (!strcmp(key, "shortest_edge"))
+      p->shortest_edge = (uint32_t)atoi(val);
+    else if (!strcmp(key, "resample"))
+      p->resample = (vkf_image_resample)atoi(val);
+    else if (!strcmp(key, "do_center_crop"))
+      p->do_center_crop = atoi(val) != 0;
+    else if (!strcmp(key, "crop_height"))
+      p->crop_height = (uint32_t)atoi(val);
+    else if (!strcmp(key, "crop_width"))
+      p->crop_width = (uint32_t)atoi(val);
+    else if (!strcmp(key, "do_rescale"))
+      p->do_rescale = atoi(val) != 0;
+    else if (!strcmp(key, "rescale_factor"))
+      p->rescale_factor = strtod(val, NULL);
+    else if (!strcmp(key, "do_normalize"))
+      p->do_normalize = atoi(val) != 0;
+    else if (!strcmp(key, "mean"))
+      parse_triple(val, p->mean);
+    else if (!strcmp(key, "std"))
+      parse_triple(val, p->std);
+    else if (!strcmp(key, "sum"))
+      parse_triple(val, c->sum);
+    else if (!strcmp(key, "sampled"))
+      c->sampled = (uint32_t)atoi(val);
+    else if (!strcmp(key, "max_steps"))
+      c->max_steps = strtod(val, NULL);
+    else if (!strcmp(key, "mean_steps"))
+      c->mean_steps = strtod(val, NULL);
     else if (!strcmp(key, "shape")) {
       if (sscanf(val, "%u,%u,%u", &c->shape[0], &c->shape[1], &c->shape[2]) != 3) return 0;
     } else {
@@ -127,19 +148,20 @@ static void compare(const golden_case *c, const float *ours, size_t total) {
   CHECK_MSG(out_of_range == 0, "%s: %zu golden indices out of range", c->name, out_of_range);
   /* max_steps == 0 means bit-exact: the uint8 stages are integer arithmetic and the float stage
    * is the same IEEE operations numpy performs, so there is no rounding slack to allow. */
-  CHECK_MSG(c->max_steps == 0 ? max_steps == 0 : max_steps <= c->max_steps + 1e-4, "%s: max |diff| %.4g levels at flat index %zu, allowed %g",
-            c->name, max_steps, worst, c->max_steps);
+  CHECK_MSG(c->max_steps == 0 ? max_steps == 0 : max_steps <= c->max_steps + 1e-4,
+            "%s: max |diff| %.4g levels at flat index %zu, allowed %g", c->name, max_steps, worst,
+            c->max_steps);
   double mean_steps = n ? sum_steps / n : 0;
-  CHECK_MSG(mean_steps <= c->mean_steps, "%s: mean |diff| %.4g levels, allowed %g",
-            c->name, mean_steps, c->mean_steps);
+  CHECK_MSG(mean_steps <= c->mean_steps, "%s: mean |diff| %.4g levels, allowed %g", c->name,
+            mean_steps, c->mean_steps);
   /* Per-channel means over every value, so sampled cases still see the whole tensor. */
   for (int ch = 0; ch < 3; ch++) {
     double sum = 0;
     for (size_t i = 0; i < plane; i++) sum += chw ? ours[ch * plane + i] : ours[3 * i + ch];
     double diff = fabs(sum - c->sum[ch]) / plane / step[ch];
     /* 1e-6 of a level covers summation order (numpy sums pairwise, we sum in sequence). */
-    CHECK_MSG(diff <= c->mean_steps + 1e-6, "%s: channel %d mean differs by %.4g levels",
-              c->name, ch, diff);
+    CHECK_MSG(diff <= c->mean_steps + 1e-6, "%s: channel %d mean differs by %.4g levels", c->name,
+              ch, diff);
   }
   fprintf(stderr, "%-32s %-9s max %.3g levels, mean %.3g levels over %zu values\n", c->name,
           c->sampled ? "sampled" : "full", max_steps, mean_steps, n);
@@ -246,10 +268,10 @@ static void test_bad_files(void) {
   /* Headers claiming too many pixels are refused before anything is allocated. stb reads
    * IHDR without checking its CRC, so a zero CRC is enough here. 20000x10000 passes stb's own
    * limit (2^30 bytes) but not ours; 40000 wide breaks the per-side limit. */
-  uint8_t hdr[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
-                   0, 0, 0x4e, 0x20, /* width 20000 */
-                   0, 0, 0x27, 0x10, /* height 10000 */
-                   8, 2, 0, 0, 0, 0, 0, 0, 0};
+  uint8_t hdr[] = {0x89, 'P', 'N',  'G',  '\r', '\n', 0x1a, '\n', 0,    0,
+                   0,    13,  'I',  'H',  'D',  'R',  0,    0,    0x4e, 0x20, /* width 20000 */
+                   0,    0,   0x27, 0x10,                                     /* height 10000 */
+                   8,    2,   0,    0,    0,    0,    0,    0,    0};
   CHECK_STATUS(vkf_image_decode(hdr, sizeof hdr, "huge.png", &image), VKF_STATUS_UNSUPPORTED,
                "huge.png: image is 20000x10000");
   hdr[18] = 0x9c, hdr[19] = 0x40, hdr[22] = 0, hdr[23] = 100; /* 40000 x 100 */
@@ -341,8 +363,8 @@ static void test_resize_properties(void) {
       CHECK_OK(vkf_image_resize(&flat, w, h, (vkf_image_resample)r, &out));
       int all = 1;
       for (size_t i = 0; i < (size_t)w * h * 3; i++) all &= out.pixels[i] == 137;
-      CHECK_MSG(all, "%s to %ux%u is not flat", vkf_image_resample_name((vkf_image_resample)r),
-                w, h);
+      CHECK_MSG(all, "%s to %ux%u is not flat", vkf_image_resample_name((vkf_image_resample)r), w,
+                h);
       vkf_image_destroy(&out);
     }
   }
@@ -377,7 +399,8 @@ static void test_preprocess_api(void) {
   vkf_image_preprocess_params none = {0};
   float raw[3 * 3 * 4];
   CHECK_OK(vkf_image_preprocess(&ramp, &none, raw, 36));
-  CHECK(raw[0] == 0.0f && raw[1 * 4 + 2] == 21.0f && raw[12 + 3] == 103.0f && raw[24 + 8] == 202.0f);
+  CHECK(raw[0] == 0.0f && raw[1 * 4 + 2] == 21.0f && raw[12 + 3] == 103.0f &&
+        raw[24 + 8] == 202.0f);
 
   float small[10];
   CHECK_STATUS(vkf_image_preprocess(&ramp, &vit, small, 10), VKF_STATUS_INVALID_ARGUMENT,
@@ -396,8 +419,8 @@ static void test_preprocess_api(void) {
   CHECK_STATUS(vkf_image_preprocess_output_size(&bad, 4, 3, &h, &w), VKF_STATUS_INVALID_ARGUMENT,
                "do_resize");
   se.shortest_edge = 30000;
-  CHECK_STATUS(vkf_image_preprocess_output_size(&se, 10, 100, &h, &w),
-               VKF_STATUS_INVALID_ARGUMENT, "shortest_edge 30000");
+  CHECK_STATUS(vkf_image_preprocess_output_size(&se, 10, 100, &h, &w), VKF_STATUS_INVALID_ARGUMENT,
+               "shortest_edge 30000");
 
   /* Batching: image b goes to out + b * 3 * H * W and equals a run on its own. */
   size_t one = (size_t)3 * 224 * 224;
@@ -410,7 +433,8 @@ static void test_preprocess_api(void) {
   CHECK(memcmp(batch + one, single, one * sizeof *single) == 0);
   /* ViT normalisation maps [0, 255] onto [-1, 1]. */
   float lo = 1e9f, hi = -1e9f;
-  for (size_t i = 0; i < 2 * one; i++) lo = batch[i] < lo ? batch[i] : lo, hi = batch[i] > hi ? batch[i] : hi;
+  for (size_t i = 0; i < 2 * one; i++)
+    lo = batch[i] < lo ? batch[i] : lo, hi = batch[i] > hi ? batch[i] : hi;
   CHECK(lo >= -1.0f && hi <= 1.0f && hi > lo);
   free(batch);
   free(single);
