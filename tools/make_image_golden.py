@@ -4,8 +4,11 @@ DeiT's resize-256 + centre-crop-224 recipe) and Pillow's convert("RGB") produce,
 tests/models/golden/image/ for tests/models/test_image.c. Also (re)makes the demo images in
 assets/images/ from scikit-image's public-domain / CC0 samples with --assets.
 
-Needs: pip install pillow numpy transformers   (+ scikit-image for --assets). No torch: the
-processors run on their PIL/numpy backend and return numpy arrays.
+Needs: pip install "pillow>=13" numpy "transformers>=5" scikit-image. No torch: the
+processors run on their PIL/numpy backend and return numpy arrays. Pillow 13 because its resize
+picks the pass order (vertical first for images shrunk mostly in height) and has the MKS filters
+that models/image_resample.c follows; transformers 5 because its PIL-backed ViT processor also
+takes size={"shortest_edge": n}. scikit-image supplies the source photos (CC0 / public domain).
 
 Usage (from the repo root):  python3 tools/make_image_golden.py [--assets]
 """
@@ -161,6 +164,9 @@ def decode_case(name, image):
 
 
 def main():
+    major = int(Image.__version__.split(".")[0])
+    if major < 13:
+        sys.exit(f"Pillow {Image.__version__}: need >= 13 (resize pass order, MKS filters)")
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--assets", action="store_true", help="also remake assets/images/*.jpg")
     args = ap.parse_args()
