@@ -1,0 +1,112 @@
+#version 450
+// Masked softmax over the last axis: y = softmax(x*scale + bias) where allowed, 0 elsewhere; a
+// fully masked row is all zeros. Both masks are prefixes of the row (valid length, causal
+// bottom-right diagonal), so a row only ever touches columns [0, cols) and writes zeros after.
+// One workgroup per row, any length: pass 1 keeps a per-invocation online max/sum in fp32
+// (rescaled only when the max grows), merged across the workgroup; pass 2 recomputes each score
+// and writes exp(s - max) / sum. fp16 storage never overflows: the max is subtracted in fp32.
+// Defines:
+//   X_F16            x and y are float16 storage (else float)
+//   BIAS_F16         bias is float16 storage (else float)
+//   SUBGROUP_REDUCE  reductions with subgroup arithmetic (else a shared-memory tree)
+// Bindings: 0 x (read), 1 y (write), 2 bias (read), 3 valid lengths (int, read); an absent bias
+//   or valid-length tensor is bound to x's range and never read.
+// Push constants (uint unless noted): lead0, lead1, lead2 (leading dims, rank padded to 4 with
+//   leading 1s; rows = lead0*lead1*lead2), n (row length), x_off, x_s0..x_s3 (element offset,
+//   strides), y_off, y_s0..y_s3, b_off, b_s0..b_s3 (bias broadcast to x: stride 0 on broadcast
+//   dims), v_off, v_s0, v_s1 (valid lengths [B] or [B, R]), r (R: rows per matrix, x's dim -2),
+//   rows_per_batch (rows per index of x's dim 0), gx (workgroups along x: row = wg.y*gx + wg.x),
+//   scale (float).
+// Specialization constants: 0 WG (local_size_x, power of two), 1 HAS_BIAS, 2 HAS_VL,
+//   3 VL_PER_ROW (valid lengths are [B, R]), 4 CAUSAL (row i sees column j iff j <= i + n - r).
+#if defined(X_F16) || defined(BIAS_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#ifdef SUBGROUP_REDUCE
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#extension GL_GOOGLE_include_directive : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const bool HAS_BIAS = false;
+layout(constant_id = 2) const bool HAS_VL = false;
+layout(constant_id = 3) const bool VL_PER_ROW = false;
+layout(constant_id = 4) const bool CAUSAL = false;
+
+#ifdef X_F16
+#define XTYPE float16_t
+#else
+#define XTYPE float
+#endif
+#ifdef BIAS_F16
+#define BTYPE float16_t
+#else
+#define BTYPE float
+#endif
+
+layout(std430, binding = 0) readonly buffer X { XTYPE x[]; };
+layout(std430, binding = 1) writeonly buffer Y { XTYPE y[]; };
+layout(std430, binding = 2) readonly buffer Bias { BTYPE bias[]; };
+layout(std430, binding = 3) readonly buffer VL { int vl[]; };
+layout(push_constant) uniform Params {
+  uint lead0, lead1, lead2, n;
+  uint x_off, x_s0, x_s1, x_s2, x_s3;
+  uint y_off, y_s0, y_s1, y_s2, y_s3;
+  uint b_off, b_s0, b_s1, b_s2, b_s3;
+  uint v_off, v_s0, v_s1;
+  uint r, rows_per_batch, gx;
+  float scale;
+} p;
+
+#include "wg_reduce.glsl"
+
+// A finite "minus infinity": exp(LOWEST - s) is 0 without ever forming inf - inf.
+const float LOWEST = -3.402823466e38;
+
+uint row_offset(uint row, uint s0, uint s1, uint s2) {
+  uint i2 = row % p.lead2, t = row / p.lead2;
+  return (t / p.lead1) * s0 + (t % p.lead1) * s1 + i2 * s2;
+}
+
+void main() {
+  uint row = gl_WorkGroupID.y * p.gx + gl_WorkGroupID.x;
+  if (row >= p.lead0 * p.lead1 * p.lead2) return; // whole workgroup: barriers stay uniform
+  uint lid = gl_LocalInvocationID.x;
+  uint xb = p.x_off + row_offset(row, p.x_s0, p.x_s1, p.x_s2);
+  uint yb = p.y_off + row_offset(row, p.y_s0, p.y_s1, p.y_s2);
+  uint bb = HAS_BIAS ? p.b_off + row_offset(row, p.b_s0, p.b_s1, p.b_s2) : 0;
+
+  // Allowed columns are [0, cols): the valid length and the causal diagonal both cut a prefix.
+  uint i = row % p.r;
+  int lim = int(p.n);
+  if (HAS_VL) lim = min(lim, vl[p.v_off + (row / p.rows_per_batch) * p.v_s0 + (VL_PER_ROW ? i * p.v_s1 : 0)]);
+  if (CAUSAL) lim = min(lim, int(i) + int(p.n) - int(p.r) + 1);
+  uint cols = uint(max(lim, 0));
+
+  float m = LOWEST, l = 0.0;
+  for (uint j = lid; j < cols; j += WG) {
+    float s = float(x[xb + j * p.x_s3]) * p.scale;
+    if (HAS_BIAS) s += float(bias[bb + j * p.b_s3]);
+    if (s > m) {
+      l = l * exp(m - s) + 1.0;
+      m = s;
+    } else {
+      l += exp(s - m);
+    }
+  }
+  float mx = wg_max(m);
+  float sum = wg_sum(l * exp(m - mx));
+  float inv = sum > 0.0 ? 1.0 / sum : 0.0;
+
+  for (uint j = lid; j < p.n; j += WG) {
+    float v = 0.0;
+    if (j < cols) {
+      float s = float(x[xb + j * p.x_s3]) * p.scale;
+      if (HAS_BIAS) s += float(bias[bb + j * p.b_s3]);
+      v = exp(s - mx) * inv;
+    }
+    y[yb + j * p.y_s3] = XTYPE(v);
+  }
+}
