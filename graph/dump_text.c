@@ -74,6 +74,20 @@ static const char *shape_str(const vkf_tensor *t, char *buf, size_t size) {
   return vkf_shape_format(t->rank, t->shape, buf, size);
 }
 
+/* Names are printed in double quotes with " and \ escaped, so a line always parses back. */
+static const char *quoted(const char *s, char *buf, size_t size) {
+  size_t at = 0;
+  if (size < 3) return "\"\"";
+  buf[at++] = '"';
+  for (; *s && at + 3 < size; s++) {
+    if (*s == '"' || *s == '\\') buf[at++] = '\\';
+    buf[at++] = *s;
+  }
+  buf[at++] = '"';
+  buf[at] = '\0';
+  return buf;
+}
+
 #define W(...)                                                                                   \
   do {                                                                                           \
     if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump");     \
@@ -85,19 +99,19 @@ vkf_status vkf_dump_text(const vkf_graph *g, FILE *f) {
     inputs += g->tensors[id].role == VKF_ROLE_INPUT;
     constants += g->tensors[id].role == VKF_ROLE_CONSTANT;
   }
-  W("graph \"%s\": %u inputs, %u constants, %u nodes, %u outputs\n", g->name, inputs, constants,
-    g->node_count, g->output_count);
-  char sb[96], attrs[1024];
+  char sb[96], attrs[1024], qb[512];
+  W("graph %s: %u inputs, %u constants, %u nodes, %u outputs\n", quoted(g->name, qb, sizeof qb),
+    inputs, constants, g->node_count, g->output_count);
   for (uint32_t id = 1; id < g->tensor_count; id++) {
     const vkf_tensor *t = &g->tensors[id];
     if (t->role != VKF_ROLE_INPUT && t->role != VKF_ROLE_CONSTANT) continue;
-    W("%-8s %%%u \"%s\" %s %s\n", vkf_role_name(t->role), id, t->name, vkf_dtype_name(t->dtype),
-      shape_str(t, sb, sizeof sb));
+    W("%-8s %%%u %s %s %s\n", vkf_role_name(t->role), id, quoted(t->name, qb, sizeof qb),
+      vkf_dtype_name(t->dtype), shape_str(t, sb, sizeof sb));
   }
   for (uint32_t i = 0; i < g->node_count; i++) {
     const vkf_node *n = &g->nodes[i];
     const vkf_tensor *t = &g->tensors[n->output.id];
-    W("#%u %%%u = %s \"%s\"(", i, n->output.id, vkf_op_name(n->op), n->name);
+    W("#%u %%%u = %s %s(", i, n->output.id, vkf_op_name(n->op), quoted(n->name, qb, sizeof qb));
     for (uint32_t s = 0; s < n->input_count; s++) {
       if (n->inputs[s].id)
         W("%s%%%u", s ? ", " : "", n->inputs[s].id);
@@ -114,7 +128,7 @@ vkf_status vkf_dump_text(const vkf_graph *g, FILE *f) {
     W("\n");
   }
   for (uint32_t i = 0; i < g->output_count; i++)
-    W("output %%%u \"%s\"\n", g->outputs[i].id, g->tensors[g->outputs[i].id].name);
+    W("output %%%u %s\n", g->outputs[i].id, quoted(g->tensors[g->outputs[i].id].name, qb, sizeof qb));
   const vkf_memory_plan *mp = &g->plan;
   if (mp->valid) {
     W("memory plan: alignment %zu, peak %zu bytes, naive %zu bytes\n", mp->alignment,
@@ -122,8 +136,8 @@ vkf_status vkf_dump_text(const vkf_graph *g, FILE *f) {
     for (uint32_t id = 1; id < mp->tensor_bound && id < g->tensor_count; id++) {
       const vkf_tensor_placement *p = &mp->placements[id];
       if (!p->in_arena || g->tensors[id].base.id != id) continue;
-      W("  %%%u \"%s\" offset %zu size %zu live #%u..#%u\n", id, g->tensors[id].name, p->offset,
-        p->size, p->first_node, p->last_node);
+      W("  %%%u %s offset %zu size %zu live #%u..#%u\n", id, quoted(g->tensors[id].name, qb, sizeof qb),
+        p->offset, p->size, p->first_node, p->last_node);
     }
   }
   return VKF_OK;

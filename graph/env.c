@@ -27,6 +27,7 @@ void vkf_env_reload(void) {
   g_env.dump_dir = str_or_null("VKF_DUMP_DIR");
   g_env.profile = int_or("VKF_PROFILE", 0);
   g_env.check = int_or("VKF_CHECK", 0);
+  g_env.update_golden = int_or("VKF_UPDATE_GOLDEN", 0);
   g_env.no_fuse = str_or_null("VKF_NO_FUSE");
   g_env.log_level = int_or("VKF_LOG", 1);
   g_env.python_site = str_or_null("VKF_PYTHON_SITE");

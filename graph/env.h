@@ -15,6 +15,7 @@ typedef struct vkf_env {
   int check;                  /* VKF_CHECK=1: compare every node with the CPU interpreter */
   const char *no_fuse;        /* VKF_NO_FUSE: comma list of fusions to skip ("attention",...) */
   int log_level;              /* VKF_LOG: 0 error, 1 warn (default), 2 info, 3 debug */
+  int update_golden;          /* VKF_UPDATE_GOLDEN=1: tests rewrite their golden files */
   const char *python_site;    /* VKF_PYTHON_SITE: ':' list of site-packages dirs searched first
                                  for pip-installed model packages (models/model_paths.h) */
   /* Not ours, but read here too so that getenv() has one caller: the default cache location and
