@@ -7,6 +7,7 @@
 /* Each subcommand gets argv after the subcommand name and returns the process exit code. */
 int vkf_cli_devices(int argc, char **argv);
 int vkf_cli_op(int argc, char **argv);
+int vkf_cli_classify(int argc, char **argv);
 
 /* Prints "vkf: <message>" on stderr as one line and returns 1 (frees the status). */
 int vkf_cli_fail(vkf_status status);

@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"devices", vkf_cli_devices, "list Vulkan devices and their caps [--json] [--device N|NAME]"},
+    {"classify", vkf_cli_classify, "top-K labels for images: [--model DIR] [--top K] [--json] [--fp16] IMAGE..."},
     {"op", vkf_cli_op, "run one op on .npy files: OP --in x.npy ... --out y.npy [--attr k=v] [--cpu]"},
 };
 
