@@ -18,8 +18,8 @@ static vkf_status check_dtype(const vkf_lower_ctx *ctx, const vkf_lower_node *no
 }
 
 /* dst (same shape as src) = convert(src), both possibly strided. */
-static vkf_status copy_view(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
-                            const vkf_plan_tensor *src, const vkf_plan_tensor *dst) {
+vkf_status vkf_lower_copy_view(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                               const vkf_plan_tensor *src, const vkf_plan_tensor *dst) {
   char sbuf[64];
   VKF_RETURN_IF_ERROR(check_dtype(ctx, node, src));
   VKF_RETURN_IF_ERROR(check_dtype(ctx, node, dst));
@@ -78,7 +78,7 @@ vkf_status vkf_lower_copy(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
                                vkf_op_name(node->op), node->name,
                                vkf_shape_format(x->rank, x->shape, sa, sizeof sa),
                                vkf_shape_format(y->rank, y->shape, sb, sizeof sb));
-      return copy_view(ctx, node, x, y);
+      return vkf_lower_copy_view(ctx, node, x, y);
     }
     case VKF_OP_CONCAT: {
       uint32_t ax = node->attrs->concat.axis;
@@ -93,7 +93,7 @@ vkf_status vkf_lower_copy(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
         part.shape[ax] = x->shape[ax];
         part.offset += (uint64_t)(at * y->strides[ax]) * vkf_dtype_size(y->dtype);
         at += x->shape[ax];
-        VKF_RETURN_IF_ERROR(copy_view(ctx, node, x, &part));
+        VKF_RETURN_IF_ERROR(vkf_lower_copy_view(ctx, node, x, &part));
       }
       if (at != y->shape[ax])
         return vkf_status_make(VKF_STATUS_INTERNAL, "concat \"%s\": inputs cover %" PRId64

@@ -148,6 +148,67 @@ static vkf_status bind_operands(const vkf_lower_ctx *ctx, const vkf_lower_node *
   return VKF_OK;
 }
 
+/* More distinct input buffers than bindings beside the output: the smallest operands are copied
+ * into one scratch buffer (one copy.comp dispatch each), where they then share a binding. Only
+ * fused programs with 8 inputs from 8 buffers (graph inputs, weights) get here. */
+static vkf_status stage_operands(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                                 ew_operands *ops, vkf_plan_tensor *staged) {
+  uint32_t inputs = ops->count; /* the output is not an operand yet */
+  uint32_t group_of[VKF_LAYOUT_MAX_OPERANDS], groups = 0;
+  uint64_t group_bytes[VKF_LAYOUT_MAX_OPERANDS] = {0};
+  for (uint32_t k = 0; k < inputs; k++) {
+    group_of[k] = groups;
+    for (uint32_t j = 0; j < k; j++)
+      if (ops->t[j]->buffer == ops->t[k]->buffer && ops->t[j]->dtype == ops->t[k]->dtype)
+        group_of[k] = group_of[j];
+    if (group_of[k] == groups) groups++;
+    group_bytes[group_of[k]] +=
+        (uint64_t)vkf_plan_tensor_count(ops->t[k]) * vkf_dtype_size(ops->t[k]->dtype);
+  }
+  if (groups + 1 <= VKF_PLAN_MAX_BINDINGS) return VKF_OK;
+  /* Moving j groups into scratch leaves groups - j + 1 bindings for inputs. */
+  uint32_t move = groups - (VKF_PLAN_MAX_BINDINGS - 1) + 1;
+  int moved[VKF_LAYOUT_MAX_OPERANDS] = {0};
+  for (uint32_t m = 0; m < move; m++) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t gi = 0; gi < groups; gi++)
+      if (!moved[gi] && (best == UINT32_MAX || group_bytes[gi] < group_bytes[best])) best = gi;
+    moved[best] = 1;
+  }
+  /* Staged copies keep their own (unbroadcast) shape, densely packed; all share one dtype so
+   * they can share the binding: stage only the moved groups' operands of the first such dtype,
+   * and give up on mixed dtypes (fused programs have one dtype). */
+  uint64_t size = 0;
+  uint64_t offsets[VKF_LAYOUT_MAX_OPERANDS];
+  vkf_dtype dtype = VKF_DTYPE_COUNT;
+  for (uint32_t k = 0; k < inputs; k++) {
+    if (!moved[group_of[k]]) continue;
+    if (dtype == VKF_DTYPE_COUNT) dtype = ops->t[k]->dtype;
+    if (ops->t[k]->dtype != dtype)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": inputs of mixed dtypes in %u "
+                             "buffers exceed the binding limit", vkf_op_name(node->op),
+                             node->name, groups);
+    offsets[k] = size;
+    size += (uint64_t)vkf_plan_tensor_count(ops->t[k]) * vkf_dtype_size(dtype);
+    size = (size + ctx->alignment - 1) / ctx->alignment * ctx->alignment;
+  }
+  char name[160];
+  snprintf(name, sizeof name, "%s.staged", node->name);
+  uint32_t buffer = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, size);
+  for (uint32_t k = 0; k < inputs; k++) {
+    if (!moved[group_of[k]]) continue;
+    vkf_plan_tensor *s = &staged[k];
+    *s = *ops->t[k];
+    s->buffer = buffer;
+    s->offset = offsets[k];
+    int64_t expect = 1;
+    for (uint32_t dd = s->rank; dd-- > 0;) s->strides[dd] = expect, expect *= s->shape[dd];
+    VKF_RETURN_IF_ERROR(vkf_lower_copy_view(ctx, node, ops->t[k], s));
+    ops->t[k] = s;
+  }
+  return VKF_OK;
+}
+
 static const char *op_short(vkf_op op) {
   switch (op) {
     case VKF_OP_GELU_ERF: return "gelu";
@@ -325,10 +386,12 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
       if (same_view(ops.t[k], &node->inputs[i])) ops.of_input[i] = k;
     if (ops.of_input[i] != UINT32_MAX) continue;
     ops.of_input[i] = ops.count;
-    ops.t[ops.count] = &node->inputs[i];
-    vkf_layout_broadcast_strides(&node->inputs[i], y->rank, y->shape, l.strides[ops.count]);
-    ops.count++;
+    ops.t[ops.count++] = &node->inputs[i];
   }
+  vkf_plan_tensor staged[VKF_LAYOUT_MAX_OPERANDS];
+  VKF_RETURN_IF_ERROR(stage_operands(ctx, node, &ops, staged));
+  for (uint32_t k = 0; k < ops.count; k++)
+    vkf_layout_broadcast_strides(ops.t[k], y->rank, y->shape, l.strides[k]);
   ops.t[ops.count] = y;
   memcpy(l.strides[ops.count], y->strides, sizeof l.strides[0]);
   ops.count++;

@@ -44,6 +44,12 @@ uint64_t vkf_lower_bind_shared(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d,
                                const vkf_plan_tensor *const *tensors, uint32_t count,
                                vkf_plan_access access, uint32_t *out_elem_offsets);
 
+/* Appends a shaders/copy.comp dispatch for node `node`: dst = src converted to dst's dtype, both
+ * strided views of the same shape (graph/lower_copy.c). Other lowerings use it to stage
+ * operands. */
+vkf_status vkf_lower_copy_view(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                               const vkf_plan_tensor *src, const vkf_plan_tensor *dst);
+
 /* Workgroup size for 1-D kernels: `want` clamped to the device's invocation and x-size limits. */
 uint32_t vkf_lower_workgroup_1d(const vkf_lower_ctx *ctx, uint32_t want);
 /* Workgroup count for a grid-stride 1-D kernel over `count` items (>= 1, within device limits). */
