@@ -194,6 +194,7 @@ vkf_value vkf_graph_output(vkf_graph *g, vkf_value value, const char *name) {
   }
   g->outputs[g->output_count++] = out;
   g->tensors[out.id].role = VKF_ROLE_OUTPUT;
+  if (name && out.id == value.id) g->tensors[out.id].name = vkf_arena_strdup(g->arena, name);
   g->plan.valid = 0;
   return out;
 }

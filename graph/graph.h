@@ -164,6 +164,8 @@ typedef struct vkf_node {
   int dead; /* marked by passes; vkf_graph_compact removes it */
 } vkf_node;
 
+/* A graph is not thread-safe: one thread builds and rewrites it; readers (interpreter, lowering)
+ * may share it once it no longer changes. */
 typedef struct vkf_graph vkf_graph;
 
 /* ---- op table ---- */
@@ -198,8 +200,9 @@ vkf_value vkf_graph_input(vkf_graph *graph, const char *name, vkf_dtype dtype, u
 vkf_value vkf_graph_constant(vkf_graph *graph, const char *name, vkf_dtype dtype, uint32_t rank,
                              const int64_t *shape, const void *data);
 /* Marks a value as a graph output and returns the value that carries it: the value itself when it
- * is a node's own (non-view) output, otherwise a new contiguous copy node named `name` (or the
- * value's name + ".out"). Outputs are pinned by the memory planner. */
+ * is a node's own (non-view) output (its tensor is renamed `name` when given; the node keeps its
+ * name), otherwise a new contiguous copy node named `name` (or the value's name + ".out").
+ * Outputs are pinned by the memory planner. */
 vkf_value vkf_graph_output(vkf_graph *graph, vkf_value value, const char *name);
 
 uint32_t vkf_graph_output_count(const vkf_graph *graph);
