@@ -25,20 +25,31 @@ vkf_status vkf_ref_matmul(vkf_interp *it, const vkf_node *n) {
   vkf_broadcast_strides(tb->rank - 2, tb->shape, brank, out->shape, sb);
   int64_t batches = 1;
   for (uint32_t d = 0; d < brank; d++) batches *= out->shape[d];
+  double *acc = vkf_interp_temp(it, (size_t)nn * sizeof(double)); /* one output row */
+  if (!acc) return vkf_interp_oom(n);
   for (int64_t bi = 0; bi < batches; bi++) {
     const float *pa = a + vkf_strided_offset(bi, brank, out->shape, sa) * m * k;
     const float *pb = b + vkf_strided_offset(bi, brank, out->shape, sb) * k * nn;
     float *py = y + bi * m * nn;
-    for (int64_t i = 0; i < m; i++)
+    for (int64_t i = 0; i < m; i++) {
+      /* Row-at-a-time so both B layouts are read sequentially. */
+      for (int64_t j = 0; j < nn; j++) acc[j] = 0;
+      if (tb_t) {
+        for (int64_t j = 0; j < nn; j++)
+          for (int64_t l = 0; l < k; l++) acc[j] += (double)pa[i * k + l] * pb[j * k + l];
+      } else {
+        for (int64_t l = 0; l < k; l++) {
+          double av = pa[i * k + l];
+          for (int64_t j = 0; j < nn; j++) acc[j] += av * pb[l * nn + j];
+        }
+      }
       for (int64_t j = 0; j < nn; j++) {
-        double acc = 0;
-        for (int64_t l = 0; l < k; l++)
-          acc += (double)pa[i * k + l] * (double)(tb_t ? pb[j * k + l] : pb[l * nn + j]);
-        if (bias) acc += bias[j];
-        float v = vkf_activation_eval(n->attrs.matmul.activation, (float)acc);
+        double s = acc[j] + (bias ? bias[j] : 0.0);
+        float v = vkf_activation_eval(n->attrs.matmul.activation, (float)s);
         if (res) v += res[bi * m * nn + i * nn + j];
         py[i * nn + j] = v;
       }
+    }
   }
   return VKF_OK;
 }

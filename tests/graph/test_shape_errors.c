@@ -200,7 +200,22 @@ static void test_verifier(void) {
   vkf_graph_destroy(g);
 }
 
+/* The op table is well formed: unique names, sane arities, elementwise ops are unary/binary. */
+static void test_op_table(void) {
+  for (int i = 0; i < VKF_OP_COUNT; i++) {
+    vkf_op op = (vkf_op)i;
+    CHECK(vkf_op_name(op) && *vkf_op_name(op));
+    CHECK(vkf_op_min_inputs(op) >= 1 && vkf_op_min_inputs(op) <= vkf_op_max_inputs(op));
+    CHECK(vkf_op_max_inputs(op) <= VKF_MAX_NODE_INPUTS);
+    if (vkf_op_flags(op) & VKF_OPF_ELEMENTWISE) CHECK(vkf_op_max_inputs(op) <= 2);
+    if (vkf_op_flags(op) & VKF_OPF_VIEW) CHECK(vkf_op_max_inputs(op) == 1);
+    for (int j = 0; j < i; j++) CHECK(strcmp(vkf_op_name(op), vkf_op_name((vkf_op)j)) != 0);
+  }
+  CHECK(strcmp(vkf_op_name(VKF_OP_GELU_ERF), "gelu") == 0);
+}
+
 int main(void) {
+  test_op_table();
   test_messages();
   test_sticky();
   test_verifier();
