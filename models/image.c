@@ -47,6 +47,52 @@ void vkf_image_destroy(vkf_image *image) {
   memset(image, 0, sizeof *image);
 }
 
+/* Reads as stb's memory reader does: past the end, bytes are 0. */
+static uint8_t byte_at(const uint8_t *data, size_t size, size_t i) {
+  return i < size ? data[i] : 0;
+}
+
+/* stb_image 2.27, the version Debian 12 ships, trusts the code counts of a JPEG Huffman table:
+ * counts adding up to more than 256 write past fixed arrays inside its decoder (upstream 2.28
+ * checks). This checks the DHT segment body at `at` (just after FF C4) the way stb reads it. */
+static bool jpeg_dht_ok(const uint8_t *d, size_t size, size_t at) {
+  long left = ((long)byte_at(d, size, at) << 8 | byte_at(d, size, at + 1)) - 2;
+  size_t p = at + 2;
+  while (left > 0) {
+    uint8_t q = byte_at(d, size, p);
+    if ((q >> 4) > 1 || (q & 15) > 3) return true; /* stb rejects this table before using it */
+    long total = 0;
+    for (size_t i = 0; i < 16; i++) total += byte_at(d, size, p + 1 + i);
+    if (total > 256) return false;
+    p += 17 + (size_t)total;
+    left -= 17 + total;
+  }
+  return true;
+}
+
+/* True unless some Huffman table that stb could read is oversized. Up to the frame header we walk
+ * the segments exactly as stb does (so APPn payloads such as ICC profiles are skipped by length).
+ * After it, entropy-coded data and stb's marker recovery make emulation fragile, so every FF C4
+ * pair is checked as a table; valid scans never hold one (an FF there is stuffed as FF 00). */
+static bool jpeg_tables_ok(const uint8_t *d, size_t size) {
+  if (size < 2 || d[0] != 0xFF || d[1] != 0xD8) return true; /* not a JPEG */
+  size_t i = 2;
+  for (;;) {
+    while (i < size && d[i] != 0xFF) i++; /* stb skips padding between segments */
+    while (i < size && d[i] == 0xFF) i++; /* and repeated FF fill bytes */
+    if (i >= size) return true;           /* stb: no frame, an error */
+    uint8_t marker = d[i++];
+    if (marker == 0xC0 || marker == 0xC1 || marker == 0xC2) break; /* the frames stb decodes */
+    if (marker == 0xC4 && !jpeg_dht_ok(d, size, i)) return false;
+    /* Every segment stb accepts before the frame consumes exactly its length field. */
+    i += (size_t)byte_at(d, size, i) << 8 | byte_at(d, size, i + 1);
+  }
+  for (; i + 1 < size; i++) {
+    if (d[i] == 0xFF && d[i + 1] == 0xC4 && !jpeg_dht_ok(d, size, i + 2)) return false;
+  }
+  return true;
+}
+
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
                             vkf_image *out_image) {
   memset(out_image, 0, sizeof *out_image);
@@ -56,6 +102,10 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
   if (data_size > INT_MAX) {
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %zu bytes is too large for an image file",
                            name, data_size);
+  }
+  if (!jpeg_tables_ok(data, data_size)) {
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: corrupt JPEG (a Huffman table declares more than 256 codes)", name);
   }
   /* Header first: the size limits apply before stb allocates anything for a hostile header. */
   int width = 0, height = 0, channels = 0;

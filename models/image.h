@@ -33,7 +33,10 @@ void vkf_image_destroy(vkf_image *image);
  * Differences from Pillow, by design: 16-bit PNG samples keep their high byte (Pillow clips
  * "I;16" values to 255), and JPEGs are decoded by stb_image, whose IDCT and chroma upsampling
  * differ from libjpeg-turbo's by a few levels at most (tests/models/test_image.c bounds it).
- * EXIF orientation is ignored, as Pillow and Hugging Face ignore it.
+ * EXIF orientation is ignored, as Pillow and Hugging Face ignore it. Hostile files: sizes are
+ * checked before decoding, and JPEG Huffman tables that overrun stb_image 2.27's arrays (Debian
+ * 12's version; fixed upstream in 2.28) are refused before stb reads them. Fuzzing under ASan
+ * found nothing else; UBSan still reports an out-of-range shift inside stb on some corrupt JPEGs.
  * Errors: NOT_FOUND (no such file), IO (unreadable), PARSE (not a PNG/JPEG, corrupt, truncated),
  * UNSUPPORTED (larger than VKF_IMAGE_MAX_*); the message names `path` and stb's reason. */
 vkf_status vkf_image_load(const char *path, vkf_image *out_image);

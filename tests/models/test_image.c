@@ -293,6 +293,48 @@ static void test_bad_files(void) {
   free(jpg);
 }
 
+/* stb_image 2.27 overruns its tables on a Huffman table declaring more than 256 codes;
+ * models/image.c refuses those before stb sees them, wherever stb could read one. */
+static void test_jpeg_huffman_guard(void) {
+  vkf_image image;
+  /* Before the frame header: SOI, then a DHT whose 16 counts add up to 512. */
+  uint8_t early[2 + 4 + 17] = {0xFF, 0xD8, 0xFF, 0xC4, 0x00, 0x13, 0x00};
+  memset(early + 7, 0x20, 16);
+  CHECK_STATUS(vkf_image_decode(early, sizeof early, "early.jpg", &image), VKF_STATUS_PARSE,
+               "early.jpg: corrupt JPEG (a Huffman table");
+
+  size_t size;
+  uint8_t *jpg = read_file("assets/images/rocket.jpg", &size);
+  CHECK(jpg != NULL && size > 1000);
+  if (!jpg) return;
+  /* After the frame header, where libjpeg puts its tables. */
+  size_t dht = 0;
+  for (size_t i = 0; i + 1 < size && !dht; i++) dht = jpg[i] == 0xFF && jpg[i + 1] == 0xC4 ? i : 0;
+  CHECK(dht > 0);
+  uint8_t *bad = malloc(size);
+  memcpy(bad, jpg, size);
+  memset(bad + dht + 5, 0x20, 16);
+  CHECK_STATUS(vkf_image_decode(bad, size, "late.jpg", &image), VKF_STATUS_PARSE,
+               "late.jpg: corrupt JPEG (a Huffman table");
+  free(bad);
+
+  /* The same bytes inside an APP2 payload (ICC profiles are arbitrary binary) are skipped by
+   * length, as stb skips them, so the image still decodes. */
+  uint8_t app[4 + 2 + 17] = {0xFF, 0xE2, 0x00, 0x17, 0xFF, 0xC4, 0x00, 0x13, 0x00};
+  memset(app + 9, 0x20, sizeof app - 9);
+  uint8_t *with_app = malloc(size + sizeof app);
+  memcpy(with_app, jpg, 2);
+  memcpy(with_app + 2, app, sizeof app);
+  memcpy(with_app + 2 + sizeof app, jpg + 2, size - 2);
+  vkf_status status = vkf_image_decode(with_app, size + sizeof app, "app2.jpg", &image);
+  CHECK_MSG(status == VKF_OK, "%s", vkf_status_message(status));
+  vkf_status_free(status);
+  CHECK(image.width == 384 && image.height == 256);
+  vkf_image_destroy(&image);
+  free(with_app);
+  free(jpg);
+}
+
 static void test_demo_images(void) {
   static const char *const paths[] = {"assets/images/cat.jpg", "assets/images/coffee.jpg",
                                       "assets/images/astronaut.jpg", "assets/images/rocket.jpg"};
@@ -450,6 +492,7 @@ int main(void) {
   CHECK_MSG(endian.b[0] == 1, "the golden .f32 files are little-endian");
   test_goldens();
   test_bad_files();
+  test_jpeg_huffman_guard();
   test_demo_images();
   test_center_crop();
   test_resize_properties();
