@@ -1,5 +1,6 @@
 /* vkf classify: top-K labels for images with a Hugging Face ViT/DeiT checkpoint, on the device
  * (all images in one batch); VKF_CHECK=1 compares every node with the interpreter. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "graph/env.h"
 #include "host/check.h"
 #include "host/runner.h"
+#include "models/npy.h"
 #include "models/vit.h"
 #include "models/vit_classify.h"
 #include "tools/vkf/cli.h"
@@ -22,13 +24,17 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--device N|NAME] "
-          "IMAGE...\n"
+          "IMAGE... | --pixel-values NPY\n"
           "  --model DIR  Hugging Face ViT/DeiT folder (config.json, model.safetensors,\n"
           "               preprocessor_config.json); default: the built-in tiny random-weight\n"
           "               ViT (%s), whose labels are not meaningful\n"
           "  --top K      labels per image (default 5)\n"
           "  --json       one JSON document on stdout\n"
           "  --fp16       f16 weights and activations\n"
+          "  --pixel-values NPY  run on f32 [B,3,S,S] pixel values instead of IMAGE files\n"
+          "  --save-logits NPY   write the logits, f32 [B, labels]\n"
+          "  --compare-logits NPY  report max |logit diff| and top-1/top-5 agreement with\n"
+          "               reference logits (e.g. from tools/make_vit_golden.py --full)\n"
           "VKF_CHECK=1 compares every node with the CPU interpreter.\n",
           DEFAULT_MODEL_REL);
 }
@@ -87,8 +93,61 @@ static void print_results(const vkf_vit_model *m, char **images, int64_t count, 
   free(probs);
 }
 
+/* Parity report against reference logits: max |diff|, top-1 and top-5 set agreement. */
+static vkf_status compare_logits(const char *path, const float *logits, int64_t count,
+                                 int64_t labels) {
+  vkf_npy_array ref = {0};
+  VKF_RETURN_IF_ERROR(vkf_npy_load(path, &ref));
+  vkf_status st = VKF_OK;
+  if (ref.dtype != VKF_NPY_F32 || ref.rank != 2 || ref.shape[0] != count || ref.shape[1] != labels)
+    st = vkf_status_make(VKF_STATUS_SHAPE, "%s: expected f32 [%lld, %lld] logits", path,
+                         (long long)count, (long long)labels);
+  const float *want = ref.data;
+  double max_err = 0;
+  int64_t top1 = 0, top5 = 0, k = labels < 5 ? labels : 5;
+  int64_t a[5], b[5];
+  float pa[5], pb[5];
+  for (int64_t i = 0; i < count && !st; i++) {
+    for (int64_t j = 0; j < labels; j++) {
+      double e = fabs((double)logits[i * labels + j] - want[i * labels + j]);
+      if (!(e <= max_err)) max_err = e;
+    }
+    vkf_vit_top_k(logits + i * labels, labels, k, a, pa);
+    vkf_vit_top_k(want + i * labels, labels, k, b, pb);
+    top1 += a[0] == b[0];
+    int same = 1;
+    for (int64_t x = 0; x < k; x++) {
+      int found = 0;
+      for (int64_t y = 0; y < k; y++) found |= a[x] == b[y];
+      same &= found;
+    }
+    top5 += same;
+  }
+  if (!st)
+    fprintf(stderr, "vkf classify: vs %s: max |logit diff| %.3g; top-1 agrees %lld/%lld; top-%lld "
+                    "set agrees %lld/%lld\n", path, max_err, (long long)top1, (long long)count,
+            (long long)k, (long long)top5, (long long)count);
+  vkf_npy_array_release(&ref);
+  return st;
+}
+
+/* Pixel values from a .npy instead of image files (parity checks feed the HF processor's). */
+static vkf_status load_pixel_npy(const char *path, int64_t s, float **out, int64_t *out_count) {
+  vkf_npy_array a = {0};
+  VKF_RETURN_IF_ERROR(vkf_npy_load(path, &a));
+  if (a.dtype != VKF_NPY_F32 || a.rank != 4 || a.shape[1] != 3 || a.shape[2] != s ||
+      a.shape[3] != s) {
+    vkf_npy_array_release(&a);
+    return vkf_status_make(VKF_STATUS_SHAPE, "%s: expected f32 [B, 3, %lld, %lld] pixel values",
+                           path, (long long)s, (long long)s);
+  }
+  *out = a.data; /* ownership moves to the caller (malloc'd) */
+  *out_count = a.shape[0];
+  return VKF_OK;
+}
+
 int vkf_cli_classify(int argc, char **argv) {
-  const char *model_dir = NULL, *device = NULL;
+  const char *model_dir = NULL, *device = NULL, *pixel_npy = NULL, *save = NULL, *compare = NULL;
   int64_t k = 5;
   int json = 0;
   vkf_dtype dtype = VKF_F32;
@@ -103,6 +162,12 @@ int vkf_cli_classify(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--model") && has_value) {
       model_dir = argv[++i];
+    } else if (!strcmp(a, "--pixel-values") && has_value) {
+      pixel_npy = argv[++i];
+    } else if (!strcmp(a, "--save-logits") && has_value) {
+      save = argv[++i];
+    } else if (!strcmp(a, "--compare-logits") && has_value) {
+      compare = argv[++i];
     } else if (!strcmp(a, "--device") && has_value) {
       device = argv[++i];
     } else if (!strcmp(a, "--top") && has_value) {
@@ -125,7 +190,8 @@ int vkf_cli_classify(int argc, char **argv) {
       images[count++] = argv[i];
     }
   }
-  if (count == 0) {
+  if ((count == 0) == !pixel_npy) {
+    if (pixel_npy) fprintf(stderr, "vkf classify: give IMAGE files or --pixel-values, not both\n");
     usage(stderr);
     free(images);
     return 2;
@@ -146,15 +212,26 @@ int vkf_cli_classify(int argc, char **argv) {
   if (!st && vkf_vit_head_of(m) == VKF_VIT_HEAD_NONE)
     st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no classification head", model_dir,
                          vkf_vit_architecture(m));
+  char(*names)[48] = NULL;
+  if (!st && pixel_npy) {
+    st = load_pixel_npy(pixel_npy, vkf_vit_image_size(m), &pixels, &count);
+    names = st ? NULL : calloc((size_t)count, sizeof *names);
+    free(images);
+    images = st ? NULL : calloc((size_t)count, sizeof *images);
+    for (int64_t i = 0; !st && i < count; i++) {
+      snprintf(names[i], sizeof names[i], "pixel_values[%lld]", (long long)i);
+      images[i] = names[i];
+    }
+  }
   if (!st) {
     int64_t s = vkf_vit_image_size(m);
-    pixels = malloc((size_t)(count * 3 * s * s) * sizeof *pixels);
+    if (!pixels) pixels = malloc((size_t)(count * 3 * s * s) * sizeof *pixels);
     logits = malloc((size_t)(count * vkf_vit_label_count(m)) * sizeof *logits);
     st = pixels && logits ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld images",
                                                      (long long)count);
   }
   /* Images first: a bad file fails before any device work. */
-  if (!st) st = vkf_vit_load_images(m, (const char *const *)images, (size_t)count, pixels);
+  if (!st && !pixel_npy) st = vkf_vit_load_images(m, (const char *const *)images, (size_t)count, pixels);
   vkf_vit_build_options bo = {.batch = count, .dtype = dtype};
   if (!st) st = vkf_vit_build(m, &bo, &vg);
   if (!st && check) st = vkf_check_pin_all(vg.graph);
@@ -175,6 +252,9 @@ int vkf_cli_classify(int argc, char **argv) {
               rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
               100.0 * rep.worst_ratio);
   }
+  int64_t shape[2] = {count, m ? vkf_vit_label_count(m) : 0};
+  if (!st && save) st = vkf_npy_save(save, VKF_NPY_F32, 2, shape, logits);
+  if (!st && compare) st = compare_logits(compare, logits, count, shape[1]);
   if (!st) print_results(m, images, count, logits, k, json);
   vkf_runner_destroy(r);
   int validation = vkf_cli_device_close(&dev);
@@ -183,6 +263,7 @@ int vkf_cli_classify(int argc, char **argv) {
   free(pixels);
   free(logits);
   free(images);
+  free(names);
   if (st) return vkf_cli_fail(st);
   return validation;
 }
