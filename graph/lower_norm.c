@@ -77,7 +77,7 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   d.spec[1] = op;
   d.spec[2] = (uint32_t)has_gamma;
   d.spec[3] = (uint32_t)has_beta;
-  d.spec_count = 4;
+  d.spec_count = 5;
   uint64_t rows = count / xv.len;
   VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
 
@@ -86,6 +86,10 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   /* Absent parameters bind x's range again (never read: the spec constants skip them). */
   uint32_t g_off = vkf_lower_bind(ctx, &d, has_gamma ? gamma : x, VKF_ACCESS_READ);
   uint32_t b_off = vkf_lower_bind(ctx, &d, has_beta ? beta : x, VKF_ACCESS_READ);
+  /* Four elements per access wherever the layout allows (hidden sizes are multiples of 4). */
+  d.spec[4] = (uint32_t)(vkf_rows_view_vec4(&xv, x_off) && vkf_rows_view_vec4(&yv, y_off) &&
+                         (!has_gamma || vkf_rows_view_vec4(&gv, g_off)) &&
+                         (!has_beta || vkf_rows_view_vec4(&bv, b_off)));
 
   for (int k = 0; k < 3; k++) vkf_plan_dispatch_push_u32(&d, xv.lead[k]);
   vkf_plan_dispatch_push_u32(&d, xv.len);

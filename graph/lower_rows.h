@@ -43,6 +43,14 @@ static inline vkf_status vkf_rows_view_make(const vkf_plan_tensor *t, uint32_t r
   return VKF_OK;
 }
 
+/* True when every row of the view starts at a multiple of 4 elements (given the bound element
+ * offset) and is contiguous with a length that is a multiple of 4: the kernels may then move four
+ * elements per access (vec4 / f16vec4, 16- or 8-byte aligned). */
+static inline int vkf_rows_view_vec4(const vkf_rows_view *v, uint32_t element_offset) {
+  return v->s[3] == 1 && v->len % 4 == 0 && element_offset % 4 == 0 && v->s[0] % 4 == 0 &&
+         v->s[1] % 4 == 0 && v->s[2] % 4 == 0;
+}
+
 /* Pushes off, s0..s3 (the layout both row kernels use for each tensor). */
 static inline void vkf_rows_push_view(vkf_plan_dispatch *d, uint32_t element_offset,
                                       const vkf_rows_view *v) {
@@ -71,10 +79,14 @@ static inline vkf_status vkf_rows_grid(const vkf_device_caps *caps, uint64_t row
 
 /* Workgroup size for one row of `len` elements: a power of two giving each invocation about
  * `per_invocation` elements, at least 32 (one warp on NVIDIA, whole SIMD groups everywhere) and at
- * most `cap` and the device's limits. */
+ * most `cap` and the device's limits. On a CPU device (lavapipe) one workgroup runs on one core as
+ * a loop over its subgroups, switching between them at every barrier, and rows already spread over
+ * the cores: one subgroup per workgroup makes the barriers free. */
 static inline uint32_t vkf_rows_workgroup_size(const vkf_device_caps *caps, uint64_t len,
                                                uint32_t per_invocation, uint32_t cap) {
   uint32_t limit = cap;
+  if (caps->kind == VKF_DEVICE_KIND_CPU && caps->subgroup_size && caps->subgroup_size < limit)
+    limit = caps->subgroup_size;
   if (caps->max_workgroup_invocations && caps->max_workgroup_invocations < limit)
     limit = caps->max_workgroup_invocations;
   if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < limit)
