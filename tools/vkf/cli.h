@@ -8,6 +8,7 @@
 int vkf_cli_devices(int argc, char **argv);
 int vkf_cli_op(int argc, char **argv);
 int vkf_cli_classify(int argc, char **argv);
+int vkf_cli_bench_model(int argc, char **argv); /* `vkf bench model` (cmd_bench_model.c) */
 
 /* Prints "vkf: <message>" on stderr as one line and returns 1 (frees the status). */
 int vkf_cli_fail(vkf_status status);
