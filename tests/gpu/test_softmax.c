@@ -184,6 +184,7 @@ int main(void) {
       {"f16_big_logits", F16, 3, {2, 16, 300}, 0, 0, VL_NONE, NULL, 0, {0}, F32, FILL_BIG, 0},
       {"f16_big_logits_vl", F16, 3, {3, 4, 64}, 0, 0, VL_ROW, NULL, 0, {0}, F32, FILL_BIG, 0},
       {"f32_big_logits", F32, 2, {8, 1000}, 0.125f, 0, VL_NONE, NULL, 0, {0}, F32, FILL_BIG, 0},
+      {"rows_over_grid_x", F32, 3, {2, 33000, 5}, 0, 1, VL_ROW, NULL, 0, {0}, F32, 0, 0},
       {"permuted", F32, 3, {2, 5, 9}, 0, 1, VL_BATCH, NULL, 0, {0}, F32, 0, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&t, &cases[i]);
