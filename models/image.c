@@ -242,17 +242,36 @@ static vkf_status resized_size(const vkf_image_preprocess_params *p, uint32_t wi
     return VKF_OK;
   }
   uint32_t shorter = width <= height ? width : height, longer = width <= height ? height : width;
-  /* int(n * long / short): Python's true division is one correctly rounded double division. */
-  double scaled = (double)((uint64_t)p->shortest_edge * longer) / (double)shorter;
-  if (scaled >= (double)VKF_IMAGE_MAX_SIDE + 1.0) {
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "preprocess: shortest_edge %u on a %ux%u image gives a long side of "
-                           "%.0f, past the limit of %u",
-                           p->shortest_edge, width, height, scaled, VKF_IMAGE_MAX_SIDE);
+  uint32_t new_short = p->shortest_edge;
+  double new_long;
+  if (p->longest_edge == 0) {
+    /* get_resize_output_image_size: int(n * long / short); Python's true division of two ints
+     * is one correctly rounded double division. */
+    new_long = (double)((uint64_t)new_short * longer) / (double)shorter;
+  } else {
+    /* get_size_with_aspect_ratio, operation for operation: the short side shrinks (rounded half
+     * to even, as Python's round) so that the long side fits longest_edge. */
+    double raw = 0.0;
+    if ((double)longer / (double)shorter * new_short > (double)p->longest_edge) {
+      raw = (double)p->longest_edge * (double)shorter / (double)longer;
+      new_short = (uint32_t)nearbyint(raw);
+    }
+    if (new_short == shorter) {
+      new_long = longer;
+    } else {
+      new_long = raw != 0.0 ? raw * longer / shorter
+                            : (double)((uint64_t)new_short * longer) / (double)shorter;
+    }
   }
-  uint32_t new_long = (uint32_t)scaled;
-  *out_width = width <= height ? p->shortest_edge : new_long;
-  *out_height = width <= height ? new_long : p->shortest_edge;
+  if (new_short == 0 || new_long >= (double)VKF_IMAGE_MAX_SIDE + 1.0) {
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "preprocess: shortest_edge %u (longest_edge %u) on a %ux%u image gives "
+                           "%ux%.0f, outside 1..%u",
+                           p->shortest_edge, p->longest_edge, width, height, new_short, new_long,
+                           VKF_IMAGE_MAX_SIDE);
+  }
+  *out_width = width <= height ? new_short : (uint32_t)new_long;
+  *out_height = width <= height ? (uint32_t)new_long : new_short;
   return VKF_OK;
 }
 

@@ -89,6 +89,10 @@ typedef struct vkf_image_preprocess_params {
   uint32_t resize_height;
   uint32_t resize_width;
   uint32_t shortest_edge;
+  /* With shortest_edge only: when nonzero, the long side is capped at this and the short side
+   * shrinks to keep the aspect ratio (HF's get_size_with_aspect_ratio, size={"shortest_edge": n,
+   * "longest_edge": m}). */
+  uint32_t longest_edge;
   vkf_image_resample resample;
   bool do_center_crop;
   uint32_t crop_height; /* "crop_size" */

@@ -126,6 +126,8 @@ def preprocess_case(name, image, params, sampled=0, max_steps=0.0, mean_steps=0.
     )
     if "shortest_edge" in params:
         kwargs["size"] = {"shortest_edge": params["shortest_edge"]}
+        if params.get("longest_edge"):
+            kwargs["size"]["longest_edge"] = params["longest_edge"]
     else:
         kwargs["size"] = {"height": params["height"], "width": params["width"]}
     if kwargs["do_center_crop"]:
@@ -140,7 +142,8 @@ def preprocess_case(name, image, params, sampled=0, max_steps=0.0, mean_steps=0.
         "case=preprocess", f"name={name}", f"image={image}",
         f"do_resize={int(kwargs['do_resize'])}",
         f"height={params.get('height', 0)}", f"width={params.get('width', 0)}",
-        f"shortest_edge={params.get('shortest_edge', 0)}", f"resample={kwargs['resample']}",
+        f"shortest_edge={params.get('shortest_edge', 0)}",
+        f"longest_edge={params.get('longest_edge', 0)}", f"resample={kwargs['resample']}",
         f"do_center_crop={int(kwargs['do_center_crop'])}",
         f"crop_height={params.get('crop_height', 0)}", f"crop_width={params.get('crop_width', 0)}",
         "do_rescale=1", f"rescale_factor={1 / 255!r}", "do_normalize=1",
@@ -210,6 +213,15 @@ def main():
     lines.append(preprocess_case("shortest_edge_crop_pad_coffee", coffee, se))
     se_portrait = dict(se, shortest_edge=20, crop_height=24, crop_width=24)
     lines.append(preprocess_case("shortest_edge_portrait_noise", noise, se_portrait))
+    # shortest_edge + longest_edge (HF's get_size_with_aspect_ratio): the cap binds in the first
+    # two (short side rounded half to even, long side truncated), not in the third.
+    capped = dict(vit, do_center_crop=False, shortest_edge=48, longest_edge=64, resample=2)
+    del capped["height"], capped["width"]
+    lines.append(preprocess_case("longest_edge_capped_coffee", coffee, capped))
+    lines.append(preprocess_case("longest_edge_capped_noise", noise,
+                                 dict(capped, shortest_edge=20, longest_edge=25, resample=3)))
+    lines.append(preprocess_case("longest_edge_loose_coffee", coffee,
+                                 dict(capped, shortest_edge=32, longest_edge=100)))
     # The demo JPEGs end to end: our decoder is stb_image, Pillow's is libjpeg-turbo; they differ
     # by at most 3 levels on these files (mean under 0.1), and resizing only averages them.
     for _, out, _ in DEMO:

@@ -56,6 +56,8 @@ static int parse_case(char *line, golden_case *c) {
       p->resize_width = (uint32_t)atoi(val);
     else if (!strcmp(key, "shortest_edge"))
       p->shortest_edge = (uint32_t)atoi(val);
+    else if (!strcmp(key, "longest_edge"))
+      p->longest_edge = (uint32_t)atoi(val);
     else if (!strcmp(key, "resample"))
       p->resample = (vkf_image_resample)atoi(val);
     else if (!strcmp(key, "do_center_crop"))
