@@ -7,7 +7,9 @@
 
 #include "graph/graph_internal.h"
 
-static int tensor_ok(vkf_graph *g, vkf_value v) { return v.id > 0 && v.id < g->tensor_count; }
+static int tensor_ok(vkf_graph *g, vkf_value v) {
+  return v.id > 0 && v.id < g->tensor_count;
+}
 
 vkf_value vkf_matmul(vkf_graph *g, const char *name, vkf_value a, vkf_value b,
                      const vkf_matmul_options *options) {
@@ -65,16 +67,22 @@ vkf_value vkf_tanh(vkf_graph *g, const char *name, vkf_value x) {
 
 vkf_value vkf_activation_apply(vkf_graph *g, const char *name, vkf_value x, vkf_activation act) {
   switch (act) {
-    case VKF_ACT_NONE: return x;
-    case VKF_ACT_GELU_ERF: return vkf_gelu(g, name, x);
-    case VKF_ACT_GELU_TANH: return vkf_gelu_tanh(g, name, x);
-    case VKF_ACT_RELU: return vkf_relu(g, name, x);
-    case VKF_ACT_SILU: return vkf_silu(g, name, x);
-    default: break;
+    case VKF_ACT_NONE:
+      return x;
+    case VKF_ACT_GELU_ERF:
+      return vkf_gelu(g, name, x);
+    case VKF_ACT_GELU_TANH:
+      return vkf_gelu_tanh(g, name, x);
+    case VKF_ACT_RELU:
+      return vkf_relu(g, name, x);
+    case VKF_ACT_SILU:
+      return vkf_silu(g, name, x);
+    default:
+      break;
   }
-  vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                         "activation \"%s\": bad activation %d", name ? name : "",
-                                         (int)act));
+  vkf_graph_set_error(
+      g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "activation \"%s\": bad activation %d",
+                         name ? name : "", (int)act));
   return VKF_NO_VALUE;
 }
 
@@ -88,12 +96,13 @@ vkf_value vkf_layernorm(vkf_graph *g, const char *name, vkf_value x,
   return vkf_graph_add_node(g, VKF_OP_LAYERNORM, name, in, count, &attrs);
 }
 
-vkf_value vkf_rmsnorm(vkf_graph *g, const char *name, vkf_value x, const vkf_norm_options *options) {
+vkf_value vkf_rmsnorm(vkf_graph *g, const char *name, vkf_value x,
+                      const vkf_norm_options *options) {
   vkf_norm_options o = options ? *options : (vkf_norm_options){0};
   if (o.beta.id) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                           "rmsnorm \"%s\": beta is not supported",
-                                           name ? name : ""));
+    vkf_graph_set_error(
+        g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "rmsnorm \"%s\": beta is not supported",
+                           name ? name : ""));
     return VKF_NO_VALUE;
   }
   vkf_node_attrs attrs = {0};
@@ -141,9 +150,9 @@ vkf_value vkf_reshape(vkf_graph *g, const char *name, vkf_value x, uint32_t rank
                       const int64_t *shape) {
   if (g->error) return VKF_NO_VALUE;
   if (!tensor_ok(g, x) || rank > VKF_MAX_DIMS) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                           "reshape \"%s\": bad input or rank %u",
-                                           name ? name : "", rank));
+    vkf_graph_set_error(
+        g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reshape \"%s\": bad input or rank %u",
+                           name ? name : "", rank));
     return VKF_NO_VALUE;
   }
   vkf_node_attrs attrs = {0};
@@ -196,9 +205,9 @@ vkf_value vkf_concat(vkf_graph *g, const char *name, const vkf_value *xs, uint32
                      uint32_t axis) {
   if (g->error) return VKF_NO_VALUE;
   if (count == 0 || count > VKF_MAX_NODE_INPUTS) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                           "concat \"%s\": %u inputs, expected 1..%d",
-                                           name ? name : "", count, VKF_MAX_NODE_INPUTS));
+    vkf_graph_set_error(
+        g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "concat \"%s\": %u inputs, expected 1..%d",
+                           name ? name : "", count, VKF_MAX_NODE_INPUTS));
     return VKF_NO_VALUE;
   }
   vkf_node_attrs attrs = {0};

@@ -52,10 +52,10 @@ vkf_value vkf_l2_normalize(vkf_graph *g, const char *name, vkf_value x, float ep
 
 /* ---- softmax and attention ---- */
 typedef struct vkf_softmax_options {
-  float scale;         /* 0: 1 */
+  float scale;          /* 0: 1 */
   vkf_value valid_lens; /* optional i32 [B] or [B, R] for x [B, ..., R, N] (D2L masked_softmax) */
-  int causal;          /* row i of R sees column j iff j <= i + (N - R) */
-  vkf_value bias;      /* optional additive, broadcastable to x */
+  int causal;           /* row i of R sees column j iff j <= i + (N - R) */
+  vkf_value bias;       /* optional additive, broadcastable to x */
 } vkf_softmax_options;
 
 /* softmax(x·scale + bias) over the last axis, masked positions get exactly 0; a fully masked
@@ -70,7 +70,7 @@ typedef struct vkf_attention_options {
   int windowed;     /* 0: no sliding window (window_left/right ignored) */
   int32_t window_left, window_right; /* with windowed: -1 unbounded, else max distance from the
                                         aligned diagonal i + (Nk - Nq) */
-  vkf_value bias;   /* optional additive, broadcastable to [B, H, Nq, Nk] */
+  vkf_value bias;                    /* optional additive, broadcastable to [B, H, Nq, Nk] */
 } vkf_attention_options;
 
 /* softmax(q·kᵀ·scale + bias, masked)·v. q [B, H, Nq, D], k [B, Hkv, Nk, D], v [B, Hkv, Nk, Dv]

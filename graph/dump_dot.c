@@ -18,13 +18,13 @@ static int put_escaped(FILE *f, const char *s) {
   return 0;
 }
 
-#define W(...)                                                                                   \
-  do {                                                                                           \
-    if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump");     \
+#define W(...)                                                                              \
+  do {                                                                                      \
+    if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump"); \
   } while (0)
-#define E(s)                                                                                     \
-  do {                                                                                           \
-    if (put_escaped(f, s) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump");            \
+#define E(s)                                                                          \
+  do {                                                                                \
+    if (put_escaped(f, s) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump"); \
   } while (0)
 
 vkf_status vkf_dump_dot(const vkf_graph *g, FILE *f) {
@@ -47,8 +47,8 @@ vkf_status vkf_dump_dot(const vkf_graph *g, FILE *f) {
     const vkf_tensor *t = &g->tensors[n->output.id];
     int view = t->base.id != n->output.id;
     int out = t->role == VKF_ROLE_OUTPUT;
-    W("  n%u [shape=box, style=\"%s\", fillcolor=\"%s\", label=\"", i,
-      view ? "dashed" : "filled", out ? "#d6f5d6" : "#fff4d6");
+    W("  n%u [shape=box, style=\"%s\", fillcolor=\"%s\", label=\"", i, view ? "dashed" : "filled",
+      out ? "#d6f5d6" : "#fff4d6");
     E(n->name);
     W("\\n%s", vkf_op_name(n->op));
     vkf_dump_format_attrs(g, n, attrs, sizeof attrs);

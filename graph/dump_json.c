@@ -18,13 +18,13 @@ static int put_json_string(FILE *f, const char *s) {
   return fputc('"', f) < 0 ? -1 : 0;
 }
 
-#define W(...)                                                                                   \
-  do {                                                                                           \
-    if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump");     \
+#define W(...)                                                                              \
+  do {                                                                                      \
+    if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump"); \
   } while (0)
-#define S(s)                                                                                     \
-  do {                                                                                           \
-    if (put_json_string(f, s) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump");        \
+#define S(s)                                                                              \
+  do {                                                                                    \
+    if (put_json_string(f, s) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump"); \
   } while (0)
 
 static vkf_status put_dims(FILE *f, uint32_t rank, const int64_t *d) {

@@ -28,10 +28,14 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
       at = append(buf, size, at, "transpose_b=%d act=%s", a->matmul.transpose_b,
                   vkf_activation_name(a->matmul.activation));
       break;
-    case VKF_OP_SCALE: at = append(buf, size, at, "scale=%.9g", a->scale.value); break;
+    case VKF_OP_SCALE:
+      at = append(buf, size, at, "scale=%.9g", a->scale.value);
+      break;
     case VKF_OP_LAYERNORM:
     case VKF_OP_RMSNORM:
-    case VKF_OP_L2_NORMALIZE: at = append(buf, size, at, "eps=%.9g", a->norm.eps); break;
+    case VKF_OP_L2_NORMALIZE:
+      at = append(buf, size, at, "eps=%.9g", a->norm.eps);
+      break;
     case VKF_OP_SOFTMAX:
       at = append(buf, size, at, "scale=%.9g causal=%d", a->softmax.scale, a->softmax.causal);
       break;
@@ -49,8 +53,12 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
       at = append(buf, size, at, "axis=%u range=[%" PRId64 ",%" PRId64 ")", a->slice.axis,
                   a->slice.start, a->slice.end);
       break;
-    case VKF_OP_CONCAT: at = append(buf, size, at, "axis=%u", a->concat.axis); break;
-    case VKF_OP_CAST: at = append(buf, size, at, "dtype=%s", vkf_dtype_name(a->cast.dtype)); break;
+    case VKF_OP_CONCAT:
+      at = append(buf, size, at, "axis=%u", a->concat.axis);
+      break;
+    case VKF_OP_CAST:
+      at = append(buf, size, at, "dtype=%s", vkf_dtype_name(a->cast.dtype));
+      break;
     case VKF_OP_FUSED_ELEMENTWISE:
       at = append(buf, size, at, "program=[");
       for (uint32_t i = 0; i < a->fused.count; i++) {
@@ -65,7 +73,8 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
       }
       at = append(buf, size, at, "]");
       break;
-    default: break;
+    default:
+      break;
   }
   (void)at;
 }
@@ -88,9 +97,9 @@ static const char *quoted(const char *s, char *buf, size_t size) {
   return buf;
 }
 
-#define W(...)                                                                                   \
-  do {                                                                                           \
-    if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump");     \
+#define W(...)                                                                              \
+  do {                                                                                      \
+    if (fprintf(f, __VA_ARGS__) < 0) return vkf_status_make(VKF_STATUS_IO, "writing dump"); \
   } while (0)
 
 vkf_status vkf_dump_text(const vkf_graph *g, FILE *f) {
@@ -128,23 +137,25 @@ vkf_status vkf_dump_text(const vkf_graph *g, FILE *f) {
     W("\n");
   }
   for (uint32_t i = 0; i < g->output_count; i++)
-    W("output %%%u %s\n", g->outputs[i].id, quoted(g->tensors[g->outputs[i].id].name, qb, sizeof qb));
+    W("output %%%u %s\n", g->outputs[i].id,
+      quoted(g->tensors[g->outputs[i].id].name, qb, sizeof qb));
   const vkf_memory_plan *mp = &g->plan;
   if (mp->valid) {
-    W("memory plan: alignment %zu, peak %zu bytes, naive %zu bytes\n", mp->alignment,
-      mp->peak_size, mp->naive_size);
+    W("memory plan: alignment %zu, peak %zu bytes, naive %zu bytes\n", mp->alignment, mp->peak_size,
+      mp->naive_size);
     for (uint32_t id = 1; id < mp->tensor_bound && id < g->tensor_count; id++) {
       const vkf_tensor_placement *p = &mp->placements[id];
       if (!p->in_arena || g->tensors[id].base.id != id) continue;
-      W("  %%%u %s offset %zu size %zu live #%u..#%u\n", id, quoted(g->tensors[id].name, qb, sizeof qb),
-        p->offset, p->size, p->first_node, p->last_node);
+      W("  %%%u %s offset %zu size %zu live #%u..#%u\n", id,
+        quoted(g->tensors[id].name, qb, sizeof qb), p->offset, p->size, p->first_node,
+        p->last_node);
     }
   }
   return VKF_OK;
 }
 
-static vkf_status write_one(const vkf_graph *g, const char *dir, const char *stem,
-                            const char *ext, vkf_status (*fn)(const vkf_graph *, FILE *)) {
+static vkf_status write_one(const vkf_graph *g, const char *dir, const char *stem, const char *ext,
+                            vkf_status (*fn)(const vkf_graph *, FILE *)) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.%s", dir, stem, ext);
   FILE *f = fopen(path, "w");

@@ -47,9 +47,8 @@ static int try_fuse(vkf_graph *g, const uint32_t *uses, vkf_node *pv) {
 
   float scale = sm->attrs.softmax.scale;
   vkf_value kv_len = VKF_NO_VALUE, bias = VKF_NO_VALUE;
-  vkf_value vl = sm->input_count > VKF_IN_SOFTMAX_VALID_LENS
-                     ? sm->inputs[VKF_IN_SOFTMAX_VALID_LENS]
-                     : VKF_NO_VALUE;
+  vkf_value vl = sm->input_count > VKF_IN_SOFTMAX_VALID_LENS ? sm->inputs[VKF_IN_SOFTMAX_VALID_LENS]
+                                                             : VKF_NO_VALUE;
   if (vl.id) {
     if (g->tensors[vl.id].rank != 1) return 0; /* per-row lengths have no attention equivalent */
     kv_len = vl;

@@ -1,5 +1,6 @@
 /* Owns elementwise grouping: a tree of single-use elementwise nodes becomes one
- * fused_elementwise node carrying a small program that a GLSL generator can turn into one kernel. */
+ * fused_elementwise node carrying a small program that a GLSL generator can turn into one kernel.
+ */
 #include <stdlib.h>
 #include <string.h>
 

@@ -8,16 +8,22 @@
 
 static vkf_activation activation_of(vkf_op op) {
   switch (op) {
-    case VKF_OP_GELU_ERF: return VKF_ACT_GELU_ERF;
-    case VKF_OP_GELU_TANH: return VKF_ACT_GELU_TANH;
-    case VKF_OP_RELU: return VKF_ACT_RELU;
-    case VKF_OP_SILU: return VKF_ACT_SILU;
-    default: return VKF_ACT_NONE;
+    case VKF_OP_GELU_ERF:
+      return VKF_ACT_GELU_ERF;
+    case VKF_OP_GELU_TANH:
+      return VKF_ACT_GELU_TANH;
+    case VKF_OP_RELU:
+      return VKF_ACT_RELU;
+    case VKF_OP_SILU:
+      return VKF_ACT_SILU;
+    default:
+      return VKF_ACT_NONE;
   }
 }
 
 /* The one live node reading `v`, or NULL when there are several readers or v is an output. */
-static int32_t sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v, uint32_t after) {
+static int32_t sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
+                             uint32_t after) {
   if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;
   for (uint32_t i = after + 1; i < g->node_count; i++) {
     const vkf_node *n = &g->nodes[i];

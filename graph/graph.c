@@ -15,7 +15,7 @@ typedef struct op_row {
 } op_row;
 
 static const op_row k_ops[VKF_OP_COUNT] = {
-#define VKF_OP(id, name, min_in, max_in, flags, shape_fn, ref_fn)                                \
+#define VKF_OP(id, name, min_in, max_in, flags, shape_fn, ref_fn) \
   [VKF_OP_##id] = {name, min_in, max_in, flags, shape_fn, ref_fn},
 #include "graph/ops.def"
 #undef VKF_OP
@@ -23,19 +23,33 @@ static const op_row k_ops[VKF_OP_COUNT] = {
 
 _Static_assert(VKF_OP_COUNT == 27, "update tests and dumps when adding an op");
 
-const char *vkf_op_name(vkf_op op) { return (op >= 0 && op < VKF_OP_COUNT) ? k_ops[op].name : "?"; }
-uint32_t vkf_op_flags(vkf_op op) { return k_ops[op].flags; }
-uint32_t vkf_op_min_inputs(vkf_op op) { return k_ops[op].min_inputs; }
-uint32_t vkf_op_max_inputs(vkf_op op) { return k_ops[op].max_inputs; }
-vkf_shape_fn vkf_op_shape_fn(vkf_op op) { return k_ops[op].shape; }
-vkf_ref_fn vkf_op_ref_fn(vkf_op op) { return k_ops[op].ref; }
+const char *vkf_op_name(vkf_op op) {
+  return (op >= 0 && op < VKF_OP_COUNT) ? k_ops[op].name : "?";
+}
+uint32_t vkf_op_flags(vkf_op op) {
+  return k_ops[op].flags;
+}
+uint32_t vkf_op_min_inputs(vkf_op op) {
+  return k_ops[op].min_inputs;
+}
+uint32_t vkf_op_max_inputs(vkf_op op) {
+  return k_ops[op].max_inputs;
+}
+vkf_shape_fn vkf_op_shape_fn(vkf_op op) {
+  return k_ops[op].shape;
+}
+vkf_ref_fn vkf_op_ref_fn(vkf_op op) {
+  return k_ops[op].ref;
+}
 
 const char *vkf_dtype_name(vkf_dtype dtype) {
   static const char *const names[VKF_DTYPE_COUNT] = {"f32", "f16", "i32"};
   return (dtype >= 0 && dtype < VKF_DTYPE_COUNT) ? names[dtype] : "?";
 }
 
-size_t vkf_dtype_size(vkf_dtype dtype) { return dtype == VKF_F16 ? 2 : 4; }
+size_t vkf_dtype_size(vkf_dtype dtype) {
+  return dtype == VKF_F16 ? 2 : 4;
+}
 
 const char *vkf_activation_name(vkf_activation act) {
   static const char *const names[VKF_ACT_COUNT] = {"none", "gelu", "gelu_tanh", "relu", "silu"};
@@ -75,8 +89,12 @@ void vkf_graph_destroy(vkf_graph *g) {
   free(g);
 }
 
-const char *vkf_graph_name(const vkf_graph *g) { return g->name; }
-vkf_arena *vkf_graph_arena(vkf_graph *g) { return g->arena; }
+const char *vkf_graph_name(const vkf_graph *g) {
+  return g->name;
+}
+vkf_arena *vkf_graph_arena(vkf_graph *g) {
+  return g->arena;
+}
 
 vkf_status vkf_graph_status(const vkf_graph *g) {
   if (!g->error) return VKF_OK;
@@ -144,8 +162,8 @@ static vkf_status check_leaf(const char *what, const char *name, vkf_dtype dtype
                            (int)dtype);
   for (uint32_t i = 0; i < rank; i++)
     if (shape[i] <= 0)
-      return vkf_status_make(VKF_STATUS_SHAPE, "%s \"%s\": dimension %u is %" PRId64, what, name,
-                             i, shape[i]);
+      return vkf_status_make(VKF_STATUS_SHAPE, "%s \"%s\": dimension %u is %" PRId64, what, name, i,
+                             shape[i]);
   return VKF_OK;
 }
 
@@ -176,9 +194,9 @@ vkf_value vkf_graph_constant(vkf_graph *g, const char *name, vkf_dtype dtype, ui
 vkf_value vkf_graph_output(vkf_graph *g, vkf_value value, const char *name) {
   if (g->error) return VKF_NO_VALUE;
   if (value.id == 0 || value.id >= g->tensor_count) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                           "output \"%s\": invalid value %u", name ? name : "",
-                                           value.id));
+    vkf_graph_set_error(
+        g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "output \"%s\": invalid value %u",
+                           name ? name : "", value.id));
     return VKF_NO_VALUE;
   }
   const vkf_tensor *t = &g->tensors[value.id];
@@ -199,13 +217,17 @@ vkf_value vkf_graph_output(vkf_graph *g, vkf_value value, const char *name) {
   return out;
 }
 
-uint32_t vkf_graph_output_count(const vkf_graph *g) { return g->output_count; }
+uint32_t vkf_graph_output_count(const vkf_graph *g) {
+  return g->output_count;
+}
 vkf_value vkf_graph_output_at(const vkf_graph *g, uint32_t i) {
   VKF_ASSERT(i < g->output_count);
   return g->outputs[i];
 }
 
-uint32_t vkf_graph_tensor_bound(const vkf_graph *g) { return g->tensor_count; }
+uint32_t vkf_graph_tensor_bound(const vkf_graph *g) {
+  return g->tensor_count;
+}
 
 const vkf_tensor *vkf_graph_tensor(const vkf_graph *g, vkf_value v) {
   VKF_ASSERT(v.id > 0 && v.id < g->tensor_count);
@@ -228,7 +250,9 @@ size_t vkf_tensor_size(const vkf_tensor *t) {
   return (size_t)vkf_tensor_element_count(t) * vkf_dtype_size(t->dtype);
 }
 
-int vkf_tensor_is_view(const vkf_tensor *t, vkf_value self) { return t->base.id != self.id; }
+int vkf_tensor_is_view(const vkf_tensor *t, vkf_value self) {
+  return t->base.id != self.id;
+}
 
 int vkf_tensor_is_contiguous(const vkf_tensor *t) {
   int64_t s = 1;
@@ -249,7 +273,9 @@ char *vkf_shape_format(uint32_t rank, const int64_t *shape, char *buf, size_t bu
   return buf;
 }
 
-uint32_t vkf_graph_node_count(const vkf_graph *g) { return g->node_count; }
+uint32_t vkf_graph_node_count(const vkf_graph *g) {
+  return g->node_count;
+}
 
 const vkf_node *vkf_graph_node(const vkf_graph *g, uint32_t i) {
   VKF_ASSERT(i < g->node_count);
@@ -265,8 +291,7 @@ vkf_node *vkf_graph_node_mut(vkf_graph *g, uint32_t i) {
 vkf_status vkf_graph_infer_node(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
   const char *opname = vkf_op_name(n->op);
   if ((unsigned)n->op >= VKF_OP_COUNT)
-    return vkf_status_make(VKF_STATUS_INVALID_GRAPH, "node \"%s\": bad op %d", n->name,
-                           (int)n->op);
+    return vkf_status_make(VKF_STATUS_INVALID_GRAPH, "node \"%s\": bad op %d", n->name, (int)n->op);
   if (n->input_count < k_ops[n->op].min_inputs || n->input_count > k_ops[n->op].max_inputs)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s \"%s\": %u inputs, expected %u..%u",
                            opname, n->name, n->input_count, k_ops[n->op].min_inputs,
@@ -276,8 +301,8 @@ vkf_status vkf_graph_infer_node(const vkf_graph *g, const vkf_node *n, vkf_tenso
       return vkf_status_make(VKF_STATUS_INVALID_GRAPH, "%s \"%s\": input %u is dangling (id %u)",
                              opname, n->name, i, n->inputs[i].id);
     if (n->inputs[i].id == 0 && i < k_ops[n->op].min_inputs)
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s \"%s\": input %u is missing",
-                             opname, n->name, i);
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s \"%s\": input %u is missing", opname,
+                             n->name, i);
   }
   memset(out, 0, sizeof *out);
   vkf_status s = k_ops[n->op].shape(g, n, out);
@@ -285,8 +310,8 @@ vkf_status vkf_graph_infer_node(const vkf_graph *g, const vkf_node *n, vkf_tenso
   for (uint32_t i = 0; i < out->rank; i++)
     if (out->shape[i] <= 0) {
       char buf[96];
-      return vkf_status_make(VKF_STATUS_SHAPE, "%s \"%s\": empty output shape %s", opname,
-                             n->name, vkf_shape_format(out->rank, out->shape, buf, sizeof buf));
+      return vkf_status_make(VKF_STATUS_SHAPE, "%s \"%s\": empty output shape %s", opname, n->name,
+                             vkf_shape_format(out->rank, out->shape, buf, sizeof buf));
     }
   return VKF_OK;
 }

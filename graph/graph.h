@@ -104,10 +104,10 @@ typedef struct vkf_node_attrs {
       int causal;  /* row i of R may see column j iff j <= i + (N - R) */
     } softmax;
     struct {
-      float scale;            /* applied to q·k before the bias */
-      int causal;             /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
-      int32_t window_left;    /* keys at most this far left of the aligned diagonal; -1: unbounded */
-      int32_t window_right;   /* ... and right of it; -1: unbounded */
+      float scale;          /* applied to q·k before the bias */
+      int causal;           /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
+      int32_t window_left;  /* keys at most this far left of the aligned diagonal; -1: unbounded */
+      int32_t window_right; /* ... and right of it; -1: unbounded */
     } attention;
     struct {
       uint32_t rank;
@@ -138,7 +138,9 @@ typedef struct {
   uint32_t id;
 } vkf_value;
 #define VKF_NO_VALUE ((vkf_value){0})
-static inline int vkf_value_valid(vkf_value v) { return v.id != 0; }
+static inline int vkf_value_valid(vkf_value v) {
+  return v.id != 0;
+}
 
 typedef struct vkf_tensor {
   const char *name; /* arena-owned; for node outputs, the node's name */
@@ -233,7 +235,8 @@ vkf_node *vkf_graph_node_mut(vkf_graph *graph, uint32_t index);
 
 /* The low-level node constructor behind every builder call: checks arity, infers the output's
  * shape and dtype with the op's shape function and appends the node. On failure it records a
- * sticky error "<op> \"<name>\": <reason>" and returns VKF_NO_VALUE. `name` NULL: "<op>_<index>". */
+ * sticky error "<op> \"<name>\": <reason>" and returns VKF_NO_VALUE. `name` NULL: "<op>_<index>".
+ */
 vkf_value vkf_graph_add_node(vkf_graph *graph, vkf_op op, const char *name, const vkf_value *inputs,
                              uint32_t input_count, const vkf_node_attrs *attrs);
 

@@ -24,8 +24,8 @@ typedef struct vkf_interp vkf_interp;
 typedef vkf_status (*vkf_shape_fn)(const vkf_graph *g, const vkf_node *n, vkf_tensor *out);
 typedef vkf_status (*vkf_ref_fn)(vkf_interp *it, const vkf_node *n);
 
-#define VKF_OP(id, name, min_in, max_in, flags, shape_fn, ref_fn)                                \
-  vkf_status shape_fn(const vkf_graph *g, const vkf_node *n, vkf_tensor *out);                 \
+#define VKF_OP(id, name, min_in, max_in, flags, shape_fn, ref_fn)              \
+  vkf_status shape_fn(const vkf_graph *g, const vkf_node *n, vkf_tensor *out); \
   vkf_status ref_fn(vkf_interp *it, const vkf_node *n);
 #include "graph/ops.def"
 #undef VKF_OP

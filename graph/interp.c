@@ -40,8 +40,10 @@ void vkf_interp_destroy(vkf_interp *it) {
 }
 
 vkf_status vkf_interp_oom(const vkf_node *n) {
-  return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s \"%s\": out of host memory in the "
-                         "interpreter", vkf_op_name(n->op), n->name);
+  return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY,
+                         "%s \"%s\": out of host memory in the "
+                         "interpreter",
+                         vkf_op_name(n->op), n->name);
 }
 
 void *vkf_interp_temp(vkf_interp *it, size_t size) {
@@ -185,7 +187,9 @@ static void gather_value(const vkf_interp *it, const vkf_tensor *t, float *f, in
   }
 }
 
-static int is_plain(const vkf_tensor *t) { return t->offset == 0 && vkf_tensor_is_contiguous(t); }
+static int is_plain(const vkf_tensor *t) {
+  return t->offset == 0 && vkf_tensor_is_contiguous(t);
+}
 
 const float *vkf_interp_in_f32(vkf_interp *it, const vkf_node *n, uint32_t slot) {
   const vkf_tensor *t = vkf_interp_in_tensor(it, n, slot);
@@ -261,11 +265,12 @@ vkf_status vkf_interp_get(const vkf_interp *it, vkf_value v, void *dst, size_t d
   VKF_ASSERT(v.id > 0 && v.id < it->bound);
   const vkf_tensor *t = &it->g->tensors[v.id];
   if (dst_size != vkf_tensor_size(t))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reading \"%s\": %zu bytes given, %zu "
-                           "expected", t->name, dst_size, vkf_tensor_size(t));
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "reading \"%s\": %zu bytes given, %zu "
+                           "expected",
+                           t->name, dst_size, vkf_tensor_size(t));
   if (!it->slots[t->base.id].set)
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reading \"%s\": it has no value",
-                           t->name);
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reading \"%s\": it has no value", t->name);
   size_t count = (size_t)vkf_tensor_element_count(t);
   if (t->dtype == VKF_I32) {
     gather_value(it, t, NULL, dst);
@@ -286,11 +291,11 @@ vkf_status vkf_interp_get_f32(const vkf_interp *it, vkf_value v, float *dst, siz
   VKF_ASSERT(v.id > 0 && v.id < it->bound);
   const vkf_tensor *t = &it->g->tensors[v.id];
   if (count != (size_t)vkf_tensor_element_count(t))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reading \"%s\": %zu elements asked, %"
-                           PRId64 " present", t->name, count, vkf_tensor_element_count(t));
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "reading \"%s\": %zu elements asked, %" PRId64 " present", t->name,
+                           count, vkf_tensor_element_count(t));
   if (!it->slots[t->base.id].set)
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reading \"%s\": it has no value",
-                           t->name);
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "reading \"%s\": it has no value", t->name);
   gather_value(it, t, dst, NULL);
   return VKF_OK;
 }

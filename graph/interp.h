@@ -31,8 +31,7 @@ vkf_status vkf_interp_run(vkf_interp *interp);
  * row-major data in the tensor's dtype; `dst_size` must equal its byte size. */
 vkf_status vkf_interp_get(const vkf_interp *interp, vkf_value value, void *dst, size_t dst_size);
 /* As vkf_interp_get, converted to fp32 (i32 values converted too); `count` = element count. */
-vkf_status vkf_interp_get_f32(const vkf_interp *interp, vkf_value value, float *dst,
-                              size_t count);
+vkf_status vkf_interp_get_f32(const vkf_interp *interp, vkf_value value, float *dst, size_t count);
 
 typedef struct vkf_input_binding {
   vkf_value value;

@@ -8,15 +8,20 @@
 float vkf_activation_eval(vkf_activation act, float xf) {
   double x = xf;
   switch (act) {
-    case VKF_ACT_NONE: return xf;
-    case VKF_ACT_GELU_ERF: return (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
+    case VKF_ACT_NONE:
+      return xf;
+    case VKF_ACT_GELU_ERF:
+      return (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
     case VKF_ACT_GELU_TANH: {
       const double c = sqrt(2.0 / 3.14159265358979323846);
       return (float)(0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x))));
     }
-    case VKF_ACT_RELU: return xf > 0 ? xf : 0.0f;
-    case VKF_ACT_SILU: return (float)(x / (1.0 + exp(-x)));
-    default: break;
+    case VKF_ACT_RELU:
+      return xf > 0 ? xf : 0.0f;
+    case VKF_ACT_SILU:
+      return (float)(x / (1.0 + exp(-x)));
+    default:
+      break;
   }
   VKF_ASSERT(!"bad activation");
   return 0;
@@ -24,18 +29,30 @@ float vkf_activation_eval(vkf_activation act, float xf) {
 
 float vkf_elementwise_apply(vkf_op op, float a, float b, float scale) {
   switch (op) {
-    case VKF_OP_ADD: return a + b;
-    case VKF_OP_SUB: return a - b;
-    case VKF_OP_MUL: return a * b;
-    case VKF_OP_DIV: return a / b;
-    case VKF_OP_SCALE: return a * scale;
-    case VKF_OP_GELU_ERF: return vkf_activation_eval(VKF_ACT_GELU_ERF, a);
-    case VKF_OP_GELU_TANH: return vkf_activation_eval(VKF_ACT_GELU_TANH, a);
-    case VKF_OP_RELU: return vkf_activation_eval(VKF_ACT_RELU, a);
-    case VKF_OP_SILU: return vkf_activation_eval(VKF_ACT_SILU, a);
-    case VKF_OP_EXP: return (float)exp((double)a);
-    case VKF_OP_TANH: return (float)tanh((double)a);
-    default: break;
+    case VKF_OP_ADD:
+      return a + b;
+    case VKF_OP_SUB:
+      return a - b;
+    case VKF_OP_MUL:
+      return a * b;
+    case VKF_OP_DIV:
+      return a / b;
+    case VKF_OP_SCALE:
+      return a * scale;
+    case VKF_OP_GELU_ERF:
+      return vkf_activation_eval(VKF_ACT_GELU_ERF, a);
+    case VKF_OP_GELU_TANH:
+      return vkf_activation_eval(VKF_ACT_GELU_TANH, a);
+    case VKF_OP_RELU:
+      return vkf_activation_eval(VKF_ACT_RELU, a);
+    case VKF_OP_SILU:
+      return vkf_activation_eval(VKF_ACT_SILU, a);
+    case VKF_OP_EXP:
+      return (float)exp((double)a);
+    case VKF_OP_TANH:
+      return (float)tanh((double)a);
+    default:
+      break;
   }
   VKF_ASSERT(!"not an elementwise op");
   return 0;

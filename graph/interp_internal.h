@@ -7,9 +7,9 @@
 #include "graph/interp.h"
 
 typedef struct vkf_interp_slot {
-  float *f;       /* f32/f16 storage (fp32 values) */
-  int32_t *i;     /* i32 storage */
-  int borrowed;   /* f points at caller memory (constant data): never written or freed */
+  float *f;     /* f32/f16 storage (fp32 values) */
+  int32_t *i;   /* i32 storage */
+  int borrowed; /* f points at caller memory (constant data): never written or freed */
   int set;
 } vkf_interp_slot;
 
@@ -45,11 +45,11 @@ void vkf_broadcast_strides(uint32_t in_rank, const int64_t *in_shape, uint32_t o
 int64_t vkf_strided_offset(int64_t flat, uint32_t rank, const int64_t *shape,
                            const int64_t *strides);
 
-#define VKF_IN_F32(var, it, n, slot)                                                             \
-  const float *var = vkf_interp_in_f32(it, n, slot);                                             \
+#define VKF_IN_F32(var, it, n, slot)                 \
+  const float *var = vkf_interp_in_f32(it, n, slot); \
   if (!var && (it)->oom) return vkf_interp_oom(n)
-#define VKF_IN_I32(var, it, n, slot)                                                             \
-  const int32_t *var = vkf_interp_in_i32(it, n, slot);                                           \
+#define VKF_IN_I32(var, it, n, slot)                   \
+  const int32_t *var = vkf_interp_in_i32(it, n, slot); \
   if (!var && (it)->oom) return vkf_interp_oom(n)
 
 #endif

@@ -86,8 +86,12 @@ static vkf_status norm_rows(vkf_interp *it, const vkf_node *n, int layernorm) {
   return VKF_OK;
 }
 
-vkf_status vkf_ref_layernorm(vkf_interp *it, const vkf_node *n) { return norm_rows(it, n, 1); }
-vkf_status vkf_ref_rmsnorm(vkf_interp *it, const vkf_node *n) { return norm_rows(it, n, 0); }
+vkf_status vkf_ref_layernorm(vkf_interp *it, const vkf_node *n) {
+  return norm_rows(it, n, 1);
+}
+vkf_status vkf_ref_rmsnorm(vkf_interp *it, const vkf_node *n) {
+  return norm_rows(it, n, 0);
+}
 
 vkf_status vkf_ref_l2_normalize(vkf_interp *it, const vkf_node *n) {
   const vkf_tensor *out = &it->g->tensors[n->output.id];
@@ -159,8 +163,7 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
   VKF_IN_F32(bias, it, n, VKF_IN_ATTENTION_BIAS);
   uint32_t r = tq->rank;
   int64_t bsz = tq->shape[0], h = r == 4 ? tq->shape[1] : 1, hk = r == 4 ? tk->shape[1] : 1;
-  int64_t nq = tq->shape[r - 2], nk = tk->shape[r - 2], d = tq->shape[r - 1],
-          dv = tv->shape[r - 1];
+  int64_t nq = tq->shape[r - 2], nk = tk->shape[r - 2], d = tq->shape[r - 1], dv = tv->shape[r - 1];
   float *y = vkf_interp_out_f32(it, n);
   double *s = vkf_interp_temp(it, (size_t)nk * sizeof(double));
   unsigned char *allowed = vkf_interp_temp(it, (size_t)nk);

@@ -27,15 +27,21 @@ static int by_begin(const void *pa, const void *pb) {
   return a->begin < b->begin ? -1 : a->begin > b->begin ? 1 : 0;
 }
 
-static size_t align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+static size_t align_up(size_t n, size_t a) {
+  return (n + a - 1) & ~(a - 1);
+}
 
-const vkf_memory_plan *vkf_graph_memory_plan(const vkf_graph *g) { return &g->plan; }
+const vkf_memory_plan *vkf_graph_memory_plan(const vkf_graph *g) {
+  return &g->plan;
+}
 
 vkf_status vkf_memory_plan_build(vkf_graph *g, const vkf_memory_plan_options *options) {
   size_t alignment = options && options->alignment ? options->alignment : 256;
   if (alignment & (alignment - 1))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "memory plan: alignment %zu is not a "
-                           "power of two", alignment);
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "memory plan: alignment %zu is not a "
+                           "power of two",
+                           alignment);
   vkf_memory_plan *mp = &g->plan;
   free(mp->placements);
   memset(mp, 0, sizeof *mp);

@@ -15,17 +15,17 @@ typedef struct vkf_graph vkf_graph;
  * its `size` is the base's size (the bytes a binding must cover). */
 typedef struct vkf_tensor_placement {
   int in_arena;
-  size_t offset; /* bytes from the arena start */
-  size_t size;   /* bytes, aligned up to the plan's alignment */
+  size_t offset;                  /* bytes from the arena start */
+  size_t size;                    /* bytes, aligned up to the plan's alignment */
   uint32_t first_node, last_node; /* lifetime in node indices, inclusive (bases only) */
 } vkf_tensor_placement;
 
 typedef struct vkf_memory_plan {
-  int valid;                 /* 0 until vkf_memory_plan_build ran on the current node order */
-  size_t alignment;          /* bytes, power of two */
-  size_t peak_size;          /* arena bytes needed */
-  size_t naive_size;         /* sum of every intermediate's aligned size (no reuse) */
-  uint32_t tensor_bound;     /* entries in `placements`, indexed by tensor id */
+  int valid;             /* 0 until vkf_memory_plan_build ran on the current node order */
+  size_t alignment;      /* bytes, power of two */
+  size_t peak_size;      /* arena bytes needed */
+  size_t naive_size;     /* sum of every intermediate's aligned size (no reuse) */
+  uint32_t tensor_bound; /* entries in `placements`, indexed by tensor id */
   vkf_tensor_placement *placements; /* heap, owned by the graph */
 } vkf_memory_plan;
 

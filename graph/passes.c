@@ -11,12 +11,12 @@
 #include "graph/verify.h"
 
 static const vkf_pass k_passes[] = {
-    {"verify", NULL, vkf_pass_verify},                       /* shapes/dtypes re-inferred */
-    {"dce", NULL, vkf_pass_dce},                             /* drop what no output needs */
+    {"verify", NULL, vkf_pass_verify},                        /* shapes/dtypes re-inferred */
+    {"dce", NULL, vkf_pass_dce},                              /* drop what no output needs */
     {"fuse_attention", "attention", vkf_pass_fuse_attention}, /* before gemm: needs plain matmuls */
-    {"fuse_gemm", "gemm", vkf_pass_fuse_gemm},               /* bias + activation + residual */
+    {"fuse_gemm", "gemm", vkf_pass_fuse_gemm},                /* bias + activation + residual */
     {"fuse_elementwise", "elementwise", vkf_pass_fuse_elementwise}, /* what is left elementwise */
-    {"memory_plan", NULL, vkf_pass_memory_plan},             /* last: needs the final order */
+    {"memory_plan", NULL, vkf_pass_memory_plan}, /* last: needs the final order */
 };
 _Static_assert(sizeof k_passes / sizeof k_passes[0] <= VKF_MAX_PASSES, "raise VKF_MAX_PASSES");
 

@@ -54,7 +54,8 @@ vkf_status vkf_passes_run(vkf_graph *graph, const vkf_pass_options *options,
                           vkf_pass_report *out_report);
 
 /* The passes themselves. */
-vkf_status vkf_pass_verify(vkf_graph *graph, const vkf_pass_options *options, uint32_t *out_rewrites);
+vkf_status vkf_pass_verify(vkf_graph *graph, const vkf_pass_options *options,
+                           uint32_t *out_rewrites);
 /* Removes nodes whose output no graph output depends on. */
 vkf_status vkf_pass_dce(vkf_graph *graph, const vkf_pass_options *options, uint32_t *out_rewrites);
 /* matmul(q, kᵀ) -> [scale]* -> [add mask] -> softmax -> matmul(·, v) becomes one attention node

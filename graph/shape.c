@@ -19,7 +19,9 @@ static const vkf_tensor *in_at(const vkf_graph *g, const vkf_node *n, uint32_t s
   return vkf_graph_tensor(g, n->inputs[slot]);
 }
 
-static int is_float(vkf_dtype d) { return d == VKF_F32 || d == VKF_F16; }
+static int is_float(vkf_dtype d) {
+  return d == VKF_F32 || d == VKF_F16;
+}
 
 static vkf_status need_float(const vkf_tensor *t, const char *what) {
   if (is_float(t->dtype)) return VKF_OK;
@@ -118,8 +120,8 @@ vkf_status vkf_shape_binary(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   int64_t shape[VKF_MAX_DIMS];
   uint32_t rank;
   if (!broadcast(a->rank, a->shape, b->rank, b->shape, &rank, shape))
-    return vkf_status_make(VKF_STATUS_SHAPE, "shapes do not broadcast: %s vs %s",
-                           fmt_shape(a, &sa), fmt_shape(b, &sb));
+    return vkf_status_make(VKF_STATUS_SHAPE, "shapes do not broadcast: %s vs %s", fmt_shape(a, &sa),
+                           fmt_shape(b, &sb));
   set_out(out, a->dtype, rank, shape);
   return VKF_OK;
 }
@@ -306,8 +308,8 @@ vkf_status vkf_shape_slice(const vkf_graph *g, const vkf_node *n, vkf_tensor *ou
     return vkf_status_make(VKF_STATUS_SHAPE, "axis %u out of range for %s", ax, fmt_shape(x, &sa));
   if (start < 0 || end > x->shape[ax] || start >= end)
     return vkf_status_make(VKF_STATUS_SHAPE,
-                           "range [%" PRId64 ",%" PRId64 ") out of bounds for axis %u of %s",
-                           start, end, ax, fmt_shape(x, &sa));
+                           "range [%" PRId64 ",%" PRId64 ") out of bounds for axis %u of %s", start,
+                           end, ax, fmt_shape(x, &sa));
   *out = *x;
   out->shape[ax] = end - start;
   out->offset = x->offset + start * x->strides[ax];
@@ -333,8 +335,7 @@ vkf_status vkf_shape_concat(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   uint32_t ax = n->attrs.concat.axis;
   shape_buf sa, sb;
   if (ax >= x0->rank)
-    return vkf_status_make(VKF_STATUS_SHAPE, "axis %u out of range for %s", ax,
-                           fmt_shape(x0, &sa));
+    return vkf_status_make(VKF_STATUS_SHAPE, "axis %u out of range for %s", ax, fmt_shape(x0, &sa));
   set_out(out, x0->dtype, x0->rank, x0->shape);
   for (uint32_t i = 1; i < n->input_count; i++) {
     const vkf_tensor *x = in_at(g, n, i);

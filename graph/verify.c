@@ -18,7 +18,8 @@ static vkf_status verify_node(const vkf_graph *g, uint32_t i) {
   for (uint32_t s = 0; s < n->input_count; s++) {
     vkf_value v = n->inputs[s];
     if (v.id == 0) {
-      if (s < vkf_op_min_inputs(n->op)) return BAD("%s \"%s\": input %u is missing", op, n->name, s);
+      if (s < vkf_op_min_inputs(n->op))
+        return BAD("%s \"%s\": input %u is missing", op, n->name, s);
       continue;
     }
     if (v.id >= g->tensor_count)
@@ -31,9 +32,10 @@ static vkf_status verify_node(const vkf_graph *g, uint32_t i) {
       if (t->role != VKF_ROLE_INPUT && t->role != VKF_ROLE_CONSTANT)
         return BAD("%s \"%s\": input %u \"%s\" has no producer", op, n->name, s, t->name);
     } else if (t->producer >= i) {
-      return BAD("%s \"%s\": input %u \"%s\" is produced by node %u, not before node %u "
-                 "(cycle or bad order)",
-                 op, n->name, s, t->name, t->producer, i);
+      return BAD(
+          "%s \"%s\": input %u \"%s\" is produced by node %u, not before node %u "
+          "(cycle or bad order)",
+          op, n->name, s, t->name, t->producer, i);
     }
   }
   if (n->output.id == 0 || n->output.id >= g->tensor_count)
@@ -78,7 +80,8 @@ vkf_status vkf_graph_verify(const vkf_graph *g) {
       return BAD("%s \"%s\" has no producer", vkf_role_name(t->role), t->name);
     if (!leaf && t->producer >= g->node_count)
       return BAD("tensor \"%s\": producer %u is out of range", t->name, t->producer);
-    if (t->base.id == 0 || t->base.id >= g->tensor_count || g->tensors[t->base.id].base.id != t->base.id)
+    if (t->base.id == 0 || t->base.id >= g->tensor_count ||
+        g->tensors[t->base.id].base.id != t->base.id)
       return BAD("tensor \"%s\": base is not a storage-owning tensor", t->name);
   }
   for (uint32_t i = 0; i < g->node_count; i++) VKF_RETURN_IF_ERROR(verify_node(g, i));

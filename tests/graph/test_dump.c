@@ -38,8 +38,7 @@ static vkf_graph *small_block(void) {
     vkf_value s = vkf_slice(g, NULL, qkv, 2, i * H, (i + 1) * H);
     qkvs[i] = vkf_permute(g, names[i], s, (const uint32_t[]){0, 2, 1, 3});
   }
-  vkf_value s =
-      vkf_matmul(g, "scores", qkvs[0], qkvs[1], &(vkf_matmul_options){.transpose_b = 1});
+  vkf_value s = vkf_matmul(g, "scores", qkvs[0], qkvs[1], &(vkf_matmul_options){.transpose_b = 1});
   s = vkf_scale(g, "scale", s, 0.5f);
   vkf_value p =
       vkf_softmax(g, "softmax", s, &(vkf_softmax_options){.valid_lens = lens, .causal = 1});
@@ -145,7 +144,9 @@ static int json_valid(const char *text) {
   return end && *ws(end) == '\0';
 }
 
-static int have_dot(void) { return system("command -v dot >/dev/null 2>&1") == 0; }
+static int have_dot(void) {
+  return system("command -v dot >/dev/null 2>&1") == 0;
+}
 
 static void test_pass_dumps(void) {
   char dir[] = "/tmp/vkf_dump_XXXXXX";
@@ -181,8 +182,10 @@ static void test_pass_dumps(void) {
     char *want = read_file(golden);
     CHECK_MSG(want != NULL, "missing golden %s (run with VKF_UPDATE_GOLDEN=1)", golden);
     if (want && strcmp(got, want) != 0) {
-      CHECK_MSG(0, "%s differs from %s; diff them, and if the change is intended rerun with "
-                   "VKF_UPDATE_GOLDEN=1", path, golden);
+      CHECK_MSG(0,
+                "%s differs from %s; diff them, and if the change is intended rerun with "
+                "VKF_UPDATE_GOLDEN=1",
+                path, golden);
       snprintf(cmd, sizeof cmd, "diff -u '%s' '%s' >&2", golden, path);
       if (system(cmd)) { /* diff exits 1 on differences: expected here */
       }

@@ -24,20 +24,22 @@ static void eval(vkf_graph *g, const vkf_input_binding *in, size_t in_count, vkf
   CHECK_OK(vkf_graph_status(g));
   vkf_interp *it = NULL;
   CHECK_OK(vkf_interp_create(g, &it));
-  for (size_t i = 0; i < in_count; i++) CHECK_OK(vkf_interp_set(it, in[i].value, in[i].data, in[i].size));
+  for (size_t i = 0; i < in_count; i++)
+    CHECK_OK(vkf_interp_set(it, in[i].value, in[i].data, in[i].size));
   CHECK_OK(vkf_interp_run(it));
   CHECK_OK(vkf_interp_get_f32(it, out, dst, count));
   vkf_interp_destroy(it);
 }
 
 static void check_all_near(const float *got, const float *want, size_t n, double tol) {
-  for (size_t i = 0; i < n; i++) CHECK_MSG(fabs(got[i] - want[i]) <= tol, "[%zu] got %.7g want %.7g", i, got[i], want[i]);
+  for (size_t i = 0; i < n; i++)
+    CHECK_MSG(fabs(got[i] - want[i]) <= tol, "[%zu] got %.7g want %.7g", i, got[i], want[i]);
 }
 
 static void test_elementwise(void) {
   vkf_graph *g = new_graph();
   static const float a[6] = {1, 2, 3, 4, 5, 6}; /* [2,3] */
-  static const float b[3] = {10, 20, 30};      /* [3] broadcast over rows */
+  static const float b[3] = {10, 20, 30};       /* [3] broadcast over rows */
   vkf_value va = vkf_graph_constant(g, "a", VKF_F32, 2, SHAPE(2, 3), a);
   vkf_value vb = vkf_graph_constant(g, "b", VKF_F32, 1, SHAPE(3), b);
   vkf_value col = vkf_graph_constant(g, "col", VKF_F32, 2, SHAPE(2, 1), (const float[]){2, 4});
@@ -63,15 +65,13 @@ static void test_elementwise(void) {
   g = new_graph();
   static const float x[4] = {-1, 0, 1, 2};
   vkf_value vx = vkf_graph_constant(g, "x", VKF_F32, 1, SHAPE(4), x);
-  vkf_value acts[6] = {vkf_gelu(g, "gelu", vx),  vkf_gelu_tanh(g, "gelu_tanh", vx),
-                       vkf_relu(g, "relu", vx),  vkf_silu(g, "silu", vx),
-                       vkf_exp(g, "exp", vx),    vkf_tanh(g, "tanh", vx)};
+  vkf_value acts[6] = {vkf_gelu(g, "gelu", vx), vkf_gelu_tanh(g, "gelu_tanh", vx),
+                       vkf_relu(g, "relu", vx), vkf_silu(g, "silu", vx),
+                       vkf_exp(g, "exp", vx),   vkf_tanh(g, "tanh", vx)};
   static const float want[6][4] = {
       {-0.15865525f, 0, 0.84134475f, 1.95449974f}, /* x * Phi(x) */
-      {-0.15880801f, 0, 0.84119199f, 1.95459769f},
-      {0, 0, 1, 2},
-      {-0.26894142f, 0, 0.73105858f, 1.76159416f},
-      {0.36787944f, 1, 2.71828183f, 7.3890561f},
+      {-0.15880801f, 0, 0.84119199f, 1.95459769f}, {0, 0, 1, 2},
+      {-0.26894142f, 0, 0.73105858f, 1.76159416f}, {0.36787944f, 1, 2.71828183f, 7.3890561f},
       {-0.76159416f, 0, 0.76159416f, 0.96402758f}};
   for (int i = 0; i < 6; i++) {
     eval(g, NULL, 0, acts[i], y, 4);
@@ -84,17 +84,17 @@ static void test_matmul(void) {
   vkf_graph *g = new_graph();
   /* a [2,2,3] (batch 2) x w [3,2] broadcast over the batch. */
   vkf_value a = vkf_graph_input(g, "a", VKF_F32, 3, SHAPE(2, 2, 3));
-  static const float w[6] = {1, 0, 0, 1, 1, 1};     /* [3,2] */
-  static const float wt[6] = {1, 0, 1, 0, 1, 1};    /* the same as [2,3] for transpose_b */
+  static const float w[6] = {1, 0, 0, 1, 1, 1};  /* [3,2] */
+  static const float wt[6] = {1, 0, 1, 0, 1, 1}; /* the same as [2,3] for transpose_b */
   vkf_value vw = vkf_graph_constant(g, "w", VKF_F32, 2, SHAPE(3, 2), w);
   vkf_value vwt = vkf_graph_constant(g, "wt", VKF_F32, 2, SHAPE(2, 3), wt);
   vkf_value bias = vkf_graph_constant(g, "bias", VKF_F32, 1, SHAPE(2), (const float[]){-10, 1});
   vkf_value res = vkf_graph_input(g, "res", VKF_F32, 3, SHAPE(2, 2, 2));
   vkf_value y0 = vkf_matmul(g, "plain", a, vw, NULL);
   vkf_value y1 = vkf_matmul(g, "t", a, vwt, &(vkf_matmul_options){.transpose_b = 1});
-  vkf_value y2 = vkf_matmul(g, "epi", a, vw,
-                            &(vkf_matmul_options){.bias = bias, .activation = VKF_ACT_RELU,
-                                                  .residual = res});
+  vkf_value y2 =
+      vkf_matmul(g, "epi", a, vw,
+                 &(vkf_matmul_options){.bias = bias, .activation = VKF_ACT_RELU, .residual = res});
   static const float av[12] = {1, 2, 3, 4, 5, 6, -1, -2, -3, 0, 1, 2};
   static const float rv[8] = {100, 200, 300, 400, 500, 600, 700, 800};
   vkf_input_binding in[2] = {{a, av, sizeof av}, {res, rv, sizeof rv}};
@@ -128,7 +128,7 @@ static void test_matmul(void) {
 /* The seeds' masked_softmax: X [2,2,4] with valid_lens [2,3] (per batch) and [[1,3],[2,4]]
  * (per row). Rows are chosen so the results are hand-computable. */
 static void test_masked_softmax(void) {
-  static const float x[16] = {1, 2, 3, 4, 0, 0, 0, 0, /* batch 0 */
+  static const float x[16] = {1, 2, 3, 4, 0, 0, 0, 0,  /* batch 0 */
                               0, 0, 0, 0, 1, 2, 3, 4}; /* batch 1 */
   const double e1 = exp(1.0), e2 = exp(2.0), e3 = exp(3.0), e4 = exp(4.0);
   vkf_graph *g = new_graph();
@@ -144,15 +144,28 @@ static void test_masked_softmax(void) {
   vkf_input_binding in = {vx, x, sizeof x};
   float y[16];
   eval(g, &in, 1, p1, y, 16);
-  float w1[16] = {(float)(e1 / (e1 + e2)), (float)(e2 / (e1 + e2)), 0, 0, 0.5f, 0.5f, 0, 0,
-                  1 / 3.f, 1 / 3.f, 1 / 3.f, 0,
-                  (float)(e1 / (e1 + e2 + e3)), (float)(e2 / (e1 + e2 + e3)),
-                  (float)(e3 / (e1 + e2 + e3)), 0};
+  float w1[16] = {(float)(e1 / (e1 + e2)),
+                  (float)(e2 / (e1 + e2)),
+                  0,
+                  0,
+                  0.5f,
+                  0.5f,
+                  0,
+                  0,
+                  1 / 3.f,
+                  1 / 3.f,
+                  1 / 3.f,
+                  0,
+                  (float)(e1 / (e1 + e2 + e3)),
+                  (float)(e2 / (e1 + e2 + e3)),
+                  (float)(e3 / (e1 + e2 + e3)),
+                  0};
   check_all_near(y, w1, 16, 1e-6);
   eval(g, &in, 1, p2, y, 16);
   double s4 = e1 + e2 + e3 + e4;
-  float w2[16] = {1, 0, 0, 0, 1 / 3.f, 1 / 3.f, 1 / 3.f, 0, 0.5f, 0.5f, 0, 0,
-                  (float)(e1 / s4), (float)(e2 / s4), (float)(e3 / s4), (float)(e4 / s4)};
+  float w2[16] = {
+      1,    0,    0, 0, 1 / 3.f,          1 / 3.f,          1 / 3.f,          0,
+      0.5f, 0.5f, 0, 0, (float)(e1 / s4), (float)(e2 / s4), (float)(e3 / s4), (float)(e4 / s4)};
   check_all_near(y, w2, 16, 1e-6);
   /* valid length 0: the whole row is masked -> zeros, not NaN (and not D2L's uniform 0.25). */
   eval(g, &in, 1, p0, y, 16);
@@ -161,9 +174,9 @@ static void test_masked_softmax(void) {
   /* causal, R=2, N=4: row 0 sees j <= 2, row 1 sees all; scale 2 doubles the logits. */
   eval(g, &in, 1, pc, y, 16);
   double c3 = exp(2.0) + exp(4.0) + exp(6.0);
-  check_all_near(y, (const float[]){(float)(exp(2.0) / c3), (float)(exp(4.0) / c3),
-                                    (float)(exp(6.0) / c3), 0},
-                 4, 1e-6);
+  check_all_near(
+      y, (const float[]){(float)(exp(2.0) / c3), (float)(exp(4.0) / c3), (float)(exp(6.0) / c3), 0},
+      4, 1e-6);
   check_all_near(y + 8, (const float[]){1 / 3.f, 1 / 3.f, 1 / 3.f, 0}, 4, 1e-6);
   vkf_graph_destroy(g);
 
@@ -189,8 +202,10 @@ static void attention_mean_case(int causal, int windowed, int32_t wl, int32_t wr
   vkf_value v = vkf_graph_input(g, "v", VKF_F32, 4, SHAPE(2, 1, 5, 1));
   vkf_value kvl = vkf_graph_constant(g, "kv_len", VKF_I32, 1, SHAPE(2), (const int32_t[]){kv0, 5});
   vkf_value o = vkf_attention(g, "attn", q, k, v,
-                              &(vkf_attention_options){.kv_len = kvl, .causal = causal,
-                                                       .windowed = windowed, .window_left = wl,
+                              &(vkf_attention_options){.kv_len = kvl,
+                                                       .causal = causal,
+                                                       .windowed = windowed,
+                                                       .window_left = wl,
                                                        .window_right = wr});
   float qv[12] = {0}, kv[20], vv[10];
   for (int i = 0; i < 20; i++) kv[i] = (float)(i * 7 % 5) - 2;
@@ -215,14 +230,14 @@ static void test_attention_masks(void) {
   /* Non-uniform weights: q=1, k=[0, ln 3], scale 1 -> weights 1/4, 3/4; v=[0,4] -> 3. */
   vkf_graph *g = new_graph();
   vkf_value q = vkf_graph_constant(g, "q", VKF_F32, 3, SHAPE(1, 1, 1), (const float[]){1});
-  vkf_value k = vkf_graph_constant(g, "k", VKF_F32, 3, SHAPE(1, 2, 1),
-                                   (const float[]){0, (float)log(3.0)});
+  vkf_value k =
+      vkf_graph_constant(g, "k", VKF_F32, 3, SHAPE(1, 2, 1), (const float[]){0, (float)log(3.0)});
   vkf_value v = vkf_graph_constant(g, "v", VKF_F32, 3, SHAPE(1, 2, 1), (const float[]){0, 4});
-  vkf_value bias = vkf_graph_constant(g, "bias", VKF_F32, 2, SHAPE(1, 2),
-                                      (const float[]){(float)log(3.0), 0});
+  vkf_value bias =
+      vkf_graph_constant(g, "bias", VKF_F32, 2, SHAPE(1, 2), (const float[]){(float)log(3.0), 0});
   vkf_value o = vkf_attention(g, "attn", q, k, v, &(vkf_attention_options){.scale = 1});
-  vkf_value ob = vkf_attention(g, "attn_bias", q, k, v,
-                               &(vkf_attention_options){.scale = 1, .bias = bias});
+  vkf_value ob =
+      vkf_attention(g, "attn_bias", q, k, v, &(vkf_attention_options){.scale = 1, .bias = bias});
   float y[1];
   eval(g, NULL, 0, o, y, 1);
   CHECK_NEAR(y[0], 3.0, 1e-6);
@@ -241,7 +256,7 @@ static void test_attention_strided(void) {
   CHECK(vkf_tensor_is_view(vkf_graph_tensor(g, r), r));
   vkf_value views[3], copies[3];
   for (int i = 0; i < 3; i++) {
-    vkf_value s = vkf_slice(g, NULL, qkv, 2, i * H, (i + 1) * H); /* [B, N, H, D] */
+    vkf_value s = vkf_slice(g, NULL, qkv, 2, i * H, (i + 1) * H);       /* [B, N, H, D] */
     views[i] = vkf_permute(g, NULL, s, (const uint32_t[]){0, 2, 1, 3}); /* [B, H, N, D] */
     CHECK(!vkf_tensor_is_contiguous(vkf_graph_tensor(g, views[i])));
     copies[i] = vkf_copy(g, NULL, views[i]);
@@ -339,44 +354,46 @@ static void test_multihead_layout(void) {
 
 static void test_norms_and_data(void) {
   vkf_graph *g = new_graph();
-  vkf_value x = vkf_graph_constant(g, "x", VKF_F32, 2, SHAPE(2, 4),
-                                   (const float[]){1, 2, 3, 4, -2, 0, 2, 0});
+  vkf_value x =
+      vkf_graph_constant(g, "x", VKF_F32, 2, SHAPE(2, 4), (const float[]){1, 2, 3, 4, -2, 0, 2, 0});
   vkf_value gamma = vkf_graph_constant(g, "g", VKF_F32, 1, SHAPE(4), (const float[]){1, 2, 1, 1});
   vkf_value beta = vkf_graph_constant(g, "b", VKF_F32, 1, SHAPE(4), (const float[]){0, 0, 0, 10});
-  vkf_value ln = vkf_layernorm(g, "ln", x,
-                               &(vkf_norm_options){.eps = 1e-12f, .gamma = gamma, .beta = beta});
+  vkf_value ln =
+      vkf_layernorm(g, "ln", x, &(vkf_norm_options){.eps = 1e-12f, .gamma = gamma, .beta = beta});
   vkf_value rms = vkf_rmsnorm(g, "rms", x, &(vkf_norm_options){.eps = 1e-12f});
   vkf_value l2 = vkf_l2_normalize(g, "l2", x, 0);
   float y[8];
   eval(g, NULL, 0, ln, y, 8);
   double s1 = 1 / sqrt(1.25); /* row 0: mean 2.5, var 1.25 */
   double s2 = 1 / sqrt(2.0);  /* row 1: mean 0, var 2 */
-  check_all_near(y, (const float[]){(float)(-1.5 * s1), (float)(2 * -0.5 * s1), (float)(0.5 * s1),
-                                    (float)(1.5 * s1 + 10), (float)(-2 * s2), 0, (float)(2 * s2),
-                                    10},
+  check_all_near(y,
+                 (const float[]){(float)(-1.5 * s1), (float)(2 * -0.5 * s1), (float)(0.5 * s1),
+                                 (float)(1.5 * s1 + 10), (float)(-2 * s2), 0, (float)(2 * s2), 10},
                  8, 1e-6);
   eval(g, NULL, 0, rms, y, 8); /* row 0 rms sqrt(7.5), row 1 sqrt(2) */
   double r0 = 1 / sqrt(7.5);
-  check_all_near(y, (const float[]){(float)r0, (float)(2 * r0), (float)(3 * r0), (float)(4 * r0),
-                                    (float)(-2 * s2), 0, (float)(2 * s2), 0},
+  check_all_near(y,
+                 (const float[]){(float)r0, (float)(2 * r0), (float)(3 * r0), (float)(4 * r0),
+                                 (float)(-2 * s2), 0, (float)(2 * s2), 0},
                  8, 1e-6);
   eval(g, NULL, 0, l2, y, 8); /* norms sqrt(30), sqrt(8) */
   double n0 = 1 / sqrt(30.0), n1 = 1 / sqrt(8.0);
-  check_all_near(y, (const float[]){(float)n0, (float)(2 * n0), (float)(3 * n0), (float)(4 * n0),
-                                    (float)(-2 * n1), 0, (float)(2 * n1), 0},
+  check_all_near(y,
+                 (const float[]){(float)n0, (float)(2 * n0), (float)(3 * n0), (float)(4 * n0),
+                                 (float)(-2 * n1), 0, (float)(2 * n1), 0},
                  8, 1e-6);
   vkf_graph_destroy(g);
 
   /* gather, concat, slice, mean pooling */
   g = new_graph();
-  vkf_value table = vkf_graph_constant(g, "emb", VKF_F32, 2, SHAPE(3, 2),
-                                       (const float[]){0, 1, 10, 11, 20, 21});
+  vkf_value table =
+      vkf_graph_constant(g, "emb", VKF_F32, 2, SHAPE(3, 2), (const float[]){0, 1, 10, 11, 20, 21});
   vkf_value ids = vkf_graph_input(g, "ids", VKF_I32, 2, SHAPE(2, 3));
   vkf_value mask = vkf_graph_input(g, "mask", VKF_I32, 2, SHAPE(2, 3));
   vkf_value e = vkf_gather(g, "embed", table, ids); /* [2,3,2] */
   vkf_value pooled = vkf_mean_pool(g, "pool", e, mask);
   vkf_value cat = vkf_concat(g, "cat", (const vkf_value[]){e, e}, 2, 2); /* [2,3,4] */
-  vkf_value sl = vkf_slice(g, "sl", cat, 1, 1, 3);                        /* [2,2,4] view */
+  vkf_value sl = vkf_slice(g, "sl", cat, 1, 1, 3);                       /* [2,2,4] view */
   static const int32_t idv[6] = {2, 0, 1, 1, 1, 2}, mv[6] = {1, 1, 0, 0, 0, 0};
   vkf_input_binding in[2] = {{ids, idv, sizeof idv}, {mask, mv, sizeof mv}};
   float ye[12], yp[4], ys[16];

@@ -106,8 +106,10 @@ static vkf_value random_op(vkf_graph *g, const vkf_value *vals, uint32_t count) 
   int64_t shape[4];
   memcpy(shape, t->shape, sizeof shape);
   switch (rnd(12)) {
-    case 0: return vkf_gelu(g, NULL, x);
-    case 1: return vkf_scale(g, NULL, x, 0.5f);
+    case 0:
+      return vkf_gelu(g, NULL, x);
+    case 1:
+      return vkf_scale(g, NULL, x, 0.5f);
     case 2: { /* same-shape binary with another value if one matches, else a bias */
       for (uint32_t tries = 0; tries < 8; tries++) {
         vkf_value y = vals[rnd(count)];
@@ -131,8 +133,10 @@ static vkf_value random_op(vkf_graph *g, const vkf_value *vals, uint32_t count) 
       if (rnd(2)) y = vkf_activation_apply(g, NULL, y, (vkf_activation)(1 + rnd(4)));
       return y;
     }
-    case 4: return vkf_layernorm(g, NULL, x, NULL);
-    case 5: return vkf_softmax(g, NULL, x, &(vkf_softmax_options){.causal = (int)rnd(2)});
+    case 4:
+      return vkf_layernorm(g, NULL, x, NULL);
+    case 5:
+      return vkf_softmax(g, NULL, x, &(vkf_softmax_options){.causal = (int)rnd(2)});
     case 6: { /* permute view of the last two axes (if any) */
       if (r < 2) return vkf_tanh(g, NULL, x);
       uint32_t axes[4] = {0, 1, 2, 3};
@@ -152,7 +156,8 @@ static vkf_value random_op(vkf_graph *g, const vkf_value *vals, uint32_t count) 
       int64_t start = rnd((uint32_t)last - 1);
       return vkf_slice(g, NULL, x, r - 1, start, start + 1 + rnd((uint32_t)(last - start - 1)));
     }
-    case 9: return vkf_concat(g, NULL, (const vkf_value[]){x, x}, 2, r - 1);
+    case 9:
+      return vkf_concat(g, NULL, (const vkf_value[]){x, x}, 2, r - 1);
     case 10: { /* an unfused attention pattern on [B, N, D] values */
       if (r != 3) return vkf_exp(g, NULL, vkf_scale(g, NULL, x, 0.1f));
       vkf_value s = vkf_matmul(g, NULL, x, x, &(vkf_matmul_options){.transpose_b = 1});
@@ -160,7 +165,8 @@ static vkf_value random_op(vkf_graph *g, const vkf_value *vals, uint32_t count) 
       s = vkf_softmax(g, NULL, s, NULL);
       return vkf_matmul(g, NULL, s, x, NULL);
     }
-    default: return vkf_copy(g, NULL, x);
+    default:
+      return vkf_copy(g, NULL, x);
   }
 }
 
@@ -183,7 +189,8 @@ static vkf_graph *random_graph(vkf_value *out_input, int64_t *out_input_count) {
     vals[count++] = v;
   }
   uint32_t outputs = 1 + rnd(3);
-  for (uint32_t i = 0; i < outputs; i++) vkf_graph_output(g, vals[count - 1 - rnd(count < 4 ? count : 4)], NULL);
+  for (uint32_t i = 0; i < outputs; i++)
+    vkf_graph_output(g, vals[count - 1 - rnd(count < 4 ? count : 4)], NULL);
   return g;
 }
 
@@ -266,9 +273,11 @@ static vkf_graph *vit_b16(void) {
   CHECK_OK(vkf_graph_create("vit-b16", &g));
 #define CONST(name, ...) vkf_graph_constant(g, name, VKF_F32, __VA_ARGS__, NULL)
   vkf_value img = vkf_graph_input(g, "pixel_values", VKF_F32, 4, SHAPE(1, 3, 224, 224));
-  vkf_value x = vkf_patch_embed(g, "embeddings.patch", img, CONST("patch.w", 4, SHAPE(E, 3, 16, 16)),
-                                CONST("patch.b", 1, SHAPE(E)));
-  x = vkf_concat(g, "embeddings.cls", (const vkf_value[]){CONST("cls", 3, SHAPE(1, 1, E)), x}, 2, 1);
+  vkf_value x =
+      vkf_patch_embed(g, "embeddings.patch", img, CONST("patch.w", 4, SHAPE(E, 3, 16, 16)),
+                      CONST("patch.b", 1, SHAPE(E)));
+  x = vkf_concat(g, "embeddings.cls", (const vkf_value[]){CONST("cls", 3, SHAPE(1, 1, E)), x}, 2,
+                 1);
   x = vkf_add(g, "embeddings.pos", x, CONST("pos", 3, SHAPE(1, T, E)));
   for (int l = 0; l < BLOCKS; l++) {
     char nm[64];
@@ -283,8 +292,8 @@ static vkf_graph *vit_b16(void) {
       vkf_value s = vkf_slice(g, NULL, qkv, 2, i * HEADS, (i + 1) * HEADS);
       qkvs[i] = vkf_permute(g, NULL, s, (const uint32_t[]){0, 2, 1, 3});
     }
-    vkf_value s = vkf_matmul(g, NM("attn.scores"), qkvs[0], qkvs[1],
-                             &(vkf_matmul_options){.transpose_b = 1});
+    vkf_value s =
+        vkf_matmul(g, NM("attn.scores"), qkvs[0], qkvs[1], &(vkf_matmul_options){.transpose_b = 1});
     s = vkf_scale(g, NM("attn.scale"), s, 0.125f);
     s = vkf_softmax(g, NM("attn.softmax"), s, NULL);
     vkf_value o = vkf_matmul(g, NM("attn.context"), s, qkvs[2], NULL);
@@ -322,10 +331,11 @@ static void test_vit_b16(void) {
     CHECK_OK(vkf_passes_run(g, &(vkf_pass_options){.skip = skips[i], .dump = ""}, &report));
     check_plan(g, 256);
     double ratio = (double)report.peak_size / (double)report.naive_size;
-    printf("ViT-B/16 (%s, %u nodes): planner peak %zu bytes (%.2f MiB), naive sum %zu bytes "
-           "(%.2f MiB), ratio %.4f\n",
-           labels[i], vkf_graph_node_count(g), report.peak_size, report.peak_size / 1048576.0,
-           report.naive_size, report.naive_size / 1048576.0, ratio);
+    printf(
+        "ViT-B/16 (%s, %u nodes): planner peak %zu bytes (%.2f MiB), naive sum %zu bytes "
+        "(%.2f MiB), ratio %.4f\n",
+        labels[i], vkf_graph_node_count(g), report.peak_size, report.peak_size / 1048576.0,
+        report.naive_size, report.naive_size / 1048576.0, ratio);
     CHECK(ratio < 0.1); /* 12 blocks reuse the same few buffers */
     if (i == 1) {
       uint32_t attn = 0;

@@ -15,8 +15,8 @@
 
 enum { B = 2, N = 5, C = 8, H = 2, D = 4, MLP = 16 };
 
-static float w_qkv[C * 3 * C], b_qkv[3 * C], w_proj[C * C], b_proj[C], w_fc1[C * MLP],
-    b_fc1[MLP], w_fc2[MLP * C], b_fc2[C], ln_g[C], ln_b[C];
+static float w_qkv[C * 3 * C], b_qkv[3 * C], w_proj[C * C], b_proj[C], w_fc1[C * MLP], b_fc1[MLP],
+    w_fc2[MLP * C], b_fc2[C], ln_g[C], ln_b[C];
 static float x_data[B * N * C];
 static const int32_t valid[B] = {5, 3};
 
@@ -121,7 +121,8 @@ static void test_each_pass_preserves_output(void) {
   uint32_t count;
   const vkf_pass *passes = vkf_passes_list(&count);
   CHECK(count == 6);
-  CHECK(strcmp(passes[0].name, "verify") == 0 && strcmp(passes[count - 1].name, "memory_plan") == 0);
+  CHECK(strcmp(passes[0].name, "verify") == 0 &&
+        strcmp(passes[count - 1].name, "memory_plan") == 0);
   for (uint32_t i = 0; i < count; i++) {
     uint32_t rewrites = 0;
     CHECK_OK(passes[i].run(b.g, NULL, &rewrites));
@@ -156,7 +157,7 @@ static void test_each_pass_preserves_output(void) {
       CHECK(fc2 && fc2->input_count == 4 && fc2->attrs.matmul.activation == VKF_ACT_NONE);
       CHECK(qkv && qkv->input_count == 3);
       CHECK(proj && proj->input_count == 4); /* bias + residual x */
-      CHECK(count_op(b.g, VKF_OP_ADD) == 1);  /* only the tail's add is left */
+      CHECK(count_op(b.g, VKF_OP_ADD) == 1); /* only the tail's add is left */
       CHECK(count_op(b.g, VKF_OP_GELU_ERF) == 0);
     }
     if (strcmp(passes[i].name, "fuse_elementwise") == 0) {
@@ -202,8 +203,8 @@ static void test_attention_variants(void) {
   vkf_value q = vkf_graph_input(g, "q", VKF_F32, 3, SHAPE(2, 3, 4));
   vkf_value k = vkf_graph_input(g, "k", VKF_F32, 3, SHAPE(2, 6, 4));
   vkf_value v = vkf_graph_input(g, "v", VKF_F32, 3, SHAPE(2, 6, 5));
-  static const float mask_data[18] = {0, 0, 0, -1e9f, 0, 0, 0, 0, 0, 0, -1e9f, 0,
-                                      0, 0, 0, 0,     0, -1e9f};
+  static const float mask_data[18] = {0, 0,     0, -1e9f, 0, 0, 0, 0, 0,
+                                      0, -1e9f, 0, 0,     0, 0, 0, 0, -1e9f};
   vkf_value mask = vkf_graph_constant(g, "mask", VKF_F32, 2, SHAPE(3, 6), mask_data);
   vkf_value kt = vkf_permute(g, "kT", k, (const uint32_t[]){0, 2, 1});
   vkf_value s = vkf_matmul(g, "scores", q, kt, NULL);

@@ -15,23 +15,24 @@ static vkf_graph *new_graph(void) {
 }
 
 /* Builds one failing node with `build` and checks the recorded message is exactly `want`. */
-#define EXPECT_ERROR(code, want, ...)                                                            \
-  do {                                                                                           \
-    vkf_graph *g_ = new_graph();                                                                 \
-    vkf_graph *g = g_;                                                                           \
-    __VA_ARGS__;                                                                                 \
-    vkf_status s_ = vkf_graph_status(g_);                                                        \
-    CHECK_MSG(vkf_status_code_of(s_) == (code), "code %s: %s",                                   \
-              vkf_status_code_name(vkf_status_code_of(s_)), vkf_status_message(s_));             \
-    CHECK_MSG(strcmp(vkf_status_message(s_), want) == 0, "got \"%s\"\n want \"%s\"",             \
-              vkf_status_message(s_), want);                                                     \
-    vkf_status_free(s_);                                                                         \
-    vkf_graph_destroy(g_);                                                                       \
+#define EXPECT_ERROR(code, want, ...)                                                \
+  do {                                                                               \
+    vkf_graph *g_ = new_graph();                                                     \
+    vkf_graph *g = g_;                                                               \
+    __VA_ARGS__;                                                                     \
+    vkf_status s_ = vkf_graph_status(g_);                                            \
+    CHECK_MSG(vkf_status_code_of(s_) == (code), "code %s: %s",                       \
+              vkf_status_code_name(vkf_status_code_of(s_)), vkf_status_message(s_)); \
+    CHECK_MSG(strcmp(vkf_status_message(s_), want) == 0, "got \"%s\"\n want \"%s\"", \
+              vkf_status_message(s_), want);                                         \
+    vkf_status_free(s_);                                                             \
+    vkf_graph_destroy(g_);                                                           \
   } while (0)
 
 static void test_messages(void) {
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "matmul \"blocks.3.attn.qkv\": inner dims differ: [197,768] x "
-                                 "[512,2304]",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "matmul \"blocks.3.attn.qkv\": inner dims differ: [197,768] x "
+               "[512,2304]",
                vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, SHAPE(197, 768));
                vkf_value w = vkf_graph_constant(g, "w", VKF_F32, 2, SHAPE(512, 2304), NULL);
                vkf_matmul(g, "blocks.3.attn.qkv", x, w, NULL));
@@ -61,13 +62,15 @@ static void test_messages(void) {
   EXPECT_ERROR(VKF_STATUS_SHAPE, "gelu \"act\": input \"ids\" must be f32 or f16, got i32",
                vkf_value a = vkf_graph_input(g, "ids", VKF_I32, 1, SHAPE(2));
                vkf_gelu(g, "act", a));
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "layernorm \"ln\": gamma shape [4] does not match last dim of "
-                                 "[2,8]",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "layernorm \"ln\": gamma shape [4] does not match last dim of "
+               "[2,8]",
                vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, SHAPE(2, 8));
                vkf_value gm = vkf_graph_input(g, "gamma", VKF_F32, 1, SHAPE(4));
                vkf_layernorm(g, "ln", x, &(vkf_norm_options){.gamma = gm}));
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "softmax \"p\": valid_lens shape [3] fits neither [B] nor "
-                                 "[B,rows] of input [2,2,4]",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "softmax \"p\": valid_lens shape [3] fits neither [B] nor "
+               "[B,rows] of input [2,2,4]",
                vkf_value x = vkf_graph_input(g, "x", VKF_F32, 3, SHAPE(2, 2, 4));
                vkf_value vl = vkf_graph_input(g, "vl", VKF_I32, 1, SHAPE(3));
                vkf_softmax(g, "p", x, &(vkf_softmax_options){.valid_lens = vl}));
@@ -75,14 +78,16 @@ static void test_messages(void) {
                vkf_value x = vkf_graph_input(g, "x", VKF_F32, 3, SHAPE(2, 2, 4));
                vkf_value vl = vkf_graph_input(g, "vl", VKF_F32, 1, SHAPE(2));
                vkf_softmax(g, "p", x, &(vkf_softmax_options){.valid_lens = vl}));
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "attention \"attn\": q [1,2,5,64], k [1,2,7,32], v [1,2,7,64] "
-                                 "do not agree",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "attention \"attn\": q [1,2,5,64], k [1,2,7,32], v [1,2,7,64] "
+               "do not agree",
                vkf_value q = vkf_graph_input(g, "q", VKF_F32, 4, SHAPE(1, 2, 5, 64));
                vkf_value k = vkf_graph_input(g, "k", VKF_F32, 4, SHAPE(1, 2, 7, 32));
                vkf_value v = vkf_graph_input(g, "v", VKF_F32, 4, SHAPE(1, 2, 7, 64));
                vkf_attention(g, "attn", q, k, v, NULL));
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "attention \"attn\": bias [2,5,8] does not broadcast to scores "
-                                 "[1,2,5,7]",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "attention \"attn\": bias [2,5,8] does not broadcast to scores "
+               "[1,2,5,7]",
                vkf_value q = vkf_graph_input(g, "q", VKF_F32, 4, SHAPE(1, 2, 5, 8));
                vkf_value k = vkf_graph_input(g, "k", VKF_F32, 4, SHAPE(1, 2, 7, 8));
                vkf_value bias = vkf_graph_input(g, "bias", VKF_F32, 3, SHAPE(2, 5, 8));
@@ -96,13 +101,15 @@ static void test_messages(void) {
   EXPECT_ERROR(VKF_STATUS_SHAPE, "slice \"cls\": range [0,5) out of bounds for axis 1 of [2,3]",
                vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, SHAPE(2, 3));
                vkf_slice(g, "cls", x, 1, 0, 5));
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "concat \"tokens\": f32 [2,1,8] and f32 [2,196,4] differ off "
-                                 "axis 1",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "concat \"tokens\": f32 [2,1,8] and f32 [2,196,4] differ off "
+               "axis 1",
                vkf_value a = vkf_graph_input(g, "cls", VKF_F32, 3, SHAPE(2, 1, 8));
                vkf_value b = vkf_graph_input(g, "patches", VKF_F32, 3, SHAPE(2, 196, 4));
                vkf_concat(g, "tokens", (const vkf_value[]){a, b}, 2, 1));
-  EXPECT_ERROR(VKF_STATUS_SHAPE, "patch_embed \"embed\": image [1,3,225,224] is not a whole "
-                                 "number of [768,3,16,16] patches",
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "patch_embed \"embed\": image [1,3,225,224] is not a whole "
+               "number of [768,3,16,16] patches",
                vkf_value im = vkf_graph_input(g, "img", VKF_F32, 4, SHAPE(1, 3, 225, 224));
                vkf_value w = vkf_graph_constant(g, "w", VKF_F32, 4, SHAPE(768, 3, 16, 16), NULL);
                vkf_patch_embed(g, "embed", im, w, VKF_NO_VALUE));
