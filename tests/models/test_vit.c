@@ -12,6 +12,7 @@
 
 #include "graph/env.h"
 #include "graph/interp.h"
+#include "host/check.h"
 #include "host/runner.h"
 #include "models/npy.h"
 #include "models/vit.h"
@@ -152,6 +153,42 @@ static void test_device(gpu_test *t, vkf_vit_model *m, const golden *g, vkf_dtyp
   CHECK_MSG(st == VKF_OK, "%s %s: %s", g->name, what, vkf_status_message(st));
   if (!st) compare_logits(g, got, dt == VKF_F16 ? TOL.device_f16 : TOL.device_f32, what);
   vkf_status_free(st);
+  vkf_runner_destroy(r);
+  vkf_graph_destroy(vg.graph);
+}
+
+/* VKF_CHECK: every node agrees on a healthy run; a corrupted node output is the one named. */
+static void test_check(gpu_test *t, vkf_vit_model *m, const golden *g, vkf_dtype dt) {
+  vkf_vit_graph vg;
+  build(m, g->pixels.shape[0], dt, &vg);
+  if (!vg.graph) return;
+  CHECK_OK(vkf_check_pin_all(vg.graph));
+  vkf_runner *r = NULL;
+  vkf_status st = vkf_runner_create(t->device, vg.graph, NULL, &r);
+  if (!st) st = vkf_runner_set(r, vg.pixel_values, g->pixels.data, g->pixels.data_size);
+  if (!st) st = vkf_runner_run(r);
+  CHECK_MSG(st == VKF_OK, "%s", vkf_status_message(st));
+  vkf_status_free(st);
+  if (r) {
+    vkf_check_report rep;
+    CHECK_OK(vkf_check_run(r, vg.graph, NULL, &rep));
+    CHECK(rep.nodes_checked >= 20 && rep.worst_ratio <= 1);
+    const char *victim = "vit.encoder.layer.1.layernorm_after";
+    const vkf_node *n = NULL;
+    for (uint32_t i = 0; i < vkf_graph_node_count(vg.graph); i++)
+      if (!strcmp(vkf_graph_node(vg.graph, i)->name, victim)) n = vkf_graph_node(vg.graph, i);
+    CHECK(n != NULL);
+    if (n) {
+      const vkf_tensor *out = vkf_graph_tensor(vg.graph, n->output);
+      size_t size = vkf_tensor_size(out);
+      unsigned char *junk = calloc(1, size); /* zeros: a layernorm output never is */
+      CHECK_OK(vkf_runner_set(r, n->output, junk, size));
+      char needle[128];
+      snprintf(needle, sizeof needle, "\"%s\"", victim);
+      CHECK_STATUS(vkf_check_run(r, vg.graph, NULL, NULL), VKF_STATUS_MISMATCH, needle);
+      free(junk);
+    }
+  }
   vkf_runner_destroy(r);
   vkf_graph_destroy(vg.graph);
 }
@@ -413,6 +450,10 @@ int main(void) {
     for (int i = 0; i < 2; i++) {
       test_device(&t, models[i], goldens[i], VKF_F32, profiles[p]);
       test_device(&t, models[i], goldens[i], VKF_F16, profiles[p]);
+    }
+    if (p == 0) {
+      test_check(&t, vit, &gv, VKF_F32);
+      test_check(&t, vit, &gv, VKF_F16);
     }
     int last = p == 1;
     if (!last) {
