@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/env.h"
 #include "graph/memory_plan.h"
 
 struct vkf_runner {
@@ -64,7 +65,12 @@ vkf_status vkf_runner_set(vkf_runner *r, vkf_value v, const void *data, size_t s
   return vkf_session_write(r->session, pt->buffer, pt->offset, data, size);
 }
 
-vkf_status vkf_runner_run(vkf_runner *r) { return vkf_session_run(r->session); }
+vkf_status vkf_runner_run(vkf_runner *r) {
+  VKF_RETURN_IF_ERROR(vkf_session_run(r->session));
+  /* VKF_PROFILE=1: the per-dispatch table goes to stderr after every run (never stdout). */
+  if (vkf_env_get()->profile) return vkf_session_print_profile(r->session, stderr);
+  return VKF_OK;
+}
 
 vkf_status vkf_runner_get(vkf_runner *r, vkf_value v, void *dst, size_t size) {
   const vkf_plan_tensor *pt = NULL;

@@ -25,6 +25,7 @@ void vkf_runner_destroy(vkf_runner *runner);
 
 /* Sets an input (or a constant created without data) from contiguous host data in its dtype. */
 vkf_status vkf_runner_set(vkf_runner *runner, vkf_value value, const void *data, size_t size);
+/* Runs once; with VKF_PROFILE=1 also prints the per-dispatch timestamp table on stderr. */
 vkf_status vkf_runner_run(vkf_runner *runner);
 /* Reads any tensor that lives in a plan buffer as contiguous host data in its dtype (outputs;
  * intermediates hold their value until the arena bytes are reused by a later node). */
