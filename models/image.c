@@ -54,11 +54,15 @@ static uint8_t byte_at(const uint8_t *data, size_t size, size_t i) {
 
 /* stb_image 2.27, the version Debian 12 ships, trusts the code counts of a JPEG Huffman table:
  * counts adding up to more than 256 write past fixed arrays inside its decoder (upstream 2.28
- * checks). This checks the DHT segment body at `at` (just after FF C4) the way stb reads it. */
-static bool jpeg_dht_ok(const uint8_t *d, size_t size, size_t at) {
+ * checks). This checks the DHT segment body at `at` (just after FF C4) the way stb reads it.
+ * `budget` caps the tables looked at over a whole file: real JPEGs hold a few dozen, while a
+ * crafted one could make the FF C4 scan below quadratic. */
+static bool jpeg_dht_ok(const uint8_t *d, size_t size, size_t at, uint32_t *budget) {
   long left = ((long)byte_at(d, size, at) << 8 | byte_at(d, size, at + 1)) - 2;
   size_t p = at + 2;
   while (left > 0) {
+    if (p >= size) return true; /* only zeros follow: empty tables */
+    if ((*budget)-- == 0) return false;
     uint8_t q = byte_at(d, size, p);
     if ((q >> 4) > 1 || (q & 15) > 3) return true; /* stb rejects this table before using it */
     long total = 0;
@@ -76,6 +80,7 @@ static bool jpeg_dht_ok(const uint8_t *d, size_t size, size_t at) {
  * pair is checked as a table; valid scans never hold one (an FF there is stuffed as FF 00). */
 static bool jpeg_tables_ok(const uint8_t *d, size_t size) {
   if (size < 2 || d[0] != 0xFF || d[1] != 0xD8) return true; /* not a JPEG */
+  uint32_t budget = 1u << 16;
   size_t i = 2;
   for (;;) {
     while (i < size && d[i] != 0xFF) i++; /* stb skips padding between segments */
@@ -83,12 +88,12 @@ static bool jpeg_tables_ok(const uint8_t *d, size_t size) {
     if (i >= size) return true;           /* stb: no frame, an error */
     uint8_t marker = d[i++];
     if (marker == 0xC0 || marker == 0xC1 || marker == 0xC2) break; /* the frames stb decodes */
-    if (marker == 0xC4 && !jpeg_dht_ok(d, size, i)) return false;
+    if (marker == 0xC4 && !jpeg_dht_ok(d, size, i, &budget)) return false;
     /* Every segment stb accepts before the frame consumes exactly its length field. */
     i += (size_t)byte_at(d, size, i) << 8 | byte_at(d, size, i + 1);
   }
   for (; i + 1 < size; i++) {
-    if (d[i] == 0xFF && d[i + 1] == 0xC4 && !jpeg_dht_ok(d, size, i + 2)) return false;
+    if (d[i] == 0xFF && d[i + 1] == 0xC4 && !jpeg_dht_ok(d, size, i + 2, &budget)) return false;
   }
   return true;
 }
@@ -104,8 +109,10 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
                            name, data_size);
   }
   if (!jpeg_tables_ok(data, data_size)) {
-    return vkf_status_make(VKF_STATUS_PARSE,
-                           "%s: corrupt JPEG (a Huffman table declares more than 256 codes)", name);
+    return vkf_status_make(
+        VKF_STATUS_PARSE,
+        "%s: corrupt JPEG (a Huffman table declares more than 256 codes, or too many tables)",
+        name);
   }
   /* Header first: the size limits apply before stb allocates anything for a hostile header. */
   int width = 0, height = 0, channels = 0;
