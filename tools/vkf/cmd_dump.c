@@ -1,0 +1,150 @@
+/* vkf dump: what vkformer makes of a model, stage by stage, for debugging:
+ *   graph   the graph as built (text, DOT or JSON)
+ *   passes  the graph after every pass, three files per pass, into --out DIR
+ *   plan    the lowered plan for the chosen device (dispatches, bindings, barriers)
+ *   kernels the GLSL of every distinct kernel in the plan, one file each, into --out DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graph/dump.h"
+#include "graph/lower.h"
+#include "graph/passes.h"
+#include "host/instance.h"
+#include "shaders/embedded.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/model_graph.h"
+
+typedef struct dump_args {
+  const char *model, *stage, *format, *out, *device;
+  int64_t batch, seq_len;
+} dump_args;
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: vkf dump --model DIR [--stage graph|passes|plan|kernels] [--format "
+             "text|dot|json] [--out DIR] [--batch N] [--seq-len N] [--device N|NAME]\n"
+             "  graph (default) and plan print to stdout; passes and kernels write files into\n"
+             "  --out (default: vkf-dump). The plan is lowered for the chosen device's caps\n"
+             "  (VKF_DEVICE_PROFILE applies).\n");
+}
+
+static vkf_status dump_graph(vkf_graph *g, const char *format) {
+  if (!strcmp(format, "dot")) return vkf_dump_dot(g, stdout);
+  if (!strcmp(format, "json")) return vkf_dump_json(g, stdout);
+  if (!strcmp(format, "text")) return vkf_dump_text(g, stdout);
+  return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "unknown format \"%s\" (text, dot, json)",
+                         format);
+}
+
+static vkf_status device_caps(const char *selector, vkf_device_caps *out) {
+  vkf_instance *instance = NULL;
+  VKF_RETURN_IF_ERROR(vkf_instance_create(NULL, &instance));
+  uint32_t index = 0;
+  vkf_status st = vkf_instance_choose_device(instance, selector, &index);
+  if (!st) *out = *vkf_instance_device_caps(instance, index);
+  vkf_instance_destroy(instance);
+  return st;
+}
+
+/* Writes each distinct kernel once: generated GLSL as is, templates with their defines. */
+static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
+  uint32_t written = 0;
+  for (uint32_t i = 0; i < vkf_plan_dispatch_count(plan); i++) {
+    const vkf_plan_dispatch *d = vkf_plan_dispatch_get(plan, i);
+    int seen = 0;
+    for (uint32_t j = 0; j < i && !seen; j++) {
+      const vkf_plan_dispatch *e = vkf_plan_dispatch_get(plan, j);
+      seen = !strcmp(e->shader, d->shader) && e->define_count == d->define_count &&
+             ((e->source == NULL) == (d->source == NULL)) &&
+             (!e->source || !strcmp(e->source, d->source));
+      for (uint32_t k = 0; seen && k < d->define_count; k++)
+        seen = !strcmp(e->defines[k], d->defines[k]);
+    }
+    if (seen) continue;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%03u_%s%s", dir, written, d->shader,
+             strstr(d->shader, ".comp") ? "" : ".comp");
+    FILE *f = fopen(path, "w");
+    if (!f) return vkf_status_make(VKF_STATUS_IO, "cannot write %s", path);
+    fprintf(f, "// kernel of node \"%s\"; specialization constants:", d->node ? d->node : "");
+    for (uint32_t k = 0; k < d->spec_count; k++) fprintf(f, " %u", d->spec[k]);
+    fprintf(f, "\n");
+    const char *src = d->source ? d->source : vkf_embedded_shader_find(d->shader);
+    if (!d->source) {
+      /* shaderc receives the defines as -D options; shown here as lines after #version. */
+      const char *nl = src ? strchr(src, '\n') : NULL;
+      if (nl) fprintf(f, "%.*s", (int)(nl - src + 1), src), src = nl + 1;
+      for (uint32_t k = 0; k < d->define_count; k++) {
+        char def[160];
+        snprintf(def, sizeof def, "%s", d->defines[k]);
+        char *eq = strchr(def, '=');
+        if (eq) *eq = ' ';
+        fprintf(f, "#define %s\n", def);
+      }
+    }
+    fputs(src ? src : "// (source not found)\n", f);
+    if (fclose(f) != 0) return vkf_status_make(VKF_STATUS_IO, "cannot write %s", path);
+    written++;
+  }
+  fprintf(stderr, "vkf dump: %u kernels written to %s\n", written, dir);
+  return VKF_OK;
+}
+
+static vkf_status run(const dump_args *a) {
+  vkf_cli_model_graph mg;
+  vkf_cli_model_graph_options mo = {.batch = a->batch, .seq_len = a->seq_len};
+  VKF_RETURN_IF_ERROR(vkf_cli_model_graph_build(a->model, &mo, &mg));
+  vkf_status st = VKF_OK;
+  if (!strcmp(a->stage, "graph")) {
+    st = dump_graph(mg.graph, a->format);
+  } else if (!strcmp(a->stage, "passes")) {
+    mkdir(a->out, 0755);
+    vkf_pass_options po = {.dump = "passes", .dump_dir = a->out};
+    vkf_pass_report report;
+    st = vkf_passes_run(mg.graph, &po, &report);
+    if (!st)
+      fprintf(stderr, "vkf dump: %u passes written to %s (arena peak %zu bytes, naive %zu)\n",
+              report.count, a->out, report.peak_size, report.naive_size);
+  } else if (!strcmp(a->stage, "plan") || !strcmp(a->stage, "kernels")) {
+    vkf_device_caps caps;
+    vkf_lowered low = {0};
+    st = vkf_passes_run(mg.graph, NULL, NULL);
+    if (!st) st = device_caps(a->device, &caps);
+    if (!st) st = vkf_lower_graph(mg.graph, &caps, NULL, &low);
+    if (!st && a->stage[0] == 'p') vkf_plan_dump_text(low.plan, stdout);
+    if (!st && a->stage[0] == 'k') {
+      mkdir(a->out, 0755);
+      st = dump_kernels(low.plan, a->out);
+    }
+    vkf_lowered_free(&low);
+  } else {
+    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                         "unknown stage \"%s\" (graph, passes, plan, kernels)", a->stage);
+  }
+  vkf_cli_model_graph_free(&mg);
+  return st;
+}
+
+int vkf_cli_dump(int argc, char **argv) {
+  dump_args a = {.stage = "graph", .format = "text", .out = "vkf-dump", .batch = 1};
+  for (int i = 0; i < argc; i++) {
+    const char *s = argv[i];
+    int v = i + 1 < argc;
+    if (!strcmp(s, "--model") && v) a.model = argv[++i];
+    else if (!strcmp(s, "--stage") && v) a.stage = argv[++i];
+    else if (!strcmp(s, "--format") && v) a.format = argv[++i];
+    else if (!strcmp(s, "--out") && v) a.out = argv[++i];
+    else if (!strcmp(s, "--device") && v) a.device = argv[++i];
+    else if (!strcmp(s, "--batch") && v) a.batch = atoll(argv[++i]);
+    else if (!strcmp(s, "--seq-len") && v) a.seq_len = atoll(argv[++i]);
+    else if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), 0;
+    else {
+      fprintf(stderr, "vkf dump: unknown or incomplete option \"%s\"\n", s);
+      return usage(stderr), 2;
+    }
+  }
+  if (!a.model) return usage(stderr), 2;
+  vkf_status st = run(&a);
+  return st ? vkf_cli_fail(st) : 0;
+}
