@@ -47,6 +47,27 @@ static vkf_status device_caps(const char *selector, vkf_device_caps *out) {
   return st;
 }
 
+/* Writes GLSL with every #include "x" replaced by the embedded file, so a dumped kernel is the
+ * complete text the compiler sees (shaderc resolves the same names from the same table). */
+static void write_expanded(FILE *f, const char *src, int depth) {
+  while (*src) {
+    const char *nl = strchr(src, '\n');
+    size_t len = nl ? (size_t)(nl - src + 1) : strlen(src);
+    char name[128];
+    const char *inc = NULL;
+    if (depth < 8 && sscanf(src, " #include \"%127[^\"]\"", name) == 1)
+      inc = vkf_embedded_shader_find(name);
+    if (inc) {
+      fprintf(f, "// ---- begin %s ----\n", name);
+      write_expanded(f, inc, depth + 1);
+      fprintf(f, "// ---- end %s ----\n", name);
+    } else {
+      fwrite(src, 1, len, f);
+    }
+    src += len;
+  }
+}
+
 /* Writes each distinct kernel once: generated GLSL as is, templates with their defines. */
 static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
   uint32_t written = 0;
@@ -83,7 +104,7 @@ static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
         fprintf(f, "#define %s\n", def);
       }
     }
-    fputs(src ? src : "// (source not found)\n", f);
+    write_expanded(f, src ? src : "// (source not found)\n", 0);
     if (fclose(f) != 0) return vkf_status_make(VKF_STATUS_IO, "cannot write %s", path);
     written++;
   }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# vkf dump on the committed tiny ViT: every stage produces its artefact, the DOT renders, the plan
+# counts dispatches and barriers, kernels are real GLSL, and bad arguments fail with one line.
+set -u
+pass=0 fail=0
+ok() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+model=tests/models/data/vit_tiny
+
+"$VKF" dump --model $model >"$tmp/graph.txt"; rc=$?
+ok "graph stage" '[ $rc -eq 0 ] && grep -q "^graph \"ViTForImageClassification\"" "$tmp/graph.txt"'
+"$VKF" dump --model $model --format dot >"$tmp/graph.dot"
+ok "DOT renders" 'dot -Tsvg "$tmp/graph.dot" >"$tmp/graph.svg" && grep -q "<svg" "$tmp/graph.svg"'
+"$VKF" dump --model $model --format json >"$tmp/graph.json"
+ok "JSON parses" 'python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/graph.json"'
+"$VKF" dump --model $model --stage passes --out "$tmp/passes" 2>/dev/null
+ok "one dump per pass" '[ "$(ls "$tmp/passes"/*.txt | wc -l)" -ge 5 ] && ls "$tmp/passes" | grep -q fuse_attention.dot'
+ok "attention fused after passes" 'grep -q "attention" "$(ls "$tmp/passes"/*memory_plan.txt)"'
+"$VKF" dump --model $model --stage plan >"$tmp/plan.txt"; rc=$?
+ok "plan stage" '[ $rc -eq 0 ] && grep -Eq "^plan: [0-9]+ buffers, [0-9]+ dispatches, [0-9]+ barriers$" "$tmp/plan.txt"'
+ok "plan has an attention dispatch" 'grep -q "attention" "$tmp/plan.txt"'
+"$VKF" dump --model $model --stage kernels --out "$tmp/kernels" 2>/dev/null
+ok "kernels written" 'grep -lq "void main" "$tmp"/kernels/*gemm*'
+"$VKF" dump --model $model --stage nope >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "unknown stage fails with one line" '[ $rc -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
+"$VKF" dump --model "$tmp/none" >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "missing model fails with one line" '[ $rc -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q config.json "$tmp/err"'
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
