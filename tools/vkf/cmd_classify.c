@@ -196,11 +196,8 @@ int vkf_cli_classify(int argc, char **argv) {
     free(images);
     return 2;
   }
-  if (!model_dir) {
-    model_dir = default_model();
-    fprintf(stderr, "vkf classify: using the built-in tiny ViT with random weights (%s): its labels "
-                    "are not meaningful; pass --model DIR for a real checkpoint\n", model_dir);
-  }
+  const int builtin = !model_dir;
+  if (builtin) model_dir = default_model();
 
   vkf_vit_model *m = NULL;
   vkf_vit_graph vg = {0};
@@ -256,6 +253,9 @@ int vkf_cli_classify(int argc, char **argv) {
   if (!st && save) st = vkf_npy_save(save, VKF_NPY_F32, 2, shape, logits);
   if (!st && compare) st = compare_logits(compare, logits, count, shape[1]);
   if (!st) print_results(m, images, count, logits, k, json);
+  if (!st && builtin)
+    fprintf(stderr, "vkf classify: used the built-in tiny ViT with random weights (%s): its labels "
+                    "are not meaningful; pass --model DIR for a real checkpoint\n", model_dir);
   vkf_runner_destroy(r);
   int validation = vkf_cli_device_close(&dev);
   vkf_graph_destroy(vg.graph);
