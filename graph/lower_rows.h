@@ -51,6 +51,17 @@ static inline int vkf_rows_view_vec4(const vkf_rows_view *v, uint32_t element_of
          v->s[1] % 4 == 0 && v->s[2] % 4 == 0;
 }
 
+/* True when both views have contiguous rows and every row of `a` starts at the same offset modulo
+ * 4 elements as the same row of `b`: a kernel can then walk both in whole 4-element vectors
+ * between scalar ends. */
+static inline int vkf_rows_views_same_phase(const vkf_rows_view *a, uint32_t a_offset,
+                                            const vkf_rows_view *b, uint32_t b_offset) {
+  if (a->s[3] != 1 || b->s[3] != 1 || (a_offset - b_offset) % 4 != 0) return 0;
+  for (int k = 0; k < 3; k++)
+    if ((a->s[k] - b->s[k]) % 4 != 0) return 0;
+  return 1;
+}
+
 /* Pushes off, s0..s3 (the layout both row kernels use for each tensor). */
 static inline void vkf_rows_push_view(vkf_plan_dispatch *d, uint32_t element_offset,
                                       const vkf_rows_view *v) {

@@ -73,7 +73,7 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   d.spec[2] = (uint32_t)has_vl;
   d.spec[3] = (uint32_t)(has_vl && vl->rank == 2);
   d.spec[4] = (uint32_t)(node->attrs->softmax.causal != 0);
-  d.spec_count = 6;
+  d.spec_count = 7;
   VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
 
   uint32_t x_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
@@ -81,9 +81,11 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   /* Absent optional inputs bind x's range again (never read: the spec constants skip them). */
   uint32_t b_off = vkf_lower_bind(ctx, &d, has_bias ? bias : x, VKF_ACCESS_READ);
   uint32_t v_off = vkf_lower_bind(ctx, &d, has_vl ? vl : x, VKF_ACCESS_READ);
-  /* Four columns per access wherever the layout allows (attention scores with N % 4 == 0). */
-  d.spec[5] = (uint32_t)(vkf_rows_view_vec4(&xv, x_off) && vkf_rows_view_vec4(&yv, y_off) &&
-                         (!has_bias || vkf_rows_view_vec4(&bv, b_off)));
+  /* Four columns per access wherever x and y rows are contiguous and in phase (any row length:
+   * the kernel handles partial vectors at the row ends one column at a time). */
+  d.spec[5] = (uint32_t)vkf_rows_views_same_phase(&xv, x_off, &yv, y_off);
+  d.spec[6] = (uint32_t)(d.spec[5] && has_bias &&
+                         vkf_rows_views_same_phase(&xv, x_off, &bv, b_off));
 
   for (int k = 0; k < 3; k++) vkf_plan_dispatch_push_u32(&d, xv.lead[k]);
   vkf_plan_dispatch_push_u32(&d, xv.len);

@@ -19,9 +19,12 @@
 //   scale (float).
 // Specialization constants: 0 WG (local_size_x, power of two), 1 HAS_BIAS, 2 HAS_VL,
 //   3 VL_PER_ROW (valid lengths are [B, R]), 4 CAUSAL (row i sees column j iff j <= i + n - r),
-//   5 VEC4: rows of x, y (and bias) are contiguous, n % 4 == 0 and every row starts at a multiple
-//   of 4 elements; the kernel then moves 4 elements per access (x4/y4/bias4 alias bindings 0-2).
-//   Per-lane gathers dominate on CPU devices, and 16-byte accesses help GPUs too.
+//   5 VEC4: rows of x and y are contiguous and start at the same offset modulo 4 elements; the
+//   whole 4-element groups inside each row then move as vec4 (x4/y4 alias bindings 0-1), the
+//   up to 3 + 3 columns at its ends one by one. Per-lane gathers dominate on CPU devices, and
+//   16-byte accesses help GPUs too.
+//   6 BIAS_VEC4 (with VEC4): the bias rows are contiguous with x's phase too (bias4 aliases
+//   binding 2); otherwise the vector path reads the bias one element at a time.
 #if defined(X_F16) || defined(BIAS_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
@@ -38,6 +41,7 @@ layout(constant_id = 2) const bool HAS_VL = false;
 layout(constant_id = 3) const bool VL_PER_ROW = false;
 layout(constant_id = 4) const bool CAUSAL = false;
 layout(constant_id = 5) const bool VEC4 = false;
+layout(constant_id = 6) const bool BIAS_VEC4 = false;
 
 #ifdef X_F16
 #define XTYPE float16_t
@@ -81,13 +85,44 @@ uint row_offset(uint row, uint s0, uint s1, uint s2) {
   return (t / p.lead1) * s0 + (t % p.lead1) * s1 + i2 * s2;
 }
 
+uint xb, yb, bb; // element index of the row's column 0 in x, y, bias
+
+float score(uint j) {
+  float s = float(x[xb + j * p.x_s3]) * p.scale;
+  if (HAS_BIAS) s += float(bias[bb + j * p.b_s3]);
+  return s;
+}
+
+// Scores of columns c..c+3 (c = 4q - xb): the whole vector q of x.
+vec4 score4(uint q, uint c) {
+  vec4 s = vec4(x4[q]) * p.scale;
+  if (HAS_BIAS) {
+    if (BIAS_VEC4)
+      s += vec4(bias4[q - xb / 4 + bb / 4]); // same phase: (bb - xb) is a multiple of 4
+    else
+      s += vec4(float(bias[bb + c * p.b_s3]), float(bias[bb + (c + 1) * p.b_s3]),
+                float(bias[bb + (c + 2) * p.b_s3]), float(bias[bb + (c + 3) * p.b_s3]));
+  }
+  return s;
+}
+
+// Online max/sum: the sum is rescaled only when the max grows.
+void online(inout float m, inout float l, float s) {
+  if (s > m) {
+    l = l * exp(m - s) + 1.0;
+    m = s;
+  } else {
+    l += exp(s - m);
+  }
+}
+
 void main() {
   uint row = gl_WorkGroupID.y * p.gx + gl_WorkGroupID.x;
   if (row >= p.lead0 * p.lead1 * p.lead2) return; // whole workgroup: barriers stay uniform
   uint lid = gl_LocalInvocationID.x;
-  uint xb = p.x_off + row_offset(row, p.x_s0, p.x_s1, p.x_s2);
-  uint yb = p.y_off + row_offset(row, p.y_s0, p.y_s1, p.y_s2);
-  uint bb = HAS_BIAS ? p.b_off + row_offset(row, p.b_s0, p.b_s1, p.b_s2) : 0;
+  xb = p.x_off + row_offset(row, p.x_s0, p.x_s1, p.x_s2);
+  yb = p.y_off + row_offset(row, p.y_s0, p.y_s1, p.y_s2);
+  bb = HAS_BIAS ? p.b_off + row_offset(row, p.b_s0, p.b_s1, p.b_s2) : 0;
 
   // Allowed columns are [0, cols): the valid length and the causal diagonal both cut a prefix.
   uint i = row % p.r;
@@ -96,55 +131,42 @@ void main() {
   if (CAUSAL) lim = min(lim, int(i) + int(p.n) - int(p.r) + 1);
   uint cols = uint(max(lim, 0));
 
+  // VEC4: whole vectors qa..qe-1 lie inside the row; columns [0, head) and [tail, n) are the
+  // partial vectors at its ends. Without VEC4 every column is scalar: head = n.
+  uint qa = (xb + 3) / 4, qe = max((xb + p.n) / 4, qa);
+  uint head = VEC4 ? min(4 * qa - xb, p.n) : p.n;
+  uint tail = VEC4 ? max(4 * qe - xb, head) : p.n;
+
   float m = LOWEST, l = 0.0;
+  for (uint j = lid; j < min(head, cols); j += WG) online(m, l, score(j));
   if (VEC4) {
-    // Columns 4q..4q+3 at once; the group holding column `cols` masks its tail per component.
-    for (uint q = lid; q < (cols + 3) / 4; q += WG) {
-      vec4 s = vec4(x4[xb / 4 + q]) * p.scale;
-      if (HAS_BIAS) s += vec4(bias4[bb / 4 + q]);
-      bvec4 masked = greaterThanEqual(uvec4(4 * q) + uvec4(0, 1, 2, 3), uvec4(cols));
-      s = mix(s, vec4(LOWEST), masked);
+    for (uint j = tail + lid; j < cols; j += WG) online(m, l, score(j));
+    for (uint q = qa + lid; q < qe && 4 * q - xb < cols; q += WG) {
+      uint c = 4 * q - xb;
+      bvec4 masked = greaterThanEqual(uvec4(c) + uvec4(0, 1, 2, 3), uvec4(cols));
+      vec4 s = mix(score4(q, c), vec4(LOWEST), masked);
       float mn = max(m, max(max(s.x, s.y), max(s.z, s.w)));
       vec4 e = mix(exp(s - mn), vec4(0.0), masked);
       l = l * exp(m - mn) + ((e.x + e.y) + (e.z + e.w));
       m = mn;
-    }
-  } else {
-    for (uint j = lid; j < cols; j += WG) {
-      float s = float(x[xb + j * p.x_s3]) * p.scale;
-      if (HAS_BIAS) s += float(bias[bb + j * p.b_s3]);
-      if (s > m) {
-        l = l * exp(m - s) + 1.0;
-        m = s;
-      } else {
-        l += exp(s - m);
-      }
     }
   }
   float mx = wg_max(m);
   float sum = wg_sum(l * exp(m - mx));
   float inv = sum > 0.0 ? 1.0 / sum : 0.0;
 
+  for (uint j = lid; j < head; j += WG)
+    y[yb + j * p.y_s3] = XTYPE(j < cols ? exp(score(j) - mx) * inv : 0.0);
   if (VEC4) {
-    for (uint q = lid; q < p.n / 4; q += WG) {
+    for (uint j = tail + lid; j < p.n; j += WG)
+      y[yb + j] = XTYPE(j < cols ? exp(score(j) - mx) * inv : 0.0);
+    for (uint q = qa + lid; q < qe; q += WG) {
+      uint c = 4 * q - xb;
       vec4 v = vec4(0.0);
-      if (4 * q < cols) {
-        vec4 s = vec4(x4[xb / 4 + q]) * p.scale;
-        if (HAS_BIAS) s += vec4(bias4[bb / 4 + q]);
-        v = mix(exp(s - mx) * inv, vec4(0.0),
-                greaterThanEqual(uvec4(4 * q) + uvec4(0, 1, 2, 3), uvec4(cols)));
-      }
-      y4[yb / 4 + q] = XVEC4(v);
-    }
-  } else {
-    for (uint j = lid; j < p.n; j += WG) {
-      float v = 0.0;
-      if (j < cols) {
-        float s = float(x[xb + j * p.x_s3]) * p.scale;
-        if (HAS_BIAS) s += float(bias[bb + j * p.b_s3]);
-        v = exp(s - mx) * inv;
-      }
-      y[yb + j * p.y_s3] = XTYPE(v);
+      if (c < cols)
+        v = mix(exp(score4(q, c) - mx) * inv, vec4(0.0),
+                greaterThanEqual(uvec4(c) + uvec4(0, 1, 2, 3), uvec4(cols)));
+      y4[q - xb / 4 + yb / 4] = XVEC4(v); // same phase: (yb - xb) is a multiple of 4
     }
   }
 }
