@@ -17,9 +17,10 @@ build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# The main job on the default model.
+# The main job on the default model: classify the sample images (the built-in tiny checkpoint has
+# random weights; pass a real one with `vkf classify --model DIR`).
 run: build
-	./$(BUILD)/tools/vkf devices
+	./$(BUILD)/tools/vkf classify assets/images/*.jpg
 
 # The whole suite; ends with ctest's summary.
 test: build
