@@ -1,19 +1,42 @@
 /* Owns the lowering of SOFTMAX (scale, additive bias, valid-length and causal masks) to
  * shaders/softmax.comp: the variant chooser and the push-constant layout. This is the middle step
- * of the unfused attention path, so rows up to attention-score lengths (32768+) are one
- * workgroup streaming the row twice. */
+ * of the unfused attention path, so rows up to attention-score lengths (32768+) stream through one
+ * workgroup each, or, when there are too few rows to fill the device, through several workgroups
+ * per row and an exact merge of their partial max/sum. */
+#include <stdio.h>
+
 #include "graph/lower_rows.h"
+
+enum {
+  SPLIT_MIN_CHUNK = 2048, /* columns: below this the second dispatch costs more than it gains */
+};
 
 typedef struct softmax_variant {
   uint32_t workgroup_size;
   int subgroup_reduce;
+  uint32_t chunks; /* workgroups per row; 1: no split */
+  uint32_t chunk;  /* columns per workgroup */
 } softmax_variant;
 
-static softmax_variant choose_softmax_variant(const vkf_device_caps *caps, uint64_t n) {
-  softmax_variant v;
-  /* ~8 elements per invocation: each costs two exps over the two passes, so a row of 2048+ keys
-   * fills 256 invocations; short rows (ViT's 197) take a smaller workgroup instead of idling. */
-  v.workgroup_size = vkf_rows_workgroup_size(caps, n, 8, 256);
+static softmax_variant choose_softmax_variant(const vkf_device_caps *caps, uint64_t rows,
+                                              uint64_t n) {
+  softmax_variant v = {.chunks = 1, .chunk = (uint32_t)n};
+  /* Split long rows when there are too few to occupy the device: about 512 workgroups fill a
+   * large GPU, 16 the cores of a CPU device. Chunks stay >= SPLIT_MIN_CHUNK columns, a multiple
+   * of 4 (vector phase), and the chunk count within the grid's z limit. */
+  uint64_t target = caps->kind == VKF_DEVICE_KIND_CPU ? 16 : 512;
+  uint64_t max_z = caps->max_workgroup_count[2] ? caps->max_workgroup_count[2] : 65535;
+  if (rows < target && n >= 2 * SPLIT_MIN_CHUNK) {
+    uint64_t chunks = (target + rows - 1) / rows;
+    if (chunks > n / SPLIT_MIN_CHUNK) chunks = n / SPLIT_MIN_CHUNK;
+    if (chunks > max_z) chunks = max_z;
+    uint64_t chunk = ((n + chunks - 1) / chunks + 3) / 4 * 4;
+    v.chunks = (uint32_t)((n + chunk - 1) / chunk);
+    v.chunk = (uint32_t)chunk;
+  }
+  /* ~8 elements per invocation: each costs two exps over the two passes, so a row (or chunk) of
+   * 2048+ keys fills 256 invocations; short rows (ViT's 197) take a smaller workgroup. */
+  v.workgroup_size = vkf_rows_workgroup_size(caps, v.chunk, 8, 256);
   /* Subgroup arithmetic where available; the shared-memory tree otherwise (mobile profile). */
   v.subgroup_reduce = vkf_rows_use_subgroup_reduce(caps);
   return v;
@@ -63,7 +86,7 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
     if (vl->rank == 2) vl_s1 = (uint32_t)vl->strides[1];
   }
 
-  softmax_variant v = choose_softmax_variant(ctx->caps, xv.len);
+  softmax_variant v = choose_softmax_variant(ctx->caps, rows, xv.len);
   vkf_plan_dispatch d = {.node = node->name, .shader = "softmax.comp"};
   if (x->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "X_F16");
   if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");
@@ -73,8 +96,10 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   d.spec[2] = (uint32_t)has_vl;
   d.spec[3] = (uint32_t)(has_vl && vl->rank == 2);
   d.spec[4] = (uint32_t)(node->attrs->softmax.causal != 0);
-  d.spec_count = 7;
+  d.spec[7] = 0;
+  d.spec_count = 8;
   VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
+  d.groups[2] = v.chunks;
 
   uint32_t x_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
   uint32_t y_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);
@@ -99,5 +124,26 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   vkf_plan_dispatch_push_u32(&d, (uint32_t)(rows / batch));
   vkf_plan_dispatch_push_u32(&d, d.groups[0]);
   vkf_plan_dispatch_push_f32(&d, node->attrs->softmax.scale);
-  return vkf_plan_add_dispatch(ctx->plan, &d);
+  vkf_plan_dispatch_push_u32(&d, v.chunk);
+  if (v.chunks == 1) {
+    /* Binding 4 (partials) is unused: x's range again. */
+    vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
+    return vkf_plan_add_dispatch(ctx->plan, &d);
+  }
+
+  /* Split: partials [rows, chunks] of (max, sum) in a scratch buffer; the first dispatch writes
+   * them, the second merges them and writes y (the plan puts the barrier between). */
+  char name[160];
+  snprintf(name, sizeof name, "%s.partials", node->name);
+  uint64_t partials_size = rows * v.chunks * 2 * sizeof(float);
+  uint32_t partials = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, partials_size);
+  vkf_plan_dispatch merge = d;
+  /* The partials pass writes no y: bind it read-only so the plan sees no write there. */
+  d.bindings[1].access = VKF_ACCESS_READ;
+  d.spec[7] = 1;
+  vkf_plan_dispatch_bind(&d, partials, 0, partials_size, VKF_ACCESS_WRITE);
+  VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
+  merge.spec[7] = 2;
+  vkf_plan_dispatch_bind(&merge, partials, 0, partials_size, VKF_ACCESS_READ);
+  return vkf_plan_add_dispatch(ctx->plan, &merge);
 }

@@ -1,7 +1,8 @@
 /* Masked softmax on the device vs the CPU interpreter (one-node graphs through the whole path):
- * row lengths 1..32768, many rows, scale, causal (square, R < N, R > N), valid lengths per batch
- * and per row (0, negative, > N), additive biases of every broadcast kind, f16 storage with
- * logits of ±1e4, strided input; masked positions are exactly 0 and never NaN. */
+ * row lengths 1..32768 (few long rows: split over several workgroups on lavapipe), many rows,
+ * scale, causal (square, R < N, R > N), valid lengths per batch and per row (0, negative, > N),
+ * additive biases of every broadcast kind, f16 storage with logits of ±1e4, strided input;
+ * masked positions are exactly 0 and never NaN. */
 #include <string.h>
 
 #include "graph/builder.h"
@@ -152,6 +153,8 @@ int main(void) {
   gpu_test t = gpu_test_start();
   /* The D2L masked_softmax example: X [2, 2, 4], valid_lens [2, 3] and [[1, 3], [2, 4]]. */
   static const int32_t d2l_batch[] = {2, 3}, d2l_row[] = {1, 3, 2, 4};
+  /* Long rows cut past N, mid-row (inside a split chunk), and at 0. */
+  static const int32_t long_vl[] = {40000, 20001, 0};
   const vkf_dtype F32 = VKF_F32, F16 = VKF_F16;
   const softmax_case cases[] = {
       /* label, dtype, rank, shape, scale, causal, vl_kind, vl, bias_rank, bias_shape,
@@ -166,7 +169,8 @@ int main(void) {
       {"rank1_33", F32, 1, {33}, 0, 0, VL_NONE, NULL, 0, {0}, F32, 0, 0},
       {"long_4100_causal", F32, 3, {1, 3, 4100}, 0, 1, VL_NONE, NULL, 0, {0}, F32, 0, 0},
       {"long_32768", F32, 2, {2, 32768}, 0, 0, VL_NONE, NULL, 0, {0}, F32, 0, 0},
-      {"long_32768_f16_vl", F16, 2, {3, 32768}, 0, 0, VL_BATCH, NULL, 0, {0}, F32, 0, 0},
+      {"long_32768_f16_vl", F16, 2, {3, 32768}, 0, 0, VL_BATCH, long_vl, 0, {0}, F32, 0, 0},
+      {"long_rows_20x5000_bias", F32, 3, {20, 1, 5000}, 0.3f, 0, VL_NONE, NULL, 3, {20, 1, 5000}, F32, 0, 0},
       {"causal_square", F32, 4, {2, 3, 6, 6}, 0, 1, VL_NONE, NULL, 0, {0}, F32, 0, 0},
       {"causal_r_lt_n", F32, 4, {1, 2, 4, 9}, 0, 1, VL_NONE, NULL, 0, {0}, F32, 0, 0},
       {"causal_r_gt_n", F32, 3, {2, 6, 4}, 0, 1, VL_NONE, NULL, 0, {0}, F32, 0, 0},

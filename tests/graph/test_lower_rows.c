@@ -34,20 +34,34 @@ static int has_define(const vkf_plan_dispatch *d, const char *name) {
 
 /* What the checks read of a lowered row-kernel dispatch (the plan's strings die with the plan). */
 typedef struct row_dispatch {
-  vkf_plan_dispatch d; /* strings cleared */
+  vkf_plan_dispatch d; /* the first dispatch; strings cleared */
+  uint32_t count;      /* dispatches of the node */
+  uint32_t partials_buffer; /* split softmax: the scratch buffer the first writes, second reads */
   int subgroup_reduce, x_f16, p_f16, bias_f16;
 } row_dispatch;
 
-/* Lowers `g` (one row-kernel node) with `caps`; its only dispatch goes to *out. */
+/* Lowers `g` (one row-kernel node) with `caps`; its first dispatch goes to *out. */
 static vkf_status lower_one(vkf_graph *g, const vkf_device_caps *caps, row_dispatch *out) {
   memset(out, 0, sizeof *out);
   VKF_RETURN_IF_ERROR(vkf_graph_status(g));
   VKF_RETURN_IF_ERROR(vkf_memory_plan_build(g, NULL));
   vkf_lowered low;
   VKF_RETURN_IF_ERROR(vkf_lower_graph(g, caps, NULL, &low));
-  CHECK(vkf_plan_dispatch_count(low.plan) == 1);
+  out->count = vkf_plan_dispatch_count(low.plan);
   const vkf_plan_dispatch *d = vkf_plan_dispatch_get(low.plan, 0);
   out->d = *d;
+  out->partials_buffer = UINT32_MAX;
+  if (out->count == 2) {
+    /* The partials pass writes binding 4, the merge reads it; a barrier separates them. */
+    const vkf_plan_dispatch *m = vkf_plan_dispatch_get(low.plan, 1);
+    CHECK(d->binding_count == 5 && m->binding_count == 5 &&
+          d->bindings[4].access == VKF_ACCESS_WRITE && m->bindings[4].access == VKF_ACCESS_READ &&
+          d->bindings[4].buffer == m->bindings[4].buffer && m->barrier_before &&
+          d->spec[7] == 1 && m->spec[7] == 2 && m->bindings[1].access == VKF_ACCESS_WRITE);
+    const vkf_plan_buffer *pb = vkf_plan_buffer_get(low.plan, d->bindings[4].buffer);
+    CHECK(pb->kind == VKF_PLAN_BUFFER_SCRATCH);
+    out->partials_buffer = d->bindings[4].buffer;
+  }
   out->subgroup_reduce = has_define(d, "SUBGROUP_REDUCE");
   out->x_f16 = has_define(d, "X_F16");
   out->p_f16 = has_define(d, "P_F16");
@@ -88,7 +102,7 @@ static void check_norm(void) {
         r.d.spec[3] == 0 && r.d.spec[4] == 1);
   CHECK(r.subgroup_reduce && !r.x_f16);
   CHECK(r.d.groups[0] == 197 && r.d.groups[1] == 1 && r.d.groups[2] == 1);
-  CHECK(r.d.binding_count == 4 && r.d.push_size == 80);
+  CHECK(r.count == 1 && r.d.binding_count == 4 && r.d.push_size == 80);
   CHECK_OK(lower_one(g, &mobile, &r));
   CHECK(r.d.spec[0] == 128 && !r.subgroup_reduce);
   CHECK_OK(lower_one(g, &cpu, &r));
@@ -141,16 +155,19 @@ static void check_softmax(void) {
   vkf_graph_output(g, vkf_softmax(g, "sm_node", x, &o), "y");
   CHECK_OK(lower_one(g, &desk, &r));
   /* 197 / 8 per invocation -> 32; bias, per-batch lengths, causal; vec4 with an in-phase bias. */
-  CHECK(r.d.spec_count == 7 && r.d.spec[0] == 32 && r.d.spec[1] == 1 && r.d.spec[2] == 1 &&
-        r.d.spec[3] == 0 && r.d.spec[4] == 1 && r.d.spec[5] == 1 && r.d.spec[6] == 1);
-  CHECK(r.bias_f16 && r.subgroup_reduce && r.d.push_size == 104);
-  CHECK(r.d.groups[0] == 12 * 197 && r.d.binding_count == 4);
+  CHECK(r.d.spec_count == 8 && r.d.spec[0] == 32 && r.d.spec[1] == 1 && r.d.spec[2] == 1 &&
+        r.d.spec[3] == 0 && r.d.spec[4] == 1 && r.d.spec[5] == 1 && r.d.spec[6] == 1 &&
+        r.d.spec[7] == 0);
+  CHECK(r.bias_f16 && r.subgroup_reduce && r.d.push_size == 108);
+  CHECK(r.count == 1 && r.d.groups[0] == 12 * 197 && r.d.groups[2] == 1 &&
+        r.d.binding_count == 5);
   CHECK_OK(lower_one(g, &mobile, &r));
   CHECK(!r.subgroup_reduce);
   vkf_graph_destroy(g);
 
-  /* Long rows: the largest workgroup the caps allow; a key-padding bias [B, 1, 1, N] is out of
-   * phase with x's rows unless N % 4 == 0. */
+  /* 24 long rows cannot fill a GPU: 16 chunks of 2052 columns (>= 2048, a multiple of 4) per
+   * row, the largest workgroup the caps allow; a key-padding bias [B, 1, 1, N] is out of phase
+   * with x's rows unless N % 4 == 0. */
   int64_t lx[4] = {2, 4, 3, 32769}, lb[4] = {2, 1, 1, 32769};
   vkf_graph_create("sm_long", &g);
   o = (vkf_softmax_options){.bias = vkf_graph_input(g, "bias", VKF_F32, 4, lb)};
@@ -158,8 +175,30 @@ static void check_softmax(void) {
   vkf_graph_output(g, vkf_softmax(g, "sm_long", x, &o), "y");
   CHECK_OK(lower_one(g, &desk, &r));
   CHECK(r.d.spec[0] == 256 && r.d.spec[5] == 1 && r.d.spec[6] == 0);
+  CHECK(r.count == 2 && r.d.groups[0] == 24 && r.d.groups[2] == 16);
+  uint32_t chunk;
+  memcpy(&chunk, r.d.push + 104, 4);
+  CHECK(chunk == 2052);
   CHECK_OK(lower_one(g, &mobile, &r));
-  CHECK(r.d.spec[0] == 128);
+  CHECK(r.d.spec[0] == 128 && r.count == 2);
+  vkf_graph_destroy(g);
+
+  /* A CPU device splits only until its cores have work: 16 workgroups. */
+  vkf_device_caps cpu = desktop_caps();
+  cpu.kind = VKF_DEVICE_KIND_CPU;
+  cpu.subgroup_size = 8;
+  int64_t one[2] = {1, 32768}, sixteen[2] = {16, 32768};
+  vkf_graph_create("sm_one", &g);
+  vkf_graph_output(g, vkf_softmax(g, "sm_one", vkf_graph_input(g, "x", VKF_F32, 2, one), NULL),
+                   "y");
+  CHECK_OK(lower_one(g, &cpu, &r));
+  CHECK(r.count == 2 && r.d.groups[2] == 16 && r.d.spec[0] == 8);
+  vkf_graph_destroy(g);
+  vkf_graph_create("sm_sixteen", &g);
+  vkf_graph_output(
+      g, vkf_softmax(g, "sm_sixteen", vkf_graph_input(g, "x", VKF_F32, 2, sixteen), NULL), "y");
+  CHECK_OK(lower_one(g, &cpu, &r));
+  CHECK(r.count == 1 && r.d.groups[2] == 1);
   vkf_graph_destroy(g);
 
   /* A transposed view has strided rows: scalar path. */
