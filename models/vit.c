@@ -202,10 +202,12 @@ static vkf_status check_tensors(vkf_vit_model *m) {
 vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
   *out_model = NULL;
   struct stat sb;
-  if (stat(model_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return vkf_status_make(errno == ENOENT || errno == 0 ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "model directory %s: %s", model_dir,
-                           errno == 0 || S_ISREG(sb.st_mode) ? "not a directory" : strerror(errno));
+  if (stat(model_dir, &sb) != 0)
+    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
+                           "model directory %s: %s", model_dir, strerror(errno));
+  if (!S_ISDIR(sb.st_mode))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory",
+                           model_dir);
   vkf_vit_model *m = calloc(1, sizeof *m);
   if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
   m->dir = strdup(model_dir);

@@ -9,6 +9,8 @@ Default (CI, small, committed):
   tests/models/golden/vit/<name>_pixel_values.npy  float32 [B, 3, S, S]  (HF processor output)
   tests/models/golden/vit/<name>_logits.npy        float32 [B, num_labels] (fp32, eval mode)
   tests/models/golden/vit/images.txt               the B image paths, in batch order
+  tests/models/data/vit_tiny_bare/  ViTModel (no head, with pooler): goldens
+  vit_tiny_bare_last_hidden_state.npy [B, N, D] and vit_tiny_bare_pooler_output.npy [B, D]
 
 --full DIR (not committed; hundreds of MB): the real configurations with seeded random weights:
   DIR/vit-base-patch16-224/, DIR/deit-tiny-distilled-patch16-224/, DIR/vit-base-patch32-384/
@@ -104,6 +106,25 @@ def make(kind, out_dir, cfg_kwargs, labels, seed, scale, resize, golden_prefix):
           f"top-1 {logits.argmax(1).tolist()}")
 
 
+def make_bare(out_dir, cfg_kwargs, seed, scale, golden_prefix):
+    """ViTModel with its pooler: the encoder alone (what feature extraction uses). Same processor
+    as vit_tiny, so its pixel_values golden serves both."""
+    from transformers import ViTConfig, ViTModel
+
+    torch.manual_seed(seed)
+    model = ViTModel(ViTConfig(**cfg_kwargs), add_pooling_layer=True)
+    randomize(model, seed, scale)
+    model.eval().save_pretrained(out_dir, safe_serialization=True)
+    processor("vit", cfg_kwargs["image_size"], 0).save_pretrained(out_dir)
+    pil = [Image.open(p).convert("RGB") for p in IMAGES]
+    pixels = processor("vit", cfg_kwargs["image_size"], 0)(images=pil, return_tensors="pt")
+    with torch.no_grad():
+        out = model(pixel_values=pixels["pixel_values"])
+    np.save(golden_prefix + "last_hidden_state.npy", out.last_hidden_state.numpy().astype("<f4"))
+    np.save(golden_prefix + "pooler_output.npy", out.pooler_output.numpy().astype("<f4"))
+    print(f"{out_dir}: last_hidden_state {tuple(out.last_hidden_state.shape)}")
+
+
 def tiny():
     os.makedirs(GOLDEN, exist_ok=True)
     # Head dim 16 (a multiple of 8, as the attention kernel needs); 17 / 18 tokens so no tile
@@ -116,6 +137,8 @@ def tiny():
                 layer_norm_eps=1e-6)
     make("deit", os.path.join(DATA, "deit_tiny"), deit, TINY_LABELS, 4321, 0.2, 36,
          os.path.join(GOLDEN, "deit_tiny_"))
+    make_bare(os.path.join(DATA, "vit_tiny_bare"), dict(base, qkv_bias=False), 999, 0.2,
+              os.path.join(GOLDEN, "vit_tiny_bare_"))
     with open(os.path.join(GOLDEN, "images.txt"), "w") as f:
         f.write("".join(p + "\n" for p in IMAGES))
 

@@ -193,6 +193,57 @@ static void test_check(gpu_test *t, vkf_vit_model *m, const golden *g, vkf_dtype
   vkf_graph_destroy(vg.graph);
 }
 
+/* ViTModel (no head): last_hidden_state and pooler_output, interpreter and device fp32. */
+static void test_bare(gpu_test *t, const golden *pixels_of) {
+  vkf_vit_model *m = NULL;
+  CHECK_OK(vkf_vit_load("tests/models/data/vit_tiny_bare", &m));
+  if (!m) return;
+  CHECK(strcmp(vkf_vit_architecture(m), "ViTModel") == 0 && vkf_vit_label_count(m) == 0);
+  vkf_npy_array want[2] = {{0}};
+  CHECK_OK(vkf_npy_load(GOLDEN "vit_tiny_bare_last_hidden_state.npy", &want[0]));
+  CHECK_OK(vkf_npy_load(GOLDEN "vit_tiny_bare_pooler_output.npy", &want[1]));
+  vkf_vit_graph vg;
+  build(m, pixels_of->pixels.shape[0], VKF_F32, &vg);
+  if (vg.graph && want[0].data && want[1].data) {
+    CHECK(!vkf_value_valid(vg.logits) && vkf_value_valid(vg.pooler_output));
+    vkf_value outs[2] = {vg.last_hidden_state, vg.pooler_output};
+    float *got[2][2]; /* [interpreter, device][output] */
+    for (int o = 0; o < 2; o++)
+      for (int w = 0; w < 2; w++) got[w][o] = calloc(want[o].element_count, sizeof(float));
+    vkf_input_binding in = {vg.pixel_values, pixels_of->pixels.data, pixels_of->pixels.data_size};
+    vkf_output_binding ob[2] = {{outs[0], got[0][0], want[0].data_size},
+                                {outs[1], got[0][1], want[1].data_size}};
+    CHECK_OK(vkf_interp_evaluate(vg.graph, &in, 1, ob, 2));
+    vkf_runner *r = NULL;
+    vkf_status st = vkf_runner_create(t->device, vg.graph, NULL, &r);
+    if (!st) st = vkf_runner_set(r, vg.pixel_values, in.data, in.size);
+    if (!st) st = vkf_runner_run(r);
+    for (int o = 0; o < 2 && !st; o++) st = vkf_runner_get(r, outs[o], got[1][o], want[o].data_size);
+    CHECK_MSG(st == VKF_OK, "bare device: %s", vkf_status_message(st));
+    vkf_status_free(st);
+    vkf_runner_destroy(r);
+    static const char *const what[2][2] = {{"interpreter last_hidden_state", "interpreter pooler"},
+                                           {"device last_hidden_state", "device pooler"}};
+    for (int w = 0; w < 2; w++)
+      for (int o = 0; o < 2; o++) {
+        double max_err = 0;
+        const float *ref = want[o].data;
+        for (size_t i = 0; i < want[o].element_count; i++)
+          if (!(fabs((double)got[w][o][i] - ref[i]) <= max_err))
+            max_err = fabs((double)got[w][o][i] - ref[i]);
+        double tol = w ? TOL.device_f32 : TOL.interp_f32;
+        CHECK_MSG(max_err <= tol, "vit_tiny_bare %s: max diff %.3g > %g", what[w][o], max_err, tol);
+        fprintf(stderr, "vit_tiny_bare %s: max diff %.3g (tolerance %g)\n", what[w][o], max_err,
+                tol);
+        free(got[w][o]);
+      }
+  }
+  vkf_graph_destroy(vg.graph);
+  vkf_npy_array_release(&want[0]);
+  vkf_npy_array_release(&want[1]);
+  vkf_vit_destroy(m);
+}
+
 static void test_model_api(vkf_vit_model *vit, vkf_vit_model *deit) {
   CHECK(strcmp(vkf_vit_architecture(vit), "ViTForImageClassification") == 0);
   CHECK(strcmp(vkf_vit_architecture(deit), "DeiTForImageClassificationWithTeacher") == 0);
@@ -452,6 +503,7 @@ int main(void) {
       test_device(&t, models[i], goldens[i], VKF_F16, profiles[p]);
     }
     if (p == 0) {
+      test_bare(&t, &gv);
       test_check(&t, vit, &gv, VKF_F32);
       test_check(&t, vit, &gv, VKF_F16);
     }
