@@ -44,14 +44,14 @@ vkf_status vkf_lower_copy_view(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   }
   uint32_t src_off = vkf_lower_bind(ctx, &d, src, VKF_ACCESS_READ);
   uint32_t dst_off = vkf_lower_bind(ctx, &d, dst, VKF_ACCESS_WRITE);
-  if ((uint64_t)count > UINT32_MAX ||
+  if ((uint64_t)count > INT32_MAX ||
       (uint64_t)vkf_layout_operand_last(&l, 0) + src_off > UINT32_MAX ||
       (uint64_t)vkf_layout_operand_last(&l, 1) + dst_off > UINT32_MAX)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": %s needs indices beyond 32 bits",
                            vkf_op_name(node->op), node->name,
                            vkf_shape_format(dst->rank, dst->shape, sbuf, sizeof sbuf));
   vkf_plan_dispatch_push_u32(&d, (uint32_t)count);
-  for (uint32_t i = 1; i < 4; i++) vkf_plan_dispatch_push_u32(&d, i < l.rank ? (uint32_t)l.shape[i] : 1);
+  for (uint32_t i = 1; i < 4; i++) vkf_plan_dispatch_push_fastdiv(&d, i < l.rank ? (uint32_t)l.shape[i] : 1);
   for (uint32_t k = 0; k < 2; k++) {
     vkf_plan_dispatch_push_u32(&d, k == 0 ? src_off : dst_off);
     for (uint32_t i = 0; i < 4; i++)

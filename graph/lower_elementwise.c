@@ -242,7 +242,8 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
   }
   emit(t, "\n// Inputs r0..r%u are operands b<k> read through their own broadcast strides.\n"
           "// Defines: none. Bindings: inputs (read) then the output (write); f16 is stored as\n"
-          "// uint16_t bits. Push constants: the Params block (count, coalesced sizes, per-operand\n"
+          "// uint16_t bits. Push constants: the Params block (count, coalesced sizes with their\n"
+          "// vkf_fastdiv magic and shift, per-operand\n"
           "// element offsets and strides) unless baked as constants below.\n"
           "// Specialization constants: 0 workgroup size.\n",
        inputs ? inputs - 1 : 0);
@@ -255,13 +256,17 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
          ops->t[k]->dtype == VKF_F16 ? "uint16_t" : "float", b);
   }
   /* Values of the index parameters, in the order they appear in Params. */
-  char names[64][16];
+  char names[64][24]; /* "st<k>_<d>" with 32-bit k and d fits */
   uint32_t values[64], n = 0;
   uint64_t count = 1;
   for (uint32_t d = 0; d < l->rank; d++) count *= (uint64_t)l->shape[d];
   snprintf(names[n], sizeof names[n], "count"), values[n++] = (uint32_t)count;
-  for (uint32_t d = 1; d < l->rank; d++)
-    snprintf(names[n], sizeof names[n], "size%u", d), values[n++] = (uint32_t)l->shape[d];
+  for (uint32_t d = 1; d < l->rank; d++) {
+    vkf_fastdiv f = vkf_fastdiv_make((uint32_t)l->shape[d]);
+    snprintf(names[n], sizeof names[n], "size%u", d), values[n++] = f.divisor;
+    snprintf(names[n], sizeof names[n], "magic%u", d), values[n++] = f.magic;
+    snprintf(names[n], sizeof names[n], "shift%u", d), values[n++] = f.shift;
+  }
   for (uint32_t k = 0; k < ops->count; k++) {
     snprintf(names[n], sizeof names[n], "off%u", k), values[n++] = ops->elem_offset[k];
     if (ops->dense[k]) continue;
@@ -281,8 +286,11 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
           " i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n");
   if (l->rank > 1) {
     emit(t, "    uint rem = i;\n");
+    /* Multiply-high division by the sizes: a hardware divide is scalarised per lane on CPU
+     * devices and dominated the kernel there. */
     for (uint32_t d = l->rank; d-- > 1;)
-      emit(t, "    uint i%u = rem %% size%u;\n    rem /= size%u;\n", d, d, d);
+      emit(t, "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * size%u;\n"
+              "    rem = q%u;\n", d, d, d, d, d, d, d);
     emit(t, "    uint i0 = rem;\n");
   } else {
     emit(t, "    uint i0 = i;\n");
@@ -401,12 +409,12 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
   vkf_plan_dispatch d = {.node = node->name};
   VKF_RETURN_IF_ERROR(bind_operands(ctx, node, &d, &ops));
   /* 32-bit index math in the kernel: every operand's furthest element must fit. */
-  uint32_t words = 1 + (l.rank - 1);
+  uint32_t words = 1 + 3 * (l.rank - 1);
   for (uint32_t k = 0; k < ops.count; k++) {
     ops.dense[k] = vkf_layout_operand_dense(&l, k);
     words += 1 + (ops.dense[k] ? 0 : l.rank);
     if ((uint64_t)vkf_layout_operand_last(&l, k) + ops.elem_offset[k] > UINT32_MAX ||
-        (uint64_t)vkf_plan_tensor_count(y) > UINT32_MAX)
+        (uint64_t)vkf_plan_tensor_count(y) > INT32_MAX)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "%s \"%s\": output %s needs indices beyond 32 bits",
                              vkf_op_name(node->op), node->name,
@@ -444,7 +452,7 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
   if (!baked) {
     uint64_t count = (uint64_t)vkf_plan_tensor_count(y);
     vkf_plan_dispatch_push_u32(&d, (uint32_t)count);
-    for (uint32_t dd = 1; dd < l.rank; dd++) vkf_plan_dispatch_push_u32(&d, (uint32_t)l.shape[dd]);
+    for (uint32_t dd = 1; dd < l.rank; dd++) vkf_plan_dispatch_push_fastdiv(&d, (uint32_t)l.shape[dd]);
     for (uint32_t k = 0; k < ops.count; k++) {
       vkf_plan_dispatch_push_u32(&d, ops.elem_offset[k]);
       if (ops.dense[k]) continue;

@@ -45,7 +45,7 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   uint32_t table_off = vkf_lower_bind(ctx, &disp, table, VKF_ACCESS_READ);
   uint32_t ids_off = vkf_lower_bind(ctx, &disp, ids, VKF_ACCESS_READ);
   uint32_t out_off = vkf_lower_bind(ctx, &disp, y, VKF_ACCESS_WRITE);
-  if ((uint64_t)count + out_off > UINT32_MAX ||
+  if ((uint64_t)count + out_off > INT32_MAX ||
       (uint64_t)(vocab - 1) * (uint64_t)table->strides[0] + (uint64_t)(dim - 1) * table->strides[1] +
               table_off > UINT32_MAX ||
       (uint64_t)vocab > INT32_MAX)
@@ -54,14 +54,14 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
                            vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
                            vkf_shape_format(y->rank, y->shape, sb, sizeof sb));
   vkf_plan_dispatch_push_u32(&disp, (uint32_t)count);
-  vkf_plan_dispatch_push_u32(&disp, (uint32_t)dim);
+  vkf_plan_dispatch_push_fastdiv(&disp, (uint32_t)dim);
   vkf_plan_dispatch_push_u32(&disp, (uint32_t)vocab);
   vkf_plan_dispatch_push_u32(&disp, table_off);
   vkf_plan_dispatch_push_u32(&disp, (uint32_t)table->strides[0]);
   vkf_plan_dispatch_push_u32(&disp, (uint32_t)table->strides[1]);
   vkf_plan_dispatch_push_u32(&disp, ids_off);
-  vkf_plan_dispatch_push_u32(&disp, size[1]);
-  vkf_plan_dispatch_push_u32(&disp, size[2]);
+  vkf_plan_dispatch_push_fastdiv(&disp, size[1]);
+  vkf_plan_dispatch_push_fastdiv(&disp, size[2]);
   for (uint32_t i = 0; i < 3; i++) vkf_plan_dispatch_push_u32(&disp, st[i]);
   vkf_plan_dispatch_push_u32(&disp, out_off);
   uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);

@@ -104,3 +104,21 @@ uint32_t vkf_lower_groups_1d(const vkf_lower_ctx *ctx, uint64_t count, uint32_t 
   if (groups > cap) groups = cap;
   return groups ? (uint32_t)groups : 1;
 }
+
+vkf_fastdiv vkf_fastdiv_make(uint32_t divisor) {
+  VKF_ASSERT(divisor >= 1 && divisor < 0x80000000u);
+  vkf_fastdiv f = {.divisor = divisor};
+  if (divisor == 1) return f;
+  uint32_t l = 0;
+  while ((1ull << l) < divisor) l++;
+  f.magic = (uint32_t)(((1ull << (31 + l)) + divisor - 1) / divisor);
+  f.shift = l - 1;
+  return f;
+}
+
+void vkf_plan_dispatch_push_fastdiv(vkf_plan_dispatch *d, uint32_t divisor) {
+  vkf_fastdiv f = vkf_fastdiv_make(divisor);
+  vkf_plan_dispatch_push_u32(d, f.divisor);
+  vkf_plan_dispatch_push_u32(d, f.magic);
+  vkf_plan_dispatch_push_u32(d, f.shift);
+}

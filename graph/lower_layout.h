@@ -50,6 +50,17 @@ uint64_t vkf_lower_bind_shared(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d,
 vkf_status vkf_lower_copy_view(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
                                const vkf_plan_tensor *src, const vkf_plan_tensor *dst);
 
+/* Division by an invariant d (1 <= d < 2^31) as a multiply-high and a shift, exact for every
+ * n < 2^31: n / d == (d == 1 ? n : mulhi(n, magic) >> shift). magic = ceil(2^(31+l) / d) with
+ * l = ceil(log2 d), shift = l - 1 (Granlund-Montgomery); d == 1 gives magic 0. Kernels evaluate
+ * it with vkf_fastdiv() from shaders/common.glsl. */
+typedef struct vkf_fastdiv {
+  uint32_t divisor, magic, shift;
+} vkf_fastdiv;
+vkf_fastdiv vkf_fastdiv_make(uint32_t divisor);
+/* Pushes divisor, magic, shift (three words, in that order). */
+void vkf_plan_dispatch_push_fastdiv(vkf_plan_dispatch *d, uint32_t divisor);
+
 /* Workgroup size for 1-D kernels: `want` clamped to the device's invocation and x-size limits. */
 uint32_t vkf_lower_workgroup_1d(const vkf_lower_ctx *ctx, uint32_t want);
 /* Workgroup count for a grid-stride 1-D kernel over `count` items (>= 1, within device limits). */

@@ -68,6 +68,14 @@ float vkf_silu(float x) { return x / (1.0 + exp(-x)); }
 
 float vkf_relu(float x) { return max(x, 0.0); }
 
+// n / d for n < 2^31 without a hardware divide (which CPU devices such as lavapipe scalarise per
+// lane): (magic, shift) come from vkf_fastdiv_make (graph/lower_layout.h); magic 0 means d == 1.
+uint vkf_fastdiv(uint n, uint magic, uint shift) {
+  uint hi, lo;
+  umulExtended(n, magic, hi, lo);
+  return magic == 0u ? n : hi >> shift;
+}
+
 // binary16 bit pattern (low 16 bits) -> float; exact for every pattern.
 float vkf_half_to_float(uint h) { return unpackHalf2x16(h).x; }
 

@@ -8,7 +8,8 @@
 //          destination f32 unless DST_F16 or DST_I32 (f16 stored as uint16_t bits, rounded to
 //          nearest even; float -> i32 truncates toward zero).
 // Bindings: 0 src (read), 1 dst (write).
-// Push constants: count, size[1..3] (dims 1..3 of the index space, dim 0 implied by count),
+// Push constants: count, then (size, magic, shift) for dims 1..3 of the index space (dim 0 is
+//                 implied by count; magic/shift from vkf_fastdiv_make, for vkf_fastdiv),
 //                 src_off, src_st[4], dst_off, dst_st[4] (element offsets and strides).
 // Specialization constants: 0 workgroup size (default 256), 1 rank of the index space (1..4).
 #extension GL_GOOGLE_include_directive : require
@@ -47,7 +48,7 @@ layout(std430, binding = 0) readonly buffer Src { SRC_T src[]; };
 layout(std430, binding = 1) writeonly buffer Dst { DST_T dst[]; };
 layout(push_constant) uniform Params {
   uint count;
-  uint size1, size2, size3;
+  uint size1, magic1, shift1, size2, magic2, shift2, size3, magic3, shift3;
   uint src_off, src_st0, src_st1, src_st2, src_st3;
   uint dst_off, dst_st0, dst_st1, dst_st2, dst_st3;
 } p;
@@ -76,9 +77,10 @@ void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.count; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
     // Row-major coordinates; RANK is a specialization constant, so unused dims fold away.
     uint rem = i, i1 = 0, i2 = 0, i3 = 0;
-    if (RANK > 3) { i3 = rem % p.size3; rem /= p.size3; }
-    if (RANK > 2) { i2 = rem % p.size2; rem /= p.size2; }
-    if (RANK > 1) { i1 = rem % p.size1; rem /= p.size1; }
+    // Multiply-high division (vkf_fastdiv): CPU devices scalarise a hardware divide per lane.
+    if (RANK > 3) { uint q = vkf_fastdiv(rem, p.magic3, p.shift3); i3 = rem - q * p.size3; rem = q; }
+    if (RANK > 2) { uint q = vkf_fastdiv(rem, p.magic2, p.shift2); i2 = rem - q * p.size2; rem = q; }
+    if (RANK > 1) { uint q = vkf_fastdiv(rem, p.magic1, p.shift1); i1 = rem - q * p.size1; rem = q; }
     uint s = p.src_off + rem * p.src_st0 + i1 * p.src_st1 + i2 * p.src_st2 + i3 * p.src_st3;
     uint d = p.dst_off + rem * p.dst_st0 + i1 * p.dst_st1 + i2 * p.dst_st2 + i3 * p.dst_st3;
 #if defined(RAW)

@@ -6,10 +6,12 @@
 // Defines: ELEM16: 16-bit elements (f16 tables); otherwise 32-bit (f32 and i32 tables alike:
 //          rows are copied as bits).
 // Bindings: 0 table (read), 1 ids (int, read), 2 out (write, dense [..., D]).
-// Push constants: count (ids * D), d (D), vocab (V), table_off, table_row_st, table_col_st,
-//                 ids_off, ids_size1, ids_size2, ids_st0, ids_st1, ids_st2 (ids as a rank-3
-//                 index space, leading dims padded), out_off.
+// Push constants: count (ids * D), (d, magic, shift) for D, vocab (V), table_off, table_row_st,
+//                 table_col_st, ids_off, (size, magic, shift) for ids dims 1 and 2, ids_st0..2
+//                 (ids as a rank-3 index space, leading dims padded), out_off. Divisors carry
+//                 vkf_fastdiv magic numbers (graph/lower_layout.h).
 // Specialization constants: 0 workgroup size (default 256).
+#extension GL_GOOGLE_include_directive : require
 #ifdef ELEM16
 #extension GL_EXT_shader_16bit_storage : require
 #define ELEM_T uint16_t
@@ -19,23 +21,26 @@
 #define ELEM_ZERO 0u
 #endif
 
+#include "common.glsl"
+
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Table { ELEM_T table[]; };
 layout(std430, binding = 1) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 2) writeonly buffer Out { ELEM_T dst[]; };
 layout(push_constant) uniform Params {
-  uint count, d, vocab;
+  uint count, d, d_magic, d_shift, vocab;
   uint table_off, table_row_st, table_col_st;
-  uint ids_off, ids_size1, ids_size2, ids_st0, ids_st1, ids_st2;
+  uint ids_off, ids_size1, ids_magic1, ids_shift1, ids_size2, ids_magic2, ids_shift2;
+  uint ids_st0, ids_st1, ids_st2;
   uint out_off;
 } p;
 
 void main() {
   for (uint i = gl_GlobalInvocationID.x; i < p.count; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
-    uint k = i / p.d, c = i - k * p.d;
-    uint k2 = k % p.ids_size2, rest = k / p.ids_size2;
-    uint k1 = rest % p.ids_size1, k0 = rest / p.ids_size1;
+    uint k = vkf_fastdiv(i, p.d_magic, p.d_shift), c = i - k * p.d;
+    uint rest = vkf_fastdiv(k, p.ids_magic2, p.ids_shift2), k2 = k - rest * p.ids_size2;
+    uint k0 = vkf_fastdiv(rest, p.ids_magic1, p.ids_shift1), k1 = rest - k0 * p.ids_size1;
     int id = ids[p.ids_off + k0 * p.ids_st0 + k1 * p.ids_st1 + k2 * p.ids_st2];
     if (id >= 0 && uint(id) < p.vocab)
       dst[p.out_off + i] = table[p.table_off + uint(id) * p.table_row_st + c * p.table_col_st];

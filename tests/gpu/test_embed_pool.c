@@ -90,6 +90,52 @@ static void gathers(gpu_test *t) {
   }
 }
 
+/* As op_check, but lowered with `caps` instead of the device's own: lavapipe reports a CPU, whose
+ * chooser takes im2col + GEMM, so the GPU-shaped tiled kernel is reached by lowering for a GPU
+ * (the kernels still run on the real device and must fit its limits). */
+static void check_with_caps(gpu_test *t, vkf_graph *g, const vkf_input_binding *in, size_t n,
+                            const vkf_device_caps *caps, op_tol tol, const char *label) {
+  vkf_value out = vkf_graph_output_at(g, 0);
+  size_t count = (size_t)vkf_tensor_element_count(vkf_graph_tensor(g, out));
+  size_t size = vkf_tensor_size(vkf_graph_tensor(g, out));
+  vkf_dtype dtype = vkf_graph_tensor(g, out)->dtype;
+  float *ref = malloc(count * sizeof(float) + 16), *gpu = malloc(count * sizeof(float) + 16);
+  void *raw = malloc(size + 16);
+  vkf_lowered low = {0};
+  vkf_session *s = NULL;
+  vkf_status st = vkf_memory_plan_build(g, NULL);
+  if (!st) st = vkf_lower_graph(g, caps, NULL, &low);
+  if (!st) st = vkf_session_create(t->device, low.plan, NULL, &s);
+  for (uint32_t id = 1; !st && id < low.tensor_bound; id++) {
+    const vkf_tensor *x = vkf_graph_tensor(g, (vkf_value){id});
+    if (!x->removed && x->role == VKF_ROLE_CONSTANT && x->data && x->base.id == id)
+      st = vkf_session_write(s, low.tensors[id].buffer, 0, x->data, vkf_tensor_size(x));
+  }
+  for (size_t i = 0; i < n && !st; i++)
+    st = vkf_session_write(s, low.tensors[in[i].value.id].buffer, 0, in[i].data, in[i].size);
+  if (!st) st = vkf_session_run(s);
+  if (!st) st = vkf_session_read(s, low.tensors[out.id].buffer, 0, raw, size);
+  CHECK_MSG(st == VKF_OK, "%s: device run failed: %s", label, vkf_status_message(st));
+  vkf_status_free(st);
+  vkf_interp *it = NULL;
+  st = vkf_interp_create(g, &it);
+  for (size_t i = 0; i < n && !st; i++) st = vkf_interp_set(it, in[i].value, in[i].data, in[i].size);
+  if (!st) st = vkf_interp_run(it);
+  if (!st) st = vkf_interp_get_f32(it, out, ref, count);
+  CHECK_MSG(st == VKF_OK, "%s: interpreter failed: %s", label, vkf_status_message(st));
+  vkf_status_free(st);
+  int bad = 0;
+  for (size_t i = 0; i < count; i++) {
+    gpu[i] = op_load(raw, dtype, i);
+    bad += !(fabs((double)gpu[i] - ref[i]) <= tol.atol + tol.rtol * fabs(ref[i]));
+  }
+  CHECK_MSG(bad == 0, "%s: %d of %zu elements out of tolerance", label, bad, count);
+  vkf_interp_destroy(it);
+  vkf_session_destroy(s);
+  vkf_lowered_free(&low);
+  free(ref), free(gpu), free(raw);
+}
+
 typedef struct patch_shape {
   int64_t b, ch, h, w, e, p, q;
 } patch_shape;
@@ -108,7 +154,20 @@ static void patch_case(gpu_test *t, const char *label, patch_shape s, vkf_dtype 
   }
   vkf_value w = op_case_input_ex(&c, "w", dt, 4, sw, ints ? -2 : -0.1f, ints ? 2 : 0.1f, ints);
   vkf_value b = bias ? op_case_input_ex(&c, "bias", dt, 1, sb, -5, 5, ints) : VKF_NO_VALUE;
-  op_case_run(t, &c, vkf_patch_embed(c.g, "op", img, w, b), tol, label);
+  vkf_graph_output(c.g, vkf_patch_embed(c.g, "op", img, w, b), NULL);
+  CHECK_OK(vkf_graph_status(c.g));
+  /* Both variants: the device's choice (im2col + GEMM on a CPU device, else the tiled kernel)
+   * and, lowered as for a discrete GPU, the tiled kernel. */
+  op_check(t, c.g, c.in, c.n, tol, label);
+  vkf_device_caps gpu_caps = *vkf_device_caps_get(t->device);
+  if (gpu_caps.kind == VKF_DEVICE_KIND_CPU) {
+    gpu_caps.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
+    char tiled[160];
+    snprintf(tiled, sizeof tiled, "%s (tiled)", label);
+    check_with_caps(t, c.g, c.in, c.n, &gpu_caps, tol, tiled);
+  }
+  for (size_t i = 0; i < c.n; i++) free(c.data[i]);
+  vkf_graph_destroy(c.g);
 }
 
 static void patch_embeds(gpu_test *t) {
