@@ -1,10 +1,14 @@
 #version 450
 // Row normalisation over the last axis: layernorm ((x - mean) / sqrt(var + eps)), RMSNorm
 // (x / sqrt(mean(x^2) + eps)) and L2 normalisation (x / max(||x||, eps)), each optionally times
-// gamma (+ beta for layernorm). One workgroup per row; statistics in fp32, two passes over the
-// row (mean, then the centred sum of squares: no cancellation), a third pass writes. Layernorm
-// works on x - x[0] (the shifted-data method): for rows with a large mean (residual streams) the
-// differences are exact and the fp32 sums lose nothing to the offset.
+// gamma (+ beta for layernorm). One workgroup per row, two passes over it: statistics in fp32,
+// then the write. Layernorm's mean and centred sum of squares come from one pass: each invocation
+// runs Welford's update over its elements (in groups of 4 with VEC4, merged by Chan's rule), and
+// the workgroup combines them exactly (M2 = sum(M2_i + n_i (mean_i - mean)^2)), so there is no
+// E[x^2] - E[x]^2 cancellation. It works on x - shift (shifted data), shift = the median of x's
+// first, middle and last element: for rows with a large mean (residual streams) the differences
+// are exact and the fp32 statistics lose nothing to the offset, and a lone outlier channel (the
+// "massive activations" of large transformers) cannot become the shift.
 // Defines:
 //   X_F16            x and y are float16 storage (else float)
 //   P_F16            gamma and beta are float16 storage (else float)
@@ -82,33 +86,49 @@ void main() {
   uint xb = p.x_off + row_offset(row, p.x_s0, p.x_s1, p.x_s2);
   uint yb = p.y_off + row_offset(row, p.y_s0, p.y_s1, p.y_s2);
 
-  // mean = shift + (mean of x - shift); every later use of x is (x - shift) - delta.
-  float shift = OP == 0 ? float(x[xb]) : 0.0, delta = 0.0;
+  // mean = shift + delta; every later use of x is (x - shift) - delta.
+  float shift = 0.0, delta = 0.0, ss = 0.0;
   if (OP == 0) {
-    float s = 0.0;
+    float a = float(x[xb]), b = float(x[xb + (p.d / 2) * p.x_s3]);
+    float c = float(x[xb + (p.d - 1) * p.x_s3]);
+    shift = max(min(a, b), min(max(a, b), c));
+    float n = 0.0, mean = 0.0, m2 = 0.0; // this invocation's Welford state of x - shift
     if (VEC4) {
       for (uint q = lid; q < p.d / 4; q += WG) {
         vec4 v = vec4(x4[xb / 4 + q]) - shift;
-        s += (v.x + v.y) + (v.z + v.w);
+        float bm = ((v.x + v.y) + (v.z + v.w)) * 0.25;
+        vec4 dv = v - bm;
+        float d = bm - mean, n1 = n + 4.0;
+        mean += d * (4.0 / n1);
+        m2 += dot(dv, dv) + d * d * (n * 4.0 / n1);
+        n = n1;
       }
     } else {
-      for (uint j = lid; j < p.d; j += WG) s += float(x[xb + j * p.x_s3]) - shift;
+      for (uint j = lid; j < p.d; j += WG) {
+        float v = float(x[xb + j * p.x_s3]) - shift;
+        n += 1.0;
+        float d = v - mean;
+        mean += d / n;
+        m2 += d * (v - mean);
+      }
     }
-    delta = wg_sum(s) / float(p.d);
-  }
-  float ss = 0.0;
-  if (VEC4) {
-    for (uint q = lid; q < p.d / 4; q += WG) {
-      vec4 v = (vec4(x4[xb / 4 + q]) - shift) - delta;
-      ss += dot(v, v);
-    }
+    delta = wg_sum(n * mean) / float(p.d);
+    float dm = mean - delta;
+    ss = wg_sum(m2 + n * dm * dm);
   } else {
-    for (uint j = lid; j < p.d; j += WG) {
-      float v = (float(x[xb + j * p.x_s3]) - shift) - delta;
-      ss += v * v;
+    if (VEC4) {
+      for (uint q = lid; q < p.d / 4; q += WG) {
+        vec4 v = vec4(x4[xb / 4 + q]);
+        ss += dot(v, v);
+      }
+    } else {
+      for (uint j = lid; j < p.d; j += WG) {
+        float v = float(x[xb + j * p.x_s3]);
+        ss += v * v;
+      }
     }
+    ss = wg_sum(ss);
   }
-  ss = wg_sum(ss);
   float inv = OP == 2 ? 1.0 / max(sqrt(ss), p.eps) : 1.0 / sqrt(ss / float(p.d) + p.eps);
 
   if (VEC4) {

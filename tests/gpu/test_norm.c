@@ -12,6 +12,8 @@
 static const op_tol TOL_F32 = {.atol = 2e-6, .rtol = 1e-4};
 static const op_tol TOL_F16 = {.atol = 1e-5, .rtol = 1.5e-3};
 
+enum { ZERO_ROW = 1, OUTLIER = 2 };
+
 typedef struct norm_case {
   const char *label;
   vkf_op op;
@@ -23,7 +25,8 @@ typedef struct norm_case {
   float eps;             /* 0: builder default */
   float mean, spread;    /* x ~ mean + U(-spread, spread) */
   int permuted;          /* x is a permuted view: last axis has stride != 1 */
-  int zero_row;          /* row 0 is all zeros */
+  int special;           /* ZERO_ROW: row 0 is all zeros; OUTLIER: column 0 of every row is
+                            mean + 1000 (the kernel's shift lands on an outlier) */
 } norm_case;
 
 static void *pack(const float *v, size_t n, vkf_dtype dtype, size_t *out_size) {
@@ -58,11 +61,11 @@ static void run_case(gpu_test *t, const norm_case *c) {
   float *xv = malloc((size_t)count * sizeof(float));
   op_fill_uniform(xv, (size_t)count, 17u + (uint32_t)count, c->mean - c->spread,
                   c->mean + c->spread);
-  if (c->zero_row) {
-    /* Row 0 of the logical view; in memory its elements are x_in[..., j, 0] when permuted. */
-    int64_t stride = c->permuted ? c->shape[c->rank - 2] : 1;
-    for (int64_t j = 0; j < d; j++) xv[j * stride] = 0.0f;
-  }
+  int64_t rows = count / d;
+  if (c->special == ZERO_ROW) /* row 0: x_in[0, ..., j, 0] when permuted */
+    for (int64_t j = 0; j < d; j++) xv[c->permuted ? j * c->shape[c->rank - 2] : j] = 0.0f;
+  if (c->special == OUTLIER && !c->permuted)
+    for (int64_t r = 0; r < rows; r++) xv[r * d] = c->mean + 1000.0f;
   float *gv = malloc((size_t)d * sizeof(float)), *bv = malloc((size_t)d * sizeof(float));
   op_fill_uniform(gv, (size_t)d, 5, 0.5f, 2.0f);
   op_fill_uniform(bv, (size_t)d, 7, -1.0f, 1.0f);
@@ -113,7 +116,7 @@ int main(void) {
   gpu_test t = gpu_test_start();
   const vkf_op LN = VKF_OP_LAYERNORM, RMS = VKF_OP_RMSNORM, L2 = VKF_OP_L2_NORMALIZE;
   const norm_case cases[] = {
-      /* label op dtype params rank shape | gamma beta eps mean spread | permuted zero_row */
+      /* label op dtype params rank shape | gamma beta eps mean spread | permuted special */
       {"ln_d1",              LN,  VKF_F32, VKF_F32, 2, {4, 1}, 1, 1, 0, 0, 1, 0, 0},
       {"ln_d3",              LN,  VKF_F32, VKF_F32, 2, {5, 3}, 1, 1, 0, 0, 1, 0, 0},
       {"ln_d31_nogb",        LN,  VKF_F32, VKF_F32, 2, {7, 31}, 0, 0, 0, 0, 1, 0, 0},
@@ -124,22 +127,24 @@ int main(void) {
       {"ln_rank4",           LN,  VKF_F32, VKF_F32, 4, {2, 3, 4, 33}, 1, 1, 0, 0, 1, 0, 0},
       {"ln_permuted",        LN,  VKF_F32, VKF_F32, 3, {2, 12, 31}, 1, 1, 0, 0, 1, 1, 0},
       {"ln_permuted_d32",        LN,  VKF_F32, VKF_F32, 3, {3, 5, 32}, 1, 1, 0, 0, 1, 1, 0},
+      {"ln_outlier_vec4",    LN,  VKF_F32, VKF_F32, 2, {6, 768}, 1, 1, 0, 0, 1, 0, OUTLIER},
+      {"ln_outlier_odd",     LN,  VKF_F32, VKF_F32, 2, {6, 197}, 1, 1, 0, 50, 1, 0, OUTLIER},
       {"ln_f16",             LN,  VKF_F16, VKF_F16, 3, {2, 197, 768}, 1, 1, 0, 0, 2, 0, 0},
       {"ln_f16_f32params",   LN,  VKF_F16, VKF_F32, 2, {6, 769}, 1, 1, 0, 0.5f, 2, 0, 0},
       {"ln_f32_f16params",   LN,  VKF_F32, VKF_F16, 2, {6, 31}, 1, 1, 0, 0, 1, 0, 0},
-      {"ln_zero_row",        LN,  VKF_F32, VKF_F32, 2, {3, 64}, 1, 1, 0, 0, 1, 0, 1},
+      {"ln_zero_row",        LN,  VKF_F32, VKF_F32, 2, {3, 64}, 1, 1, 0, 0, 1, 0, ZERO_ROW},
       {"rms_d1",             RMS, VKF_F32, VKF_F32, 2, {4, 1}, 1, 0, 0, 0, 1, 0, 0},
       {"rms_d197",           RMS, VKF_F32, VKF_F32, 2, {11, 197}, 1, 0, 0, 0, 2, 0, 0},
       {"rms_nogamma_769",    RMS, VKF_F32, VKF_F32, 2, {5, 769}, 0, 0, 1e-5f, 0, 1, 0, 0},
       {"rms_long_4096",      RMS, VKF_F32, VKF_F32, 2, {4, 4096}, 1, 0, 0, 0, 1, 0, 0},
       {"rms_f16",            RMS, VKF_F16, VKF_F16, 3, {3, 50, 384}, 1, 0, 0, 0, 4, 0, 0},
-      {"rms_zero_row",       RMS, VKF_F32, VKF_F32, 2, {2, 31}, 0, 0, 0, 0, 1, 0, 1},
+      {"rms_zero_row",       RMS, VKF_F32, VKF_F32, 2, {2, 31}, 0, 0, 0, 0, 1, 0, ZERO_ROW},
       {"l2_d1",              L2,  VKF_F32, VKF_F32, 2, {6, 1}, 0, 0, 0, 0, 1, 0, 0},
-      {"l2_d3_zero_row",     L2,  VKF_F32, VKF_F32, 2, {5, 3}, 0, 0, 0, 0, 1, 0, 1},
+      {"l2_d3_zero_row",     L2,  VKF_F32, VKF_F32, 2, {5, 3}, 0, 0, 0, 0, 1, 0, ZERO_ROW},
       {"l2_d384_eps",        L2,  VKF_F32, VKF_F32, 2, {8, 384}, 0, 0, 30.0f, 0, 1, 0, 0},
       {"l2_long_8192",       L2,  VKF_F32, VKF_F32, 1, {8192}, 0, 0, 0, 0.2f, 1, 0, 0},
       {"l2_rows_over_grid_x", L2, VKF_F32, VKF_F32, 2, {66000, 3}, 0, 0, 0, 0, 1, 0, 0},
-      {"l2_f16_permuted",    L2,  VKF_F16, VKF_F16, 3, {3, 10, 197}, 0, 0, 0, 0, 1, 1, 1},
+      {"l2_f16_permuted",    L2,  VKF_F16, VKF_F16, 3, {3, 10, 197}, 0, 0, 0, 0, 1, 1, ZERO_ROW},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&t, &cases[i]);
   check_errors(&t);
