@@ -240,12 +240,11 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
     if (is_binary(prog[j].op)) emit(t, ",r%u", prog[j].b);
     emit(t, ")");
   }
-  emit(t, "\n// Inputs r0..r%u are operands b<k> read through their own broadcast strides.\n"
+  emit(t, "\n// Inputs r0..r%u are read through their own broadcast strides.\n"
           "// Defines: none. Bindings: inputs (read) then the output (write); f16 is stored as\n"
-          "// uint16_t bits. Push constants: the Params block (count, coalesced sizes with their\n"
-          "// vkf_fastdiv magic and shift, per-operand\n"
-          "// element offsets and strides) unless baked as constants below.\n"
-          "// Specialization constants: 0 workgroup size.\n",
+          "// uint16_t bits. Push constants: the Params block (count; coalesced sizes with their\n"
+          "// vkf_fastdiv magic and shift; per-operand element offsets and strides), unless\n"
+          "// baked as constants below. Specialization constants: 0 workgroup size.\n",
        inputs ? inputs - 1 : 0);
   emit(t, "#include \"common.glsl\"\nlayout(local_size_x_id = 0) in;\n");
   for (uint32_t b = 0; b < ops->binding_count; b++) {

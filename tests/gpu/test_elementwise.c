@@ -229,6 +229,22 @@ static void fused_programs(gpu_test *t) {
     op_case_run(t, &c, fused(c.g, "op", in, 8, prog, 7), TOL_FUSED, "fused 8 inputs");
   }
   {
+    /* Five rank-4 permuted views: more index words than fit in 128 bytes of push constants,
+     * so the lowering bakes shapes and strides into the kernel text. */
+    static const vkf_ew_instr prog[] = {{VKF_OP_ADD, 0, 1, 0}, {VKF_OP_MUL, 5, 2, 0},
+                                        {VKF_OP_SUB, 6, 3, 0}, {VKF_OP_DIV, 7, 4, 0}};
+    op_case c = op_case_begin("fused_baked");
+    int64_t s4[4] = {2, 3, 4, 5};
+    uint32_t ax[4] = {3, 0, 2, 1}; /* [5, 2, 4, 3]: no two dims merge */
+    vkf_value in[5];
+    for (int i = 0; i < 5; i++) {
+      char name[8];
+      snprintf(name, sizeof name, "x%d", i);
+      in[i] = vkf_permute(c.g, NULL, op_case_input(&c, name, VKF_F32, 4, s4, 0.5f, 2), ax);
+    }
+    op_case_run(t, &c, fused(c.g, "op", in, 5, prog, 4), TOL_FUSED, "fused baked strides");
+  }
+  {
     static const vkf_ew_instr prog[] = {{VKF_OP_MUL, 0, 1, 0}, {VKF_OP_GELU_ERF, 2, 0, 0}};
     op_case c = op_case_begin("fused_f16");
     int64_t sx[3] = {3, 11, 40}, sg[3] = {3, 1, 40};
