@@ -12,6 +12,7 @@ int vkf_cli_classify(int argc, char **argv);
 int vkf_cli_bench_model(int argc, char **argv); /* `vkf bench model` (cmd_bench_model.c) */
 int vkf_cli_bench(int argc, char **argv);      /* dispatches `vkf bench <what>` (cmd_bench.c) */
 int vkf_cli_bench_gemm(int argc, char **argv);
+int vkf_cli_bench_rows(int argc, char **argv);      /* cmd_bench_rows.c */
 
 /* Prints "vkf: <message>" on stderr as one line and returns 1 (frees the status). */
 int vkf_cli_fail(vkf_status status);
