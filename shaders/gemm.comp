@@ -1,0 +1,183 @@
+#version 450
+// GEMM with fused epilogue: C[z, m, n] = act(sum_k A[z, m, k] * B[z, k, n] + bias[n]) + R[z, m, n].
+// One template, three kernel shapes chosen by define (graph/lower_matmul.c picks one per device):
+//   (default)  GPU-shaped: BMxBK / BKxBN tiles through shared memory, each invocation a TMxTN
+//              register block.
+//   GEMM_CPU   CPU-class devices (lavapipe): no shared memory and no barriers. A subgroup of 8 owns
+//              8*CPU_RA rows x 8*4*CPU_TN4 columns; each lane loads one row of A and its own
+//              columns of B once, and A values reach every lane through subgroupBroadcast (a
+//              register extract on CPU devices, where every buffer load is a per-lane scalar loop).
+//   GEMM_NAIVE one output per invocation, straight from memory (the bench's reference).
+// Any operand layout is strides in push constants (transposed B is swapped strides); the *_VEC4
+// defines add vec4 loads along the contiguous axis when the chooser proved them aligned.
+// Accumulation is fp32 always; fp16 storage is converted on load/store (no fp16 arithmetic).
+//
+// Defines:
+//   GEMM_CPU | GEMM_NAIVE        kernel shape (neither: the shared-memory tiled kernel)
+//   CPU_RA=<n>, CPU_TN4=<n>      GEMM_CPU register block: 8*CPU_RA rows, 4*CPU_TN4 columns per lane
+//   A_F16, B_F16, C_F16          operand / output storage is float16 (GL_EXT_shader_16bit_storage)
+//   BIAS, BIAS_F16               bias [N] is bound (binding 3), and is float16
+//   RESIDUAL, RES_F16            residual (output-shaped) is bound (binding 3, or 4 with BIAS)
+//   A_VEC4                       A is contiguous along k, K % 4 == 0, row starts 4-aligned
+//   B_VEC4_N                     B is contiguous along n, N % 4 == 0, row starts 4-aligned
+//   B_VEC4_K                     B is contiguous along k (transposed), K % 4 == 0, 4-aligned
+// Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read).
+// Push constants (uint32 each, elements not bytes; offsets are from the bound range start):
+//   m, n, k, batch1 (size of the inner batch dim: z = b0 * batch1 + b1),
+//   a_off, a_rs, a_ks, a_bs0, a_bs1      A[m, k] = a[a_off + m*a_rs + k*a_ks + b0*a_bs0 + b1*a_bs1]
+//   b_off, b_ks, b_ns, b_bs0, b_bs1      B[k, n] likewise (transpose_b: b_ks = 1, b_ns = K)
+//   c_off, c_rs, c_cs, c_bs0, c_bs1      output
+//   bias_off, bias_s                     bias[n] = bias[bias_off + n*bias_s]
+//   r_off, r_rs, r_cs, r_bs0, r_bs1      residual
+// Specialization constants:
+//   0 WG   invocations per workgroup (local_size_x)
+//   1 BM, 2 BN, 3 BK, 4 TM, 5 TN   tiled kernel tile sizes (WG == (BM/TM)*(BN/TN)); unused otherwise
+//   6 ACT  activation (vkf_activation: 0 none, 1 gelu_erf, 2 gelu_tanh, 3 relu, 4 silu)
+// Workgroups: tiled (ceil(N/BN), ceil(M/BM), batches); GEMM_CPU (ceil(M/(8*CPU_RA)),
+//   ceil(N/(WG*4*CPU_TN4)), batches); GEMM_NAIVE (ceil(N/WG), M, batches).
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#if defined(A_F16) || defined(B_F16) || defined(C_F16) || defined(BIAS_F16) || defined(RES_F16)
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#ifdef GEMM_CPU
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 0) const uint WG = 64;
+layout(constant_id = 1) const uint BM = 32;
+layout(constant_id = 2) const uint BN = 32;
+layout(constant_id = 3) const uint BK = 16;
+layout(constant_id = 4) const uint TM = 4;
+layout(constant_id = 5) const uint TN = 4;
+layout(constant_id = 6) const uint ACT = 0;
+
+#ifdef A_F16
+#define A_T float16_t
+#define A_T4 f16vec4
+#else
+#define A_T float
+#define A_T4 vec4
+#endif
+#ifdef B_F16
+#define B_T float16_t
+#define B_T4 f16vec4
+#else
+#define B_T float
+#define B_T4 vec4
+#endif
+#ifdef C_F16
+#define C_T float16_t
+#else
+#define C_T float
+#endif
+
+// Scalar and vec4 views of the same binding: the vec4 view is only read when a *_VEC4 define says
+// the chooser checked alignment.
+layout(std430, set = 0, binding = 0) readonly buffer BufA { A_T a_data[]; };
+layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufB { B_T b_data[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufB4 { B_T4 b_data4[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer BufC { C_T c_data[]; };
+#ifdef BIAS
+#ifdef BIAS_F16
+layout(std430, set = 0, binding = 3) readonly buffer BufBias { float16_t bias_data[]; };
+#else
+layout(std430, set = 0, binding = 3) readonly buffer BufBias { float bias_data[]; };
+#endif
+#define RES_BINDING 4
+#else
+#define RES_BINDING 3
+#endif
+#ifdef RESIDUAL
+#ifdef RES_F16
+layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes { float16_t res_data[]; };
+#else
+layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes { float res_data[]; };
+#endif
+#endif
+
+layout(push_constant) uniform Params {
+  uint m, n, k, batch1;
+  uint a_off, a_rs, a_ks, a_bs0, a_bs1;
+  uint b_off, b_ks, b_ns, b_bs0, b_bs1;
+  uint c_off, c_rs, c_cs, c_bs0, c_bs1;
+  uint bias_off, bias_s;
+  uint r_off, r_rs, r_cs, r_bs0, r_bs1;
+} p;
+
+#include "gemm_epilogue.glsl"
+
+// Element offsets of this workgroup's batch in A, B, C and the residual.
+uint a_base, b_base, c_base, r_base;
+
+void set_batch_bases() {
+  uint z = gl_WorkGroupID.z, b0 = z / p.batch1, b1 = z % p.batch1;
+  a_base = p.a_off + b0 * p.a_bs0 + b1 * p.a_bs1;
+  b_base = p.b_off + b0 * p.b_bs0 + b1 * p.b_bs1;
+  c_base = p.c_off + b0 * p.c_bs0 + b1 * p.c_bs1;
+  r_base = p.r_off + b0 * p.r_bs0 + b1 * p.r_bs1;
+}
+
+// A[row, k]; callers guarantee row < M and k < K.
+float load_a(uint row, uint k) { return float(a_data[a_base + row * p.a_rs + k * p.a_ks]); }
+float load_b(uint k, uint col) { return float(b_data[b_base + k * p.b_ks + col * p.b_ns]); }
+
+// A[row, k..k+3], zero past K. The vec4 form needs A_VEC4 (so K % 4 == 0 and no tail).
+vec4 load_a4(uint row, uint k) {
+#ifdef A_VEC4
+  return vec4(a_data4[(a_base + row * p.a_rs + k) >> 2]);
+#else
+  vec4 v = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4u; i++)
+    if (k + i < p.k) v[i] = load_a(row, k + i);
+  return v;
+#endif
+}
+
+// B[k, col..col+3], zero past N.
+vec4 load_b_n4(uint k, uint col) {
+#ifdef B_VEC4_N
+  return vec4(b_data4[(b_base + k * p.b_ks + col) >> 2]);
+#else
+  vec4 v = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4u; i++)
+    if (col + i < p.n) v[i] = load_b(k, col + i);
+  return v;
+#endif
+}
+
+// B[k..k+3, col], zero past K.
+vec4 load_b_k4(uint k, uint col) {
+#ifdef B_VEC4_K
+  return vec4(b_data4[(b_base + col * p.b_ns + k) >> 2]);
+#else
+  vec4 v = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4u; i++)
+    if (k + i < p.k) v[i] = load_b(k + i, col);
+  return v;
+#endif
+}
+
+// Bias, activation, residual, then the store; the caller checks row < M and col < N.
+void store_c(uint row, uint col, float acc) {
+#ifdef BIAS
+  acc += float(bias_data[p.bias_off + col * p.bias_s]);
+#endif
+  acc = vkf_activation(ACT, acc);
+#ifdef RESIDUAL
+  acc += float(res_data[r_base + row * p.r_rs + col * p.r_cs]);
+#endif
+  c_data[c_base + row * p.c_rs + col * p.c_cs] = C_T(acc);
+}
+
+#if defined(GEMM_NAIVE)
+#include "gemm_naive.glsl"
+#elif defined(GEMM_CPU)
+#include "gemm_cpu.glsl"
+#else
+#include "gemm_tiled.glsl"
+#endif

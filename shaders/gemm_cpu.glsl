@@ -1,0 +1,118 @@
+// GEMM_CPU body for gemm.comp: the variant for CPU-class devices (lavapipe). There a subgroup is
+// one 8-wide SIMD vector, every buffer load is a loop over the lanes, and local arrays stay in
+// memory with masked read-modify-write on each store, so this kernel
+//  - loads each element of the subgroup's A rows and B columns once (one lane each, vec4 loads)
+//    and shares A values through subgroupBroadcast (a vector extract there);
+//  - keeps the (8*CPU_RA) x (4*CPU_TN4) accumulator block per lane in named vec4 variables
+//    (macros, no arrays), so they live in registers;
+//  - uses no shared memory and no barrier, so workgroups never suspend.
+// CPU_RA is 1 or 2 (8 or 16 rows per subgroup), CPU_TN4 1 or 2 (4 or 8 columns per lane).
+#ifndef CPU_RA
+#define CPU_RA 2
+#endif
+#ifndef CPU_TN4
+#define CPU_TN4 1
+#endif
+#if CPU_RA < 1 || CPU_RA > 2 || CPU_TN4 < 1 || CPU_TN4 > 2
+#error "GEMM_CPU supports CPU_RA and CPU_TN4 of 1 or 2"
+#endif
+
+#if CPU_TN4 == 2
+#define ACC_DECL(I) vec4 c##I##_0 = vec4(0.0), c##I##_1 = vec4(0.0);
+#define ACC_FMA(I, S) c##I##_0 = fma(vec4(S), b_0, c##I##_0); c##I##_1 = fma(vec4(S), b_1, c##I##_1);
+#else
+#define ACC_DECL(I) vec4 c##I##_0 = vec4(0.0);
+#define ACC_FMA(I, S) c##I##_0 = fma(vec4(S), b_0, c##I##_0);
+#endif
+/* Row I of the block gets A value X of lane L (subgroupBroadcast wants a constant lane). */
+#define ROW(I, X, L) { float s_ = subgroupBroadcast(X, L); ACC_FMA(I, s_) }
+#define ROWS8(B, X) ROW(B##0, X, 0u) ROW(B##1, X, 1u) ROW(B##2, X, 2u) ROW(B##3, X, 3u) \
+                    ROW(B##4, X, 4u) ROW(B##5, X, 5u) ROW(B##6, X, 6u) ROW(B##7, X, 7u)
+
+void store_vec(uint row, uint col, vec4 v) {
+  if (row < p.m)
+    [[unroll]] for (uint j = 0; j < 4u; j++)
+      if (col + j < p.n) store_c(row, col + j, v[j]);
+}
+#if CPU_TN4 == 2
+#define STORE(I, R) store_vec(m0 + R, n0, c##I##_0); store_vec(m0 + R, n0 + 4u, c##I##_1);
+#else
+#define STORE(I, R) store_vec(m0 + R, n0, c##I##_0);
+#endif
+
+/* B[k, n0 .. n0+3] (and the next 4 columns) for one k, zero past K or N. */
+#if defined(B_VEC4_K)
+#define LOAD_B(KK)                                                          \
+  b_0 = vec4(t0[KK], t1[KK], t2[KK], t3[KK]);                               \
+  if (CPU_TN4 == 2) b_1 = vec4(t4[KK], t5[KK], t6[KK], t7[KK]);
+#else
+/* [K, N] rows are N apart, so the next block's rows are loaded one block ahead (q*) and the
+ * cache misses overlap the current block's FMAs instead of stalling them. */
+#define ROW_B(K_, C_) ((K_) < p.k && (C_) < p.n ? load_b_n4(K_, C_) : vec4(0.0))
+#define PRELOAD_B(KB)                                                       \
+  q0_0 = ROW_B(KB, n0); q1_0 = ROW_B(KB + 1u, n0);                          \
+  q2_0 = ROW_B(KB + 2u, n0); q3_0 = ROW_B(KB + 3u, n0);                     \
+  if (CPU_TN4 == 2) {                                                       \
+    q0_1 = ROW_B(KB, n0 + 4u); q1_1 = ROW_B(KB + 1u, n0 + 4u);              \
+    q2_1 = ROW_B(KB + 2u, n0 + 4u); q3_1 = ROW_B(KB + 3u, n0 + 4u);         \
+  }
+#define LOAD_B(KK) b_0 = r##KK##_0; b_1 = r##KK##_1;
+#endif
+#define STEP(KK)                                                            \
+  LOAD_B(KK)                                                                \
+  ROWS8(c0, a0[KK])                                                         \
+  if (CPU_RA == 2) { ROWS8(c1, a1[KK]) }
+
+void main() {
+  set_batch_bases();
+  uint lane = gl_SubgroupInvocationID;
+  /* Workgroup x walks row blocks and y column panels: consecutive workgroups (lavapipe runs x
+   * fastest) share one K x (WG * 4 * CPU_TN4) panel of B, which then stays in the core's L2. */
+  uint m0 = gl_WorkGroupID.x * (8u * CPU_RA);
+  /* this lane's first column: the subgroups of a workgroup split the panel's columns */
+  uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * (4u * CPU_TN4);
+  /* rows 0..7 accumulate in c00..c07, rows 8..15 in c10..c17 */
+  ACC_DECL(c00) ACC_DECL(c01) ACC_DECL(c02) ACC_DECL(c03) ACC_DECL(c04) ACC_DECL(c05) ACC_DECL(c06)
+  ACC_DECL(c07)
+  /* (declared for CPU_RA == 1 too: the `if (CPU_RA == 2)` blocks that use them fold away) */
+  ACC_DECL(c10) ACC_DECL(c11) ACC_DECL(c12) ACC_DECL(c13) ACC_DECL(c14) ACC_DECL(c15) ACC_DECL(c16)
+  ACC_DECL(c17)
+  uint row0 = m0 + lane, row1 = m0 + 8u + lane;
+#if !defined(B_VEC4_K)
+  vec4 q0_0, q1_0, q2_0, q3_0, q0_1 = vec4(0.0), q1_1 = vec4(0.0), q2_1 = vec4(0.0),
+       q3_1 = vec4(0.0);
+  PRELOAD_B(0u)
+#endif
+  for (uint k = 0; k < p.k; k += 4u) {
+    /* a0 = A[m0 + lane, k..k+3], a1 = A[m0 + 8 + lane, k..k+3] */
+    vec4 a0 = row0 < p.m ? load_a4(row0, k) : vec4(0.0);
+    vec4 a1 = vec4(0.0);
+    if (CPU_RA == 2) a1 = row1 < p.m ? load_a4(row1, k) : vec4(0.0);
+    vec4 b_0, b_1;
+#if defined(B_VEC4_K)
+    /* B is contiguous along k: 4 k-values per column, transposed in registers by LOAD_B. */
+    vec4 t0 = n0 < p.n ? load_b_k4(k, n0) : vec4(0.0);
+    vec4 t1 = n0 + 1u < p.n ? load_b_k4(k, n0 + 1u) : vec4(0.0);
+    vec4 t2 = n0 + 2u < p.n ? load_b_k4(k, n0 + 2u) : vec4(0.0);
+    vec4 t3 = n0 + 3u < p.n ? load_b_k4(k, n0 + 3u) : vec4(0.0);
+    vec4 t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);
+    if (CPU_TN4 == 2) {
+      t4 = n0 + 4u < p.n ? load_b_k4(k, n0 + 4u) : vec4(0.0);
+      t5 = n0 + 5u < p.n ? load_b_k4(k, n0 + 5u) : vec4(0.0);
+      t6 = n0 + 6u < p.n ? load_b_k4(k, n0 + 6u) : vec4(0.0);
+      t7 = n0 + 7u < p.n ? load_b_k4(k, n0 + 7u) : vec4(0.0);
+    }
+#else
+    vec4 r0_0 = q0_0, r1_0 = q1_0, r2_0 = q2_0, r3_0 = q3_0;
+    vec4 r0_1 = q0_1, r1_1 = q1_1, r2_1 = q2_1, r3_1 = q3_1;
+    PRELOAD_B(k + 4u)
+#endif
+    STEP(0) STEP(1) STEP(2) STEP(3)
+  }
+  STORE(c00, 0u) STORE(c01, 1u) STORE(c02, 2u) STORE(c03, 3u) STORE(c04, 4u) STORE(c05, 5u)
+  STORE(c06, 6u) STORE(c07, 7u)
+#if CPU_RA == 2
+  STORE(c10, 8u) STORE(c11, 9u) STORE(c12, 10u) STORE(c13, 11u) STORE(c14, 12u) STORE(c15, 13u)
+  STORE(c16, 14u) STORE(c17, 15u)
+#endif
+}

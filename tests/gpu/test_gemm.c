@@ -1,0 +1,436 @@
+/* GEMM (VKF_OP_MATMUL) on the device vs the CPU interpreter, one-node graphs through the whole
+ * path: 1-element, odd sizes that are no multiple of any tile, a large one; batched with a
+ * broadcast weight; transposed B; permuted (strided) A and B; every epilogue; fp16 storage; and
+ * small-integer inputs whose results are exact, compared bit for bit to catch tiling bugs. Cases
+ * marked gpu_tiles also run with caps that steer the chooser to each GPU-shaped tile size, so
+ * those variants stay tested on lavapipe, where the CPU variant is the default. The chooser
+ * itself is checked on desktop, mobile and CPU caps. */
+#include <string.h>
+
+#include "graph/builder.h"
+#include "graph/lower_matmul.h"
+#include "tests/op_harness.h"
+
+/* Tolerance table: |gpu - ref| <= atol + rtol * |ref| + acc * sqrt(K) * 2^-24 * max|ref|.
+ * Inputs are U(-1, 1). The reference accumulates in fp64, the kernels in fp32 in another order:
+ * each of the K roundings is at most half an ulp of a partial sum (bounded by ~max|ref|), and
+ * they add up like a random walk, hence the sqrt(K) term (acc = 8 covers its tail over ~10^5
+ * outputs); erf/tanh/exp in the epilogues add ~1e-7. f16 outputs are one rounding of the fp32
+ * result (2^-11 relative) away, sometimes on the other side of a tie: 2 ulp. Exact cases (small
+ * integers, every partial sum representable) must match bit for bit. */
+typedef struct gemm_tol {
+  double atol, rtol, acc;
+} gemm_tol;
+static const gemm_tol TOL_F32 = {.atol = 1e-5, .rtol = 1e-5, .acc = 8};
+static const gemm_tol TOL_F16 = {.atol = 1e-3, .rtol = 2e-3, .acc = 8};
+static const gemm_tol TOL_EXACT = {.atol = 0, .rtol = 0, .acc = 0};
+
+typedef struct gemm_case {
+  const char *label;
+  vkf_dtype dtype; /* A, B, bias, residual and output */
+  uint32_t a_rank;
+  int64_t a_shape[4]; /* as the node sees A: [..., M, K] */
+  uint32_t b_rank;
+  int64_t b_shape[4]; /* [..., K, N], or [..., N, K] with transpose_b */
+  int transpose_b;
+  int bias, residual;
+  vkf_activation act;
+  int a_permuted, b_permuted; /* stored with the last two axes swapped, read through a permute */
+  int exact;                  /* small-integer inputs, compared exactly */
+  int gpu_tiles;              /* also run with the GPU-shaped tile variants */
+} gemm_case;
+
+static const gemm_case cases[] = {
+    {.label = "one",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {1, 1},
+     .b_rank = 2,
+     .b_shape = {1, 1}},
+    {.label = "odd_7x13x5",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {7, 13},
+     .b_rank = 2,
+     .b_shape = {13, 5},
+     .gpu_tiles = 1},
+    {.label = "odd_33x65x17_bias_gelu",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {33, 65},
+     .b_rank = 2,
+     .b_shape = {65, 17},
+     .bias = 1,
+     .act = VKF_ACT_GELU_ERF},
+    {.label = "odd_197x64x129",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {197, 64},
+     .b_rank = 2,
+     .b_shape = {64, 129}},
+    {.label = "batched_weight_bias_relu",
+     .dtype = VKF_F32,
+     .a_rank = 3,
+     .a_shape = {3, 37, 40},
+     .b_rank = 2,
+     .b_shape = {40, 24},
+     .bias = 1,
+     .act = VKF_ACT_RELU},
+    {.label = "batched4_transpose_b",
+     .dtype = VKF_F32,
+     .a_rank = 4,
+     .a_shape = {2, 3, 19, 36},
+     .b_rank = 3,
+     .b_shape = {3, 28, 36},
+     .transpose_b = 1,
+     .gpu_tiles = 1},
+    {.label = "transpose_b_odd_k",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {45, 30},
+     .b_rank = 2,
+     .b_shape = {29, 30},
+     .transpose_b = 1},
+    {.label = "permuted_a",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {20, 33},
+     .b_rank = 2,
+     .b_shape = {33, 12},
+     .a_permuted = 1,
+     .gpu_tiles = 1},
+    {.label = "permuted_b_batched",
+     .dtype = VKF_F32,
+     .a_rank = 3,
+     .a_shape = {2, 21, 16},
+     .b_rank = 3,
+     .b_shape = {2, 16, 44},
+     .b_permuted = 1},
+    {.label = "act_gelu_tanh",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {33, 65},
+     .b_rank = 2,
+     .b_shape = {65, 17},
+     .act = VKF_ACT_GELU_TANH},
+    {.label = "act_silu",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {33, 65},
+     .b_rank = 2,
+     .b_shape = {65, 17},
+     .act = VKF_ACT_SILU},
+    {.label = "residual",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {33, 65},
+     .b_rank = 2,
+     .b_shape = {65, 17},
+     .residual = 1},
+    {.label = "bias_gelu_residual_vit",
+     .dtype = VKF_F32,
+     .a_rank = 3,
+     .a_shape = {2, 50, 64},
+     .b_rank = 2,
+     .b_shape = {96, 64},
+     .transpose_b = 1,
+     .bias = 1,
+     .act = VKF_ACT_GELU_ERF,
+     .residual = 1,
+     .gpu_tiles = 1},
+    {.label = "f16_bias_residual",
+     .dtype = VKF_F16,
+     .a_rank = 2,
+     .a_shape = {64, 96},
+     .b_rank = 2,
+     .b_shape = {96, 80},
+     .bias = 1,
+     .residual = 1,
+     .gpu_tiles = 1},
+    {.label = "f16_transpose_b_odd",
+     .dtype = VKF_F16,
+     .a_rank = 3,
+     .a_shape = {2, 31, 18},
+     .b_rank = 2,
+     .b_shape = {27, 18},
+     .transpose_b = 1,
+     .act = VKF_ACT_GELU_ERF},
+    {.label = "large_256x768x512",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {256, 768},
+     .b_rank = 2,
+     .b_shape = {768, 512}},
+    {.label = "exact_67x96x72",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {67, 96},
+     .b_rank = 2,
+     .b_shape = {96, 72},
+     .exact = 1,
+     .gpu_tiles = 1},
+    {.label = "exact_transpose_bias_relu_residual",
+     .dtype = VKF_F32,
+     .a_rank = 3,
+     .a_shape = {2, 37, 30},
+     .b_rank = 2,
+     .b_shape = {45, 30},
+     .transpose_b = 1,
+     .bias = 1,
+     .act = VKF_ACT_RELU,
+     .residual = 1,
+     .exact = 1,
+     .gpu_tiles = 1},
+    {.label = "exact_520x36x1030",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {520, 36},
+     .b_rank = 2,
+     .b_shape = {36, 1030},
+     .exact = 1,
+     .gpu_tiles = 1},
+    {.label = "exact_f16",
+     .dtype = VKF_F16,
+     .a_rank = 2,
+     .a_shape = {40, 64},
+     .b_rank = 2,
+     .b_shape = {64, 36},
+     .exact = 1},
+};
+
+/* Caps that steer the chooser to each GPU-shaped tile size (given a large enough problem):
+ * discrete -> 128x128, integrated -> 64x64, 16 KiB / 128 invocations -> 32x32, 3 KiB -> 16x16. */
+enum { STEER_COUNT = 4 };
+static vkf_device_caps steered_caps(const vkf_device_caps *device, int which) {
+  vkf_device_caps c = *device;
+  c.kind = which == 0 ? VKF_DEVICE_KIND_DISCRETE_GPU : VKF_DEVICE_KIND_INTEGRATED_GPU;
+  if (which == 2) c.max_shared_memory_size = 16384, c.max_workgroup_invocations = 128;
+  if (which == 3) c.max_shared_memory_size = 3072;
+  return c;
+}
+
+static void *pack(const float *v, size_t n, vkf_dtype dtype, size_t *out_size) {
+  *out_size = n * vkf_dtype_size(dtype);
+  void *p = malloc(*out_size + 16);
+  if (dtype == VKF_F16)
+    op_to_half(v, p, n);
+  else
+    memcpy(p, v, n * sizeof(float));
+  return p;
+}
+
+static int64_t count_of(uint32_t rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+/* The stored input for a (possibly permuted) operand, and the value the matmul reads. */
+static vkf_value operand(vkf_graph *g, const char *name, vkf_dtype dtype, uint32_t rank,
+                         const int64_t *shape, int permuted, vkf_value *out_stored) {
+  int64_t stored[4];
+  uint32_t axes[4] = {0, 1, 2, 3};
+  memcpy(stored, shape, sizeof stored);
+  if (permuted) {
+    stored[rank - 1] = shape[rank - 2], stored[rank - 2] = shape[rank - 1];
+    axes[rank - 1] = rank - 2, axes[rank - 2] = rank - 1;
+  }
+  *out_stored = vkf_graph_input(g, name, dtype, rank, stored);
+  return permuted ? vkf_permute(g, NULL, *out_stored, axes) : *out_stored;
+}
+
+/* Runs the lowered graph on the device with `caps` steering the chooser; *out_values are fp32. */
+static vkf_status run_device(gpu_test *t, vkf_graph *g, const vkf_device_caps *caps,
+                             const vkf_input_binding *inputs, size_t input_count,
+                             float **out_values, size_t *out_count) {
+  *out_values = NULL;
+  vkf_lowered low;
+  VKF_RETURN_IF_ERROR(vkf_lower_graph(g, caps, NULL, &low));
+  vkf_session *s = NULL;
+  vkf_status st = vkf_session_create(t->device, low.plan, NULL, &s);
+  for (size_t i = 0; i < input_count && !st; i++)
+    st = vkf_session_write(s, low.tensors[inputs[i].value.id].buffer, 0, inputs[i].data,
+                           inputs[i].size);
+  if (!st) st = vkf_session_run(s);
+  vkf_value out = vkf_graph_output_at(g, 0);
+  const vkf_tensor *ot = vkf_graph_tensor(g, out);
+  size_t count = (size_t)vkf_tensor_element_count(ot);
+  void *raw = malloc(vkf_tensor_size(ot) + 16);
+  float *values = malloc(count * sizeof(float) + 16);
+  if (!st) st = vkf_session_read(s, low.tensors[out.id].buffer, 0, raw, vkf_tensor_size(ot));
+  for (size_t i = 0; i < count && !st; i++) values[i] = op_load(raw, ot->dtype, i);
+  free(raw);
+  vkf_session_destroy(s);
+  vkf_lowered_free(&low);
+  if (st) {
+    free(values);
+    return st;
+  }
+  *out_values = values;
+  *out_count = count;
+  return VKF_OK;
+}
+
+static void compare(const char *label, const char *variant, const float *gpu, const float *ref,
+                    size_t count, int64_t k, gemm_tol tol) {
+  double max_ref = 0;
+  for (size_t i = 0; i < count; i++)
+    if (fabs(ref[i]) > max_ref) max_ref = fabs(ref[i]);
+  double acc = tol.acc * sqrt((double)k) * ldexp(1.0, -24) * max_ref;
+  int bad = 0;
+  size_t worst = 0;
+  double max_err = 0;
+  for (size_t i = 0; i < count; i++) {
+    double err = fabs((double)gpu[i] - (double)ref[i]);
+    if (!(isfinite(gpu[i]) && err <= tol.atol + tol.rtol * fabs(ref[i]) + acc)) bad++;
+    if (!(err <= max_err)) max_err = err, worst = i;
+  }
+  CHECK_MSG(bad == 0,
+            "%s [%s]: %d of %zu out of tolerance (max err %.3g at %zu: gpu %.9g ref "
+            "%.9g; atol %g rtol %g acc %g)",
+            label, variant, bad, count, max_err, worst, (double)gpu[worst], (double)ref[worst],
+            tol.atol, tol.rtol, acc);
+}
+
+static void run_case(gpu_test *t, const gemm_case *c) {
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create(c->label, &g));
+  vkf_value a_stored, b_stored;
+  vkf_value a = operand(g, "a", c->dtype, c->a_rank, c->a_shape, c->a_permuted, &a_stored);
+  vkf_value b = operand(g, "b", c->dtype, c->b_rank, c->b_shape, c->b_permuted, &b_stored);
+  int64_t n = c->b_shape[c->b_rank - (c->transpose_b ? 2 : 1)];
+  /* output shape: broadcast batch dims, then [M, N] */
+  uint32_t out_rank = c->a_rank > c->b_rank ? c->a_rank : c->b_rank;
+  int64_t out_shape[4];
+  for (uint32_t i = 0; i + 2 < out_rank; i++) {
+    int64_t ai = (int64_t)i - (out_rank - c->a_rank), bi = (int64_t)i - (out_rank - c->b_rank);
+    int64_t da = ai >= 0 ? c->a_shape[ai] : 1, db = bi >= 0 ? c->b_shape[bi] : 1;
+    out_shape[i] = da > db ? da : db;
+  }
+  out_shape[out_rank - 2] = c->a_shape[c->a_rank - 2];
+  out_shape[out_rank - 1] = n;
+  vkf_matmul_options opts = {.transpose_b = c->transpose_b, .activation = c->act};
+  if (c->bias) opts.bias = vkf_graph_input(g, "bias", c->dtype, 1, &n);
+  if (c->residual) opts.residual = vkf_graph_input(g, "res", c->dtype, out_rank, out_shape);
+  vkf_value y = vkf_matmul(g, "mm", a, b, &opts);
+  vkf_graph_output(g, y, "y");
+  vkf_status st = vkf_graph_status(g);
+  CHECK_MSG(st == VKF_OK, "%s: build: %s", c->label, vkf_status_message(st));
+  vkf_status_free(st);
+  if (!st) CHECK_OK(vkf_memory_plan_build(g, NULL));
+
+  /* Inputs: U(-1, 1), or integers in [-3, 3] (exact: |sum| <= 9K, far below 2^24 / 2^11). */
+  vkf_value values[4] = {a_stored, b_stored, opts.bias, opts.residual};
+  int64_t counts[4] = {count_of(c->a_rank, c->a_shape), count_of(c->b_rank, c->b_shape), n,
+                       count_of(out_rank, out_shape)};
+  vkf_input_binding in[4];
+  void *packed[4] = {0};
+  size_t in_count = 0;
+  for (int i = 0; i < 4; i++) {
+    if (!vkf_value_valid(values[i])) continue;
+    float *v = malloc((size_t)counts[i] * sizeof(float));
+    if (c->exact)
+      op_fill_ints(v, (size_t)counts[i], 7u + 13u * (uint32_t)i, -3, 3);
+    else
+      op_fill_uniform(v, (size_t)counts[i], 7u + 13u * (uint32_t)i, -1.0f, 1.0f);
+    size_t size;
+    packed[i] = pack(v, (size_t)counts[i], c->dtype, &size);
+    in[in_count++] = (vkf_input_binding){.value = values[i], .data = packed[i], .size = size};
+    free(v);
+  }
+
+  size_t count = (size_t)count_of(out_rank, out_shape);
+  float *ref = malloc(count * sizeof(float) + 16);
+  vkf_interp *it = NULL;
+  st = vkf_interp_create(g, &it);
+  for (size_t i = 0; i < in_count && !st; i++)
+    st = vkf_interp_set(it, in[i].value, in[i].data, in[i].size);
+  if (!st) st = vkf_interp_run(it);
+  if (!st) st = vkf_interp_get_f32(it, y, ref, count);
+  CHECK_MSG(st == VKF_OK, "%s: interpreter: %s", c->label, vkf_status_message(st));
+  vkf_status_free(st);
+  vkf_interp_destroy(it);
+
+  gemm_tol tol = c->exact ? TOL_EXACT : c->dtype == VKF_F16 ? TOL_F16 : TOL_F32;
+  const vkf_device_caps *dev = vkf_device_caps_get(t->device);
+  for (int v = -1; v < (c->gpu_tiles ? STEER_COUNT : 0); v++) {
+    vkf_device_caps caps = v < 0 ? *dev : steered_caps(dev, v);
+    vkf_gemm_shape shape = {.m = (uint64_t)out_shape[out_rank - 2],
+                            .n = (uint64_t)n,
+                            .k = (uint64_t)c->a_shape[c->a_rank - 1],
+                            .batches = 1};
+    for (uint32_t i = 0; i + 2 < out_rank; i++) shape.batches *= (uint64_t)out_shape[i];
+    vkf_gemm_variant chosen = vkf_gemm_choose(&caps, &shape);
+    char name[64];
+    vkf_gemm_variant_name(&chosen, name, sizeof name);
+    float *gpu = NULL;
+    size_t got = 0;
+    st = run_device(t, g, &caps, in, in_count, &gpu, &got);
+    CHECK_MSG(st == VKF_OK, "%s [%s]: device: %s", c->label, name, vkf_status_message(st));
+    vkf_status_free(st);
+    if (gpu && got == count)
+      compare(c->label, name, gpu, ref, count, c->a_shape[c->a_rank - 1], tol);
+    free(gpu);
+  }
+  free(ref);
+  for (int i = 0; i < 4; i++) free(packed[i]);
+  vkf_graph_destroy(g);
+}
+
+/* The chooser on representative caps, without running anything. */
+static void check_chooser(const vkf_device_caps *device) {
+  vkf_gemm_shape vit = {.m = 197, .n = 768, .k = 768, .batches = 1};
+  /* lavapipe-like caps built from zero, so VKF_DEVICE_PROFILE on the real device changes nothing */
+  vkf_device_caps cpu = {.kind = VKF_DEVICE_KIND_CPU, .subgroup_size = 8, .storage_16bit = 1};
+  for (int i = 0; i < 3; i++) cpu.max_workgroup_size[i] = 1024, cpu.max_workgroup_count[i] = 65535;
+  cpu.subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT;
+  cpu.max_workgroup_invocations = 1024, cpu.max_shared_memory_size = 32768;
+  CHECK(vkf_gemm_choose(&cpu, &vit).kind == VKF_GEMM_CPU);
+  /* no broadcast (the mobile profile's subgroups): the CPU kind falls back to tiles */
+  vkf_device_caps cpu_basic = cpu;
+  cpu_basic.subgroup_ops = VKF_SUBGROUP_BASIC;
+  vkf_gemm_variant v = vkf_gemm_choose(&cpu_basic, &vit);
+  CHECK(v.kind == VKF_GEMM_TILED && v.bm == 64);
+  vkf_device_caps mobile = cpu_basic;
+  CHECK_OK(vkf_caps_apply_profile(&mobile, "mobile"));
+  v = vkf_gemm_choose(&mobile, &vit);
+  CHECK(v.kind == VKF_GEMM_TILED && v.bm == 32 && v.workgroup_size <= 128);
+  CHECK((v.bm + v.bn) * v.bk * 4 <= mobile.max_shared_memory_size);
+  vkf_device_caps desk = cpu;
+  desk.kind = VKF_DEVICE_KIND_DISCRETE_GPU, desk.max_shared_memory_size = 49152;
+  vkf_gemm_shape big = {.m = 1024, .n = 1024, .k = 1024, .batches = 1};
+  v = vkf_gemm_choose(&desk, &big);
+  CHECK(v.kind == VKF_GEMM_TILED && v.bm == 128 && v.tm == 8);
+  /* the ViT shape has 12 128x128 tiles: too few to fill a GPU, so 64x64 */
+  CHECK(vkf_gemm_choose(&desk, &vit).bm == 64);
+  vkf_gemm_shape decode = {.m = 1, .n = 64, .k = 768, .batches = 1};
+  CHECK(vkf_gemm_choose(&desk, &decode).bm == 16);
+  /* a forced variant the device cannot run is a status naming the node */
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create("chooser", &g));
+  int64_t sa[2] = {4, 8}, sb[2] = {8, 4};
+  vkf_value a = vkf_graph_input(g, "a", VKF_F32, 2, sa),
+            b = vkf_graph_input(g, "b", VKF_F32, 2, sb);
+  vkf_graph_output(g, vkf_matmul(g, "mm_small", a, b, NULL), "y");
+  CHECK_OK(vkf_memory_plan_build(g, NULL));
+  vkf_device_caps tiny = *device;
+  tiny.max_workgroup_invocations = 16, tiny.kind = VKF_DEVICE_KIND_INTEGRATED_GPU;
+  vkf_lowered low;
+  CHECK_STATUS(vkf_lower_graph(g, &tiny, NULL, &low), VKF_STATUS_UNSUPPORTED, "mm_small");
+  vkf_device_caps no16 = *device;
+  no16.storage_16bit = 0;
+  vkf_graph_destroy(g);
+  CHECK_OK(vkf_graph_create("chooser16", &g));
+  a = vkf_graph_input(g, "a", VKF_F16, 2, sa), b = vkf_graph_input(g, "b", VKF_F16, 2, sb);
+  vkf_graph_output(g, vkf_matmul(g, "mm_half", a, b, NULL), "y");
+  CHECK_OK(vkf_memory_plan_build(g, NULL));
+  CHECK_STATUS(vkf_lower_graph(g, &no16, NULL, &low), VKF_STATUS_UNSUPPORTED, "mm_half");
+  vkf_graph_destroy(g);
+}
+
+int main(void) {
+  gpu_test t = gpu_test_start();
+  check_chooser(vkf_device_caps_get(t.device));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&t, &cases[i]);
+  return gpu_test_finish(&t);
+}

@@ -1,0 +1,36 @@
+/* vkf bench: dispatches `vkf bench <what>` through one table, so each benchmark is one file
+ * (cmd_bench_<what>.c) and one row here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/vkf/cli.h"
+
+typedef struct bench_command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *help;
+} bench_command;
+
+static const bench_command benches[] = {
+    {"gemm", vkf_cli_bench_gemm,
+     "GEMM GFLOP/s on the ViT-B/16 shapes vs a naive kernel [--json] [--runs N] [--shape MxKxN]"},
+    {"model", vkf_cli_bench_model,
+     "ViT/DeiT latency (mean ± sd) + per-op GPU time: --model DIR [--batch N] [--fp16] [--json]"},
+};
+
+static void bench_usage(FILE *f) {
+  fprintf(f, "usage: vkf bench <what> [options]\n\nbenchmarks:\n");
+  for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+    fprintf(f, "  %-8s %s\n", benches[i].name, benches[i].help);
+}
+
+int vkf_cli_bench(int argc, char **argv) {
+  if (argc < 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+    bench_usage(argc < 1 ? stderr : stdout);
+    return argc < 1 ? 2 : 0;
+  }
+  for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+    if (!strcmp(argv[0], benches[i].name)) return benches[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "vkf bench: unknown benchmark \"%s\" (try vkf bench --help)\n", argv[0]);
+  return 2;
+}

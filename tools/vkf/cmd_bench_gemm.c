@@ -1,0 +1,308 @@
+/* vkf bench gemm: times one GEMM per shape with the chosen variant (or a forced one) and, in the
+ * same process on the same data, the naive one-output-per-invocation kernel; GPU time comes from
+ * the session's timestamps. Prints a markdown table (mean ± sd over the timed runs, GFLOP/s,
+ * ratio to naive) or --json. Defaults: the ViT-B/16 shapes (M x K x N), fp32, 3 warm-up + 10
+ * timed runs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/half.h"
+#include "graph/lower_matmul.h"
+#include "host/session.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/device_open.h"
+
+enum { MAX_SHAPES = 16 };
+
+typedef struct bench_args {
+  uint64_t shapes[MAX_SHAPES][3]; /* M, K, N */
+  int shape_count;
+  int runs, warmup, json, f16, transpose_b, naive;
+  const char *device;
+  int force; /* 1: `variant` replaces the chooser */
+  vkf_gemm_variant variant;
+} bench_args;
+
+typedef struct bench_timing {
+  double mean_ms, sd_ms;
+} bench_timing;
+
+typedef struct bench_result {
+  uint64_t m, k, n;
+  char variant[64];
+  bench_timing fast, naive;
+  double max_rel_diff; /* chosen vs naive output, relative to the largest |naive| */
+} bench_result;
+
+static double gflops(const bench_result *r, double ms) {
+  return ms > 0 ? 2.0 * (double)r->m * (double)r->k * (double)r->n / (ms * 1e6) : 0;
+}
+
+static vkf_plan_tensor matrix(uint32_t buffer, vkf_dtype dtype, uint64_t rows, uint64_t cols) {
+  vkf_plan_tensor t = {.buffer = buffer, .dtype = dtype, .rank = 2};
+  t.shape[0] = (int64_t)rows, t.shape[1] = (int64_t)cols;
+  t.strides[0] = (int64_t)cols, t.strides[1] = 1;
+  return t;
+}
+
+/* A plan with one matmul: buffer 0 A [M, K] (input), 1 B [K, N] or [N, K] (weight), 2 C [M, N]. */
+static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, const uint64_t *mkn,
+                             const vkf_gemm_variant *variant, vkf_plan **out_plan,
+                             char *variant_name, size_t name_size) {
+  *out_plan = NULL;
+  uint64_t m = mkn[0], k = mkn[1], n = mkn[2];
+  vkf_dtype dt = a->f16 ? VKF_F16 : VKF_F32;
+  size_t es = vkf_dtype_size(dt);
+  vkf_plan *plan = vkf_plan_create();
+  if (!plan) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  uint32_t ba = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_INPUT, "a", m * k * es);
+  uint32_t bb = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_WEIGHT, "b", k * n * es);
+  uint32_t bc = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_OUTPUT, "c", m * n * es);
+  uint32_t align = caps->min_storage_buffer_offset_alignment;
+  vkf_lower_ctx ctx = {.plan = plan, .caps = caps, .alignment = align > 16 ? align : 16};
+  vkf_node_attrs attrs = {.matmul = {.transpose_b = a->transpose_b, .activation = VKF_ACT_NONE}};
+  vkf_lower_node node = {.name = "gemm", .op = VKF_OP_MATMUL, .attrs = &attrs, .input_count = 2};
+  for (int i = 0; i < VKF_MAX_NODE_INPUTS; i++) node.inputs[i].buffer = VKF_PLAN_NO_BUFFER;
+  node.inputs[VKF_IN_MATMUL_A] = matrix(ba, dt, m, k);
+  node.inputs[VKF_IN_MATMUL_B] = a->transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
+  node.output = matrix(bc, dt, m, n);
+  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1};
+  vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
+  vkf_gemm_variant_name(&v, variant_name, name_size);
+  vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
+  if (st) {
+    vkf_plan_destroy(plan);
+    return st;
+  }
+  vkf_plan_finalize(plan);
+  *out_plan = plan;
+  return VKF_OK;
+}
+
+/* Runs the plan warmup + runs times; mean and sample sd of the GPU time; output into `c`. */
+static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, const bench_args *a,
+                            const void *ha, const void *hb, size_t a_size, size_t b_size, void *hc,
+                            size_t c_size, bench_timing *out) {
+  vkf_session *s = NULL;
+  vkf_session_options opts = {.profile = 1};
+  VKF_RETURN_IF_ERROR(vkf_session_create(device, plan, &opts, &s));
+  vkf_status st = vkf_session_write(s, 0, 0, ha, a_size);
+  if (!st) st = vkf_session_write(s, 1, 0, hb, b_size);
+  double sum = 0, sum2 = 0;
+  for (int i = 0; i < a->warmup + a->runs && !st; i++) {
+    st = vkf_session_run(s);
+    double ms = vkf_session_total_ns(s) / 1e6;
+    if (i >= a->warmup) sum += ms, sum2 += ms * ms;
+  }
+  if (!st) st = vkf_session_read(s, 2, 0, hc, c_size);
+  vkf_session_destroy(s);
+  double mean = sum / a->runs;
+  double var = a->runs > 1 ? (sum2 - a->runs * mean * mean) / (a->runs - 1) : 0;
+  out->mean_ms = mean;
+  out->sd_ms = var > 0 ? sqrt(var) : 0;
+  return st;
+}
+
+static void fill(void *data, size_t count, int f16, uint32_t seed) {
+  uint32_t s = seed;
+  for (size_t i = 0; i < count; i++) {
+    s ^= s << 13, s ^= s >> 17, s ^= s << 5;
+    float v = (float)(s >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
+    if (f16)
+      ((uint16_t *)data)[i] = vkf_float_to_half(v);
+    else
+      ((float *)data)[i] = v;
+  }
+}
+
+static float value_at(const void *data, size_t i, int f16) {
+  return f16 ? vkf_half_to_float(((const uint16_t *)data)[i]) : ((const float *)data)[i];
+}
+
+static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uint64_t *mkn,
+                              bench_result *r) {
+  const vkf_device_caps *caps = vkf_device_caps_get(device);
+  memset(r, 0, sizeof *r);
+  r->m = mkn[0], r->k = mkn[1], r->n = mkn[2];
+  size_t es = a->f16 ? 2 : 4;
+  size_t a_size = r->m * r->k * es, b_size = r->k * r->n * es, c_size = r->m * r->n * es;
+  void *ha = malloc(a_size), *hb = malloc(b_size), *hc = malloc(c_size), *hn = malloc(c_size);
+  vkf_status st = VKF_OK;
+  if (!ha || !hb || !hc || !hn)
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  vkf_plan *plan = NULL;
+  if (!st) {
+    fill(ha, r->m * r->k, a->f16, 0x9e3779b9u);
+    fill(hb, r->k * r->n, a->f16, 0x85ebca6bu);
+    st = build_plan(caps, a, mkn, a->force ? &a->variant : NULL, &plan, r->variant,
+                    sizeof r->variant);
+  }
+  if (!st) st = time_plan(device, plan, a, ha, hb, a_size, b_size, hc, c_size, &r->fast);
+  vkf_plan_destroy(plan);
+  plan = NULL;
+  if (!st && a->naive) {
+    vkf_gemm_variant naive = {.kind = VKF_GEMM_NAIVE, .workgroup_size = 64};
+    char name[64];
+    st = build_plan(caps, a, mkn, &naive, &plan, name, sizeof name);
+    if (!st) st = time_plan(device, plan, a, ha, hb, a_size, b_size, hn, c_size, &r->naive);
+    vkf_plan_destroy(plan);
+    double max_ref = 0, max_diff = 0;
+    for (size_t i = 0; !st && i < r->m * r->n; i++) {
+      double ref = value_at(hn, i, a->f16), got = value_at(hc, i, a->f16);
+      if (fabs(ref) > max_ref) max_ref = fabs(ref);
+      if (!(fabs(got - ref) <= max_diff)) max_diff = fabs(got - ref);
+    }
+    r->max_rel_diff = max_ref > 0 ? max_diff / max_ref : max_diff;
+  }
+  free(ha), free(hb), free(hc), free(hn);
+  return st;
+}
+
+static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
+                           const bench_result *res, int count) {
+  printf("GEMM on %s (%s%s), %s, %d warm-up + %d timed runs, GPU timestamps\n\n", caps->name,
+         vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
+         a->f16 ? "fp16 storage" : "fp32", a->warmup, a->runs);
+  printf("| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | naive GFLOP/s | ratio |\n");
+  printf("|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < count; i++) {
+    const bench_result *r = &res[i];
+    double g = gflops(r, r->fast.mean_ms), gn = gflops(r, r->naive.mean_ms);
+    printf("| %llu×%llu×%llu | %s | %s | %.3f ± %.3f | %.1f |", (unsigned long long)r->m,
+           (unsigned long long)r->k, (unsigned long long)r->n, a->transpose_b ? "[N,K]" : "[K,N]",
+           r->variant, r->fast.mean_ms, r->fast.sd_ms, g);
+    if (a->naive)
+      printf(" %.2f | %.1f× |\n", gn, gn > 0 ? g / gn : 0);
+    else
+      printf(" - | - |\n");
+  }
+}
+
+static void print_json(const bench_args *a, const vkf_device_caps *caps, const bench_result *res,
+                       int count) {
+  printf(
+      "{\"device\": \"%s\", \"kind\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", "
+      "\"transpose_b\": %d, \"warmup\": %d, \"runs\": %d, \"results\": [",
+      caps->name, vkf_device_kind_name(caps->kind), caps->profile, a->f16 ? "f16" : "f32",
+      a->transpose_b, a->warmup, a->runs);
+  for (int i = 0; i < count; i++) {
+    const bench_result *r = &res[i];
+    printf(
+        "%s\n  {\"m\": %llu, \"k\": %llu, \"n\": %llu, \"variant\": \"%s\", \"mean_ms\": %.6f, "
+        "\"sd_ms\": %.6f, \"gflops\": %.3f",
+        i ? "," : "", (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
+        r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms));
+    if (a->naive)
+      printf(
+          ", \"naive_mean_ms\": %.6f, \"naive_sd_ms\": %.6f, \"naive_gflops\": %.3f, "
+          "\"ratio\": %.3f, \"max_rel_diff\": %.3g",
+          r->naive.mean_ms, r->naive.sd_ms, gflops(r, r->naive.mean_ms),
+          gflops(r, r->naive.mean_ms) > 0 ? gflops(r, r->fast.mean_ms) / gflops(r, r->naive.mean_ms)
+                                          : 0,
+          r->max_rel_diff);
+    printf("}");
+  }
+  printf("\n]}\n");
+}
+
+/* "--variant cpu:RAxTN4xWG" | "tiled:BMxBNxBKxTMxTN" | "naive": bypasses the chooser (tuning). */
+static int parse_variant(const char *s, vkf_gemm_variant *v) {
+  unsigned x[5] = {0};
+  memset(v, 0, sizeof *v);
+  if (!strcmp(s, "naive")) {
+    v->kind = VKF_GEMM_NAIVE, v->workgroup_size = 64;
+    return 1;
+  }
+  if (sscanf(s, "cpu:%ux%ux%u", &x[0], &x[1], &x[2]) == 3) {
+    v->kind = VKF_GEMM_CPU, v->cpu_row_groups = x[0], v->cpu_col_vec4s = x[1];
+    v->workgroup_size = x[2];
+    return 1;
+  }
+  if (sscanf(s, "tiled:%ux%ux%ux%ux%u", &x[0], &x[1], &x[2], &x[3], &x[4]) == 5 && x[3] && x[4]) {
+    v->kind = VKF_GEMM_TILED, v->bm = x[0], v->bn = x[1], v->bk = x[2], v->tm = x[3], v->tn = x[4];
+    v->workgroup_size = (x[0] / x[3]) * (x[1] / x[4]);
+    return 1;
+  }
+  return 0;
+}
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--shape MxKxN ...] [--f16]\n"
+          "                      [--transpose-b] [--no-naive] [--device N|NAME]\n"
+          "                      [--variant cpu:RAxTN4xWG | tiled:BMxBNxBKxTMxTN | naive]\n");
+  return 2;
+}
+
+int vkf_cli_bench_gemm(int argc, char **argv) {
+  bench_args a = {.runs = 10, .warmup = 3, .naive = 1};
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    unsigned long long s[3];
+    if (!strcmp(arg, "--json")) {
+      a.json = 1;
+    } else if (!strcmp(arg, "--runs") && i + 1 < argc) {
+      a.runs = atoi(argv[++i]);
+    } else if (!strcmp(arg, "--warmup") && i + 1 < argc) {
+      a.warmup = atoi(argv[++i]);
+    } else if (!strcmp(arg, "--shape") && i + 1 < argc && a.shape_count < MAX_SHAPES &&
+               sscanf(argv[i + 1], "%llux%llux%llu", &s[0], &s[1], &s[2]) == 3 && s[0] && s[1] &&
+               s[2]) {
+      i++;
+      for (int j = 0; j < 3; j++) a.shapes[a.shape_count][j] = s[j];
+      a.shape_count++;
+    } else if (!strcmp(arg, "--f16")) {
+      a.f16 = 1;
+    } else if (!strcmp(arg, "--transpose-b")) {
+      a.transpose_b = 1;
+    } else if (!strcmp(arg, "--no-naive")) {
+      a.naive = 0;
+    } else if (!strcmp(arg, "--device") && i + 1 < argc) {
+      a.device = argv[++i];
+    } else if (!strcmp(arg, "--variant") && i + 1 < argc &&
+               parse_variant(argv[i + 1], &a.variant)) {
+      i++;
+      a.force = 1;
+    } else {
+      fprintf(stderr, "vkf bench gemm: unexpected argument \"%s\"\n", arg);
+      return usage();
+    }
+  }
+  if (a.runs < 1 || a.warmup < 0) return usage();
+  if (a.shape_count == 0) {
+    /* ViT-B/16 at 224x224: 197 tokens; QKV-separate / fused QKV / MLP up / MLP down. */
+    static const uint64_t vit[4][3] = {
+        {197, 768, 768}, {197, 768, 2304}, {197, 768, 3072}, {197, 3072, 768}};
+    memcpy(a.shapes, vit, sizeof vit);
+    a.shape_count = 4;
+  }
+  vkf_cli_device dev;
+  vkf_status st = vkf_cli_device_open(a.device, &dev);
+  if (st) return vkf_cli_fail(st);
+  const vkf_device_caps *caps = vkf_device_caps_get(dev.device);
+  bench_result results[MAX_SHAPES];
+  int done = 0;
+  for (; done < a.shape_count && !st; done++)
+    st = bench_shape(dev.device, &a, a.shapes[done], &results[done]);
+  if (!st) {
+    if (a.json)
+      print_json(&a, caps, results, done);
+    else
+      print_markdown(&a, caps, results, done);
+  }
+  /* The fast kernel must agree with the naive one: timings of a wrong kernel mean nothing. */
+  double limit = a.f16 ? 1e-2 : 1e-4;
+  for (int i = 0; i < done && !st && a.naive; i++)
+    if (!(results[i].max_rel_diff <= limit))
+      st = vkf_status_make(VKF_STATUS_MISMATCH,
+                           "gemm %llux%llux%llu: variant %s differs from the naive kernel by %.3g "
+                           "(relative to max |C|; limit %g)",
+                           (unsigned long long)results[i].m, (unsigned long long)results[i].k,
+                           (unsigned long long)results[i].n, results[i].variant,
+                           results[i].max_rel_diff, limit);
+  if (vkf_cli_device_close(&dev) && !st)
+    st = vkf_status_make(VKF_STATUS_DEVICE, "validation reported errors");
+  return st ? vkf_cli_fail(st) : 0;
+}
