@@ -23,7 +23,9 @@ static norm_variant choose_norm_variant(const vkf_device_caps *caps, uint64_t d)
   return v;
 }
 
-static int dtype_float(vkf_dtype t) { return t == VKF_F32 || t == VKF_F16; }
+static int dtype_float(vkf_dtype t) {
+  return t == VKF_F32 || t == VKF_F16;
+}
 
 vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
   const vkf_plan_tensor *x = &node->inputs[VKF_IN_NORM_X], *y = &node->output;
@@ -41,8 +43,8 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   vkf_shape_format(x->rank, x->shape, shape_text, sizeof shape_text);
 
   if (!dtype_float(x->dtype) || y->dtype != x->dtype)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": input %s %s -> output %s",
-                           op_name, node->name, vkf_dtype_name(x->dtype), shape_text,
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": input %s %s -> output %s", op_name,
+                           node->name, vkf_dtype_name(x->dtype), shape_text,
                            vkf_dtype_name(y->dtype));
   if (has_gamma && has_beta && gamma->dtype != beta->dtype)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -52,10 +54,11 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   if ((x->dtype == VKF_F16 || param_dtype == VKF_F16) && !ctx->caps->storage_16bit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s \"%s\": f16 tensors (input %s) need 16-bit storage, which device "
-                           "\"%s\" lacks", op_name, node->name, shape_text, ctx->caps->name);
+                           "\"%s\" lacks",
+                           op_name, node->name, shape_text, ctx->caps->name);
   if (x->rank < 1 || x->rank > 4 || y->rank != x->rank)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": input %s: rank 1 to 4 only",
-                           op_name, node->name, shape_text);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": input %s: rank 1 to 4 only", op_name,
+                           node->name, shape_text);
   uint64_t count = (uint64_t)vkf_plan_tensor_count(x);
   if (count == 0) return VKF_OK;
 

@@ -71,8 +71,8 @@ static inline void vkf_rows_push_view(vkf_plan_dispatch *d, uint32_t element_off
 
 /* One workgroup per row on a 2-D grid (row = wg.y * groups[0] + wg.x), since rows may exceed the
  * x limit (65535 on many devices). */
-static inline vkf_status vkf_rows_grid(const vkf_device_caps *caps, uint64_t rows,
-                                       const char *node, uint32_t out_groups[3]) {
+static inline vkf_status vkf_rows_grid(const vkf_device_caps *caps, uint64_t rows, const char *node,
+                                       uint32_t out_groups[3]) {
   uint64_t max_x = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;
   uint64_t max_y = caps->max_workgroup_count[1] ? caps->max_workgroup_count[1] : 65535;
   uint64_t gx = rows < max_x ? rows : max_x;

@@ -64,7 +64,8 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   if ((x->dtype == VKF_F16 || (has_bias && bias->dtype == VKF_F16)) && !ctx->caps->storage_16bit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "softmax \"%s\": f16 tensors (input %s) need 16-bit storage, which "
-                           "device \"%s\" lacks", node->name, shape_text, ctx->caps->name);
+                           "device \"%s\" lacks",
+                           node->name, shape_text, ctx->caps->name);
   if (x->rank < 1 || x->rank > 4 || y->rank != x->rank || (has_bias && bias->rank > x->rank))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "softmax \"%s\": input %s: rank 1 to 4 only",
                            node->name, shape_text);
@@ -109,8 +110,8 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   /* Four columns per access wherever x and y rows are contiguous and in phase (any row length:
    * the kernel handles partial vectors at the row ends one column at a time). */
   d.spec[5] = (uint32_t)vkf_rows_views_same_phase(&xv, x_off, &yv, y_off);
-  d.spec[6] = (uint32_t)(d.spec[5] && has_bias &&
-                         vkf_rows_views_same_phase(&xv, x_off, &bv, b_off));
+  d.spec[6] =
+      (uint32_t)(d.spec[5] && has_bias && vkf_rows_views_same_phase(&xv, x_off, &bv, b_off));
 
   for (int k = 0; k < 3; k++) vkf_plan_dispatch_push_u32(&d, xv.lead[k]);
   vkf_plan_dispatch_push_u32(&d, xv.len);

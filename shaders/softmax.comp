@@ -187,7 +187,8 @@ void main() {
   // Allowed columns are [0, cols): the valid length and the causal diagonal both cut a prefix.
   uint i = row % p.r;
   int lim = int(p.n);
-  if (HAS_VL) lim = min(lim, vl[p.v_off + (row / p.rows_per_batch) * p.v_s0 + (VL_PER_ROW ? i * p.v_s1 : 0)]);
+  if (HAS_VL)
+    lim = min(lim, vl[p.v_off + (row / p.rows_per_batch) * p.v_s0 + (VL_PER_ROW ? i * p.v_s1 : 0)]);
   if (CAUSAL) lim = min(lim, int(i) + int(p.n) - int(p.r) + 1);
   uint cols = uint(max(lim, 0));
 

@@ -5,7 +5,7 @@
 // with SUBGROUP_REDUCE, `#extension GL_KHR_shader_subgroup_arithmetic : require`.
 // Defines: SUBGROUP_REDUCE: reduce inside subgroups with subgroupAdd/subgroupMax, then over the
 //   subgroups' partials in shared memory (in subgroup order, so results are deterministic);
-//   without it, a shared-memory tree (devices without subgroup arithmetic, e.g. the mobile profile).
+//   without it, a shared-memory tree (devices without subgroup arithmetic: the mobile profile).
 // Shared memory: WG floats.
 
 shared float wg_red[WG];

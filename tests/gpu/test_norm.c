@@ -20,13 +20,13 @@ typedef struct norm_case {
   vkf_dtype dtype;       /* x and y */
   vkf_dtype param_dtype; /* gamma and beta */
   uint32_t rank;
-  int64_t shape[4];      /* of the node's input x (after the permute, when permuted) */
+  int64_t shape[4]; /* of the node's input x (after the permute, when permuted) */
   int gamma, beta;
-  float eps;             /* 0: builder default */
-  float mean, spread;    /* x ~ mean + U(-spread, spread) */
-  int permuted;          /* x is a permuted view: last axis has stride != 1 */
-  int special;           /* ZERO_ROW: row 0 is all zeros; OUTLIER: column 0 of every row is
-                            mean + 1000 (the kernel's shift lands on an outlier) */
+  float eps;          /* 0: builder default */
+  float mean, spread; /* x ~ mean + U(-spread, spread) */
+  int permuted;       /* x is a permuted view: last axis has stride != 1 */
+  int special;        /* ZERO_ROW: row 0 is all zeros; OUTLIER: column 0 of every row is
+                         mean + 1000 (the kernel's shift lands on an outlier) */
 } norm_case;
 
 static void *pack(const float *v, size_t n, vkf_dtype dtype, size_t *out_size) {
@@ -115,6 +115,7 @@ static void check_errors(gpu_test *t) {
 int main(void) {
   gpu_test t = gpu_test_start();
   const vkf_op LN = VKF_OP_LAYERNORM, RMS = VKF_OP_RMSNORM, L2 = VKF_OP_L2_NORMALIZE;
+  /* clang-format off */
   const norm_case cases[] = {
       /* label op dtype params rank shape | gamma beta eps mean spread | permuted special */
       {"ln_d1",              LN,  VKF_F32, VKF_F32, 2, {4, 1}, 1, 1, 0, 0, 1, 0, 0},
@@ -146,6 +147,8 @@ int main(void) {
       {"l2_rows_over_grid_x", L2, VKF_F32, VKF_F32, 2, {66000, 3}, 0, 0, 0, 0, 1, 0, 0},
       {"l2_f16_permuted",    L2,  VKF_F16, VKF_F16, 3, {3, 10, 197}, 0, 0, 0, 0, 1, 1, ZERO_ROW},
   };
+  /* clang-format on */
+
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&t, &cases[i]);
   check_errors(&t);
   return gpu_test_finish(&t);

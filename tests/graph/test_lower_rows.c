@@ -34,8 +34,8 @@ static int has_define(const vkf_plan_dispatch *d, const char *name) {
 
 /* What the checks read of a lowered row-kernel dispatch (the plan's strings die with the plan). */
 typedef struct row_dispatch {
-  vkf_plan_dispatch d; /* the first dispatch; strings cleared */
-  uint32_t count;      /* dispatches of the node */
+  vkf_plan_dispatch d;      /* the first dispatch; strings cleared */
+  uint32_t count;           /* dispatches of the node */
   uint32_t partials_buffer; /* split softmax: the scratch buffer the first writes, second reads */
   int subgroup_reduce, x_f16, p_f16, bias_f16;
 } row_dispatch;
@@ -56,8 +56,8 @@ static vkf_status lower_one(vkf_graph *g, const vkf_device_caps *caps, row_dispa
     const vkf_plan_dispatch *m = vkf_plan_dispatch_get(low.plan, 1);
     CHECK(d->binding_count == 5 && m->binding_count == 5 &&
           d->bindings[4].access == VKF_ACCESS_WRITE && m->bindings[4].access == VKF_ACCESS_READ &&
-          d->bindings[4].buffer == m->bindings[4].buffer && m->barrier_before &&
-          d->spec[7] == 1 && m->spec[7] == 2 && m->bindings[1].access == VKF_ACCESS_WRITE);
+          d->bindings[4].buffer == m->bindings[4].buffer && m->barrier_before && d->spec[7] == 1 &&
+          m->spec[7] == 2 && m->bindings[1].access == VKF_ACCESS_WRITE);
     const vkf_plan_buffer *pb = vkf_plan_buffer_get(low.plan, d->bindings[4].buffer);
     CHECK(pb->kind == VKF_PLAN_BUFFER_SCRATCH);
     out->partials_buffer = d->bindings[4].buffer;
@@ -159,8 +159,7 @@ static void check_softmax(void) {
         r.d.spec[3] == 0 && r.d.spec[4] == 1 && r.d.spec[5] == 1 && r.d.spec[6] == 1 &&
         r.d.spec[7] == 0);
   CHECK(r.bias_f16 && r.subgroup_reduce && r.d.push_size == 108);
-  CHECK(r.count == 1 && r.d.groups[0] == 12 * 197 && r.d.groups[2] == 1 &&
-        r.d.binding_count == 5);
+  CHECK(r.count == 1 && r.d.groups[0] == 12 * 197 && r.d.groups[2] == 1 && r.d.binding_count == 5);
   CHECK_OK(lower_one(g, &mobile, &r));
   CHECK(!r.subgroup_reduce);
   vkf_graph_destroy(g);

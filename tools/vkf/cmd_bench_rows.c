@@ -27,9 +27,9 @@ typedef struct row_case {
 /* ViT-B/16 scores and hidden states, a 1k-token model, decoding against a 32k cache, and many
  * long rows. */
 static const row_case default_cases[] = {
-    {ROW_SOFTMAX, 4, {1, 12, 197, 197}},  {ROW_SOFTMAX, 4, {1, 12, 1024, 1024}},
-    {ROW_SOFTMAX, 4, {1, 12, 1, 32768}},  {ROW_SOFTMAX, 2, {64, 32768}},
-    {ROW_LAYERNORM, 2, {197, 768}},       {ROW_LAYERNORM, 3, {8, 197, 768}},
+    {ROW_SOFTMAX, 4, {1, 12, 197, 197}}, {ROW_SOFTMAX, 4, {1, 12, 1024, 1024}},
+    {ROW_SOFTMAX, 4, {1, 12, 1, 32768}}, {ROW_SOFTMAX, 2, {64, 32768}},
+    {ROW_LAYERNORM, 2, {197, 768}},      {ROW_LAYERNORM, 3, {8, 197, 768}},
     {ROW_LAYERNORM, 2, {1024, 4096}},
 };
 
@@ -121,7 +121,10 @@ static vkf_status bench_case(vkf_device *device, const bench_args *a, const row_
   uint32_t xb = vkf_plan_add_buffer(p, VKF_PLAN_BUFFER_INPUT, "x", n * 4);
   uint32_t yb = vkf_plan_add_buffer(p, VKF_PLAN_BUFFER_OUTPUT, "y", n * 4);
   uint32_t groups = vkf_div_up(n, 256);
-  vkf_plan_dispatch d = {.node = "axpy", .shader = "axpy.comp", .spec = {256}, .spec_count = 1,
+  vkf_plan_dispatch d = {.node = "axpy",
+                         .shader = "axpy.comp",
+                         .spec = {256},
+                         .spec_count = 1,
                          .groups = {groups < 65535 ? groups : 65535, vkf_div_up(groups, 65535), 1}};
   vkf_plan_dispatch_bind(&d, xb, 0, n * 4, VKF_ACCESS_READ);
   vkf_plan_dispatch_bind(&d, yb, 0, n * 4, VKF_ACCESS_READ_WRITE);
