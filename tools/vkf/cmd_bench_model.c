@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "graph/passes.h"
 #include "host/runner.h"
 #include "models/vit.h"
 #include "tools/vkf/cli.h"
@@ -87,7 +88,8 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
   VKF_RETURN_IF_ERROR(vkf_vit_build(m, &bo, &vg));
   vkf_runner *r = NULL;
   vkf_runner_options ro = {.profile = 1};
-  vkf_status st = vkf_runner_create(dev, vg.graph, &ro, &r);
+  vkf_status st = vkf_passes_run(vg.graph, NULL, NULL);
+  if (!st) st = vkf_runner_create(dev, vg.graph, &ro, &r);
   size_t count = (size_t)vkf_tensor_element_count(vkf_graph_tensor(vg.graph, vg.pixel_values));
   float *px = malloc(count * sizeof *px);
   uint32_t s = 12345;

@@ -7,6 +7,7 @@
 
 #include "graph/env.h"
 #include "host/check.h"
+#include "graph/passes.h"
 #include "host/runner.h"
 #include "models/npy.h"
 #include "models/vit.h"
@@ -232,6 +233,7 @@ int vkf_cli_classify(int argc, char **argv) {
   vkf_vit_build_options bo = {.batch = count, .dtype = dtype};
   if (!st) st = vkf_vit_build(m, &bo, &vg);
   if (!st && check) st = vkf_check_pin_all(vg.graph);
+  if (!st) st = vkf_passes_run(vg.graph, NULL, NULL); /* verify, fusions, memory plan */
   if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st) st = vkf_runner_create(dev.device, vg.graph, NULL, &r);
   const vkf_tensor *in = st ? NULL : vkf_graph_tensor(vg.graph, vg.pixel_values);
