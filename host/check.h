@@ -10,9 +10,9 @@
 #include "host/runner.h"
 
 /* Marks the output of every node as a graph output so that the memory planner gives each its own
- * buffer and its value survives the run (the arena would reuse the bytes). Call after building and
- * before vkf_runner_create; it changes the graph (it is a debugging mode: more memory, same
- * dispatches). */
+ * buffer and its value survives the run (the arena would reuse the bytes). Call after building,
+ * before the passes and vkf_runner_create. A debugging mode: more memory, and fusion passes leave
+ * pinned intermediates unfused, so the check sees every node the builder emitted. */
 vkf_status vkf_check_pin_all(vkf_graph *graph);
 
 typedef struct vkf_check_options {
