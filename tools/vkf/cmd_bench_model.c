@@ -144,6 +144,9 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
 }
 
 int vkf_cli_bench_model(int argc, char **argv) {
+  /* BERT checkpoints (and no --model: the installed all-MiniLM-L6-v2) are measured in
+   * sentences per second by bench_bert.c. */
+  if (vkf_cli_bench_is_bert(argc, argv)) return vkf_cli_bench_bert(argc, argv);
   bench_model_args a;
   int rc = parse(argc, argv, &a);
   if (rc >= 0) return rc;

