@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "models/bert.h"
 #include "models/hf_config.h"
 #include "models/vit.h"
 
 static void destroy_vit(void *model) { vkf_vit_destroy(model); }
+static void destroy_bert(void *model) { vkf_bert_destroy(model); }
 
 vkf_status vkf_cli_model_graph_build(const char *model_dir,
                                      const vkf_cli_model_graph_options *options,
@@ -35,8 +37,25 @@ vkf_status vkf_cli_model_graph_build(const char *model_dir,
     out->destroy = destroy_vit;
     return VKF_OK;
   }
-  return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model_type \"%s\" has no builder (vit, deit)",
-                         path, type);
+  if (!strcmp(type, "bert")) {
+    vkf_bert_model *model = NULL;
+    VKF_RETURN_IF_ERROR(vkf_bert_load(model_dir, &model));
+    vkf_bert_build_options bo = {.batch = options->batch,
+                                 .seq_len = options->seq_len ? options->seq_len : 128,
+                                 .dtype = options->dtype};
+    vkf_bert_graph bg;
+    vkf_status st = vkf_bert_build(model, &bo, &bg);
+    if (st) {
+      vkf_bert_destroy(model);
+      return st;
+    }
+    out->graph = bg.graph;
+    out->model = model;
+    out->destroy = destroy_bert;
+    return VKF_OK;
+  }
+  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: model_type \"%s\" has no builder (vit, deit, bert)", path, type);
 }
 
 void vkf_cli_model_graph_free(vkf_cli_model_graph *mg) {
