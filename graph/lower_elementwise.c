@@ -223,12 +223,30 @@ static uint64_t fnv1a(const char *s, size_t n) {
   return h;
 }
 
+/* The element index of operand k: flat mode walks i (coordinates i0..), rows mode walks column c
+ * of a row whose start base<k> is known. */
+static void emit_index(text *t, const vkf_layout *l, const ew_operands *ops, uint32_t k, int rows) {
+  if (rows) {
+    if (ops->dense[k])
+      emit(t, "base%u + c", k);
+    else
+      emit(t, "base%u + c * st%u_%u", k, k, l->rank - 1);
+    return;
+  }
+  emit(t, "off%u", k);
+  if (ops->dense[k]) {
+    emit(t, " + i");
+  } else {
+    for (uint32_t d = 0; d < l->rank; d++) emit(t, " + i%u * st%u_%u", d, k, d);
+  }
+}
+
 /* Writes the kernel. Shapes and strides go to push constants when they fit (the text then only
  * depends on the program, dtypes, coalesced rank and which operands are dense, so one compiled
  * kernel serves every shape); otherwise they are baked into the text as constants. */
 static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *prog,
                                uint32_t prog_count, const vkf_layout *l, const ew_operands *ops,
-                               int baked, text *t) {
+                               int baked, int rows, text *t) {
   uint32_t out = ops->count - 1, inputs = node->input_count;
   int any_f16 = 0;
   for (uint32_t k = 0; k < ops->count; k++) any_f16 |= ops->t[k]->dtype == VKF_F16;
@@ -280,19 +298,50 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
     for (uint32_t i = 0; i < n; i++) emit(t, "  uint %s;\n", names[i]);
     emit(t, "};\n");
   }
-  emit(t, "void main() {\n"
-          "  for (uint i = gl_GlobalInvocationID.x; i < count;"
-          " i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n");
-  if (l->rank > 1) {
-    emit(t, "    uint rem = i;\n");
-    /* Multiply-high division by the sizes: a hardware divide is scalarised per lane on CPU
-     * devices and dominated the kernel there. */
-    for (uint32_t d = l->rank; d-- > 1;)
+  /* Operands loaded from their binding (the first input register of each), and the output. */
+  int loaded[VKF_LAYOUT_MAX_OPERANDS] = {0};
+  for (uint32_t r = 0; r < inputs; r++)
+    if (ops->of_input[r] != UINT32_MAX) loaded[ops->of_input[r]] = 1;
+  loaded[out] = 1;
+  const char *ind = rows ? "      " : "    ";
+  emit(t, "void main() {\n");
+  if (rows) {
+    /* Rows of the innermost dim: the outer coordinates are decomposed once per row, and the
+     * inner loop needs no division at all. */
+    uint32_t r = l->rank - 1;
+    emit(t, "  uint rows = vkf_fastdiv(count, magic%u, shift%u);\n"
+            "  for (uint row = gl_WorkGroupID.y; row < rows; row += gl_NumWorkGroups.y) {\n"
+            "    uint rem = row;\n", r, r);
+    for (uint32_t d = r; d-- > 1;)
       emit(t, "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * size%u;\n"
               "    rem = q%u;\n", d, d, d, d, d, d, d);
     emit(t, "    uint i0 = rem;\n");
+    for (uint32_t k = 0; k < ops->count; k++) {
+      if (!loaded[k]) continue;
+      emit(t, "    uint base%u = off%u", k, k);
+      if (ops->dense[k]) {
+        emit(t, " + row * size%u", r);
+      } else {
+        for (uint32_t d = 0; d < r; d++) emit(t, " + i%u * st%u_%u", d, k, d);
+      }
+      emit(t, ";\n");
+    }
+    emit(t, "    for (uint c = gl_GlobalInvocationID.x; c < size%u;"
+            " c += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n", r);
   } else {
-    emit(t, "    uint i0 = i;\n");
+    emit(t, "  for (uint i = gl_GlobalInvocationID.x; i < count;"
+            " i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n");
+    if (l->rank > 1) {
+      emit(t, "    uint rem = i;\n");
+      /* Multiply-high division by the sizes: a hardware divide is scalarised per lane on CPU
+       * devices and dominated the kernel there. */
+      for (uint32_t d = l->rank; d-- > 1;)
+        emit(t, "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * size%u;\n"
+                "    rem = q%u;\n", d, d, d, d, d, d, d);
+      emit(t, "    uint i0 = rem;\n");
+    } else {
+      emit(t, "    uint i0 = i;\n");
+    }
   }
   for (uint32_t r = 0; r < inputs; r++) {
     uint32_t k = ops->of_input[r];
@@ -300,32 +349,26 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
     uint32_t first = 0;
     while (ops->of_input[first] != k) first++;
     if (first != r) {
-      emit(t, "    float r%u = r%u;\n", r, first);
+      emit(t, "%sfloat r%u = r%u;\n", ind, r, first);
       continue;
     }
-    uint32_t b = ops->binding[k];
-    emit(t, "    float r%u = %sb%u[off%u", r, ops->t[k]->dtype == VKF_F16 ? "vkf_half_to_float(uint(" : "",
-         b, k);
-    if (ops->dense[k]) {
-      emit(t, " + i");
-    } else {
-      for (uint32_t d = 0; d < l->rank; d++) emit(t, " + i%u * st%u_%u", d, k, d);
-    }
+    emit(t, "%sfloat r%u = %sb%u[", ind, r,
+         ops->t[k]->dtype == VKF_F16 ? "vkf_half_to_float(uint(" : "", ops->binding[k]);
+    emit_index(t, l, ops, k, rows);
     emit(t, "]%s;\n", ops->t[k]->dtype == VKF_F16 ? "))" : "");
   }
-  for (uint32_t j = 0; j < prog_count; j++) VKF_RETURN_IF_ERROR(emit_instr(t, &prog[j], inputs + j));
-  emit(t, "    b%u[off%u", ops->binding[out], out);
-  if (ops->dense[out]) {
-    emit(t, " + i");
-  } else {
-    for (uint32_t d = 0; d < l->rank; d++) emit(t, " + i%u * st%u_%u", d, out, d);
+  for (uint32_t j = 0; j < prog_count; j++) {
+    emit(t, "%s", rows ? "  " : "");
+    VKF_RETURN_IF_ERROR(emit_instr(t, &prog[j], inputs + j));
   }
+  emit(t, "%sb%u[", ind, ops->binding[out]);
+  emit_index(t, l, ops, out, rows);
   uint32_t last = inputs + prog_count - 1;
   if (ops->t[out]->dtype == VKF_F16)
     emit(t, "] = uint16_t(vkf_float_to_half(r%u));\n", last);
   else
     emit(t, "] = r%u;\n", last);
-  emit(t, "  }\n}\n");
+  emit(t, "%s", rows ? "    }\n  }\n}\n" : "  }\n}\n");
   return VKF_OK;
 }
 
@@ -423,9 +466,13 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
                              ? ctx->caps->max_push_constants_size
                              : VKF_PLAN_MAX_PUSH;
   int baked = words * 4 > push_budget;
+  /* Rows mode when the innermost dim fills a workgroup: no per-element division (the flat
+   * mode's divisions dominated broadcast adds on lavapipe); narrower rows would idle lanes. */
+  uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
+  int rows = l.rank > 1 && l.shape[l.rank - 1] >= wg;
 
   text t = {0};
-  vkf_status st = write_kernel(node, prog, prog_count, &l, &ops, baked, &t);
+  vkf_status st = write_kernel(node, prog, prog_count, &l, &ops, baked, rows, &t);
   if (!st && t.oom) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s \"%s\": generating GLSL",
                                          vkf_op_name(node->op), node->name);
   if (st) {
@@ -443,11 +490,17 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
            (uint64_t)(fnv1a(t.buf, t.len) & 0xffffffffffffull));
   d.shader = name;
   d.source = t.buf;
-  uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
   d.spec[0] = wg;
   d.spec_count = 1;
-  d.groups[0] = vkf_lower_groups_1d(ctx, (uint64_t)vkf_plan_tensor_count(y), wg);
-  d.groups[1] = d.groups[2] = 1;
+  if (rows) {
+    uint64_t inner = (uint64_t)l.shape[l.rank - 1], nrows = (uint64_t)vkf_plan_tensor_count(y) / inner;
+    d.groups[0] = vkf_lower_groups_1d(ctx, inner, wg);
+    d.groups[1] = nrows > 65535 ? 65535 : (uint32_t)nrows; /* the kernel strides over rows */
+  } else {
+    d.groups[0] = vkf_lower_groups_1d(ctx, (uint64_t)vkf_plan_tensor_count(y), wg);
+    d.groups[1] = 1;
+  }
+  d.groups[2] = 1;
   if (!baked) {
     uint64_t count = (uint64_t)vkf_plan_tensor_count(y);
     vkf_plan_dispatch_push_u32(&d, (uint32_t)count);

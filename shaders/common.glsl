@@ -38,10 +38,15 @@ float vkf_erf(float a) {
 }
 
 // 0.5 x (1 + erf(x / sqrt 2)), as HF ViT/BERT's exact GELU.
+// One tail evaluation per element: SIMD devices run both sides of the branch.
 float vkf_gelu_erf(float x) {
   float z = x * 0.70710678118654752;
-  if (z <= -0.921875) return 0.5 * x * vkf_erfc_tail(-z); // 1 + erf(z) = erfc(-z)
-  return 0.5 * x * (1.0 + vkf_erf(z));
+  float t = abs(z);
+  if (t >= 0.921875) {
+    float e = vkf_erfc_tail(t);                // erfc(|z|)
+    return 0.5 * x * (z < 0.0 ? e : 2.0 - e); // 1 + erf(z)
+  }
+  return 0.5 * x * (1.0 + vkf_erf_small(z));
 }
 
 // tanh that cannot overflow to inf/inf (the naive exp ratio does for |x| > 44): odd Taylor series

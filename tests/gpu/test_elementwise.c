@@ -1,6 +1,7 @@
 /* Elementwise ops on the device (generated GLSL kernels) against the interpreter: every single op,
  * numpy broadcasting, strided/permuted/sliced inputs, f16 storage, fused programs (repeated and
- * unused inputs, 8 inputs), a large grid-stride case, and the kernel-text contract: identical
+ * unused inputs, 8 inputs, baked strides), the row-wise kernel, a large grid-stride case, and the
+ * kernel-text contract: identical
  * programs give identical text whatever the shapes. */
 #include "graph/lower.h"
 #include "tests/op_case.h"
@@ -254,6 +255,34 @@ static void fused_programs(gpu_test *t) {
   }
 }
 
+/* Rows wide enough for the row-wise kernel (inner dim >= the workgroup): a transposed operand
+ * (inner stride 3), f16, and more rows than one grid holds (65600 > 65535). */
+static void rows(gpu_test *t) {
+  {
+    op_case c = op_case_begin("rows_strided");
+    int64_t sx[2] = {3, 300}, sy[2] = {300, 3};
+    uint32_t ax[2] = {1, 0};
+    vkf_value x = op_case_input(&c, "x", VKF_F32, 2, sx, -3, 3);
+    vkf_value y = op_case_input(&c, "y", VKF_F32, 2, sy, -3, 3);
+    op_case_run(t, &c, vkf_sub(c.g, "op", x, vkf_permute(c.g, "yt", y, ax)), TOL_EXACT,
+                "rows: [3,300] - transpose");
+  }
+  {
+    op_case c = op_case_begin("rows_f16");
+    int64_t sx[3] = {2, 5, 640}, sb[3] = {2, 1, 640};
+    vkf_value x = op_case_input(&c, "x", VKF_F16, 3, sx, -3, 3);
+    vkf_value b = op_case_input(&c, "b", VKF_F16, 3, sb, -3, 3);
+    op_case_run(t, &c, vkf_mul(c.g, "op", x, b), TOL_EXACT, "rows: f16 [2,5,640] * [2,1,640]");
+  }
+  {
+    op_case c = op_case_begin("rows_many");
+    int64_t sx[2] = {65600, 256}, sb[1] = {256};
+    vkf_value x = op_case_input(&c, "x", VKF_F32, 2, sx, -3, 3);
+    vkf_value b = op_case_input(&c, "b", VKF_F32, 1, sb, -3, 3);
+    op_case_run(t, &c, vkf_add(c.g, "op", x, b), TOL_EXACT, "rows: 65600 rows + [256]");
+  }
+}
+
 /* More elements than 65535 workgroups cover at once (grid-stride loop), with a broadcast. */
 static void large(gpu_test *t) {
   op_case c = op_case_begin("large");
@@ -317,6 +346,7 @@ int main(void) {
   strided(&t);
   half_storage(&t);
   fused_programs(&t);
+  rows(&t);
   large(&t);
   kernel_text(&t);
   return gpu_test_finish(&t);

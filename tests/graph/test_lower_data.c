@@ -130,6 +130,24 @@ static void elementwise_choices(void) {
   }
   free(src0);
   {
+    /* Rows of 1000 fill a workgroup: the row-wise kernel, one grid row per tensor row. */
+    vkf_graph *g;
+    CHECK_OK(vkf_graph_create("rows", &g));
+    int64_t sx[2] = {4, 1000}, sb[1] = {1000};
+    vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, sx);
+    vkf_graph_output(g, vkf_add(g, "add", x, vkf_graph_input(g, "b", VKF_F32, 1, sb)), NULL);
+    vkf_lowered low;
+    vkf_status s = lower(g, &desk, &low);
+    CHECK_OK(s);
+    if (!s) {
+      const vkf_plan_dispatch *d = vkf_plan_dispatch_get(low.plan, 0);
+      CHECK_MSG(d->groups[0] == 4 && d->groups[1] == 4, "groups %ux%u", d->groups[0], d->groups[1]);
+      CHECK(d->source && strstr(d->source, "row += gl_NumWorkGroups.y") != NULL);
+      vkf_lowered_free(&low);
+    }
+    vkf_graph_destroy(g);
+  }
+  {
     /* f16 needs 16-bit storage: a status naming the node. */
     vkf_graph *g;
     CHECK_OK(vkf_graph_create("f16", &g));
