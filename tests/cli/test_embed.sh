@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# vkf embed end to end on the installed all-MiniLM-L6-v2: text output, --json vectors against the
+# committed sentence-transformers goldens (cosine >= 0.9999) and their cosine matrix, VKF_CHECK=1,
+# the BERT branch of `vkf bench model`, and bad inputs giving one "vkf: ..." line and exit 1.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Sentences 0, 1 and 9 of tests/models/embedding_sentences.txt (rows of the golden).
+s0="A man is eating food."
+s1="A man is eating a piece of bread."
+s9="Hi"
+
+if "$VKF" embed "$s0" "$s1" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "embed exit $?: $(cat "$tmp/err")"; fi
+grep -q "384 dims, mean pooling, L2-normalised" "$tmp/out" && ok || bad "header: $(cat "$tmp/out")"
+grep -q "norm 1.0000" "$tmp/out" && ok || bad "norm line: $(cat "$tmp/out")"
+grep -q "^cosine similarity:" "$tmp/out" && ok || bad "no similarity matrix: $(cat "$tmp/out")"
+
+# --json: full vectors within cosine 0.9999 of the golden rows; the matrix matches the vectors.
+if "$VKF" embed --json "$s0" "$s1" "$s9" >"$tmp/json" 2>"$tmp/err"; then ok; else bad "json exit: $(cat "$tmp/err")"; fi
+python3 - "$tmp/json" tests/models/golden/bert/minilm_embeddings.npy <<'EOF' && ok || bad "json content: $(head -c 400 "$tmp/json")"
+import array, ast, json, math, sys
+doc = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "rb") as f:  # .npy v1: magic, header length, header dict, f32 data
+    assert f.read(6) == b"\x93NUMPY"
+    f.read(2)
+    n = int.from_bytes(f.read(2), "little")
+    header = ast.literal_eval(f.read(n).decode())
+    golden = array.array("f", f.read())
+rows, dim = header["shape"]
+assert doc["dim"] == dim == 384 and doc["pooling"] == "mean" and doc["normalized"] is True, doc["dim"]
+def cos(a, b):
+    return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+for i, row in enumerate([0, 1, 9]):
+    e = doc["embeddings"][i]["embedding"]
+    c = cos(e, golden[row * dim:(row + 1) * dim])
+    assert c >= 0.9999, (i, c)
+sim = doc["similarity"]
+for i in range(3):
+    for j in range(3):
+        want = cos(doc["embeddings"][i]["embedding"], doc["embeddings"][j]["embedding"])
+        assert abs(sim[i][j] - want) < 1e-5 and abs(sim[i][j] - sim[j][i]) < 1e-6, (i, j)
+assert [x["tokens"] for x in doc["embeddings"]] == [8, 11, 3]
+EOF
+
+if VKF_CHECK=1 "$VKF" embed "$s0" "$s9" >/dev/null 2>"$tmp/err"; then ok; else bad "VKF_CHECK run: $(cat "$tmp/err")"; fi
+grep -q "nodes agree with the interpreter" "$tmp/err" && ok || bad "no VKF_CHECK report: $(cat "$tmp/err")"
+
+# bench model on a BERT checkpoint (no --model: the installed all-MiniLM-L6-v2), small sizes.
+if "$VKF" bench model --batch 1 --batch 2 --seq-len 16 --runs 2 --warmup 1 >"$tmp/bench" 2>&1; then ok; else bad "bench model: $(cat "$tmp/bench")"; fi
+grep -q "^| 2 | .* ± .* |" "$tmp/bench" && grep -q "^| matmul |" "$tmp/bench" && ok || bad "bench output: $(cat "$tmp/bench")"
+
+expect_error() { # name needle args...
+  local name=$1 needle=$2
+  shift 2
+  "$VKF" embed "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "^vkf: .*$needle" "$tmp/err"; then
+    ok
+  else
+    bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
+  fi
+}
+mkdir "$tmp/empty"
+expect_error "empty folder" "config.json" --model "$tmp/empty" "$s0"
+expect_error "missing folder" "no-such-model" --model "$tmp/no-such-model" "$s0"
+expect_error "a ViT checkpoint" "model_type \"vit\"" --model tests/models/data/vit_tiny "$s0"
+expect_error "invalid UTF-8" "UTF-8" $'caf\xe9'
+"$VKF" embed >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "no text: usage exit 2 expected"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
