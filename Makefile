@@ -17,10 +17,13 @@ build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
-# The main job on the default model: classify the sample images (the built-in tiny checkpoint has
-# random weights; pass a real one with `vkf classify --model DIR`).
+# The main job on the default models: classify the sample images (the built-in tiny checkpoint has
+# random weights; pass a real one with `vkf classify --model DIR`), then embed example sentences
+# with the installed all-MiniLM-L6-v2 (real weights) and print their cosine similarities.
 run: build
 	./$(BUILD)/tools/vkf classify assets/images/*.jpg
+	./$(BUILD)/tools/vkf embed "A man is eating food." "A man is eating a piece of bread." \
+	  "The girl is carrying a baby." "A man is riding a horse."
 
 # The whole suite; ends with ctest's summary.
 test: build
