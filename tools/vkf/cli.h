@@ -16,6 +16,7 @@ int vkf_cli_bench_is_bert(int argc, char **argv); /* no --model, or its model_ty
 int vkf_cli_bench(int argc, char **argv);      /* dispatches `vkf bench <what>` (cmd_bench.c) */
 int vkf_cli_bench_gemm(int argc, char **argv);
 int vkf_cli_bench_rows(int argc, char **argv);      /* cmd_bench_rows.c */
+int vkf_cli_bench_data(int argc, char **argv);      /* cmd_bench_data.c */
 
 /* Prints "vkf: <message>" on stderr as one line and returns 1 (frees the status). */
 int vkf_cli_fail(vkf_status status);

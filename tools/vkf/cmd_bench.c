@@ -12,6 +12,8 @@ typedef struct bench_command {
 } bench_command;
 
 static const bench_command benches[] = {
+    {"data", vkf_cli_bench_data,
+     "elementwise / copy / gather / patch_embed / mean_pool kernels: ms ± sd, GB/s [--batch B]"},
     {"gemm", vkf_cli_bench_gemm,
      "GEMM GFLOP/s on the ViT-B/16 shapes vs a naive kernel [--json] [--runs N] [--shape MxKxN]"},
     {"model", vkf_cli_bench_model,
