@@ -18,6 +18,8 @@ static const bench_command benches[] = {
      "GEMM GFLOP/s on the ViT-B/16 shapes vs a naive kernel [--json] [--runs N] [--shape MxKxN]"},
     {"model", vkf_cli_bench_model,
      "ViT/DeiT latency (mean ± sd) + per-op GPU time: --model DIR [--batch N] [--fp16] [--json]"},
+    {"rows", vkf_cli_bench_rows,
+     "softmax / layernorm kernels: ms ± sd, GB/s, variant [--softmax SHAPE] [--layernorm SHAPE]"},
 };
 
 static void bench_usage(FILE *f) {
