@@ -15,6 +15,7 @@ int vkf_cli_bench_bert(int argc, char **argv);  /* BERT branch of bench model (b
 int vkf_cli_bench_is_bert(int argc, char **argv); /* no --model, or its model_type is "bert" */
 int vkf_cli_bench(int argc, char **argv);      /* dispatches `vkf bench <what>` (cmd_bench.c) */
 int vkf_cli_bench_gemm(int argc, char **argv);
+int vkf_cli_bench_attention(int argc, char **argv); /* cmd_bench_attention.c */
 int vkf_cli_bench_rows(int argc, char **argv);      /* cmd_bench_rows.c */
 int vkf_cli_bench_data(int argc, char **argv);      /* cmd_bench_data.c */
 

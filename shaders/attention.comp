@@ -1,0 +1,328 @@
+#version 450
+// Fused tiled attention (FlashAttention-2 scheme): out = softmax(q·kᵀ·scale + bias, masked)·v
+// without writing the score matrix anywhere. One workgroup owns BR query rows of one (batch,
+// head); K/V blocks of BC keys stream through shared memory (or are read in place); the running
+// max m, sum l and un-normalised output stay in registers in fp32; one normalisation at the end.
+// Blocks that the masks remove entirely are never visited; only boundary blocks are predicated.
+// With SPLIT=1 a workgroup covers one chunk of keys (gl_WorkGroupID.z) and writes its partial
+// (O, m, l) for attention_merge.comp (flash-decoding).
+//
+// Defines:
+//   F16=0|1             q, k, v and the output are float16 in storage (math stays fp32)
+//   BIAS_F16=0|1        the bias tensor is float16
+//   ROW_PER_INVOCATION=1  CPU-class layout: one invocation owns a query row, its q vector and
+//                       output accumulator in registers; keys are uniform across the SIMD lanes.
+//   ROW_PER_INVOCATION=0  GPU layout: LANES invocations per row; q·k splits keys across lanes,
+//                       p·v splits output dims across lanes.
+//   STAGE_KV=0|1        1: K/V tiles staged in shared memory (fp32); 0: read from the buffers
+//   SUBGROUP_REDUCE=0|1 (ROW_PER_INVOCATION=0) row max/sum with subgroup arithmetic, which needs
+//                       LANES == subgroup size; 0: through shared memory
+//   SPLIT=0|1           write per-chunk partials instead of the output
+//   CPU_BCAST=0|1       (with ROW_PER_INVOCATION=1) the CPU-class body of attention_cpu.glsl:
+//                       8-key blocks shared across rows by subgroupBroadcast, named vec4
+//                       registers, no shared memory (STAGE_KV ignored)
+//   VEC4=0|1            (CPU_BCAST) q/k/v rows start at multiples of 4 elements: vec4 loads
+//   Unset defines are 0.
+// Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read),
+//   3 kv_len int[B] (read; any buffer when absent), 4 bias (read; any buffer when absent),
+//   5 out: [B,H,Nq,DV] contiguous (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
+//     followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
+// Push constants: Params below (element offsets and strides; d strides are 1).
+// Specialization constants: 0 local_size_x (= BR * LANES), 1 BR (query rows per workgroup),
+//   2 BC (keys per tile; a multiple of 8 and of LANES), 3 D, 4 DV, 5 LANES (1 when
+//   ROW_PER_INVOCATION).
+#extension GL_EXT_control_flow_attributes : enable
+#if F16 || BIAS_F16
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#if SUBGROUP_REDUCE
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#if CPU_BCAST
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_GOOGLE_include_directive : require
+#endif
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint BR = 32;
+layout(constant_id = 2) const uint BC = 32;
+layout(constant_id = 3) const uint D = 64;
+layout(constant_id = 4) const uint DV = 64;
+layout(constant_id = 5) const uint LANES = 1;
+const uint WG = BR * LANES;
+const uint DPL = (DV + LANES - 1) / LANES; // output dims per invocation
+const uint JC = 8;                         // keys per register chunk (ROW layout)
+const float NEG = -3.402823466e38;         // "no score yet": finite, so exp2 never sees inf - inf
+const float LOG2E = 1.4426950408889634;
+
+#if F16
+#define T_IO float16_t
+#else
+#define T_IO float
+#endif
+#if BIAS_F16
+#define T_BIAS float16_t
+#else
+#define T_BIAS float
+#endif
+
+layout(std430, binding = 0) readonly buffer QB { T_IO q[]; };
+layout(std430, binding = 1) readonly buffer KB { T_IO k[]; };
+layout(std430, binding = 2) readonly buffer VB { T_IO v[]; };
+layout(std430, binding = 3) readonly buffer LB { int kv_len[]; };
+layout(std430, binding = 4) readonly buffer BB { T_BIAS bias[]; };
+#if CPU_BCAST && VEC4
+#if F16
+#define T_IO4 f16vec4
+#else
+#define T_IO4 vec4
+#endif
+// The same bindings seen as vec4 rows (the lowering checks offsets and strides are multiples of 4).
+layout(std430, binding = 0) readonly buffer QB4 { T_IO4 q_vec4[]; };
+layout(std430, binding = 1) readonly buffer KB4 { T_IO4 k_vec4[]; };
+layout(std430, binding = 2) readonly buffer VB4 { T_IO4 v_vec4[]; };
+#endif
+#if SPLIT
+layout(std430, binding = 5) writeonly buffer OB { float o[]; };
+#else
+layout(std430, binding = 5) writeonly buffer OB { T_IO o[]; };
+#endif
+
+layout(push_constant) uniform Params {
+  uint q_off, k_off, v_off, o_off;  // element 0 of each tensor in its bound range
+  uint q_sb, q_sh, q_sn;            // element strides over b, h, n
+  uint k_sb, k_sh, k_sn;
+  uint v_sb, v_sh, v_sn;
+  uint bias_off, bias_sb, bias_sh, bias_si, bias_sj; // 0 along broadcast dims
+  uint kv_len_off;
+  uint flags;                       // bit 0: bias present, bit 1: kv_len present
+  uint nq, nk, h, group;            // group = H / Hkv (grouped-query attention)
+  float scale_log2;                 // scale * log2(e): scores live in log2 units
+  int lower_off, upper_off;         // key j is allowed for query i iff i+lower_off <= j <= i+upper_off
+  uint chunk;                       // SPLIT: keys per split
+  uint splits;
+} p;
+
+#if STAGE_KV && !CPU_BCAST
+shared float Ks[BC * D];  /* [BC, D] */
+shared float Vs[BC * DV]; /* [BC, DV] */
+#endif
+#if !ROW_PER_INVOCATION
+shared float Qs[BR * D];  /* [BR, D], pre-scaled */
+shared float Ps[BR * BC]; /* [BR, BC] probabilities of the current tile */
+#if !SUBGROUP_REDUCE
+shared float Red[WG];
+#endif
+#endif
+
+// Key range [t0, t1) of the current tile and bases of this (batch, kv head) in k and v.
+int t0, t1;
+uint k_base, v_base;
+
+#if STAGE_KV && !CPU_BCAST
+#define KS(j, d) Ks[(j) * D + (d)]
+#define VS(j, d) Vs[(j) * DV + (d)]
+#else
+// Keys past t1 are clamped to a valid one (their scores are masked anyway).
+#define KS(j, d) float(k[k_base + uint(min(t0 + int(j), t1 - 1)) * p.k_sn + (d)])
+#define VS(j, d) float(v[v_base + uint(min(t0 + int(j), t1 - 1)) * p.v_sn + (d)])
+#endif
+
+float bias_at(uint b, uint hh, uint i, int j) {
+  return float(bias[p.bias_off + b * p.bias_sb + hh * p.bias_sh + i * p.bias_si + uint(j) * p.bias_sj]);
+}
+
+#if !ROW_PER_INVOCATION
+float row_max(float x) {
+#if SUBGROUP_REDUCE
+  return subgroupMax(x);
+#else
+  uint lid = gl_LocalInvocationID.x, first = lid - lid % LANES;
+  Red[lid] = x;
+  barrier();
+  float r = Red[first];
+  for (uint t = 1; t < LANES; t++) r = max(r, Red[first + t]);
+  barrier();
+  return r;
+#endif
+}
+float row_sum(float x) {
+#if SUBGROUP_REDUCE
+  return subgroupAdd(x);
+#else
+  uint lid = gl_LocalInvocationID.x, first = lid - lid % LANES;
+  Red[lid] = x;
+  barrier();
+  float r = 0.0;
+  for (uint t = 0; t < LANES; t++) r += Red[first + t];
+  barrier();
+  return r;
+#endif
+}
+#endif
+
+#if CPU_BCAST
+#include "attention_cpu.glsl"
+#else
+void main() {
+  const uint lid = gl_LocalInvocationID.x;
+  const uint bh = gl_WorkGroupID.y, b = bh / p.h, hh = bh % p.h, kvh = hh / p.group;
+  const uint r0 = gl_WorkGroupID.x * BR, r1 = min(r0 + BR, p.nq);
+#if ROW_PER_INVOCATION
+  const uint rl = lid, lane = 0;
+#else
+  const uint rl = lid / LANES, lane = lid % LANES;
+#endif
+  const uint row = r0 + rl;
+  const bool row_ok = row < p.nq;
+  const int irow = int(row);
+  k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
+  v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+  const uint q_base = p.q_off + b * p.q_sb + hh * p.q_sh;
+  const bool has_bias = (p.flags & 1u) != 0u;
+
+  // Keys any row of this block may see: whole blocks outside are skipped, not predicated.
+  int hi = int(p.nk);
+  if ((p.flags & 2u) != 0u) hi = clamp(kv_len[p.kv_len_off + b], 0, hi);
+  hi = min(hi, int(r1) - 1 + p.upper_off + 1);
+  int lo = max(0, int(r0) + p.lower_off);
+#if SPLIT
+  lo = max(lo, int(gl_WorkGroupID.z * p.chunk));
+  hi = min(hi, int((gl_WorkGroupID.z + 1u) * p.chunk));
+#endif
+
+  float m = NEG, l = 0.0;
+  float acc[DPL];
+  [[unroll]] for (uint i = 0; i < DPL; i++) acc[i] = 0.0;
+
+#if ROW_PER_INVOCATION
+  float qr[D]; /* this row of q, pre-scaled into log2 units */
+  [[unroll]] for (uint d = 0; d < D; d++)
+    qr[d] = row_ok ? float(q[q_base + row * p.q_sn + d]) * p.scale_log2 : 0.0;
+#else
+  for (uint e = lid; e < BR * D; e += WG) {
+    uint rr = r0 + e / D;
+    Qs[e] = rr < p.nq ? float(q[q_base + rr * p.q_sn + e % D]) * p.scale_log2 : 0.0;
+  }
+#endif
+
+  for (t0 = lo; t0 < hi; t0 += int(BC)) {
+    t1 = min(t0 + int(BC), hi);
+#if STAGE_KV || !ROW_PER_INVOCATION
+    barrier(); // the previous tile's readers are done (and Qs is written on the first pass)
+#endif
+#if STAGE_KV
+    for (uint e = lid; e < BC * D; e += WG) {
+      int key = t0 + int(e / D);
+      Ks[e] = key < t1 ? float(k[k_base + uint(key) * p.k_sn + e % D]) : 0.0;
+    }
+    for (uint e = lid; e < BC * DV; e += WG) {
+      int key = t0 + int(e / DV);
+      Vs[e] = key < t1 ? float(v[v_base + uint(key) * p.v_sn + e % DV]) : 0.0;
+    }
+    barrier();
+#endif
+    // A full tile that every row of the block sees whole needs no predicate.
+    const bool interior = t1 - t0 == int(BC) && t0 >= int(r1) - 1 + p.lower_off &&
+                          t1 - 1 <= int(r0) + p.upper_off;
+    const int lo_row = irow + p.lower_off, hi_row = irow + p.upper_off;
+
+#if ROW_PER_INVOCATION
+    const uint n_chunks = uint(t1 - t0 + int(JC) - 1) / JC;
+    for (uint c = 0; c < n_chunks; c++) {
+      const uint jb = c * JC;
+      float s[JC];
+      [[unroll]] for (uint u = 0; u < JC; u++) s[u] = 0.0;
+      [[unroll]] for (uint d = 0; d < D; d++) {
+        const float qd = qr[d];
+        [[unroll]] for (uint u = 0; u < JC; u++) s[u] += qd * KS(jb + u, d);
+      }
+      float cmax = m;
+      uint ok = (1u << JC) - 1u;
+      [[unroll]] for (uint u = 0; u < JC; u++) {
+        const int j = t0 + int(jb + u);
+        if (!interior && !(j < t1 && j >= lo_row && j <= hi_row)) ok &= ~(1u << u);
+        if (has_bias && j < t1) s[u] += bias_at(b, hh, min(row, p.nq - 1), j) * LOG2E;
+        if ((ok & (1u << u)) != 0u) cmax = max(cmax, s[u]);
+      }
+      const float alpha = exp2(m - cmax);
+      m = cmax;
+      float pr[JC];
+      float psum = 0.0;
+      [[unroll]] for (uint u = 0; u < JC; u++) {
+        pr[u] = (ok & (1u << u)) != 0u ? exp2(s[u] - m) : 0.0;
+        psum += pr[u];
+      }
+      l = l * alpha + psum;
+      [[unroll]] for (uint d = 0; d < DV; d++) {
+        float a = acc[d] * alpha;
+        [[unroll]] for (uint u = 0; u < JC; u++) a += pr[u] * VS(jb + u, d);
+        acc[d] = a;
+      }
+    }
+#else
+    // q·k: lane owns keys lane, lane + LANES, ... of the tile.
+    const uint KPL = BC / LANES;
+    float s[KPL];
+    float lmax = NEG;
+    uint ok = 0u;
+    for (uint u = 0; u < KPL; u++) {
+      const uint jj = lane + u * LANES;
+      const int j = t0 + int(jj);
+      float a = 0.0;
+      for (uint d = 0; d < D; d++) a += Qs[rl * D + d] * KS(jj, d);
+      if (has_bias && j < t1) a += bias_at(b, hh, min(row, p.nq - 1), j) * LOG2E;
+      s[u] = a;
+      if (interior || (j < t1 && j >= lo_row && j <= hi_row)) {
+        ok |= 1u << u;
+        lmax = max(lmax, a);
+      }
+    }
+    const float mn = max(m, row_max(lmax));
+    const float alpha = exp2(m - mn);
+    m = mn;
+    float psum = 0.0;
+    for (uint u = 0; u < KPL; u++) {
+      const float pu = (ok & (1u << u)) != 0u ? exp2(s[u] - m) : 0.0;
+      psum += pu;
+      Ps[rl * BC + lane + u * LANES] = pu;
+    }
+    l = l * alpha + psum; // per-lane partial sum; the row total is summed once at the end
+    barrier();
+    const uint nj = uint(t1 - t0);
+    [[unroll]] for (uint i = 0; i < DPL; i++) {
+      const uint d = lane + i * LANES;
+      if (d < DV) {
+        float a = acc[i] * alpha;
+        for (uint jj = 0; jj < nj; jj++) a += Ps[rl * BC + jj] * VS(jj, d);
+        acc[i] = a;
+      }
+    }
+#endif
+  }
+
+#if !ROW_PER_INVOCATION
+  l = row_sum(l);
+#endif
+  if (!row_ok) return;
+#if SPLIT
+  const uint prow = (bh * p.nq + row) * p.splits + gl_WorkGroupID.z;
+  [[unroll]] for (uint i = 0; i < DPL; i++) {
+    const uint d = lane + i * LANES;
+    if (d < DV) o[p.o_off + prow * DV + d] = acc[i];
+  }
+  if (lane == 0) {
+    const uint ml = p.o_off + gl_NumWorkGroups.y * p.nq * p.splits * DV + prow * 2;
+    o[ml] = m;
+    o[ml + 1] = l;
+  }
+#else
+  const float inv = l > 0.0 ? 1.0 / l : 0.0; // fully masked rows give zeros
+  const uint o_base = p.o_off + (bh * p.nq + row) * DV;
+  [[unroll]] for (uint i = 0; i < DPL; i++) {
+    const uint d = lane + i * LANES;
+    if (d < DV) o[o_base + d] = T_IO(acc[i] * inv);
+  }
+#endif
+}
+#endif

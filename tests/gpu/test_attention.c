@@ -1,0 +1,225 @@
+/* Fused attention (shaders/attention.comp, split-K + attention_merge.comp) against the CPU
+ * interpreter: every mask kind, ragged and cross shapes, every head dim 32..256, fp32 and fp16,
+ * fully masked rows, ±1e4 logits in fp16, strided (fused-QKV) inputs, grouped-query heads, and
+ * every layout/staging variant forced through the chooser's test hook. */
+#include <stdint.h>
+
+#include "graph/builder.h"
+#include "graph/lower_attention.h"
+#include "tests/op_harness.h"
+
+/* Tolerances, |gpu - ref| <= atol + rtol |ref|. fp32: the kernel sums in fp32 with exp2 where the
+ * reference sums in fp64; fp16: the output is rounded to binary16 (relative 2^-11). */
+static const op_tol TOL[] = {[VKF_F32] = {2e-5, 1e-4}, [VKF_F16] = {1e-3, 2e-3}};
+
+/* Shape fields in order: B, H, Hkv, Nq, Nk, D, Dv. */
+#define SHAPE(B, H, HKV, NQ, NK, D, DV) \
+  .b = (B), .h = (H), .hkv = (HKV), .nq = (NQ), .nk = (NK), .d = (D), .dv = (DV)
+
+typedef struct att_case {
+  const char *label;
+  vkf_dtype dtype;
+  int64_t b, h, hkv, nq, nk, d, dv;
+  int causal, windowed, wl, wr;
+  const int32_t *lens; /* kv_len per batch, NULL: none */
+  int bias;            /* 0: none; 1: f32 [1, H, Nq, Nk]; 2: f16 [B, 1, 1, Nk] */
+  float range;         /* inputs uniform in [-range, range) */
+  float scale;         /* 0: 1/sqrt(D) */
+  int qkv_view;        /* q, k, v are permuted slices of one fused [N, 3, H, D] input (B = 1) */
+} att_case;
+
+typedef struct att_inputs {
+  vkf_input_binding bind[5];
+  size_t count;
+  void *data[5];
+} att_inputs;
+
+static void *make_data(vkf_dtype dtype, size_t n, uint32_t seed, float range) {
+  float *f = malloc(n * sizeof(float) + 16);
+  op_fill_uniform(f, n, seed, -range, range);
+  if (dtype == VKF_F32) return f;
+  uint16_t *h = malloc(n * sizeof(uint16_t) + 16);
+  op_to_half(f, h, n);
+  free(f);
+  return h;
+}
+
+static void add_input(vkf_graph *g, att_inputs *in, const char *name, vkf_dtype dtype,
+                      uint32_t rank, const int64_t *shape, uint32_t seed, float range,
+                      const int32_t *ints, vkf_value *out_value) {
+  *out_value = vkf_graph_input(g, name, dtype, rank, shape);
+  size_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) n *= (size_t)shape[i];
+  void *data;
+  if (ints) {
+    data = malloc(n * sizeof(int32_t));
+    memcpy(data, ints, n * sizeof(int32_t));
+  } else {
+    data = make_data(dtype, n, seed, range);
+  }
+  in->data[in->count] = data;
+  in->bind[in->count] = (vkf_input_binding){*out_value, data, n * vkf_dtype_size(dtype)};
+  in->count++;
+}
+
+/* Builds the one-node graph of `c` into *out_graph with its inputs. */
+static vkf_graph *build(const att_case *c, att_inputs *in) {
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create(c->label, &g));
+  memset(in, 0, sizeof *in);
+  vkf_value q, k, v;
+  float range = c->range ? c->range : 1.0f;
+  if (c->qkv_view) {
+    /* [N, 3, H, D] -> slice s of axis 1 -> [N, 1, H, D] -> permute to [1, H, N, D] */
+    int64_t shape[4] = {c->nq, 3, c->h, c->d};
+    vkf_value qkv;
+    add_input(g, in, "qkv", c->dtype, 4, shape, 7, range, NULL, &qkv);
+    vkf_value *dst[3] = {&q, &k, &v};
+    for (int s = 0; s < 3; s++) {
+      vkf_value sl = vkf_slice(g, NULL, qkv, 1, s, s + 1);
+      *dst[s] = vkf_permute(g, NULL, sl, (const uint32_t[]){1, 2, 0, 3});
+    }
+  } else {
+    int64_t qs[4] = {c->b, c->h, c->nq, c->d}, ks[4] = {c->b, c->hkv, c->nk, c->d},
+            vs[4] = {c->b, c->hkv, c->nk, c->dv};
+    add_input(g, in, "q", c->dtype, 4, qs, 11, range, NULL, &q);
+    add_input(g, in, "k", c->dtype, 4, ks, 23, range, NULL, &k);
+    add_input(g, in, "v", c->dtype, 4, vs, 37, 1.0f, NULL, &v);
+  }
+  vkf_attention_options o = {.scale = c->scale, .causal = c->causal, .windowed = c->windowed,
+                             .window_left = c->wl, .window_right = c->wr};
+  if (c->lens) add_input(g, in, "kv_len", VKF_I32, 1, (int64_t[]){c->b}, 0, 0, c->lens, &o.kv_len);
+  if (c->bias == 1)
+    add_input(g, in, "bias", VKF_F32, 4, (int64_t[]){1, c->h, c->nq, c->nk}, 41, 2.0f, NULL,
+              &o.bias);
+  if (c->bias == 2)
+    add_input(g, in, "bias", VKF_F16, 4, (int64_t[]){c->b, 1, 1, c->nk}, 43, 3.0f, NULL, &o.bias);
+  vkf_value y = vkf_attention(g, "attn", q, k, v, &o);
+  vkf_graph_output(g, y, "y");
+  return g;
+}
+
+static void free_inputs(att_inputs *in) {
+  for (size_t i = 0; i < in->count; i++) free(in->data[i]);
+}
+
+/* argv[1], when given, runs only the cases whose label or variant contains it (development). */
+static const char *g_filter;
+
+static int selected(const char *label, const char *variant) {
+  return !g_filter || strstr(label, g_filter) || (variant && strstr(variant, g_filter));
+}
+
+static void run_case(gpu_test *t, const att_case *c, const vkf_attention_force *force,
+                     const char *variant) {
+  if (!selected(c->label, variant)) return;
+  att_inputs in;
+  vkf_graph *g = build(c, &in);
+  char label[200];
+  snprintf(label, sizeof label, "%s [%s]", c->label, variant);
+  vkf_lower_attention_set_force(force);
+  op_check(t, g, in.bind, in.count, TOL[c->dtype], label);
+  vkf_lower_attention_set_force(NULL);
+  free_inputs(&in);
+  vkf_graph_destroy(g);
+}
+
+/* Split-K must equal the unsplit kernel (and both the interpreter). */
+static void check_split(gpu_test *t, const att_case *c) {
+  if (!selected(c->label, "split")) return;
+  att_inputs in;
+  vkf_graph *g = build(c, &in);
+  float *out[2] = {NULL, NULL};
+  size_t count[2] = {0, 0};
+  for (int i = 0; i < 2; i++) {
+    vkf_attention_force f = {.splits = i ? 7 : 1};
+    vkf_lower_attention_set_force(&f);
+    CHECK_OK(op_run_device(t, g, in.bind, in.count, 0, &out[i], &count[i]));
+    char label[200];
+    snprintf(label, sizeof label, "%s [splits %u]", c->label, f.splits);
+    op_check(t, g, in.bind, in.count, TOL[c->dtype], label);
+  }
+  vkf_lower_attention_set_force(NULL);
+  int bad = 0;
+  for (size_t i = 0; out[0] && out[1] && i < count[0]; i++)
+    bad += !(fabs(out[0][i] - out[1][i]) <= TOL[c->dtype].atol + TOL[c->dtype].rtol * fabs(out[0][i]));
+  CHECK_MSG(out[0] && out[1] && count[0] == count[1] && bad == 0,
+            "%s: split-K differs from unsplit in %d elements", c->label, bad);
+  free(out[0]);
+  free(out[1]);
+  free_inputs(&in);
+  vkf_graph_destroy(g);
+}
+
+int main(int argc, char **argv) {
+  g_filter = argc > 1 ? argv[1] : NULL;
+  gpu_test t = gpu_test_start();
+  const vkf_device_caps *caps = vkf_device_caps_get(t.device);
+  static const int32_t lens2[] = {20, 0}; /* batch 1 is fully masked: zeros */
+  static const int32_t lens3[] = {1, 77, 40};
+
+  /* Masks, shapes and dtypes, each under every variant. */
+  const att_case cases[] = {
+      {.label = "plain cross", .dtype = VKF_F32, SHAPE(2, 3, 3, 37, 45, 64, 64)},
+      {.label = "N=1", .dtype = VKF_F32, SHAPE(1, 2, 2, 1, 1, 32, 32)},
+      {.label = "kv_len", .dtype = VKF_F32, SHAPE(2, 2, 2, 19, 33, 32, 32), .lens = lens2},
+      {.label = "causal square", .dtype = VKF_F32, SHAPE(1, 2, 2, 70, 70, 32, 32), .causal = 1},
+      {.label = "causal Nq<Nk (cache)", .dtype = VKF_F16, SHAPE(3, 2, 2, 5, 77, 48, 48), .causal = 1, .lens = lens3},
+      {.label = "causal Nq>Nk (masked rows)", .dtype = VKF_F32, SHAPE(1, 1, 1, 20, 10, 32, 32), .causal = 1},
+      {.label = "window 7/3", .dtype = VKF_F32, SHAPE(1, 2, 2, 66, 66, 32, 32), .windowed = 1, .wl = 7, .wr = 3},
+      {.label = "causal + window left 9", .dtype = VKF_F16, SHAPE(1, 2, 2, 50, 90, 32, 32), .causal = 1, .windowed = 1,
+       .wl = 9, .wr = -1},
+      {.label = "bias [1,H,Nq,Nk]", .dtype = VKF_F32, SHAPE(2, 3, 3, 17, 29, 40, 40), .bias = 1},
+      {.label = "bias f16 [B,1,1,Nk] + kv_len", .dtype = VKF_F16, SHAPE(2, 2, 2, 9, 33, 32, 32), .lens = lens2, .bias = 2},
+      {.label = "grouped-query 4/2, Dv != D", .dtype = VKF_F32, SHAPE(1, 4, 2, 21, 30, 64, 32)},
+      {.label = "fused QKV view", .dtype = VKF_F32, SHAPE(1, 3, 3, 45, 45, 32, 32), .qkv_view = 1},
+      {.label = "fp16 logits +-1e4", .dtype = VKF_F16, SHAPE(1, 2, 2, 13, 21, 32, 32), .range = 60.0f, .scale = 1.0f},
+  };
+  const struct {
+    const char *name;
+    vkf_attention_force force;
+  } variants[] = {
+      {"chooser", {.layout = VKF_ATTENTION_LAYOUT_AUTO}},
+      {"row plain staged", {.layout = VKF_ATTENTION_LAYOUT_ROW, .stage_kv = 1}},
+      {"row plain in place", {.layout = VKF_ATTENTION_LAYOUT_ROW, .stage_kv = -1}},
+      {"lanes staged", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = 1}},
+      {"lanes in place", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = -1}},
+  };
+  for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++)
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+      run_case(&t, &cases[ci], &variants[vi].force, variants[vi].name);
+
+  /* Every head dim 32..256 (multiples of 8), small ragged N, fp32 and fp16 alternating. */
+  for (int64_t d = 32; d <= 256; d += 8) {
+    char label[64];
+    snprintf(label, sizeof label, "head dim %lld", (long long)d);
+    att_case c = {.label = label, .dtype = (d / 8) % 2 ? VKF_F16 : VKF_F32, SHAPE(1, 2, 2, 9, 13, d, d), .causal = d % 3 == 0};
+    run_case(&t, &c, NULL, "chooser");
+  }
+  /* The other layout on a few head dims, including the largest (in place on small devices). */
+  for (int64_t d = 32; d <= 256; d += 112) {
+    att_case c = {.label = "head dim, other layout", .dtype = VKF_F32, SHAPE(1, 2, 2, 9, 13, d, d)};
+    vkf_attention_force f = {.layout = caps->kind == VKF_DEVICE_KIND_CPU ? VKF_ATTENTION_LAYOUT_LANES
+                                                               : VKF_ATTENTION_LAYOUT_ROW};
+    run_case(&t, &c, &f, "other layout");
+  }
+  /* A longer sequence crossing many tiles, fp16. */
+  run_case(&t, &(att_case){.label = "N=300 fp16", .dtype = VKF_F16, SHAPE(1, 2, 2, 300, 300, 64, 64)}, NULL, "chooser");
+
+  /* Split-K (decoding against a long cache): forced 7 splits vs 1, with masks. */
+  static const int32_t lens_dec[] = {2900, 1700};
+  check_split(&t, &(att_case){.label = "decode Nq=1", .dtype = VKF_F32, SHAPE(1, 2, 2, 1, 3000, 64, 64)});
+  check_split(&t, &(att_case){.label = "decode Nq=4 causal kv_len fp16", .dtype = VKF_F16, SHAPE(2, 2, 1, 4, 3000, 64, 64),
+                              .causal = 1, .lens = lens_dec});
+  /* The chooser splits on its own for Nq=1 against a long KV. */
+  {
+    vkf_attention_shape s = {.batch = 1, .heads = 12, .nq = 1, .nk = 32768, .d = 64, .dv = 64,
+                             .dtype = VKF_F32};
+    vkf_attention_config cfg;
+    vkf_attention_choose(caps, &s, NULL, &cfg);
+    CHECK_MSG(cfg.splits > 1, "Nq=1, Nk=32768: %u splits", cfg.splits);
+    CHECK(cfg.shared_size <= caps->max_shared_memory_size);
+    CHECK(cfg.br * cfg.lanes <= caps->max_workgroup_invocations);
+  }
+  return gpu_test_finish(&t);
+}
