@@ -9,10 +9,13 @@ enum { NORM_OP_LAYERNORM = 0, NORM_OP_RMSNORM = 1, NORM_OP_L2 = 2 };
 typedef struct norm_variant {
   uint32_t workgroup_size;
   int subgroup_reduce;
+  uint32_t rows_per_workgroup;
 } norm_variant;
 
-static norm_variant choose_norm_variant(const vkf_device_caps *caps, uint64_t d) {
+static norm_variant choose_norm_variant(const vkf_device_caps *caps, uint64_t rows, uint64_t d) {
   norm_variant v;
+  /* Short rows are batched per workgroup (vkf_rows_per_workgroup says when). */
+  v.rows_per_workgroup = vkf_rows_per_workgroup(caps, rows, d);
   /* ~4 elements per invocation keeps enough independent loads in flight per invocation while a
    * 768-wide row (ViT-B) still spreads over 256 invocations; 256 caps the cost of the reduction
    * tree and fits every device's limit. */
@@ -71,7 +74,8 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   if (has_beta)
     VKF_RETURN_IF_ERROR(vkf_rows_view_make(beta, x->rank, x->shape, node->name, "beta", &bv));
 
-  norm_variant v = choose_norm_variant(ctx->caps, xv.len);
+  uint64_t rows = count / xv.len;
+  norm_variant v = choose_norm_variant(ctx->caps, rows, xv.len);
   vkf_plan_dispatch d = {.node = node->name, .shader = "layernorm.comp"};
   if (x->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "X_F16");
   if (param_dtype == VKF_F16) vkf_plan_dispatch_define(&d, "P_F16");
@@ -80,9 +84,11 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   d.spec[1] = op;
   d.spec[2] = (uint32_t)has_gamma;
   d.spec[3] = (uint32_t)has_beta;
-  d.spec_count = 5;
-  uint64_t rows = count / xv.len;
-  VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
+  d.spec[5] = v.rows_per_workgroup;
+  d.spec[6] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, v.workgroup_size, v.subgroup_reduce);
+  d.spec_count = 7;
+  VKF_RETURN_IF_ERROR(
+      vkf_rows_grid(ctx->caps, vkf_div_up(rows, v.rows_per_workgroup), node->name, d.groups));
 
   uint32_t x_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
   uint32_t y_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);

@@ -108,6 +108,30 @@ static inline uint32_t vkf_rows_workgroup_size(const vkf_device_caps *caps, uint
   return wg ? wg : 1;
 }
 
+/* Rows per workgroup: a workgroup that owns one short row does a few elements of work and pays
+ * the per-workgroup cost (launch, reductions; on a CPU device a scheduled task, microseconds) for
+ * them, so short rows are batched until a workgroup covers about 1024 elements, at most 64 rows,
+ * while keeping enough workgroups to occupy the device (64 on a CPU device for its cores, 1024 on
+ * a GPU for its compute units). */
+static inline uint32_t vkf_rows_per_workgroup(const vkf_device_caps *caps, uint64_t rows,
+                                              uint64_t len) {
+  uint64_t per = len >= 1024 ? 1 : 1024 / (len ? len : 1);
+  if (per > 64) per = 64;
+  uint64_t min_groups = caps->kind == VKF_DEVICE_KIND_CPU ? 64 : 1024;
+  uint64_t fit = rows / min_groups; /* most rows per workgroup that still leaves min_groups */
+  if (per > fit) per = fit;
+  return per ? (uint32_t)per : 1;
+}
+
+/* True when a workgroup of `workgroup_size` invocations is a single subgroup, so reductions need
+ * no shared memory and no barrier. Only trusted on CPU devices, whose subgroup size is fixed at
+ * the reported value; GPUs may compile a compute shader at another width than they report. */
+static inline int vkf_rows_one_subgroup(const vkf_device_caps *caps, uint32_t workgroup_size,
+                                        int subgroup_reduce) {
+  return subgroup_reduce && caps->kind == VKF_DEVICE_KIND_CPU && caps->subgroup_size &&
+         workgroup_size <= caps->subgroup_size;
+}
+
 /* Subgroup reductions need arithmetic (subgroupAdd/Max) and basic (elect, subgroup id) ops. */
 static inline int vkf_rows_use_subgroup_reduce(const vkf_device_caps *caps) {
   uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;

@@ -16,11 +16,12 @@ typedef struct softmax_variant {
   int subgroup_reduce;
   uint32_t chunks; /* workgroups per row; 1: no split */
   uint32_t chunk;  /* columns per workgroup */
+  uint32_t rows_per_workgroup;
 } softmax_variant;
 
 static softmax_variant choose_softmax_variant(const vkf_device_caps *caps, uint64_t rows,
                                               uint64_t n) {
-  softmax_variant v = {.chunks = 1, .chunk = (uint32_t)n};
+  softmax_variant v = {.chunks = 1, .chunk = (uint32_t)n, .rows_per_workgroup = 1};
   /* Split long rows when there are too few to occupy the device: about 512 workgroups fill a
    * large GPU, 16 the cores of a CPU device. Chunks stay >= SPLIT_MIN_CHUNK columns, a multiple
    * of 4 (vector phase), and the chunk count within the grid's z limit. */
@@ -34,6 +35,8 @@ static softmax_variant choose_softmax_variant(const vkf_device_caps *caps, uint6
     v.chunks = (uint32_t)((n + chunk - 1) / chunk);
     v.chunk = (uint32_t)chunk;
   }
+  /* Short rows are batched per workgroup (vkf_rows_per_workgroup says when); split rows never. */
+  if (v.chunks == 1) v.rows_per_workgroup = vkf_rows_per_workgroup(caps, rows, n);
   /* ~8 elements per invocation: each costs two exps over the two passes, so a row (or chunk) of
    * 2048+ keys fills 256 invocations; short rows (ViT's 197) take a smaller workgroup. */
   v.workgroup_size = vkf_rows_workgroup_size(caps, v.chunk, 8, 256);
@@ -98,8 +101,11 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   d.spec[3] = (uint32_t)(has_vl && vl->rank == 2);
   d.spec[4] = (uint32_t)(node->attrs->softmax.causal != 0);
   d.spec[7] = 0;
-  d.spec_count = 8;
-  VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
+  d.spec[8] = v.rows_per_workgroup;
+  d.spec[9] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, v.workgroup_size, v.subgroup_reduce);
+  d.spec_count = 10;
+  VKF_RETURN_IF_ERROR(
+      vkf_rows_grid(ctx->caps, vkf_div_up(rows, v.rows_per_workgroup), node->name, d.groups));
   d.groups[2] = v.chunks;
 
   uint32_t x_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);

@@ -17,13 +17,15 @@
 //   bound to x's range and never read.
 // Push constants (uint unless noted): lead0, lead1, lead2 (leading dims, rank padded to 4 with
 //   leading 1s; rows = lead0*lead1*lead2), d (row length), x_off, x_s0..x_s3 (element offset and
-//   strides), y_off, y_s0..y_s3, g_off, g_s, b_off, b_s, gx (workgroups along x:
-//   row = wg.y * gx + wg.x), eps (float).
+//   strides), y_off, y_s0..y_s3, g_off, g_s, b_off, b_s, gx (workgroups along x: the workgroup
+//   wg.y * gx + wg.x owns rows ROWS times that, and the ROWS - 1 after), eps (float).
 // Specialization constants: 0 WG (local_size_x, power of two), 1 OP (0 layernorm, 1 RMSNorm,
 //   2 L2), 2 HAS_GAMMA, 3 HAS_BETA, 4 VEC4: rows of x, y (and gamma, beta) are contiguous,
 //   d % 4 == 0 and every row starts at a multiple of 4 elements; the kernel then moves 4 elements
 //   per access (x4/y4/gamma4/beta4 alias bindings 0-3). Per-lane gathers dominate on CPU devices,
-//   and 16-byte accesses help GPUs too.
+//   and 16-byte accesses help GPUs too. 5 ROWS: consecutive rows per workgroup (short rows: the
+//   per-workgroup cost would dominate). 6 ONE_SUBGROUP: the workgroup is one subgroup
+//   (wg_reduce.glsl: reductions without shared memory or barriers).
 #if defined(X_F16) || defined(P_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
@@ -39,6 +41,8 @@ layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const bool HAS_GAMMA = false;
 layout(constant_id = 3) const bool HAS_BETA = false;
 layout(constant_id = 4) const bool VEC4 = false;
+layout(constant_id = 5) const uint ROWS = 1;
+layout(constant_id = 6) const bool ONE_SUBGROUP = false;
 
 #ifdef X_F16
 #define XTYPE float16_t
@@ -79,9 +83,7 @@ uint row_offset(uint row, uint s0, uint s1, uint s2) {
   return (t / p.lead1) * s0 + (t % p.lead1) * s1 + i2 * s2;
 }
 
-void main() {
-  uint row = gl_WorkGroupID.y * p.gx + gl_WorkGroupID.x;
-  if (row >= p.lead0 * p.lead1 * p.lead2) return; // whole workgroup: barriers stay uniform
+void norm_row(uint row) {
   uint lid = gl_LocalInvocationID.x;
   uint xb = p.x_off + row_offset(row, p.x_s0, p.x_s1, p.x_s2);
   uint yb = p.y_off + row_offset(row, p.y_s0, p.y_s1, p.y_s2);
@@ -145,5 +147,13 @@ void main() {
       if (HAS_BETA) v += float(beta[p.b_off + j * p.b_s]);
       y[yb + j * p.y_s3] = XTYPE(v);
     }
+  }
+}
+
+void main() {
+  uint first = (gl_WorkGroupID.y * p.gx + gl_WorkGroupID.x) * ROWS;
+  for (uint k = 0; k < ROWS; k++) {
+    if (first + k >= p.lead0 * p.lead1 * p.lead2) return; // whole workgroup: barriers uniform
+    norm_row(first + k);
   }
 }

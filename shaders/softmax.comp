@@ -20,8 +20,9 @@
 //   leading 1s; rows = lead0*lead1*lead2), n (row length), x_off, x_s0..x_s3 (element offset,
 //   strides), y_off, y_s0..y_s3, b_off, b_s0..b_s3 (bias broadcast to x: stride 0 on broadcast
 //   dims), v_off, v_s0, v_s1 (valid lengths [B] or [B, R]), r (R: rows per matrix, x's dim -2),
-//   rows_per_batch (rows per index of x's dim 0), gx (workgroups along x: row = wg.y*gx + wg.x),
-//   scale (float), chunk (columns per workgroup with SPLIT; n otherwise).
+//   rows_per_batch (rows per index of x's dim 0), gx (workgroups along x: the workgroup
+//   wg.y*gx + wg.x owns rows ROWS times that, and the ROWS - 1 after), scale (float), chunk
+//   (columns per workgroup with SPLIT; n otherwise).
 // Specialization constants: 0 WG (local_size_x, power of two), 1 HAS_BIAS, 2 HAS_VL,
 //   3 VL_PER_ROW (valid lengths are [B, R]), 4 CAUSAL (row i sees column j iff j <= i + n - r),
 //   5 VEC4: rows of x and y are contiguous and start at the same offset modulo 4 elements; the
@@ -31,6 +32,9 @@
 //   6 BIAS_VEC4 (with VEC4): the bias rows are contiguous with x's phase too (bias4 aliases
 //   binding 2); otherwise the vector path reads the bias one element at a time.
 //   7 SPLIT: 0 one workgroup per row; 1 chunk partials; 2 merge and write (see above).
+//   8 ROWS: consecutive rows per workgroup (short rows: the per-workgroup cost would dominate);
+//   1 with SPLIT. 9 ONE_SUBGROUP: the workgroup is one subgroup (wg_reduce.glsl: reductions
+//   without shared memory or barriers).
 #if defined(X_F16) || defined(BIAS_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
@@ -49,6 +53,8 @@ layout(constant_id = 4) const bool CAUSAL = false;
 layout(constant_id = 5) const bool VEC4 = false;
 layout(constant_id = 6) const bool BIAS_VEC4 = false;
 layout(constant_id = 7) const uint SPLIT = 0;
+layout(constant_id = 8) const uint ROWS = 1;
+layout(constant_id = 9) const bool ONE_SUBGROUP = false;
 
 #ifdef X_F16
 #define XTYPE float16_t
@@ -177,9 +183,7 @@ void row_write(uint c0, uint c1, uint cols, float mx, float inv) {
   }
 }
 
-void main() {
-  uint row = gl_WorkGroupID.y * p.gx + gl_WorkGroupID.x;
-  if (row >= p.lead0 * p.lead1 * p.lead2) return; // whole workgroup: barriers stay uniform
+void softmax_row(uint row) {
   xb = p.x_off + row_offset(row, p.x_s0, p.x_s1, p.x_s2);
   yb = p.y_off + row_offset(row, p.y_s0, p.y_s1, p.y_s2);
   bb = HAS_BIAS ? p.b_off + row_offset(row, p.b_s0, p.b_s1, p.b_s2) : 0;
@@ -215,4 +219,12 @@ void main() {
     }
   }
   row_write(c0, c1, cols, mx, sum > 0.0 ? 1.0 / sum : 0.0);
+}
+
+void main() {
+  uint first = (gl_WorkGroupID.y * p.gx + gl_WorkGroupID.x) * ROWS;
+  for (uint k = 0; k < ROWS; k++) {
+    if (first + k >= p.lead0 * p.lead1 * p.lead2) return; // whole workgroup: barriers uniform
+    softmax_row(first + k);
+  }
 }

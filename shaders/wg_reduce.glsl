@@ -1,8 +1,11 @@
 // Workgroup-wide sum and max of one float per invocation, for the row kernels (layernorm.comp,
 // softmax.comp: one workgroup per row). Every invocation gets the result; calls may follow each
 // other (each call starts with a barrier so the previous result has been read).
-// Needs, declared before the #include: the constant WG (workgroup size, a power of two) and,
-// with SUBGROUP_REDUCE, `#extension GL_KHR_shader_subgroup_arithmetic : require`.
+// Needs, declared before the #include: the constant WG (workgroup size, a power of two), the
+// bool constant ONE_SUBGROUP (with SUBGROUP_REDUCE: the workgroup is a single subgroup, so the
+// subgroup operation is the whole reduction: no shared memory, no barrier; CPU devices run
+// barrier-free shaders without switching between the invocations' coroutines) and, with
+// SUBGROUP_REDUCE, `#extension GL_KHR_shader_subgroup_arithmetic : require`.
 // Defines: SUBGROUP_REDUCE: reduce inside subgroups with subgroupAdd/subgroupMax, then over the
 //   subgroups' partials in shared memory (in subgroup order, so results are deterministic);
 //   without it, a shared-memory tree (devices without subgroup arithmetic: the mobile profile).
@@ -13,6 +16,7 @@ shared float wg_red[WG];
 #ifdef SUBGROUP_REDUCE
 float wg_sum(float v) {
   v = subgroupAdd(v);
+  if (ONE_SUBGROUP) return v;
   barrier();
   if (subgroupElect()) wg_red[gl_SubgroupID] = v;
   barrier();
@@ -23,6 +27,7 @@ float wg_sum(float v) {
 
 float wg_max(float v) {
   v = subgroupMax(v);
+  if (ONE_SUBGROUP) return v;
   barrier();
   if (subgroupElect()) wg_red[gl_SubgroupID] = v;
   barrier();

@@ -149,7 +149,7 @@ int main(void) {
       {"l2_d3_zero_row",     L2,  VKF_F32, VKF_F32, 2, {5, 3}, 0, 0, 0, 0, 1, 0, ZERO_ROW},
       {"l2_d384_eps",        L2,  VKF_F32, VKF_F32, 2, {8, 384}, 0, 0, 30.0f, 0, 1, 0, 0},
       {"l2_long_8192",       L2,  VKF_F32, VKF_F32, 1, {8192}, 0, 0, 0, 0.2f, 1, 0, 0},
-      {"l2_rows_over_grid_x", L2, VKF_F32, VKF_F32, 2, {66000, 3}, 0, 0, 0, 0, 1, 0, 0},
+      {"l2_many_short_rows", L2, VKF_F32, VKF_F32, 2, {66000, 3}, 0, 0, 0, 0, 1, 0, 0},
       {"l2_f16_permuted",    L2,  VKF_F16, VKF_F16, 3, {3, 10, 197}, 0, 0, 0, 0, 1, 1, ZERO_ROW},
   };
   /* clang-format on */

@@ -197,7 +197,7 @@ int main(void) {
       {"f16_big_logits", F16, 3, {2,16,300}, 0, 0, VL_NONE, NULL, 0, {0}, F32, FILL_BIG, 0},
       {"f16_big_logits_vl", F16, 3, {3,4,64}, 0, 0, VL_ROW, NULL, 0, {0}, F32, FILL_BIG, 0},
       {"f32_big_logits", F32, 2, {8,1000}, 0.125f, 0, VL_NONE, NULL, 0, {0}, F32, FILL_BIG, 0},
-      {"rows_over_grid_x", F32, 3, {2,33000,5}, 0, 1, VL_ROW, NULL, 0, {0}, F32, 0, 0},
+      {"many_short_rows", F32, 3, {2,33000,5}, 0, 1, VL_ROW, NULL, 0, {0}, F32, 0, 0},
       {"permuted_f16_bias", F16, 4, {2,3,6,10}, 0.5f, 0, VL_ROW, NULL, 4, {1,3,6,10}, F16, 0, 1},
       {"bias_col_broadcast", F32, 4, {2,3,5,8}, 0, 0, VL_NONE, NULL, 4, {2,3,5,1}, F32, 0, 0},
       {"permuted", F32, 3, {2,5,9}, 0, 1, VL_BATCH, NULL, 0, {0}, F32, 0, 1},

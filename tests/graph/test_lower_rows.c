@@ -98,15 +98,26 @@ static void check_norm(void) {
   vkf_graph *g = layernorm_graph(VKF_F32, 2, vit, 0);
   CHECK_OK(lower_one(g, &desk, &r));
   /* 768 / 4 per invocation -> 256; subgroup reduction; vec4 rows; one row per workgroup. */
-  CHECK(r.d.spec_count == 5 && r.d.spec[0] == 256 && r.d.spec[1] == 0 && r.d.spec[2] == 1 &&
-        r.d.spec[3] == 0 && r.d.spec[4] == 1);
+  CHECK(r.d.spec_count == 7 && r.d.spec[0] == 256 && r.d.spec[1] == 0 && r.d.spec[2] == 1 &&
+        r.d.spec[3] == 0 && r.d.spec[4] == 1 && r.d.spec[5] == 1 && r.d.spec[6] == 0);
   CHECK(r.subgroup_reduce && !r.x_f16);
   CHECK(r.d.groups[0] == 197 && r.d.groups[1] == 1 && r.d.groups[2] == 1);
   CHECK(r.count == 1 && r.d.binding_count == 4 && r.d.push_size == 80);
   CHECK_OK(lower_one(g, &mobile, &r));
   CHECK(r.d.spec[0] == 128 && !r.subgroup_reduce);
   CHECK_OK(lower_one(g, &cpu, &r));
-  CHECK(r.d.spec[0] == 8 && r.subgroup_reduce);
+  /* A CPU device: one subgroup per workgroup, reductions without barriers. */
+  CHECK(r.d.spec[0] == 8 && r.subgroup_reduce && r.d.spec[5] == 1 && r.d.spec[6] == 1);
+  vkf_graph_destroy(g);
+
+  /* Short rows are batched: ~1024 elements per workgroup, while leaving 1024 workgroups on a GPU
+   * (5000 / 1024 -> 4 rows each) or 64 on a CPU device (1024 / 31 -> 33 rows each). */
+  int64_t short_rows[2] = {5000, 31};
+  g = layernorm_graph(VKF_F32, 2, short_rows, 0);
+  CHECK_OK(lower_one(g, &desk, &r));
+  CHECK(r.d.spec[5] == 4 && r.d.groups[0] == 1250);
+  CHECK_OK(lower_one(g, &cpu, &r));
+  CHECK(r.d.spec[5] == 33 && r.d.groups[0] == 152);
   vkf_graph_destroy(g);
 
   /* Odd rows and strided rows take the scalar path; short rows a small workgroup. */
@@ -121,8 +132,8 @@ static void check_norm(void) {
   CHECK(r.d.spec[4] == 0);
   vkf_graph_destroy(g);
 
-  /* More rows than grid x holds: a 2-D grid. */
-  int64_t many[2] = {70000, 4};
+  /* More workgroups than grid x holds: a 2-D grid. */
+  int64_t many[2] = {70000, 2048};
   g = layernorm_graph(VKF_F32, 2, many, 0);
   CHECK_OK(lower_one(g, &desk, &r));
   CHECK(r.d.groups[0] == 65535 && r.d.groups[1] == 2);
@@ -155,11 +166,12 @@ static void check_softmax(void) {
   vkf_graph_output(g, vkf_softmax(g, "sm_node", x, &o), "y");
   CHECK_OK(lower_one(g, &desk, &r));
   /* 197 / 8 per invocation -> 32; bias, per-batch lengths, causal; vec4 with an in-phase bias. */
-  CHECK(r.d.spec_count == 8 && r.d.spec[0] == 32 && r.d.spec[1] == 1 && r.d.spec[2] == 1 &&
+  CHECK(r.d.spec_count == 10 && r.d.spec[0] == 32 && r.d.spec[1] == 1 && r.d.spec[2] == 1 &&
         r.d.spec[3] == 0 && r.d.spec[4] == 1 && r.d.spec[5] == 1 && r.d.spec[6] == 1 &&
-        r.d.spec[7] == 0);
+        r.d.spec[7] == 0 && r.d.spec[8] == 2 && r.d.spec[9] == 0);
   CHECK(r.bias_f16 && r.subgroup_reduce && r.d.push_size == 108);
-  CHECK(r.count == 1 && r.d.groups[0] == 12 * 197 && r.d.groups[2] == 1 && r.d.binding_count == 5);
+  /* 2364 rows of 197: 2 per workgroup keeps 1182 workgroups. */
+  CHECK(r.count == 1 && r.d.groups[0] == 1182 && r.d.groups[2] == 1 && r.d.binding_count == 5);
   CHECK_OK(lower_one(g, &mobile, &r));
   CHECK(!r.subgroup_reduce);
   vkf_graph_destroy(g);
@@ -191,7 +203,7 @@ static void check_softmax(void) {
   vkf_graph_output(g, vkf_softmax(g, "sm_one", vkf_graph_input(g, "x", VKF_F32, 2, one), NULL),
                    "y");
   CHECK_OK(lower_one(g, &cpu, &r));
-  CHECK(r.count == 2 && r.d.groups[2] == 16 && r.d.spec[0] == 8);
+  CHECK(r.count == 2 && r.d.groups[2] == 16 && r.d.spec[0] == 8 && r.d.spec[9] == 1);
   vkf_graph_destroy(g);
   vkf_graph_create("sm_sixteen", &g);
   vkf_graph_output(

@@ -72,17 +72,24 @@ static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, const benc
   return st;
 }
 
-/* "wg 256, vec4, subgroup reduce, split 16/row" from the first dispatch of the node. */
+/* "wg 8, vec4, 4 rows/wg, subgroup-only reduce" from the first dispatch of the node. */
 static void describe(const vkf_plan *plan, row_op op, char *buf, size_t size) {
   const vkf_plan_dispatch *d = vkf_plan_dispatch_get(plan, 0);
   int subgroup = 0;
   for (uint32_t i = 0; i < d->define_count; i++)
     subgroup |= !strcmp(d->defines[i], "SUBGROUP_REDUCE");
-  int vec4 = op == ROW_SOFTMAX ? d->spec[5] != 0 : d->spec[4] != 0;
+  /* Spec constant slots: shaders/layernorm.comp and shaders/softmax.comp headers. */
+  int vec4 = d->spec[op == ROW_SOFTMAX ? 5 : 4] != 0;
+  uint32_t rows = d->spec[op == ROW_SOFTMAX ? 8 : 5];
+  int one_subgroup = d->spec[op == ROW_SOFTMAX ? 9 : 6] != 0;
   int n = snprintf(buf, size, "wg %u, %s, %s reduce", d->spec[0], vec4 ? "vec4" : "scalar",
-                   subgroup ? "subgroup" : "shared-memory");
-  if (d->groups[2] > 1 && n > 0 && (size_t)n < size)
-    snprintf(buf + n, size - (size_t)n, ", split %u/row", d->groups[2]);
+                   one_subgroup ? "subgroup-only"
+                   : subgroup   ? "subgroup"
+                                : "shared-memory");
+  if (n > 0 && (size_t)n < size && d->groups[2] > 1)
+    n += snprintf(buf + n, size - (size_t)n, ", split %u/row", d->groups[2]);
+  if (n > 0 && (size_t)n < size && rows > 1)
+    snprintf(buf + n, size - (size_t)n, ", %u rows/wg", rows);
 }
 
 static vkf_status bench_case(vkf_device *device, const bench_args *a, const row_case *c,
