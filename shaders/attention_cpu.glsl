@@ -1,12 +1,15 @@
 // main() of attention.comp for CPU-class devices (CPU_BCAST=1; lavapipe). There a subgroup is one
 // 8-wide SIMD vector, every buffer or shared load is a loop over the lanes, local arrays live in
 // memory, and a barrier suspends the workgroup. So:
-//  - each lane owns one query row; q and the output accumulator are named vec4 registers (macros
-//    with literal indices; the blocks past D/4 fold away after specialization), never arrays;
-//  - keys go 8 at a time: lane L loads key L's vec4s once and subgroupBroadcast (a vector extract)
-//    hands them to every row, so each K/V element is loaded once per subgroup;
+//  - a subgroup owns 8 query rows and walks the keys 8 at a time; all state is named vec4
+//    registers (macros with literal indices; blocks past D/4 or DV/32 fold away after
+//    specialization), never arrays;
+//  - q·k: lane R holds row R's q; lane U loads key U's vec4s once and subgroupBroadcast (a vector
+//    extract) hands them to every row;
+//  - p·v: lane L accumulates output dims 4L..4L+3 (+32J) of all 8 rows, so each V vec4 is loaded
+//    once and only the 64 probabilities are broadcast;
 //  - no shared memory and no barrier; each subgroup skips the key blocks its own rows cannot see.
-// Needs D and DV multiples of 4 (at most 256) and a subgroup size of at least 8.
+// Needs D and DV multiples of 4 (at most 256) and a subgroup size of exactly 8.
 
 #define REP64(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) \
    M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) \
@@ -30,7 +33,6 @@ const uint D4 = D / 4, DV4 = DV / 4;
 #endif
 
 #define Q_DECL(I) vec4 q##I = vec4(0.0);
-#define A_DECL(I) vec4 a##I = vec4(0.0);
 #define Q_LOAD(I) if ((I) < D4) q##I = LOADQ4(qb, I) * p.scale_log2;
 // s_u += q · k_u for the 8 keys of the block; k_u is lane u's load.
 #define QK(I)                                                                                   \
@@ -41,29 +43,67 @@ const uint D4 = D / 4, DV4 = DV / 4;
     s4 += dot(q##I, subgroupBroadcast(kv, 4u)); s5 += dot(q##I, subgroupBroadcast(kv, 5u));     \
     s6 += dot(q##I, subgroupBroadcast(kv, 6u)); s7 += dot(q##I, subgroupBroadcast(kv, 7u));     \
   }
-#define PV(I)                                                                                   \
-  if ((I) < DV4) {                                                                              \
-    const vec4 vv = LOADV4(vb, I);                                                              \
-    vec4 a = a##I * alpha;                                                                      \
-    a = fma(vec4(p0), subgroupBroadcast(vv, 0u), a); a = fma(vec4(p1), subgroupBroadcast(vv, 1u), a); \
-    a = fma(vec4(p2), subgroupBroadcast(vv, 2u), a); a = fma(vec4(p3), subgroupBroadcast(vv, 3u), a); \
-    a = fma(vec4(p4), subgroupBroadcast(vv, 4u), a); a = fma(vec4(p5), subgroupBroadcast(vv, 5u), a); \
-    a = fma(vec4(p6), subgroupBroadcast(vv, 6u), a); a = fma(vec4(p7), subgroupBroadcast(vv, 7u), a); \
-    a##I = a;                                                                                   \
+#define REP8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
+const uint DV32 = (DV + 31) / 32;
+// Accumulator of row R, dims 4L + 32J .. +3 of this lane L.
+#define A_DECL(R) vec4 a##R##_0 = vec4(0.0), a##R##_1 = vec4(0.0), a##R##_2 = vec4(0.0),           \
+  a##R##_3 = vec4(0.0), a##R##_4 = vec4(0.0), a##R##_5 = vec4(0.0), a##R##_6 = vec4(0.0),         \
+  a##R##_7 = vec4(0.0);
+#define RESCALE(R)                                                                              \
+  {                                                                                             \
+    const float ar = subgroupBroadcast(alpha, uint(R));                                            \
+    a##R##_0 *= ar; a##R##_1 *= ar; a##R##_2 *= ar; a##R##_3 *= ar;                             \
+    a##R##_4 *= ar; a##R##_5 *= ar; a##R##_6 *= ar; a##R##_7 *= ar;                             \
+  }
+// V[key, 4L + 32J .. +3] for this lane (zero past DV).
+#if VEC4
+#define LOADV_J(vb, J) ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? vec4(v_vec4[((vb) + 32u * (J)) >> 2]) : vec4(0.0))
+#else
+#define LOADV_J(vb, J) ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOAD4(v, (vb) + 32u * (J), 0u) : vec4(0.0))
+#endif
+#define FMA_R(R, U)                                                                             \
+  {                                                                                             \
+    const vec4 pr = vec4(subgroupBroadcast(p##U, uint(R)));                                        \
+    a##R##_0 = fma(pr, vv0, a##R##_0); a##R##_1 = fma(pr, vv1, a##R##_1);                       \
+    a##R##_2 = fma(pr, vv2, a##R##_2); a##R##_3 = fma(pr, vv3, a##R##_3);                       \
+    a##R##_4 = fma(pr, vv4, a##R##_4); a##R##_5 = fma(pr, vv5, a##R##_5);                       \
+    a##R##_6 = fma(pr, vv6, a##R##_6); a##R##_7 = fma(pr, vv7, a##R##_7);                       \
+  }
+#define PV_KEY(U)                                                                               \
+  {                                                                                             \
+    const uint vb = v_base + uint(min(c0 + U, hi - 1)) * p.v_sn + 4u * lane;                    \
+    const vec4 vv0 = LOADV_J(vb, 0u), vv1 = LOADV_J(vb, 1u), vv2 = LOADV_J(vb, 2u),             \
+               vv3 = LOADV_J(vb, 3u), vv4 = LOADV_J(vb, 4u), vv5 = LOADV_J(vb, 5u),             \
+               vv6 = LOADV_J(vb, 6u), vv7 = LOADV_J(vb, 7u);                                    \
+    FMA_R(0, U) FMA_R(1, U) FMA_R(2, U) FMA_R(3, U) FMA_R(4, U) FMA_R(5, U) FMA_R(6, U)         \
+    FMA_R(7, U)                                                                                 \
+  }
+// Row R's dims 4L + 32J .. +3 of this lane, scaled by `sc` (zero past DV).
+#define STORE_J(R, J, ob, sc)                                                                   \
+  if (uint(J) < DV32 && 4u * lane + 32u * uint(J) < DV) {                                               \
+    const vec4 r = a##R##_##J * (sc);                                                           \
+    const uint e = (ob) + 4u * lane + 32u * uint(J);                                                \
+    o[e] = T_OUT(r.x); o[e + 1u] = T_OUT(r.y); o[e + 2u] = T_OUT(r.z); o[e + 3u] = T_OUT(r.w);  \
+  }
+#define STORE_R(R)                                                                              \
+  {                                                                                             \
+    const float lr = subgroupBroadcast(l, uint(R));                                                \
+    if (r0 + uint(R) < p.nq) {                                                                     \
+      const uint ob = OUT_BASE(r0 + uint(R));                                                      \
+      const float sc = OUT_SCALE(lr);                          \
+      STORE_J(R, 0, ob, sc) STORE_J(R, 1, ob, sc) STORE_J(R, 2, ob, sc)                      \
+      STORE_J(R, 3, ob, sc) STORE_J(R, 4, ob, sc) STORE_J(R, 5, ob, sc)                      \
+      STORE_J(R, 6, ob, sc) STORE_J(R, 7, ob, sc)                                             \
+    }                                                                                           \
   }
 #if SPLIT
-#define STORE(I)                                                                                \
-  if ((I) < DV4) {                                                                              \
-    o[ob + 4u * (I)] = a##I.x; o[ob + 4u * (I) + 1u] = a##I.y;                                  \
-    o[ob + 4u * (I) + 2u] = a##I.z; o[ob + 4u * (I) + 3u] = a##I.w;                             \
-  }
+#define OUT_SCALE(lr) 1.0
+#define T_OUT float
+#define OUT_BASE(row) (p.o_off + ((bh * p.nq + (row)) * p.splits + gl_WorkGroupID.z) * DV)
 #else
-#define STORE(I)                                                                                \
-  if ((I) < DV4) {                                                                              \
-    const vec4 r = a##I * inv;                                                                  \
-    o[ob + 4u * (I)] = T_IO(r.x); o[ob + 4u * (I) + 1u] = T_IO(r.y);                            \
-    o[ob + 4u * (I) + 2u] = T_IO(r.z); o[ob + 4u * (I) + 3u] = T_IO(r.w);                       \
-  }
+#define OUT_SCALE(lr) ((lr) > 0.0 ? 1.0 / (lr) : 0.0) // fully masked rows give zeros
+#define T_OUT T_IO
+#define OUT_BASE(row) (p.o_off + (bh * p.nq + (row)) * DV)
 #endif
 // Score u of the block: masked (boundary blocks only), plus the bias.
 #define SCORE(u)                                                                                \
@@ -106,7 +146,7 @@ void main() {
 
   const uint qb = p.q_off + b * p.q_sb + hh * p.q_sh + brow * p.q_sn;
   REP64(Q_DECL)
-  REP64(A_DECL)
+  REP8(A_DECL)
   REP64(Q_LOAD)
   float m = NEG, l = 0.0;
   for (int c0 = lo; c0 < hi; c0 += 8) {
@@ -126,19 +166,17 @@ void main() {
     float p0, p1, p2, p3, p4, p5, p6, p7, psum = 0.0;
     PROB(0) PROB(1) PROB(2) PROB(3) PROB(4) PROB(5) PROB(6) PROB(7)
     l = l * alpha + psum;
-    REP64(PV)
+    REP8(RESCALE)
+    PV_KEY(0) PV_KEY(1) PV_KEY(2) PV_KEY(3) PV_KEY(4) PV_KEY(5) PV_KEY(6) PV_KEY(7)
   }
-  if (!row_ok) return;
+  // Every lane stores its dims of all 8 rows (subgroup-uniform control flow until here).
+  REP8(STORE_R)
 #if SPLIT
-  const uint prow = (bh * p.nq + row) * p.splits + gl_WorkGroupID.z;
-  const uint ob = p.o_off + prow * DV;
-  REP64(STORE)
-  const uint ml = p.o_off + gl_NumWorkGroups.y * p.nq * p.splits * DV + prow * 2u;
-  o[ml] = m;
-  o[ml + 1u] = l;
-#else
-  const float inv = l > 0.0 ? 1.0 / l : 0.0; // fully masked rows give zeros
-  const uint ob = p.o_off + (bh * p.nq + row) * DV;
-  REP64(STORE)
+  if (row_ok) {
+    const uint ml = p.o_off + gl_NumWorkGroups.y * p.nq * p.splits * DV +
+                    ((bh * p.nq + row) * p.splits + gl_WorkGroupID.z) * 2u;
+    o[ml] = m;
+    o[ml + 1u] = l;
+  }
 #endif
 }
