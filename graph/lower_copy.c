@@ -51,7 +51,8 @@ vkf_status vkf_lower_copy_view(const vkf_lower_ctx *ctx, const vkf_lower_node *n
                            vkf_op_name(node->op), node->name,
                            vkf_shape_format(dst->rank, dst->shape, sbuf, sizeof sbuf));
   vkf_plan_dispatch_push_u32(&d, (uint32_t)count);
-  for (uint32_t i = 1; i < 4; i++) vkf_plan_dispatch_push_fastdiv(&d, i < l.rank ? (uint32_t)l.shape[i] : 1);
+  for (uint32_t i = 1; i < 4; i++)
+    vkf_plan_dispatch_push_fastdiv(&d, i < l.rank ? (uint32_t)l.shape[i] : 1);
   for (uint32_t k = 0; k < 2; k++) {
     vkf_plan_dispatch_push_u32(&d, k == 0 ? src_off : dst_off);
     for (uint32_t i = 0; i < 4; i++)
@@ -96,8 +97,10 @@ vkf_status vkf_lower_copy(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
         VKF_RETURN_IF_ERROR(vkf_lower_copy_view(ctx, node, x, &part));
       }
       if (at != y->shape[ax])
-        return vkf_status_make(VKF_STATUS_INTERNAL, "concat \"%s\": inputs cover %" PRId64
-                               " of %" PRId64 " along axis %u", node->name, at, y->shape[ax], ax);
+        return vkf_status_make(VKF_STATUS_INTERNAL,
+                               "concat \"%s\": inputs cover %" PRId64 " of %" PRId64
+                               " along axis %u",
+                               node->name, at, y->shape[ax], ax);
       return VKF_OK;
     }
     default:

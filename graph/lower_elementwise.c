@@ -1,6 +1,7 @@
 /* Owns elementwise lowering: a single elementwise op or a fused elementwise program becomes one
  * generated GLSL kernel (text written here, compiled by the host like any template): each input
- * read once through its own broadcast strides, the program evaluated in fp32 registers, one store. */
+ * read once through its own broadcast strides, the program evaluated in fp32 registers, one store.
+ */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -67,20 +68,40 @@ static void emit_float(text *t, float v) {
 static vkf_status emit_instr(text *t, const vkf_ew_instr *ins, uint32_t dst) {
   emit(t, "    float r%u = ", dst);
   switch (ins->op) {
-    case VKF_OP_ADD: emit(t, "r%u + r%u", ins->a, ins->b); break;
-    case VKF_OP_SUB: emit(t, "r%u - r%u", ins->a, ins->b); break;
-    case VKF_OP_MUL: emit(t, "r%u * r%u", ins->a, ins->b); break;
-    case VKF_OP_DIV: emit(t, "r%u / r%u", ins->a, ins->b); break;
+    case VKF_OP_ADD:
+      emit(t, "r%u + r%u", ins->a, ins->b);
+      break;
+    case VKF_OP_SUB:
+      emit(t, "r%u - r%u", ins->a, ins->b);
+      break;
+    case VKF_OP_MUL:
+      emit(t, "r%u * r%u", ins->a, ins->b);
+      break;
+    case VKF_OP_DIV:
+      emit(t, "r%u / r%u", ins->a, ins->b);
+      break;
     case VKF_OP_SCALE:
       emit(t, "r%u * ", ins->a);
       emit_float(t, ins->scale);
       break;
-    case VKF_OP_GELU_ERF: emit(t, "vkf_gelu_erf(r%u)", ins->a); break;
-    case VKF_OP_GELU_TANH: emit(t, "vkf_gelu_tanh(r%u)", ins->a); break;
-    case VKF_OP_RELU: emit(t, "vkf_relu(r%u)", ins->a); break;
-    case VKF_OP_SILU: emit(t, "vkf_silu(r%u)", ins->a); break;
-    case VKF_OP_EXP: emit(t, "exp(r%u)", ins->a); break;
-    case VKF_OP_TANH: emit(t, "vkf_tanh(r%u)", ins->a); break;
+    case VKF_OP_GELU_ERF:
+      emit(t, "vkf_gelu_erf(r%u)", ins->a);
+      break;
+    case VKF_OP_GELU_TANH:
+      emit(t, "vkf_gelu_tanh(r%u)", ins->a);
+      break;
+    case VKF_OP_RELU:
+      emit(t, "vkf_relu(r%u)", ins->a);
+      break;
+    case VKF_OP_SILU:
+      emit(t, "vkf_silu(r%u)", ins->a);
+      break;
+    case VKF_OP_EXP:
+      emit(t, "exp(r%u)", ins->a);
+      break;
+    case VKF_OP_TANH:
+      emit(t, "vkf_tanh(r%u)", ins->a);
+      break;
     default:
       return vkf_status_make(VKF_STATUS_UNSUPPORTED, "op %s is not elementwise",
                              vkf_op_name(ins->op));
@@ -91,9 +112,9 @@ static vkf_status emit_instr(text *t, const vkf_ew_instr *ins, uint32_t dst) {
 
 /* Operands: the distinct inputs the program reads, then the output (last). */
 typedef struct ew_operands {
-  uint32_t count;                           /* inputs + 1 */
+  uint32_t count; /* inputs + 1 */
   const vkf_plan_tensor *t[VKF_LAYOUT_MAX_OPERANDS];
-  uint32_t of_input[VKF_MAX_NODE_INPUTS];   /* input slot -> operand, UINT32_MAX when unused */
+  uint32_t of_input[VKF_MAX_NODE_INPUTS];    /* input slot -> operand, UINT32_MAX when unused */
   uint32_t binding[VKF_LAYOUT_MAX_OPERANDS]; /* operand -> binding slot */
   uint32_t elem_offset[VKF_LAYOUT_MAX_OPERANDS];
   uint32_t binding_count;
@@ -185,9 +206,10 @@ static vkf_status stage_operands(const vkf_lower_ctx *ctx, const vkf_lower_node 
     if (!moved[group_of[k]]) continue;
     if (dtype == VKF_DTYPE_COUNT) dtype = ops->t[k]->dtype;
     if (ops->t[k]->dtype != dtype)
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": inputs of mixed dtypes in %u "
-                             "buffers exceed the binding limit", vkf_op_name(node->op),
-                             node->name, groups);
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "%s \"%s\": inputs of mixed dtypes in %u "
+                             "buffers exceed the binding limit",
+                             vkf_op_name(node->op), node->name, groups);
     offsets[k] = size;
     size += (uint64_t)vkf_plan_tensor_count(ops->t[k]) * vkf_dtype_size(dtype);
     size = (size + ctx->alignment - 1) / ctx->alignment * ctx->alignment;
@@ -211,9 +233,12 @@ static vkf_status stage_operands(const vkf_lower_ctx *ctx, const vkf_lower_node 
 
 static const char *op_short(vkf_op op) {
   switch (op) {
-    case VKF_OP_GELU_ERF: return "gelu";
-    case VKF_OP_GELU_TANH: return "gelut";
-    default: return vkf_op_name(op);
+    case VKF_OP_GELU_ERF:
+      return "gelu";
+    case VKF_OP_GELU_TANH:
+      return "gelut";
+    default:
+      return vkf_op_name(op);
   }
 }
 
@@ -258,19 +283,20 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
     if (is_binary(prog[j].op)) emit(t, ",r%u", prog[j].b);
     emit(t, ")");
   }
-  emit(t, "\n// Inputs r0..r%u are read through their own broadcast strides.\n"
-          "// Defines: none. Bindings: inputs (read) then the output (write); f16 is stored as\n"
-          "// uint16_t bits. Push constants: the Params block (count; coalesced sizes with their\n"
-          "// vkf_fastdiv magic and shift; per-operand element offsets and strides), unless\n"
-          "// baked as constants below. Specialization constants: 0 workgroup size.\n",
+  emit(t,
+       "\n// Inputs r0..r%u are read through their own broadcast strides.\n"
+       "// Defines: none. Bindings: inputs (read) then the output (write); f16 is stored as\n"
+       "// uint16_t bits. Push constants: the Params block (count; coalesced sizes with their\n"
+       "// vkf_fastdiv magic and shift; per-operand element offsets and strides), unless\n"
+       "// baked as constants below. Specialization constants: 0 workgroup size.\n",
        inputs ? inputs - 1 : 0);
   emit(t, "#include \"common.glsl\"\nlayout(local_size_x_id = 0) in;\n");
   for (uint32_t b = 0; b < ops->binding_count; b++) {
     uint32_t k = 0;
     while (ops->binding[k] != b) k++;
     emit(t, "layout(std430, binding = %u) %s buffer B%u { %s b%u[]; };\n", b,
-         k == out ? "writeonly" : "readonly", b,
-         ops->t[k]->dtype == VKF_F16 ? "uint16_t" : "float", b);
+         k == out ? "writeonly" : "readonly", b, ops->t[k]->dtype == VKF_F16 ? "uint16_t" : "float",
+         b);
   }
   /* Values of the index parameters, in the order they appear in Params. */
   char names[64][24]; /* "st<k>_<d>" with 32-bit k and d fits */
@@ -309,12 +335,17 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
     /* Rows of the innermost dim: the outer coordinates are decomposed once per row, and the
      * inner loop needs no division at all. */
     uint32_t r = l->rank - 1;
-    emit(t, "  uint rows = vkf_fastdiv(count, magic%u, shift%u);\n"
-            "  for (uint row = gl_WorkGroupID.y; row < rows; row += gl_NumWorkGroups.y) {\n"
-            "    uint rem = row;\n", r, r);
+    emit(t,
+         "  uint rows = vkf_fastdiv(count, magic%u, shift%u);\n"
+         "  for (uint row = gl_WorkGroupID.y; row < rows; row += gl_NumWorkGroups.y) {\n"
+         "    uint rem = row;\n",
+         r, r);
     for (uint32_t d = r; d-- > 1;)
-      emit(t, "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * size%u;\n"
-              "    rem = q%u;\n", d, d, d, d, d, d, d);
+      emit(
+          t,
+          "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * size%u;\n"
+          "    rem = q%u;\n",
+          d, d, d, d, d, d, d);
     emit(t, "    uint i0 = rem;\n");
     for (uint32_t k = 0; k < ops->count; k++) {
       if (!loaded[k]) continue;
@@ -326,18 +357,24 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
       }
       emit(t, ";\n");
     }
-    emit(t, "    for (uint c = gl_GlobalInvocationID.x; c < size%u;"
-            " c += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n", r);
+    emit(t,
+         "    for (uint c = gl_GlobalInvocationID.x; c < size%u;"
+         " c += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n",
+         r);
   } else {
-    emit(t, "  for (uint i = gl_GlobalInvocationID.x; i < count;"
-            " i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n");
+    emit(t,
+         "  for (uint i = gl_GlobalInvocationID.x; i < count;"
+         " i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {\n");
     if (l->rank > 1) {
       emit(t, "    uint rem = i;\n");
       /* Multiply-high division by the sizes: a hardware divide is scalarised per lane on CPU
        * devices and dominated the kernel there. */
       for (uint32_t d = l->rank; d-- > 1;)
-        emit(t, "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * size%u;\n"
-                "    rem = q%u;\n", d, d, d, d, d, d, d);
+        emit(t,
+             "    uint q%u = vkf_fastdiv(rem, magic%u, shift%u);\n    uint i%u = rem - q%u * "
+             "size%u;\n"
+             "    rem = q%u;\n",
+             d, d, d, d, d, d, d);
       emit(t, "    uint i0 = rem;\n");
     } else {
       emit(t, "    uint i0 = i;\n");
@@ -415,13 +452,15 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
                              vkf_op_name(node->op), node->name, i);
     if (x->dtype != VKF_F32 && x->dtype != VKF_F16)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": %s %s tensor %s (f32/f16 only)",
-                             vkf_op_name(node->op), node->name, i < node->input_count ? "input" : "output",
-                             vkf_dtype_name(x->dtype), vkf_shape_format(x->rank, x->shape, sbuf, sizeof sbuf));
-    if (x->dtype == VKF_F16 && !ctx->caps->storage_16bit)
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s \"%s\": f16 tensor %s needs 16-bit storage, which the device lacks",
                              vkf_op_name(node->op), node->name,
+                             i < node->input_count ? "input" : "output", vkf_dtype_name(x->dtype),
                              vkf_shape_format(x->rank, x->shape, sbuf, sizeof sbuf));
+    if (x->dtype == VKF_F16 && !ctx->caps->storage_16bit)
+      return vkf_status_make(
+          VKF_STATUS_UNSUPPORTED,
+          "%s \"%s\": f16 tensor %s needs 16-bit storage, which the device lacks",
+          vkf_op_name(node->op), node->name,
+          vkf_shape_format(x->rank, x->shape, sbuf, sizeof sbuf));
   }
   if (vkf_plan_tensor_count(y) == 0) return VKF_OK; /* nothing to compute */
 
@@ -473,8 +512,9 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
 
   text t = {0};
   vkf_status st = write_kernel(node, prog, prog_count, &l, &ops, baked, rows, &t);
-  if (!st && t.oom) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s \"%s\": generating GLSL",
-                                         vkf_op_name(node->op), node->name);
+  if (!st && t.oom)
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s \"%s\": generating GLSL",
+                         vkf_op_name(node->op), node->name);
   if (st) {
     free(t.buf);
     return st;
@@ -493,7 +533,8 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
   d.spec[0] = wg;
   d.spec_count = 1;
   if (rows) {
-    uint64_t inner = (uint64_t)l.shape[l.rank - 1], nrows = (uint64_t)vkf_plan_tensor_count(y) / inner;
+    uint64_t inner = (uint64_t)l.shape[l.rank - 1],
+             nrows = (uint64_t)vkf_plan_tensor_count(y) / inner;
     d.groups[0] = vkf_lower_groups_1d(ctx, inner, wg);
     d.groups[1] = nrows > 65535 ? 65535 : (uint32_t)nrows; /* the kernel strides over rows */
   } else {
@@ -504,7 +545,8 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
   if (!baked) {
     uint64_t count = (uint64_t)vkf_plan_tensor_count(y);
     vkf_plan_dispatch_push_u32(&d, (uint32_t)count);
-    for (uint32_t dd = 1; dd < l.rank; dd++) vkf_plan_dispatch_push_fastdiv(&d, (uint32_t)l.shape[dd]);
+    for (uint32_t dd = 1; dd < l.rank; dd++)
+      vkf_plan_dispatch_push_fastdiv(&d, (uint32_t)l.shape[dd]);
     for (uint32_t k = 0; k < ops.count; k++) {
       vkf_plan_dispatch_push_u32(&d, ops.elem_offset[k]);
       if (ops.dense[k]) continue;

@@ -13,16 +13,15 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   const vkf_plan_tensor *ids = &node->inputs[VKF_IN_GATHER_IDS];     /* i32 [...] */
   const vkf_plan_tensor *y = &node->output;                          /* [..., D] */
   if (table->rank != 2 || ids->dtype != VKF_I32 || ids->rank > 3 || y->dtype != table->dtype)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gather \"%s\": table %s %s, ids %s %s",
-                           node->name, vkf_dtype_name(table->dtype),
-                           vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
-                           vkf_dtype_name(ids->dtype),
-                           vkf_shape_format(ids->rank, ids->shape, sb, sizeof sb));
+    return vkf_status_make(
+        VKF_STATUS_UNSUPPORTED, "gather \"%s\": table %s %s, ids %s %s", node->name,
+        vkf_dtype_name(table->dtype), vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
+        vkf_dtype_name(ids->dtype), vkf_shape_format(ids->rank, ids->shape, sb, sizeof sb));
   if (table->dtype == VKF_F16 && !ctx->caps->storage_16bit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "gather \"%s\": f16 table %s needs 16-bit storage, which the device "
-                           "lacks", node->name,
-                           vkf_shape_format(table->rank, table->shape, sa, sizeof sa));
+                           "lacks",
+                           node->name, vkf_shape_format(table->rank, table->shape, sa, sizeof sa));
   if (!vkf_plan_tensor_is_contiguous(y))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gather \"%s\": output %s is not dense",
                            node->name, vkf_shape_format(y->rank, y->shape, sa, sizeof sa));
@@ -46,12 +45,14 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   uint32_t ids_off = vkf_lower_bind(ctx, &disp, ids, VKF_ACCESS_READ);
   uint32_t out_off = vkf_lower_bind(ctx, &disp, y, VKF_ACCESS_WRITE);
   if ((uint64_t)count + out_off > INT32_MAX ||
-      (uint64_t)(vocab - 1) * (uint64_t)table->strides[0] + (uint64_t)(dim - 1) * table->strides[1] +
-              table_off > UINT32_MAX ||
+      (uint64_t)(vocab - 1) * (uint64_t)table->strides[0] +
+              (uint64_t)(dim - 1) * table->strides[1] + table_off >
+          UINT32_MAX ||
       (uint64_t)vocab > INT32_MAX)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gather \"%s\": table %s or output %s needs "
-                           "indices beyond 32 bits", node->name,
-                           vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "gather \"%s\": table %s or output %s needs "
+                           "indices beyond 32 bits",
+                           node->name, vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
                            vkf_shape_format(y->rank, y->shape, sb, sizeof sb));
   vkf_plan_dispatch_push_u32(&disp, (uint32_t)count);
   vkf_plan_dispatch_push_fastdiv(&disp, (uint32_t)dim);

@@ -13,13 +13,14 @@ vkf_status vkf_lower_mean_pool(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   int has_mask = node->input_count > VKF_IN_POOL_MASK && vkf_plan_tensor_present(mask);
   if (x->rank != 3 || y->rank != 2 || x->dtype != y->dtype ||
       (x->dtype != VKF_F32 && x->dtype != VKF_F16) || (has_mask && mask->dtype != VKF_I32))
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "mean_pool \"%s\": input %s %s",
-                           node->name, vkf_dtype_name(x->dtype),
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "mean_pool \"%s\": input %s %s", node->name,
+                           vkf_dtype_name(x->dtype),
                            vkf_shape_format(x->rank, x->shape, sa, sizeof sa));
   if (x->dtype == VKF_F16 && !ctx->caps->storage_16bit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "mean_pool \"%s\": f16 input %s needs 16-bit storage, which the device "
-                           "lacks", node->name, vkf_shape_format(x->rank, x->shape, sa, sizeof sa));
+                           "lacks",
+                           node->name, vkf_shape_format(x->rank, x->shape, sa, sizeof sa));
   int64_t outputs = vkf_plan_tensor_count(y);
   if (outputs == 0) return VKF_OK;
   if ((uint64_t)vkf_plan_tensor_count(x) > UINT32_MAX)

@@ -31,7 +31,9 @@ static tile choose_tile(const vkf_device_caps *caps) {
   return t;
 }
 
-static int is_float(vkf_dtype d) { return d == VKF_F32 || d == VKF_F16; }
+static int is_float(vkf_dtype d) {
+  return d == VKF_F32 || d == VKF_F16;
+}
 
 /* The patch matrix [B*patches, C*P*Q] into scratch (patch_embed.comp with IM2COL), then a
  * MATMUL node against the weight viewed as [E, C*P*Q] (transposed B), bias in the epilogue,
@@ -46,10 +48,13 @@ static vkf_status lower_im2col_gemm(const vkf_lower_ctx *ctx, const vkf_lower_no
   int64_t m = bsz * patches, k = c * ph * pw;
   char name[160];
   snprintf(name, sizeof name, "%s.patches", node->name);
-  uint32_t scratch = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name,
-                                         (uint64_t)m * (uint64_t)k * 4);
-  vkf_plan_tensor cols = {.buffer = scratch, .dtype = VKF_F32, .rank = 2, /* [M, K] */
-                          .shape = {m, k}, .strides = {k, 1}};
+  uint32_t scratch =
+      vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, (uint64_t)m * (uint64_t)k * 4);
+  vkf_plan_tensor cols = {.buffer = scratch,
+                          .dtype = VKF_F32,
+                          .rank = 2, /* [M, K] */
+                          .shape = {m, k},
+                          .strides = {k, 1}};
 
   vkf_plan_dispatch d = {.node = node->name, .shader = "patch_embed.comp"};
   vkf_plan_dispatch_define(&d, "IM2COL");
@@ -75,16 +80,22 @@ static vkf_status lower_im2col_gemm(const vkf_lower_ctx *ctx, const vkf_lower_no
   VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
 
   vkf_node_attrs attrs = {.matmul = {.transpose_b = 1, .activation = VKF_ACT_NONE}};
-  vkf_lower_node mm = {.name = node->name, .op = VKF_OP_MATMUL, .attrs = &attrs,
-                       .input_count = has_bias ? 3 : 2};
+  vkf_lower_node mm = {
+      .name = node->name, .op = VKF_OP_MATMUL, .attrs = &attrs, .input_count = has_bias ? 3 : 2};
   for (uint32_t i = 0; i < VKF_MAX_NODE_INPUTS; i++) mm.inputs[i].buffer = VKF_PLAN_NO_BUFFER;
   mm.inputs[VKF_IN_MATMUL_A] = cols;
-  mm.inputs[VKF_IN_MATMUL_B] = (vkf_plan_tensor){.buffer = w->buffer, .offset = w->offset,
-                                                 .dtype = w->dtype, .rank = 2, /* [E, K] */
-                                                 .shape = {e, k}, .strides = {w->strides[0], 1}};
+  mm.inputs[VKF_IN_MATMUL_B] = (vkf_plan_tensor){.buffer = w->buffer,
+                                                 .offset = w->offset,
+                                                 .dtype = w->dtype,
+                                                 .rank = 2, /* [E, K] */
+                                                 .shape = {e, k},
+                                                 .strides = {w->strides[0], 1}};
   if (has_bias) mm.inputs[VKF_IN_MATMUL_BIAS] = node->inputs[VKF_IN_PATCH_BIAS];
-  mm.output = (vkf_plan_tensor){.buffer = y->buffer, .offset = y->offset, .dtype = y->dtype,
-                                .rank = 2, .shape = {m, e}, /* [B*patches, E] */
+  mm.output = (vkf_plan_tensor){.buffer = y->buffer,
+                                .offset = y->offset,
+                                .dtype = y->dtype,
+                                .rank = 2,
+                                .shape = {m, e}, /* [B*patches, E] */
                                 .strides = {y->strides[1], y->strides[2]}};
   return vkf_lower_matmul(ctx, &mm);
 }
@@ -99,17 +110,17 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
   if (img->rank != 4 || w->rank != 4 || y->rank != 3 || !is_float(img->dtype) ||
       !is_float(w->dtype) || !is_float(y->dtype) || (has_bias && !is_float(bias->dtype)) ||
       img->shape[1] != w->shape[1] || w->shape[2] == 0 || w->shape[3] == 0)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "patch_embed \"%s\": image %s %s, weight %s %s",
-                           node->name, vkf_dtype_name(img->dtype),
-                           vkf_shape_format(img->rank, img->shape, sa, sizeof sa),
-                           vkf_dtype_name(w->dtype),
-                           vkf_shape_format(w->rank, w->shape, sb, sizeof sb));
+    return vkf_status_make(
+        VKF_STATUS_UNSUPPORTED, "patch_embed \"%s\": image %s %s, weight %s %s", node->name,
+        vkf_dtype_name(img->dtype), vkf_shape_format(img->rank, img->shape, sa, sizeof sa),
+        vkf_dtype_name(w->dtype), vkf_shape_format(w->rank, w->shape, sb, sizeof sb));
   int any_f16 = img->dtype == VKF_F16 || w->dtype == VKF_F16 || y->dtype == VKF_F16 ||
                 (has_bias && bias->dtype == VKF_F16);
   if (any_f16 && !ctx->caps->storage_16bit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "patch_embed \"%s\": f16 tensors need 16-bit storage, which the device "
-                           "lacks", node->name);
+                           "lacks",
+                           node->name);
   int64_t bsz = img->shape[0], c = img->shape[1], ih = img->shape[2], iw = img->shape[3];
   int64_t e = w->shape[0], ph = w->shape[2], pw = w->shape[3];
   int64_t gh = ih / ph, gw = iw / pw, patches = gh * gw;
@@ -145,8 +156,8 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
   uint32_t w_off = vkf_lower_bind(ctx, &d, w, VKF_ACCESS_READ);
   uint32_t bias_off = has_bias ? vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ) : 0;
   uint32_t y_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);
-  const uint32_t head[8] = {(uint32_t)m,       (uint32_t)e,  (uint32_t)k,  (uint32_t)patches,
-                            (uint32_t)gw,      (uint32_t)ph, (uint32_t)pw, (uint32_t)(ph * pw)};
+  const uint32_t head[8] = {(uint32_t)m,  (uint32_t)e,  (uint32_t)k,  (uint32_t)patches,
+                            (uint32_t)gw, (uint32_t)ph, (uint32_t)pw, (uint32_t)(ph * pw)};
   for (uint32_t i = 0; i < 8; i++) vkf_plan_dispatch_push_u32(&d, head[i]);
   vkf_fastdiv fpq = vkf_fastdiv_make((uint32_t)(ph * pw)), fpw = vkf_fastdiv_make((uint32_t)pw);
   vkf_plan_dispatch_push_u32(&d, fpq.magic);
@@ -168,7 +179,9 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
   d.groups[1] = vkf_div_up((uint64_t)m, t.bm);
   d.groups[2] = 1;
   if (d.groups[1] > 65535)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "patch_embed \"%s\": %lld patches exceed the "
-                           "workgroup grid", node->name, (long long)m);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "patch_embed \"%s\": %lld patches exceed the "
+                           "workgroup grid",
+                           node->name, (long long)m);
   return vkf_plan_add_dispatch(ctx->plan, &d);
 }

@@ -77,8 +77,9 @@ static void casts(gpu_test *t) {
   /* Odd size; values beyond f16's range (inf on conversion), halfway cases, negatives with
    * fractions (truncation), integers above 2^24 (rounding to float). */
   int64_t s[2] = {3, 61};
-  static const int32_t ints[] = {0, 1, -1, 65519, 65520, 70000, -70000, 2049, 2051, 16777217,
-                                 16777219, -33554435, 2147483647, -2147483647 - 1, 777};
+  static const int32_t ints[] = {
+      0,    1,        -1,       65519,     65520,      70000,           -70000, 2049,
+      2051, 16777217, 16777219, -33554435, 2147483647, -2147483647 - 1, 777};
   for (size_t from = 0; from < 3; from++)
     for (size_t to = 0; to < 3; to++) {
       if (from == to) continue;
@@ -162,7 +163,8 @@ static void concats(gpu_test *t) {
     op_case c = op_case_begin("concat_i32");
     int64_t s[1] = {5};
     static const int32_t a[] = {1, -2, 3, 2147483647, -7}, b[] = {9, 8, 7, 6, 5};
-    vkf_value xs[2] = {op_case_input_i32(&c, "a", 1, s, a, 5), op_case_input_i32(&c, "b", 1, s, b, 5)};
+    vkf_value xs[2] = {op_case_input_i32(&c, "a", 1, s, a, 5),
+                       op_case_input_i32(&c, "b", 1, s, b, 5)};
     op_case_run(t, &c, vkf_concat(c.g, "op", xs, 2, 0), TOL_EXACT, "i32 concat");
   }
 }

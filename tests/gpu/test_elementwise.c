@@ -26,8 +26,10 @@ static const struct {
   const char *name;
   binary_fn fn;
   const op_tol *tol;
-} binaries[] = {{"add", vkf_add, &TOL_EXACT}, {"sub", vkf_sub, &TOL_EXACT},
-                {"mul", vkf_mul, &TOL_EXACT}, {"div", vkf_div, &TOL_DIV}};
+} binaries[] = {{"add", vkf_add, &TOL_EXACT},
+                {"sub", vkf_sub, &TOL_EXACT},
+                {"mul", vkf_mul, &TOL_EXACT},
+                {"div", vkf_div, &TOL_DIV}};
 
 static vkf_value scale_neg(vkf_graph *g, const char *name, vkf_value x) {
   return vkf_scale(g, name, x, -0.37f);
@@ -38,9 +40,12 @@ static const struct {
   unary_fn fn;
   float lo, hi;
   int exact; /* 1: TOL_EXACT; 2: TOL_EXP; 0: TOL_TRANSC */
-} unaries[] = {{"scale", scale_neg, -4, 4, 1},      {"gelu", vkf_gelu, -7, 7, 0},
-               {"gelu_tanh", vkf_gelu_tanh, -7, 7, 0}, {"relu", vkf_relu, -4, 4, 1},
-               {"silu", vkf_silu, -9, 9, 0},           {"exp", vkf_exp, -4, 4, 2},
+} unaries[] = {{"scale", scale_neg, -4, 4, 1},
+               {"gelu", vkf_gelu, -7, 7, 0},
+               {"gelu_tanh", vkf_gelu_tanh, -7, 7, 0},
+               {"relu", vkf_relu, -4, 4, 1},
+               {"silu", vkf_silu, -9, 9, 0},
+               {"exp", vkf_exp, -4, 4, 2},
                {"tanh", vkf_tanh, -6, 6, 0}};
 
 static op_tol unary_tol(int exact) {
@@ -65,8 +70,8 @@ static void single_ops(gpu_test *t) {
     }
     for (size_t i = 0; i < sizeof unaries / sizeof unaries[0]; i++) {
       op_case c = op_case_begin("unary");
-      vkf_value x = op_case_input(&c, "x", VKF_F32, shapes[s].rank, shapes[s].shape,
-                                  unaries[i].lo, unaries[i].hi);
+      vkf_value x = op_case_input(&c, "x", VKF_F32, shapes[s].rank, shapes[s].shape, unaries[i].lo,
+                                  unaries[i].hi);
       snprintf(label, sizeof label, "%s shape %zu", unaries[i].name, s);
       op_case_run(t, &c, unaries[i].fn(c.g, "op", x), unary_tol(unaries[i].exact), label);
     }
@@ -192,16 +197,16 @@ static void fused_programs(gpu_test *t) {
     /* Every op once; register 0 read by several instructions; input 1 unused by the program; the
      * same tensor given twice (read once). */
     static const vkf_ew_instr prog[] = {
-        {VKF_OP_MUL, 0, 2, 0},         /* r4 */
-        {VKF_OP_TANH, 4, 0, 0},        /* r5 */
-        {VKF_OP_SILU, 0, 0, 0},        /* r6 */
-        {VKF_OP_SUB, 5, 6, 0},         /* r7 */
-        {VKF_OP_EXP, 3, 0, 0},         /* r8 */
-        {VKF_OP_DIV, 7, 8, 0},         /* r9 */
-        {VKF_OP_GELU_TANH, 9, 0, 0},   /* r10 */
-        {VKF_OP_RELU, 10, 0, 0},       /* r11 */
-        {VKF_OP_SCALE, 11, 0, 3.25f},  /* r12 */
-        {VKF_OP_ADD, 12, 0, 0},        /* r13 */
+        {VKF_OP_MUL, 0, 2, 0},        /* r4 */
+        {VKF_OP_TANH, 4, 0, 0},       /* r5 */
+        {VKF_OP_SILU, 0, 0, 0},       /* r6 */
+        {VKF_OP_SUB, 5, 6, 0},        /* r7 */
+        {VKF_OP_EXP, 3, 0, 0},        /* r8 */
+        {VKF_OP_DIV, 7, 8, 0},        /* r9 */
+        {VKF_OP_GELU_TANH, 9, 0, 0},  /* r10 */
+        {VKF_OP_RELU, 10, 0, 0},      /* r11 */
+        {VKF_OP_SCALE, 11, 0, 3.25f}, /* r12 */
+        {VKF_OP_ADD, 12, 0, 0},       /* r13 */
     };
     op_case c = op_case_begin("fused_all");
     int64_t sx[2] = {17, 29}, sy[2] = {1, 29};
@@ -213,8 +218,8 @@ static void fused_programs(gpu_test *t) {
   {
     /* Eight inputs, each its own graph input (eight buffers): more than fit beside the output in
      * the plan's binding limit, so the lowering stages some through scratch. Mixed broadcasts. */
-    static const vkf_ew_instr prog[] = {{VKF_OP_ADD, 0, 1, 0}, {VKF_OP_MUL, 8, 2, 0},
-                                        {VKF_OP_SUB, 9, 3, 0}, {VKF_OP_ADD, 10, 4, 0},
+    static const vkf_ew_instr prog[] = {{VKF_OP_ADD, 0, 1, 0},  {VKF_OP_MUL, 8, 2, 0},
+                                        {VKF_OP_SUB, 9, 3, 0},  {VKF_OP_ADD, 10, 4, 0},
                                         {VKF_OP_MUL, 11, 5, 0}, {VKF_OP_ADD, 12, 6, 0},
                                         {VKF_OP_SUB, 13, 7, 0}};
     op_case c = op_case_begin("fused_8");
@@ -232,8 +237,8 @@ static void fused_programs(gpu_test *t) {
   {
     /* Five rank-4 permuted views: more index words than fit in 128 bytes of push constants,
      * so the lowering bakes shapes and strides into the kernel text. */
-    static const vkf_ew_instr prog[] = {{VKF_OP_ADD, 0, 1, 0}, {VKF_OP_MUL, 5, 2, 0},
-                                        {VKF_OP_SUB, 6, 3, 0}, {VKF_OP_DIV, 7, 4, 0}};
+    static const vkf_ew_instr prog[] = {
+        {VKF_OP_ADD, 0, 1, 0}, {VKF_OP_MUL, 5, 2, 0}, {VKF_OP_SUB, 6, 3, 0}, {VKF_OP_DIV, 7, 4, 0}};
     op_case c = op_case_begin("fused_baked");
     int64_t s4[4] = {2, 3, 4, 5};
     uint32_t ax[4] = {3, 0, 2, 1}; /* [5, 2, 4, 3]: no two dims merge */
@@ -312,8 +317,8 @@ static vkf_graph *gelu_add_graph(const int64_t *shape, uint32_t rank, float scal
   vkf_graph_create("text", &g);
   vkf_value in[2] = {vkf_graph_input(g, "a", VKF_F32, rank, shape),
                      vkf_graph_input(g, "b", VKF_F32, rank, shape)};
-  vkf_ew_instr prog[3] = {{VKF_OP_ADD, 0, 1, 0}, {VKF_OP_GELU_ERF, 2, 0, 0},
-                          {VKF_OP_SCALE, 3, 0, scale}};
+  vkf_ew_instr prog[3] = {
+      {VKF_OP_ADD, 0, 1, 0}, {VKF_OP_GELU_ERF, 2, 0, 0}, {VKF_OP_SCALE, 3, 0, scale}};
   vkf_graph_output(g, fused(g, "f", in, 2, prog, 3), NULL);
   return g;
 }

@@ -27,7 +27,8 @@ static void gathers(gpu_test *t) {
     int64_t st[2] = {50, 33}, si[2] = {2, 7};
     vkf_value table = op_case_input(&c, "table", VKF_F32, 2, st, -5, 5);
     vkf_value ids = op_case_input_i32(&c, "ids", 2, si, ids_a, 11);
-    op_case_run(t, &c, vkf_gather(c.g, "op", table, ids), TOL_EXACT, "gather f32 [50,33] ids [2,7]");
+    op_case_run(t, &c, vkf_gather(c.g, "op", table, ids), TOL_EXACT,
+                "gather f32 [50,33] ids [2,7]");
   }
   {
     op_case c = op_case_begin("gather_f16");
@@ -81,8 +82,8 @@ static void gathers(gpu_test *t) {
     for (size_t k = 0; out && k < 6; k++)
       for (size_t j = 0; j < 4; j++) {
         float want = (bad[k] >= 0 && bad[k] < 10) ? tv[bad[k] * 4 + j] : 0.0f;
-        CHECK_MSG(out[k * 4 + j] == want, "id %d col %zu: %g, want %g", bad[k], j,
-                  out[k * 4 + j], want);
+        CHECK_MSG(out[k * 4 + j] == want, "id %d col %zu: %g, want %g", bad[k], j, out[k * 4 + j],
+                  want);
       }
     free(out);
     for (size_t i = 0; i < c.n; i++) free(c.data[i]);
@@ -119,7 +120,8 @@ static void check_with_caps(gpu_test *t, vkf_graph *g, const vkf_input_binding *
   vkf_status_free(st);
   vkf_interp *it = NULL;
   st = vkf_interp_create(g, &it);
-  for (size_t i = 0; i < n && !st; i++) st = vkf_interp_set(it, in[i].value, in[i].data, in[i].size);
+  for (size_t i = 0; i < n && !st; i++)
+    st = vkf_interp_set(it, in[i].value, in[i].data, in[i].size);
   if (!st) st = vkf_interp_run(it);
   if (!st) st = vkf_interp_get_f32(it, out, ref, count);
   CHECK_MSG(st == VKF_OK, "%s: interpreter failed: %s", label, vkf_status_message(st));
@@ -179,8 +181,8 @@ static void patch_embeds(gpu_test *t) {
              0, 1, 0, TOL_EXACT);
   patch_case(t, "patch exact [1,3,40,36] P4 E130 nhwc", (patch_shape){1, 3, 40, 36, 130, 4, 4},
              VKF_F32, 1, 1, 1, TOL_EXACT);
-  patch_case(t, "patch one patch one channel", (patch_shape){1, 1, 2, 2, 1, 2, 2}, VKF_F32, 1, 1,
-             0, TOL_EXACT);
+  patch_case(t, "patch one patch one channel", (patch_shape){1, 1, 2, 2, 1, 2, 2}, VKF_F32, 1, 1, 0,
+             TOL_EXACT);
   patch_case(t, "patch f16 [2,3,32,32] P8 E48", (patch_shape){2, 3, 32, 32, 48, 8, 8}, VKF_F16, 1,
              0, 0, TOL_PATCH_F16);
   /* ViT-B/16 at 224: [1, 3, 224, 224] x [768, 3, 16, 16] -> [1, 196, 768]. */
@@ -199,8 +201,8 @@ static void mean_pools(gpu_test *t) {
     op_case c = op_case_begin("pool");
     vkf_value x = pool_input(&c, VKF_F32, 3, 9, 37);
     int64_t sm[2] = {3, 9};
-    static const int32_t m[27] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 1, 1, 1, 1, 1,
-                                  0, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const int32_t m[27] = {1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1, 1,
+                                  1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     vkf_value mask = op_case_input_i32(&c, "mask", 2, sm, m, 27);
     op_case_run(t, &c, vkf_mean_pool(c.g, "op", x, mask), TOL_POOL, "mean_pool masked");
   }

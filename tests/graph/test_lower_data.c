@@ -47,8 +47,8 @@ static int has_define(const vkf_plan_dispatch *d, const char *define) {
 }
 
 static void fastdiv(void) {
-  static const uint32_t divisors[] = {1, 2, 3, 7, 12, 196, 197, 768, 3072, 65535, 65536, 1000003,
-                                      0x40000001u, 0x7fffffffu};
+  static const uint32_t divisors[] = {1,   2,    3,     7,     12,      196,         197,
+                                      768, 3072, 65535, 65536, 1000003, 0x40000001u, 0x7fffffffu};
   int bad = 0;
   for (size_t i = 0; i < sizeof divisors / sizeof divisors[0]; i++) {
     vkf_fastdiv f = vkf_fastdiv_make(divisors[i]);
@@ -69,14 +69,16 @@ static void fastdiv(void) {
 
 static void coalesce(void) {
   /* [2,3,4] dense + [4] broadcast: dims 0 and 1 merge (both operands walk them evenly). */
-  vkf_layout l = {.rank = 3, .shape = {2, 3, 4}, .operand_count = 2,
-                  .strides = {{12, 4, 1}, {0, 0, 1}}};
+  vkf_layout l = {
+      .rank = 3, .shape = {2, 3, 4}, .operand_count = 2, .strides = {{12, 4, 1}, {0, 0, 1}}};
   vkf_layout_coalesce(&l);
   CHECK(l.rank == 2 && l.shape[0] == 6 && l.shape[1] == 4);
   CHECK(l.strides[0][0] == 4 && l.strides[1][0] == 0 && l.strides[1][1] == 1);
   CHECK(vkf_layout_operand_dense(&l, 0) && !vkf_layout_operand_dense(&l, 1));
   /* Everything dense: rank 1. Size-1 dims vanish. */
-  vkf_layout d = {.rank = 4, .shape = {2, 1, 3, 5}, .operand_count = 2,
+  vkf_layout d = {.rank = 4,
+                  .shape = {2, 1, 3, 5},
+                  .operand_count = 2,
                   .strides = {{15, 99, 5, 1}, {15, 7, 5, 1}}};
   vkf_layout_coalesce(&d);
   CHECK(d.rank == 1 && d.shape[0] == 30 && d.strides[0][0] == 1);
@@ -113,7 +115,7 @@ static void elementwise_choices(void) {
       CHECK(strncmp(d->shader, "ew_add_", 7) == 0 && d->source != NULL);
       CHECK_MSG(d->spec[0] == (k == 0 ? 256u : 128u), "workgroup %u", d->spec[0]);
       CHECK(push_word(d, 0) == 2 * 9 * 37); /* count */
-      CHECK(push_word(d, 1) == 37);          /* coalesced [18, 37]: size of dim 1 */
+      CHECK(push_word(d, 1) == 37);         /* coalesced [18, 37]: size of dim 1 */
       CHECK(d->binding_count == 3 && d->bindings[2].access == VKF_ACCESS_WRITE);
       CHECK(d->source && strstr(d->source, "layout(push_constant)") != NULL);
       /* The same program compiles to the same text on both device classes (only the spec
@@ -171,7 +173,8 @@ static void elementwise_choices(void) {
       in[i] = vkf_permute(g, NULL, vkf_graph_input(g, n, VKF_F32, 4, s4), ax); /* [5,2,4,3] */
     }
     vkf_ew_instr *prog = vkf_arena_alloc(vkf_graph_arena(g), 4 * sizeof *prog);
-    for (uint32_t i = 0; i < 4; i++) prog[i] = (vkf_ew_instr){VKF_OP_ADD, i == 0 ? 0 : 4 + i, i + 1, 0};
+    for (uint32_t i = 0; i < 4; i++)
+      prog[i] = (vkf_ew_instr){VKF_OP_ADD, i == 0 ? 0 : 4 + i, i + 1, 0};
     vkf_node_attrs attrs = {.fused = {.count = 4, .instrs = prog}};
     vkf_graph_output(g, vkf_graph_add_node(g, VKF_OP_FUSED_ELEMENTWISE, "f", in, 5, &attrs), NULL);
     vkf_device_caps small = desk;
@@ -198,10 +201,10 @@ static void elementwise_choices(void) {
       in[i] = vkf_graph_input(g, n, VKF_F32, i % 2 ? 1 : 2, i % 2 ? s1 : s2);
     }
     vkf_ew_instr *prog = vkf_arena_alloc(vkf_graph_arena(g), 7 * sizeof *prog);
-    for (uint32_t i = 0; i < 7; i++) prog[i] = (vkf_ew_instr){VKF_OP_MUL, i == 0 ? 0 : 7 + i, i + 1, 0};
+    for (uint32_t i = 0; i < 7; i++)
+      prog[i] = (vkf_ew_instr){VKF_OP_MUL, i == 0 ? 0 : 7 + i, i + 1, 0};
     vkf_node_attrs attrs = {.fused = {.count = 7, .instrs = prog}};
-    vkf_graph_output(g, vkf_graph_add_node(g, VKF_OP_FUSED_ELEMENTWISE, "f8", in, 8, &attrs),
-                     NULL);
+    vkf_graph_output(g, vkf_graph_add_node(g, VKF_OP_FUSED_ELEMENTWISE, "f8", in, 8, &attrs), NULL);
     vkf_lowered low;
     vkf_status s = lower(g, &desk, &low);
     CHECK_OK(s);
@@ -230,7 +233,8 @@ static void data_choices(void) {
     vkf_graph *g;
     CHECK_OK(vkf_graph_create("concat", &g));
     int64_t s[2] = {4, 3};
-    vkf_value xs[3] = {vkf_graph_input(g, "a", VKF_F16, 2, s), vkf_graph_input(g, "b", VKF_F16, 2, s),
+    vkf_value xs[3] = {vkf_graph_input(g, "a", VKF_F16, 2, s),
+                       vkf_graph_input(g, "b", VKF_F16, 2, s),
                        vkf_graph_input(g, "c", VKF_F16, 2, s)};
     vkf_graph_output(g, vkf_cast(g, "cast", vkf_concat(g, "cat", xs, 3, 1), VKF_F32), NULL);
     vkf_lowered low;

@@ -16,16 +16,16 @@
 #include "tools/vkf/device_open.h"
 
 typedef enum data_case {
-  CASE_ADD_BIAS, /* [R, D] + [D]: the row-wise kernel */
+  CASE_ADD_BIAS,   /* [R, D] + [D]: the row-wise kernel */
   CASE_ADD_NARROW, /* [R, 37] + [37]: the flat kernel */
   CASE_GELU,
-  CASE_FUSED,    /* (x + bias) -> gelu -> + residual: one generated kernel */
-  CASE_PERMUTE,  /* [B, N, H, Dh] -> [B, H, N, Dh] */
-  CASE_CAST,     /* f32 -> f16 */
-  CASE_CONCAT,   /* [B, 1, D] ++ [B, 196, D] */
-  CASE_GATHER,   /* [30522, 768] table, [B, 128] ids */
-  CASE_PATCH,    /* ViT-B/16 at 224 */
-  CASE_POOL,     /* [B, 128, 384] masked */
+  CASE_FUSED,   /* (x + bias) -> gelu -> + residual: one generated kernel */
+  CASE_PERMUTE, /* [B, N, H, Dh] -> [B, H, N, Dh] */
+  CASE_CAST,    /* f32 -> f16 */
+  CASE_CONCAT,  /* [B, 1, D] ++ [B, 196, D] */
+  CASE_GATHER,  /* [30522, 768] table, [B, 128] ids */
+  CASE_PATCH,   /* ViT-B/16 at 224 */
+  CASE_POOL,    /* [B, 128, 384] masked */
   CASE_COUNT
 } data_case;
 
@@ -138,7 +138,8 @@ static vkf_value build(vkf_graph *g, data_case c, int64_t b, const char **label,
       return vkf_mean_pool(g, "pool", vkf_graph_input(g, "x", VKF_F32, 3, sx),
                            vkf_graph_input(g, "mask", VKF_I32, 2, sm));
     }
-    default: return VKF_NO_VALUE;
+    default:
+      return VKF_NO_VALUE;
   }
 }
 
@@ -233,11 +234,11 @@ int vkf_cli_bench_data(int argc, char **argv) {
       double bytes = 0, flops = 0;
       timing t = {0};
       char variant[256];
-      st = bench_case(dev.device, &a, (data_case)c, pass ? &gpu_caps : caps, &label, &bytes,
-                      &flops, &t, variant, sizeof variant);
+      st = bench_case(dev.device, &a, (data_case)c, pass ? &gpu_caps : caps, &label, &bytes, &flops,
+                      &t, variant, sizeof variant);
       if (st) break;
-      printf("| %s%s | %s | %.3f ± %.3f | %.2f %s |\n", label, pass ? " (GPU tiles)" : "",
-             variant, t.mean_ms, t.sd_ms, (flops ? flops : bytes) / (t.mean_ms * 1e6),
+      printf("| %s%s | %s | %.3f ± %.3f | %.2f %s |\n", label, pass ? " (GPU tiles)" : "", variant,
+             t.mean_ms, t.sd_ms, (flops ? flops : bytes) / (t.mean_ms * 1e6),
              flops ? "GFLOP/s" : "GB/s");
     }
   }
