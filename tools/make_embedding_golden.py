@@ -16,6 +16,15 @@ each against the golden and fails if one is below 0.99999.
     needs torch and transformers (4.38.2 works with torch 1.13); sentence-transformers optional
     python3 tools/make_embedding_golden.py [--model-dir DIR]
 
+It also writes a tiny seeded random checkpoint that exercises the other paths of the loader and
+builder, and its reference:
+  tests/models/data/bert_tiny/  BertForMaskedLM (tensors prefixed "bert.", an MLM head to ignore),
+      hidden 32, 2 layers, 4 heads, 128 positions, random token-type rows and LayerNorms; the
+      vocabulary is the all-MiniLM-L6-v2 word pieces of the sentence set (so WordPiece splits
+      them identically); sentence-transformers files asking for CLS pooling and no Normalize
+  tests/models/golden/bert/tiny_embeddings.npy  float32 [N, 32]: last_hidden_state[:, 0], alone
+  tests/models/golden/bert/tiny_ids.txt         its token ids
+
 Development time only: the C test reads the committed files and needs no Python.
 """
 import argparse
@@ -28,6 +37,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SENTENCES = os.path.join(ROOT, "tests", "models", "embedding_sentences.txt")
 GOLDEN_DIR = os.path.join(ROOT, "tests", "models", "golden", "bert")
+TINY_DIR = os.path.join(ROOT, "tests", "models", "data", "bert_tiny")
 CROSS_CHECK_MIN_COSINE = 0.99999
 
 
@@ -58,6 +68,62 @@ def min_cosine(a, b):
     a = a / np.linalg.norm(a, axis=1, keepdims=True)
     b = b / np.linalg.norm(b, axis=1, keepdims=True)
     return float((a * b).sum(1).min())
+
+
+def write_tiny(model_dir, sentences):
+    """The tiny CLS-pooled checkpoint and its golden (see the module docstring)."""
+    import json
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+    full = BertTokenizer.from_pretrained(model_dir)
+    pieces = sorted({t for s in sentences for t in full.tokenize(s)})
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocab = specials + [p for p in pieces if p not in specials]
+    os.makedirs(os.path.join(TINY_DIR, "1_Pooling"), exist_ok=True)
+    with open(os.path.join(TINY_DIR, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(vocab) + "\n")
+    with open(os.path.join(TINY_DIR, "tokenizer_config.json"), "w") as f:
+        json.dump({"do_lower_case": True, "model_max_length": 128, "tokenizer_class": "BertTokenizer"}, f)
+    with open(os.path.join(TINY_DIR, "modules.json"), "w") as f:
+        json.dump([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}],
+                  f, indent=2)
+    with open(os.path.join(TINY_DIR, "1_Pooling", "config.json"), "w") as f:
+        json.dump({"word_embedding_dimension": 32, "pooling_mode_cls_token": True,
+                   "pooling_mode_mean_tokens": False, "pooling_mode_max_tokens": False,
+                   "pooling_mode_mean_sqrt_len_tokens": False}, f, indent=2)
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=64, max_position_embeddings=128, type_vocab_size=2,
+                     hidden_act="gelu", layer_norm_eps=1e-12, pad_token_id=0)
+    torch.manual_seed(7)
+    model = BertForMaskedLM(cfg).eval()
+    # HF initialises biases to 0 and LayerNorms to (1, 0), which would hide a missing bias, gamma or
+    # token-type row: draw every parameter instead, large enough that attention is far from uniform.
+    g = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g)
+            if "LayerNorm" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.2 * noise)
+            elif name.endswith("bias") or "LayerNorm" in name:
+                p.copy_(0.1 * noise)
+            elif "embeddings" in name:
+                p.copy_(noise)
+            else:
+                p.copy_(0.2 * noise)
+    model.save_pretrained(TINY_DIR, safe_serialization=True)
+    tok = BertTokenizer(os.path.join(TINY_DIR, "vocab.txt"), do_lower_case=True)
+    rows, id_lines = [], []
+    for s in sentences:
+        batch = tok([s], truncation=True, max_length=128, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model.bert(**batch).last_hidden_state  # [1, N, 32]
+        rows.append(hidden[0, 0].numpy())
+        id_lines.append(" ".join(str(int(i)) for i in batch["input_ids"][0]))
+        assert full.tokenize(s) == tok.tokenize(s), s
+    np.save(os.path.join(GOLDEN_DIR, "tiny_embeddings.npy"), np.stack(rows).astype(np.float32))
+    with open(os.path.join(GOLDEN_DIR, "tiny_ids.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(id_lines) + "\n")
+    print("tiny: vocab %d, %s" % (len(vocab), TINY_DIR))
 
 
 def main():
@@ -104,6 +170,7 @@ def main():
         f.write("\n".join(id_lines) + "\n")
     print("%d sentences, %d..%d tokens -> %s" % (len(sentences), min(lengths), max(lengths),
                                                  GOLDEN_DIR))
+    write_tiny(model_dir, sentences)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
-/* all-MiniLM-L6-v2 sentence embeddings against the goldens of tools/make_embedding_golden.py
- * (Hugging Face BertModel + mean pooling + L2, fp32): the tokenizer on the sentence set, the
- * builder through the interpreter, and the device path for a padded mixed-length batch and for
- * each sentence alone, under the default caps and the mobile profile; then load/build errors. */
+/* BERT sentence embeddings against the goldens of tools/make_embedding_golden.py (PyTorch fp32):
+ * all-MiniLM-L6-v2 (real weights, mean pooling + L2) and a tiny random BertForMaskedLM ("bert."
+ * names, CLS pooling, no normalisation). For each: the tokenizer on the sentence set, the builder
+ * through the interpreter, the device path for padded mixed-length batches and for sentences
+ * alone, under the default caps and the mobile profile; then load/build errors. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "graph/env.h"
 #include "graph/interp.h"
@@ -18,19 +21,24 @@
 #include "models/tokenizer.h"
 #include "tests/gpu_util.h"
 
-/* Minimum cosine similarity between our sentence vector and the golden, per sentence. */
+/* Error per sentence vector: 1 - cosine for the normalised all-MiniLM-L6-v2 (the issue's criterion
+ * is cosine >= 0.9999), ||got - golden|| / ||golden|| for the tiny model, whose CLS vectors are
+ * not normalised (so the norm is checked too). */
 static const struct {
   double interp_f32; /* interpreter vs PyTorch: same maths, other summation order */
-  double device_f32; /* the issue's bound, padded batch and unpadded alike */
+  double device_f32; /* padded batch and unpadded alike */
   double device_f16; /* f16 weights + activations (fp32 accumulation, softmax state, pooling) */
-} TOL = {0.99999, 0.9999, 0.9995};
+} TOL_MINILM = {1e-5, 1e-4, 5e-4}, TOL_TINY = {1e-5, 1e-4, 1e-2};
 
 #define SENTENCES "tests/models/embedding_sentences.txt"
 #define GOLDEN "tests/models/golden/bert/"
+#define TINY_DIR "tests/models/data/bert_tiny"
 #define MAX_SENTENCES 64
 #define MAX_TOKENS 128 /* the longest golden sentence has 125 */
 
 typedef struct fixture {
+  const char *name;
+  int normalized;
   char *text[MAX_SENTENCES];
   size_t count;
   vkf_npy_array golden; /* f32 [count, D] */
@@ -41,22 +49,30 @@ typedef struct fixture {
   size_t lengths[MAX_SENTENCES]; /* real tokens per sentence */
 } fixture;
 
-static void fixture_load(fixture *f, const vkf_tokenizer *tok) {
+/* Reads the sentences, the golden `prefix`_embeddings.npy and checks our token ids against
+ * `prefix`_ids.txt (Hugging Face's slow tokenizer), then tokenizes the whole set as a batch. */
+static void fixture_load(fixture *f, const char *name, const char *prefix, const char *model_dir) {
+  f->name = name;
+  vkf_tokenizer *tok = NULL;
+  CHECK_OK(vkf_tokenizer_load(model_dir, &tok));
   FILE *in = fopen(SENTENCES, "r");
   CHECK(in != NULL);
-  char line[4096];
+  char line[4096], path[256];
   while (in && f->count < MAX_SENTENCES && fgets(line, sizeof line, in)) {
     line[strcspn(line, "\n")] = '\0';
     if (line[0] == '\0' || line[0] == '#') continue;
     f->text[f->count++] = strdup(line);
   }
   if (in) fclose(in);
-  CHECK_OK(vkf_npy_load(GOLDEN "minilm_embeddings.npy", &f->golden));
+  snprintf(path, sizeof path, GOLDEN "%s_embeddings.npy", prefix);
+  CHECK_OK(vkf_npy_load(path, &f->golden));
   CHECK(f->golden.rank == 2 && (size_t)f->golden.shape[0] == f->count);
   f->dim = f->golden.shape[1];
+  if (!tok) return;
 
   /* Our tokenizer must give Hugging Face's ids for every sentence, or nothing below means much. */
-  FILE *ids = fopen(GOLDEN "minilm_ids.txt", "r");
+  snprintf(path, sizeof path, GOLDEN "%s_ids.txt", prefix);
+  FILE *ids = fopen(path, "r");
   CHECK(ids != NULL);
   for (size_t i = 0; ids && i < f->count; i++) {
     int32_t got[MAX_TOKENS];
@@ -71,11 +87,17 @@ static void fixture_load(fixture *f, const vkf_tokenizer *tok) {
       if (end == p) break;
       same = same && k < n && got[k] == v;
     }
-    CHECK_MSG(same && k == n, "sentence %zu: token ids differ from Hugging Face's", i);
+    CHECK_MSG(same && k == n, "%s sentence %zu: token ids differ from Hugging Face's", name, i);
   }
   if (ids) fclose(ids);
   CHECK_OK(vkf_tokenizer_encode_batch(tok, (const char *const *)f->text, f->count, MAX_TOKENS,
                                       f->ids, f->mask, &f->len));
+  vkf_tokenizer_destroy(tok);
+}
+
+static void fixture_release(fixture *f) {
+  vkf_npy_array_release(&f->golden);
+  for (size_t i = 0; i < f->count; i++) free(f->text[i]);
 }
 
 static double now_s(void) {
@@ -84,40 +106,29 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double cosine(const float *a, const float *b, int64_t n) {
-  double ab = 0, aa = 0, bb = 0;
-  for (int64_t i = 0; i < n; i++) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i],
-                                   bb += (double)b[i] * b[i];
-  return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+/* The fixture's error measure of one vector (see the tolerance table). */
+static double vector_error(const fixture *f, const float *a, const float *b) {
+  double ab = 0, aa = 0, bb = 0, dd = 0;
+  for (int64_t i = 0; i < f->dim; i++) {
+    ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    dd += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+  }
+  if (f->normalized) return aa > 0 && bb > 0 ? 1 - ab / sqrt(aa * bb) : 1;
+  return bb > 0 ? sqrt(dd / bb) : 1;
 }
 
-/* Checks got[i] against golden row pick[i] for i < count; returns the smallest cosine. */
+/* Checks got[i] against golden row pick[i] for i < count; returns the largest error. */
 static double compare(const fixture *f, const float *got, const size_t *pick, size_t count,
                       double tol, const char *what) {
-  double worst = 1;
+  double worst = 0;
   for (size_t i = 0; i < count; i++) {
     const float *want = (const float *)f->golden.data + pick[i] * (size_t)f->dim;
-    double c = cosine(got + i * (size_t)f->dim, want, f->dim);
-    CHECK_MSG(c >= tol, "%s: sentence %zu (%zu tokens) cosine %.7f < %g", what, pick[i],
-              f->lengths[pick[i]], c, tol);
-    if (!(c >= worst)) worst = c;
+    double e = vector_error(f, got + i * (size_t)f->dim, want);
+    CHECK_MSG(e <= tol, "%s %s: sentence %zu (%zu tokens) %s %.3g > %g", f->name, what, pick[i],
+              f->lengths[pick[i]], f->normalized ? "1 - cosine" : "relative error", e, tol);
+    if (!(e <= worst)) worst = e;
   }
   return worst;
-}
-
-static void build(vkf_bert_model *m, size_t batch, size_t len, vkf_dtype dt, vkf_bert_graph *out) {
-  vkf_bert_build_options o = {.batch = (int64_t)batch, .seq_len = (int64_t)len, .dtype = dt};
-  CHECK_OK(vkf_bert_build(m, &o, out));
-}
-
-/* Copies the padded batch's rows pick[0..count-1], re-padded to `len` columns. */
-static void rows(const fixture *f, const size_t *pick, size_t count, size_t len, int32_t *ids,
-                 int32_t *mask) {
-  for (size_t i = 0; i < count; i++)
-    for (size_t j = 0; j < len; j++) {
-      ids[i * len + j] = f->ids[pick[i] * f->len + j];
-      mask[i * len + j] = f->mask[pick[i] * f->len + j];
-    }
 }
 
 /* The longest length among rows pick[0..count-1]. */
@@ -129,18 +140,23 @@ static size_t longest(const fixture *f, const size_t *pick, size_t count) {
 }
 
 /* Embeds rows pick[0..count-1] as one batch padded to their longest length, through the
- * interpreter (t NULL) or the device, and checks each against its golden. Returns the smallest
- * cosine (0 on failure). */
+ * interpreter (t NULL) or the device, and checks each against its golden. Returns the largest
+ * error (1 on failure). */
 static double run_set(gpu_test *t, vkf_bert_model *m, const fixture *f, const size_t *pick,
                       size_t count, vkf_dtype dt, double tol, const char *what) {
   size_t len = longest(f, pick, count);
   vkf_bert_graph bg;
-  build(m, count, len, dt, &bg);
-  if (!bg.graph) return 0;
+  vkf_bert_build_options o = {.batch = (int64_t)count, .seq_len = (int64_t)len, .dtype = dt};
+  CHECK_OK(vkf_bert_build(m, &o, &bg));
+  if (!bg.graph) return 1;
   size_t in_size = count * len * sizeof(int32_t), out_size = count * (size_t)f->dim * 4;
   int32_t *ids = malloc(in_size), *mask = malloc(in_size);
   float *got = malloc(out_size);
-  rows(f, pick, count, len, ids, mask);
+  for (size_t i = 0; i < count; i++) /* rows of the whole set's batch, re-padded to `len` */
+    for (size_t j = 0; j < len; j++) {
+      ids[i * len + j] = f->ids[pick[i] * f->len + j];
+      mask[i * len + j] = f->mask[pick[i] * f->len + j];
+    }
   double t0 = now_s();
   vkf_status st = VKF_OK;
   if (!t) {
@@ -156,11 +172,11 @@ static double run_set(gpu_test *t, vkf_bert_model *m, const fixture *f, const si
     if (!st) st = vkf_runner_get(r, bg.sentence_embedding, got, out_size);
     vkf_runner_destroy(r);
   }
-  CHECK_MSG(st == VKF_OK, "%s: %s", what, vkf_status_message(st));
-  double worst = st ? 0 : compare(f, got, pick, count, tol, what);
+  CHECK_MSG(st == VKF_OK, "%s %s: %s", f->name, what, vkf_status_message(st));
+  double worst = st ? 1 : compare(f, got, pick, count, tol, what);
   if (count > 1)
-    fprintf(stderr, "%s: %zu sentences padded to %zu tokens, min cosine %.9f (tolerance %g), "
-            "%.1f s\n", what, count, len, worst, tol, now_s() - t0);
+    fprintf(stderr, "%s %s: %zu sentences padded to %zu tokens, max error %.3g (tolerance %g), "
+            "%.1f s\n", f->name, what, count, len, worst, tol, now_s() - t0);
   vkf_status_free(st);
   free(ids);
   free(mask);
@@ -172,53 +188,125 @@ static double run_set(gpu_test *t, vkf_bert_model *m, const fixture *f, const si
 /* Each sentence of pick[] alone at its own length (no padding at all). */
 static void run_alone(gpu_test *t, vkf_bert_model *m, const fixture *f, const size_t *pick,
                       size_t count, double tol, const char *what) {
-  double worst = 1, t0 = now_s();
+  double worst = 0, t0 = now_s();
   for (size_t i = 0; i < count; i++) {
-    double c = run_set(t, m, f, &pick[i], 1, VKF_F32, tol, what);
-    if (!(c >= worst)) worst = c;
+    double e = run_set(t, m, f, &pick[i], 1, VKF_F32, tol, what);
+    if (!(e <= worst)) worst = e;
   }
-  fprintf(stderr, "%s: %zu sentences one at a time, min cosine %.9f (tolerance %g), %.1f s\n",
-          what, count, worst, tol, now_s() - t0);
+  fprintf(stderr, "%s %s: %zu sentences one at a time, max error %.3g (tolerance %g), %.1f s\n",
+          f->name, what, count, worst, tol, now_s() - t0);
 }
 
 /* Mixed lengths for the slow paths: the shortest sentence, two medium ones and the longest. */
 static const size_t MIXED[4] = {9, 11, 14, 22};
 
-static void test_device(gpu_test *t, vkf_bert_model *m, const fixture *f, const char *profile) {
+/* `full`: every sentence as one padded batch and every sentence alone; otherwise (the mobile
+ * profile, whose variants are several times slower on lavapipe) the MIXED set. fp16 on MIXED. */
+static void test_device(gpu_test *t, vkf_bert_model *m, const fixture *f, int full,
+                        const char *profile, double tol_f32, double tol_f16) {
   size_t all[MAX_SENTENCES];
   for (size_t i = 0; i < f->count; i++) all[i] = i;
-  char what[96];
-  if (!profile) {
-    /* Every sentence in one batch padded to the longest: padding must change nobody's vector. */
-    run_set(t, m, f, all, f->count, VKF_F32, TOL.device_f32, "device fp32");
-    run_set(t, m, f, all + f->count - 8, 8, VKF_F16, TOL.device_f16, "device fp16");
-    run_alone(t, m, f, all, f->count, TOL.device_f32, "device fp32 alone");
-    return;
-  }
-  /* The mobile profile's variants (small tiles, no subgroup arithmetic) are several times slower
-   * on lavapipe: a mixed batch and the same sentences alone. */
-  snprintf(what, sizeof what, "device fp32 %s", profile);
-  run_set(t, m, f, MIXED, 4, VKF_F32, TOL.device_f32, what);
-  snprintf(what, sizeof what, "device fp16 %s", profile);
-  run_set(t, m, f, MIXED, 4, VKF_F16, TOL.device_f16, what);
-  snprintf(what, sizeof what, "device fp32 %s alone", profile);
-  run_alone(t, m, f, MIXED, 4, TOL.device_f32, what);
+  char what[3][64];
+  snprintf(what[0], sizeof what[0], "device fp32 %s", profile);
+  snprintf(what[1], sizeof what[1], "device fp16 %s", profile);
+  snprintf(what[2], sizeof what[2], "device fp32 %s alone", profile);
+  const size_t *set = full ? all : MIXED;
+  size_t count = full ? f->count : 4;
+  run_set(t, m, f, set, count, VKF_F32, tol_f32, what[0]);
+  run_set(t, m, f, MIXED, 4, VKF_F16, tol_f16, what[1]);
+  run_alone(t, m, f, set, count, tol_f32, what[2]);
 }
 
-static void test_errors(vkf_bert_model *m) {
-  vkf_bert_model *bad = NULL;
-  CHECK_STATUS(vkf_bert_load("tests/models/data/no_such_model", &bad), VKF_STATUS_NOT_FOUND,
-               "no_such_model");
-  CHECK(bad == NULL);
-  CHECK_STATUS(vkf_bert_load("tests/models/data/vit_tiny", &bad), VKF_STATUS_UNSUPPORTED,
-               "model_type \"vit\"");
-  CHECK(bad == NULL);
+/* ---- errors: copies of the tiny checkpoint, changed one way per case ---- */
+
+static void copy_file(const char *from, const char *to, const char *find, const char *replace) {
+  FILE *in = fopen(from, "rb");
+  CHECK(in != NULL);
+  if (!in) return;
+  fseek(in, 0, SEEK_END);
+  long n = ftell(in);
+  fseek(in, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  CHECK(fread(buf, 1, (size_t)n, in) == (size_t)n);
+  fclose(in);
+  buf[n] = '\0';
+  FILE *out = fopen(to, "wb");
+  CHECK(out != NULL);
+  char *at = find ? strstr(buf, find) : NULL;
+  CHECK(!find || at != NULL);
+  if (out && at) {
+    fwrite(buf, 1, (size_t)(at - buf), out);
+    fputs(replace, out);
+    fputs(at + strlen(find), out);
+  } else if (out) {
+    fwrite(buf, 1, (size_t)n, out);
+  }
+  if (out) fclose(out);
+  free(buf);
+}
+
+/* A copy of the tiny checkpoint in `dir` with `find` replaced by `replace` in file `changed`. */
+static void make_variant(const char *dir, const char *changed, const char *find,
+                         const char *replace) {
+  static const char *files[] = {"config.json", "model.safetensors", "modules.json",
+                                 "vocab.txt", "tokenizer_config.json", "1_Pooling/config.json"};
+  char from[512], to[512];
+  mkdir(dir, 0700);
+  snprintf(to, sizeof to, "%s/1_Pooling", dir);
+  mkdir(to, 0700);
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(from, sizeof from, TINY_DIR "/%s", files[i]);
+    snprintf(to, sizeof to, "%s/%s", dir, files[i]);
+    int edit = strcmp(files[i], changed) == 0;
+    copy_file(from, to, edit ? find : NULL, edit ? replace : NULL);
+  }
+}
+
+static void expect_load_error(const char *dir, vkf_status_code code, const char *needle) {
+  vkf_bert_model *m = NULL;
+  vkf_status st = vkf_bert_load(dir, &m);
+  CHECK_MSG(vkf_status_code_of(st) == code && strstr(vkf_status_message(st), needle) &&
+                !strchr(vkf_status_message(st), '\n'),
+            "%s: got %s \"%s\", expected %s with \"%s\"", dir,
+            vkf_status_code_name(vkf_status_code_of(st)), vkf_status_message(st),
+            vkf_status_code_name(code), needle);
+  CHECK(m == NULL);
+  vkf_status_free(st);
+  vkf_bert_destroy(m);
+}
+
+static void test_errors(vkf_bert_model *tiny) {
+  expect_load_error("tests/models/data/no_such_model", VKF_STATUS_NOT_FOUND, "no_such_model");
+  expect_load_error("tests/models/data/vit_tiny", VKF_STATUS_UNSUPPORTED, "model_type \"vit\"");
+  char root[] = "/tmp/vkf_test_bert_XXXXXX", dir[512];
+  CHECK(mkdtemp(root) != NULL);
+  snprintf(dir, sizeof dir, "%s/shape", root);
+  make_variant(dir, "config.json", "\"intermediate_size\": 64", "\"intermediate_size\": 65");
+  expect_load_error(dir, VKF_STATUS_SHAPE, "bert.encoder.layer.0.intermediate.dense.weight");
+  snprintf(dir, sizeof dir, "%s/relative", root);
+  make_variant(dir, "config.json", "\"absolute\"", "\"relative_key\"");
+  expect_load_error(dir, VKF_STATUS_UNSUPPORTED, "position_embedding_type \"relative_key\"");
+  snprintf(dir, sizeof dir, "%s/dense", root);
+  make_variant(dir, "modules.json", "models.Pooling\"",
+               "models.Pooling\"}, {\"path\": \"2_Dense\", \"type\": "
+               "\"sentence_transformers.models.Dense\"");
+  expect_load_error(dir, VKF_STATUS_UNSUPPORTED, "sentence_transformers.models.Dense");
+  snprintf(dir, sizeof dir, "%s/max", root);
+  make_variant(dir, "1_Pooling/config.json", "\"pooling_mode_max_tokens\": false",
+               "\"pooling_mode_max_tokens\": true");
+  expect_load_error(dir, VKF_STATUS_UNSUPPORTED, "pooling_mode_max_tokens");
+  snprintf(dir, sizeof dir, "%s/roberta", root);
+  make_variant(dir, "config.json", "\"model_type\": \"bert\"", "\"model_type\": \"roberta\"");
+  expect_load_error(dir, VKF_STATUS_UNSUPPORTED, "model_type \"roberta\"");
+  snprintf(dir, sizeof dir, "rm -rf '%s'", root);
+  CHECK(system(dir) == 0);
+
   vkf_bert_graph bg;
-  vkf_bert_build_options o = {.batch = 2, .seq_len = 513};
-  CHECK_STATUS(vkf_bert_build(m, &o, &bg), VKF_STATUS_INVALID_ARGUMENT, "seq_len 513");
+  vkf_bert_build_options o = {.batch = 2, .seq_len = 129};
+  CHECK_STATUS(vkf_bert_build(tiny, &o, &bg), VKF_STATUS_INVALID_ARGUMENT, "seq_len 129");
   CHECK(bg.graph == NULL);
   o = (vkf_bert_build_options){.dtype = VKF_I32};
-  CHECK_STATUS(vkf_bert_build(m, &o, &bg), VKF_STATUS_INVALID_ARGUMENT, "dtype");
+  CHECK_STATUS(vkf_bert_build(tiny, &o, &bg), VKF_STATUS_INVALID_ARGUMENT, "dtype");
 }
 
 int main(void) {
@@ -228,43 +316,50 @@ int main(void) {
             vkf_status_message(st));
   vkf_status_free(st);
   if (!dir) return test_report();
-  vkf_bert_model *m = NULL;
-  vkf_tokenizer *tok = NULL;
-  CHECK_OK(vkf_bert_load(dir, &m));
-  CHECK_OK(vkf_tokenizer_load(dir, &tok));
+  vkf_bert_model *minilm = NULL, *tiny = NULL;
+  CHECK_OK(vkf_bert_load(dir, &minilm));
+  CHECK_OK(vkf_bert_load(TINY_DIR, &tiny));
+  static fixture fm = {.normalized = 1}, ft = {.normalized = 0};
+  fixture_load(&fm, "all-MiniLM-L6-v2", "minilm", dir);
+  fixture_load(&ft, "bert_tiny", "tiny", TINY_DIR);
   free(dir);
-  if (!m || !tok) return test_report();
-  const vkf_bert_pipeline *pl = vkf_bert_pipeline_of(m);
-  CHECK(pl->pooling == VKF_BERT_POOL_MEAN && pl->normalize && pl->max_seq_length == 256);
-  static fixture f;
-  fixture_load(&f, tok);
-  vkf_tokenizer_destroy(tok);
-  test_errors(m);
-  CHECK(f.count > MIXED[3]);
-  if (f.count <= MIXED[3] || !f.golden.data) return test_report();
+  if (!minilm || !tiny) return test_report();
+  const vkf_bert_pipeline *p = vkf_bert_pipeline_of(minilm);
+  CHECK(p->pooling == VKF_BERT_POOL_MEAN && p->normalize && p->max_seq_length == 256);
+  p = vkf_bert_pipeline_of(tiny);
+  CHECK(p->pooling == VKF_BERT_POOL_CLS && !p->normalize && p->max_seq_length == 128);
+  test_errors(tiny);
+  CHECK(fm.count > MIXED[3] && ft.count == fm.count && fm.len == ft.len);
+  if (fm.count <= MIXED[3] || !fm.golden.data || !ft.golden.data) return test_report();
 
   /* Interpreter: a padded mixed batch, and every sentence alone. */
   size_t all[MAX_SENTENCES];
-  for (size_t i = 0; i < f.count; i++) all[i] = i;
-  run_set(NULL, m, &f, MIXED, 4, VKF_F32, TOL.interp_f32, "interpreter fp32");
-  run_alone(NULL, m, &f, all, f.count, TOL.interp_f32, "interpreter fp32 alone");
+  for (size_t i = 0; i < fm.count; i++) all[i] = i;
+  run_set(NULL, minilm, &fm, MIXED, 4, VKF_F32, TOL_MINILM.interp_f32, "interpreter fp32");
+  run_alone(NULL, minilm, &fm, all, fm.count, TOL_MINILM.interp_f32, "interpreter fp32");
+  run_set(NULL, tiny, &ft, all, ft.count, VKF_F32, TOL_TINY.interp_f32, "interpreter fp32");
+  run_alone(NULL, tiny, &ft, all, ft.count, TOL_TINY.interp_f32, "interpreter fp32");
 
-  static const char *profiles[2] = {NULL, "mobile"};
-  for (int p = 0; p < 2; p++) {
-    if (profiles[p]) setenv("VKF_DEVICE_PROFILE", profiles[p], 1);
+  /* Device: default caps, then the mobile profile (a second device picks up the clamp). */
+  static const char *profiles[2] = {"default", "mobile"};
+  for (int i = 0; i < 2; i++) {
+    if (i == 1) setenv("VKF_DEVICE_PROFILE", profiles[i], 1);
     vkf_env_reload();
     gpu_test t = gpu_test_start();
-    test_device(&t, m, &f, profiles[p]);
-    if (p == 0) {
+    test_device(&t, minilm, &fm, i == 0, profiles[i], TOL_MINILM.device_f32,
+                TOL_MINILM.device_f16);
+    test_device(&t, tiny, &ft, 1, profiles[i], TOL_TINY.device_f32, TOL_TINY.device_f16);
+    if (i == 0) {
       vkf_device_destroy(t.device);
       uint32_t messages = vkf_instance_validation_message_count(t.instance);
       CHECK_MSG(messages == 0, "%u validation messages", messages);
       vkf_instance_destroy(t.instance);
       continue;
     }
-    vkf_bert_destroy(m);
-    vkf_npy_array_release(&f.golden);
-    for (size_t i = 0; i < f.count; i++) free(f.text[i]);
+    vkf_bert_destroy(minilm);
+    vkf_bert_destroy(tiny);
+    fixture_release(&fm);
+    fixture_release(&ft);
     return gpu_test_finish(&t);
   }
   return test_report();
