@@ -141,8 +141,9 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
    * [B*patches, E] without copies. */
   int weight_flat = w->strides[3] == 1 && w->strides[2] == pw && w->strides[1] == ph * pw;
   int out_flat = y->strides[0] == patches * y->strides[1];
+  uint64_t cols_size = (uint64_t)m * (uint64_t)k * 4; /* the scratch patch matrix, one binding */
   if (ctx->caps->kind == VKF_DEVICE_KIND_CPU && weight_flat && out_flat &&
-      (uint64_t)m * (uint64_t)k <= INT32_MAX)
+      (uint64_t)m * (uint64_t)k <= INT32_MAX && cols_size <= ctx->caps->max_storage_buffer_range)
     return lower_im2col_gemm(ctx, node, has_bias);
 
   tile t = choose_tile(ctx->caps);
