@@ -267,8 +267,8 @@ static void emit_index(text *t, const vkf_layout *l, const ew_operands *ops, uin
 }
 
 /* Writes the kernel. Shapes and strides go to push constants when they fit (the text then only
- * depends on the program, dtypes, coalesced rank and which operands are dense, so one compiled
- * kernel serves every shape); otherwise they are baked into the text as constants. */
+ * depends on the program, dtypes, coalesced rank, which operands are dense and flat vs row-wise
+ * walking, so one compiled kernel serves many shapes); otherwise they are baked into the text. */
 static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *prog,
                                uint32_t prog_count, const vkf_layout *l, const ew_operands *ops,
                                int baked, int rows, text *t) {
@@ -412,7 +412,9 @@ static vkf_status write_kernel(const vkf_lower_node *node, const vkf_ew_instr *p
 /* Chooser: one generated kernel per program.
  * - Workgroup: 256 invocations (a multiple of every subgroup size), clamped to the device limit
  *   (128 under the mobile profile); grid-stride loop so any element count fits 65535 groups.
- * - Index parameters in push constants when they fit the device's budget, else baked (8-input
+ * - Row-wise walk (one grid row per tensor row, no per-element division) when the coalesced
+ *   innermost dim fills a workgroup; otherwise a flat walk with multiply-high division.
+ * - Index parameters in push constants when they fit the device's budget, else baked (many-input
  *   fused programs on rank-4 strided views).
  * - f16 storage needs storageBuffer16BitAccess; math is always fp32. */
 vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
