@@ -22,9 +22,14 @@ static const vkf_gemm_variant tiled_candidates[] = {
 };
 enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] };
 
-/* The CPU variant as measured on lavapipe (LLVM 15, 8-wide AVX2): see `vkf bench gemm`. */
+/* The CPU variants as measured on lavapipe (LLVM 15, 8-wide AVX2/AVX-512VL) with `vkf bench gemm
+ * --variant cpu:RAxTN4xWG`: the 16x16-per-lane block is the fastest on the ViT shapes (one
+ * subgroup per workgroup, so consecutive workgroups share a B panel in L2); the 8x4 block is for
+ * small problems, where the big block leaves cores idle and costs seconds of LLVM time to build. */
 static const vkf_gemm_variant cpu_variant = {
-    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 2};
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 4};
+static const vkf_gemm_variant cpu_variant_small = {
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 1};
 
 static uint32_t tiled_shared_size(const vkf_gemm_variant *v) {
   return (v->bm + v->bn) * v->bk * 4;
@@ -56,7 +61,12 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
    * each element once and reusing it from registers; barriers suspend the workgroup's coroutine.
    * Needs 8-wide subgroups with broadcast, which profiles like "mobile" take away. */
-  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &cpu_variant)) return cpu_variant;
+  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &cpu_variant)) {
+    /* Rule 1b: the big block only when it still makes 8 workgroups (a few per core). */
+    uint64_t groups = vkf_div_up(shape->m, 16) * (uint64_t)vkf_div_up(shape->n, 128) *
+                      (shape->batches ? shape->batches : 1);
+    return groups >= 8 ? cpu_variant : cpu_variant_small;
+  }
   uint32_t first = 0;
   /* Rule 2: 128x128 tiles with 8x8 register blocks only on discrete GPUs: phones and integrated
    * parts have fewer registers per invocation, and 64 accumulators would spill there. */

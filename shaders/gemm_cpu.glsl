@@ -6,24 +6,25 @@
 //  - keeps the (8*CPU_RA) x (4*CPU_TN4) accumulator block per lane in named vec4 variables
 //    (macros, no arrays), so they live in registers;
 //  - uses no shared memory and no barrier, so workgroups never suspend.
-// CPU_RA is 1 or 2 (8 or 16 rows per subgroup), CPU_TN4 1 or 2 (4 or 8 columns per lane).
+// CPU_RA is 1 or 2 (8 or 16 rows per subgroup), CPU_TN4 1, 2 or 4 (4, 8 or 16 columns per lane):
+// a subgroupBroadcast costs a few dozen instructions on lavapipe, so wide rows (many columns per
+// broadcast value) pay most.
 #ifndef CPU_RA
 #define CPU_RA 2
 #endif
 #ifndef CPU_TN4
-#define CPU_TN4 1
+#define CPU_TN4 2
 #endif
-#if CPU_RA < 1 || CPU_RA > 2 || CPU_TN4 < 1 || CPU_TN4 > 2
-#error "GEMM_CPU supports CPU_RA and CPU_TN4 of 1 or 2"
+#if CPU_RA < 1 || CPU_RA > 2 || (CPU_TN4 != 1 && CPU_TN4 != 2 && CPU_TN4 != 4)
+#error "GEMM_CPU supports CPU_RA of 1 or 2 and CPU_TN4 of 1, 2 or 4"
 #endif
 
-#if CPU_TN4 == 2
-#define ACC_DECL(I) vec4 c##I##_0 = vec4(0.0), c##I##_1 = vec4(0.0);
-#define ACC_FMA(I, S) c##I##_0 = fma(vec4(S), b_0, c##I##_0); c##I##_1 = fma(vec4(S), b_1, c##I##_1);
-#else
-#define ACC_DECL(I) vec4 c##I##_0 = vec4(0.0);
-#define ACC_FMA(I, S) c##I##_0 = fma(vec4(S), b_0, c##I##_0);
-#endif
+/* Column groups 1..3 exist when CPU_TN4 says so; the constant `if`s fold away. */
+#define ACC_DECL(I) vec4 I##_0 = vec4(0.0), I##_1 = vec4(0.0), I##_2 = vec4(0.0), I##_3 = vec4(0.0);
+#define ACC_FMA(I, S)                                                                        \
+  I##_0 = fma(vec4(S), b_0, I##_0);                                                          \
+  if (CPU_TN4 > 1) I##_1 = fma(vec4(S), b_1, I##_1);                                         \
+  if (CPU_TN4 > 2) { I##_2 = fma(vec4(S), b_2, I##_2); I##_3 = fma(vec4(S), b_3, I##_3); }
 /* Row I of the block gets A value X of lane L (subgroupBroadcast wants a constant lane). */
 #define ROW(I, X, L) { float s_ = subgroupBroadcast(X, L); ACC_FMA(I, s_) }
 #define ROWS8(B, X) ROW(B##0, X, 0u) ROW(B##1, X, 1u) ROW(B##2, X, 2u) ROW(B##3, X, 3u) \
@@ -34,33 +35,40 @@ void store_vec(uint row, uint col, vec4 v) {
     [[unroll]] for (uint j = 0; j < 4u; j++)
       if (col + j < p.n) store_c(row, col + j, v[j]);
 }
-#if CPU_TN4 == 2
-#define STORE(I, R) store_vec(m0 + R, n0, c##I##_0); store_vec(m0 + R, n0 + 4u, c##I##_1);
-#else
-#define STORE(I, R) store_vec(m0 + R, n0, c##I##_0);
-#endif
+#define STORE(I, R)                                                                          \
+  store_vec(m0 + R, n0, I##_0);                                                              \
+  if (CPU_TN4 > 1) store_vec(m0 + R, n0 + 4u, I##_1);                                        \
+  if (CPU_TN4 > 2) { store_vec(m0 + R, n0 + 8u, I##_2); store_vec(m0 + R, n0 + 12u, I##_3); }
 
-/* B[k, n0 .. n0+3] (and the next 4 columns) for one k, zero past K or N. */
 #if defined(B_VEC4_K)
-#define LOAD_B(KK)                                                          \
-  b_0 = vec4(t0[KK], t1[KK], t2[KK], t3[KK]);                               \
-  if (CPU_TN4 == 2) b_1 = vec4(t4[KK], t5[KK], t6[KK], t7[KK]);
-#else
-/* [K, N] rows are N apart, so the next block's rows are loaded one block ahead (q*) and the
- * cache misses overlap the current block's FMAs instead of stalling them. */
-#define ROW_B(K_, C_) ((K_) < p.k && (C_) < p.n ? load_b_n4(K_, C_) : vec4(0.0))
-#define PRELOAD_B(KB)                                                       \
-  q0_0 = ROW_B(KB, n0); q1_0 = ROW_B(KB + 1u, n0);                          \
-  q2_0 = ROW_B(KB + 2u, n0); q3_0 = ROW_B(KB + 3u, n0);                     \
-  if (CPU_TN4 == 2) {                                                       \
-    q0_1 = ROW_B(KB, n0 + 4u); q1_1 = ROW_B(KB + 1u, n0 + 4u);              \
-    q2_1 = ROW_B(KB + 2u, n0 + 4u); q3_1 = ROW_B(KB + 3u, n0 + 4u);         \
+/* B is contiguous along k: t<j> = B[k..k+3, n0 + j], transposed in registers by LOAD_B. */
+#define LOAD_T(T, J) T = n0 + J < p.n ? load_b_k4(k, n0 + J) : vec4(0.0);
+#define LOAD_B(KK)                                                                           \
+  b_0 = vec4(t0[KK], t1[KK], t2[KK], t3[KK]);                                                \
+  if (CPU_TN4 > 1) b_1 = vec4(t4[KK], t5[KK], t6[KK], t7[KK]);                               \
+  if (CPU_TN4 > 2) {                                                                         \
+    b_2 = vec4(t8[KK], t9[KK], t10[KK], t11[KK]);                                            \
+    b_3 = vec4(t12[KK], t13[KK], t14[KK], t15[KK]);                                          \
   }
-#define LOAD_B(KK) b_0 = r##KK##_0; b_1 = r##KK##_1;
+#else
+/* [K, N] rows are N apart, so the next block's rows are loaded one block ahead (q<kk>_<j>) and
+ * the cache misses overlap the current block's FMAs instead of stalling them. */
+#define ROW_B(K_, C_) ((K_) < p.k && (C_) < p.n ? load_b_n4(K_, C_) : vec4(0.0))
+#define PRELOAD_GROUP(KB, J, C)                                                              \
+  q0_##J = ROW_B(KB, n0 + C); q1_##J = ROW_B(KB + 1u, n0 + C);                                \
+  q2_##J = ROW_B(KB + 2u, n0 + C); q3_##J = ROW_B(KB + 3u, n0 + C);
+#define PRELOAD_B(KB)                                                                        \
+  PRELOAD_GROUP(KB, 0, 0u)                                                                   \
+  if (CPU_TN4 > 1) { PRELOAD_GROUP(KB, 1, 4u) }                                              \
+  if (CPU_TN4 > 2) { PRELOAD_GROUP(KB, 2, 8u) PRELOAD_GROUP(KB, 3, 12u) }
+#define LOAD_B(KK) b_0 = r##KK##_0; b_1 = r##KK##_1; b_2 = r##KK##_2; b_3 = r##KK##_3;
+#define KEEP_GROUP(J) vec4 r0_##J = q0_##J, r1_##J = q1_##J, r2_##J = q2_##J, r3_##J = q3_##J;
+#define DECL_GROUP(J) vec4 q0_##J = vec4(0.0), q1_##J = vec4(0.0), q2_##J = vec4(0.0), \
+                           q3_##J = vec4(0.0);
 #endif
-#define STEP(KK)                                                            \
-  LOAD_B(KK)                                                                \
-  ROWS8(c0, a0[KK])                                                         \
+#define STEP(KK)                                                                             \
+  LOAD_B(KK)                                                                                 \
+  ROWS8(c0, a0[KK])                                                                          \
   if (CPU_RA == 2) { ROWS8(c1, a1[KK]) }
 
 void main() {
@@ -79,8 +87,7 @@ void main() {
   ACC_DECL(c17)
   uint row0 = m0 + lane, row1 = m0 + 8u + lane;
 #if !defined(B_VEC4_K)
-  vec4 q0_0, q1_0, q2_0, q3_0, q0_1 = vec4(0.0), q1_1 = vec4(0.0), q2_1 = vec4(0.0),
-       q3_1 = vec4(0.0);
+  DECL_GROUP(0) DECL_GROUP(1) DECL_GROUP(2) DECL_GROUP(3)
   PRELOAD_B(0u)
 #endif
   for (uint k = 0; k < p.k; k += 4u) {
@@ -88,23 +95,18 @@ void main() {
     vec4 a0 = row0 < p.m ? load_a4(row0, k) : vec4(0.0);
     vec4 a1 = vec4(0.0);
     if (CPU_RA == 2) a1 = row1 < p.m ? load_a4(row1, k) : vec4(0.0);
-    vec4 b_0, b_1;
+    vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);
 #if defined(B_VEC4_K)
-    /* B is contiguous along k: 4 k-values per column, transposed in registers by LOAD_B. */
-    vec4 t0 = n0 < p.n ? load_b_k4(k, n0) : vec4(0.0);
-    vec4 t1 = n0 + 1u < p.n ? load_b_k4(k, n0 + 1u) : vec4(0.0);
-    vec4 t2 = n0 + 2u < p.n ? load_b_k4(k, n0 + 2u) : vec4(0.0);
-    vec4 t3 = n0 + 3u < p.n ? load_b_k4(k, n0 + 3u) : vec4(0.0);
-    vec4 t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);
-    if (CPU_TN4 == 2) {
-      t4 = n0 + 4u < p.n ? load_b_k4(k, n0 + 4u) : vec4(0.0);
-      t5 = n0 + 5u < p.n ? load_b_k4(k, n0 + 5u) : vec4(0.0);
-      t6 = n0 + 6u < p.n ? load_b_k4(k, n0 + 6u) : vec4(0.0);
-      t7 = n0 + 7u < p.n ? load_b_k4(k, n0 + 7u) : vec4(0.0);
+    vec4 t0, t1, t2, t3, t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);
+    vec4 t8 = vec4(0.0), t9 = vec4(0.0), t10 = vec4(0.0), t11 = vec4(0.0);
+    vec4 t12 = vec4(0.0), t13 = vec4(0.0), t14 = vec4(0.0), t15 = vec4(0.0);
+    LOAD_T(t0, 0u) LOAD_T(t1, 1u) LOAD_T(t2, 2u) LOAD_T(t3, 3u)
+    if (CPU_TN4 > 1) { LOAD_T(t4, 4u) LOAD_T(t5, 5u) LOAD_T(t6, 6u) LOAD_T(t7, 7u) }
+    if (CPU_TN4 > 2) {
+      LOAD_T(t8, 8u) LOAD_T(t9, 9u) LOAD_T(t10, 10u) LOAD_T(t11, 11u) LOAD_T(t12, 12u) LOAD_T(t13, 13u) LOAD_T(t14, 14u) LOAD_T(t15, 15u)
     }
 #else
-    vec4 r0_0 = q0_0, r1_0 = q1_0, r2_0 = q2_0, r3_0 = q3_0;
-    vec4 r0_1 = q0_1, r1_1 = q1_1, r2_1 = q2_1, r3_1 = q3_1;
+    KEEP_GROUP(0) KEEP_GROUP(1) KEEP_GROUP(2) KEEP_GROUP(3)
     PRELOAD_B(k + 4u)
 #endif
     STEP(0) STEP(1) STEP(2) STEP(3)
