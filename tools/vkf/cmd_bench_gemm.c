@@ -1,8 +1,9 @@
 /* vkf bench gemm: times one GEMM per shape with the chosen variant (or a forced one) and, in the
  * same process on the same data, the naive one-output-per-invocation kernel; GPU time comes from
  * the session's timestamps. Prints a markdown table (mean ± sd over the timed runs, GFLOP/s,
- * ratio to naive) or --json. Defaults: the ViT-B/16 shapes (M x K x N), fp32, 3 warm-up + 10
- * timed runs. */
+ * ratio to naive) or --json. Defaults: the ViT-B/16 shapes (M x K x N), fp32, B both as [K, N]
+ * and as [N, K] (HF nn.Linear weights, transpose_b), 3 warm-up + 10 timed runs (naive: 1 + 3, it
+ * is only the baseline of the ratio). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@ enum { MAX_SHAPES = 16 };
 typedef struct bench_args {
   uint64_t shapes[MAX_SHAPES][3]; /* M, K, N */
   int shape_count;
-  int runs, warmup, json, f16, transpose_b, naive;
+  int runs, warmup, naive_runs, json, f16, naive;
+  int layouts; /* bit 0: B [K, N]; bit 1: B [N, K] (transpose_b) */
   const char *device;
   int force; /* 1: `variant` replaces the chooser */
   vkf_gemm_variant variant;
@@ -31,6 +33,7 @@ typedef struct bench_timing {
 
 typedef struct bench_result {
   uint64_t m, k, n;
+  int transpose_b;
   char variant[64];
   bench_timing fast, naive;
   double max_rel_diff; /* chosen vs naive output, relative to the largest |naive| */
@@ -49,7 +52,7 @@ static vkf_plan_tensor matrix(uint32_t buffer, vkf_dtype dtype, uint64_t rows, u
 
 /* A plan with one matmul: buffer 0 A [M, K] (input), 1 B [K, N] or [N, K] (weight), 2 C [M, N]. */
 static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, const uint64_t *mkn,
-                             const vkf_gemm_variant *variant, vkf_plan **out_plan,
+                             int transpose_b, const vkf_gemm_variant *variant, vkf_plan **out_plan,
                              char *variant_name, size_t name_size) {
   *out_plan = NULL;
   uint64_t m = mkn[0], k = mkn[1], n = mkn[2];
@@ -62,11 +65,11 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   uint32_t bc = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_OUTPUT, "c", m * n * es);
   uint32_t align = caps->min_storage_buffer_offset_alignment;
   vkf_lower_ctx ctx = {.plan = plan, .caps = caps, .alignment = align > 16 ? align : 16};
-  vkf_node_attrs attrs = {.matmul = {.transpose_b = a->transpose_b, .activation = VKF_ACT_NONE}};
+  vkf_node_attrs attrs = {.matmul = {.transpose_b = transpose_b, .activation = VKF_ACT_NONE}};
   vkf_lower_node node = {.name = "gemm", .op = VKF_OP_MATMUL, .attrs = &attrs, .input_count = 2};
   for (int i = 0; i < VKF_MAX_NODE_INPUTS; i++) node.inputs[i].buffer = VKF_PLAN_NO_BUFFER;
   node.inputs[VKF_IN_MATMUL_A] = matrix(ba, dt, m, k);
-  node.inputs[VKF_IN_MATMUL_B] = a->transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
+  node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
   node.output = matrix(bc, dt, m, n);
   vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1};
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
@@ -82,7 +85,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
 }
 
 /* Runs the plan warmup + runs times; mean and sample sd of the GPU time; output into `c`. */
-static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, const bench_args *a,
+static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, int warmup, int runs,
                             const void *ha, const void *hb, size_t a_size, size_t b_size, void *hc,
                             size_t c_size, bench_timing *out) {
   vkf_session *s = NULL;
@@ -91,15 +94,15 @@ static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, const benc
   vkf_status st = vkf_session_write(s, 0, 0, ha, a_size);
   if (!st) st = vkf_session_write(s, 1, 0, hb, b_size);
   double sum = 0, sum2 = 0;
-  for (int i = 0; i < a->warmup + a->runs && !st; i++) {
+  for (int i = 0; i < warmup + runs && !st; i++) {
     st = vkf_session_run(s);
     double ms = vkf_session_total_ns(s) / 1e6;
-    if (i >= a->warmup) sum += ms, sum2 += ms * ms;
+    if (i >= warmup) sum += ms, sum2 += ms * ms;
   }
   if (!st) st = vkf_session_read(s, 2, 0, hc, c_size);
   vkf_session_destroy(s);
-  double mean = sum / a->runs;
-  double var = a->runs > 1 ? (sum2 - a->runs * mean * mean) / (a->runs - 1) : 0;
+  double mean = sum / runs;
+  double var = runs > 1 ? (sum2 - runs * mean * mean) / (runs - 1) : 0;
   out->mean_ms = mean;
   out->sd_ms = var > 0 ? sqrt(var) : 0;
   return st;
@@ -122,10 +125,11 @@ static float value_at(const void *data, size_t i, int f16) {
 }
 
 static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uint64_t *mkn,
-                              bench_result *r) {
+                              int transpose_b, bench_result *r) {
   const vkf_device_caps *caps = vkf_device_caps_get(device);
   memset(r, 0, sizeof *r);
   r->m = mkn[0], r->k = mkn[1], r->n = mkn[2];
+  r->transpose_b = transpose_b;
   size_t es = a->f16 ? 2 : 4;
   size_t a_size = r->m * r->k * es, b_size = r->k * r->n * es, c_size = r->m * r->n * es;
   void *ha = malloc(a_size), *hb = malloc(b_size), *hc = malloc(c_size), *hn = malloc(c_size);
@@ -136,17 +140,19 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
   if (!st) {
     fill(ha, r->m * r->k, a->f16, 0x9e3779b9u);
     fill(hb, r->k * r->n, a->f16, 0x85ebca6bu);
-    st = build_plan(caps, a, mkn, a->force ? &a->variant : NULL, &plan, r->variant,
+    st = build_plan(caps, a, mkn, transpose_b, a->force ? &a->variant : NULL, &plan, r->variant,
                     sizeof r->variant);
   }
-  if (!st) st = time_plan(device, plan, a, ha, hb, a_size, b_size, hc, c_size, &r->fast);
+  if (!st)
+    st = time_plan(device, plan, a->warmup, a->runs, ha, hb, a_size, b_size, hc, c_size, &r->fast);
   vkf_plan_destroy(plan);
   plan = NULL;
   if (!st && a->naive) {
     vkf_gemm_variant naive = {.kind = VKF_GEMM_NAIVE, .workgroup_size = 64};
     char name[64];
-    st = build_plan(caps, a, mkn, &naive, &plan, name, sizeof name);
-    if (!st) st = time_plan(device, plan, a, ha, hb, a_size, b_size, hn, c_size, &r->naive);
+    st = build_plan(caps, a, mkn, transpose_b, &naive, &plan, name, sizeof name);
+    if (!st)
+      st = time_plan(device, plan, 1, a->naive_runs, ha, hb, a_size, b_size, hn, c_size, &r->naive);
     vkf_plan_destroy(plan);
     double max_ref = 0, max_diff = 0;
     for (size_t i = 0; !st && i < r->m * r->n; i++) {
@@ -162,16 +168,16 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
 
 static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
                            const bench_result *res, int count) {
-  printf("GEMM on %s (%s%s), %s, %d warm-up + %d timed runs, GPU timestamps\n\n", caps->name,
-         vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
-         a->f16 ? "fp16 storage" : "fp32", a->warmup, a->runs);
+  printf("GEMM on %s (%s%s%s), %s, %d warm-up + %d timed runs (naive 1 + %d), GPU timestamps\n\n",
+         caps->name, vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
+         caps->profile, a->f16 ? "fp16 storage" : "fp32", a->warmup, a->runs, a->naive_runs);
   printf("| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | naive GFLOP/s | ratio |\n");
   printf("|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     double g = gflops(r, r->fast.mean_ms), gn = gflops(r, r->naive.mean_ms);
     printf("| %llu×%llu×%llu | %s | %s | %.3f ± %.3f | %.1f |", (unsigned long long)r->m,
-           (unsigned long long)r->k, (unsigned long long)r->n, a->transpose_b ? "[N,K]" : "[K,N]",
+           (unsigned long long)r->k, (unsigned long long)r->n, r->transpose_b ? "[N,K]" : "[K,N]",
            r->variant, r->fast.mean_ms, r->fast.sd_ms, g);
     if (a->naive)
       printf(" %.2f | %.1f× |\n", gn, gn > 0 ? g / gn : 0);
@@ -184,16 +190,16 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
                        int count) {
   printf(
       "{\"device\": \"%s\", \"kind\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", "
-      "\"transpose_b\": %d, \"warmup\": %d, \"runs\": %d, \"results\": [",
+      "\"warmup\": %d, \"runs\": %d, \"naive_runs\": %d, \"results\": [",
       caps->name, vkf_device_kind_name(caps->kind), caps->profile, a->f16 ? "f16" : "f32",
-      a->transpose_b, a->warmup, a->runs);
+      a->warmup, a->runs, a->naive_runs);
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     printf(
-        "%s\n  {\"m\": %llu, \"k\": %llu, \"n\": %llu, \"variant\": \"%s\", \"mean_ms\": %.6f, "
-        "\"sd_ms\": %.6f, \"gflops\": %.3f",
+        "%s\n  {\"m\": %llu, \"k\": %llu, \"n\": %llu, \"transpose_b\": %d, \"variant\": \"%s\", "
+        "\"mean_ms\": %.6f, \"sd_ms\": %.6f, \"gflops\": %.3f",
         i ? "," : "", (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
-        r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms));
+        r->transpose_b, r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms));
     if (a->naive)
       printf(
           ", \"naive_mean_ms\": %.6f, \"naive_sd_ms\": %.6f, \"naive_gflops\": %.3f, "
@@ -230,14 +236,15 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--shape MxKxN ...] [--f16]\n"
-          "                      [--transpose-b] [--no-naive] [--device N|NAME]\n"
+          "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
+          "                      [--shape MxKxN ...] [--f16] [--layout kn|nk|both] [--no-naive] "
+          "[--device N|NAME]\n"
           "                      [--variant cpu:RAxTN4xWG | tiled:BMxBNxBKxTMxTN | naive]\n");
   return 2;
 }
 
 int vkf_cli_bench_gemm(int argc, char **argv) {
-  bench_args a = {.runs = 10, .warmup = 3, .naive = 1};
+  bench_args a = {.runs = 10, .warmup = 3, .naive_runs = 3, .naive = 1, .layouts = 3};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     unsigned long long s[3];
@@ -255,8 +262,12 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
       a.shape_count++;
     } else if (!strcmp(arg, "--f16")) {
       a.f16 = 1;
-    } else if (!strcmp(arg, "--transpose-b")) {
-      a.transpose_b = 1;
+    } else if (!strcmp(arg, "--naive-runs") && i + 1 < argc) {
+      a.naive_runs = atoi(argv[++i]);
+    } else if (!strcmp(arg, "--layout") && i + 1 < argc) {
+      const char *l = argv[++i];
+      a.layouts = !strcmp(l, "kn") ? 1 : !strcmp(l, "nk") ? 2 : !strcmp(l, "both") ? 3 : 0;
+      if (!a.layouts) return usage();
     } else if (!strcmp(arg, "--no-naive")) {
       a.naive = 0;
     } else if (!strcmp(arg, "--device") && i + 1 < argc) {
@@ -270,7 +281,7 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
       return usage();
     }
   }
-  if (a.runs < 1 || a.warmup < 0) return usage();
+  if (a.runs < 1 || a.warmup < 0 || a.naive_runs < 1) return usage();
   if (a.shape_count == 0) {
     /* ViT-B/16 at 224x224: 197 tokens; QKV-separate / fused QKV / MLP up / MLP down. */
     static const uint64_t vit[4][3] = {
@@ -282,10 +293,11 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   vkf_status st = vkf_cli_device_open(a.device, &dev);
   if (st) return vkf_cli_fail(st);
   const vkf_device_caps *caps = vkf_device_caps_get(dev.device);
-  bench_result results[MAX_SHAPES];
+  bench_result results[2 * MAX_SHAPES];
   int done = 0;
-  for (; done < a.shape_count && !st; done++)
-    st = bench_shape(dev.device, &a, a.shapes[done], &results[done]);
+  for (int layout = 0; layout < 2; layout++)
+    for (int i = 0; i < a.shape_count && !st && (a.layouts >> layout & 1); i++)
+      st = bench_shape(dev.device, &a, a.shapes[i], layout, &results[done++]);
   if (!st) {
     if (a.json)
       print_json(&a, caps, results, done);
