@@ -79,7 +79,14 @@ static inline vkf_value op_case_input_i32(op_case *c, const char *name, uint32_t
   return v;
 }
 
-/* Marks `v` as the output, runs device vs interpreter, frees the case. Returns mismatches. */
+static inline int op_case_uses_f16(const vkf_graph *g) {
+  for (uint32_t id = 1; id < vkf_graph_tensor_bound(g); id++)
+    if (vkf_graph_tensor(g, (vkf_value){id})->dtype == VKF_F16) return 1;
+  return 0;
+}
+
+/* Marks `v` as the output, runs device vs interpreter, frees the case. Returns mismatches. On a
+ * device without 16-bit storage an f16 case must instead fail cleanly with UNSUPPORTED. */
 static inline int op_case_run(gpu_test *t, op_case *c, vkf_value v, op_tol tol, const char *label) {
   vkf_graph_output(c->g, v, NULL);
   vkf_status s = vkf_graph_status(c->g);
@@ -88,6 +95,14 @@ static inline int op_case_run(gpu_test *t, op_case *c, vkf_value v, op_tol tol, 
     CHECK_MSG(0, "%s: building the graph failed: %s", label, vkf_status_message(s));
     vkf_status_free(s);
     bad = 1;
+  } else if (op_case_uses_f16(c->g) && !vkf_device_caps_get(t->device)->storage_16bit) {
+    float *out = NULL;
+    size_t count = 0;
+    s = op_run_device(t, c->g, c->in, c->n, 0, &out, &count);
+    CHECK_MSG(vkf_status_code_of(s) == VKF_STATUS_UNSUPPORTED, "%s: f16 without 16-bit storage: %s",
+              label, s ? vkf_status_message(s) : "ran");
+    vkf_status_free(s);
+    free(out);
   } else {
     bad = op_check(t, c->g, c->in, c->n, tol, label);
   }
