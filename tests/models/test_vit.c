@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include "graph/env.h"
+#include "graph/half.h"
 #include "graph/interp.h"
 #include "host/check.h"
 #include "graph/passes.h"
 #include "host/runner.h"
 #include "models/npy.h"
+#include "models/safetensors.h"
 #include "models/vit.h"
 #include "models/vit_classify.h"
 #include "tests/gpu_util.h"
@@ -31,7 +33,10 @@ static const struct {
                         4 levels / 255 / std 0.225 */
   double pixels_mean; /* ... and on average, 1 level */
   double own_pixels; /* logits from our pixel_values vs the golden's (top-1 must agree too) */
-} TOL = {1e-4, 1e-3, 1e-2, 0.07, 0.0175, 0.05};
+  double f16_file;   /* checkpoint stored as F16 (weights rounded once), fp32 run: 2^-11 relative
+                        weight error, measured 1.1e-3 */
+  double bf16_file;  /* ... stored as BF16: 2^-8 relative, measured 1.7e-2 */
+} TOL = {1e-4, 1e-3, 1e-2, 0.07, 0.0175, 0.05, 5e-3, 5e-2};
 
 #define GOLDEN "tests/models/golden/vit/"
 #define MAX_IMAGES 8
@@ -157,6 +162,87 @@ static void test_device(gpu_test *t, vkf_vit_model *m, const golden *g, vkf_dtyp
   vkf_status_free(st);
   vkf_runner_destroy(r);
   vkf_graph_destroy(vg.graph);
+}
+
+static void make_copy(const char *dir, const void *st, size_t size);
+
+/* Writes DIR/model.safetensors with every tensor of the f32 vit_tiny stored as F16 or BF16 (the
+ * same rounding as torch's .half() / .bfloat16()), plus its config files. */
+static void write_16bit_copy(const char *dir, int bf16) {
+  vkf_safetensors *st = NULL;
+  CHECK_OK(vkf_safetensors_open("tests/models/data/vit_tiny/model.safetensors", &st));
+  if (!st) return;
+  size_t n = vkf_safetensors_count(st), total = 0, header_cap = 64 + n * 256;
+  for (size_t i = 0; i < n; i++) total += (size_t)vkf_safetensors_at(st, i)->element_count * 2;
+  char *header = malloc(header_cap);
+  uint16_t *data = malloc(total + 2);
+  size_t len = (size_t)snprintf(header, header_cap, "{"), off = 0;
+  for (size_t i = 0; i < n; i++) {
+    const vkf_safetensors_info *info = vkf_safetensors_at(st, i);
+    float *v = malloc((size_t)info->element_count * sizeof *v);
+    CHECK_OK(vkf_safetensors_read_f32(st, info, (size_t)info->element_count, v));
+    for (int64_t e = 0; e < info->element_count; e++)
+      data[off / 2 + (size_t)e] = bf16 ? vkf_float_to_bf16(v[e]) : vkf_float_to_half(v[e]);
+    free(v);
+    len += (size_t)snprintf(header + len, header_cap - len, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[",
+                            i ? "," : "", info->name, bf16 ? "BF16" : "F16");
+    for (int d = 0; d < info->rank; d++)
+      len += (size_t)snprintf(header + len, header_cap - len, "%s%lld", d ? "," : "",
+                              (long long)info->shape[d]);
+    size_t end = off + (size_t)info->element_count * 2;
+    len += (size_t)snprintf(header + len, header_cap - len, "],\"data_offsets\":[%zu,%zu]}", off,
+                            end);
+    off = end;
+  }
+  len += (size_t)snprintf(header + len, header_cap - len, "}");
+  while (len % 8) header[len++] = ' '; /* keeps the data 8-byte aligned, as HF's writer does */
+  char *file = malloc(8 + len + total);
+  uint64_t len64 = len;
+  memcpy(file, &len64, 8);
+  memcpy(file + 8, header, len);
+  memcpy(file + 8 + len, data, total);
+  make_copy(dir, file, 8 + len + total);
+  free(file);
+  free(data);
+  free(header);
+  vkf_safetensors_close(st);
+}
+
+static vkf_status interp_logits(vkf_vit_model *m, const golden *g, vkf_dtype dt, float *out) {
+  vkf_vit_graph vg;
+  vkf_vit_build_options o = {.batch = g->pixels.shape[0], .dtype = dt};
+  VKF_RETURN_IF_ERROR(vkf_vit_build(m, &o, &vg));
+  vkf_input_binding in = {vg.pixel_values, g->pixels.data, g->pixels.data_size};
+  vkf_output_binding ob = {vg.logits, out, g->logits.data_size};
+  vkf_status st = vkf_interp_evaluate(vg.graph, &in, 1, &ob, 1);
+  vkf_graph_destroy(vg.graph);
+  return st;
+}
+
+/* F16 / BF16 checkpoints: converted on load, close to the f32 golden; an F16 file run in fp16
+ * gives exactly what the F32 file run in fp16 gives (both round each weight once). */
+static void test_16bit_checkpoints(vkf_vit_model *vit32, const golden *g) {
+  char root[] = "/tmp/vkf_test_vit16_XXXXXX", dir[600];
+  CHECK(mkdtemp(root) != NULL);
+  for (int bf16 = 0; bf16 < 2; bf16++) {
+    snprintf(dir, sizeof dir, "%s/%s", root, bf16 ? "bf16" : "f16");
+    write_16bit_copy(dir, bf16);
+    vkf_vit_model *m = NULL;
+    CHECK_OK(vkf_vit_load(dir, &m));
+    if (!m) continue;
+    float got[MAX_IMAGES * 16], ref[MAX_IMAGES * 16];
+    CHECK_OK(interp_logits(m, g, VKF_F32, got));
+    compare_logits(g, got, bf16 ? TOL.bf16_file : TOL.f16_file,
+                   bf16 ? "BF16 file, interpreter fp32" : "F16 file, interpreter fp32");
+    if (!bf16) {
+      CHECK_OK(interp_logits(m, g, VKF_F16, got));
+      CHECK_OK(interp_logits(vit32, g, VKF_F16, ref));
+      CHECK(memcmp(got, ref, g->logits.data_size) == 0);
+    }
+    vkf_vit_destroy(m);
+  }
+  snprintf(dir, sizeof dir, "rm -rf '%s'", root);
+  CHECK(system(dir) == 0);
 }
 
 /* VKF_CHECK: every node agrees on a healthy run; a corrupted node output is the one named. */
@@ -493,6 +579,7 @@ int main(void) {
     test_pixels(models[i], goldens[i]);
   }
   test_bad_inputs();
+  test_16bit_checkpoints(vit, &gv);
 
   /* Device: default caps, then the mobile profile (a second device picks up the clamp). */
   static const char *profiles[2] = {NULL, "mobile"};
