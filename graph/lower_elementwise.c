@@ -538,7 +538,11 @@ vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node 
     uint64_t inner = (uint64_t)l.shape[l.rank - 1],
              nrows = (uint64_t)vkf_plan_tensor_count(y) / inner;
     d.groups[0] = vkf_lower_groups_1d(ctx, inner, wg);
-    d.groups[1] = nrows > 65535 ? 65535 : (uint32_t)nrows; /* the kernel strides over rows */
+    /* The kernel strides over rows too; the grid as a whole stays within the group budget. */
+    uint64_t ycap = vkf_lower_group_budget(ctx) / d.groups[0];
+    if (ycap > 65535) ycap = 65535;
+    if (ycap < 1) ycap = 1;
+    d.groups[1] = nrows > ycap ? (uint32_t)ycap : (uint32_t)nrows;
   } else {
     d.groups[0] = vkf_lower_groups_1d(ctx, (uint64_t)vkf_plan_tensor_count(y), wg);
     d.groups[1] = 1;

@@ -63,7 +63,10 @@ void vkf_plan_dispatch_push_fastdiv(vkf_plan_dispatch *d, uint32_t divisor);
 
 /* Workgroup size for 1-D kernels: `want` clamped to the device's invocation and x-size limits. */
 uint32_t vkf_lower_workgroup_1d(const vkf_lower_ctx *ctx, uint32_t want);
-/* Workgroup count for a grid-stride 1-D kernel over `count` items (>= 1, within device limits). */
+/* How many workgroups a grid-stride kernel should launch at most: 64 on CPU devices (few long
+ * workgroups amortise their per-workgroup set-up), else the device's x limit up to 65535. */
+uint32_t vkf_lower_group_budget(const vkf_lower_ctx *ctx);
+/* Workgroup count for a grid-stride 1-D kernel over `count` items (>= 1, within the budget). */
 uint32_t vkf_lower_groups_1d(const vkf_lower_ctx *ctx, uint64_t count, uint32_t workgroup_size);
 
 #endif

@@ -147,6 +147,40 @@ static void elementwise_choices(void) {
       CHECK(d->source && strstr(d->source, "row += gl_NumWorkGroups.y") != NULL);
       vkf_lowered_free(&low);
     }
+    /* On a CPU device the whole grid stays within 64 workgroups (rows strided). */
+    vkf_device_caps cpu = desk;
+    cpu.kind = VKF_DEVICE_KIND_CPU;
+    s = lower(g, &cpu, &low);
+    CHECK_OK(s);
+    if (!s) {
+      const vkf_plan_dispatch *d = vkf_plan_dispatch_get(low.plan, 0);
+      CHECK_MSG(d->groups[0] == 4 && d->groups[1] == 4, "groups %ux%u", d->groups[0], d->groups[1]);
+      vkf_lowered_free(&low);
+    }
+    vkf_graph_destroy(g);
+  }
+  {
+    /* Many rows on a CPU device: 4 x 16 workgroups; a flat kernel: 64. */
+    vkf_device_caps cpu = desk;
+    cpu.kind = VKF_DEVICE_KIND_CPU;
+    vkf_graph *g;
+    CHECK_OK(vkf_graph_create("cpu_grid", &g));
+    int64_t sx[2] = {5000, 1000}, sb[1] = {1000}, sf[1] = {1 << 20};
+    vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, sx);
+    vkf_graph_output(g, vkf_add(g, "add", x, vkf_graph_input(g, "b", VKF_F32, 1, sb)), NULL);
+    vkf_graph_output(g, vkf_relu(g, "relu", vkf_graph_input(g, "f", VKF_F32, 1, sf)), NULL);
+    vkf_lowered low;
+    vkf_status s = lower(g, &cpu, &low);
+    CHECK_OK(s);
+    if (!s) {
+      const vkf_plan_dispatch *a = vkf_plan_dispatch_get(low.plan, 0);
+      const vkf_plan_dispatch *r = vkf_plan_dispatch_get(low.plan, 1);
+      CHECK_MSG(a->groups[0] == 4 && a->groups[1] == 16, "groups %ux%u", a->groups[0],
+                a->groups[1]);
+      CHECK_MSG(r->groups[0] == 64 && r->groups[1] == 1, "groups %ux%u", r->groups[0],
+                r->groups[1]);
+      vkf_lowered_free(&low);
+    }
     vkf_graph_destroy(g);
   }
   {
