@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "graph/passes.h"
@@ -31,6 +32,16 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Process CPU time (user + system), ms. On a CPU device (lavapipe) the kernels run on this
+ * process's threads, so CPU time per run measures the work independently of other load on the
+ * machine, where wall time does not. */
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 static void usage(FILE *f) {
@@ -81,7 +92,8 @@ static int by_time(const void *a, const void *b) {
 
 /* Times `a->runs` runs; *out_rows (malloc'd, per op kind) holds GPU time summed over them. */
 static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_args *a,
-                          double *out_mean, double *out_sd, double *out_gpu_ms, op_row **out_rows,
+                          double *out_mean, double *out_sd, double *out_gpu_ms,
+                          double *out_cpu_ms, op_row **out_rows,
                           uint32_t *out_row_count) {
   vkf_vit_graph vg;
   vkf_vit_build_options bo = {.batch = a->batch, .dtype = a->dtype};
@@ -107,6 +119,7 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
   uint32_t row_count = 0;
   double gpu = 0;
   if (!st && (!ns || !times || !rows)) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "bench");
+  double cpu0 = cpu_ms();
   for (int i = 0; i < a->runs && !st; i++) {
     double t0 = now_ms();
     st = vkf_runner_run(r);
@@ -129,6 +142,7 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
     *out_mean = mean;
     *out_sd = a->runs > 1 ? sqrt(var / (a->runs - 1)) : 0;
     *out_gpu_ms = gpu / a->runs;
+    *out_cpu_ms = (cpu_ms() - cpu0) / a->runs;
     qsort(rows, row_count, sizeof *rows, by_time);
     *out_rows = rows;
     *out_row_count = row_count;
@@ -154,14 +168,14 @@ int vkf_cli_bench_model(int argc, char **argv) {
   vkf_cli_device dev = {0};
   op_row *rows = NULL;
   uint32_t row_count = 0;
-  double mean = 0, sd = 0, gpu = 0;
+  double mean = 0, sd = 0, gpu = 0, cpu = 0;
   vkf_status st = vkf_vit_load(a.model, &m);
   if (!st && a.image_size && a.image_size != vkf_vit_image_size(m))
     st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: --image-size %lld but the checkpoint takes "
                          "%lld (position embeddings are not interpolated)", a.model,
                          (long long)a.image_size, (long long)vkf_vit_image_size(m));
   if (!st) st = vkf_cli_device_open(a.device, &dev);
-  if (!st) st = measure(dev.device, m, &a, &mean, &sd, &gpu, &rows, &row_count);
+  if (!st) st = measure(dev.device, m, &a, &mean, &sd, &gpu, &cpu, &rows, &row_count);
   if (!st) {
     const vkf_hf_config *c = vkf_vit_config(m);
     const char *dt = a.dtype == VKF_F16 ? "fp16" : "fp32";
@@ -170,9 +184,9 @@ int vkf_cli_bench_model(int argc, char **argv) {
     if (a.json) {
       printf("{\"model\": \"%s\", \"architecture\": \"%s\", \"image_size\": %lld, \"patch_size\": "
              "%lld, \"batch\": %lld, \"dtype\": \"%s\", \"runs\": %d, \"latency_ms_mean\": %.3f, "
-             "\"latency_ms_sd\": %.3f, \"gpu_ms\": %.3f, \"ops\": [",
+             "\"latency_ms_sd\": %.3f, \"gpu_ms\": %.3f, \"process_cpu_ms\": %.3f, \"ops\": [",
              a.model, vkf_vit_architecture(m), (long long)c->image_size,
-             (long long)c->patch_size, (long long)a.batch, dt, a.runs, mean, sd, gpu);
+             (long long)c->patch_size, (long long)a.batch, dt, a.runs, mean, sd, gpu, cpu);
       for (uint32_t i = 0; i < row_count; i++)
         printf("%s{\"op\": \"%s\", \"dispatches\": %u, \"ms\": %.3f}", i ? ", " : "", rows[i].op,
                rows[i].dispatches, rows[i].ns / a.runs / 1e6);
@@ -182,8 +196,8 @@ int vkf_cli_bench_model(int argc, char **argv) {
              a.model, vkf_vit_architecture(m), (long long)c->hidden_size,
              (long long)c->num_hidden_layers, (long long)c->patch_size, (long long)c->image_size,
              (long long)a.batch, dt);
-      printf("latency: %.1f ± %.1f ms (wall, %d runs after %d warm-up); GPU time %.1f ms\n\n",
-             mean, sd, a.runs, a.warmup, gpu);
+      printf("latency: %.1f ± %.1f ms (wall, %d runs after %d warm-up); GPU time %.1f ms; "
+             "process CPU time %.1f ms per run\n\n", mean, sd, a.runs, a.warmup, gpu, cpu);
       printf("| op | dispatches | ms per run | share |\n|---|---:|---:|---:|\n");
       for (uint32_t i = 0; i < row_count; i++)
         printf("| %s | %u | %.2f | %.1f%% |\n", rows[i].op, rows[i].dispatches,
