@@ -24,9 +24,12 @@ vkf_status vkf_check_pin_all(vkf_graph *g) {
 
 static float load(const void *raw, vkf_dtype dtype, size_t i) {
   switch (dtype) {
-    case VKF_F16: return vkf_half_to_float(((const uint16_t *)raw)[i]);
-    case VKF_I32: return (float)((const int32_t *)raw)[i];
-    default: return ((const float *)raw)[i];
+    case VKF_F16:
+      return vkf_half_to_float(((const uint16_t *)raw)[i]);
+    case VKF_I32:
+      return (float)((const int32_t *)raw)[i];
+    default:
+      return ((const float *)raw)[i];
   }
 }
 
@@ -44,7 +47,8 @@ static vkf_status device_value(vkf_runner *r, const vkf_graph *g, vkf_value v, v
 }
 
 /* Gives the interpreter the device's value of every tensor node `n` reads (through its base). */
-static vkf_status feed_inputs(vkf_runner *r, const vkf_graph *g, vkf_interp *in, const vkf_node *n) {
+static vkf_status feed_inputs(vkf_runner *r, const vkf_graph *g, vkf_interp *in,
+                              const vkf_node *n) {
   for (uint32_t s = 0; s < n->input_count; s++) {
     if (!vkf_value_valid(n->inputs[s])) continue;
     vkf_value base = vkf_graph_tensor(g, n->inputs[s])->base;
@@ -80,18 +84,22 @@ vkf_status vkf_check_run(vkf_runner *r, const vkf_graph *g, const vkf_check_opti
     if (!st) st = vkf_interp_get_f32(in, n->output, ref, elems);
     if (!st) st = device_value(r, g, n->output, &dev);
     if (!st) {
-      double atol = options && options->atol > 0 ? options->atol : t->dtype == VKF_F16 ? 2e-3 : 1e-4;
-      double rtol = options && options->rtol > 0 ? options->rtol : t->dtype == VKF_F16 ? 1e-2 : 1e-3;
+      double atol = options && options->atol > 0 ? options->atol
+                    : t->dtype == VKF_F16        ? 2e-3
+                                                 : 1e-4;
+      double rtol = options && options->rtol > 0 ? options->rtol
+                    : t->dtype == VKF_F16        ? 1e-2
+                                                 : 1e-3;
       double worst = 0, worst_err = 0;
       size_t at = 0;
       for (size_t e = 0; e < elems; e++) {
         double d = load(dev, t->dtype, e), ref_e = ref[e];
         double err = fabs(d - ref_e);
         /* NaN on either side, or an infinity on one only, is always a mismatch. */
-        double ratio = (isnan(d) || isnan(ref_e) || (isinf(d) != isinf(ref_e)))
-                           ? INFINITY
-                           : (isinf(d) ? (d == ref_e ? 0 : INFINITY)
-                                       : err / (atol + rtol * fabs(ref_e)));
+        double ratio =
+            (isnan(d) || isnan(ref_e) || (isinf(d) != isinf(ref_e)))
+                ? INFINITY
+                : (isinf(d) ? (d == ref_e ? 0 : INFINITY) : err / (atol + rtol * fabs(ref_e)));
         if (ratio > worst || (e == 0 && ratio == worst)) worst = ratio, worst_err = err, at = e;
       }
       rep.nodes_checked++;

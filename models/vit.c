@@ -30,7 +30,7 @@ struct vkf_vit_model {
   vkf_hf_preprocessor pre;
   vkf_image_preprocess_params params;
   vkf_safetensors *st;
-  const char *prefix; /* "vit.", "deit." or "" (bare ViTModel) */
+  const char *prefix;     /* "vit.", "deit." or "" (bare ViTModel) */
   int64_t special_tokens; /* CLS (+ distillation) tokens before the patches */
   vkf_vit_head head;
   int has_pooler;
@@ -59,8 +59,8 @@ static vkf_status load_preprocessor(vkf_vit_model *m) {
   if (p->channel_count != 3 || m->config.num_channels != 3)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: %d normalisation channels and %lld model channels; only RGB (3) "
-                           "is supported", path, p->channel_count,
-                           (long long)m->config.num_channels);
+                           "is supported",
+                           path, p->channel_count, (long long)m->config.num_channels);
   o->do_resize = p->do_resize;
   if (p->size_mode == VKF_HF_SIZE_SHORTEST_EDGE) {
     o->shortest_edge = (uint32_t)p->shortest_edge;
@@ -85,8 +85,9 @@ static vkf_status load_preprocessor(vkf_vit_model *m) {
     if ((int64_t)h != m->config.image_size || (int64_t)w != m->config.image_size)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "%s: the processor makes %ux%u pixel values from a %ux%u image but "
-                             "the model expects %lldx%lld", path, w, h, probe[i][0], probe[i][1],
-                             (long long)m->config.image_size, (long long)m->config.image_size);
+                             "the model expects %lldx%lld",
+                             path, w, h, probe[i][0], probe[i][1], (long long)m->config.image_size,
+                             (long long)m->config.image_size);
   }
   return VKF_OK;
 }
@@ -101,8 +102,10 @@ static vkf_status expect(const vkf_vit_model *m, int prefixed, const char *suffi
   VKF_RETURN_IF_ERROR(vkf_safetensors_expect(m->st, name, rank, dims, &info));
   if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
       info->dtype != VKF_SAFETENSORS_BF16)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "tensor \"%s\" has dtype %s in %s; F32, F16 "
-                           "or BF16 expected", name, vkf_safetensors_dtype_name(info->dtype),
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "tensor \"%s\" has dtype %s in %s; F32, F16 "
+                           "or BF16 expected",
+                           name, vkf_safetensors_dtype_name(info->dtype),
                            vkf_safetensors_path(m->st));
   return VKF_OK;
 }
@@ -139,8 +142,8 @@ static vkf_status check_tensors(vkf_vit_model *m) {
   if (m->head == VKF_VIT_HEAD_TEACHER && m->special_tokens != 2)
     return vkf_status_make(VKF_STATUS_NOT_FOUND,
                            "tensor \"%sembeddings.distillation_token\" not found in %s (the file "
-                           "has a distillation classifier)", m->prefix,
-                           vkf_safetensors_path(m->st));
+                           "has a distillation classifier)",
+                           m->prefix, vkf_safetensors_path(m->st));
   m->has_pooler = m->head == VKF_VIT_HEAD_NONE && has(m, 0, "pooler.dense.weight");
   int deit = strcmp(c->model_type, "deit") == 0;
   m->architecture = m->head == VKF_VIT_HEAD_TEACHER ? "DeiTForImageClassificationWithTeacher"
@@ -154,8 +157,8 @@ static vkf_status check_tensors(vkf_vit_model *m) {
   if (m->special_tokens == 2)
     VKF_RETURN_IF_ERROR(expect(m, 1, "embeddings.distillation_token", 3, 1, 1, d, 0));
   VKF_RETURN_IF_ERROR(expect(m, 1, "embeddings.position_embeddings", 3, 1, n, d, 0));
-  VKF_RETURN_IF_ERROR(expect(m, 1, "embeddings.patch_embeddings.projection.weight", 4, d,
-                             c->num_channels, p, p));
+  VKF_RETURN_IF_ERROR(
+      expect(m, 1, "embeddings.patch_embeddings.projection.weight", 4, d, c->num_channels, p, p));
   VKF_RETURN_IF_ERROR(expect(m, 1, "embeddings.patch_embeddings.projection.bias", 1, d, 0, 0, 0));
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
     static const struct {
@@ -163,14 +166,22 @@ static vkf_status check_tensors(vkf_vit_model *m) {
       int out_in; /* 0: [D, D]; 1: [I, D]; 2: [D, I]; 3: [D] norm; 4: [I] */
       int qkv_bias;
     } w[] = {
-        {"attention.attention.query.weight", 0, 0}, {"attention.attention.query.bias", 3, 1},
-        {"attention.attention.key.weight", 0, 0},   {"attention.attention.key.bias", 3, 1},
-        {"attention.attention.value.weight", 0, 0}, {"attention.attention.value.bias", 3, 1},
-        {"attention.output.dense.weight", 0, 0},    {"attention.output.dense.bias", 3, 0},
-        {"intermediate.dense.weight", 1, 0},        {"intermediate.dense.bias", 4, 0},
-        {"output.dense.weight", 2, 0},              {"output.dense.bias", 3, 0},
-        {"layernorm_before.weight", 3, 0},          {"layernorm_before.bias", 3, 0},
-        {"layernorm_after.weight", 3, 0},           {"layernorm_after.bias", 3, 0},
+        {"attention.attention.query.weight", 0, 0},
+        {"attention.attention.query.bias", 3, 1},
+        {"attention.attention.key.weight", 0, 0},
+        {"attention.attention.key.bias", 3, 1},
+        {"attention.attention.value.weight", 0, 0},
+        {"attention.attention.value.bias", 3, 1},
+        {"attention.output.dense.weight", 0, 0},
+        {"attention.output.dense.bias", 3, 0},
+        {"intermediate.dense.weight", 1, 0},
+        {"intermediate.dense.bias", 4, 0},
+        {"output.dense.weight", 2, 0},
+        {"output.dense.bias", 3, 0},
+        {"layernorm_before.weight", 3, 0},
+        {"layernorm_before.bias", 3, 0},
+        {"layernorm_after.weight", 3, 0},
+        {"layernorm_after.bias", 3, 0},
     };
     for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
       if (w[i].qkv_bias && !c->qkv_bias) continue;
@@ -206,8 +217,7 @@ vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
     return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
                            "model directory %s: %s", model_dir, strerror(errno));
   if (!S_ISDIR(sb.st_mode))
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory",
-                           model_dir);
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory", model_dir);
   vkf_vit_model *m = calloc(1, sizeof *m);
   if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
   m->dir = strdup(model_dir);
@@ -246,17 +256,27 @@ void vkf_vit_destroy(vkf_vit_model *m) {
   free(m);
 }
 
-const vkf_hf_config *vkf_vit_config(const vkf_vit_model *m) { return &m->config; }
-vkf_vit_head vkf_vit_head_of(const vkf_vit_model *m) { return m->head; }
-int64_t vkf_vit_label_count(const vkf_vit_model *m) { return m->label_count; }
+const vkf_hf_config *vkf_vit_config(const vkf_vit_model *m) {
+  return &m->config;
+}
+vkf_vit_head vkf_vit_head_of(const vkf_vit_model *m) {
+  return m->head;
+}
+int64_t vkf_vit_label_count(const vkf_vit_model *m) {
+  return m->label_count;
+}
 const char *vkf_vit_label(const vkf_vit_model *m, int64_t id) {
   return id >= 0 && id < m->label_count ? vkf_hf_config_label(&m->config, id) : NULL;
 }
 const vkf_image_preprocess_params *vkf_vit_preprocess_params(const vkf_vit_model *m) {
   return &m->params;
 }
-int64_t vkf_vit_image_size(const vkf_vit_model *m) { return m->config.image_size; }
-const char *vkf_vit_architecture(const vkf_vit_model *m) { return m->architecture; }
+int64_t vkf_vit_image_size(const vkf_vit_model *m) {
+  return m->config.image_size;
+}
+const char *vkf_vit_architecture(const vkf_vit_model *m) {
+  return m->architecture;
+}
 
 /* ---- weights ---- */
 
@@ -354,8 +374,9 @@ typedef enum vit_join {
 
 /* One constant `key` made of `count` checkpoint tensors joined as `join`, every value multiplied
  * by `scale`. Built once per dtype and cached in the model. */
-static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key, const char *const *names,
-                           int count, vit_join join, float scale, vkf_dtype dtype) {
+static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
+                           const char *const *names, int count, vit_join join, float scale,
+                           vkf_dtype dtype) {
   const vkf_safetensors_info *first = vkf_safetensors_find(m->st, names[0]);
   if (!first || (join == VIT_SIDE && first->rank != 2)) {
     vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s",
@@ -381,8 +402,8 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key, cons
       const vkf_safetensors_info *info = NULL;
       vkf_status s = read_f32(m, names[i], &v, &info);
       if (!s && (info->rank != first->rank || (size_t)info->element_count != each))
-        s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s\" differ in shape",
-                            names[i], names[0]);
+        s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s\" differ in shape", names[i],
+                            names[0]);
       if (s) {
         free(v);
         free(all);
@@ -412,10 +433,14 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key, cons
 
 static vkf_activation activation_of(vkf_hf_act act) {
   switch (act) {
-    case VKF_HF_ACT_GELU_TANH: return VKF_ACT_GELU_TANH;
-    case VKF_HF_ACT_RELU: return VKF_ACT_RELU;
-    case VKF_HF_ACT_SILU: return VKF_ACT_SILU;
-    default: return VKF_ACT_GELU_ERF;
+    case VKF_HF_ACT_GELU_TANH:
+      return VKF_ACT_GELU_TANH;
+    case VKF_HF_ACT_RELU:
+      return VKF_ACT_RELU;
+    case VKF_HF_ACT_SILU:
+      return VKF_ACT_SILU;
+    default:
+      return VKF_ACT_GELU_ERF;
   }
 }
 
@@ -456,7 +481,7 @@ static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_va
                           : VKF_NO_VALUE,
   };
   vkf_value wqkv = assembled(m, g, NAME(a, "%sattention.attention.qkv.weight", p), wn, 3, VIT_STACK,
-                             1.0f, dt); /* [3D, D] */
+                             1.0f, dt);                                              /* [3D, D] */
   vkf_value qkv = vkf_matmul(g, NAME(nm, "%sattention.qkv", p), hx, wqkv, &qkv_opt); /* [B,N,3D] */
   int64_t split[4] = {batch, n, 3 * h, hd};
   qkv = vkf_reshape(g, NAME(nm, "%sattention.qkv_heads", p), qkv, 4, split); /* [B, N, 3H, Dh] */
@@ -465,12 +490,12 @@ static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_va
   static const char *const part[3] = {"q", "k", "v"};
   for (int i = 0; i < 3; i++) {
     vkf_value s = vkf_slice(g, NAME(nm, "%sattention.%s_slice", p, part[i]), qkv, 2, i * h,
-                            (i + 1) * h);                                      /* [B, N, H, Dh] */
+                            (i + 1) * h); /* [B, N, H, Dh] */
     qkv_bhnd[i] = vkf_permute(g, NAME(nm, "%sattention.%s", p, part[i]), s, to_bhnd); /* BHND */
   }
   vkf_attention_options att_opt = {.scale = 1.0f / sqrtf((float)hd)};
   vkf_value att = vkf_attention(g, NAME(nm, "%sattention", p), qkv_bhnd[0], qkv_bhnd[1],
-                                qkv_bhnd[2], &att_opt); /* [B, H, N, Dh] */
+                                qkv_bhnd[2], &att_opt);                       /* [B, H, N, Dh] */
   att = vkf_permute(g, NAME(nm, "%sattention.merge_heads", p), att, to_bhnd); /* [B, N, H, Dh] */
   int64_t merged[3] = {batch, n, d};
   att = vkf_reshape(g, NAME(nm, "%sattention.context", p), att, 3, merged); /* [B, N, D] copy */
@@ -565,11 +590,11 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
   int64_t in_shape[4] = {batch, c->num_channels, s, s};
   vkf_value pixels = vkf_graph_input(g, "pixel_values", VKF_F32, 4, in_shape);
   vkf_value x = dt == VKF_F32 ? pixels : vkf_cast(g, "pixel_values.f16", pixels, dt);
-  x = vkf_patch_embed(g, NAME(a, "%sembeddings.patch_embeddings", m->prefix), x,
-                      weight(m, g, NAME(a, "%sembeddings.patch_embeddings.projection.weight",
-                                        m->prefix), dt),
-                      weight(m, g, NAME(b, "%sembeddings.patch_embeddings.projection.bias",
-                                        m->prefix), dt)); /* [B, P, D] */
+  x = vkf_patch_embed(
+      g, NAME(a, "%sembeddings.patch_embeddings", m->prefix), x,
+      weight(m, g, NAME(a, "%sembeddings.patch_embeddings.projection.weight", m->prefix), dt),
+      weight(m, g, NAME(b, "%sembeddings.patch_embeddings.projection.bias", m->prefix),
+             dt)); /* [B, P, D] */
   vkf_value parts[2] = {prefix_tokens(m, g, batch, dt), x};
   x = vkf_concat(g, NAME(a, "%sembeddings.tokens", m->prefix), parts, 2, 1); /* [B, N, D] */
   x = vkf_add(g, NAME(a, "%sembeddings", m->prefix), x,
@@ -600,7 +625,7 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
       static const char *const wn[2] = {"cls_classifier.weight", "distillation_classifier.weight"};
       static const char *const bn[2] = {"cls_classifier.bias", "distillation_classifier.bias"};
       w = assembled(m, g, "head.weight", wn, 2, VIT_SIDE, 0.5f, dt); /* [L, 2D] */
-      bias = assembled(m, g, "head.bias", bn, 2, VIT_SUM, 0.5f, dt);  /* [L] */
+      bias = assembled(m, g, "head.bias", bn, 2, VIT_SUM, 0.5f, dt); /* [L] */
     } else {
       w = weight(m, g, "classifier.weight", dt);
       bias = weight(m, g, "classifier.bias", dt);

@@ -12,7 +12,7 @@
 
 /* What sits on top of the encoder, found from the tensors in the file. */
 typedef enum vkf_vit_head {
-  VKF_VIT_HEAD_NONE = 0,  /* ViTModel / DeiTModel: last_hidden_state (+ pooler_output) */
+  VKF_VIT_HEAD_NONE = 0,   /* ViTModel / DeiTModel: last_hidden_state (+ pooler_output) */
   VKF_VIT_HEAD_CLASSIFIER, /* ViTForImageClassification, DeiTForImageClassification: CLS token */
   VKF_VIT_HEAD_TEACHER,    /* DeiTForImageClassificationWithTeacher: mean of the CLS head and the
                               distillation head */
@@ -46,18 +46,18 @@ int64_t vkf_vit_image_size(const vkf_vit_model *model);
 const char *vkf_vit_architecture(const vkf_vit_model *model);
 
 typedef struct vkf_vit_build_options {
-  int64_t batch;  /* images per run; 0: 1 */
+  int64_t batch;   /* images per run; 0: 1 */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; the input and the
                       outputs stay f32 (one cast at each end) */
 } vkf_vit_build_options;
 
 /* The graph of one build and the values a caller binds and reads. */
 typedef struct vkf_vit_graph {
-  vkf_graph *graph;           /* owned by the caller: vkf_graph_destroy */
-  vkf_value pixel_values;     /* input, f32 [B, C, S, S] (vkf_image_preprocess output per image) */
-  vkf_value logits;           /* output, f32 [B, num_labels]; VKF_NO_VALUE without a head */
+  vkf_graph *graph;            /* owned by the caller: vkf_graph_destroy */
+  vkf_value pixel_values;      /* input, f32 [B, C, S, S] (vkf_image_preprocess output per image) */
+  vkf_value logits;            /* output, f32 [B, num_labels]; VKF_NO_VALUE without a head */
   vkf_value last_hidden_state; /* output without a head: f32 [B, N, D] after the final norm */
-  vkf_value pooler_output;    /* output when the file has a pooler: f32 [B, D]; else VKF_NO_VALUE */
+  vkf_value pooler_output; /* output when the file has a pooler: f32 [B, D]; else VKF_NO_VALUE */
 } vkf_vit_graph;
 
 /* Emits the forward pass through graph/builder.h. Node names follow the checkpoint's module names

@@ -7,8 +7,8 @@
 #include "models/vit.h"
 #include "models/vit_classify.h"
 
-vkf_status vkf_vit_load_images(const vkf_vit_model *model, const char *const *paths,
-                               size_t count, float *out_pixels) {
+vkf_status vkf_vit_load_images(const vkf_vit_model *model, const char *const *paths, size_t count,
+                               float *out_pixels) {
   const vkf_image_preprocess_params *params = vkf_vit_preprocess_params(model);
   int64_t s = vkf_vit_image_size(model);
   size_t per_image = (size_t)(3 * s * s);

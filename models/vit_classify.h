@@ -11,8 +11,8 @@
 /* Decodes and preprocesses `count` image files with the checkpoint's processor into
  * out_pixels, f32 [count, 3, S, S] (S = vkf_vit_image_size). Errors name the file: NOT_FOUND,
  * PARSE for a file that is not a PNG/JPEG image, UNSUPPORTED for one too large. */
-vkf_status vkf_vit_load_images(const vkf_vit_model *model, const char *const *paths,
-                               size_t count, float *out_pixels);
+vkf_status vkf_vit_load_images(const vkf_vit_model *model, const char *const *paths, size_t count,
+                               float *out_pixels);
 
 /* The min(k, label_count) most likely classes of one image: ids in decreasing logit order and
  * their softmax probabilities over all labels. */

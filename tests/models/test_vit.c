@@ -24,18 +24,18 @@
 
 /* Tolerances, all absolute on logits (which span about [-2.5, 2]) unless said otherwise. */
 static const struct {
-  double interp_f32; /* our interpreter vs PyTorch fp32: same maths, different summation order */
-  double device_f32; /* the bound for the fp32 device path */
-  double device_f16; /* f16 weights + activations (fp32 accumulation / softmax state): 11-bit
-                        mantissas through 2 layers; measured max 2.6e-3 on lavapipe */
-  double pixels;     /* our decode + preprocess vs PIL + HF processor, per pixel_values element:
-                        stb's JPEG decoder differs from libjpeg-turbo by a few uint8 levels;
-                        4 levels / 255 / std 0.225 */
+  double interp_f32;  /* our interpreter vs PyTorch fp32: same maths, different summation order */
+  double device_f32;  /* the bound for the fp32 device path */
+  double device_f16;  /* f16 weights + activations (fp32 accumulation / softmax state): 11-bit
+                         mantissas through 2 layers; measured max 2.6e-3 on lavapipe */
+  double pixels;      /* our decode + preprocess vs PIL + HF processor, per pixel_values element:
+                         stb's JPEG decoder differs from libjpeg-turbo by a few uint8 levels;
+                         4 levels / 255 / std 0.225 */
   double pixels_mean; /* ... and on average, 1 level */
-  double own_pixels; /* logits from our pixel_values vs the golden's (top-1 must agree too) */
-  double f16_file;   /* checkpoint stored as F16 (weights rounded once), fp32 run: 2^-11 relative
-                        weight error, measured 1.1e-3 */
-  double bf16_file;  /* ... stored as BF16: 2^-8 relative, measured 1.7e-2 */
+  double own_pixels;  /* logits from our pixel_values vs the golden's (top-1 must agree too) */
+  double f16_file;    /* checkpoint stored as F16 (weights rounded once), fp32 run: 2^-11 relative
+                         weight error, measured 1.1e-3 */
+  double bf16_file;   /* ... stored as BF16: 2^-8 relative, measured 1.7e-2 */
 } TOL = {1e-4, 1e-3, 1e-2, 0.07, 0.0175, 0.05, 5e-3, 5e-2};
 
 #define GOLDEN "tests/models/golden/vit/"
@@ -76,8 +76,10 @@ static void compare_logits(const golden *g, const float *got, double tol, const 
   }
   CHECK_MSG(max_err <= tol, "%s %s: max |logit diff| %.3g > %g", g->name, what, max_err, tol);
   for (int64_t i = 0; i < b; i++)
-    CHECK_MSG(argmax(got + i * l, l) == argmax(want + i * l, l), "%s %s: image %lld top-1 %lld, "
-              "golden %lld", g->name, what, (long long)i, (long long)argmax(got + i * l, l),
+    CHECK_MSG(argmax(got + i * l, l) == argmax(want + i * l, l),
+              "%s %s: image %lld top-1 %lld, "
+              "golden %lld",
+              g->name, what, (long long)i, (long long)argmax(got + i * l, l),
               (long long)argmax(want + i * l, l));
   fprintf(stderr, "%s %s: max |logit diff| %.3g (tolerance %g)\n", g->name, what, max_err, tol);
 }
@@ -148,8 +150,8 @@ static void test_device(gpu_test *t, vkf_vit_model *m, const golden *g, vkf_dtyp
   build(m, g->pixels.shape[0], dt, &vg);
   if (!vg.graph) return;
   char what[64];
-  snprintf(what, sizeof what, "device %s%s%s", dt == VKF_F16 ? "fp16" : "fp32",
-           profile ? " " : "", profile ? profile : "");
+  snprintf(what, sizeof what, "device %s%s%s", dt == VKF_F16 ? "fp16" : "fp32", profile ? " " : "",
+           profile ? profile : "");
   vkf_runner *r = NULL;
   float got[MAX_IMAGES * 16];
   vkf_status st = vkf_passes_run(vg.graph, NULL, NULL); /* as classify runs it */
@@ -184,14 +186,15 @@ static void write_16bit_copy(const char *dir, int bf16) {
     for (int64_t e = 0; e < info->element_count; e++)
       data[off / 2 + (size_t)e] = bf16 ? vkf_float_to_bf16(v[e]) : vkf_float_to_half(v[e]);
     free(v);
-    len += (size_t)snprintf(header + len, header_cap - len, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[",
-                            i ? "," : "", info->name, bf16 ? "BF16" : "F16");
+    len +=
+        (size_t)snprintf(header + len, header_cap - len, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[",
+                         i ? "," : "", info->name, bf16 ? "BF16" : "F16");
     for (int d = 0; d < info->rank; d++)
       len += (size_t)snprintf(header + len, header_cap - len, "%s%lld", d ? "," : "",
                               (long long)info->shape[d]);
     size_t end = off + (size_t)info->element_count * 2;
-    len += (size_t)snprintf(header + len, header_cap - len, "],\"data_offsets\":[%zu,%zu]}", off,
-                            end);
+    len +=
+        (size_t)snprintf(header + len, header_cap - len, "],\"data_offsets\":[%zu,%zu]}", off, end);
     off = end;
   }
   len += (size_t)snprintf(header + len, header_cap - len, "}");
@@ -306,7 +309,8 @@ static void test_bare(gpu_test *t, const golden *pixels_of) {
     vkf_status st = vkf_runner_create(t->device, vg.graph, NULL, &r);
     if (!st) st = vkf_runner_set(r, vg.pixel_values, in.data, in.size);
     if (!st) st = vkf_runner_run(r);
-    for (int o = 0; o < 2 && !st; o++) st = vkf_runner_get(r, outs[o], got[1][o], want[o].data_size);
+    for (int o = 0; o < 2 && !st; o++)
+      st = vkf_runner_get(r, outs[o], got[1][o], want[o].data_size);
     CHECK_MSG(st == VKF_OK, "bare device: %s", vkf_status_message(st));
     vkf_status_free(st);
     vkf_runner_destroy(r);
@@ -517,7 +521,8 @@ static void test_bad_inputs(void) {
     free(file);
     free(h);
   }
-  h = replace_after(header, "\"vit.layernorm.weight\"", "vit.layernorm.weight", "vit.layernorm.gamma");
+  h = replace_after(header, "\"vit.layernorm.weight\"", "vit.layernorm.weight",
+                    "vit.layernorm.gamma");
   CHECK(h != NULL);
   if (h) {
     size_t n = size;

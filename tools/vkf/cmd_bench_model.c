@@ -45,11 +45,12 @@ static double cpu_ms(void) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: vkf bench model --model DIR [--batch N] [--image-size S] [--runs N] "
-             "[--warmup N] [--fp16] [--json] [--device N|NAME]\n"
-             "  Latency (mean ± sd of the wall time of one run, after warm-up) and GPU time per\n"
-             "  op kind from timestamps. --image-size must equal the checkpoint's image_size\n"
-             "  (position embeddings are not interpolated). Defaults: batch 1, 2 warm-up, 10 runs.\n");
+  fprintf(f,
+          "usage: vkf bench model --model DIR [--batch N] [--image-size S] [--runs N] "
+          "[--warmup N] [--fp16] [--json] [--device N|NAME]\n"
+          "  Latency (mean ± sd of the wall time of one run, after warm-up) and GPU time per\n"
+          "  op kind from timestamps. --image-size must equal the checkpoint's image_size\n"
+          "  (position embeddings are not interpolated). Defaults: batch 1, 2 warm-up, 10 runs.\n");
 }
 
 static int parse(int argc, char **argv, bench_model_args *a) {
@@ -57,15 +58,24 @@ static int parse(int argc, char **argv, bench_model_args *a) {
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
     int v = i + 1 < argc;
-    if (!strcmp(s, "--model") && v) a->model = argv[++i];
-    else if (!strcmp(s, "--device") && v) a->device = argv[++i];
-    else if (!strcmp(s, "--batch") && v) a->batch = atoll(argv[++i]);
-    else if (!strcmp(s, "--image-size") && v) a->image_size = atoll(argv[++i]);
-    else if (!strcmp(s, "--runs") && v) a->runs = atoi(argv[++i]);
-    else if (!strcmp(s, "--warmup") && v) a->warmup = atoi(argv[++i]);
-    else if (!strcmp(s, "--fp16")) a->dtype = VKF_F16;
-    else if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), 0;
+    if (!strcmp(s, "--model") && v)
+      a->model = argv[++i];
+    else if (!strcmp(s, "--device") && v)
+      a->device = argv[++i];
+    else if (!strcmp(s, "--batch") && v)
+      a->batch = atoll(argv[++i]);
+    else if (!strcmp(s, "--image-size") && v)
+      a->image_size = atoll(argv[++i]);
+    else if (!strcmp(s, "--runs") && v)
+      a->runs = atoi(argv[++i]);
+    else if (!strcmp(s, "--warmup") && v)
+      a->warmup = atoi(argv[++i]);
+    else if (!strcmp(s, "--fp16"))
+      a->dtype = VKF_F16;
+    else if (!strcmp(s, "--json"))
+      a->json = 1;
+    else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
+      return usage(stdout), 0;
     else {
       fprintf(stderr, "vkf bench model: unknown or incomplete option \"%s\"\n", s);
       return usage(stderr), 2;
@@ -92,9 +102,8 @@ static int by_time(const void *a, const void *b) {
 
 /* Times `a->runs` runs; *out_rows (malloc'd, per op kind) holds GPU time summed over them. */
 static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_args *a,
-                          double *out_mean, double *out_sd, double *out_gpu_ms,
-                          double *out_cpu_ms, op_row **out_rows,
-                          uint32_t *out_row_count) {
+                          double *out_mean, double *out_sd, double *out_gpu_ms, double *out_cpu_ms,
+                          op_row **out_rows, uint32_t *out_row_count) {
   vkf_vit_graph vg;
   vkf_vit_build_options bo = {.batch = a->batch, .dtype = a->dtype};
   VKF_RETURN_IF_ERROR(vkf_vit_build(m, &bo, &vg));
@@ -171,9 +180,10 @@ int vkf_cli_bench_model(int argc, char **argv) {
   double mean = 0, sd = 0, gpu = 0, cpu = 0;
   vkf_status st = vkf_vit_load(a.model, &m);
   if (!st && a.image_size && a.image_size != vkf_vit_image_size(m))
-    st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: --image-size %lld but the checkpoint takes "
-                         "%lld (position embeddings are not interpolated)", a.model,
-                         (long long)a.image_size, (long long)vkf_vit_image_size(m));
+    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: --image-size %lld but the checkpoint takes "
+                         "%lld (position embeddings are not interpolated)",
+                         a.model, (long long)a.image_size, (long long)vkf_vit_image_size(m));
   if (!st) st = vkf_cli_device_open(a.device, &dev);
   if (!st) st = measure(dev.device, m, &a, &mean, &sd, &gpu, &cpu, &rows, &row_count);
   if (!st) {
@@ -182,11 +192,12 @@ int vkf_cli_bench_model(int argc, char **argv) {
     double total = 0;
     for (uint32_t i = 0; i < row_count; i++) total += rows[i].ns / a.runs;
     if (a.json) {
-      printf("{\"model\": \"%s\", \"architecture\": \"%s\", \"image_size\": %lld, \"patch_size\": "
-             "%lld, \"batch\": %lld, \"dtype\": \"%s\", \"runs\": %d, \"latency_ms_mean\": %.3f, "
-             "\"latency_ms_sd\": %.3f, \"gpu_ms\": %.3f, \"process_cpu_ms\": %.3f, \"ops\": [",
-             a.model, vkf_vit_architecture(m), (long long)c->image_size,
-             (long long)c->patch_size, (long long)a.batch, dt, a.runs, mean, sd, gpu, cpu);
+      printf(
+          "{\"model\": \"%s\", \"architecture\": \"%s\", \"image_size\": %lld, \"patch_size\": "
+          "%lld, \"batch\": %lld, \"dtype\": \"%s\", \"runs\": %d, \"latency_ms_mean\": %.3f, "
+          "\"latency_ms_sd\": %.3f, \"gpu_ms\": %.3f, \"process_cpu_ms\": %.3f, \"ops\": [",
+          a.model, vkf_vit_architecture(m), (long long)c->image_size, (long long)c->patch_size,
+          (long long)a.batch, dt, a.runs, mean, sd, gpu, cpu);
       for (uint32_t i = 0; i < row_count; i++)
         printf("%s{\"op\": \"%s\", \"dispatches\": %u, \"ms\": %.3f}", i ? ", " : "", rows[i].op,
                rows[i].dispatches, rows[i].ns / a.runs / 1e6);
@@ -196,8 +207,10 @@ int vkf_cli_bench_model(int argc, char **argv) {
              a.model, vkf_vit_architecture(m), (long long)c->hidden_size,
              (long long)c->num_hidden_layers, (long long)c->patch_size, (long long)c->image_size,
              (long long)a.batch, dt);
-      printf("latency: %.1f ± %.1f ms (wall, %d runs after %d warm-up); GPU time %.1f ms; "
-             "process CPU time %.1f ms per run\n\n", mean, sd, a.runs, a.warmup, gpu, cpu);
+      printf(
+          "latency: %.1f ± %.1f ms (wall, %d runs after %d warm-up); GPU time %.1f ms; "
+          "process CPU time %.1f ms per run\n\n",
+          mean, sd, a.runs, a.warmup, gpu, cpu);
       printf("| op | dispatches | ms per run | share |\n|---|---:|---:|---:|\n");
       for (uint32_t i = 0; i < row_count; i++)
         printf("| %s | %u | %.2f | %.1f%% |\n", rows[i].op, rows[i].dispatches,

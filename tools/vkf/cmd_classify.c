@@ -125,9 +125,11 @@ static vkf_status compare_logits(const char *path, const float *logits, int64_t 
     top5 += same;
   }
   if (!st)
-    fprintf(stderr, "vkf classify: vs %s: max |logit diff| %.3g; top-1 agrees %lld/%lld; top-%lld "
-                    "set agrees %lld/%lld\n", path, max_err, (long long)top1, (long long)count,
-            (long long)k, (long long)top5, (long long)count);
+    fprintf(stderr,
+            "vkf classify: vs %s: max |logit diff| %.3g; top-1 agrees %lld/%lld; top-%lld "
+            "set agrees %lld/%lld\n",
+            path, max_err, (long long)top1, (long long)count, (long long)k, (long long)top5,
+            (long long)count);
   vkf_npy_array_release(&ref);
   return st;
 }
@@ -225,11 +227,13 @@ int vkf_cli_classify(int argc, char **argv) {
     int64_t s = vkf_vit_image_size(m);
     if (!pixels) pixels = malloc((size_t)(count * 3 * s * s) * sizeof *pixels);
     logits = malloc((size_t)(count * vkf_vit_label_count(m)) * sizeof *logits);
-    st = pixels && logits ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld images",
-                                                     (long long)count);
+    st = pixels && logits
+             ? VKF_OK
+             : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld images", (long long)count);
   }
   /* Images first: a bad file fails before any device work. */
-  if (!st && !pixel_npy) st = vkf_vit_load_images(m, (const char *const *)images, (size_t)count, pixels);
+  if (!st && !pixel_npy)
+    st = vkf_vit_load_images(m, (const char *const *)images, (size_t)count, pixels);
   vkf_vit_build_options bo = {.batch = count, .dtype = dtype};
   if (!st) st = vkf_vit_build(m, &bo, &vg);
   if (!st && check) st = vkf_check_pin_all(vg.graph);
@@ -246,8 +250,9 @@ int vkf_cli_classify(int argc, char **argv) {
     vkf_check_report rep;
     st = vkf_check_run(r, vg.graph, NULL, &rep);
     if (!st)
-      fprintf(stderr, "vkf classify: VKF_CHECK: %u nodes agree with the interpreter (closest to "
-                      "the bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
+      fprintf(stderr,
+              "vkf classify: VKF_CHECK: %u nodes agree with the interpreter (closest to "
+              "the bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
               rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
               100.0 * rep.worst_ratio);
   }
@@ -256,8 +261,10 @@ int vkf_cli_classify(int argc, char **argv) {
   if (!st && compare) st = compare_logits(compare, logits, count, shape[1]);
   if (!st) print_results(m, images, count, logits, k, json);
   if (!st && builtin)
-    fprintf(stderr, "vkf classify: used the built-in tiny ViT with random weights (%s): its labels "
-                    "are not meaningful; pass --model DIR for a real checkpoint\n", model_dir);
+    fprintf(stderr,
+            "vkf classify: used the built-in tiny ViT with random weights (%s): its labels "
+            "are not meaningful; pass --model DIR for a real checkpoint\n",
+            model_dir);
   vkf_runner_destroy(r);
   int validation = vkf_cli_device_close(&dev);
   vkf_graph_destroy(vg.graph);
