@@ -44,13 +44,13 @@ static vkf_status expect(const vkf_bert_model *m, const char *suffix, int64_t d0
   char name[BERT_NAME_MAX];
   const int64_t dims[2] = {d0, d1};
   const vkf_safetensors_info *info = NULL;
-  VKF_RETURN_IF_ERROR(
-      vkf_safetensors_expect(m->st, NAME(name, "%s%s", m->prefix, suffix), d1 ? 2 : 1, dims, &info));
+  VKF_RETURN_IF_ERROR(vkf_safetensors_expect(m->st, NAME(name, "%s%s", m->prefix, suffix),
+                                             d1 ? 2 : 1, dims, &info));
   if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
       info->dtype != VKF_SAFETENSORS_BF16)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "tensor \"%s\" has dtype %s in %s; F32, F16 "
-                           "or BF16 expected", name, vkf_safetensors_dtype_name(info->dtype),
-                           vkf_safetensors_path(m->st));
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "tensor \"%s\" has dtype %s in %s; F32, F16 or BF16 expected", name,
+                           vkf_safetensors_dtype_name(info->dtype), vkf_safetensors_path(m->st));
   return VKF_OK;
 }
 
@@ -68,6 +68,7 @@ static vkf_status check_tensors(vkf_bert_model *m) {
     const char *suffix;
     int shape; /* 0: [D, D]; 1: [I, D]; 2: [D, I]; 3: [D]; 4: [I] */
   } w[] = {
+      /* clang-format off */
       {"attention.self.query.weight", 0},       {"attention.self.query.bias", 3},
       {"attention.self.key.weight", 0},         {"attention.self.key.bias", 3},
       {"attention.self.value.weight", 0},       {"attention.self.value.bias", 3},
@@ -76,6 +77,7 @@ static vkf_status check_tensors(vkf_bert_model *m) {
       {"intermediate.dense.weight", 1},         {"intermediate.dense.bias", 4},
       {"output.dense.weight", 2},               {"output.dense.bias", 3},
       {"output.LayerNorm.weight", 3},           {"output.LayerNorm.bias", 3},
+      /* clang-format on */
   };
   const int64_t shapes[5][2] = {{d, d}, {in, d}, {d, in}, {d, 0}, {in, 0}};
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
@@ -135,9 +137,15 @@ void vkf_bert_destroy(vkf_bert_model *m) {
   free(m);
 }
 
-const vkf_hf_config *vkf_bert_config(const vkf_bert_model *m) { return &m->config; }
-const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *m) { return &m->pipeline; }
-const char *vkf_bert_dir(const vkf_bert_model *m) { return m->dir; }
+const vkf_hf_config *vkf_bert_config(const vkf_bert_model *m) {
+  return &m->config;
+}
+const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *m) {
+  return &m->pipeline;
+}
+const char *vkf_bert_dir(const vkf_bert_model *m) {
+  return m->dir;
+}
 
 /* ---- weights ---- */
 
@@ -264,11 +272,12 @@ static vkf_value position_table(vkf_bert_model *m, vkf_graph *g, int64_t n, vkf_
   const void *data = owned_find(m, key, dtype);
   if (!data) {
     const vkf_safetensors_info *pi = NULL, *ti = NULL;
-    float *pos = read_f32(m, g, NAME(name, "%sembeddings.position_embeddings.weight", m->prefix),
-                          &pi);
-    float *type = pos ? read_f32(m, g, NAME(name, "%sembeddings.token_type_embeddings.weight",
-                                            m->prefix), &ti)
-                      : NULL;
+    float *pos =
+        read_f32(m, g, NAME(name, "%sembeddings.position_embeddings.weight", m->prefix), &pi);
+    float *type =
+        pos ? read_f32(m, g, NAME(name, "%sembeddings.token_type_embeddings.weight", m->prefix),
+                       &ti)
+            : NULL;
     if (!type) {
       free(pos);
       return VKF_NO_VALUE;
@@ -301,10 +310,14 @@ static vkf_value ones_column(vkf_bert_model *m, vkf_graph *g, int64_t n) {
 
 static vkf_activation activation_of(vkf_hf_act act) {
   switch (act) {
-    case VKF_HF_ACT_GELU_TANH: return VKF_ACT_GELU_TANH;
-    case VKF_HF_ACT_RELU: return VKF_ACT_RELU;
-    case VKF_HF_ACT_SILU: return VKF_ACT_SILU;
-    default: return VKF_ACT_GELU_ERF;
+    case VKF_HF_ACT_GELU_TANH:
+      return VKF_ACT_GELU_TANH;
+    case VKF_HF_ACT_RELU:
+      return VKF_ACT_RELU;
+    case VKF_HF_ACT_SILU:
+      return VKF_ACT_SILU;
+    default:
+      return VKF_ACT_GELU_ERF;
   }
 }
 
@@ -350,8 +363,8 @@ static vkf_value encoder_layer(vkf_bert_model *m, vkf_graph *g, int64_t l, vkf_v
   static const char *const part[3] = {"query", "key", "value"};
   vkf_value qkv_bhnd[3];
   for (int i = 0; i < 3; i++) {
-    vkf_value s = vkf_slice(g, NAME(nm, "%s%sattention.self.%s.heads", m->prefix, p, part[i]), y,
-                            2, i * h, (i + 1) * h); /* [B, N, H, Dh] */
+    vkf_value s = vkf_slice(g, NAME(nm, "%s%sattention.self.%s.heads", m->prefix, p, part[i]), y, 2,
+                            i * h, (i + 1) * h); /* [B, N, H, Dh] */
     qkv_bhnd[i] = vkf_permute(g, NAME(nm, "%s%sattention.self.%s", m->prefix, p, part[i]), s,
                               swap12); /* [B, H, N, Dh], a strided view of the QKV output */
   }
@@ -366,8 +379,8 @@ static vkf_value encoder_layer(vkf_bert_model *m, vkf_graph *g, int64_t l, vkf_v
   x = linear(m, g, NAME(a, "%sattention.output.dense", p), NAME(b, "%sattention.output", p), att,
              VKF_ACT_NONE, x, dt);
   x = layernorm(m, g, NAME(a, "%sattention.output.LayerNorm", p), x, dt);
-  vkf_value mid = linear(m, g, NAME(a, "%sintermediate.dense", p), NAME(b, "%sintermediate", p),
-                         x, activation_of(c->hidden_act), VKF_NO_VALUE, dt); /* [B, N, I] */
+  vkf_value mid = linear(m, g, NAME(a, "%sintermediate.dense", p), NAME(b, "%sintermediate", p), x,
+                         activation_of(c->hidden_act), VKF_NO_VALUE, dt); /* [B, N, I] */
   x = linear(m, g, NAME(a, "%soutput.dense", p), NAME(b, "%soutput", p), mid, VKF_ACT_NONE, x, dt);
   return layernorm(m, g, NAME(a, "%soutput.LayerNorm", p), x, dt);
 }

@@ -72,9 +72,9 @@ static vkf_status read_modules(const char *dir, vkf_bert_pipeline *p) {
   cJSON *root = NULL;
   VKF_RETURN_IF_ERROR(read_json(dir, "modules.json", &root));
   if (!root) return read_pooling(dir, "1_Pooling", p);
-  vkf_status s = cJSON_IsArray(root) ? VKF_OK
-                                     : vkf_status_make(VKF_STATUS_PARSE,
-                                                       "%s/modules.json: not a JSON array", dir);
+  vkf_status s = cJSON_IsArray(root)
+                     ? VKF_OK
+                     : vkf_status_make(VKF_STATUS_PARSE, "%s/modules.json: not a JSON array", dir);
   const cJSON *mod = NULL;
   int index = 0;
   cJSON_ArrayForEach(mod, root) {
@@ -91,8 +91,10 @@ static vkf_status read_modules(const char *dir, vkf_bert_pipeline *p) {
     else if (strcmp(cls, "Normalize") == 0)
       p->normalize = 1;
     else if (strcmp(cls, "Transformer") != 0)
-      s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s/modules.json: module \"%s\" is not "
-                          "supported (Transformer, Pooling and Normalize are)", dir, type);
+      s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                          "%s/modules.json: module \"%s\" is not "
+                          "supported (Transformer, Pooling and Normalize are)",
+                          dir, type);
     index++;
   }
   cJSON_Delete(root);
@@ -105,14 +107,16 @@ vkf_status vkf_bert_pipeline_load(const char *dir, const vkf_hf_config *config,
                              .max_seq_length = config->max_position_embeddings};
   cJSON *root = NULL;
   VKF_RETURN_IF_ERROR(read_json(dir, "config.json", &root));
-  const char *pos = root ? cJSON_GetStringValue(
-                               cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type"))
-                         : NULL;
+  const char *pos =
+      root ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type"))
+           : NULL;
   /* relative_key(_query) adds learned distance terms inside attention that this builder lacks. */
   vkf_status s = pos && strcmp(pos, "absolute") != 0
-                     ? vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s/config.json: "
+                     ? vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                                       "%s/config.json: "
                                        "position_embedding_type \"%s\" is not supported (absolute "
-                                       "only)", dir, pos)
+                                       "only)",
+                                       dir, pos)
                      : VKF_OK;
   cJSON_Delete(root);
   if (!s) s = read_modules(dir, out);

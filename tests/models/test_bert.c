@@ -175,8 +175,10 @@ static double run_set(gpu_test *t, vkf_bert_model *m, const fixture *f, const si
   CHECK_MSG(st == VKF_OK, "%s %s: %s", f->name, what, vkf_status_message(st));
   double worst = st ? 1 : compare(f, got, pick, count, tol, what);
   if (count > 1)
-    fprintf(stderr, "%s %s: %zu sentences padded to %zu tokens, max error %.3g (tolerance %g), "
-            "%.1f s\n", f->name, what, count, len, worst, tol, now_s() - t0);
+    fprintf(stderr,
+            "%s %s: %zu sentences padded to %zu tokens, max error %.3g (tolerance %g), "
+            "%.1f s\n",
+            f->name, what, count, len, worst, tol, now_s() - t0);
   vkf_status_free(st);
   free(ids);
   free(mask);
@@ -248,8 +250,8 @@ static void copy_file(const char *from, const char *to, const char *find, const 
 /* A copy of the tiny checkpoint in `dir` with `find` replaced by `replace` in file `changed`. */
 static void make_variant(const char *dir, const char *changed, const char *find,
                          const char *replace) {
-  static const char *files[] = {"config.json", "model.safetensors", "modules.json",
-                                 "vocab.txt", "tokenizer_config.json", "1_Pooling/config.json"};
+  static const char *files[] = {"config.json", "model.safetensors",     "modules.json",
+                                "vocab.txt",   "tokenizer_config.json", "1_Pooling/config.json"};
   char from[512], to[512];
   mkdir(dir, 0700);
   snprintf(to, sizeof to, "%s/1_Pooling", dir);
@@ -346,8 +348,7 @@ int main(void) {
     if (i == 1) setenv("VKF_DEVICE_PROFILE", profiles[i], 1);
     vkf_env_reload();
     gpu_test t = gpu_test_start();
-    test_device(&t, minilm, &fm, i == 0, profiles[i], TOL_MINILM.device_f32,
-                TOL_MINILM.device_f16);
+    test_device(&t, minilm, &fm, i == 0, profiles[i], TOL_MINILM.device_f32, TOL_MINILM.device_f16);
     test_device(&t, tiny, &ft, 1, profiles[i], TOL_TINY.device_f32, TOL_TINY.device_f16);
     if (i == 0) {
       vkf_device_destroy(t.device);

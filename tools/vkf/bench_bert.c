@@ -61,12 +61,13 @@ int vkf_cli_bench_is_bert(int argc, char **argv) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: vkf bench model [--model DIR] [--batch N]... [--seq-len N] [--runs N] "
-             "[--warmup N] [--fp16] [--json] [--device N|NAME]\n"
-             "  BERT checkpoints (default: the installed all-MiniLM-L6-v2): sentences per second\n"
-             "  for each --batch (default 1 and 32) at --seq-len tokens (default 128, every token\n"
-             "  real), from the wall time of one run (mean ± sd after warm-up), and GPU time per\n"
-             "  op kind. Defaults: 1 warm-up, 5 runs.\n");
+  fprintf(f,
+          "usage: vkf bench model [--model DIR] [--batch N]... [--seq-len N] [--runs N] "
+          "[--warmup N] [--fp16] [--json] [--device N|NAME]\n"
+          "  BERT checkpoints (default: the installed all-MiniLM-L6-v2): sentences per second\n"
+          "  for each --batch (default 1 and 32) at --seq-len tokens (default 128, every token\n"
+          "  real), from the wall time of one run (mean ± sd after warm-up), and GPU time per\n"
+          "  op kind. Defaults: 1 warm-up, 5 runs.\n");
 }
 
 static int parse(int argc, char **argv, bench_bert_args *a) {
@@ -74,16 +75,24 @@ static int parse(int argc, char **argv, bench_bert_args *a) {
   for (int i = 0; i < argc; i++) {
     const char *s = argv[i];
     int v = i + 1 < argc;
-    if (!strcmp(s, "--model") && v) a->model = argv[++i];
-    else if (!strcmp(s, "--device") && v) a->device = argv[++i];
+    if (!strcmp(s, "--model") && v)
+      a->model = argv[++i];
+    else if (!strcmp(s, "--device") && v)
+      a->device = argv[++i];
     else if (!strcmp(s, "--batch") && v && a->batch_count < BENCH_BERT_MAX_BATCHES)
       a->batches[a->batch_count++] = atoll(argv[++i]);
-    else if (!strcmp(s, "--seq-len") && v) a->seq_len = atoll(argv[++i]);
-    else if (!strcmp(s, "--runs") && v) a->runs = atoi(argv[++i]);
-    else if (!strcmp(s, "--warmup") && v) a->warmup = atoi(argv[++i]);
-    else if (!strcmp(s, "--fp16")) a->dtype = VKF_F16;
-    else if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), 0;
+    else if (!strcmp(s, "--seq-len") && v)
+      a->seq_len = atoll(argv[++i]);
+    else if (!strcmp(s, "--runs") && v)
+      a->runs = atoi(argv[++i]);
+    else if (!strcmp(s, "--warmup") && v)
+      a->warmup = atoi(argv[++i]);
+    else if (!strcmp(s, "--fp16"))
+      a->dtype = VKF_F16;
+    else if (!strcmp(s, "--json"))
+      a->json = 1;
+    else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
+      return usage(stdout), 0;
     else {
       fprintf(stderr, "vkf bench model: unknown or incomplete option \"%s\"\n", s);
       return usage(stderr), 2;
@@ -131,8 +140,8 @@ static vkf_status measure(vkf_device *dev, vkf_bert_model *m, const bench_bert_a
   double *times = calloc((size_t)a->runs, sizeof *times);
   vkf_runner *r = NULL;
   vkf_runner_options ro = {.profile = 1};
-  vkf_status st = ids && mask && times ? VKF_OK
-                                       : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "bench");
+  vkf_status st =
+      ids && mask && times ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "bench");
   if (!st) {
     fill_inputs(batch, a->seq_len, vkf_bert_config(m)->vocab_size, ids, mask);
     st = vkf_runner_create(dev, bg.graph, &ro, &r);
@@ -186,27 +195,32 @@ static void print_results(const bench_bert_args *a, const char *dir, const vkf_h
                           const bench_bert_result *res, int count, const char *device_name) {
   const char *dt = a->dtype == VKF_F16 ? "fp16" : "fp32";
   if (a->json) {
-    printf("{\"model\": \"%s\", \"model_type\": \"bert\", \"device\": \"%s\", \"hidden_size\": "
-           "%lld, \"layers\": %lld, \"seq_len\": %lld, \"dtype\": \"%s\", \"runs\": %d, "
-           "\"results\": [", dir, device_name, (long long)c->hidden_size,
-           (long long)c->num_hidden_layers, (long long)a->seq_len, dt, a->runs);
+    printf(
+        "{\"model\": \"%s\", \"model_type\": \"bert\", \"device\": \"%s\", \"hidden_size\": "
+        "%lld, \"layers\": %lld, \"seq_len\": %lld, \"dtype\": \"%s\", \"runs\": %d, "
+        "\"results\": [",
+        dir, device_name, (long long)c->hidden_size, (long long)c->num_hidden_layers,
+        (long long)a->seq_len, dt, a->runs);
     for (int i = 0; i < count; i++) {
       const bench_bert_result *r = &res[i];
-      printf("%s{\"batch\": %lld, \"latency_ms_mean\": %.3f, \"latency_ms_sd\": %.3f, \"gpu_ms\": "
-             "%.3f, \"sentences_per_s\": %.3f, \"ops\": [", i ? ", " : "", (long long)r->batch,
-             r->mean_ms, r->sd_ms, r->gpu_ms, r->sentences_per_s);
+      printf(
+          "%s{\"batch\": %lld, \"latency_ms_mean\": %.3f, \"latency_ms_sd\": %.3f, \"gpu_ms\": "
+          "%.3f, \"sentences_per_s\": %.3f, \"ops\": [",
+          i ? ", " : "", (long long)r->batch, r->mean_ms, r->sd_ms, r->gpu_ms, r->sentences_per_s);
       for (uint32_t k = 0; k < r->op_count; k++)
-        printf("%s{\"op\": \"%s\", \"dispatches\": %u, \"ms\": %.3f}", k ? ", " : "",
-               r->ops[k].op, r->ops[k].dispatches, r->ops[k].ms);
+        printf("%s{\"op\": \"%s\", \"dispatches\": %u, \"ms\": %.3f}", k ? ", " : "", r->ops[k].op,
+               r->ops[k].dispatches, r->ops[k].ms);
       printf("]}");
     }
     printf("]}\n");
     return;
   }
-  printf("%s (bert, hidden %lld, %lld layers, %lld heads) on %s, %lld tokens, %s, %d runs after "
-         "%d warm-up\n\n", dir, (long long)c->hidden_size, (long long)c->num_hidden_layers,
-         (long long)c->num_attention_heads, device_name, (long long)a->seq_len, dt, a->runs,
-         a->warmup);
+  printf(
+      "%s (bert, hidden %lld, %lld layers, %lld heads) on %s, %lld tokens, %s, %d runs after "
+      "%d warm-up\n\n",
+      dir, (long long)c->hidden_size, (long long)c->num_hidden_layers,
+      (long long)c->num_attention_heads, device_name, (long long)a->seq_len, dt, a->runs,
+      a->warmup);
   printf("| batch | latency ms (mean ± sd) | GPU ms | sentences/s |\n|---:|---:|---:|---:|\n");
   for (int i = 0; i < count; i++)
     printf("| %lld | %.1f ± %.1f | %.1f | %.2f |\n", (long long)res[i].batch, res[i].mean_ms,
@@ -215,8 +229,10 @@ static void print_results(const bench_bert_args *a, const char *dir, const vkf_h
     const bench_bert_result *r = &res[i];
     double total = 0;
     for (uint32_t k = 0; k < r->op_count; k++) total += r->ops[k].ms;
-    printf("\nbatch %lld, GPU time per op kind:\n\n| op | dispatches | ms per run | share |\n"
-           "|---|---:|---:|---:|\n", (long long)r->batch);
+    printf(
+        "\nbatch %lld, GPU time per op kind:\n\n| op | dispatches | ms per run | share |\n"
+        "|---|---:|---:|---:|\n",
+        (long long)r->batch);
     for (uint32_t k = 0; k < r->op_count; k++)
       printf("| %s | %u | %.2f | %.1f%% |\n", r->ops[k].op, r->ops[k].dispatches, r->ops[k].ms,
              total > 0 ? 100.0 * r->ops[k].ms / total : 0.0);
@@ -235,11 +251,14 @@ int vkf_cli_bench_bert(int argc, char **argv) {
   const char *dir = a.model ? a.model : found;
   if (!st) st = vkf_bert_load(dir, &m);
   if (!st && a.seq_len > vkf_bert_config(m)->max_position_embeddings)
-    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--seq-len %lld exceeds the model's %lld "
-                         "positions", (long long)a.seq_len,
+    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                         "--seq-len %lld exceeds the model's %lld "
+                         "positions",
+                         (long long)a.seq_len,
                          (long long)vkf_bert_config(m)->max_position_embeddings);
   if (!st) st = vkf_cli_device_open(a.device, &dev);
-  for (int i = 0; i < a.batch_count && !st; i++) st = measure(dev.device, m, &a, a.batches[i], &res[i]);
+  for (int i = 0; i < a.batch_count && !st; i++)
+    st = measure(dev.device, m, &a, a.batches[i], &res[i]);
   if (!st)
     print_results(&a, dir, vkf_bert_config(m), res, a.batch_count,
                   vkf_device_caps_get(dev.device)->name);

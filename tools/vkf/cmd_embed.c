@@ -194,8 +194,9 @@ int vkf_cli_embed(int argc, char **argv) {
     vkf_check_report rep;
     st = vkf_check_run(r, bg.graph, NULL, &rep);
     if (!st)
-      fprintf(stderr, "vkf embed: VKF_CHECK: %u nodes agree with the interpreter (closest to the "
-                      "bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
+      fprintf(stderr,
+              "vkf embed: VKF_CHECK: %u nodes agree with the interpreter (closest to the "
+              "bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
               rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
               100.0 * rep.worst_ratio);
   }
