@@ -17,7 +17,8 @@ static const bench_command benches[] = {
     {"gemm", vkf_cli_bench_gemm,
      "GEMM GFLOP/s on the ViT-B/16 shapes vs a naive kernel [--json] [--runs N] [--shape MxKxN]"},
     {"model", vkf_cli_bench_model,
-     "ViT/DeiT latency (mean ± sd) + per-op GPU time: --model DIR [--batch N] [--fp16] [--json]"},
+     "ViT/DeiT latency + per-op GPU time, BERT sentences/s (default all-MiniLM-L6-v2, batch 1 "
+     "and 32 at 128 tokens): [--model DIR] [--batch N] [--fp16] [--json]"},
     {"rows", vkf_cli_bench_rows,
      "softmax / layernorm kernels: ms ± sd, GB/s, variant [--softmax SHAPE] [--layernorm SHAPE]"},
 };
