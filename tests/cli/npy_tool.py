@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Writes and compares small little-endian float32 .npy files without numpy (CLI tests only).
+
+  npy_tool.py write PATH SHAPE SEED   random values in [-1, 1) with shape "2,3,4"
+  npy_tool.py ints PATH SHAPE VALUES  int32 values, comma separated
+  npy_tool.py compare A B ATOL        exit 1 when any |a - b| > ATOL or shapes differ
+"""
+import random
+import struct
+import sys
+
+
+def write(path, shape, values, descr, fmt):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join("%d, " % d for d in shape))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+
+
+def read(path):
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + hlen].decode()
+    shape = tuple(int(x) for x in header.split("(")[1].split(")")[0].split(",") if x.strip())
+    descr = header.split("'descr': '")[1].split("'")[0]
+    fmt = {"<f4": "f", "<f2": "e", "<i4": "i"}[descr]
+    count = 1
+    for d in shape:
+        count *= d
+    return shape, struct.unpack("<%d%s" % (count, fmt), data[10 + hlen:10 + hlen + count * struct.calcsize(fmt)])
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "write":
+        shape = [int(x) for x in sys.argv[3].split(",")]
+        rng = random.Random(int(sys.argv[4]))
+        count = 1
+        for d in shape:
+            count *= d
+        write(sys.argv[2], shape, [rng.uniform(-1, 1) for _ in range(count)], "<f4", "f")
+    elif cmd == "ints":
+        shape = [int(x) for x in sys.argv[3].split(",")]
+        write(sys.argv[2], shape, [int(x) for x in sys.argv[4].split(",")], "<i4", "i")
+    elif cmd == "compare":
+        (sa, a), (sb, b) = read(sys.argv[2]), read(sys.argv[3])
+        worst = max((abs(x - y) for x, y in zip(a, b)), default=0.0)
+        if sa != sb or len(a) != len(b) or worst > float(sys.argv[4]):
+            print("mismatch: shapes %s vs %s, max |diff| %g" % (sa, sb, worst))
+            sys.exit(1)
+    else:
+        sys.exit("unknown command " + cmd)
+
+
+main()
