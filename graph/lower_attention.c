@@ -42,22 +42,27 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     max_inv = caps->max_workgroup_size[0];
   uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
 
-  /* Layout. A CPU device runs a workgroup on one core with SIMD across invocations: one row per
-   * invocation makes every K/V read uniform (a broadcast) and needs no cross-lane reduction.
+  /* Layout. A CPU device runs a workgroup on one core with SIMD across invocations: the ROW
+   * layout gives each subgroup 8 rows and shares every K/V load across them by broadcasts.
    * GPUs want many invocations per row so a block of rows fills a SIMD unit and K/V reads
    * coalesce across lanes. */
+  uint32_t bcast_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_ARITHMETIC;
+  int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg == 8 && s->d % 4 == 0 &&
+                 s->dv % 4 == 0 && s->d <= 128 && s->dv <= 128;
+  /* ... but only through the broadcast body (below), which needs subgroup broadcast and
+   * arithmetic, exactly 8 lanes (its 8x8 blocks), head dims that are multiples of 4 and at most
+   * 128 (past that LLVM needs ~45 s to compile its registers). The plain row body keeps D floats
+   * in register arrays, which lavapipe keeps in memory and needs minutes to compile at D = 256:
+   * without the broadcast body a CPU runs the LANES layout. */
   out->layout = f.layout ? f.layout
-                         : caps->kind == VKF_DEVICE_KIND_CPU ? VKF_ATTENTION_LAYOUT_ROW
-                                                             : VKF_ATTENTION_LAYOUT_LANES;
+                : caps->kind == VKF_DEVICE_KIND_CPU && bcast_ok ? VKF_ATTENTION_LAYOUT_ROW
+                                                               : VKF_ATTENTION_LAYOUT_LANES;
   if (out->layout == VKF_ATTENTION_LAYOUT_ROW) {
     out->lanes = 1;
     /* On a CPU a buffer load is a loop over the SIMD lanes and local arrays live in memory:
      * the broadcast body (attention_cpu.glsl) loads each K/V element once per subgroup and keeps
-     * q and the accumulator in named registers. It needs subgroupBroadcast, 8+ lanes and head
-     * dims that are multiples of 4; otherwise the plain row body (register arrays) runs. */
-    out->cpu_bcast = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT)) ==
-                         (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT) &&
-                     sg >= 8 && sg <= 64 && s->d % 4 == 0 && s->dv % 4 == 0;
+     * q and the accumulator in named registers. */
+    out->cpu_bcast = bcast_ok;
     /* A forced staging choice asks for the plain row body (tests reach it that way). */
     if (f.stage_kv) out->cpu_bcast = 0;
     /* Rows per workgroup: four subgroups' worth; few queries (decoding) use one subgroup so no
@@ -83,9 +88,9 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   out->stage_kv = f.stage_kv ? f.stage_kv > 0 : caps->vendor_id != 0x13B5;
   /* The broadcast body stages nothing: a barrier would suspend the workgroup on a CPU. */
   if (out->cpu_bcast) out->stage_kv = 0;
-  /* Its key blocks are 8 keys (one per lane of the first 8). */
-  /* Keys per tile: 64 on the ROW layout (fewer barriers), and at most 8 per lane on the LANES
-   * layout (score registers); halved until the variant's shared memory fits. */
+  /* Keys per tile: 8 in the broadcast body (one per lane), 64 in the plain row body (fewer
+   * barriers), at most 8 per lane on the LANES layout (score registers); halved until the
+   * variant's shared memory fits. */
   uint32_t unit = max_u32(8, out->lanes);
   out->bc = out->cpu_bcast ? 8
             : out->layout == VKF_ATTENTION_LAYOUT_ROW ? 64

@@ -40,6 +40,7 @@
 #endif
 #if CPU_BCAST
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_GOOGLE_include_directive : require
 #endif
 

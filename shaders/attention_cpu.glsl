@@ -1,69 +1,89 @@
 // main() of attention.comp for CPU-class devices (CPU_BCAST=1; lavapipe). There a subgroup is one
 // 8-wide SIMD vector, every buffer or shared load is a loop over the lanes, local arrays live in
-// memory, and a barrier suspends the workgroup. So:
-//  - a subgroup owns 8 query rows and walks the keys 8 at a time; all state is named vec4
-//    registers (macros with literal indices; blocks past D/4 or DV/32 fold away after
-//    specialization), never arrays;
-//  - q·k: lane R holds row R's q; lane U loads key U's vec4s once and subgroupBroadcast (a vector
-//    extract) hands them to every row;
+// memory, and a barrier suspends the workgroup. So a subgroup owns 8 query rows and walks the keys
+// 8 at a time, with all state in named registers (macros with literal indices; the blocks past
+// D/4 or DV/32 fold away after specialization), never arrays, and no shared memory or barrier:
+//  - q·k: lane U owns key U of the block and loads its vec4s once; the 8 q rows are broadcast to
+//    every lane once, before the key loop, so the scores need no per-key broadcast;
+//  - softmax per row: one subgroupMax per row and block; the row sums stay per lane until the end;
 //  - p·v: lane L accumulates output dims 4L..4L+3 (+32J) of all 8 rows, so each V vec4 is loaded
-//    once and only the 64 probabilities are broadcast;
-//  - no shared memory and no barrier; each subgroup skips the key blocks its own rows cannot see.
-// Needs D and DV multiples of 4 (at most 256) and a subgroup size of exactly 8.
+//    once and only the 64 probabilities of the block are broadcast.
+// Needs D and DV multiples of 4 and at most 128 (past that LLVM's compile time explodes), a
+// subgroup size of exactly 8, subgroup ballot (broadcast) and arithmetic.
 
 #define REP64(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) \
    M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) \
    M(30) M(31) M(32) M(33) M(34) M(35) M(36) M(37) M(38) M(39) M(40) M(41) M(42) M(43) M(44) \
    M(45) M(46) M(47) M(48) M(49) M(50) M(51) M(52) M(53) M(54) M(55) M(56) M(57) M(58) M(59) \
    M(60) M(61) M(62) M(63)
+#define REP64R(M, R) M(R, 0) M(R, 1) M(R, 2) M(R, 3) M(R, 4) M(R, 5) M(R, 6) M(R, 7) M(R, 8) \
+   M(R, 9) M(R, 10) M(R, 11) M(R, 12) M(R, 13) M(R, 14) M(R, 15) M(R, 16) M(R, 17) M(R, 18) \
+   M(R, 19) M(R, 20) M(R, 21) M(R, 22) M(R, 23) M(R, 24) M(R, 25) M(R, 26) M(R, 27) M(R, 28) \
+   M(R, 29) M(R, 30) M(R, 31) M(R, 32) M(R, 33) M(R, 34) M(R, 35) M(R, 36) M(R, 37) M(R, 38) \
+   M(R, 39) M(R, 40) M(R, 41) M(R, 42) M(R, 43) M(R, 44) M(R, 45) M(R, 46) M(R, 47) M(R, 48) \
+   M(R, 49) M(R, 50) M(R, 51) M(R, 52) M(R, 53) M(R, 54) M(R, 55) M(R, 56) M(R, 57) M(R, 58) \
+   M(R, 59) M(R, 60) M(R, 61) M(R, 62) M(R, 63)
+#define REP8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
-const uint D4 = D / 4, DV4 = DV / 4;
+const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 
-// vec4 I of the row / key starting at element `base` (VEC4: base is a multiple of 4).
 #if VEC4
 #define LOADQ4(base, I) vec4(q_vec4[((base) >> 2) + (I)])
 #define LOADK4(base, I) vec4(k_vec4[((base) >> 2) + (I)])
-#define LOADV4(base, I) vec4(v_vec4[((base) >> 2) + (I)])
+#define LOADV4(base) vec4(v_vec4[(base) >> 2])
 #else
 #define LOAD4(buf, base, I) vec4(float(buf[(base) + 4 * (I)]), float(buf[(base) + 4 * (I) + 1]), \
                                  float(buf[(base) + 4 * (I) + 2]), float(buf[(base) + 4 * (I) + 3]))
 #define LOADQ4(base, I) LOAD4(q, base, I)
 #define LOADK4(base, I) LOAD4(k, base, I)
-#define LOADV4(base, I) LOAD4(v, base, I)
+#define LOADV4(base) LOAD4(v, base, 0u)
 #endif
 
+// q of this lane's row, then row R's vec4 I broadcast to every lane (qs<R>_<I>).
 #define Q_DECL(I) vec4 q##I = vec4(0.0);
 #define Q_LOAD(I) if ((I) < D4) q##I = LOADQ4(qb, I) * p.scale_log2;
-// s_u += q · k_u for the 8 keys of the block; k_u is lane u's load.
+#define QS_DECL(R, I) vec4 qs##R##_##I = vec4(0.0);
+#define QS_SET(R, I) if ((I) < D4) qs##R##_##I = subgroupBroadcast(q##I, uint(R));
+#define QS_DECL_R(R) REP64R(QS_DECL, R)
+#define QS_SET_R(R) REP64R(QS_SET, R)
+// Score of row R against this lane's key, summed over vec4 I.
+#define QSV(R, I) qs##R##_##I
 #define QK(I)                                                                                   \
   if ((I) < D4) {                                                                               \
     const vec4 kv = LOADK4(kb, I);                                                              \
-    s0 += dot(q##I, subgroupBroadcast(kv, 0u)); s1 += dot(q##I, subgroupBroadcast(kv, 1u));     \
-    s2 += dot(q##I, subgroupBroadcast(kv, 2u)); s3 += dot(q##I, subgroupBroadcast(kv, 3u));     \
-    s4 += dot(q##I, subgroupBroadcast(kv, 4u)); s5 += dot(q##I, subgroupBroadcast(kv, 5u));     \
-    s6 += dot(q##I, subgroupBroadcast(kv, 6u)); s7 += dot(q##I, subgroupBroadcast(kv, 7u));     \
+    sr0 += dot(QSV(0, I), kv); sr1 += dot(QSV(1, I), kv); sr2 += dot(QSV(2, I), kv);            \
+    sr3 += dot(QSV(3, I), kv); sr4 += dot(QSV(4, I), kv); sr5 += dot(QSV(5, I), kv);            \
+    sr6 += dot(QSV(6, I), kv); sr7 += dot(QSV(7, I), kv);                                       \
   }
-#define REP8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
-const uint DV32 = (DV + 31) / 32;
+
 // Accumulator of row R, dims 4L + 32J .. +3 of this lane L.
 #define A_DECL(R) vec4 a##R##_0 = vec4(0.0), a##R##_1 = vec4(0.0), a##R##_2 = vec4(0.0),           \
   a##R##_3 = vec4(0.0), a##R##_4 = vec4(0.0), a##R##_5 = vec4(0.0), a##R##_6 = vec4(0.0),         \
   a##R##_7 = vec4(0.0);
-#define RESCALE(R)                                                                              \
+#define ROW_DECL(R) float m##R = NEG, lv##R = 0.0, pp##R = 0.0;
+// Online softmax of row R over this block: mask (boundary blocks only), bias, block max, rescale.
+#define SOFT(R)                                                                                 \
   {                                                                                             \
-    const float ar = subgroupBroadcast(alpha, uint(R));                                            \
-    a##R##_0 *= ar; a##R##_1 *= ar; a##R##_2 *= ar; a##R##_3 *= ar;                             \
-    a##R##_4 *= ar; a##R##_5 *= ar; a##R##_6 *= ar; a##R##_7 *= ar;                             \
+    const int row_r = int(r0) + (R);                                                            \
+    const bool ok = interior || (key_i < hi && key_i >= row_r + p.lower_off &&                  \
+                                 key_i <= row_r + p.upper_off);                                 \
+    if (has_bias && key_i < hi)                                                                 \
+      sr##R += bias_at(b, hh, min(uint(row_r), p.nq - 1u), key_i) * LOG2E;                      \
+    const float cm = max(m##R, subgroupMax(ok ? sr##R : NEG));                                  \
+    const float al = exp2(m##R - cm);                                                           \
+    m##R = cm;                                                                                  \
+    pp##R = ok ? exp2(sr##R - cm) : 0.0;                                                        \
+    lv##R = lv##R * al + pp##R;                                                                 \
+    a##R##_0 *= al; a##R##_1 *= al; a##R##_2 *= al; a##R##_3 *= al;                             \
+    a##R##_4 *= al; a##R##_5 *= al; a##R##_6 *= al; a##R##_7 *= al;                             \
   }
 // V[key, 4L + 32J .. +3] for this lane (zero past DV).
-#if VEC4
-#define LOADV_J(vb, J) ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? vec4(v_vec4[((vb) + 32u * (J)) >> 2]) : vec4(0.0))
-#else
-#define LOADV_J(vb, J) ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOAD4(v, (vb) + 32u * (J), 0u) : vec4(0.0))
-#endif
+#define LOADV_J(vb, J)                                                                          \
+  ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOADV4((vb) + 32u * (J))      \
+                                                               : vec4(0.0))
 #define FMA_R(R, U)                                                                             \
   {                                                                                             \
-    const vec4 pr = vec4(subgroupBroadcast(p##U, uint(R)));                                        \
+    const vec4 pr = vec4(subgroupBroadcast(pp##R, uint(U)));                                    \
     a##R##_0 = fma(pr, vv0, a##R##_0); a##R##_1 = fma(pr, vv1, a##R##_1);                       \
     a##R##_2 = fma(pr, vv2, a##R##_2); a##R##_3 = fma(pr, vv3, a##R##_3);                       \
     a##R##_4 = fma(pr, vv4, a##R##_4); a##R##_5 = fma(pr, vv5, a##R##_5);                       \
@@ -78,24 +98,7 @@ const uint DV32 = (DV + 31) / 32;
     FMA_R(0, U) FMA_R(1, U) FMA_R(2, U) FMA_R(3, U) FMA_R(4, U) FMA_R(5, U) FMA_R(6, U)         \
     FMA_R(7, U)                                                                                 \
   }
-// Row R's dims 4L + 32J .. +3 of this lane, scaled by `sc` (zero past DV).
-#define STORE_J(R, J, ob, sc)                                                                   \
-  if (uint(J) < DV32 && 4u * lane + 32u * uint(J) < DV) {                                               \
-    const vec4 r = a##R##_##J * (sc);                                                           \
-    const uint e = (ob) + 4u * lane + 32u * uint(J);                                                \
-    o[e] = T_OUT(r.x); o[e + 1u] = T_OUT(r.y); o[e + 2u] = T_OUT(r.z); o[e + 3u] = T_OUT(r.w);  \
-  }
-#define STORE_R(R)                                                                              \
-  {                                                                                             \
-    const float lr = subgroupBroadcast(l, uint(R));                                                \
-    if (r0 + uint(R) < p.nq) {                                                                     \
-      const uint ob = OUT_BASE(r0 + uint(R));                                                      \
-      const float sc = OUT_SCALE(lr);                          \
-      STORE_J(R, 0, ob, sc) STORE_J(R, 1, ob, sc) STORE_J(R, 2, ob, sc)                      \
-      STORE_J(R, 3, ob, sc) STORE_J(R, 4, ob, sc) STORE_J(R, 5, ob, sc)                      \
-      STORE_J(R, 6, ob, sc) STORE_J(R, 7, ob, sc)                                             \
-    }                                                                                           \
-  }
+
 #if SPLIT
 #define OUT_SCALE(lr) 1.0
 #define T_OUT float
@@ -105,26 +108,43 @@ const uint DV32 = (DV + 31) / 32;
 #define T_OUT T_IO
 #define OUT_BASE(row) (p.o_off + (bh * p.nq + (row)) * DV)
 #endif
-// Score u of the block: masked (boundary blocks only), plus the bias.
-#define SCORE(u)                                                                                \
-  {                                                                                             \
-    const int j = c0 + (u);                                                                     \
-    if (has_bias && j < hi) s##u += bias_at(b, hh, brow, j) * LOG2E;                            \
-    ok##u = interior || (j < hi && j >= lo_row && j <= hi_row);                                 \
-    if (ok##u) cmax = max(cmax, s##u);                                                          \
+// Row R's dims 4L + 32J .. +3 of this lane, scaled by `sc` (zero past DV).
+#define STORE_J(R, J, ob, sc)                                                                   \
+  if (uint(J) < DV32 && 4u * lane + 32u * uint(J) < DV) {                                       \
+    const vec4 r = a##R##_##J * (sc);                                                           \
+    const uint e = (ob) + 4u * lane + 32u * uint(J);                                            \
+    o[e] = T_OUT(r.x); o[e + 1u] = T_OUT(r.y); o[e + 2u] = T_OUT(r.z); o[e + 3u] = T_OUT(r.w);  \
   }
-#define PROB(u) p##u = ok##u ? exp2(s##u - m) : 0.0; psum += p##u;
+#if SPLIT
+#define STORE_ML(R, lr)                                                                         \
+  if (lane == 0u) {                                                                             \
+    const uint ml = p.o_off + gl_NumWorkGroups.y * p.nq * p.splits * DV +                       \
+                    ((bh * p.nq + r0 + uint(R)) * p.splits + gl_WorkGroupID.z) * 2u;            \
+    o[ml] = m##R;                                                                               \
+    o[ml + 1u] = lr;                                                                            \
+  }
+#else
+#define STORE_ML(R, lr)
+#endif
+#define STORE_R(R)                                                                              \
+  {                                                                                             \
+    const float lr = subgroupAdd(lv##R);                                                        \
+    if (r0 + uint(R) < p.nq) {                                                                  \
+      const uint ob = OUT_BASE(r0 + uint(R));                                                   \
+      const float sc = OUT_SCALE(lr);                                                           \
+      STORE_J(R, 0, ob, sc) STORE_J(R, 1, ob, sc) STORE_J(R, 2, ob, sc)                         \
+      STORE_J(R, 3, ob, sc) STORE_J(R, 4, ob, sc) STORE_J(R, 5, ob, sc)                         \
+      STORE_J(R, 6, ob, sc) STORE_J(R, 7, ob, sc)                                               \
+      STORE_ML(R, lr)                                                                           \
+    }                                                                                           \
+  }
 
 void main() {
   const uint sg = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
   const uint bh = gl_WorkGroupID.y, b = bh / p.h, hh = bh % p.h, kvh = hh / p.group;
-  // This subgroup's rows [r0, r1); its lane's row.
+  // This subgroup's rows [r0, r1).
   const uint r0 = gl_WorkGroupID.x * BR + gl_SubgroupID * sg;
   const uint r1 = min(r0 + sg, p.nq);
-  const uint row = r0 + lane;
-  const bool row_ok = row < p.nq;
-  const uint brow = min(row, p.nq - 1u);
-  const int irow = int(row), lo_row = irow + p.lower_off, hi_row = irow + p.upper_off;
   const bool has_bias = (p.flags & 1u) != 0u;
   k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
   v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
@@ -144,39 +164,26 @@ void main() {
   hi = min(hi, int((gl_WorkGroupID.z + 1u) * p.chunk));
 #endif
 
-  const uint qb = p.q_off + b * p.q_sb + hh * p.q_sh + brow * p.q_sn;
+  // Lane R loads row R of q; then every row is broadcast to every lane, once.
+  const uint qb = p.q_off + b * p.q_sb + hh * p.q_sh + min(r0 + lane, p.nq - 1u) * p.q_sn;
   REP64(Q_DECL)
-  REP8(A_DECL)
   REP64(Q_LOAD)
-  float m = NEG, l = 0.0;
+  REP8(QS_DECL_R)
+  REP8(QS_SET_R)
+  REP8(A_DECL)
+  REP8(ROW_DECL)
   for (int c0 = lo; c0 < hi; c0 += 8) {
-    // Lane u loads key c0 + u (clamped: keys past hi are masked anyway).
-    const uint key = uint(min(c0 + int(lane), hi - 1));
-    const uint kb = k_base + key * p.k_sn, vb = v_base + key * p.v_sn;
-    float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+    // Lane U owns key c0 + U (loads clamped: keys past hi are masked anyway).
+    const int key_i = c0 + int(lane);
+    const uint kb = k_base + uint(min(key_i, hi - 1)) * p.k_sn;
+    float sr0 = 0.0, sr1 = 0.0, sr2 = 0.0, sr3 = 0.0, sr4 = 0.0, sr5 = 0.0, sr6 = 0.0, sr7 = 0.0;
     REP64(QK)
     // A full block that every row of the subgroup sees whole needs no predicate.
     const bool interior = c0 + 8 <= hi && c0 >= int(r1) - 1 + p.lower_off &&
                           c0 + 7 <= int(r0) + p.upper_off;
-    bool ok0, ok1, ok2, ok3, ok4, ok5, ok6, ok7;
-    float cmax = m;
-    SCORE(0) SCORE(1) SCORE(2) SCORE(3) SCORE(4) SCORE(5) SCORE(6) SCORE(7)
-    const float alpha = exp2(m - cmax);
-    m = cmax;
-    float p0, p1, p2, p3, p4, p5, p6, p7, psum = 0.0;
-    PROB(0) PROB(1) PROB(2) PROB(3) PROB(4) PROB(5) PROB(6) PROB(7)
-    l = l * alpha + psum;
-    REP8(RESCALE)
+    REP8(SOFT)
     PV_KEY(0) PV_KEY(1) PV_KEY(2) PV_KEY(3) PV_KEY(4) PV_KEY(5) PV_KEY(6) PV_KEY(7)
   }
   // Every lane stores its dims of all 8 rows (subgroup-uniform control flow until here).
   REP8(STORE_R)
-#if SPLIT
-  if (row_ok) {
-    const uint ml = p.o_off + gl_NumWorkGroups.y * p.nq * p.splits * DV +
-                    ((bh * p.nq + row) * p.splits + gl_WorkGroupID.z) * 2u;
-    o[ml] = m;
-    o[ml + 1u] = l;
-  }
-#endif
 }
