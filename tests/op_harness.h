@@ -52,16 +52,19 @@ static inline float op_load(const void *data, vkf_dtype dtype, size_t i) {
 
 /* Runs `g` on the device and returns output `index` converted to fp32 in *out_values (malloc'ed,
  * caller frees) with its element count. Inputs are bound from `inputs`; constants with data are
- * uploaded from their host pointers. */
-static inline vkf_status op_run_device(gpu_test *t, vkf_graph *g, const vkf_input_binding *inputs,
-                                       size_t input_count, uint32_t index, float **out_values,
-                                       size_t *out_count) {
+ * uploaded from their host pointers. The plan is lowered for `caps` (NULL: the device's own), so a
+ * test can run here the variants another device class would get (caps may only shrink limits). */
+static inline vkf_status op_run_device_with(gpu_test *t, vkf_graph *g,
+                                            const vkf_input_binding *inputs, size_t input_count,
+                                            const vkf_device_caps *caps, uint32_t index,
+                                            float **out_values, size_t *out_count) {
   *out_values = NULL;
   *out_count = 0;
   VKF_RETURN_IF_ERROR(vkf_graph_status(g));
   VKF_RETURN_IF_ERROR(vkf_memory_plan_build(g, NULL));
   vkf_lowered low;
-  VKF_RETURN_IF_ERROR(vkf_lower_graph(g, vkf_device_caps_get(t->device), NULL, &low));
+  VKF_RETURN_IF_ERROR(
+      vkf_lower_graph(g, caps ? caps : vkf_device_caps_get(t->device), NULL, &low));
   vkf_session *s = NULL;
   vkf_status st = vkf_session_create(t->device, low.plan, NULL, &s);
   for (uint32_t id = 1; id < low.tensor_bound && !st; id++) {
@@ -94,15 +97,23 @@ static inline vkf_status op_run_device(gpu_test *t, vkf_graph *g, const vkf_inpu
   return st;
 }
 
-/* Runs `g` on the device and in the interpreter; checks every output. Returns the number of
- * mismatching elements (0 = pass) and records CHECK results under `label`. */
-static inline int op_check(gpu_test *t, vkf_graph *g, const vkf_input_binding *inputs,
-                           size_t input_count, op_tol tol, const char *label) {
+static inline vkf_status op_run_device(gpu_test *t, vkf_graph *g, const vkf_input_binding *inputs,
+                                       size_t input_count, uint32_t index, float **out_values,
+                                       size_t *out_count) {
+  return op_run_device_with(t, g, inputs, input_count, NULL, index, out_values, out_count);
+}
+
+/* Runs `g` on the device (lowered for `caps`, NULL: the device's) and in the interpreter; checks
+ * every output. Returns the number of mismatching elements (0 = pass) and records CHECK results
+ * under `label`. */
+static inline int op_check_with(gpu_test *t, vkf_graph *g, const vkf_input_binding *inputs,
+                                size_t input_count, const vkf_device_caps *caps, op_tol tol,
+                                const char *label) {
   int failures = 0;
   for (uint32_t o = 0; o < vkf_graph_output_count(g); o++) {
     float *gpu = NULL;
     size_t count = 0;
-    vkf_status st = op_run_device(t, g, inputs, input_count, o, &gpu, &count);
+    vkf_status st = op_run_device_with(t, g, inputs, input_count, caps, o, &gpu, &count);
     CHECK_MSG(st == VKF_OK, "%s: device run failed: %s", label, vkf_status_message(st));
     if (st) {
       vkf_status_free(st);
@@ -140,6 +151,11 @@ static inline int op_check(gpu_test *t, vkf_graph *g, const vkf_input_binding *i
     free(gpu);
   }
   return failures;
+}
+
+static inline int op_check(gpu_test *t, vkf_graph *g, const vkf_input_binding *inputs,
+                           size_t input_count, op_tol tol, const char *label) {
+  return op_check_with(t, g, inputs, input_count, NULL, tol, label);
 }
 
 #endif
