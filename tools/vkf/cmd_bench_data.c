@@ -12,6 +12,7 @@
 #include "graph/lower.h"
 #include "graph/memory_plan.h"
 #include "host/session.h"
+#include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -34,28 +35,12 @@ typedef struct bench_args {
   const char *device;
 } bench_args;
 
-typedef struct timing {
-  double mean_ms, sd_ms;
-} timing;
+typedef vkf_bench_stats timing;
 
+/* Kernel timings do not depend on the data: buffers keep what allocation gave them. */
 static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, const bench_args *a,
                             timing *out) {
-  vkf_session *s = NULL;
-  vkf_session_options opts = {.profile = 1};
-  VKF_RETURN_IF_ERROR(vkf_session_create(device, plan, &opts, &s));
-  vkf_status st = VKF_OK;
-  double sum = 0, sum2 = 0;
-  for (int i = 0; i < a->warmup + a->runs && !st; i++) {
-    st = vkf_session_run(s);
-    double ms = vkf_session_total_ns(s) / 1e6;
-    if (i >= a->warmup) sum += ms, sum2 += ms * ms;
-  }
-  double mean = sum / a->runs;
-  double var = a->runs > 1 ? (sum2 - a->runs * mean * mean) / (a->runs - 1) : 0;
-  out->mean_ms = mean;
-  out->sd_ms = var > 0 ? sqrt(var) : 0;
-  vkf_session_destroy(s);
-  return st;
+  return vkf_bench_plan_time(device, plan, a->warmup, a->runs, out);
 }
 
 /* Builds case `c`; returns its label, the bytes moved (x read + y written) or flops. */

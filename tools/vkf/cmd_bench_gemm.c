@@ -12,6 +12,7 @@
 #include "graph/half.h"
 #include "graph/lower_matmul.h"
 #include "host/session.h"
+#include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -27,9 +28,7 @@ typedef struct bench_args {
   vkf_gemm_variant variant;
 } bench_args;
 
-typedef struct bench_timing {
-  double mean_ms, sd_ms;
-} bench_timing;
+typedef vkf_bench_stats bench_timing;
 
 typedef struct bench_result {
   uint64_t m, k, n;
@@ -84,7 +83,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   return VKF_OK;
 }
 
-/* Runs the plan warmup + runs times; mean and sample sd of the GPU time; output into `c`. */
+/* Times the plan warmup + runs times on the given A and B; the last run's output into `hc`. */
 static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, int warmup, int runs,
                             const void *ha, const void *hb, size_t a_size, size_t b_size, void *hc,
                             size_t c_size, bench_timing *out) {
@@ -93,18 +92,9 @@ static vkf_status time_plan(vkf_device *device, const vkf_plan *plan, int warmup
   VKF_RETURN_IF_ERROR(vkf_session_create(device, plan, &opts, &s));
   vkf_status st = vkf_session_write(s, 0, 0, ha, a_size);
   if (!st) st = vkf_session_write(s, 1, 0, hb, b_size);
-  double sum = 0, sum2 = 0;
-  for (int i = 0; i < warmup + runs && !st; i++) {
-    st = vkf_session_run(s);
-    double ms = vkf_session_total_ns(s) / 1e6;
-    if (i >= warmup) sum += ms, sum2 += ms * ms;
-  }
+  if (!st) st = vkf_bench_session_time(s, warmup, runs, out);
   if (!st) st = vkf_session_read(s, 2, 0, hc, c_size);
   vkf_session_destroy(s);
-  double mean = sum / runs;
-  double var = runs > 1 ? (sum2 - runs * mean * mean) / (runs - 1) : 0;
-  out->mean_ms = mean;
-  out->sd_ms = var > 0 ? sqrt(var) : 0;
   return st;
 }
 

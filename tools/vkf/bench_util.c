@@ -1,0 +1,30 @@
+/* Owns the warm-up / timed-run loop and its statistics for the bench subcommands. */
+#include "tools/vkf/bench_util.h"
+
+#include <math.h>
+
+vkf_status vkf_bench_session_time(vkf_session *s, int warmup, int runs, vkf_bench_stats *out) {
+  out->mean_ms = out->sd_ms = 0;
+  if (runs < 1) return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--runs must be at least 1");
+  double sum = 0, sum2 = 0;
+  for (int i = 0; i < warmup + runs; i++) {
+    VKF_RETURN_IF_ERROR(vkf_session_run(s));
+    double ms = vkf_session_total_ns(s) / 1e6;
+    if (i >= warmup) sum += ms, sum2 += ms * ms;
+  }
+  double mean = sum / runs;
+  double var = runs > 1 ? (sum2 - runs * mean * mean) / (runs - 1) : 0;
+  out->mean_ms = mean;
+  out->sd_ms = var > 0 ? sqrt(var) : 0;
+  return VKF_OK;
+}
+
+vkf_status vkf_bench_plan_time(vkf_device *device, const vkf_plan *plan, int warmup, int runs,
+                               vkf_bench_stats *out) {
+  vkf_session *s = NULL;
+  vkf_session_options opts = {.profile = 1};
+  VKF_RETURN_IF_ERROR(vkf_session_create(device, plan, &opts, &s));
+  vkf_status st = vkf_bench_session_time(s, warmup, runs, out);
+  vkf_session_destroy(s);
+  return st;
+}

@@ -1,0 +1,22 @@
+/* Timing shared by the vkf bench subcommands: GPU time of a plan from the session's timestamps,
+ * mean and sample standard deviation over timed runs after warm-up. */
+#ifndef VKF_TOOLS_BENCH_UTIL_H
+#define VKF_TOOLS_BENCH_UTIL_H
+
+#include "graph/plan.h"
+#include "host/device.h"
+#include "host/session.h"
+
+typedef struct vkf_bench_stats {
+  double mean_ms, sd_ms;
+} vkf_bench_stats;
+
+/* Runs a profiling session warmup + runs times (runs >= 1). */
+vkf_status vkf_bench_session_time(vkf_session *session, int warmup, int runs,
+                                  vkf_bench_stats *out_stats);
+/* Creates a profiling session for `plan` and times it with whatever its buffers hold (as
+ * allocated), for kernels whose run time does not depend on the data. */
+vkf_status vkf_bench_plan_time(vkf_device *device, const vkf_plan *plan, int warmup, int runs,
+                               vkf_bench_stats *out_stats);
+
+#endif
