@@ -69,6 +69,10 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
      * SIMD group runs idle rows only. Multiples of the subgroup size (each subgroup owns its
      * rows in the broadcast body). */
     out->br = s->nq <= 8 ? max_u32(8, min_u32(sg, 64)) : max_u32(32, 4 * min_u32(sg, 16));
+    /* The broadcast body: 8 rows per subgroup, four subgroups; when decoding (Nq <= 8) one
+     * subgroup with only Nq rows, so no lane computes a row nobody reads. */
+    out->rows = out->cpu_bcast && s->nq < 8 ? s->nq : 8;
+    if (out->cpu_bcast) out->br = s->nq < 8 ? s->nq : 32;
   } else {
     /* Lanes per row: a whole subgroup when subgroup arithmetic can reduce it (no shared memory,
      * no barrier); otherwise 8 lanes reduced through shared memory. */
@@ -77,9 +81,10 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
                            sg >= 4 && sg <= 64 && sg <= max_inv;
     out->lanes = out->subgroup_reduce ? sg : min_u32(8, max_inv);
     /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
-     * profile), fewer when the query count is small. */
+     * profile), whatever the query count: one pipeline per head dim, and decoding gets its
+     * parallelism from split-K. (Blocks of 1-2 rows also gave wrong results on lavapipe past
+     * ~1500 keys; cause not yet found.) */
     out->br = max_u32(1, min_u32(128, max_inv) / out->lanes);
-    while (out->br > 1 && out->br / 2 >= s->nq) out->br /= 2;
   }
   if (out->br > max_inv / out->lanes) out->br = max_u32(1, max_inv / out->lanes);
 
@@ -97,12 +102,15 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
                                                       : max_u32(unit, min_u32(64, 8 * out->lanes));
   out->bc = max_u32(unit, min_u32(out->bc, round_up(s->nk ? s->nk : 1, unit)));
   uint32_t limit = caps->max_shared_memory_size ? caps->max_shared_memory_size : 16384;
-  while (out->bc > unit && shared_bytes(out, s) > limit) out->bc /= 2;
+  /* (a multiple of `unit` throughout: the LANES body gives each lane bc / lanes keys) */
+  while (out->bc > unit && shared_bytes(out, s) > limit)
+    out->bc = max_u32(unit, out->bc / 2 / unit * unit);
   /* Head dims whose K/V tile does not fit even at the smallest tile read K/V in place. */
   if (out->stage_kv && shared_bytes(out, s) > limit) out->stage_kv = 0;
   /* The LANES layout's Q block and probabilities must fit too: fewer rows. */
   while (out->br > 1 && shared_bytes(out, s) > limit) out->br /= 2;
   out->shared_size = shared_bytes(out, s);
+  out->local_size = out->cpu_bcast ? 8 * out->br / out->rows : out->br * out->lanes;
 
   /* Split-K (flash-decoding): few queries against a long KV give too few workgroups to fill the
    * device; split the keys so that about `target` workgroups run, each split at least
@@ -255,9 +263,9 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
   vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
   vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
-  uint32_t spec[6] = {c.br * c.lanes, c.br, c.bc, s.d, s.dv, c.lanes};
+  uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
-  d.spec_count = 6;
+  d.spec_count = 7;
   VKF_RETURN_IF_ERROR(grid(ctx->caps, node, &s, &c, d.groups));
 
   uint32_t q_off = vkf_lower_bind(ctx, &d, q, VKF_ACCESS_READ);

@@ -28,6 +28,8 @@ typedef struct vkf_attention_config {
   uint32_t br;         /* query rows per workgroup */
   uint32_t bc;         /* keys per tile */
   uint32_t lanes;      /* invocations per row (1 for the ROW layout) */
+  uint32_t rows;       /* broadcast body: query rows per 8-lane subgroup (1..8) */
+  uint32_t local_size; /* invocations per workgroup */
   int stage_kv;        /* K/V tiles through shared memory */
   int subgroup_reduce; /* LANES layout: row reductions with subgroup arithmetic */
   int cpu_bcast;       /* ROW layout: 8-key blocks shared by subgroupBroadcast (CPU class) */

@@ -28,9 +28,10 @@
 //   5 out: [B,H,Nq,DV] contiguous (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
 //     followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
 // Push constants: Params below (element offsets and strides; d strides are 1).
-// Specialization constants: 0 local_size_x (= BR * LANES), 1 BR (query rows per workgroup),
+// Specialization constants: 0 local_size_x (BR * LANES; CPU_BCAST: 8 * BR / ROWS), 1 BR (query rows per workgroup),
 //   2 BC (keys per tile; a multiple of 8 and of LANES), 3 D, 4 DV, 5 LANES (1 when
-//   ROW_PER_INVOCATION).
+//   ROW_PER_INVOCATION), 6 ROWS (CPU_BCAST: query rows per subgroup, 1..8; BR = ROWS *
+//   subgroups per workgroup).
 #extension GL_EXT_control_flow_attributes : enable
 #if F16 || BIAS_F16
 #extension GL_EXT_shader_16bit_storage : require

@@ -1,7 +1,7 @@
 // main() of attention.comp for CPU-class devices (CPU_BCAST=1; lavapipe). There a subgroup is one
 // 8-wide SIMD vector, every buffer or shared load is a loop over the lanes, local arrays live in
 // memory, and a barrier suspends the workgroup. So a subgroup owns 8 query rows and walks the keys
-// 8 at a time, with all state in named registers (macros with literal indices; the blocks past
+// 8 at a time (ROWS < 8 rows for decoding), with all state in named registers (macros with literal indices; the blocks past
 // D/4 or DV/32 fold away after specialization), never arrays, and no shared memory or barrier:
 //  - q·k: lane U owns key U of the block and loads its vec4s once; the 8 q rows are broadcast to
 //    every lane once, before the key loop, so the scores need no per-key broadcast;
@@ -26,6 +26,7 @@
 #define REP8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
 const uint D4 = D / 4, DV32 = (DV + 31) / 32;
+layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer when decoding)
 
 #if VEC4
 #define LOADQ4(base, I) vec4(q_vec4[((base) >> 2) + (I)])
@@ -43,7 +44,7 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 #define Q_DECL(I) vec4 q##I = vec4(0.0);
 #define Q_LOAD(I) if ((I) < D4) q##I = LOADQ4(qb, I) * p.scale_log2;
 #define QS_DECL(R, I) vec4 qs##R##_##I = vec4(0.0);
-#define QS_SET(R, I) if ((I) < D4) qs##R##_##I = subgroupBroadcast(q##I, uint(R));
+#define QS_SET(R, I) if ((I) < D4 && (R) < ROWS) qs##R##_##I = subgroupBroadcast(q##I, uint(R));
 #define QS_DECL_R(R) REP64R(QS_DECL, R)
 #define QS_SET_R(R) REP64R(QS_SET, R)
 // Score of row R against this lane's key, summed over vec4 I.
@@ -51,9 +52,14 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 #define QK(I)                                                                                   \
   if ((I) < D4) {                                                                               \
     const vec4 kv = LOADK4(kb, I);                                                              \
-    sr0 += dot(QSV(0, I), kv); sr1 += dot(QSV(1, I), kv); sr2 += dot(QSV(2, I), kv);            \
-    sr3 += dot(QSV(3, I), kv); sr4 += dot(QSV(4, I), kv); sr5 += dot(QSV(5, I), kv);            \
-    sr6 += dot(QSV(6, I), kv); sr7 += dot(QSV(7, I), kv);                                       \
+    sr0 += dot(QSV(0, I), kv);                                                                  \
+    if (1 < ROWS) sr1 += dot(QSV(1, I), kv);                                                    \
+    if (2 < ROWS) sr2 += dot(QSV(2, I), kv);                                                    \
+    if (3 < ROWS) sr3 += dot(QSV(3, I), kv);                                                    \
+    if (4 < ROWS) sr4 += dot(QSV(4, I), kv);                                                    \
+    if (5 < ROWS) sr5 += dot(QSV(5, I), kv);                                                    \
+    if (6 < ROWS) sr6 += dot(QSV(6, I), kv);                                                    \
+    if (7 < ROWS) sr7 += dot(QSV(7, I), kv);                                                    \
   }
 
 // Accumulator of row R, dims 4L + 32J .. +3 of this lane L.
@@ -63,7 +69,7 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 #define ROW_DECL(R) float m##R = NEG, lv##R = 0.0, pp##R = 0.0;
 // Online softmax of row R over this block: mask (boundary blocks only), bias, block max, rescale.
 #define SOFT(R)                                                                                 \
-  {                                                                                             \
+  if ((R) < ROWS) {                                                                             \
     const int row_r = int(r0) + (R);                                                            \
     const bool ok = interior || (key_i < hi && key_i >= row_r + p.lower_off &&                  \
                                  key_i <= row_r + p.upper_off);                                 \
@@ -82,7 +88,7 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
   ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOADV4((vb) + 32u * (J))      \
                                                                : vec4(0.0))
 #define FMA_R(R, U)                                                                             \
-  {                                                                                             \
+  if ((R) < ROWS) {                                                                             \
     const vec4 pr = vec4(subgroupBroadcast(pp##R, uint(U)));                                    \
     a##R##_0 = fma(pr, vv0, a##R##_0); a##R##_1 = fma(pr, vv1, a##R##_1);                       \
     a##R##_2 = fma(pr, vv2, a##R##_2); a##R##_3 = fma(pr, vv3, a##R##_3);                       \
@@ -127,7 +133,7 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 #define STORE_ML(R, lr)
 #endif
 #define STORE_R(R)                                                                              \
-  {                                                                                             \
+  if ((R) < ROWS) {                                                                             \
     const float lr = subgroupAdd(lv##R);                                                        \
     if (r0 + uint(R) < p.nq) {                                                                  \
       const uint ob = OUT_BASE(r0 + uint(R));                                                   \
@@ -140,11 +146,11 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
   }
 
 void main() {
-  const uint sg = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
+  const uint lane = gl_SubgroupInvocationID;
   const uint bh = gl_WorkGroupID.y, b = bh / p.h, hh = bh % p.h, kvh = hh / p.group;
   // This subgroup's rows [r0, r1).
-  const uint r0 = gl_WorkGroupID.x * BR + gl_SubgroupID * sg;
-  const uint r1 = min(r0 + sg, p.nq);
+  const uint r0 = gl_WorkGroupID.x * BR + gl_SubgroupID * ROWS;
+  const uint r1 = min(r0 + ROWS, p.nq);
   const bool has_bias = (p.flags & 1u) != 0u;
   k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
   v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
@@ -165,7 +171,7 @@ void main() {
 #endif
 
   // Lane R loads row R of q; then every row is broadcast to every lane, once.
-  const uint qb = p.q_off + b * p.q_sb + hh * p.q_sh + min(r0 + lane, p.nq - 1u) * p.q_sn;
+  const uint qb = p.q_off + b * p.q_sb + hh * p.q_sh + min(r0 + min(lane, ROWS - 1u), p.nq - 1u) * p.q_sn;
   REP64(Q_DECL)
   REP64(Q_LOAD)
   REP8(QS_DECL_R)

@@ -219,7 +219,33 @@ int main(int argc, char **argv) {
     vkf_attention_choose(caps, &s, NULL, &cfg);
     CHECK_MSG(cfg.splits > 1, "Nq=1, Nk=32768: %u splits", cfg.splits);
     CHECK(cfg.shared_size <= caps->max_shared_memory_size);
-    CHECK(cfg.br * cfg.lanes <= caps->max_workgroup_invocations);
+    CHECK(cfg.local_size <= caps->max_workgroup_invocations);
+  }
+  /* Chooser invariants on this device and on a GPU-class device clamped like a phone: tiles are
+   * whole multiples of 8 and of the lanes per row, shared memory and workgroups fit. */
+  {
+    vkf_device_caps phone = *caps;
+    phone.kind = VKF_DEVICE_KIND_INTEGRATED_GPU;
+    phone.max_shared_memory_size = 16384;
+    phone.subgroup_ops = VKF_SUBGROUP_BASIC;
+    phone.max_workgroup_invocations = 128;
+    const vkf_device_caps *all[2] = {caps, &phone};
+    static const uint32_t nks[] = {1, 45, 77, 3000, 32768}, ds[] = {32, 40, 64, 128, 136, 256};
+    int bad = 0;
+    for (int ci = 0; ci < 2; ci++)
+      for (size_t a = 0; a < sizeof nks / sizeof nks[0]; a++)
+        for (size_t e = 0; e < sizeof ds / sizeof ds[0]; e++) {
+          vkf_attention_shape s = {.batch = 1, .heads = 4, .nq = nks[a] < 100 ? nks[a] : 1,
+                                   .nk = nks[a], .d = ds[e], .dv = ds[e], .dtype = VKF_F32};
+          vkf_attention_config cfg;
+          vkf_attention_choose(all[ci], &s, NULL, &cfg);
+          bad += cfg.bc % 8 != 0 || cfg.bc % cfg.lanes != 0 ||
+                 (cfg.layout == VKF_ATTENTION_LAYOUT_LANES && cfg.bc / cfg.lanes > 8) ||
+                 cfg.shared_size > all[ci]->max_shared_memory_size ||
+                 cfg.local_size > all[ci]->max_workgroup_invocations || cfg.splits < 1 ||
+                 (uint64_t)cfg.chunk * cfg.splits < s.nk || cfg.chunk % cfg.bc != 0;
+        }
+    CHECK_MSG(bad == 0, "%d chooser results break an invariant", bad);
   }
   return gpu_test_finish(&t);
 }
