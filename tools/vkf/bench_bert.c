@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "host/runner.h"
@@ -35,6 +36,7 @@ typedef struct op_time {
 typedef struct bench_bert_result {
   int64_t batch;
   double mean_ms, sd_ms, gpu_ms, sentences_per_s;
+  double cpu_ms; /* process CPU time per run (see cpu_ms()) */
   op_time ops[BENCH_BERT_MAX_OPS];
   uint32_t op_count;
 } bench_bert_result;
@@ -43,6 +45,16 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Process CPU time (user + system), ms. On a CPU device (lavapipe) the kernels run on this
+ * process's threads, so CPU time per run measures the work independently of other load on the
+ * machine, where wall time does not. */
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 int vkf_cli_bench_is_bert(int argc, char **argv) {
@@ -154,9 +166,10 @@ static vkf_status measure(vkf_device *dev, vkf_bert_model *m, const bench_bert_a
   double *ns = calloc(nd + 1, sizeof *ns);
   if (!st && !ns) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "bench");
   for (int i = 0; i < a->runs && !st; i++) {
-    double t0 = now_ms();
+    double t0 = now_ms(), c0 = cpu_ms();
     st = vkf_runner_run(r);
     times[i] = now_ms() - t0;
+    out->cpu_ms += (cpu_ms() - c0) / a->runs;
     if (!st) st = vkf_session_dispatch_times(vkf_runner_session(r), ns);
     out->gpu_ms += vkf_session_total_ns(vkf_runner_session(r)) / 1e6 / a->runs;
     for (uint32_t d = 0; d < nd && !st; d++) {
@@ -205,8 +218,9 @@ static void print_results(const bench_bert_args *a, const char *dir, const vkf_h
       const bench_bert_result *r = &res[i];
       printf(
           "%s{\"batch\": %lld, \"latency_ms_mean\": %.3f, \"latency_ms_sd\": %.3f, \"gpu_ms\": "
-          "%.3f, \"sentences_per_s\": %.3f, \"ops\": [",
-          i ? ", " : "", (long long)r->batch, r->mean_ms, r->sd_ms, r->gpu_ms, r->sentences_per_s);
+          "%.3f, \"process_cpu_ms\": %.3f, \"sentences_per_s\": %.3f, \"ops\": [",
+          i ? ", " : "", (long long)r->batch, r->mean_ms, r->sd_ms, r->gpu_ms, r->cpu_ms,
+          r->sentences_per_s);
       for (uint32_t k = 0; k < r->op_count; k++)
         printf("%s{\"op\": \"%s\", \"dispatches\": %u, \"ms\": %.3f}", k ? ", " : "", r->ops[k].op,
                r->ops[k].dispatches, r->ops[k].ms);
@@ -221,10 +235,12 @@ static void print_results(const bench_bert_args *a, const char *dir, const vkf_h
       dir, (long long)c->hidden_size, (long long)c->num_hidden_layers,
       (long long)c->num_attention_heads, device_name, (long long)a->seq_len, dt, a->runs,
       a->warmup);
-  printf("| batch | latency ms (mean ± sd) | GPU ms | sentences/s |\n|---:|---:|---:|---:|\n");
+  printf(
+      "| batch | latency ms (mean ± sd) | GPU ms | process CPU ms | sentences/s |\n"
+      "|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < count; i++)
-    printf("| %lld | %.1f ± %.1f | %.1f | %.2f |\n", (long long)res[i].batch, res[i].mean_ms,
-           res[i].sd_ms, res[i].gpu_ms, res[i].sentences_per_s);
+    printf("| %lld | %.1f ± %.1f | %.1f | %.1f | %.2f |\n", (long long)res[i].batch, res[i].mean_ms,
+           res[i].sd_ms, res[i].gpu_ms, res[i].cpu_ms, res[i].sentences_per_s);
   for (int i = 0; i < count; i++) {
     const bench_bert_result *r = &res[i];
     double total = 0;
