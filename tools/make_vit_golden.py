@@ -5,6 +5,7 @@ the sample images, for tests/models/test_vit.c and the parity check in the issue
 Default (CI, small, committed):
   tests/models/data/vit_tiny/   ViTForImageClassification (bilinear resize, no crop)
   tests/models/data/deit_tiny/  DeiTForImageClassificationWithTeacher (bicubic resize + centre crop)
+  tests/models/data/deit_cls_tiny/  DeiTForImageClassification (1 layer, 5 labels)
   each: config.json, model.safetensors, preprocessor_config.json (save_pretrained, safetensors),
   tests/models/golden/vit/<name>_pixel_values.npy  float32 [B, 3, S, S]  (HF processor output)
   tests/models/golden/vit/<name>_logits.npy        float32 [B, num_labels] (fp32, eval mode)
@@ -57,7 +58,8 @@ def randomize(model, seed, scale):
 
 
 def build(kind, cfg_kwargs, labels, seed, scale):
-    from transformers import (DeiTConfig, DeiTForImageClassificationWithTeacher, ViTConfig,
+    from transformers import (DeiTConfig, DeiTForImageClassification,
+                              DeiTForImageClassificationWithTeacher, ViTConfig,
                               ViTForImageClassification)
 
     id2label = {i: name for i, name in enumerate(labels)}
@@ -65,6 +67,8 @@ def build(kind, cfg_kwargs, labels, seed, scale):
     torch.manual_seed(seed)
     if kind == "vit":
         model = ViTForImageClassification(ViTConfig(**common))
+    elif kind == "deit_cls":
+        model = DeiTForImageClassification(DeiTConfig(**common))
     else:
         model = DeiTForImageClassificationWithTeacher(DeiTConfig(**common))
     if scale:
@@ -75,7 +79,7 @@ def build(kind, cfg_kwargs, labels, seed, scale):
 def processor(kind, image_size, resize):
     from transformers import DeiTImageProcessor, ViTImageProcessor
 
-    if kind == "vit":
+    if kind == "vit":  # "deit_cls" falls through to DeiT's processor
         return ViTImageProcessor(do_resize=True, size={"height": image_size, "width": image_size},
                                  resample=2, do_rescale=True, rescale_factor=1 / 255,
                                  do_normalize=True, image_mean=IMAGENET_STANDARD,
@@ -87,7 +91,7 @@ def processor(kind, image_size, resize):
                               image_mean=IMAGENET_MEAN, image_std=IMAGENET_STD)
 
 
-def make(kind, out_dir, cfg_kwargs, labels, seed, scale, resize, golden_prefix):
+def make(kind, out_dir, cfg_kwargs, labels, seed, scale, resize, golden_prefix, save_pixels=True):
     model = build(kind, cfg_kwargs, labels, seed, scale)
     model.save_pretrained(out_dir, safe_serialization=True)
     proc = processor(kind, cfg_kwargs["image_size"], resize)
@@ -98,7 +102,8 @@ def make(kind, out_dir, cfg_kwargs, labels, seed, scale, resize, golden_prefix):
         logits = model(pixel_values=pixels).logits  # [B, L]
     pixels = pixels.numpy().astype("<f4")
     logits = logits.numpy().astype("<f4")
-    np.save(golden_prefix + "pixel_values.npy", pixels)
+    if save_pixels:
+        np.save(golden_prefix + "pixel_values.npy", pixels)
     np.save(golden_prefix + "logits.npy", logits)
     size = os.path.getsize(os.path.join(out_dir, "model.safetensors"))
     print(f"{out_dir}: {sum(p.numel() for p in model.parameters())} parameters, "
@@ -137,6 +142,10 @@ def tiny():
                 layer_norm_eps=1e-6)
     make("deit", os.path.join(DATA, "deit_tiny"), deit, TINY_LABELS, 4321, 0.2, 36,
          os.path.join(GOLDEN, "deit_tiny_"))
+    # DeiT without the teacher head: one classifier on the CLS token, distillation token unused.
+    make("deit_cls", os.path.join(DATA, "deit_cls_tiny"), dict(deit, num_hidden_layers=1),
+         TINY_LABELS[:5], 777, 0.2, 36, os.path.join(GOLDEN, "deit_cls_tiny_"),
+         save_pixels=False)  # same processor as deit_tiny: its pixel_values serve both
     make_bare(os.path.join(DATA, "vit_tiny_bare"), dict(base, qkv_bias=False), 999, 0.2,
               os.path.join(GOLDEN, "vit_tiny_bare_"))
     with open(os.path.join(GOLDEN, "images.txt"), "w") as f:

@@ -48,11 +48,12 @@ typedef struct golden {
   vkf_npy_array logits; /* [B, L] */
 } golden;
 
-static void golden_load(golden *g, const char *name, const char *dir) {
+/* `pixels_of`: the model whose pixel_values golden this one shares (same processor). */
+static void golden_load(golden *g, const char *name, const char *dir, const char *pixels_of) {
   char path[256];
   g->name = name;
   g->dir = dir;
-  snprintf(path, sizeof path, GOLDEN "%s_pixel_values.npy", name);
+  snprintf(path, sizeof path, GOLDEN "%s_pixel_values.npy", pixels_of);
   CHECK_OK(vkf_npy_load(path, &g->pixels));
   snprintf(path, sizeof path, GOLDEN "%s_logits.npy", name);
   CHECK_OK(vkf_npy_load(path, &g->logits));
@@ -568,18 +569,22 @@ static void test_bad_inputs(void) {
 }
 
 int main(void) {
-  vkf_vit_model *vit = NULL, *deit = NULL;
+  vkf_vit_model *vit = NULL, *deit = NULL, *deit_cls = NULL;
   CHECK_OK(vkf_vit_load("tests/models/data/vit_tiny", &vit));
   CHECK_OK(vkf_vit_load("tests/models/data/deit_tiny", &deit));
-  if (!vit || !deit) return test_report();
-  golden gv = {0}, gd = {0};
-  golden_load(&gv, "vit_tiny", "tests/models/data/vit_tiny");
-  golden_load(&gd, "deit_tiny", "tests/models/data/deit_tiny");
-  golden *goldens[2] = {&gv, &gd};
-  vkf_vit_model *models[2] = {vit, deit};
+  CHECK_OK(vkf_vit_load("tests/models/data/deit_cls_tiny", &deit_cls));
+  if (!vit || !deit || !deit_cls) return test_report();
+  CHECK(strcmp(vkf_vit_architecture(deit_cls), "DeiTForImageClassification") == 0);
+  golden gv = {0}, gd = {0}, gc = {0};
+  golden_load(&gv, "vit_tiny", "tests/models/data/vit_tiny", "vit_tiny");
+  golden_load(&gd, "deit_tiny", "tests/models/data/deit_tiny", "deit_tiny");
+  golden_load(&gc, "deit_cls_tiny", "tests/models/data/deit_cls_tiny", "deit_tiny");
+  enum { MODELS = 3 };
+  golden *goldens[MODELS] = {&gv, &gd, &gc};
+  vkf_vit_model *models[MODELS] = {vit, deit, deit_cls};
 
   test_model_api(vit, deit);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < MODELS; i++) {
     test_interp(models[i], goldens[i]);
     test_pixels(models[i], goldens[i]);
   }
@@ -592,7 +597,7 @@ int main(void) {
     if (profiles[p]) setenv("VKF_DEVICE_PROFILE", profiles[p], 1);
     vkf_env_reload();
     gpu_test t = gpu_test_start();
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < MODELS; i++) {
       test_device(&t, models[i], goldens[i], VKF_F32, profiles[p]);
       test_device(&t, models[i], goldens[i], VKF_F16, profiles[p]);
     }
@@ -608,12 +613,11 @@ int main(void) {
       CHECK_MSG(messages == 0, "%u validation messages", messages);
       vkf_instance_destroy(t.instance);
     } else {
-      for (int i = 0; i < 2; i++) {
+      for (int i = 0; i < MODELS; i++) {
         vkf_npy_array_release(&goldens[i]->pixels);
         vkf_npy_array_release(&goldens[i]->logits);
+        vkf_vit_destroy(models[i]);
       }
-      vkf_vit_destroy(vit);
-      vkf_vit_destroy(deit);
       return gpu_test_finish(&t);
     }
   }
