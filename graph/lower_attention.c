@@ -22,9 +22,15 @@ void vkf_lower_attention_set_force(const vkf_attention_force *force) {
   if (force) g_force = *force;
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-static uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
-static uint32_t round_up(uint32_t a, uint32_t m) { return (a + m - 1) / m * m; }
+static uint32_t min_u32(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
+static uint32_t max_u32(uint32_t a, uint32_t b) {
+  return a > b ? a : b;
+}
+static uint32_t round_up(uint32_t a, uint32_t m) {
+  return (a + m - 1) / m * m;
+}
 
 static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_shape *s) {
   uint32_t floats = c->stage_kv ? c->bc * (s->d + s->dv) : 0;
@@ -54,9 +60,9 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * 128 (past that LLVM needs ~45 s to compile its registers). The plain row body keeps D floats
    * in register arrays, which lavapipe keeps in memory and needs minutes to compile at D = 256:
    * without the broadcast body a CPU runs the LANES layout. */
-  out->layout = f.layout ? f.layout
+  out->layout = f.layout                                        ? f.layout
                 : caps->kind == VKF_DEVICE_KIND_CPU && bcast_ok ? VKF_ATTENTION_LAYOUT_ROW
-                                                               : VKF_ATTENTION_LAYOUT_LANES;
+                                                                : VKF_ATTENTION_LAYOUT_LANES;
   if (out->layout == VKF_ATTENTION_LAYOUT_ROW) {
     out->lanes = 1;
     /* On a CPU a buffer load is a loop over the SIMD lanes and local arrays live in memory:
@@ -97,7 +103,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * barriers), at most 8 per lane on the LANES layout (score registers); halved until the
    * variant's shared memory fits. */
   uint32_t unit = max_u32(8, out->lanes);
-  out->bc = out->cpu_bcast ? 8
+  out->bc = out->cpu_bcast                            ? 8
             : out->layout == VKF_ATTENTION_LAYOUT_ROW ? 64
                                                       : max_u32(unit, min_u32(64, 8 * out->lanes));
   out->bc = max_u32(unit, min_u32(out->bc, round_up(s->nk ? s->nk : 1, unit)));
@@ -168,7 +174,8 @@ static vkf_status grid(const vkf_device_caps *caps, const vkf_lower_node *node,
 
 static vkf_status check_inputs(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
                                vkf_attention_shape *out_shape) {
-  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ATTENTION_Q], *k = &node->inputs[VKF_IN_ATTENTION_K],
+  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ATTENTION_Q],
+                        *k = &node->inputs[VKF_IN_ATTENTION_K],
                         *v = &node->inputs[VKF_IN_ATTENTION_V];
   uint32_t r = q->rank;
   if (k->dtype != q->dtype || v->dtype != q->dtype || node->output.dtype != q->dtype ||
@@ -219,24 +226,27 @@ static void mask_offsets(const vkf_node_attrs *a, const vkf_attention_shape *s, 
 vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
   vkf_attention_shape s;
   VKF_RETURN_IF_ERROR(check_inputs(ctx, node, &s));
-  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ATTENTION_Q], *k = &node->inputs[VKF_IN_ATTENTION_K],
+  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ATTENTION_Q],
+                        *k = &node->inputs[VKF_IN_ATTENTION_K],
                         *v = &node->inputs[VKF_IN_ATTENTION_V];
-  const vkf_plan_tensor *kv_len = node->input_count > VKF_IN_ATTENTION_KV_LEN &&
-                                          vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_KV_LEN])
-                                      ? &node->inputs[VKF_IN_ATTENTION_KV_LEN]
-                                      : NULL;
-  const vkf_plan_tensor *bias = node->input_count > VKF_IN_ATTENTION_BIAS &&
-                                        vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_BIAS])
-                                    ? &node->inputs[VKF_IN_ATTENTION_BIAS]
-                                    : NULL;
+  const vkf_plan_tensor *kv_len =
+      node->input_count > VKF_IN_ATTENTION_KV_LEN &&
+              vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_KV_LEN])
+          ? &node->inputs[VKF_IN_ATTENTION_KV_LEN]
+          : NULL;
+  const vkf_plan_tensor *bias =
+      node->input_count > VKF_IN_ATTENTION_BIAS &&
+              vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_BIAS])
+          ? &node->inputs[VKF_IN_ATTENTION_BIAS]
+          : NULL;
   uint32_t qs[3], ks[3], vs[3], os[3];
   VKF_RETURN_IF_ERROR(operand_strides(node, q, "q", qs));
   VKF_RETURN_IF_ERROR(operand_strides(node, k, "k", ks));
   VKF_RETURN_IF_ERROR(operand_strides(node, v, "v", vs));
   VKF_RETURN_IF_ERROR(operand_strides(node, &node->output, "the output", os));
   if (!vkf_plan_tensor_is_contiguous(&node->output))
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "attention \"%s\": the output must be contiguous",
-                           node->name);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": the output must be contiguous", node->name);
   uint32_t r = q->rank, hkv = r == 4 ? (uint32_t)k->shape[1] : 1;
   vkf_rows_view bias_view = {{1, 1, 1}, 1, {0, 0, 0, 0}};
   if (bias) {
@@ -257,8 +267,8 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch d = {.node = node->name, .shader = "attention.comp"};
   vkf_plan_dispatch_define(&d, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
   vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
-  vkf_plan_dispatch_define(&d, c.layout == VKF_ATTENTION_LAYOUT_ROW ? "ROW_PER_INVOCATION=1"
-                                                                    : "ROW_PER_INVOCATION=0");
+  vkf_plan_dispatch_define(
+      &d, c.layout == VKF_ATTENTION_LAYOUT_ROW ? "ROW_PER_INVOCATION=1" : "ROW_PER_INVOCATION=0");
   vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
   vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
   vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
@@ -294,11 +304,13 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   } else {
     o_off = vkf_lower_bind(ctx, &d, &node->output, VKF_ACCESS_WRITE);
   }
-  uint32_t push[] = {q_off, k_off, v_off, o_off, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                     vs[0], vs[1], vs[2], bias_off, bias_view.s[0], bias_view.s[1],
-                     bias_view.s[2], bias_view.s[3], len_off,
-                     (bias ? 1u : 0u) | (kv_len ? 2u : 0u), s.nq, s.nk, s.heads,
-                     s.heads / hkv};
+  uint32_t push[] = {
+      q_off,          k_off,          v_off,          o_off,
+      qs[0],          qs[1],          qs[2],          ks[0],
+      ks[1],          ks[2],          vs[0],          vs[1],
+      vs[2],          bias_off,       bias_view.s[0], bias_view.s[1],
+      bias_view.s[2], bias_view.s[3], len_off,        (bias ? 1u : 0u) | (kv_len ? 2u : 0u),
+      s.nq,           s.nk,           s.heads,        s.heads / hkv};
   for (size_t i = 0; i < sizeof push / sizeof push[0]; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
   vkf_plan_dispatch_push_f32(&d, node->attrs->attention.scale * 1.4426950408889634f);
   vkf_plan_dispatch_push_u32(&d, (uint32_t)lower);
@@ -308,8 +320,8 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
   if (c.splits == 1) return VKF_OK;
 
-  vkf_plan_dispatch m = {.node = node->name, .shader = "attention_merge.comp",
-                         .spec = {64}, .spec_count = 1};
+  vkf_plan_dispatch m = {
+      .node = node->name, .shader = "attention_merge.comp", .spec = {64}, .spec_count = 1};
   vkf_plan_dispatch_define(&m, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
   vkf_plan_dispatch_bind(&m, scratch, 0, vkf_plan_buffer_get(ctx->plan, scratch)->size,
                          VKF_ACCESS_READ);

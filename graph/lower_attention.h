@@ -25,16 +25,16 @@ typedef struct vkf_attention_shape {
 /* One kernel variant. */
 typedef struct vkf_attention_config {
   vkf_attention_layout layout;
-  uint32_t br;         /* query rows per workgroup */
-  uint32_t bc;         /* keys per tile */
-  uint32_t lanes;      /* invocations per row (1 for the ROW layout) */
-  uint32_t rows;       /* broadcast body: query rows per 8-lane subgroup (1..8) */
-  uint32_t local_size; /* invocations per workgroup */
-  int stage_kv;        /* K/V tiles through shared memory */
-  int subgroup_reduce; /* LANES layout: row reductions with subgroup arithmetic */
-  int cpu_bcast;       /* ROW layout: 8-key blocks shared by subgroupBroadcast (CPU class) */
-  uint32_t splits;     /* split-K chunks (1: one pass, no merge) */
-  uint32_t chunk;      /* keys per split (a multiple of bc) */
+  uint32_t br;          /* query rows per workgroup */
+  uint32_t bc;          /* keys per tile */
+  uint32_t lanes;       /* invocations per row (1 for the ROW layout) */
+  uint32_t rows;        /* broadcast body: query rows per 8-lane subgroup (1..8) */
+  uint32_t local_size;  /* invocations per workgroup */
+  int stage_kv;         /* K/V tiles through shared memory */
+  int subgroup_reduce;  /* LANES layout: row reductions with subgroup arithmetic */
+  int cpu_bcast;        /* ROW layout: 8-key blocks shared by subgroupBroadcast (CPU class) */
+  uint32_t splits;      /* split-K chunks (1: one pass, no merge) */
+  uint32_t chunk;       /* keys per split (a multiple of bc) */
   uint32_t shared_size; /* bytes of shared memory the variant declares */
 } vkf_attention_config;
 

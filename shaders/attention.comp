@@ -10,8 +10,9 @@
 // Defines:
 //   F16=0|1             q, k, v and the output are float16 in storage (math stays fp32)
 //   BIAS_F16=0|1        the bias tensor is float16
-//   ROW_PER_INVOCATION=1  CPU-class layout: one invocation owns a query row, its q vector and
-//                       output accumulator in registers; keys are uniform across the SIMD lanes.
+//   ROW_PER_INVOCATION=1  one invocation per query row: with CPU_BCAST the CPU-class body of
+//                       attention_cpu.glsl; without, a plain body keeping q and the accumulator in
+//                       register arrays (GPUs with many registers; forced in tests)
 //   ROW_PER_INVOCATION=0  GPU layout: LANES invocations per row; q·k splits keys across lanes,
 //                       p·v splits output dims across lanes.
 //   STAGE_KV=0|1        1: K/V tiles staged in shared memory (fp32); 0: read from the buffers
@@ -28,8 +29,8 @@
 //   5 out: [B,H,Nq,DV] contiguous (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
 //     followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
 // Push constants: Params below (element offsets and strides; d strides are 1).
-// Specialization constants: 0 local_size_x (BR * LANES; CPU_BCAST: 8 * BR / ROWS), 1 BR (query rows per workgroup),
-//   2 BC (keys per tile; a multiple of 8 and of LANES), 3 D, 4 DV, 5 LANES (1 when
+// Specialization constants: 0 local_size_x (BR * LANES; CPU_BCAST: 8 * BR / ROWS), 1 BR (query
+//   rows per workgroup), 2 BC (keys per tile; a multiple of 8 and of LANES), 3 D, 4 DV, 5 LANES (1 when
 //   ROW_PER_INVOCATION), 6 ROWS (CPU_BCAST: query rows per subgroup, 1..8; BR = ROWS *
 //   subgroups per workgroup).
 #extension GL_EXT_control_flow_attributes : enable

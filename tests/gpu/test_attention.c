@@ -86,8 +86,11 @@ static vkf_graph *build(const att_case *c, att_inputs *in) {
     add_input(g, in, "k", c->dtype, 4, ks, 23, range, NULL, &k);
     add_input(g, in, "v", c->dtype, 4, vs, 37, 1.0f, NULL, &v);
   }
-  vkf_attention_options o = {.scale = c->scale, .causal = c->causal, .windowed = c->windowed,
-                             .window_left = c->wl, .window_right = c->wr};
+  vkf_attention_options o = {.scale = c->scale,
+                             .causal = c->causal,
+                             .windowed = c->windowed,
+                             .window_left = c->wl,
+                             .window_right = c->wr};
   if (c->lens) add_input(g, in, "kv_len", VKF_I32, 1, (int64_t[]){c->b}, 0, 0, c->lens, &o.kv_len);
   if (c->bias == 1)
     add_input(g, in, "bias", VKF_F32, 4, (int64_t[]){1, c->h, c->nq, c->nk}, 41, 2.0f, NULL,
@@ -142,7 +145,8 @@ static void check_split(gpu_test *t, const att_case *c) {
   vkf_lower_attention_set_force(NULL);
   int bad = 0;
   for (size_t i = 0; out[0] && out[1] && i < count[0]; i++)
-    bad += !(fabs(out[0][i] - out[1][i]) <= TOL[c->dtype].atol + TOL[c->dtype].rtol * fabs(out[0][i]));
+    bad +=
+        !(fabs(out[0][i] - out[1][i]) <= TOL[c->dtype].atol + TOL[c->dtype].rtol * fabs(out[0][i]));
   CHECK_MSG(out[0] && out[1] && count[0] == count[1] && bad == 0,
             "%s: split-K differs from unsplit in %d elements", c->label, bad);
   free(out[0]);
@@ -164,16 +168,41 @@ int main(int argc, char **argv) {
       {.label = "N=1", .dtype = VKF_F32, SHAPE(1, 2, 2, 1, 1, 32, 32)},
       {.label = "kv_len", .dtype = VKF_F32, SHAPE(2, 2, 2, 19, 33, 32, 32), .lens = lens2},
       {.label = "causal square", .dtype = VKF_F32, SHAPE(1, 2, 2, 70, 70, 32, 32), .causal = 1},
-      {.label = "causal Nq<Nk (cache)", .dtype = VKF_F16, SHAPE(3, 2, 2, 5, 77, 48, 48), .causal = 1, .lens = lens3},
-      {.label = "causal Nq>Nk (masked rows)", .dtype = VKF_F32, SHAPE(1, 1, 1, 20, 10, 32, 32), .causal = 1},
-      {.label = "window 7/3", .dtype = VKF_F32, SHAPE(1, 2, 2, 66, 66, 32, 32), .windowed = 1, .wl = 7, .wr = 3},
-      {.label = "causal + window left 9", .dtype = VKF_F16, SHAPE(1, 2, 2, 50, 90, 32, 32), .causal = 1, .windowed = 1,
-       .wl = 9, .wr = -1},
+      {.label = "causal Nq<Nk (cache)",
+       .dtype = VKF_F16,
+       SHAPE(3, 2, 2, 5, 77, 48, 48),
+       .causal = 1,
+       .lens = lens3},
+      {.label = "causal Nq>Nk (masked rows)",
+       .dtype = VKF_F32,
+       SHAPE(1, 1, 1, 20, 10, 32, 32),
+       .causal = 1},
+      {.label = "window 7/3",
+       .dtype = VKF_F32,
+       SHAPE(1, 2, 2, 66, 66, 32, 32),
+       .windowed = 1,
+       .wl = 7,
+       .wr = 3},
+      {.label = "causal + window left 9",
+       .dtype = VKF_F16,
+       SHAPE(1, 2, 2, 50, 90, 32, 32),
+       .causal = 1,
+       .windowed = 1,
+       .wl = 9,
+       .wr = -1},
       {.label = "bias [1,H,Nq,Nk]", .dtype = VKF_F32, SHAPE(2, 3, 3, 17, 29, 40, 40), .bias = 1},
-      {.label = "bias f16 [B,1,1,Nk] + kv_len", .dtype = VKF_F16, SHAPE(2, 2, 2, 9, 33, 32, 32), .lens = lens2, .bias = 2},
+      {.label = "bias f16 [B,1,1,Nk] + kv_len",
+       .dtype = VKF_F16,
+       SHAPE(2, 2, 2, 9, 33, 32, 32),
+       .lens = lens2,
+       .bias = 2},
       {.label = "grouped-query 4/2, Dv != D", .dtype = VKF_F32, SHAPE(1, 4, 2, 21, 30, 64, 32)},
       {.label = "fused QKV view", .dtype = VKF_F32, SHAPE(1, 3, 3, 45, 45, 32, 32), .qkv_view = 1},
-      {.label = "fp16 logits +-1e4", .dtype = VKF_F16, SHAPE(1, 2, 2, 13, 21, 32, 32), .range = 60.0f, .scale = 1.0f},
+      {.label = "fp16 logits +-1e4",
+       .dtype = VKF_F16,
+       SHAPE(1, 2, 2, 13, 21, 32, 32),
+       .range = 60.0f,
+       .scale = 1.0f},
   };
   const struct {
     const char *name;
@@ -193,28 +222,38 @@ int main(int argc, char **argv) {
   for (int64_t d = 32; d <= 256; d += 8) {
     char label[64];
     snprintf(label, sizeof label, "head dim %lld", (long long)d);
-    att_case c = {.label = label, .dtype = (d / 8) % 2 ? VKF_F16 : VKF_F32, SHAPE(1, 2, 2, 9, 13, d, d), .causal = d % 3 == 0};
+    att_case c = {.label = label,
+                  .dtype = (d / 8) % 2 ? VKF_F16 : VKF_F32,
+                  SHAPE(1, 2, 2, 9, 13, d, d),
+                  .causal = d % 3 == 0};
     run_case(&t, &c, NULL, "chooser");
   }
   /* The other layout on a few head dims, including the largest (in place on small devices). */
   for (int64_t d = 32; d <= 256; d += 112) {
     att_case c = {.label = "head dim, other layout", .dtype = VKF_F32, SHAPE(1, 2, 2, 9, 13, d, d)};
-    vkf_attention_force f = {.layout = caps->kind == VKF_DEVICE_KIND_CPU ? VKF_ATTENTION_LAYOUT_LANES
-                                                               : VKF_ATTENTION_LAYOUT_ROW};
+    vkf_attention_force f = {.layout = caps->kind == VKF_DEVICE_KIND_CPU
+                                           ? VKF_ATTENTION_LAYOUT_LANES
+                                           : VKF_ATTENTION_LAYOUT_ROW};
     run_case(&t, &c, &f, "other layout");
   }
   /* A longer sequence crossing many tiles, fp16. */
-  run_case(&t, &(att_case){.label = "N=300 fp16", .dtype = VKF_F16, SHAPE(1, 2, 2, 300, 300, 64, 64)}, NULL, "chooser");
+  run_case(&t,
+           &(att_case){.label = "N=300 fp16", .dtype = VKF_F16, SHAPE(1, 2, 2, 300, 300, 64, 64)},
+           NULL, "chooser");
 
   /* Split-K (decoding against a long cache): forced 7 splits vs 1, with masks. */
   static const int32_t lens_dec[] = {2900, 1700};
-  check_split(&t, &(att_case){.label = "decode Nq=1", .dtype = VKF_F32, SHAPE(1, 2, 2, 1, 3000, 64, 64)});
-  check_split(&t, &(att_case){.label = "decode Nq=4 causal kv_len fp16", .dtype = VKF_F16, SHAPE(2, 2, 1, 4, 3000, 64, 64),
-                              .causal = 1, .lens = lens_dec});
+  check_split(
+      &t, &(att_case){.label = "decode Nq=1", .dtype = VKF_F32, SHAPE(1, 2, 2, 1, 3000, 64, 64)});
+  check_split(&t, &(att_case){.label = "decode Nq=4 causal kv_len fp16",
+                              .dtype = VKF_F16,
+                              SHAPE(2, 2, 1, 4, 3000, 64, 64),
+                              .causal = 1,
+                              .lens = lens_dec});
   /* The chooser splits on its own for Nq=1 against a long KV. */
   {
-    vkf_attention_shape s = {.batch = 1, .heads = 12, .nq = 1, .nk = 32768, .d = 64, .dv = 64,
-                             .dtype = VKF_F32};
+    vkf_attention_shape s = {
+        .batch = 1, .heads = 12, .nq = 1, .nk = 32768, .d = 64, .dv = 64, .dtype = VKF_F32};
     vkf_attention_config cfg;
     vkf_attention_choose(caps, &s, NULL, &cfg);
     CHECK_MSG(cfg.splits > 1, "Nq=1, Nk=32768: %u splits", cfg.splits);
@@ -235,8 +274,13 @@ int main(int argc, char **argv) {
     for (int ci = 0; ci < 2; ci++)
       for (size_t a = 0; a < sizeof nks / sizeof nks[0]; a++)
         for (size_t e = 0; e < sizeof ds / sizeof ds[0]; e++) {
-          vkf_attention_shape s = {.batch = 1, .heads = 4, .nq = nks[a] < 100 ? nks[a] : 1,
-                                   .nk = nks[a], .d = ds[e], .dv = ds[e], .dtype = VKF_F32};
+          vkf_attention_shape s = {.batch = 1,
+                                   .heads = 4,
+                                   .nq = nks[a] < 100 ? nks[a] : 1,
+                                   .nk = nks[a],
+                                   .d = ds[e],
+                                   .dv = ds[e],
+                                   .dtype = VKF_F32};
           vkf_attention_config cfg;
           vkf_attention_choose(all[ci], &s, NULL, &cfg);
           bad += cfg.bc % 8 != 0 || cfg.bc % cfg.lanes != 0 ||

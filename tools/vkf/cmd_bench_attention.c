@@ -25,7 +25,7 @@ typedef struct shape {
 /* The issue's shapes: ViT-B/16 at 224 and 384, longer sequences, a 16-head D=128 model, and
  * decoding one query against a 4k and a 32k cache. */
 static const shape default_shapes[] = {
-    {1, 12, 197, 197, 64},  {1, 12, 577, 577, 64},   {1, 12, 1024, 1024, 64},
+    {1, 12, 197, 197, 64},   {1, 12, 577, 577, 64},    {1, 12, 1024, 1024, 64},
     {1, 12, 4096, 4096, 64}, {1, 16, 2048, 2048, 128}, {1, 12, 1, 4096, 64},
     {1, 12, 1, 32768, 64},
 };
@@ -98,14 +98,18 @@ static void fill(void *data, size_t count, int f16, uint32_t seed) {
 /* Variant name of the first attention dispatch (fused) for the table. */
 static void describe(const vkf_device_caps *caps, const bench_args *a, const shape *s, char *buf,
                      size_t size) {
-  vkf_attention_shape as = {.batch = (uint32_t)s->b, .heads = (uint32_t)s->h,
-                            .nq = (uint32_t)s->nq, .nk = (uint32_t)s->nk, .d = (uint32_t)s->d,
-                            .dv = (uint32_t)s->d, .dtype = a->f16 ? VKF_F16 : VKF_F32};
+  vkf_attention_shape as = {.batch = (uint32_t)s->b,
+                            .heads = (uint32_t)s->h,
+                            .nq = (uint32_t)s->nq,
+                            .nk = (uint32_t)s->nk,
+                            .d = (uint32_t)s->d,
+                            .dv = (uint32_t)s->d,
+                            .dtype = a->f16 ? VKF_F16 : VKF_F32};
   vkf_attention_config c;
   vkf_attention_choose(caps, &as, &a->force, &c);
   snprintf(buf, size, "%s%s Br%u Bc%u%s", c.layout == VKF_ATTENTION_LAYOUT_ROW ? "row" : "lanes",
-           c.layout == VKF_ATTENTION_LAYOUT_LANES ? (c.subgroup_reduce ? "/sg" : "/shm") : "",
-           c.br, c.bc, c.stage_kv ? "" : " in-place");
+           c.layout == VKF_ATTENTION_LAYOUT_LANES ? (c.subgroup_reduce ? "/sg" : "/shm") : "", c.br,
+           c.bc, c.stage_kv ? "" : " in-place");
   if (c.splits > 1) snprintf(buf + strlen(buf), size - strlen(buf), " split%u", c.splits);
 }
 
@@ -141,7 +145,8 @@ static vkf_status time_graph(vkf_device *device, const bench_args *a, const shap
   if (!st) {
     for (size_t i = 0; i < count; i++)
       y[i] = a->f16 ? vkf_half_to_float(((uint16_t *)raw)[i]) : ((float *)raw)[i];
-    double mean = sum / a->runs, var = a->runs > 1 ? (sum2 - a->runs * mean * mean) / (a->runs - 1) : 0;
+    double mean = sum / a->runs,
+           var = a->runs > 1 ? (sum2 - a->runs * mean * mean) / (a->runs - 1) : 0;
     out->ok = 1;
     out->mean_ms = mean;
     out->sd_ms = var > 0 ? sqrt(var) : 0;
@@ -199,8 +204,9 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps, con
          caps->name, vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
          caps->profile, a->f16 ? "fp16 storage" : "fp32", a->causal ? ", causal" : "", a->warmup,
          a->runs);
-  printf("| B,H,Nq,Nk,D | fused variant | fused ms ± sd | fused GFLOP/s | fused peak MiB | "
-         "unfused ms ± sd | unfused GFLOP/s | unfused peak MiB | speed-up | max |diff| |\n");
+  printf(
+      "| B,H,Nq,Nk,D | fused variant | fused ms ± sd | fused GFLOP/s | fused peak MiB | "
+      "unfused ms ± sd | unfused GFLOP/s | unfused peak MiB | speed-up | max |diff| |\n");
   printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < count; i++) {
     const result *r = &res[i];
@@ -210,35 +216,37 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps, con
            r->fused.mean_ms, r->fused.sd_ms, gflops(s, r->fused.mean_ms),
            (double)r->fused.device_bytes / 1048576.0);
     if (r->unfused.ok)
-      printf(" %.3f ± %.3f | %.2f | %.1f | %.2f× | %.2g |\n", r->unfused.mean_ms,
-             r->unfused.sd_ms, gflops(s, r->unfused.mean_ms),
-             (double)r->unfused.device_bytes / 1048576.0, r->unfused.mean_ms / r->fused.mean_ms,
-             r->max_diff);
+      printf(" %.3f ± %.3f | %.2f | %.1f | %.2f× | %.2g |\n", r->unfused.mean_ms, r->unfused.sd_ms,
+             gflops(s, r->unfused.mean_ms), (double)r->unfused.device_bytes / 1048576.0,
+             r->unfused.mean_ms / r->fused.mean_ms, r->max_diff);
     else
-      printf(" - | - | - | - | %s |\n", a->unfused ? (r->unfused.note[0] ? r->unfused.note : "-")
-                                                   : "not run");
+      printf(" - | - | - | - | %s |\n",
+             a->unfused ? (r->unfused.note[0] ? r->unfused.note : "-") : "not run");
   }
 }
 
 static void print_json(const bench_args *a, const vkf_device_caps *caps, const result *res,
                        int count) {
-  printf("{\"device\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", \"causal\": %d, "
-         "\"warmup\": %d, \"runs\": %d, \"results\": [",
-         caps->name, caps->profile, a->f16 ? "f16" : "f32", a->causal, a->warmup, a->runs);
+  printf(
+      "{\"device\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", \"causal\": %d, "
+      "\"warmup\": %d, \"runs\": %d, \"results\": [",
+      caps->name, caps->profile, a->f16 ? "f16" : "f32", a->causal, a->warmup, a->runs);
   for (int i = 0; i < count; i++) {
     const result *r = &res[i];
     const shape *s = &r->s;
-    printf("%s\n  {\"b\": %lld, \"h\": %lld, \"nq\": %lld, \"nk\": %lld, \"d\": %lld, "
-           "\"variant\": \"%s\", \"fused_ms\": %.6f, \"fused_sd_ms\": %.6f, \"fused_gflops\": %.3f, "
-           "\"fused_device_bytes\": %llu",
-           i ? "," : "", (long long)s->b, (long long)s->h, (long long)s->nq, (long long)s->nk,
-           (long long)s->d, r->fused.note, r->fused.mean_ms, r->fused.sd_ms,
-           gflops(s, r->fused.mean_ms), (unsigned long long)r->fused.device_bytes);
+    printf(
+        "%s\n  {\"b\": %lld, \"h\": %lld, \"nq\": %lld, \"nk\": %lld, \"d\": %lld, "
+        "\"variant\": \"%s\", \"fused_ms\": %.6f, \"fused_sd_ms\": %.6f, \"fused_gflops\": %.3f, "
+        "\"fused_device_bytes\": %llu",
+        i ? "," : "", (long long)s->b, (long long)s->h, (long long)s->nq, (long long)s->nk,
+        (long long)s->d, r->fused.note, r->fused.mean_ms, r->fused.sd_ms,
+        gflops(s, r->fused.mean_ms), (unsigned long long)r->fused.device_bytes);
     if (r->unfused.ok)
-      printf(", \"unfused_ms\": %.6f, \"unfused_sd_ms\": %.6f, \"unfused_gflops\": %.3f, "
-             "\"unfused_device_bytes\": %llu, \"max_abs_diff\": %.3g",
-             r->unfused.mean_ms, r->unfused.sd_ms, gflops(s, r->unfused.mean_ms),
-             (unsigned long long)r->unfused.device_bytes, r->max_diff);
+      printf(
+          ", \"unfused_ms\": %.6f, \"unfused_sd_ms\": %.6f, \"unfused_gflops\": %.3f, "
+          "\"unfused_device_bytes\": %llu, \"max_abs_diff\": %.3g",
+          r->unfused.mean_ms, r->unfused.sd_ms, gflops(s, r->unfused.mean_ms),
+          (unsigned long long)r->unfused.device_bytes, r->max_diff);
     else if (r->unfused.note[0])
       printf(", \"unfused_error\": \"%s\"", r->unfused.note);
     printf("}");
@@ -247,13 +255,14 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const r
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf bench attention [--shape B,H,Nq,Nk,D]... [--runs N] [--warmup N] [--fp16]\n"
-          "                           [--causal] [--no-unfused] [--json] [--device N|NAME]\n"
-          "                           [--variant row|row-inplace|lanes|lanes-inplace] [--splits S]\n"
-          "Times the fused attention kernel and the unfused matmul + softmax + matmul path on\n"
-          "the same data. Default shapes: (1,12,N,N,64) for N = 197, 577, 1024, 4096;\n"
-          "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n");
+  fprintf(
+      f,
+      "usage: vkf bench attention [--shape B,H,Nq,Nk,D]... [--runs N] [--warmup N] [--fp16]\n"
+      "                           [--causal] [--no-unfused] [--json] [--device N|NAME]\n"
+      "                           [--variant row|row-inplace|lanes|lanes-inplace] [--splits S]\n"
+      "Times the fused attention kernel and the unfused matmul + softmax + matmul path on\n"
+      "the same data. Default shapes: (1,12,N,N,64) for N = 197, 577, 1024, 4096;\n"
+      "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n");
 }
 
 int vkf_cli_bench_attention(int argc, char **argv) {
@@ -327,9 +336,10 @@ int vkf_cli_bench_attention(int argc, char **argv) {
   int done = 0;
   for (; done < a.shape_count && !st; done++) {
     st = bench_shape(dev.device, &a, &a.shapes[done], &res[done]);
-    if (st) st = vkf_status_annotate(st, "shape %lld,%lld,%lld,%lld,%lld", (long long)a.shapes[done].b,
-                                     (long long)a.shapes[done].h, (long long)a.shapes[done].nq,
-                                     (long long)a.shapes[done].nk, (long long)a.shapes[done].d);
+    if (st)
+      st = vkf_status_annotate(st, "shape %lld,%lld,%lld,%lld,%lld", (long long)a.shapes[done].b,
+                               (long long)a.shapes[done].h, (long long)a.shapes[done].nq,
+                               (long long)a.shapes[done].nk, (long long)a.shapes[done].d);
   }
   int rc = 0;
   if (st) {
