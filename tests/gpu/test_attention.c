@@ -291,5 +291,29 @@ int main(int argc, char **argv) {
         }
     CHECK_MSG(bad == 0, "%d chooser results break an invariant", bad);
   }
+  /* N = 4096, 12 heads: the plan holds q, k, v and the output and nothing that grows with N²
+   * (the unfused path needs 12·4096² scores). Lowering only, no run. */
+  {
+    vkf_graph *g = NULL;
+    CHECK_OK(vkf_graph_create("n4096", &g));
+    int64_t shape[4] = {1, 12, 4096, 64};
+    vkf_value q = vkf_graph_input(g, "q", VKF_F32, 4, shape);
+    vkf_value k = vkf_graph_input(g, "k", VKF_F32, 4, shape);
+    vkf_value v = vkf_graph_input(g, "v", VKF_F32, 4, shape);
+    vkf_graph_output(g, vkf_attention(g, "attn", q, k, v, NULL), "y");
+    CHECK_OK(vkf_memory_plan_build(g, NULL));
+    vkf_lowered low;
+    vkf_status st = vkf_lower_graph(g, caps, NULL, &low);
+    CHECK_OK(st);
+    if (!st) {
+      uint64_t total = 0;
+      for (uint32_t i = 0; i < vkf_plan_buffer_count(low.plan); i++)
+        total += vkf_plan_buffer_get(low.plan, i)->size;
+      CHECK_MSG(total == 4ull * 12 * 4096 * 64 * 4, "N=4096 plan holds %llu bytes",
+                (unsigned long long)total);
+      vkf_lowered_free(&low);
+    }
+    vkf_graph_destroy(g);
+  }
   return gpu_test_finish(&t);
 }
