@@ -12,6 +12,8 @@ typedef struct bench_command {
 } bench_command;
 
 static const bench_command benches[] = {
+    {"attention", vkf_cli_bench_attention,
+     "fused vs unfused attention: ms ± sd, GFLOP/s, peak memory [--shape B,H,Nq,Nk,D] [--json]"},
     {"data", vkf_cli_bench_data,
      "elementwise / copy / gather / patch_embed / mean_pool kernels: ms ± sd, GB/s [--batch B]"},
     {"gemm", vkf_cli_bench_gemm,
