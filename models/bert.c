@@ -14,16 +14,9 @@
 #include "graph/builder.h"
 #include "graph/half.h"
 #include "models/safetensors.h"
+#include "models/weight_cache.h"
 
 enum { BERT_NAME_MAX = 256 };
-
-/* A weight the model converted or assembled, kept for the model's lifetime. */
-typedef struct bert_owned {
-  char *key;
-  vkf_dtype dtype;
-  void *data;
-  struct bert_owned *next;
-} bert_owned;
 
 struct vkf_bert_model {
   char *dir;
@@ -31,7 +24,7 @@ struct vkf_bert_model {
   vkf_bert_pipeline pipeline;
   vkf_safetensors *st;
   const char *prefix; /* "bert." (task-head checkpoints) or "" (BertModel) */
-  bert_owned *owned;
+  vkf_weight_cache *owned; /* converted / assembled weights */
 };
 
 /* Small printf into a stack buffer for node and weight names. */
@@ -125,12 +118,7 @@ vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
 
 void vkf_bert_destroy(vkf_bert_model *m) {
   if (!m) return;
-  for (bert_owned *o = m->owned, *next; o; o = next) {
-    next = o->next;
-    free(o->key);
-    free(o->data);
-    free(o);
-  }
+  vkf_weight_cache_free(&m->owned);
   vkf_safetensors_close(m->st);
   vkf_hf_config_release(&m->config);
   free(m->dir);
@@ -149,55 +137,22 @@ const char *vkf_bert_dir(const vkf_bert_model *m) {
 
 /* ---- weights ---- */
 
-static const void *owned_find(const vkf_bert_model *m, const char *key, vkf_dtype dtype) {
-  for (const bert_owned *o = m->owned; o; o = o->next)
-    if (o->dtype == dtype && strcmp(o->key, key) == 0) return o->data;
-  return NULL;
-}
-
 /* Stores fp32 `values` (taken over) as `dtype` under `key`; returns the data, or NULL and records
  * an out-of-memory error in `g`. */
 static const void *owned_put(vkf_bert_model *m, vkf_graph *g, const char *key, vkf_dtype dtype,
                              float *values, size_t count) {
-  bert_owned *o = calloc(1, sizeof *o);
-  if (o && (o->key = strdup(key)) != NULL) {
-    o->dtype = dtype;
-    if (dtype == VKF_F16) {
-      uint16_t *h = malloc(count * sizeof *h + 1);
-      for (size_t i = 0; h && i < count; i++) h[i] = vkf_float_to_half(values[i]);
-      free(values);
-      o->data = h;
-    } else {
-      o->data = values;
-    }
-    values = NULL;
-  }
-  free(values);
-  if (!o || !o->data) {
-    if (o) free(o->key);
-    free(o);
+  const void *data = vkf_weight_cache_put(&m->owned, key, dtype, values, count);
+  if (!data)
     vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting \"%s\"", key));
-    return NULL;
-  }
-  o->next = m->owned;
-  m->owned = o;
-  return o->data;
+  return data;
 }
 
 /* Checkpoint tensor `name` (prefix included) as fp32 in a new buffer; errors go to `g`. */
 static float *read_f32(const vkf_bert_model *m, vkf_graph *g, const char *name,
                        const vkf_safetensors_info **out_info) {
-  const vkf_safetensors_info *info = NULL;
-  vkf_status s = vkf_safetensors_get(m->st, name, &info);
-  float *v = s ? NULL : malloc((size_t)info->element_count * sizeof *v + 1);
-  if (!s && !v) s = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting tensor \"%s\"", name);
-  if (!s) s = vkf_safetensors_read_f32(m->st, info, (size_t)info->element_count, v);
-  if (s) {
-    free(v);
-    vkf_graph_set_error(g, s);
-    return NULL;
-  }
-  *out_info = info;
+  float *v = NULL;
+  vkf_status s = vkf_weight_read_f32(m->st, name, &v, out_info);
+  if (s) vkf_graph_set_error(g, s);
   return v;
 }
 
@@ -206,24 +161,7 @@ static float *read_f32(const vkf_bert_model *m, vkf_graph *g, const char *name,
 static vkf_value weight(vkf_bert_model *m, vkf_graph *g, const char *suffix, vkf_dtype dtype) {
   char name[BERT_NAME_MAX];
   NAME(name, "%s%s", m->prefix, suffix);
-  const vkf_safetensors_info *info = vkf_safetensors_find(m->st, name);
-  if (!info) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s",
-                                           name, vkf_safetensors_path(m->st)));
-    return VKF_NO_VALUE;
-  }
-  const void *data = NULL;
-  if (dtype == VKF_F32 && info->dtype == VKF_SAFETENSORS_F32 && (uintptr_t)info->data % 4 == 0)
-    data = info->data;
-  if (!data) data = owned_find(m, name, dtype);
-  if (!data) {
-    float *v = read_f32(m, g, name, &info);
-    data = v ? owned_put(m, g, name, dtype, v, (size_t)info->element_count) : NULL;
-  }
-  if (!data) return VKF_NO_VALUE;
-  int64_t shape[VKF_MAX_DIMS] = {0};
-  for (int i = 0; i < info->rank; i++) shape[i] = info->shape[i];
-  return vkf_graph_constant(g, name, dtype, (uint32_t)info->rank, shape, data);
+  return vkf_weight_constant(&m->owned, m->st, g, name, dtype);
 }
 
 /* The Q, K and V tensors of layer-prefix `p` (`what` "weight" [D, D] or "bias" [D]) stacked into
@@ -235,7 +173,7 @@ static vkf_value qkv(vkf_bert_model *m, vkf_graph *g, const char *p, const char 
   int64_t d = m->config.hidden_size;
   int is_weight = strcmp(what, "weight") == 0;
   size_t each = (size_t)(is_weight ? d * d : d);
-  const void *data = owned_find(m, key, dtype);
+  const void *data = vkf_weight_cache_find(m->owned, key, dtype);
   if (!data) {
     float *all = malloc(3 * each * sizeof *all);
     if (!all) {
@@ -269,7 +207,7 @@ static vkf_value position_table(vkf_bert_model *m, vkf_graph *g, int64_t n, vkf_
   char key[BERT_NAME_MAX], name[BERT_NAME_MAX];
   NAME(key, "%sembeddings.position_and_type.%lld", m->prefix, (long long)n);
   int64_t d = m->config.hidden_size;
-  const void *data = owned_find(m, key, dtype);
+  const void *data = vkf_weight_cache_find(m->owned, key, dtype);
   if (!data) {
     const vkf_safetensors_info *pi = NULL, *ti = NULL;
     float *pos =
@@ -295,7 +233,7 @@ static vkf_value position_table(vkf_bert_model *m, vkf_graph *g, int64_t n, vkf_
 static vkf_value ones_column(vkf_bert_model *m, vkf_graph *g, int64_t n) {
   char key[64];
   NAME(key, "kv_len.ones.%lld", (long long)n);
-  const void *data = owned_find(m, key, VKF_F32);
+  const void *data = vkf_weight_cache_find(m->owned, key, VKF_F32);
   if (!data) {
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; v && i < n; i++) v[i] = 1.0f;

@@ -13,16 +13,9 @@
 #include "graph/builder.h"
 #include "graph/half.h"
 #include "models/safetensors.h"
+#include "models/weight_cache.h"
 
 enum { VIT_NAME_MAX = 256 };
-
-/* A weight the model converted or assembled, kept for the model's lifetime. */
-typedef struct vit_owned {
-  char *key;
-  vkf_dtype dtype;
-  void *data;
-  struct vit_owned *next;
-} vit_owned;
 
 struct vkf_vit_model {
   char *dir;
@@ -36,7 +29,7 @@ struct vkf_vit_model {
   int has_pooler;
   int64_t label_count;
   const char *architecture;
-  vit_owned *owned;
+  vkf_weight_cache *owned; /* converted / assembled weights */
 };
 
 /* ---- loading ---- */
@@ -244,12 +237,7 @@ vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
 
 void vkf_vit_destroy(vkf_vit_model *m) {
   if (!m) return;
-  for (vit_owned *o = m->owned, *next; o; o = next) {
-    next = o->next;
-    free(o->key);
-    free(o->data);
-    free(o);
-  }
+  vkf_weight_cache_free(&m->owned);
   vkf_safetensors_close(m->st);
   vkf_hf_config_release(&m->config);
   free(m->dir);
@@ -280,88 +268,9 @@ const char *vkf_vit_architecture(const vkf_vit_model *m) {
 
 /* ---- weights ---- */
 
-static const void *owned_find(const vkf_vit_model *m, const char *key, vkf_dtype dtype) {
-  for (const vit_owned *o = m->owned; o; o = o->next)
-    if (o->dtype == dtype && strcmp(o->key, key) == 0) return o->data;
-  return NULL;
-}
-
-/* Stores fp32 `values` (taken over, freed here) as `dtype` under `key`; returns the data or NULL
- * when out of memory. */
-static const void *owned_put(vkf_vit_model *m, const char *key, vkf_dtype dtype, float *values,
-                             size_t count) {
-  vit_owned *o = calloc(1, sizeof *o);
-  if (o) o->key = strdup(key);
-  if (!o || !o->key) {
-    if (o) free(o);
-    free(values);
-    return NULL;
-  }
-  o->dtype = dtype;
-  if (dtype == VKF_F16) {
-    uint16_t *h = malloc(count * sizeof *h + 1);
-    if (h)
-      for (size_t i = 0; i < count; i++) h[i] = vkf_float_to_half(values[i]);
-    free(values);
-    o->data = h;
-  } else {
-    o->data = values;
-  }
-  if (!o->data) {
-    free(o->key);
-    free(o);
-    return NULL;
-  }
-  o->next = m->owned;
-  m->owned = o;
-  return o->data;
-}
-
-static vkf_status read_f32(const vkf_vit_model *m, const char *name, float **out_values,
-                           const vkf_safetensors_info **out_info) {
-  *out_values = NULL;
-  VKF_RETURN_IF_ERROR(vkf_safetensors_get(m->st, name, out_info));
-  size_t count = (size_t)(*out_info)->element_count;
-  float *v = malloc(count * sizeof *v + 1);
-  if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting tensor \"%s\"", name);
-  vkf_status s = vkf_safetensors_read_f32(m->st, *out_info, count, v);
-  if (s) {
-    free(v);
-    return s;
-  }
-  *out_values = v;
-  return VKF_OK;
-}
-
-/* A graph constant for checkpoint tensor `name` in `dtype`: the mapped bytes themselves when they
- * are aligned f32 already, otherwise a converted copy cached in the model. */
+/* A graph constant for checkpoint tensor `name` (see vkf_weight_constant). */
 static vkf_value weight(vkf_vit_model *m, vkf_graph *g, const char *name, vkf_dtype dtype) {
-  const vkf_safetensors_info *info = vkf_safetensors_find(m->st, name);
-  if (!info) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s",
-                                           name, vkf_safetensors_path(m->st)));
-    return VKF_NO_VALUE;
-  }
-  int64_t shape[VKF_MAX_DIMS];
-  for (int i = 0; i < info->rank; i++) shape[i] = info->shape[i];
-  const void *data = NULL;
-  if (dtype == VKF_F32 && info->dtype == VKF_SAFETENSORS_F32 && (uintptr_t)info->data % 4 == 0)
-    data = info->data;
-  if (!data) data = owned_find(m, name, dtype);
-  if (!data) {
-    float *v = NULL;
-    vkf_status s = read_f32(m, name, &v, &info);
-    if (s) {
-      vkf_graph_set_error(g, s);
-      return VKF_NO_VALUE;
-    }
-    data = owned_put(m, name, dtype, v, (size_t)info->element_count);
-  }
-  if (!data) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting \"%s\"", name));
-    return VKF_NO_VALUE;
-  }
-  return vkf_graph_constant(g, name, dtype, (uint32_t)info->rank, shape, data);
+  return vkf_weight_constant(&m->owned, m->st, g, name, dtype);
 }
 
 /* How `assembled` combines checkpoint tensors of one shape [R, ...] (C elements after the first
@@ -390,7 +299,7 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
   size_t total = join == VIT_SUM ? each : each * (size_t)count;
   if (join == VIT_STACK) shape[0] *= count;
   if (join == VIT_SIDE) shape[1] *= count;
-  const void *data = owned_find(m, key, dtype);
+  const void *data = vkf_weight_cache_find(m->owned, key, dtype);
   if (!data) {
     float *all = calloc(total + 1, sizeof *all);
     if (!all) {
@@ -400,7 +309,7 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
     for (int i = 0; i < count; i++) {
       float *v = NULL;
       const vkf_safetensors_info *info = NULL;
-      vkf_status s = read_f32(m, names[i], &v, &info);
+      vkf_status s = vkf_weight_read_f32(m->st, names[i], &v, &info);
       if (!s && (info->rank != first->rank || (size_t)info->element_count != each))
         s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s\" differ in shape", names[i],
                             names[0]);
@@ -420,7 +329,7 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
       }
       free(v);
     }
-    data = owned_put(m, key, dtype, all, total);
+    data = vkf_weight_cache_put(&m->owned, key, dtype, all, total);
     if (!data) {
       vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
       return VKF_NO_VALUE;
