@@ -22,12 +22,16 @@ static const vkf_gemm_variant tiled_candidates[] = {
 };
 enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] };
 
-/* The CPU variants as measured on lavapipe (LLVM 15, 8-wide AVX2/AVX-512VL) with `vkf bench gemm
- * --variant cpu:RAxTN4xWG`: the 16x16-per-lane block is the fastest on the ViT shapes (one
- * subgroup per workgroup, so consecutive workgroups share a B panel in L2); the 8x4 block is for
- * small problems, where the big block leaves cores idle and costs seconds of LLVM time to build. */
+/* The CPU variants as measured on lavapipe (LLVM 15, 8-wide AVX2) with `vkf bench gemm --variant
+ * cpu:RAxTN4xWG`: 24 rows x 4 columns per lane is the fastest on the ViT shapes (one subgroup per
+ * workgroup, so consecutive workgroups share a B panel in L2). Each B element a lane loads costs a
+ * masked scalar loop over the lanes there, while A values reach the lanes by subgroupShuffle, one
+ * vpermd: so many rows (B loads reused 24 times) and few columns pay, 1.2-1.5x over the former
+ * 16x16 block (CPU time per GEMM, 197x768x3072 [N,K] 112 -> 71 ms). 32 rows measure the same within
+ * noise; 48 and 64 rows are slower. The 8x4 block is for small problems, where the big block
+ * leaves cores idle and costs seconds of LLVM time to build. */
 static const vkf_gemm_variant cpu_variant = {
-    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 4};
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 3, .cpu_col_vec4s = 1};
 static const vkf_gemm_variant cpu_variant_small = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 1};
 
@@ -47,23 +51,26 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
       return "inconsistent tile sizes";
   }
   if (v->kind == VKF_GEMM_CPU) {
-    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT;
+    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
     if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
-      return "needs 8-wide subgroups with broadcast";
-    if (v->workgroup_size % 8 || !v->cpu_row_groups || !v->cpu_col_vec4s)
+      return "needs 8-wide subgroups with shuffle";
+    if (v->workgroup_size % 8 || !v->cpu_row_groups || v->cpu_row_groups > 8 ||
+        (v->cpu_col_vec4s != 1 && v->cpu_col_vec4s != 2 && v->cpu_col_vec4s != 4))
       return "inconsistent CPU block sizes";
   }
   return NULL;
 }
 
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
-  /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-broadcast kernel: there every
+  /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-shuffle kernel: there every
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
    * each element once and reusing it from registers; barriers suspend the workgroup's coroutine.
-   * Needs 8-wide subgroups with broadcast, which profiles like "mobile" take away. */
+   * Needs 8-wide subgroups with shuffle, which profiles like "mobile" take away. */
   if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &cpu_variant)) {
     /* Rule 1b: the big block only when it still makes 8 workgroups (a few per core). */
-    uint64_t groups = vkf_div_up(shape->m, 16) * (uint64_t)vkf_div_up(shape->n, 128) *
+    uint64_t groups = vkf_div_up(shape->m, 8 * cpu_variant.cpu_row_groups) *
+                      (uint64_t)vkf_div_up(shape->n, cpu_variant.workgroup_size * 4 *
+                                                         cpu_variant.cpu_col_vec4s) *
                       (shape->batches ? shape->batches : 1);
     return groups >= 8 ? cpu_variant : cpu_variant_small;
   }

@@ -4,9 +4,10 @@
 //   (default)  GPU-shaped: BMxBK / BKxBN tiles through shared memory, each invocation a TMxTN
 //              register block.
 //   GEMM_CPU   CPU-class devices (lavapipe): no shared memory and no barriers. A subgroup of 8 owns
-//              8*CPU_RA rows x 8*4*CPU_TN4 columns; each lane loads one row of A and its own
-//              columns of B once, and A values reach every lane through subgroupBroadcast (a
-//              register extract on CPU devices, where every buffer load is a per-lane scalar loop).
+//              8*CPU_RA rows x 8*4*CPU_TN4 columns; each lane loads CPU_RA rows of A and its own
+//              columns of B once, and A values reach every lane through subgroupShuffle with a
+//              constant lane (one vpermd on CPU devices, where every buffer load is a per-lane
+//              scalar loop).
 //   GEMM_NAIVE one output per invocation, straight from memory (the bench's reference).
 // Any operand layout is strides in push constants (transposed B is swapped strides); the *_VEC4
 // defines add vec4 loads along the contiguous axis when the chooser proved them aligned.
@@ -14,7 +15,8 @@
 //
 // Defines:
 //   GEMM_CPU | GEMM_NAIVE        kernel shape (neither: the shared-memory tiled kernel)
-//   CPU_RA=<n>, CPU_TN4=<n>      GEMM_CPU register block: 8*CPU_RA rows, 4*CPU_TN4 columns per lane
+//   CPU_RA=<n>, CPU_TN4=<n>      GEMM_CPU register block: 8*CPU_RA rows (CPU_RA 1..8),
+//                                4*CPU_TN4 columns per lane (CPU_TN4 1, 2 or 4)
 //   A_F16, B_F16, C_F16          operand / output storage is float16 (GL_EXT_shader_16bit_storage)
 //   BIAS, BIAS_F16               bias [N] is bound (binding 3), and is float16
 //   RESIDUAL, RES_F16            residual (output-shaped) is bound (binding 3, or 4 with BIAS)
@@ -43,7 +45,7 @@
 #endif
 #ifdef GEMM_CPU
 #extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 
 layout(local_size_x_id = 0) in;

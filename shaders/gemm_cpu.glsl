@@ -2,21 +2,23 @@
 // one 8-wide SIMD vector, every buffer load is a loop over the lanes, and local arrays stay in
 // memory with masked read-modify-write on each store, so this kernel
 //  - loads each element of the subgroup's A rows and B columns once (one lane each, vec4 loads)
-//    and shares A values through subgroupBroadcast (a vector extract there);
+//    and shares A values through subgroupShuffle with a constant lane: gallivm emits one vpermd
+//    for a 32-bit shuffle on AVX2, where subgroupBroadcast searches for the first active lane
+//    (and past ~100 broadcasts per loop iteration made LLVM's code 30x slower);
 //  - keeps the (8*CPU_RA) x (4*CPU_TN4) accumulator block per lane in named vec4 variables
 //    (macros, no arrays), so they live in registers;
 //  - uses no shared memory and no barrier, so workgroups never suspend.
-// CPU_RA is 1 or 2 (8 or 16 rows per subgroup), CPU_TN4 1, 2 or 4 (4, 8 or 16 columns per lane):
-// a subgroupBroadcast costs a few dozen instructions on lavapipe, so wide rows (many columns per
-// broadcast value) pay most.
+// CPU_RA is 1..8 (8..64 rows per subgroup), CPU_TN4 1, 2 or 4 (4, 8 or 16 columns per lane). On
+// lavapipe the B loads dominate (a masked scalar loop per lane and element), shuffles are cheap,
+// so tall blocks (each B element reused by many rows) with few columns pay most.
 #ifndef CPU_RA
 #define CPU_RA 2
 #endif
 #ifndef CPU_TN4
 #define CPU_TN4 2
 #endif
-#if CPU_RA < 1 || CPU_RA > 2 || (CPU_TN4 != 1 && CPU_TN4 != 2 && CPU_TN4 != 4)
-#error "GEMM_CPU supports CPU_RA of 1 or 2 and CPU_TN4 of 1, 2 or 4"
+#if CPU_RA < 1 || CPU_RA > 8 || (CPU_TN4 != 1 && CPU_TN4 != 2 && CPU_TN4 != 4)
+#error "GEMM_CPU supports CPU_RA of 1..8 and CPU_TN4 of 1, 2 or 4"
 #endif
 
 /* Column groups 1..3 exist when CPU_TN4 says so; the constant `if`s fold away. */
@@ -25,8 +27,8 @@
   I##_0 = fma(vec4(S), b_0, I##_0);                                                          \
   if (CPU_TN4 > 1) I##_1 = fma(vec4(S), b_1, I##_1);                                         \
   if (CPU_TN4 > 2) { I##_2 = fma(vec4(S), b_2, I##_2); I##_3 = fma(vec4(S), b_3, I##_3); }
-/* Row I of the block gets A value X of lane L (subgroupBroadcast wants a constant lane). */
-#define ROW(I, X, L) { float s_ = subgroupBroadcast(X, L); ACC_FMA(I, s_) }
+/* Row I of the block gets A value X of lane L. */
+#define ROW(I, X, L) { float s_ = subgroupShuffle(X, L); ACC_FMA(I, s_) }
 #define ROWS8(B, X) ROW(B##0, X, 0u) ROW(B##1, X, 1u) ROW(B##2, X, 2u) ROW(B##3, X, 3u) \
                     ROW(B##4, X, 4u) ROW(B##5, X, 5u) ROW(B##6, X, 6u) ROW(B##7, X, 7u)
 
@@ -66,10 +68,24 @@ void store_vec(uint row, uint col, vec4 v) {
 #define DECL_GROUP(J) vec4 q0_##J = vec4(0.0), q1_##J = vec4(0.0), q2_##J = vec4(0.0), \
                            q3_##J = vec4(0.0);
 #endif
+/* Row group G (rows 8G..8G+7 of the block) accumulates in cG0..cG7 from aG = A[m0 + 8G + lane]. */
+#define ACC_GROUP(G)                                                                         \
+  ACC_DECL(c##G##0) ACC_DECL(c##G##1) ACC_DECL(c##G##2) ACC_DECL(c##G##3) ACC_DECL(c##G##4)  \
+  ACC_DECL(c##G##5) ACC_DECL(c##G##6) ACC_DECL(c##G##7)
+#define LOAD_A(G)                                                                            \
+  vec4 a##G = vec4(0.0);                                                                     \
+  if (CPU_RA > G && m0 + G * 8u + lane < p.m) a##G = load_a4(m0 + G * 8u + lane, k);
+#define ROW_GROUP(G, KK) if (CPU_RA > G) { ROWS8(c##G, a##G[KK]) }
+#define STORE_GROUP(G)                                                                       \
+  if (CPU_RA > G) {                                                                          \
+    STORE(c##G##0, G * 8u) STORE(c##G##1, G * 8u + 1u) STORE(c##G##2, G * 8u + 2u)           \
+    STORE(c##G##3, G * 8u + 3u) STORE(c##G##4, G * 8u + 4u) STORE(c##G##5, G * 8u + 5u)      \
+    STORE(c##G##6, G * 8u + 6u) STORE(c##G##7, G * 8u + 7u)                                  \
+  }
 #define STEP(KK)                                                                             \
   LOAD_B(KK)                                                                                 \
-  ROWS8(c0, a0[KK])                                                                          \
-  if (CPU_RA == 2) { ROWS8(c1, a1[KK]) }
+  ROW_GROUP(0, KK) ROW_GROUP(1, KK) ROW_GROUP(2, KK) ROW_GROUP(3, KK)                        \
+  ROW_GROUP(4, KK) ROW_GROUP(5, KK) ROW_GROUP(6, KK) ROW_GROUP(7, KK)
 
 void main() {
   set_batch_bases();
@@ -79,22 +95,16 @@ void main() {
   uint m0 = gl_WorkGroupID.x * (8u * CPU_RA);
   /* this lane's first column: the subgroups of a workgroup split the panel's columns */
   uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * (4u * CPU_TN4);
-  /* rows 0..7 accumulate in c00..c07, rows 8..15 in c10..c17 */
-  ACC_DECL(c00) ACC_DECL(c01) ACC_DECL(c02) ACC_DECL(c03) ACC_DECL(c04) ACC_DECL(c05) ACC_DECL(c06)
-  ACC_DECL(c07)
-  /* (declared for CPU_RA == 1 too: the `if (CPU_RA == 2)` blocks that use them fold away) */
-  ACC_DECL(c10) ACC_DECL(c11) ACC_DECL(c12) ACC_DECL(c13) ACC_DECL(c14) ACC_DECL(c15) ACC_DECL(c16)
-  ACC_DECL(c17)
-  uint row0 = m0 + lane, row1 = m0 + 8u + lane;
+  /* (all declared; the groups past CPU_RA are never used and fold away) */
+  ACC_GROUP(0) ACC_GROUP(1) ACC_GROUP(2) ACC_GROUP(3) ACC_GROUP(4) ACC_GROUP(5) ACC_GROUP(6)
+  ACC_GROUP(7)
 #if !defined(B_VEC4_K)
   DECL_GROUP(0) DECL_GROUP(1) DECL_GROUP(2) DECL_GROUP(3)
   PRELOAD_B(0u)
 #endif
   for (uint k = 0; k < p.k; k += 4u) {
-    /* a0 = A[m0 + lane, k..k+3], a1 = A[m0 + 8 + lane, k..k+3] */
-    vec4 a0 = row0 < p.m ? load_a4(row0, k) : vec4(0.0);
-    vec4 a1 = vec4(0.0);
-    if (CPU_RA == 2) a1 = row1 < p.m ? load_a4(row1, k) : vec4(0.0);
+    /* aG = A[m0 + 8G + lane, k..k+3] */
+    LOAD_A(0) LOAD_A(1) LOAD_A(2) LOAD_A(3) LOAD_A(4) LOAD_A(5) LOAD_A(6) LOAD_A(7)
     vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);
 #if defined(B_VEC4_K)
     vec4 t0, t1, t2, t3, t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);
@@ -111,10 +121,6 @@ void main() {
 #endif
     STEP(0) STEP(1) STEP(2) STEP(3)
   }
-  STORE(c00, 0u) STORE(c01, 1u) STORE(c02, 2u) STORE(c03, 3u) STORE(c04, 4u) STORE(c05, 5u)
-  STORE(c06, 6u) STORE(c07, 7u)
-#if CPU_RA == 2
-  STORE(c10, 8u) STORE(c11, 9u) STORE(c12, 10u) STORE(c13, 11u) STORE(c14, 12u) STORE(c15, 13u)
-  STORE(c16, 14u) STORE(c17, 15u)
-#endif
+  STORE_GROUP(0) STORE_GROUP(1) STORE_GROUP(2) STORE_GROUP(3) STORE_GROUP(4) STORE_GROUP(5)
+  STORE_GROUP(6) STORE_GROUP(7)
 }

@@ -383,10 +383,10 @@ static void check_chooser(const vkf_device_caps *device) {
   /* lavapipe-like caps built from zero, so VKF_DEVICE_PROFILE on the real device changes nothing */
   vkf_device_caps cpu = {.kind = VKF_DEVICE_KIND_CPU, .subgroup_size = 8, .storage_16bit = 1};
   for (int i = 0; i < 3; i++) cpu.max_workgroup_size[i] = 1024, cpu.max_workgroup_count[i] = 65535;
-  cpu.subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT;
+  cpu.subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_SHUFFLE;
   cpu.max_workgroup_invocations = 1024, cpu.max_shared_memory_size = 32768;
   CHECK(vkf_gemm_choose(&cpu, &vit).kind == VKF_GEMM_CPU);
-  /* no broadcast (the mobile profile's subgroups): the CPU kind falls back to tiles */
+  /* no shuffle (the mobile profile's subgroups): the CPU kind falls back to tiles */
   vkf_device_caps cpu_basic = cpu;
   cpu_basic.subgroup_ops = VKF_SUBGROUP_BASIC;
   vkf_gemm_variant v = vkf_gemm_choose(&cpu_basic, &vit);
