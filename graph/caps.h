@@ -50,6 +50,13 @@ typedef struct vkf_device_caps {
   uint32_t min_storage_buffer_offset_alignment; /* bytes */
   uint64_t max_storage_buffer_range;    /* bytes one storage-buffer binding may span */
   uint64_t max_memory_allocation_size;  /* bytes one VkDeviceMemory may hold */
+  /* Uniform texel buffers (samplerBuffer): on CPU devices a texelFetch is a vector gather, while a
+   * storage-buffer load at lane-varying addresses is a scalar loop over the lanes (20x slower on
+   * lavapipe), so CPU kernels read their big operands through texel views when these allow. */
+  int texel_rgba32f;                    /* R32G32B32A32_SFLOAT supports uniform texel buffers */
+  int texel_rgba16f;                    /* R16G16B16A16_SFLOAT likewise */
+  uint32_t max_texel_buffer_elements;   /* texels one view may span */
+  uint32_t min_texel_buffer_offset_alignment; /* bytes */
 
   int fp16_arithmetic;   /* shaderFloat16 */
   int storage_16bit;     /* storageBuffer16BitAccess */

@@ -56,6 +56,12 @@ int64_t vkf_plan_tensor_count(const vkf_plan_tensor *t);
  * kernel adds it to every index (pass it as a push constant). */
 uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vkf_plan_tensor *t,
                         vkf_plan_access access);
+/* The texel format a read-only binding of `dtype` (f32 or f16) elements can be viewed through as
+ * a uniform texel buffer of vec4s, or VKF_TEXEL_NONE when the device lacks that format, the
+ * binding's offset misses minTexelBufferOffsetAlignment, or its range exceeds
+ * maxTexelBufferElements. The kernel must address whole vec4s (offsets and strides % 4 == 0). */
+vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,
+                                      const vkf_plan_binding *binding);
 /* Ceil division for workgroup counts. */
 static inline uint32_t vkf_div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 

@@ -72,7 +72,11 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
                       (uint64_t)vkf_div_up(shape->n, cpu_variant.workgroup_size * 4 *
                                                          cpu_variant.cpu_col_vec4s) *
                       (shape->batches ? shape->batches : 1);
-    return groups >= 8 ? cpu_variant : cpu_variant_small;
+    vkf_gemm_variant v = groups >= 8 ? cpu_variant : cpu_variant_small;
+    /* Rule 1c: operands through texel views where the device has them (a vector gather per vec4
+     * instead of a scalar loop over the lanes); lowering falls back per operand. */
+    v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
+    return v;
   }
   uint32_t first = 0;
   /* Rule 2: 128x128 tiles with 8x8 register blocks only on discrete GPUs: phones and integrated
@@ -101,8 +105,8 @@ char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_siz
       snprintf(buf, buf_size, "tiled %ux%ux%u t%ux%u", v->bm, v->bn, v->bk, v->tm, v->tn);
       break;
     case VKF_GEMM_CPU:
-      snprintf(buf, buf_size, "cpu %ux%u wg%u", 8 * v->cpu_row_groups, 4 * v->cpu_col_vec4s,
-               v->workgroup_size);
+      snprintf(buf, buf_size, "cpu %ux%u wg%u%s", 8 * v->cpu_row_groups, 4 * v->cpu_col_vec4s,
+               v->workgroup_size, v->texel ? " texel" : "");
       break;
     default:
       snprintf(buf, buf_size, "naive wg%u", v->workgroup_size);
@@ -250,12 +254,21 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (has_res) vkf_plan_dispatch_define(&d, "RESIDUAL");
   if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. */
+  int a_vec4 = 0, b_vec4 = 0;
   if (variant->kind != VKF_GEMM_NAIVE) {
-    if (vec4_ok(&oa, oa.s_col, oa.s_row, k)) vkf_plan_dispatch_define(&d, "A_VEC4");
-    if (vec4_ok(&ob, ob.s_col, ob.s_row, n))
+    if ((a_vec4 = vec4_ok(&oa, oa.s_col, oa.s_row, k))) vkf_plan_dispatch_define(&d, "A_VEC4");
+    if ((b_vec4 = vec4_ok(&ob, ob.s_col, ob.s_row, n)))
       vkf_plan_dispatch_define(&d, "B_VEC4_N");
-    else if (vec4_ok(&ob, ob.s_row, ob.s_col, k))
+    else if ((b_vec4 = vec4_ok(&ob, ob.s_row, ob.s_col, k)))
       vkf_plan_dispatch_define(&d, "B_VEC4_K");
+  }
+  vkf_lower_bind(ctx, &d, a, VKF_ACCESS_READ);
+  vkf_lower_bind(ctx, &d, b, VKF_ACCESS_READ);
+  if (variant->kind == VKF_GEMM_CPU && variant->texel) {
+    if (a_vec4 && (d.bindings[0].texel = vkf_lower_texel_format(ctx, a->dtype, &d.bindings[0])))
+      vkf_plan_dispatch_define(&d, "A_TEXEL");
+    if (b_vec4 && (d.bindings[1].texel = vkf_lower_texel_format(ctx, b->dtype, &d.bindings[1])))
+      vkf_plan_dispatch_define(&d, "B_TEXEL");
   }
 
   uint32_t act = (uint32_t)node->attrs->matmul.activation;
@@ -270,8 +283,6 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 7;
 
-  vkf_lower_bind(ctx, &d, a, VKF_ACCESS_READ);
-  vkf_lower_bind(ctx, &d, b, VKF_ACCESS_READ);
   vkf_lower_bind(ctx, &d, c, VKF_ACCESS_WRITE);
   uint64_t bias_off = 0, bias_s = 0;
   if (has_bias) {

@@ -20,6 +20,8 @@ typedef struct vkf_gemm_variant {
   uint32_t bm, bn, bk, tm, tn; /* TILED: workgroup tile and per-invocation block */
   uint32_t cpu_row_groups;     /* CPU: rows per subgroup / 8 */
   uint32_t cpu_col_vec4s;      /* CPU: columns per lane / 4 */
+  int texel;                   /* CPU: read A and B through uniform texel views where the operand
+                                * allows it (vec4-addressable, aligned, within the view limit) */
 } vkf_gemm_variant;
 
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */

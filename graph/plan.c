@@ -52,6 +52,10 @@ uint32_t vkf_plan_add_buffer(vkf_plan *plan, vkf_plan_buffer_kind kind, const ch
 vkf_status vkf_plan_add_dispatch(vkf_plan *plan, const vkf_plan_dispatch *d) {
   for (uint32_t i = 0; i < d->binding_count; i++) {
     const vkf_plan_binding *b = &d->bindings[i];
+    if (b->texel && b->access != VKF_ACCESS_READ)
+      return vkf_status_make(VKF_STATUS_INTERNAL,
+                             "node \"%s\" (%s): binding %u is a texel view but not read-only",
+                             d->node ? d->node : "?", d->shader, i);
     if (b->buffer >= plan->buffer_count || b->size == 0 ||
         b->offset + b->size > plan->buffers[b->buffer].size)
       return vkf_status_make(VKF_STATUS_INTERNAL,
@@ -162,8 +166,10 @@ void vkf_plan_dump_text(const vkf_plan *plan, FILE *out) {
     fprintf(out, " groups=%ux%ux%u\n", d->groups[0], d->groups[1], d->groups[2]);
     for (uint32_t j = 0; j < d->binding_count; j++) {
       const vkf_plan_binding *b = &d->bindings[j];
-      fprintf(out, "    binding %u: buffer %u [%llu, +%llu) %s\n", j, b->buffer,
-              (unsigned long long)b->offset, (unsigned long long)b->size, access[b->access]);
+      static const char *const texel[] = {"", " texel rgba32f", " texel rgba16f"};
+      fprintf(out, "    binding %u: buffer %u [%llu, +%llu) %s%s\n", j, b->buffer,
+              (unsigned long long)b->offset, (unsigned long long)b->size, access[b->access],
+              texel[b->texel]);
     }
     if (d->push_size) {
       fprintf(out, "    push:");

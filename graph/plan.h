@@ -11,7 +11,7 @@
 #include "graph/status.h"
 
 enum {
-  VKF_PLAN_MAX_DEFINES = 12,
+  VKF_PLAN_MAX_DEFINES = 16,
   VKF_PLAN_MAX_SPEC = 16,
   VKF_PLAN_MAX_BINDINGS = 8,
   VKF_PLAN_MAX_PUSH = 128, /* bytes: the Vulkan minimum maxPushConstantsSize */
@@ -33,12 +33,21 @@ typedef struct vkf_plan_buffer {
 
 typedef enum vkf_plan_access { VKF_ACCESS_READ = 1, VKF_ACCESS_WRITE = 2, VKF_ACCESS_READ_WRITE = 3 } vkf_plan_access;
 
+/* How a binding reaches the kernel: a storage buffer, or a read-only uniform texel buffer view of
+ * 4-component texels (GLSL samplerBuffer; texelFetch returns vec4 for either format). */
+typedef enum vkf_plan_texel {
+  VKF_TEXEL_NONE = 0, /* storage buffer */
+  VKF_TEXEL_RGBA32F,  /* view of float32 vec4s (16-byte texels) */
+  VKF_TEXEL_RGBA16F,  /* view of float16 vec4s (8-byte texels) */
+} vkf_plan_texel;
+
 /* A byte range of one plan buffer, bound at one binding slot of a kernel. */
 typedef struct vkf_plan_binding {
   uint32_t buffer;  /* index returned by vkf_plan_add_buffer */
   uint64_t offset;  /* bytes */
   uint64_t size;    /* bytes (> 0) */
   vkf_plan_access access;
+  vkf_plan_texel texel; /* VKF_TEXEL_NONE unless the kernel reads it as a texel buffer */
 } vkf_plan_binding;
 
 typedef struct vkf_plan_dispatch {

@@ -35,6 +35,7 @@ static vkf_status allocate(vkf_device *device, uint64_t size, const char *label,
                              .usage = staging ? (VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                                  VK_BUFFER_USAGE_TRANSFER_DST_BIT)
                                               : (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                                 VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                                  VK_BUFFER_USAGE_TRANSFER_DST_BIT),
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};

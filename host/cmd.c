@@ -21,7 +21,15 @@ struct vkf_cmd {
   uint32_t pool_count, sets_in_last_pool; /* pools in use by the current recording */
   uint32_t dispatches, barriers;
   int recording, recorded;
+  VkBufferView *views; /* texel views of the current recording, destroyed when it is dropped */
+  uint32_t view_count, view_capacity;
 };
+
+static void destroy_views(vkf_cmd *cmd) {
+  for (uint32_t i = 0; i < cmd->view_count; i++)
+    cmd->device->vk.vkDestroyBufferView(cmd->device->handle, cmd->views[i], NULL);
+  cmd->view_count = 0;
+}
 
 vkf_status vkf_cmd_create(vkf_device *device, uint32_t timestamp_count, vkf_cmd **out_cmd) {
   *out_cmd = NULL;
@@ -58,6 +66,8 @@ void vkf_cmd_destroy(vkf_cmd *cmd) {
   if (!cmd) return;
   vkf_device *d = cmd->device;
   if (cmd->recorded || cmd->recording) d->vk.vkQueueWaitIdle(d->queue);
+  destroy_views(cmd);
+  free(cmd->views);
   for (uint32_t i = 0; i < cmd->pools_created; i++)
     d->vk.vkDestroyDescriptorPool(d->handle, cmd->pools[i], NULL);
   if (cmd->queries) d->vk.vkDestroyQueryPool(d->handle, cmd->queries, NULL);
@@ -82,6 +92,7 @@ vkf_status vkf_cmd_begin(vkf_cmd *cmd) {
   cmd->sets_in_last_pool = 0;
   cmd->pool_count = 0;
   cmd->dispatches = cmd->barriers = 0;
+  destroy_views(cmd);
   VKF_VK_RETURN_IF_ERROR(d->vk.vkResetCommandBuffer(cmd->cb, 0));
   VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VKF_VK_RETURN_IF_ERROR(d->vk.vkBeginCommandBuffer(cmd->cb, &begin));
@@ -99,12 +110,15 @@ static vkf_status allocate_set(vkf_cmd *cmd, const vkf_kernel *k, VkDescriptorSe
     if (cmd->pool_count == MAX_POOLS)
       return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "too many dispatches in one command list");
     if (cmd->pool_count == cmd->pools_created) {
-      VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                   .descriptorCount = SETS_PER_POOL * VKF_KERNEL_MAX_BINDINGS};
+      VkDescriptorPoolSize sizes[2] = {
+          {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+           .descriptorCount = SETS_PER_POOL * VKF_KERNEL_MAX_BINDINGS},
+          {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+           .descriptorCount = SETS_PER_POOL * VKF_KERNEL_MAX_BINDINGS}};
       VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                          .maxSets = SETS_PER_POOL,
-                                         .poolSizeCount = 1,
-                                         .pPoolSizes = &size};
+                                         .poolSizeCount = 2,
+                                         .pPoolSizes = sizes};
       VKF_VK_RETURN_IF_ERROR(
           d->vk.vkCreateDescriptorPool(d->handle, &info, NULL, &cmd->pools[cmd->pools_created]));
       cmd->pools_created++;
@@ -121,6 +135,47 @@ static vkf_status allocate_set(vkf_cmd *cmd, const vkf_kernel *k, VkDescriptorSe
   return VKF_OK;
 }
 
+/* A uniform texel buffer view of binding `i` in the kernel's texel format. The range is rounded
+ * down to whole texels: kernels only read whole vec4s inside the binding. */
+static vkf_status texel_view(vkf_cmd *cmd, const vkf_kernel *k, uint32_t i, const vkf_binding *b,
+                             uint64_t size, VkBufferView *out_view) {
+  vkf_device *d = cmd->device;
+  const vkf_device_caps *caps = &d->caps;
+  int f16 = k->texel[i] == VKF_TEXEL_RGBA16F;
+  uint64_t texel_size = f16 ? 8 : 16, texels = size / texel_size;
+  if (!(f16 ? caps->texel_rgba16f : caps->texel_rgba32f))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kernel %s binding %u: the device has no %s uniform texel buffers",
+                           k->name, i, f16 ? "RGBA16F" : "RGBA32F");
+  if (caps->min_texel_buffer_offset_alignment &&
+      b->offset % caps->min_texel_buffer_offset_alignment)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "kernel %s binding %u: texel view offset %llu is not a multiple of %u",
+                           k->name, i, (unsigned long long)b->offset,
+                           caps->min_texel_buffer_offset_alignment);
+  if (texels == 0 || texels > caps->max_texel_buffer_elements)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kernel %s binding %u: %llu texels; the device's maxTexelBufferElements "
+                           "is %u",
+                           k->name, i, (unsigned long long)texels, caps->max_texel_buffer_elements);
+  if (cmd->view_count == cmd->view_capacity) {
+    uint32_t cap = cmd->view_capacity ? 2 * cmd->view_capacity : 64;
+    VkBufferView *n = realloc(cmd->views, cap * sizeof *n);
+    if (!n) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+    cmd->views = n;
+    cmd->view_capacity = cap;
+  }
+  VkBufferViewCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+      .buffer = b->buffer->handle,
+      .format = f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT,
+      .offset = b->offset,
+      .range = texels * texel_size};
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkCreateBufferView(d->handle, &info, NULL, out_view));
+  cmd->views[cmd->view_count++] = *out_view;
+  return VKF_OK;
+}
+
 vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding *bindings,
                             const void *push_constants, uint32_t gx, uint32_t gy, uint32_t gz) {
   VKF_ASSERT(cmd->recording);
@@ -132,6 +187,7 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding
                            "kernel %s: %u x %u x %u workgroups exceed the device limit", k->name,
                            gx, gy, gz);
   VkDescriptorBufferInfo infos[VKF_KERNEL_MAX_BINDINGS];
+  VkBufferView views[VKF_KERNEL_MAX_BINDINGS];
   VkWriteDescriptorSet writes[VKF_KERNEL_MAX_BINDINGS];
   VkDescriptorSet set;
   VKF_RETURN_IF_ERROR(allocate_set(cmd, k, &set));
@@ -146,6 +202,16 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding
     if (b->offset + size > b->buffer->size)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "kernel %s binding %u: range past the end of its buffer", k->name, i);
+    if (k->texel[i]) {
+      VKF_RETURN_IF_ERROR(texel_view(cmd, k, i, b, size, &views[i]));
+      writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                         .dstSet = set,
+                                         .dstBinding = i,
+                                         .descriptorCount = 1,
+                                         .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                                         .pTexelBufferView = &views[i]};
+      continue;
+    }
     if (size > caps->max_storage_buffer_range)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "kernel %s binding %u spans %llu bytes; the device's "

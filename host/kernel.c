@@ -19,6 +19,7 @@ static uint64_t variant_key(const vkf_kernel_desc *d) {
   }
   h = vkf_hash64(h, d->spec_constants, d->spec_constant_count * sizeof(uint32_t));
   uint32_t shape[3] = {d->spec_constant_count, d->binding_count, d->push_constant_size};
+  h = vkf_hash64(h, d->texel, d->binding_count);
   return vkf_hash64(h, shape, sizeof shape);
 }
 
@@ -43,11 +44,12 @@ static vkf_status build(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel
                                          d->define_count, &words, &size));
   VkDescriptorSetLayoutBinding bindings[VKF_KERNEL_MAX_BINDINGS];
   for (uint32_t i = 0; i < d->binding_count; i++)
-    bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                                 .descriptorType =
-                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                 .descriptorCount = 1,
-                                                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    bindings[i] = (VkDescriptorSetLayoutBinding){
+        .binding = i,
+        .descriptorType = d->texel[i] ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        .descriptorCount = 1,
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
   VkDescriptorSetLayoutCreateInfo set_info = {
       .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
       .bindingCount = d->binding_count,
@@ -102,6 +104,10 @@ static vkf_status build(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel
 
 vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel **out_kernel) {
   *out_kernel = NULL;
+  for (uint32_t i = 0; d->binding_count <= VKF_KERNEL_MAX_BINDINGS && i < d->binding_count; i++)
+    if (d->texel[i] > VKF_TEXEL_RGBA16F)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: binding %u: bad texel format",
+                             d->shader, i);
   if (d->binding_count > VKF_KERNEL_MAX_BINDINGS ||
       d->spec_constant_count > VKF_KERNEL_MAX_SPEC_CONSTANTS || d->push_constant_size % 4)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: bad descriptor", d->shader);
@@ -121,6 +127,7 @@ vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *d, vkf_kern
   k->key = key;
   k->binding_count = d->binding_count;
   k->push_constant_size = d->push_constant_size;
+  memcpy(k->texel, d->texel, sizeof k->texel);
   snprintf(k->name, sizeof k->name, "%s", d->shader);
   vkf_status status = build(device, d, k);
   if (status != VKF_OK) {
@@ -145,6 +152,9 @@ void vkf_kernels_destroy_all(vkf_device *device) {
 
 const char *vkf_kernel_name(const vkf_kernel *kernel) { return kernel->name; }
 uint32_t vkf_kernel_binding_count(const vkf_kernel *kernel) { return kernel->binding_count; }
+vkf_plan_texel vkf_kernel_binding_texel(const vkf_kernel *kernel, uint32_t index) {
+  return index < kernel->binding_count ? (vkf_plan_texel)kernel->texel[index] : VKF_TEXEL_NONE;
+}
 uint32_t vkf_kernel_push_constant_size(const vkf_kernel *kernel) {
   return kernel->push_constant_size;
 }

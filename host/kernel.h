@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "graph/plan.h"
 #include "graph/status.h"
 #include "host/device.h"
 #include "host/shader_compiler.h"
@@ -20,7 +21,9 @@ typedef struct vkf_kernel_desc {
   uint32_t define_count;
   const uint32_t *spec_constants; /* constant_id 0..count-1, as 32-bit values */
   uint32_t spec_constant_count;
-  uint32_t binding_count;         /* storage buffers at set 0, bindings 0..count-1 */
+  uint32_t binding_count;         /* set 0, bindings 0..count-1: storage buffers unless texel[] */
+  uint8_t texel[VKF_KERNEL_MAX_BINDINGS]; /* vkf_plan_texel per binding: a uniform texel buffer
+                                           * of that format (samplerBuffer), 0 = storage buffer */
   uint32_t push_constant_size;    /* bytes, multiple of 4 */
 } vkf_kernel_desc;
 
@@ -30,6 +33,8 @@ vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *desc,
                           vkf_kernel **out_kernel);
 const char *vkf_kernel_name(const vkf_kernel *kernel);
 uint32_t vkf_kernel_binding_count(const vkf_kernel *kernel);
+/* vkf_plan_texel of binding `index` (VKF_TEXEL_NONE for a storage buffer). */
+vkf_plan_texel vkf_kernel_binding_texel(const vkf_kernel *kernel, uint32_t index);
 uint32_t vkf_kernel_push_constant_size(const vkf_kernel *kernel);
 
 #endif

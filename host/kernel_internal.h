@@ -10,6 +10,7 @@ struct vkf_kernel {
   uint64_t key;
   char name[64];
   uint32_t binding_count, push_constant_size;
+  uint8_t texel[VKF_KERNEL_MAX_BINDINGS]; /* vkf_plan_texel per binding */
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipeline_layout;
   VkPipeline pipeline;

@@ -39,6 +39,7 @@ static vkf_status kernel_for(vkf_device *device, const vkf_plan_dispatch *d, vkf
                           .spec_constant_count = d->spec_count,
                           .binding_count = d->binding_count,
                           .push_constant_size = d->push_size};
+  for (uint32_t i = 0; i < d->binding_count; i++) desc.texel[i] = (uint8_t)d->bindings[i].texel;
   vkf_status s = vkf_kernel_get(device, &desc, out);
   return s ? vkf_status_annotate(s, "node \"%s\": ", d->node ? d->node : "?") : VKF_OK;
 }

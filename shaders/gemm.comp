@@ -23,7 +23,12 @@
 //   A_VEC4                       A is contiguous along k, K % 4 == 0, row starts 4-aligned
 //   B_VEC4_N                     B is contiguous along n, N % 4 == 0, row starts 4-aligned
 //   B_VEC4_K                     B is contiguous along k (transposed), K % 4 == 0, 4-aligned
-// Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read).
+//   A_TEXEL, B_TEXEL             A (needs A_VEC4) / B (needs B_VEC4_N or B_VEC4_K) is bound as a
+//                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
+//                                on CPU devices a texelFetch is one vector gather where a
+//                                storage-buffer load is a scalar loop over the lanes
+// Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read);
+//   all storage buffers except A and B under A_TEXEL / B_TEXEL (samplerBuffer).
 // Push constants (uint32 each, elements not bytes; offsets are from the bound range start):
 //   m, n, k, batch1 (size of the inner batch dim: z = b0 * batch1 + b1),
 //   a_off, a_rs, a_ks, a_bs0, a_bs1      A[m, k] = a[a_off + m*a_rs + k*a_ks + b0*a_bs0 + b1*a_bs1]
@@ -79,10 +84,34 @@ layout(constant_id = 6) const uint ACT = 0;
 
 // Scalar and vec4 views of the same binding: the vec4 view is only read when a *_VEC4 define says
 // the chooser checked alignment.
-layout(std430, set = 0, binding = 0) readonly buffer BufA { A_T a_data[]; };
-layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4[]; };
-layout(std430, set = 0, binding = 1) readonly buffer BufB { B_T b_data[]; };
-layout(std430, set = 0, binding = 1) readonly buffer BufB4 { B_T4 b_data4[]; };
+// Under *_TEXEL the same names read a texel view (element i is component i % 4 of texel i / 4),
+// so every loader below works unchanged.
+#if defined(A_TEXEL) && !defined(A_VEC4)
+#error "A_TEXEL needs A_VEC4"
+#endif
+#if defined(B_TEXEL) && !defined(B_VEC4_N) && !defined(B_VEC4_K)
+#error "B_TEXEL needs B_VEC4_N or B_VEC4_K"
+#endif
+#ifdef A_TEXEL
+layout(set = 0, binding = 0) uniform samplerBuffer a_tex;
+#define a_data4(i) texelFetch(a_tex, int(i))
+#define a_data(i) texelFetch(a_tex, int((i) >> 2))[(i) & 3u]
+#else
+layout(std430, set = 0, binding = 0) readonly buffer BufA { A_T a_data_[]; };
+layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4_[]; };
+#define a_data4(i) a_data4_[i]
+#define a_data(i) a_data_[i]
+#endif
+#ifdef B_TEXEL
+layout(set = 0, binding = 1) uniform samplerBuffer b_tex;
+#define b_data4(i) texelFetch(b_tex, int(i))
+#define b_data(i) texelFetch(b_tex, int((i) >> 2))[(i) & 3u]
+#else
+layout(std430, set = 0, binding = 1) readonly buffer BufB { B_T b_data_[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufB4 { B_T4 b_data4_[]; };
+#define b_data4(i) b_data4_[i]
+#define b_data(i) b_data_[i]
+#endif
 layout(std430, set = 0, binding = 2) writeonly buffer BufC { C_T c_data[]; };
 #ifdef BIAS
 #ifdef BIAS_F16
@@ -125,13 +154,13 @@ void set_batch_bases() {
 }
 
 // A[row, k]; callers guarantee row < M and k < K.
-float load_a(uint row, uint k) { return float(a_data[a_base + row * p.a_rs + k * p.a_ks]); }
-float load_b(uint k, uint col) { return float(b_data[b_base + k * p.b_ks + col * p.b_ns]); }
+float load_a(uint row, uint k) { return float(a_data(a_base + row * p.a_rs + k * p.a_ks)); }
+float load_b(uint k, uint col) { return float(b_data(b_base + k * p.b_ks + col * p.b_ns)); }
 
 // A[row, k..k+3], zero past K. The vec4 form needs A_VEC4 (so K % 4 == 0 and no tail).
 vec4 load_a4(uint row, uint k) {
 #ifdef A_VEC4
-  return vec4(a_data4[(a_base + row * p.a_rs + k) >> 2]);
+  return vec4(a_data4((a_base + row * p.a_rs + k) >> 2));
 #else
   vec4 v = vec4(0.0);
   [[unroll]] for (uint i = 0; i < 4u; i++)
@@ -143,7 +172,7 @@ vec4 load_a4(uint row, uint k) {
 // B[k, col..col+3], zero past N.
 vec4 load_b_n4(uint k, uint col) {
 #ifdef B_VEC4_N
-  return vec4(b_data4[(b_base + k * p.b_ks + col) >> 2]);
+  return vec4(b_data4((b_base + k * p.b_ks + col) >> 2));
 #else
   vec4 v = vec4(0.0);
   [[unroll]] for (uint i = 0; i < 4u; i++)
@@ -155,7 +184,7 @@ vec4 load_b_n4(uint k, uint col) {
 // B[k..k+3, col], zero past K.
 vec4 load_b_k4(uint k, uint col) {
 #ifdef B_VEC4_K
-  return vec4(b_data4[(b_base + col * p.b_ns + k) >> 2]);
+  return vec4(b_data4((b_base + col * p.b_ns + k) >> 2));
 #else
   vec4 v = vec4(0.0);
   [[unroll]] for (uint i = 0; i < 4u; i++)

@@ -200,9 +200,15 @@ static const gemm_case cases[] = {
 
 /* Caps that steer the chooser to each GPU-shaped tile size (given a large enough problem):
  * discrete -> 128x128, integrated -> 64x64, 16 KiB / 128 invocations -> 32x32, 3 KiB -> 16x16. */
-enum { STEER_COUNT = 4 };
+enum { STEER_COUNT = 5 };
 static vkf_device_caps steered_caps(const vkf_device_caps *device, int which) {
   vkf_device_caps c = *device;
+  if (which == 4) {
+    /* the device's own kind without texel views: on lavapipe, the CPU kernel's storage-buffer
+     * loads (texel_format falls back per operand; this takes them all away) */
+    c.texel_rgba32f = c.texel_rgba16f = 0;
+    return c;
+  }
   c.kind = which == 0 ? VKF_DEVICE_KIND_DISCRETE_GPU : VKF_DEVICE_KIND_INTEGRATED_GPU;
   if (which == 2) c.max_shared_memory_size = 16384, c.max_workgroup_invocations = 128;
   if (which == 3) c.max_shared_memory_size = 3072;

@@ -214,6 +214,7 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
   if (sscanf(s, "cpu:%ux%ux%u", &x[0], &x[1], &x[2]) == 3) {
     v->kind = VKF_GEMM_CPU, v->cpu_row_groups = x[0], v->cpu_col_vec4s = x[1];
     v->workgroup_size = x[2];
+    v->texel = strstr(s, ":texel") != NULL;
     return 1;
   }
   if (sscanf(s, "tiled:%ux%ux%ux%ux%u", &x[0], &x[1], &x[2], &x[3], &x[4]) == 5 && x[3] && x[4]) {
@@ -229,7 +230,7 @@ static int usage(void) {
           "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
           "                      [--shape MxKxN ...] [--f16] [--layout kn|nk|both] [--no-naive] "
           "[--device N|NAME]\n"
-          "                      [--variant cpu:RAxTN4xWG | tiled:BMxBNxBKxTMxTN | naive]\n");
+          "                      [--variant cpu:RAxTN4xWG[:texel] | tiled:BMxBNxBKxTMxTN | naive]\n");
   return 2;
 }
 
