@@ -288,6 +288,14 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   int vec4 = c.cpu_bcast && q_off % 4 == 0 && k_off % 4 == 0 && v_off % 4 == 0;
   for (int i = 0; i < 3; i++) vec4 = vec4 && qs[i] % 4 == 0 && ks[i] % 4 == 0 && vs[i] % 4 == 0;
   vkf_plan_dispatch_define(&d, vec4 ? "VEC4=1" : "VEC4=0");
+  /* The CPU body reads q, k and v through texel views when all three allow it (a vector gather
+   * per vec4 on CPU devices instead of a scalar loop over the lanes). */
+  int texel = vec4 && !g_force.no_texel;
+  for (int i = 0; i < 3 && texel; i++)
+    texel = (d.bindings[i].texel = vkf_lower_texel_format(ctx, s.dtype, &d.bindings[i])) != 0;
+  if (!texel)
+    for (int i = 0; i < 3; i++) d.bindings[i].texel = VKF_TEXEL_NONE;
+  vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
   uint64_t rows = (uint64_t)s.batch * s.heads * s.nq;
   uint32_t scratch = 0, o_off = 0;
   if (c.splits > 1) {

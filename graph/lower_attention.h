@@ -43,6 +43,7 @@ typedef struct vkf_attention_force {
   vkf_attention_layout layout;
   int stage_kv;    /* 0: chooser, 1: stage, -1: read in place */
   uint32_t splits; /* 0: chooser; otherwise the split count (capped so each split has a tile) */
+  int no_texel;    /* 1: the CPU body reads storage buffers even where texel views would do */
 } vkf_attention_force;
 
 /* Picks the variant for `shape` on `caps` (one comment per rule in the .c file). `force` may be

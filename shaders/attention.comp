@@ -23,8 +23,12 @@
 //                       8-key blocks shared across rows by subgroupBroadcast, named vec4
 //                       registers, no shared memory (STAGE_KV ignored)
 //   VEC4=0|1            (CPU_BCAST) q/k/v rows start at multiples of 4 elements: vec4 loads
+//   TEXEL=0|1           (CPU_BCAST, VEC4) q, k and v are uniform texel buffers of vec4s (RGBA32F,
+//                       RGBA16F with F16): on CPU devices a texelFetch is one vector gather, a
+//                       storage-buffer load at lane-varying addresses a scalar loop over lanes
 //   Unset defines are 0.
-// Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read),
+// Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
+//   (samplerBuffer under TEXEL, storage buffers otherwise),
 //   3 kv_len int[B] (read; any buffer when absent), 4 bias (read; any buffer when absent),
 //   5 out: [B,H,Nq,DV] contiguous (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
 //     followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
@@ -69,12 +73,21 @@ const float LOG2E = 1.4426950408889634;
 #define T_BIAS float
 #endif
 
+#if TEXEL
+#if !CPU_BCAST || !VEC4
+#error "TEXEL needs CPU_BCAST and VEC4"
+#endif
+layout(binding = 0) uniform samplerBuffer q_tex;
+layout(binding = 1) uniform samplerBuffer k_tex;
+layout(binding = 2) uniform samplerBuffer v_tex;
+#else
 layout(std430, binding = 0) readonly buffer QB { T_IO q[]; };
 layout(std430, binding = 1) readonly buffer KB { T_IO k[]; };
 layout(std430, binding = 2) readonly buffer VB { T_IO v[]; };
+#endif
 layout(std430, binding = 3) readonly buffer LB { int kv_len[]; };
 layout(std430, binding = 4) readonly buffer BB { T_BIAS bias[]; };
-#if CPU_BCAST && VEC4
+#if CPU_BCAST && VEC4 && !TEXEL
 #if F16
 #define T_IO4 f16vec4
 #else

@@ -28,7 +28,11 @@
 const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer when decoding)
 
-#if VEC4
+#if TEXEL
+#define LOADQ4(base, I) texelFetch(q_tex, int(((base) >> 2) + (I)))
+#define LOADK4(base, I) texelFetch(k_tex, int(((base) >> 2) + (I)))
+#define LOADV4(base) texelFetch(v_tex, int((base) >> 2))
+#elif VEC4
 #define LOADQ4(base, I) vec4(q_vec4[((base) >> 2) + (I)])
 #define LOADK4(base, I) vec4(k_vec4[((base) >> 2) + (I)])
 #define LOADV4(base) vec4(v_vec4[(base) >> 2])

@@ -213,6 +213,7 @@ int main(int argc, char **argv) {
       {"row plain in place", {.layout = VKF_ATTENTION_LAYOUT_ROW, .stage_kv = -1}},
       {"lanes staged", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = 1}},
       {"lanes in place", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = -1}},
+      {"chooser, storage buffers", {.layout = VKF_ATTENTION_LAYOUT_AUTO, .no_texel = 1}},
   };
   for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
