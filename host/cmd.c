@@ -202,14 +202,14 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding
     if (b->offset + size > b->buffer->size)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "kernel %s binding %u: range past the end of its buffer", k->name, i);
+    writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstSet = set,
+                                       .dstBinding = i,
+                                       .descriptorCount = 1};
     if (k->texel[i]) {
       VKF_RETURN_IF_ERROR(texel_view(cmd, k, i, b, size, &views[i]));
-      writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                         .dstSet = set,
-                                         .dstBinding = i,
-                                         .descriptorCount = 1,
-                                         .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
-                                         .pTexelBufferView = &views[i]};
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+      writes[i].pTexelBufferView = &views[i];
       continue;
     }
     if (size > caps->max_storage_buffer_range)
@@ -220,12 +220,8 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding
                              (unsigned long long)caps->max_storage_buffer_range);
     infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer->handle, .offset = b->offset,
                                         .range = size};
-    writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                       .dstSet = set,
-                                       .dstBinding = i,
-                                       .descriptorCount = 1,
-                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                       .pBufferInfo = &infos[i]};
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
   }
   d->vk.vkUpdateDescriptorSets(d->handle, k->binding_count, writes, 0, NULL);
   d->vk.vkCmdBindPipeline(cmd->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);

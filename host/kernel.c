@@ -104,13 +104,13 @@ static vkf_status build(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel
 
 vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *d, vkf_kernel **out_kernel) {
   *out_kernel = NULL;
-  for (uint32_t i = 0; d->binding_count <= VKF_KERNEL_MAX_BINDINGS && i < d->binding_count; i++)
-    if (d->texel[i] > VKF_TEXEL_RGBA16F)
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: binding %u: bad texel format",
-                             d->shader, i);
   if (d->binding_count > VKF_KERNEL_MAX_BINDINGS ||
       d->spec_constant_count > VKF_KERNEL_MAX_SPEC_CONSTANTS || d->push_constant_size % 4)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: bad descriptor", d->shader);
+  for (uint32_t i = 0; i < d->binding_count; i++)
+    if (d->texel[i] > VKF_TEXEL_RGBA16F)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: binding %u: bad texel format",
+                             d->shader, i);
   if (d->push_constant_size > device->caps.max_push_constants_size)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "kernel %s needs %u bytes of push constants; the device allows %u",
@@ -152,9 +152,6 @@ void vkf_kernels_destroy_all(vkf_device *device) {
 
 const char *vkf_kernel_name(const vkf_kernel *kernel) { return kernel->name; }
 uint32_t vkf_kernel_binding_count(const vkf_kernel *kernel) { return kernel->binding_count; }
-vkf_plan_texel vkf_kernel_binding_texel(const vkf_kernel *kernel, uint32_t index) {
-  return index < kernel->binding_count ? (vkf_plan_texel)kernel->texel[index] : VKF_TEXEL_NONE;
-}
 uint32_t vkf_kernel_push_constant_size(const vkf_kernel *kernel) {
   return kernel->push_constant_size;
 }

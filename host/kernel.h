@@ -33,8 +33,6 @@ vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *desc,
                           vkf_kernel **out_kernel);
 const char *vkf_kernel_name(const vkf_kernel *kernel);
 uint32_t vkf_kernel_binding_count(const vkf_kernel *kernel);
-/* vkf_plan_texel of binding `index` (VKF_TEXEL_NONE for a storage buffer). */
-vkf_plan_texel vkf_kernel_binding_texel(const vkf_kernel *kernel, uint32_t index);
 uint32_t vkf_kernel_push_constant_size(const vkf_kernel *kernel);
 
 #endif
