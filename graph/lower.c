@@ -156,7 +156,7 @@ vkf_status vkf_lower_graph(const vkf_graph *g, const vkf_device_caps *caps,
         ln.inputs[j] = out->tensors[n->inputs[j].id];
     }
     ln.output = out->tensors[n->output.id];
-    st = fn(&ctx, &ln);
+    st = vkf_lower_sliced(&ctx, fn, &ln);
   }
   if (st) {
     vkf_lowered_free(out);

@@ -82,6 +82,11 @@ vkf_status vkf_lower_graph(const vkf_graph *graph, const vkf_device_caps *caps,
                            const vkf_lower_options *options, vkf_lowered *out_lowered);
 void vkf_lowered_free(vkf_lowered *lowered);
 
+/* Calls `fn` for `node`, or, when a binding of the node would exceed the device's
+ * maxStorageBufferRange, once per slice of its leading (batch) dims so that every binding fits
+ * (graph/lower_slice.c says which ops can be sliced; others go to `fn` unchanged). */
+vkf_status vkf_lower_sliced(const vkf_lower_ctx *ctx, vkf_lower_fn fn, const vkf_lower_node *node);
+
 /* ---- per-op lowering functions (graph/lower_<family>.c) ---- */
 vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_elementwise(const vkf_lower_ctx *ctx, const vkf_lower_node *node); /* single ops and FUSED_ELEMENTWISE: generated GLSL */
