@@ -22,14 +22,14 @@ static const vkf_gemm_variant tiled_candidates[] = {
 };
 enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] };
 
-/* The CPU variants as measured on lavapipe (LLVM 15, 8-wide AVX2) with `vkf bench gemm --variant
- * cpu:RAxTN4xWG`: 24 rows x 4 columns per lane is the fastest on the ViT shapes (one subgroup per
- * workgroup, so consecutive workgroups share a B panel in L2). Each B element a lane loads costs a
- * masked scalar loop over the lanes there, while A values reach the lanes by subgroupShuffle, one
- * vpermd: so many rows (B loads reused 24 times) and few columns pay, 1.2-1.5x over the former
- * 16x16 block (CPU time per GEMM, 197x768x3072 [N,K] 112 -> 71 ms). 32 rows measure the same within
- * noise; 48 and 64 rows are slower. The 8x4 block is for small problems, where the big block
- * leaves cores idle and costs seconds of LLVM time to build. */
+/* The CPU variants as measured on lavapipe (Mesa 22.3, LLVM 15, 8-wide AVX2, 2-core EPYC) with
+ * `vkf bench gemm --variant cpu:RAxTN4xWG[:texel]`, 197x768x2304 [N,K]. With A and B read through
+ * texel views (what the chooser picks there) 8x4, 24x4 and 32x4 blocks per lane all run at 19-20
+ * GFLOP/s and 64x4, 32x8 and 16x16 at 13-15: each vec4 gather costs ~30 cycles, and past ~32
+ * accumulators per lane every FMA also reloads and stores a spilled one. 24 rows keeps consecutive
+ * workgroups (one subgroup each) on one B panel in L2. Through storage buffers (a scalar loop per
+ * lane and element) the biggest blocks win instead (64x8 8.8 GFLOP/s, 24x4 6.1). The 8x4 block is
+ * for small problems, where the big block leaves cores idle. */
 static const vkf_gemm_variant cpu_variant = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 3, .cpu_col_vec4s = 1};
 static const vkf_gemm_variant cpu_variant_small = {
