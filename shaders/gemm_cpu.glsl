@@ -9,8 +9,10 @@
 //    (macros, no arrays), so they live in registers;
 //  - uses no shared memory and no barrier, so workgroups never suspend.
 // CPU_RA is 1..8 (8..64 rows per subgroup), CPU_TN4 1, 2 or 4 (4, 8 or 16 columns per lane). On
-// lavapipe the B loads dominate (a masked scalar loop per lane and element), shuffles are cheap,
-// so tall blocks (each B element reused by many rows) with few columns pay most.
+// lavapipe loads dominate (through storage buffers a masked scalar loop per lane and element;
+// through texel views, A_TEXEL / B_TEXEL, one ~30-cycle gather per vec4), shuffles are cheap, so
+// tall blocks (each B element reused by many rows) with few columns pay most, up to the point
+// where spilled accumulators cost more than the loads they save.
 #ifndef CPU_RA
 #define CPU_RA 2
 #endif
