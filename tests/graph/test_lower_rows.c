@@ -6,25 +6,8 @@
 #include "graph/builder.h"
 #include "graph/lower.h"
 #include "graph/memory_plan.h"
+#include "tests/graph/desktop_caps.h"
 #include "tests/test_util.h"
-
-static vkf_device_caps desktop_caps(void) {
-  vkf_device_caps c;
-  memset(&c, 0, sizeof c);
-  strcpy(c.name, "desktop");
-  c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
-  c.max_shared_memory_size = 49152;
-  c.subgroup_size = 32;
-  c.subgroup_ops = 0xff;
-  c.max_workgroup_size[0] = c.max_workgroup_size[1] = c.max_workgroup_size[2] = 1024;
-  c.max_workgroup_invocations = 1024;
-  c.max_workgroup_count[0] = c.max_workgroup_count[1] = c.max_workgroup_count[2] = 65535;
-  c.max_push_constants_size = 256;
-  c.min_storage_buffer_offset_alignment = 16;
-  c.max_storage_buffer_range = 1u << 30;
-  c.storage_16bit = c.fp16_arithmetic = 1;
-  return c;
-}
 
 static int has_define(const vkf_plan_dispatch *d, const char *name) {
   for (uint32_t i = 0; i < d->define_count; i++)

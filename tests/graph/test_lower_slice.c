@@ -1,27 +1,17 @@
 /* Lowering of nodes whose bindings exceed maxStorageBufferRange, without a GPU: a batched matmul,
  * a softmax and a broadcasting add become one dispatch per slice of their leading dims, every
- * binding within the limit and the slices together covering the output once; a softmax with
+ * binding within the limit and the slices together covering the whole output; a softmax with
  * valid lengths (which index batches by position) is left whole. */
 #include <string.h>
 
 #include "graph/builder.h"
 #include "graph/lower.h"
 #include "graph/memory_plan.h"
+#include "tests/graph/desktop_caps.h"
 #include "tests/test_util.h"
 
 static vkf_device_caps small_range_caps(uint64_t range) {
-  vkf_device_caps c;
-  memset(&c, 0, sizeof c);
-  strcpy(c.name, "desktop, small range");
-  c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
-  c.max_shared_memory_size = 49152;
-  c.subgroup_size = 32;
-  c.subgroup_ops = 0xff;
-  c.max_workgroup_size[0] = c.max_workgroup_size[1] = c.max_workgroup_size[2] = 1024;
-  c.max_workgroup_invocations = 1024;
-  c.max_workgroup_count[0] = c.max_workgroup_count[1] = c.max_workgroup_count[2] = 65535;
-  c.max_push_constants_size = 256;
-  c.min_storage_buffer_offset_alignment = 16;
+  vkf_device_caps c = desktop_caps();
   c.max_storage_buffer_range = range;
   return c;
 }
