@@ -52,10 +52,11 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * layout gives each subgroup 8 rows and shares every K/V load across them by broadcasts.
    * GPUs want many invocations per row so a block of rows fills a SIMD unit and K/V reads
    * coalesce across lanes. */
-  uint32_t bcast_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_ARITHMETIC;
+  uint32_t bcast_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_ARITHMETIC |
+                       VKF_SUBGROUP_SHUFFLE;
   int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg == 8 && s->d % 4 == 0 &&
                  s->dv % 4 == 0 && s->d <= 128 && s->dv <= 128;
-  /* ... but only through the broadcast body (below), which needs subgroup broadcast and
+  /* ... but only through the broadcast body (below), which needs subgroup broadcast, shuffle and
    * arithmetic, exactly 8 lanes (its 8x8 blocks), head dims that are multiples of 4 and at most
    * 128 (past that LLVM needs ~45 s to compile its registers). The plain row body keeps D floats
    * in register arrays, which lavapipe keeps in memory and needs minutes to compile at D = 256:

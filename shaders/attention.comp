@@ -20,8 +20,10 @@
 //                       LANES == subgroup size; 0: through shared memory
 //   SPLIT=0|1           write per-chunk partials instead of the output
 //   CPU_BCAST=0|1       (with ROW_PER_INVOCATION=1) the CPU-class body of attention_cpu.glsl:
-//                       8-key blocks shared across rows by subgroupBroadcast, named vec4
-//                       registers, no shared memory (STAGE_KV ignored)
+//                       8-key blocks shared across rows (q rows by subgroupBroadcast once,
+//                       probabilities by subgroupShuffle with a constant lane: one vpermd on
+//                       lavapipe, where a broadcast searches for the first active lane), named
+//                       vec4 registers, no shared memory (STAGE_KV ignored)
 //   VEC4=0|1            (CPU_BCAST) q/k/v rows start at multiples of 4 elements: vec4 loads
 //   TEXEL=0|1           (CPU_BCAST, VEC4) q, k and v are uniform texel buffers of vec4s (RGBA32F,
 //                       RGBA16F with F16): on CPU devices a texelFetch is one vector gather, a
@@ -45,6 +47,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 #if CPU_BCAST
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_GOOGLE_include_directive : require

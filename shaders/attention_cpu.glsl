@@ -93,7 +93,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
                                                                : vec4(0.0))
 #define FMA_R(R, U)                                                                             \
   if ((R) < ROWS) {                                                                             \
-    const vec4 pr = vec4(subgroupBroadcast(pp##R, uint(U)));                                    \
+    const vec4 pr = vec4(subgroupShuffle(pp##R, uint(U)));                                    \
     a##R##_0 = fma(pr, vv0, a##R##_0); a##R##_1 = fma(pr, vv1, a##R##_1);                       \
     a##R##_2 = fma(pr, vv2, a##R##_2); a##R##_3 = fma(pr, vv3, a##R##_3);                       \
     a##R##_4 = fma(pr, vv4, a##R##_4); a##R##_5 = fma(pr, vv5, a##R##_5);                       \
