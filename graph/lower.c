@@ -22,21 +22,26 @@ int vkf_plan_tensor_is_contiguous(const vkf_plan_tensor *t) {
   return 1;
 }
 
-uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vkf_plan_tensor *t,
-                        vkf_plan_access access) {
-  VKF_ASSERT(vkf_plan_tensor_present(t));
-  uint64_t elem = vkf_dtype_size(t->dtype);
+void vkf_lower_binding_range(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t,
+                             uint64_t *out_begin, uint64_t *out_end) {
   /* Last element reached by the view (strides are non-negative in our IR). */
   int64_t last = 0;
   for (uint32_t i = 0; i < t->rank; i++)
     if (t->shape[i] > 0) last += (t->shape[i] - 1) * t->strides[i];
-  uint64_t begin = t->offset - t->offset % ctx->alignment;
-  uint64_t end = t->offset + (uint64_t)(last + 1) * elem;
+  uint64_t end = t->offset + (uint64_t)(last + 1) * vkf_dtype_size(t->dtype);
   uint64_t buffer_size = vkf_plan_buffer_get(ctx->plan, t->buffer)->size;
   end = (end + 3) & ~(uint64_t)3;
-  if (end > buffer_size) end = buffer_size;
+  *out_begin = t->offset - t->offset % ctx->alignment;
+  *out_end = end > buffer_size ? buffer_size : end;
+}
+
+uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vkf_plan_tensor *t,
+                        vkf_plan_access access) {
+  VKF_ASSERT(vkf_plan_tensor_present(t));
+  uint64_t begin, end;
+  vkf_lower_binding_range(ctx, t, &begin, &end);
   vkf_plan_dispatch_bind(d, t->buffer, begin, end - begin, access);
-  return (uint32_t)((t->offset - begin) / elem);
+  return (uint32_t)((t->offset - begin) / vkf_dtype_size(t->dtype));
 }
 
 vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,

@@ -56,6 +56,9 @@ int64_t vkf_plan_tensor_count(const vkf_plan_tensor *t);
  * kernel adds it to every index (pass it as a push constant). */
 uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vkf_plan_tensor *t,
                         vkf_plan_access access);
+/* The byte range [*out_begin, *out_end) vkf_lower_bind binds for `t`. */
+void vkf_lower_binding_range(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t,
+                             uint64_t *out_begin, uint64_t *out_end);
 /* The texel format a read-only binding of `dtype` (f32 or f16) elements can be viewed through as
  * a uniform texel buffer of vec4s, or VKF_TEXEL_NONE when the device lacks that format, the
  * binding's offset misses minTexelBufferOffsetAlignment, or its range exceeds

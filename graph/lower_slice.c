@@ -6,14 +6,11 @@
  * RMSNorm and softmax without valid lengths (those index batches by position). */
 #include "graph/lower.h"
 
-/* Bytes vkf_lower_bind would bind for `t` (its start rounded down to ctx->alignment). */
+/* Bytes vkf_lower_bind would bind for `t`. */
 static uint64_t binding_span(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {
-  int64_t last = 0;
-  for (uint32_t i = 0; i < t->rank; i++)
-    if (t->shape[i] > 0) last += (t->shape[i] - 1) * t->strides[i];
-  uint64_t begin = t->offset - t->offset % ctx->alignment;
-  uint64_t end = t->offset + (uint64_t)(last + 1) * vkf_dtype_size(t->dtype);
-  return ((end + 3) & ~(uint64_t)3) - begin;
+  uint64_t begin, end;
+  vkf_lower_binding_range(ctx, t, &begin, &end);
+  return end - begin;
 }
 
 static int fits(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {

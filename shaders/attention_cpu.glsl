@@ -1,15 +1,16 @@
 // main() of attention.comp for CPU-class devices (CPU_BCAST=1; lavapipe). There a subgroup is one
-// 8-wide SIMD vector, every buffer or shared load is a loop over the lanes, local arrays live in
-// memory, and a barrier suspends the workgroup. So a subgroup owns 8 query rows and walks the keys
-// 8 at a time (ROWS < 8 rows for decoding), with all state in named registers (macros with literal indices; the blocks past
-// D/4 or DV/32 fold away after specialization), never arrays, and no shared memory or barrier:
+// 8-wide SIMD vector, every storage-buffer or shared load is a loop over the lanes (a texel fetch,
+// TEXEL=1, is one gather), local arrays live in memory, and a barrier suspends the workgroup. So a
+// subgroup owns 8 query rows and walks the keys 8 at a time (ROWS < 8 rows for decoding), with all
+// state in named registers (macros with literal indices; the blocks past D/4 or DV/32 fold away
+// after specialization), never arrays, and no shared memory or barrier:
 //  - q·k: lane U owns key U of the block and loads its vec4s once; the 8 q rows are broadcast to
 //    every lane once, before the key loop, so the scores need no per-key broadcast;
 //  - softmax per row: one subgroupMax per row and block; the row sums stay per lane until the end;
 //  - p·v: lane L accumulates output dims 4L..4L+3 (+32J) of all 8 rows, so each V vec4 is loaded
-//    once and only the 64 probabilities of the block are broadcast.
+//    once and only the 64 probabilities of the block are shuffled across lanes.
 // Needs D and DV multiples of 4 and at most 128 (past that LLVM's compile time explodes), a
-// subgroup size of exactly 8, subgroup ballot (broadcast) and arithmetic.
+// subgroup size of exactly 8, subgroup ballot (broadcast), shuffle and arithmetic.
 
 #define REP64(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) \
    M(15) M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) \
