@@ -20,6 +20,8 @@ typedef struct vkf_gemm_variant {
   uint32_t bm, bn, bk, tm, tn; /* TILED: workgroup tile and per-invocation block */
   uint32_t cpu_row_groups;     /* CPU: rows per subgroup / 8 */
   uint32_t cpu_col_vec4s;      /* CPU: columns per lane / 4 */
+  uint32_t cpu_k_unroll;       /* CPU: steps of 4 along k per loop iteration, 1, 2 or 4 (0 = 1);
+                                * lowered as the largest of 4, 2, 1 up to it that divides K / 4 */
   int texel;                   /* CPU: read A and B through uniform texel views where the operand
                                 * allows it (vec4-addressable, aligned, within the view limit) */
 } vkf_gemm_variant;
@@ -27,6 +29,7 @@ typedef struct vkf_gemm_variant {
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
 typedef struct vkf_gemm_shape {
   uint64_t m, n, k, batches;
+  int b_along_k; /* B is stored contiguous along k ([N, K], HF nn.Linear weights) */
 } vkf_gemm_shape;
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */

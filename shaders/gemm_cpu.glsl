@@ -19,8 +19,14 @@
 #ifndef CPU_TN4
 #define CPU_TN4 2
 #endif
+#ifndef CPU_KU
+#define CPU_KU 1
+#endif
 #if CPU_RA < 1 || CPU_RA > 8 || (CPU_TN4 != 1 && CPU_TN4 != 2 && CPU_TN4 != 4)
 #error "GEMM_CPU supports CPU_RA of 1..8 and CPU_TN4 of 1, 2 or 4"
+#endif
+#if CPU_KU != 1 && CPU_KU != 2 && CPU_KU != 4
+#error "GEMM_CPU supports CPU_KU of 1, 2 or 4"
 #endif
 
 /* Column groups 1..3 exist when CPU_TN4 says so; the constant `if`s fold away. */
@@ -89,6 +95,37 @@ void store_vec(uint row, uint col, vec4 v) {
   ROW_GROUP(0, KK) ROW_GROUP(1, KK) ROW_GROUP(2, KK) ROW_GROUP(3, KK)                        \
   ROW_GROUP(4, KK) ROW_GROUP(5, KK) ROW_GROUP(6, KK) ROW_GROUP(7, KK)
 
+/* One step of 4 along k: A and B loads, then 4 rank-1 updates of the block. */
+#if defined(B_VEC4_K)
+#define K_BLOCK(K_)                                                                          \
+  {                                                                                          \
+    uint k = K_;                                                                             \
+    /* aG = A[m0 + 8G + lane, k..k+3] */                                                     \
+    LOAD_A(0) LOAD_A(1) LOAD_A(2) LOAD_A(3) LOAD_A(4) LOAD_A(5) LOAD_A(6) LOAD_A(7)          \
+    vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);                             \
+    vec4 t0, t1, t2, t3, t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);     \
+    vec4 t8 = vec4(0.0), t9 = vec4(0.0), t10 = vec4(0.0), t11 = vec4(0.0);                   \
+    vec4 t12 = vec4(0.0), t13 = vec4(0.0), t14 = vec4(0.0), t15 = vec4(0.0);                 \
+    LOAD_T(t0, 0u) LOAD_T(t1, 1u) LOAD_T(t2, 2u) LOAD_T(t3, 3u)                              \
+    if (CPU_TN4 > 1) { LOAD_T(t4, 4u) LOAD_T(t5, 5u) LOAD_T(t6, 6u) LOAD_T(t7, 7u) }         \
+    if (CPU_TN4 > 2) {                                                                       \
+      LOAD_T(t8, 8u) LOAD_T(t9, 9u) LOAD_T(t10, 10u) LOAD_T(t11, 11u)                        \
+      LOAD_T(t12, 12u) LOAD_T(t13, 13u) LOAD_T(t14, 14u) LOAD_T(t15, 15u)                    \
+    }                                                                                        \
+    STEP(0) STEP(1) STEP(2) STEP(3)                                                          \
+  }
+#else
+#define K_BLOCK(K_)                                                                          \
+  {                                                                                          \
+    uint k = K_;                                                                             \
+    LOAD_A(0) LOAD_A(1) LOAD_A(2) LOAD_A(3) LOAD_A(4) LOAD_A(5) LOAD_A(6) LOAD_A(7)          \
+    vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);                             \
+    KEEP_GROUP(0) KEEP_GROUP(1) KEEP_GROUP(2) KEEP_GROUP(3)                                  \
+    PRELOAD_B(k + 4u)                                                                        \
+    STEP(0) STEP(1) STEP(2) STEP(3)                                                          \
+  }
+#endif
+
 void main() {
   set_batch_bases();
   uint lane = gl_SubgroupInvocationID;
@@ -104,24 +141,10 @@ void main() {
   DECL_GROUP(0) DECL_GROUP(1) DECL_GROUP(2) DECL_GROUP(3)
   PRELOAD_B(0u)
 #endif
-  for (uint k = 0; k < p.k; k += 4u) {
-    /* aG = A[m0 + 8G + lane, k..k+3] */
-    LOAD_A(0) LOAD_A(1) LOAD_A(2) LOAD_A(3) LOAD_A(4) LOAD_A(5) LOAD_A(6) LOAD_A(7)
-    vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);
-#if defined(B_VEC4_K)
-    vec4 t0, t1, t2, t3, t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);
-    vec4 t8 = vec4(0.0), t9 = vec4(0.0), t10 = vec4(0.0), t11 = vec4(0.0);
-    vec4 t12 = vec4(0.0), t13 = vec4(0.0), t14 = vec4(0.0), t15 = vec4(0.0);
-    LOAD_T(t0, 0u) LOAD_T(t1, 1u) LOAD_T(t2, 2u) LOAD_T(t3, 3u)
-    if (CPU_TN4 > 1) { LOAD_T(t4, 4u) LOAD_T(t5, 5u) LOAD_T(t6, 6u) LOAD_T(t7, 7u) }
-    if (CPU_TN4 > 2) {
-      LOAD_T(t8, 8u) LOAD_T(t9, 9u) LOAD_T(t10, 10u) LOAD_T(t11, 11u) LOAD_T(t12, 12u) LOAD_T(t13, 13u) LOAD_T(t14, 14u) LOAD_T(t15, 15u)
-    }
-#else
-    KEEP_GROUP(0) KEEP_GROUP(1) KEEP_GROUP(2) KEEP_GROUP(3)
-    PRELOAD_B(k + 4u)
-#endif
-    STEP(0) STEP(1) STEP(2) STEP(3)
+  for (uint kb = 0; kb < p.k; kb += 4u * CPU_KU) {
+    K_BLOCK(kb)
+    if (CPU_KU > 1) { K_BLOCK(kb + 4u) }
+    if (CPU_KU > 2) { K_BLOCK(kb + 8u) K_BLOCK(kb + 12u) }
   }
   STORE_GROUP(0) STORE_GROUP(1) STORE_GROUP(2) STORE_GROUP(3) STORE_GROUP(4) STORE_GROUP(5)
   STORE_GROUP(6) STORE_GROUP(7)

@@ -189,6 +189,26 @@ static const gemm_case cases[] = {
      .b_shape = {36, 1030},
      .exact = 1,
      .gpu_tiles = 1},
+    /* [N, K] blocks big enough for the 24-row CPU block: K = 48 runs 4 steps of 4 per loop
+     * iteration, K = 40 two (its 16-step unroll would not divide K) */
+    {.label = "exact_transpose_k48_bias",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {61, 48},
+     .b_rank = 2,
+     .b_shape = {70, 48},
+     .transpose_b = 1,
+     .bias = 1,
+     .exact = 1},
+    {.label = "exact_transpose_k40_residual",
+     .dtype = VKF_F32,
+     .a_rank = 2,
+     .a_shape = {100, 40},
+     .b_rank = 2,
+     .b_shape = {68, 40},
+     .transpose_b = 1,
+     .residual = 1,
+     .exact = 1},
     {.label = "exact_f16",
      .dtype = VKF_F16,
      .a_rank = 2,
@@ -364,7 +384,8 @@ static void run_case(gpu_test *t, const gemm_case *c) {
     vkf_gemm_shape shape = {.m = (uint64_t)out_shape[out_rank - 2],
                             .n = (uint64_t)n,
                             .k = (uint64_t)c->a_shape[c->a_rank - 1],
-                            .batches = 1};
+                            .batches = 1,
+                            .b_along_k = c->transpose_b};
     for (uint32_t i = 0; i + 2 < out_rank; i++) shape.batches *= (uint64_t)out_shape[i];
     vkf_gemm_variant chosen = vkf_gemm_choose(&caps, &shape);
     char name[64];

@@ -70,7 +70,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.inputs[VKF_IN_MATMUL_A] = matrix(ba, dt, m, k);
   node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
   node.output = matrix(bc, dt, m, n);
-  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1};
+  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b};
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   vkf_gemm_variant_name(&v, variant_name, name_size);
   vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
@@ -211,9 +211,10 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
     v->kind = VKF_GEMM_NAIVE, v->workgroup_size = 64;
     return 1;
   }
-  if (sscanf(s, "cpu:%ux%ux%u", &x[0], &x[1], &x[2]) == 3) {
+  int got = sscanf(s, "cpu:%ux%ux%ux%u", &x[0], &x[1], &x[2], &x[3]);
+  if (got >= 3) {
     v->kind = VKF_GEMM_CPU, v->cpu_row_groups = x[0], v->cpu_col_vec4s = x[1];
-    v->workgroup_size = x[2];
+    v->workgroup_size = x[2], v->cpu_k_unroll = got == 4 ? x[3] : 1;
     v->texel = strstr(s, ":texel") != NULL;
     return 1;
   }
@@ -230,7 +231,7 @@ static int usage(void) {
           "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
           "                      [--shape MxKxN ...] [--f16] [--layout kn|nk|both] [--no-naive] "
           "[--device N|NAME]\n"
-          "                      [--variant cpu:RAxTN4xWG[:texel] | tiled:BMxBNxBKxTMxTN | naive]\n");
+          "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN | naive]\n");
   return 2;
 }
 
