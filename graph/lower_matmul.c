@@ -23,24 +23,22 @@ static const vkf_gemm_variant tiled_candidates[] = {
 enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] };
 
 /* The CPU variants as measured on lavapipe (Mesa 22.3, LLVM 15, 8-wide AVX2, 2-core EPYC) with
- * `vkf bench gemm --variant cpu:RAxTN4xWGxKU[:texel]` on the ViT-B shapes (197 x 768 x 768, 2304,
- * 3072 and 197 x 3072 x 768). With A and B read through texel views (what the chooser picks there):
- *  - B as [N, K]: 24x4 blocks with 4 steps of 4 along k per loop iteration run at 23.8-24.2
- *    GFLOP/s, against 18.8-19.5 with one step: gallivm keeps loop-carried values in memory and
- *    merges every one with the loop's exec mask at each iteration, so the 24 spilled accumulators
- *    cost a load, a blend and a store per iteration, now amortised over 16 k instead of 4.
- *    8 steps (21.6) and 16x4, 32x4, 16x8 blocks (21.5-23.3) are slower.
- *  - B as [K, N] (the preloading path): 16x4 with 4 steps, 20.7-20.9 against 16.6-17.2 for 24x4.
- * Each vec4 gather costs ~30 cycles, and past ~32 accumulators per lane every FMA also reloads and
- * stores a spilled one (64x4, 32x8 and 16x16 blocks run at 13-15). Through storage buffers (a
- * scalar loop per lane and element) the biggest blocks win instead (64x8 8.8 GFLOP/s, 24x4 6.1).
- * The 8x4 block is for small problems, where the big block leaves cores idle; there the unrolled
- * loop gained nothing measurable (16x768x768, 197x64x196), and it costs JIT time (24x4: 0.8 s
- * cold with one step, 2.1 s with four, paid once per pipeline), so small blocks keep one step. */
-static const vkf_gemm_variant cpu_variant_nk = {
-    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 3, .cpu_col_vec4s = 1,
-    .cpu_k_unroll = 4};
-static const vkf_gemm_variant cpu_variant_kn = {
+ * `vkf bench gemm --variant cpu:RAxTN4xWGxKU[:texel]` on the ViT-B shapes (197 x 768 x 768, 3072
+ * and 197 x 3072 x 768, B as [K, N] and as [N, K]), all through texel views (what the chooser
+ * picks there). 16x4 blocks with 4 steps of 4 along k per loop iteration run at 27.7-34.7
+ * GFLOP/s; 24x4, 16x8 and 32x4 within a few percent, 8x4 at 23-33. Two things made the
+ * difference, both about gallivm's exec mask:
+ *  - every loop-carried value is merged with the loop's exec mask at each iteration, so the
+ *    spilled accumulators cost a load, a blend and a store per iteration: 4 steps per iteration
+ *    instead of 1 took 24x4 [N,K] from 18.8 to 23.6 GFLOP/s (8 steps: slower again, 21.6);
+ *  - a load under a per-lane condition (row < M, column < N) runs masked: the kernel clamps the
+ *    row and column instead and never stores the rows and columns past the end (23.6 -> 31).
+ * Past ~32 accumulators per lane every FMA also reloads and stores a spilled one. Through storage
+ * buffers (a scalar loop per lane and element) the biggest blocks win instead (64x8 8.8 GFLOP/s,
+ * 24x4 6.1). The 8x4 block is for small problems, where the big block leaves cores idle; it
+ * keeps one step per iteration, as the unrolled loop costs JIT time (24x4: 0.8 s cold with one
+ * step, 2.1 s with four, paid once per pipeline) and small problems are dominated by overheads. */
+static const vkf_gemm_variant cpu_variant = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 1,
     .cpu_k_unroll = 4};
 static const vkf_gemm_variant cpu_variant_small = {
@@ -78,15 +76,13 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
    * each element once and reusing it from registers; barriers suspend the workgroup's coroutine.
    * Needs 8-wide subgroups with shuffle, which profiles like "mobile" take away. */
-  const vkf_gemm_variant *big = shape->b_along_k ? &cpu_variant_nk : &cpu_variant_kn;
-  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, big)) {
-    /* Rule 1b: the big block (by B's layout) only when it still makes 8 workgroups (a few per
-     * core). */
-    uint64_t groups =
-        vkf_div_up(shape->m, 8 * big->cpu_row_groups) *
-        (uint64_t)vkf_div_up(shape->n, big->workgroup_size * 4 * big->cpu_col_vec4s) *
-        (shape->batches ? shape->batches : 1);
-    vkf_gemm_variant v = groups >= 8 ? *big : cpu_variant_small;
+  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &cpu_variant)) {
+    /* Rule 1b: the big block only when it still makes 8 workgroups (a few per core). */
+    uint64_t groups = vkf_div_up(shape->m, 8 * cpu_variant.cpu_row_groups) *
+                      (uint64_t)vkf_div_up(shape->n, cpu_variant.workgroup_size * 4 *
+                                                         cpu_variant.cpu_col_vec4s) *
+                      (shape->batches ? shape->batches : 1);
+    vkf_gemm_variant v = groups >= 8 ? cpu_variant : cpu_variant_small;
     /* Rule 1c: operands through texel views where the device has them (a vector gather per vec4
      * instead of a scalar loop over the lanes); lowering falls back per operand. */
     v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
@@ -351,8 +347,6 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       .n = (uint64_t)c->shape[c->rank - 1],
       .k = (uint64_t)node->inputs[VKF_IN_MATMUL_A].shape[node->inputs[VKF_IN_MATMUL_A].rank - 1],
       .batches = 1};
-  const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
-  shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

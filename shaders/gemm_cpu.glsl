@@ -7,7 +7,13 @@
 //    (and past ~100 broadcasts per loop iteration made LLVM's code 30x slower);
 //  - keeps the (8*CPU_RA) x (4*CPU_TN4) accumulator block per lane in named vec4 variables
 //    (macros, no arrays), so they live in registers;
-//  - uses no shared memory and no barrier, so workgroups never suspend.
+//  - uses no shared memory and no barrier, so workgroups never suspend;
+//  - never predicates a load per lane: rows past M and columns past N load the last row or column
+//    instead (a load under a lane-varying condition runs masked, ~25 % of the kernel's time) and
+//    their results are simply not stored;
+//  - runs CPU_KU steps of 4 along k per loop iteration: gallivm merges every loop-carried value
+//    with the loop's exec mask once per iteration, which for spilled accumulators is a load, a
+//    blend and a store each, so fewer iterations pay (the lowering picks CPU_KU dividing K / 4).
 // CPU_RA is 1..8 (8..64 rows per subgroup), CPU_TN4 1, 2 or 4 (4, 8 or 16 columns per lane). On
 // lavapipe loads dominate (through storage buffers a masked scalar loop per lane and element;
 // through texel views, A_TEXEL / B_TEXEL, one ~30-cycle gather per vec4), shuffles are cheap, so
@@ -52,7 +58,7 @@ void store_vec(uint row, uint col, vec4 v) {
 
 #if defined(B_VEC4_K)
 /* B is contiguous along k: t<j> = B[k..k+3, n0 + j], transposed in registers by LOAD_B. */
-#define LOAD_T(T, J) T = n0 + J < p.n ? load_b_k4(k, n0 + J) : vec4(0.0);
+#define LOAD_T(T, J) T = load_b_k4(k, min(n0 + J, p.n - 1u));
 #define LOAD_B(KK)                                                                           \
   b_0 = vec4(t0[KK], t1[KK], t2[KK], t3[KK]);                                                \
   if (CPU_TN4 > 1) b_1 = vec4(t4[KK], t5[KK], t6[KK], t7[KK]);                               \
@@ -63,7 +69,7 @@ void store_vec(uint row, uint col, vec4 v) {
 #else
 /* [K, N] rows are N apart, so the next block's rows are loaded one block ahead (q<kk>_<j>) and
  * the cache misses overlap the current block's FMAs instead of stalling them. */
-#define ROW_B(K_, C_) ((K_) < p.k && (C_) < p.n ? load_b_n4(K_, C_) : vec4(0.0))
+#define ROW_B(K_, C_) load_b_n4(min(K_, p.k - 1u), min(C_, (p.n - 1u) & ~3u))
 #define PRELOAD_GROUP(KB, J, C)                                                              \
   q0_##J = ROW_B(KB, n0 + C); q1_##J = ROW_B(KB + 1u, n0 + C);                                \
   q2_##J = ROW_B(KB + 2u, n0 + C); q3_##J = ROW_B(KB + 3u, n0 + C);
@@ -82,7 +88,7 @@ void store_vec(uint row, uint col, vec4 v) {
   ACC_DECL(c##G##5) ACC_DECL(c##G##6) ACC_DECL(c##G##7)
 #define LOAD_A(G)                                                                            \
   vec4 a##G = vec4(0.0);                                                                     \
-  if (CPU_RA > G && m0 + G * 8u + lane < p.m) a##G = load_a4(m0 + G * 8u + lane, k);
+  if (CPU_RA > G) a##G = load_a4(min(m0 + G * 8u + lane, p.m - 1u), k);
 #define ROW_GROUP(G, KK) if (CPU_RA > G) { ROWS8(c##G, a##G[KK]) }
 #define STORE_GROUP(G)                                                                       \
   if (CPU_RA > G) {                                                                          \

@@ -189,8 +189,8 @@ static const gemm_case cases[] = {
      .b_shape = {36, 1030},
      .exact = 1,
      .gpu_tiles = 1},
-    /* [N, K] blocks big enough for the 24-row CPU block: K = 48 runs 4 steps of 4 per loop
-     * iteration, K = 40 two (its 16-step unroll would not divide K) */
+    /* [N, K] problems big enough for the big CPU block: K = 48 runs 4 steps of 4 per loop
+     * iteration, K = 40 two (4 would not divide K) */
     {.label = "exact_transpose_k48_bias",
      .dtype = VKF_F32,
      .a_rank = 2,
@@ -384,8 +384,7 @@ static void run_case(gpu_test *t, const gemm_case *c) {
     vkf_gemm_shape shape = {.m = (uint64_t)out_shape[out_rank - 2],
                             .n = (uint64_t)n,
                             .k = (uint64_t)c->a_shape[c->a_rank - 1],
-                            .batches = 1,
-                            .b_along_k = c->transpose_b};
+                            .batches = 1};
     for (uint32_t i = 0; i + 2 < out_rank; i++) shape.batches *= (uint64_t)out_shape[i];
     vkf_gemm_variant chosen = vkf_gemm_choose(&caps, &shape);
     char name[64];
