@@ -280,6 +280,11 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     else if ((b_vec4 = vec4_ok(&ob, ob.s_row, ob.s_col, k)))
       vkf_plan_dispatch_define(&d, "B_VEC4_K");
   }
+  /* vec4 epilogue (CPU kernel): output, residual and bias all vec4-addressable along n */
+  if (variant->kind == VKF_GEMM_CPU && vec4_ok(&oc, oc.s_col, oc.s_row, n) &&
+      (!has_res || vec4_ok(&orr, orr.s_col, orr.s_row, n)) &&
+      (!has_bias || (bias->strides[0] == 1 && bound_offset(ctx, bias) % 4 == 0)))
+    vkf_plan_dispatch_define(&d, "C_VEC4");
   vkf_lower_bind(ctx, &d, a, VKF_ACCESS_READ);
   vkf_lower_bind(ctx, &d, b, VKF_ACCESS_READ);
   if (variant->kind == VKF_GEMM_CPU && variant->texel) {

@@ -23,6 +23,8 @@
 //   A_VEC4                       A is contiguous along k, K % 4 == 0, row starts 4-aligned
 //   B_VEC4_N                     B is contiguous along n, N % 4 == 0, row starts 4-aligned
 //   B_VEC4_K                     B is contiguous along k (transposed), K % 4 == 0, 4-aligned
+//   C_VEC4                       (GEMM_CPU) C, the residual and the bias are contiguous along n,
+//                                N % 4 == 0, 4-aligned: the epilogue reads and writes vec4s
 //   A_TEXEL, B_TEXEL             A (needs A_VEC4) / B (needs B_VEC4_N or B_VEC4_K) is bound as a
 //                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
 //                                on CPU devices a texelFetch is one vector gather where a
@@ -78,8 +80,10 @@ layout(constant_id = 6) const uint ACT = 0;
 #endif
 #ifdef C_F16
 #define C_T float16_t
+#define C_T4 f16vec4
 #else
 #define C_T float
+#define C_T4 vec4
 #endif
 
 // Scalar and vec4 views of the same binding: the vec4 view is only read when a *_VEC4 define says
@@ -113,22 +117,33 @@ layout(std430, set = 0, binding = 1) readonly buffer BufB4 { B_T4 b_data4_[]; };
 #define b_data(i) b_data_[i]
 #endif
 layout(std430, set = 0, binding = 2) writeonly buffer BufC { C_T c_data[]; };
+#ifdef C_VEC4
+layout(std430, set = 0, binding = 2) writeonly buffer BufC4 { C_T4 c_data4[]; };
+#endif
 #ifdef BIAS
 #ifdef BIAS_F16
-layout(std430, set = 0, binding = 3) readonly buffer BufBias { float16_t bias_data[]; };
+#define BIAS_T float16_t
+#define BIAS_T4 f16vec4
 #else
-layout(std430, set = 0, binding = 3) readonly buffer BufBias { float bias_data[]; };
+#define BIAS_T float
+#define BIAS_T4 vec4
 #endif
+layout(std430, set = 0, binding = 3) readonly buffer BufBias { BIAS_T bias_data[]; };
+layout(std430, set = 0, binding = 3) readonly buffer BufBias4 { BIAS_T4 bias_data4[]; };
 #define RES_BINDING 4
 #else
 #define RES_BINDING 3
 #endif
 #ifdef RESIDUAL
 #ifdef RES_F16
-layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes { float16_t res_data[]; };
+#define RES_T float16_t
+#define RES_T4 f16vec4
 #else
-layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes { float res_data[]; };
+#define RES_T float
+#define RES_T4 vec4
 #endif
+layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes { RES_T res_data[]; };
+layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes4 { RES_T4 res_data4[]; };
 #endif
 
 layout(push_constant) uniform Params {
@@ -204,6 +219,24 @@ void store_c(uint row, uint col, float acc) {
 #endif
   c_data[c_base + row * p.c_rs + col * p.c_cs] = C_T(acc);
 }
+
+#ifdef C_VEC4
+// store_c for output columns col..col+3 at once (C_VEC4: C, bias and residual are contiguous
+// along n, N % 4 == 0 and every row start 4-aligned, so the four are one vec4 each). `bias4` is
+// bias[col..col+3], loaded once by the caller. On CPU devices each vec4 access is one pass over
+// the lanes where four scalar ones are four.
+void store_c4(uint row, uint col, vec4 acc, vec4 bias4) {
+#ifdef BIAS
+  acc += bias4;
+#endif
+  acc = vec4(vkf_activation(ACT, acc.x), vkf_activation(ACT, acc.y), vkf_activation(ACT, acc.z),
+             vkf_activation(ACT, acc.w));
+#ifdef RESIDUAL
+  acc += vec4(res_data4[(r_base + row * p.r_rs + col) >> 2]);
+#endif
+  c_data4[(c_base + row * p.c_rs + col) >> 2] = C_T4(acc);
+}
+#endif
 
 #if defined(GEMM_NAIVE)
 #include "gemm_naive.glsl"

@@ -46,15 +46,31 @@
 #define ROWS8(B, X) ROW(B##0, X, 0u) ROW(B##1, X, 1u) ROW(B##2, X, 2u) ROW(B##3, X, 3u) \
                     ROW(B##4, X, 4u) ROW(B##5, X, 5u) ROW(B##6, X, 6u) ROW(B##7, X, 7u)
 
-void store_vec(uint row, uint col, vec4 v) {
+#ifdef C_VEC4
+void store_vec(uint row, uint col, vec4 v, vec4 bias4) {
+  if (row < p.m && col < p.n) store_c4(row, col, v, bias4);
+}
+#else
+void store_vec(uint row, uint col, vec4 v, vec4 bias4) {
   if (row < p.m)
     [[unroll]] for (uint j = 0; j < 4u; j++)
       if (col + j < p.n) store_c(row, col + j, v[j]);
 }
+#endif
 #define STORE(I, R)                                                                          \
-  store_vec(m0 + R, n0, I##_0);                                                              \
-  if (CPU_TN4 > 1) store_vec(m0 + R, n0 + 4u, I##_1);                                        \
-  if (CPU_TN4 > 2) { store_vec(m0 + R, n0 + 8u, I##_2); store_vec(m0 + R, n0 + 12u, I##_3); }
+  store_vec(m0 + R, n0, I##_0, bias4_0);                                                     \
+  if (CPU_TN4 > 1) store_vec(m0 + R, n0 + 4u, I##_1, bias4_1);                               \
+  if (CPU_TN4 > 2) {                                                                         \
+    store_vec(m0 + R, n0 + 8u, I##_2, bias4_2);                                              \
+    store_vec(m0 + R, n0 + 12u, I##_3, bias4_3);                                             \
+  }
+/* bias[n0 + 4J .. +3] with C_VEC4 and BIAS (clamped like the loads), once before the stores */
+#if defined(C_VEC4) && defined(BIAS)
+#define BIAS4(J) (CPU_TN4 > J ? vec4(bias_data4[(p.bias_off + min(n0 + 4u * J, p.n - 4u)) >> 2]) \
+                              : vec4(0.0))
+#else
+#define BIAS4(J) vec4(0.0)
+#endif
 
 #if defined(B_VEC4_K)
 /* B is contiguous along k: t<j> = B[k..k+3, n0 + j], transposed in registers by LOAD_B. */
@@ -152,6 +168,7 @@ void main() {
     if (CPU_KU > 1) { K_BLOCK(kb + 4u) }
     if (CPU_KU > 2) { K_BLOCK(kb + 8u) K_BLOCK(kb + 12u) }
   }
+  const vec4 bias4_0 = BIAS4(0u), bias4_1 = BIAS4(1u), bias4_2 = BIAS4(2u), bias4_3 = BIAS4(3u);
   STORE_GROUP(0) STORE_GROUP(1) STORE_GROUP(2) STORE_GROUP(3) STORE_GROUP(4) STORE_GROUP(5)
   STORE_GROUP(6) STORE_GROUP(7)
 }
