@@ -92,22 +92,28 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 #define LOADV_J(vb, J)                                                                          \
   ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOADV4((vb) + 32u * (J))      \
                                                                : vec4(0.0))
-#define FMA_R(R, U)                                                                             \
-  if ((R) < ROWS) {                                                                             \
-    const vec4 pr = vec4(subgroupShuffle(pp##R, uint(U)));                                    \
-    a##R##_0 = fma(pr, vv0, a##R##_0); a##R##_1 = fma(pr, vv1, a##R##_1);                       \
-    a##R##_2 = fma(pr, vv2, a##R##_2); a##R##_3 = fma(pr, vv3, a##R##_3);                       \
-    a##R##_4 = fma(pr, vv4, a##R##_4); a##R##_5 = fma(pr, vv5, a##R##_5);                       \
-    a##R##_6 = fma(pr, vv6, a##R##_6); a##R##_7 = fma(pr, vv7, a##R##_7);                       \
-  }
-#define PV_KEY(U)                                                                               \
+// V rows of the block: vv<U>_<J> = V[c0 + U, 4L + 32J .. +3] for this lane.
+#define PV_LOADV(U)                                                                             \
+  const uint vb##U = v_base + uint(min(c0 + U, hi - 1)) * p.v_sn + 4u * lane;                   \
+  const vec4 vv##U##_0 = LOADV_J(vb##U, 0u), vv##U##_1 = LOADV_J(vb##U, 1u),                    \
+             vv##U##_2 = LOADV_J(vb##U, 2u), vv##U##_3 = LOADV_J(vb##U, 3u),                    \
+             vv##U##_4 = LOADV_J(vb##U, 4u), vv##U##_5 = LOADV_J(vb##U, 5u),                    \
+             vv##U##_6 = LOADV_J(vb##U, 6u), vv##U##_7 = LOADV_J(vb##U, 7u);
+// Row R's accumulators take key U: p[R, U] from lane U times V row U. The block's keys are the
+// inner loop, so each accumulator stays in registers for 8 keys and only the V values (loaded
+// once per block) come back from the stack.
+#define FMA_RU(R, U)                                                                            \
   {                                                                                             \
-    const uint vb = v_base + uint(min(c0 + U, hi - 1)) * p.v_sn + 4u * lane;                    \
-    const vec4 vv0 = LOADV_J(vb, 0u), vv1 = LOADV_J(vb, 1u), vv2 = LOADV_J(vb, 2u),             \
-               vv3 = LOADV_J(vb, 3u), vv4 = LOADV_J(vb, 4u), vv5 = LOADV_J(vb, 5u),             \
-               vv6 = LOADV_J(vb, 6u), vv7 = LOADV_J(vb, 7u);                                    \
-    FMA_R(0, U) FMA_R(1, U) FMA_R(2, U) FMA_R(3, U) FMA_R(4, U) FMA_R(5, U) FMA_R(6, U)         \
-    FMA_R(7, U)                                                                                 \
+    const vec4 pr = vec4(subgroupShuffle(pp##R, uint(U)));                                      \
+    a##R##_0 = fma(pr, vv##U##_0, a##R##_0); a##R##_1 = fma(pr, vv##U##_1, a##R##_1);           \
+    a##R##_2 = fma(pr, vv##U##_2, a##R##_2); a##R##_3 = fma(pr, vv##U##_3, a##R##_3);           \
+    a##R##_4 = fma(pr, vv##U##_4, a##R##_4); a##R##_5 = fma(pr, vv##U##_5, a##R##_5);           \
+    a##R##_6 = fma(pr, vv##U##_6, a##R##_6); a##R##_7 = fma(pr, vv##U##_7, a##R##_7);           \
+  }
+#define PV_ROW(R)                                                                               \
+  if ((R) < ROWS) {                                                                             \
+    FMA_RU(R, 0) FMA_RU(R, 1) FMA_RU(R, 2) FMA_RU(R, 3) FMA_RU(R, 4) FMA_RU(R, 5)               \
+    FMA_RU(R, 6) FMA_RU(R, 7)                                                                   \
   }
 
 #if SPLIT
@@ -193,7 +199,8 @@ void main() {
     const bool interior = c0 + 8 <= hi && c0 >= int(r1) - 1 + p.lower_off &&
                           c0 + 7 <= int(r0) + p.upper_off;
     REP8(SOFT)
-    PV_KEY(0) PV_KEY(1) PV_KEY(2) PV_KEY(3) PV_KEY(4) PV_KEY(5) PV_KEY(6) PV_KEY(7)
+    PV_LOADV(0) PV_LOADV(1) PV_LOADV(2) PV_LOADV(3) PV_LOADV(4) PV_LOADV(5) PV_LOADV(6) PV_LOADV(7)
+    REP8(PV_ROW)
   }
   // Every lane stores its dims of all 8 rows (subgroup-uniform control flow until here).
   REP8(STORE_R)
