@@ -25,21 +25,20 @@ enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] }
 /* The CPU variants as measured on lavapipe (Mesa 22.3, LLVM 15, 8-wide AVX2, 2-core EPYC) with
  * `vkf bench gemm --variant cpu:RAxTN4xWGxKU[:texel]` on the ViT-B shapes (197 x 768 x 768, 3072
  * and 197 x 3072 x 768, B as [K, N] and as [N, K]), all through texel views (what the chooser
- * picks there). 16x4 blocks with 4 steps of 4 along k per loop iteration run at 27.7-34.7
- * GFLOP/s; 24x4, 16x8 and 32x4 within a few percent, 8x4 at 23-33. Two things made the
- * difference, both about gallivm's exec mask:
- *  - every loop-carried value is merged with the loop's exec mask at each iteration, so the
- *    spilled accumulators cost a load, a blend and a store per iteration: 4 steps per iteration
- *    instead of 1 took 24x4 [N,K] from 18.8 to 23.6 GFLOP/s (8 steps: slower again, 21.6);
- *  - a load under a per-lane condition (row < M, column < N) runs masked: the kernel clamps the
- *    row and column instead and never stores the rows and columns past the end (23.6 -> 31).
- * Past ~32 accumulators per lane every FMA also reloads and stores a spilled one. Through storage
- * buffers (a scalar loop per lane and element) the biggest blocks win instead (64x8 8.8 GFLOP/s,
- * 24x4 6.1). The 8x4 block is for small problems, where the big block leaves cores idle; it
- * keeps one step per iteration, as the unrolled loop costs JIT time (24x4: 0.8 s cold with one
- * step, 2.1 s with four, paid once per pipeline) and small problems are dominated by overheads. */
+ * picks there). 16x8 blocks with 4 steps of 4 along k per loop iteration run at 42-47 GFLOP/s
+ * (34 for 197 x 3072 x 768 [N,K]); 24x4 within a few percent, 24x8 faster on wide N but slow on
+ * N = 768 (too few workgroups), 8x8, 16x16 and 32x4 slower. What got the kernel there, all
+ * about gallivm's exec mask and spills (gemm_cpu.glsl has the details):
+ *  - 4 k-steps per loop iteration instead of 1 (loop-carried values are merged with the exec
+ *    mask once per iteration): 24x4 [N,K] 18.8 -> 23.6 GFLOP/s; 8 steps were slower (21.6);
+ *  - clamped instead of per-lane predicated loads (a predicated load runs masked): -> 31-33;
+ *  - row by row over all k of an iteration, so a row's accumulators stay in registers: -> 40+.
+ * Through storage buffers (a scalar loop per lane and element) the biggest blocks win instead
+ * (64x8 8.8 GFLOP/s, 24x4 6.1). The 8x4 block is for small problems, where the big block leaves
+ * cores idle; it keeps one step per iteration, as unrolling costs JIT time (paid once per
+ * pipeline) and small problems are dominated by overheads. */
 static const vkf_gemm_variant cpu_variant = {
-    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 1,
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 2,
     .cpu_k_unroll = 4};
 static const vkf_gemm_variant cpu_variant_small = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 1};

@@ -13,7 +13,11 @@
 //    their results are simply not stored;
 //  - runs CPU_KU steps of 4 along k per loop iteration: gallivm merges every loop-carried value
 //    with the loop's exec mask once per iteration, which for spilled accumulators is a load, a
-//    blend and a store each, so fewer iterations pay (the lowering picks CPU_KU dividing K / 4).
+//    blend and a store each, so fewer iterations pay (the lowering picks CPU_KU dividing K / 4);
+//  - loads the iteration's A and B values first and then runs row by row, all 4*CPU_KU k of one
+//    row back to back: only that row's accumulators are live (in registers), the B values come
+//    back from the stack as folded loads, and each spilled accumulator is loaded and stored once
+//    per iteration instead of once per k.
 // CPU_RA is 1..8 (8..64 rows per subgroup), CPU_TN4 1, 2 or 4 (4, 8 or 16 columns per lane). On
 // lavapipe loads dominate (through storage buffers a masked scalar loop per lane and element;
 // through texel views, A_TEXEL / B_TEXEL, one ~30-cycle gather per vec4), shuffles are cheap, so
@@ -37,14 +41,6 @@
 
 /* Column groups 1..3 exist when CPU_TN4 says so; the constant `if`s fold away. */
 #define ACC_DECL(I) vec4 I##_0 = vec4(0.0), I##_1 = vec4(0.0), I##_2 = vec4(0.0), I##_3 = vec4(0.0);
-#define ACC_FMA(I, S)                                                                        \
-  I##_0 = fma(vec4(S), b_0, I##_0);                                                          \
-  if (CPU_TN4 > 1) I##_1 = fma(vec4(S), b_1, I##_1);                                         \
-  if (CPU_TN4 > 2) { I##_2 = fma(vec4(S), b_2, I##_2); I##_3 = fma(vec4(S), b_3, I##_3); }
-/* Row I of the block gets A value X of lane L. */
-#define ROW(I, X, L) { float s_ = subgroupShuffle(X, L); ACC_FMA(I, s_) }
-#define ROWS8(B, X) ROW(B##0, X, 0u) ROW(B##1, X, 1u) ROW(B##2, X, 2u) ROW(B##3, X, 3u) \
-                    ROW(B##4, X, 4u) ROW(B##5, X, 5u) ROW(B##6, X, 6u) ROW(B##7, X, 7u)
 
 #ifdef C_VEC4
 void store_vec(uint row, uint col, vec4 v, vec4 bias4) {
@@ -72,81 +68,98 @@ void store_vec(uint row, uint col, vec4 v, vec4 bias4) {
 #define BIAS4(J) vec4(0.0)
 #endif
 
+/* The loads of step U (k = kb + 4U .. +3) of an iteration, clamped to the last row / column:
+ *   aG_U = A[m0 + 8G + lane, k..k+3] (row group G; row 8G + L reaches every lane by shuffle);
+ *   b<J>_U_<KK> = B[k + KK, n0 + 4J .. +3], this lane's columns of column group J. */
+#define LOAD_A(G, U)                                                                         \
+  vec4 a##G##_##U = vec4(0.0);                                                               \
+  if (CPU_RA > G) a##G##_##U = load_a4(min(m0 + G * 8u + lane, p.m - 1u), kb + 4u * U);
 #if defined(B_VEC4_K)
-/* B is contiguous along k: t<j> = B[k..k+3, n0 + j], transposed in registers by LOAD_B. */
-#define LOAD_T(T, J) T = load_b_k4(k, min(n0 + J, p.n - 1u));
-#define LOAD_B(KK)                                                                           \
-  b_0 = vec4(t0[KK], t1[KK], t2[KK], t3[KK]);                                                \
-  if (CPU_TN4 > 1) b_1 = vec4(t4[KK], t5[KK], t6[KK], t7[KK]);                               \
-  if (CPU_TN4 > 2) {                                                                         \
-    b_2 = vec4(t8[KK], t9[KK], t10[KK], t11[KK]);                                            \
-    b_3 = vec4(t12[KK], t13[KK], t14[KK], t15[KK]);                                          \
-  }
+/* B is contiguous along k: one vec4 per column (t<C>_U = B[k..k+3, n0 + C]), transposed in
+ * registers (free in SoA form). */
+#define COL_K(C, U) const vec4 t##C##_##U = load_b_k4(kb + 4u * U, min(n0 + C, p.n - 1u));
+#define B_GROUP(J, C0, C1, C2, C3, U)                                                        \
+  const vec4 b##J##_##U##_0 = vec4(t##C0##_##U.x, t##C1##_##U.x, t##C2##_##U.x, t##C3##_##U.x); \
+  const vec4 b##J##_##U##_1 = vec4(t##C0##_##U.y, t##C1##_##U.y, t##C2##_##U.y, t##C3##_##U.y); \
+  const vec4 b##J##_##U##_2 = vec4(t##C0##_##U.z, t##C1##_##U.z, t##C2##_##U.z, t##C3##_##U.z); \
+  const vec4 b##J##_##U##_3 = vec4(t##C0##_##U.w, t##C1##_##U.w, t##C2##_##U.w, t##C3##_##U.w);
+#define LOAD_B_GROUP(J, C0, C1, C2, C3, U)                                                   \
+  COL_K(C0, U) COL_K(C1, U) COL_K(C2, U) COL_K(C3, U) B_GROUP(J, C0, C1, C2, C3, U)
+#define LOAD_B(U)                                                                            \
+  LOAD_B_GROUP(0, 0, 1, 2, 3, U)                                                             \
+  IF_TN8(LOAD_B_GROUP(1, 4, 5, 6, 7, U))                                                          \
+  IF_TN16(LOAD_B_GROUP(2, 8, 9, 10, 11, U))                                                        \
+  IF_TN16(LOAD_B_GROUP(3, 12, 13, 14, 15, U))
 #else
-/* [K, N] rows are N apart, so the next block's rows are loaded one block ahead (q<kk>_<j>) and
- * the cache misses overlap the current block's FMAs instead of stalling them. */
+/* [K, N]: a vec4 along n per k (clamped: K % 4 == 0 for every unrolled step, and the last
+ * row of B for k past K in the scalar path, whose A values are zero there). */
 #define ROW_B(K_, C_) load_b_n4(min(K_, p.k - 1u), min(C_, (p.n - 1u) & ~3u))
-#define PRELOAD_GROUP(KB, J, C)                                                              \
-  q0_##J = ROW_B(KB, n0 + C); q1_##J = ROW_B(KB + 1u, n0 + C);                                \
-  q2_##J = ROW_B(KB + 2u, n0 + C); q3_##J = ROW_B(KB + 3u, n0 + C);
-#define PRELOAD_B(KB)                                                                        \
-  PRELOAD_GROUP(KB, 0, 0u)                                                                   \
-  if (CPU_TN4 > 1) { PRELOAD_GROUP(KB, 1, 4u) }                                              \
-  if (CPU_TN4 > 2) { PRELOAD_GROUP(KB, 2, 8u) PRELOAD_GROUP(KB, 3, 12u) }
-#define LOAD_B(KK) b_0 = r##KK##_0; b_1 = r##KK##_1; b_2 = r##KK##_2; b_3 = r##KK##_3;
-#define KEEP_GROUP(J) vec4 r0_##J = q0_##J, r1_##J = q1_##J, r2_##J = q2_##J, r3_##J = q3_##J;
-#define DECL_GROUP(J) vec4 q0_##J = vec4(0.0), q1_##J = vec4(0.0), q2_##J = vec4(0.0), \
-                           q3_##J = vec4(0.0);
+#define LOAD_B_GROUP(J, C0, C1, C2, C3, U)                                                   \
+  const vec4 b##J##_##U##_0 = ROW_B(kb + 4u * U, n0 + 4u * J);                               \
+  const vec4 b##J##_##U##_1 = ROW_B(kb + 4u * U + 1u, n0 + 4u * J);                          \
+  const vec4 b##J##_##U##_2 = ROW_B(kb + 4u * U + 2u, n0 + 4u * J);                          \
+  const vec4 b##J##_##U##_3 = ROW_B(kb + 4u * U + 3u, n0 + 4u * J);
+#define LOAD_B(U)                                                                            \
+  LOAD_B_GROUP(0, 0, 1, 2, 3, U)                                                             \
+  IF_TN8(LOAD_B_GROUP(1, 4, 5, 6, 7, U))                                                          \
+  IF_TN16(LOAD_B_GROUP(2, 8, 9, 10, 11, U))                                                        \
+  IF_TN16(LOAD_B_GROUP(3, 12, 13, 14, 15, U))
 #endif
-/* Row group G (rows 8G..8G+7 of the block) accumulates in cG0..cG7 from aG = A[m0 + 8G + lane]. */
+/* Code that exists only for column groups 1 (IF_TN8) and 2, 3 (IF_TN16), or for unrolled steps
+ * 1 (IF_KU2) and 2, 3 (IF_KU4): names that do not exist cannot appear even in dead code. */
+#if CPU_TN4 > 1
+#define IF_TN8(X) X
+#else
+#define IF_TN8(X)
+#endif
+#if CPU_TN4 > 2
+#define IF_TN16(X) X
+#else
+#define IF_TN16(X)
+#endif
+#if CPU_KU > 1
+#define IF_KU2(X) X
+#else
+#define IF_KU2(X)
+#endif
+#if CPU_KU > 2
+#define IF_KU4(X) X
+#else
+#define IF_KU4(X)
+#endif
+#define LOAD_STEP(U)                                                                         \
+  LOAD_A(0, U) LOAD_A(1, U) LOAD_A(2, U) LOAD_A(3, U)                                        \
+  LOAD_A(4, U) LOAD_A(5, U) LOAD_A(6, U) LOAD_A(7, U)                                        \
+  LOAD_B(U)
+
+/* Row 8G + L of the block over step U: 4 k, each A value shuffled from lane L. */
+#define FMA_K(I, G, L, U, KK)                                                                \
+  {                                                                                          \
+    const vec4 s_ = vec4(subgroupShuffle(a##G##_##U[KK], L));                                \
+    I##_0 = fma(s_, b0_##U##_##KK, I##_0);                                                   \
+    IF_TN8(I##_1 = fma(s_, b1_##U##_##KK, I##_1);)                                           \
+    IF_TN16(I##_2 = fma(s_, b2_##U##_##KK, I##_2); I##_3 = fma(s_, b3_##U##_##KK, I##_3);)   \
+  }
+#define FMA_STEP(I, G, L, U)                                                                 \
+  FMA_K(I, G, L, U, 0) FMA_K(I, G, L, U, 1) FMA_K(I, G, L, U, 2) FMA_K(I, G, L, U, 3)
+#define FMA_ROW(G, L, LU)                                                                    \
+  FMA_STEP(c##G##L, G, LU, 0) IF_KU2(FMA_STEP(c##G##L, G, LU, 1))                            \
+  IF_KU4(FMA_STEP(c##G##L, G, LU, 2) FMA_STEP(c##G##L, G, LU, 3))
+#define FMA_GROUP(G)                                                                         \
+  if (CPU_RA > G) {                                                                          \
+    FMA_ROW(G, 0, 0u) FMA_ROW(G, 1, 1u) FMA_ROW(G, 2, 2u) FMA_ROW(G, 3, 3u)                  \
+    FMA_ROW(G, 4, 4u) FMA_ROW(G, 5, 5u) FMA_ROW(G, 6, 6u) FMA_ROW(G, 7, 7u)                  \
+  }
+/* Row group G (rows 8G..8G+7 of the block) accumulates in cG0..cG7. */
 #define ACC_GROUP(G)                                                                         \
   ACC_DECL(c##G##0) ACC_DECL(c##G##1) ACC_DECL(c##G##2) ACC_DECL(c##G##3) ACC_DECL(c##G##4)  \
   ACC_DECL(c##G##5) ACC_DECL(c##G##6) ACC_DECL(c##G##7)
-#define LOAD_A(G)                                                                            \
-  vec4 a##G = vec4(0.0);                                                                     \
-  if (CPU_RA > G) a##G = load_a4(min(m0 + G * 8u + lane, p.m - 1u), k);
-#define ROW_GROUP(G, KK) if (CPU_RA > G) { ROWS8(c##G, a##G[KK]) }
 #define STORE_GROUP(G)                                                                       \
   if (CPU_RA > G) {                                                                          \
     STORE(c##G##0, G * 8u) STORE(c##G##1, G * 8u + 1u) STORE(c##G##2, G * 8u + 2u)           \
     STORE(c##G##3, G * 8u + 3u) STORE(c##G##4, G * 8u + 4u) STORE(c##G##5, G * 8u + 5u)      \
     STORE(c##G##6, G * 8u + 6u) STORE(c##G##7, G * 8u + 7u)                                  \
   }
-#define STEP(KK)                                                                             \
-  LOAD_B(KK)                                                                                 \
-  ROW_GROUP(0, KK) ROW_GROUP(1, KK) ROW_GROUP(2, KK) ROW_GROUP(3, KK)                        \
-  ROW_GROUP(4, KK) ROW_GROUP(5, KK) ROW_GROUP(6, KK) ROW_GROUP(7, KK)
-
-/* One step of 4 along k: A and B loads, then 4 rank-1 updates of the block. */
-#if defined(B_VEC4_K)
-#define K_BLOCK(K_)                                                                          \
-  {                                                                                          \
-    uint k = K_;                                                                             \
-    /* aG = A[m0 + 8G + lane, k..k+3] */                                                     \
-    LOAD_A(0) LOAD_A(1) LOAD_A(2) LOAD_A(3) LOAD_A(4) LOAD_A(5) LOAD_A(6) LOAD_A(7)          \
-    vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);                             \
-    vec4 t0, t1, t2, t3, t4 = vec4(0.0), t5 = vec4(0.0), t6 = vec4(0.0), t7 = vec4(0.0);     \
-    vec4 t8 = vec4(0.0), t9 = vec4(0.0), t10 = vec4(0.0), t11 = vec4(0.0);                   \
-    vec4 t12 = vec4(0.0), t13 = vec4(0.0), t14 = vec4(0.0), t15 = vec4(0.0);                 \
-    LOAD_T(t0, 0u) LOAD_T(t1, 1u) LOAD_T(t2, 2u) LOAD_T(t3, 3u)                              \
-    if (CPU_TN4 > 1) { LOAD_T(t4, 4u) LOAD_T(t5, 5u) LOAD_T(t6, 6u) LOAD_T(t7, 7u) }         \
-    if (CPU_TN4 > 2) {                                                                       \
-      LOAD_T(t8, 8u) LOAD_T(t9, 9u) LOAD_T(t10, 10u) LOAD_T(t11, 11u)                        \
-      LOAD_T(t12, 12u) LOAD_T(t13, 13u) LOAD_T(t14, 14u) LOAD_T(t15, 15u)                    \
-    }                                                                                        \
-    STEP(0) STEP(1) STEP(2) STEP(3)                                                          \
-  }
-#else
-#define K_BLOCK(K_)                                                                          \
-  {                                                                                          \
-    uint k = K_;                                                                             \
-    LOAD_A(0) LOAD_A(1) LOAD_A(2) LOAD_A(3) LOAD_A(4) LOAD_A(5) LOAD_A(6) LOAD_A(7)          \
-    vec4 b_0, b_1 = vec4(0.0), b_2 = vec4(0.0), b_3 = vec4(0.0);                             \
-    KEEP_GROUP(0) KEEP_GROUP(1) KEEP_GROUP(2) KEEP_GROUP(3)                                  \
-    PRELOAD_B(k + 4u)                                                                        \
-    STEP(0) STEP(1) STEP(2) STEP(3)                                                          \
-  }
-#endif
 
 void main() {
   set_batch_bases();
@@ -159,14 +172,10 @@ void main() {
   /* (all declared; the groups past CPU_RA are never used and fold away) */
   ACC_GROUP(0) ACC_GROUP(1) ACC_GROUP(2) ACC_GROUP(3) ACC_GROUP(4) ACC_GROUP(5) ACC_GROUP(6)
   ACC_GROUP(7)
-#if !defined(B_VEC4_K)
-  DECL_GROUP(0) DECL_GROUP(1) DECL_GROUP(2) DECL_GROUP(3)
-  PRELOAD_B(0u)
-#endif
   for (uint kb = 0; kb < p.k; kb += 4u * CPU_KU) {
-    K_BLOCK(kb)
-    if (CPU_KU > 1) { K_BLOCK(kb + 4u) }
-    if (CPU_KU > 2) { K_BLOCK(kb + 8u) K_BLOCK(kb + 12u) }
+    LOAD_STEP(0) IF_KU2(LOAD_STEP(1)) IF_KU4(LOAD_STEP(2) LOAD_STEP(3))
+    FMA_GROUP(0) FMA_GROUP(1) FMA_GROUP(2) FMA_GROUP(3) FMA_GROUP(4) FMA_GROUP(5) FMA_GROUP(6)
+    FMA_GROUP(7)
   }
   const vec4 bias4_0 = BIAS4(0u), bias4_1 = BIAS4(1u), bias4_2 = BIAS4(2u), bias4_3 = BIAS4(3u);
   STORE_GROUP(0) STORE_GROUP(1) STORE_GROUP(2) STORE_GROUP(3) STORE_GROUP(4) STORE_GROUP(5)
