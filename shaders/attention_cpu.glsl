@@ -102,18 +102,21 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 // Row R's accumulators take key U: p[R, U] from lane U times V row U. The block's keys are the
 // inner loop, so each accumulator stays in registers for 8 keys and only the V values (loaded
 // once per block) come back from the stack.
-#define FMA_RU(R, U)                                                                            \
+#define FMA_RU(R, U, J0, J1)                                                                    \
   {                                                                                             \
     const vec4 pr = vec4(subgroupShuffle(pp##R, uint(U)));                                      \
-    a##R##_0 = fma(pr, vv##U##_0, a##R##_0); a##R##_1 = fma(pr, vv##U##_1, a##R##_1);           \
-    a##R##_2 = fma(pr, vv##U##_2, a##R##_2); a##R##_3 = fma(pr, vv##U##_3, a##R##_3);           \
-    a##R##_4 = fma(pr, vv##U##_4, a##R##_4); a##R##_5 = fma(pr, vv##U##_5, a##R##_5);           \
-    a##R##_6 = fma(pr, vv##U##_6, a##R##_6); a##R##_7 = fma(pr, vv##U##_7, a##R##_7);           \
+    a##R##_##J0 = fma(pr, vv##U##_##J0, a##R##_##J0);                                           \
+    a##R##_##J1 = fma(pr, vv##U##_##J1, a##R##_##J1);                                           \
   }
+#define PV_RJ(R, J0, J1)                                                                        \
+  if ((J0) < DV32) {                                                                            \
+    FMA_RU(R, 0, J0, J1) FMA_RU(R, 1, J0, J1) FMA_RU(R, 2, J0, J1) FMA_RU(R, 3, J0, J1)         \
+    FMA_RU(R, 4, J0, J1) FMA_RU(R, 5, J0, J1) FMA_RU(R, 6, J0, J1) FMA_RU(R, 7, J0, J1)         \
+  }
+// Dims in pairs of vec4s (8 registers of accumulators at a time, whatever DV).
 #define PV_ROW(R)                                                                               \
   if ((R) < ROWS) {                                                                             \
-    FMA_RU(R, 0) FMA_RU(R, 1) FMA_RU(R, 2) FMA_RU(R, 3) FMA_RU(R, 4) FMA_RU(R, 5)               \
-    FMA_RU(R, 6) FMA_RU(R, 7)                                                                   \
+    PV_RJ(R, 0, 1) PV_RJ(R, 2, 3) PV_RJ(R, 4, 5) PV_RJ(R, 6, 7)                                 \
   }
 
 #if SPLIT
