@@ -99,6 +99,20 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   d.spec[4] = (uint32_t)(vkf_rows_view_vec4(&xv, x_off) && vkf_rows_view_vec4(&yv, y_off) &&
                          (!has_gamma || vkf_rows_view_vec4(&gv, g_off)) &&
                          (!has_beta || vkf_rows_view_vec4(&bv, b_off)));
+  /* On CPU devices x, gamma and beta through texel views (a vector gather per vec4 where a
+   * storage-buffer load is a scalar loop over the lanes): all three or none, as the kernel
+   * declares them together; absent parameters are x's range again. */
+  if (d.spec[4] && ctx->caps->kind == VKF_DEVICE_KIND_CPU) {
+    vkf_dtype dt[4] = {x->dtype, y->dtype, has_gamma ? param_dtype : x->dtype,
+                       has_beta ? param_dtype : x->dtype};
+    int texel = 1;
+    for (int i = 0; i < 4 && texel; i += i == 0 ? 2 : 1)
+      texel = (d.bindings[i].texel = vkf_lower_texel_format(ctx, dt[i], &d.bindings[i])) != 0;
+    if (texel)
+      vkf_plan_dispatch_define(&d, "TEXEL");
+    else
+      d.bindings[0].texel = d.bindings[2].texel = d.bindings[3].texel = VKF_TEXEL_NONE;
+  }
 
   for (int k = 0; k < 3; k++) vkf_plan_dispatch_push_u32(&d, xv.lead[k]);
   vkf_plan_dispatch_push_u32(&d, xv.len);

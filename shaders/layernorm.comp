@@ -13,6 +13,8 @@
 //   X_F16            x and y are float16 storage (else float)
 //   P_F16            gamma and beta are float16 storage (else float)
 //   SUBGROUP_REDUCE  reductions with subgroup arithmetic (else a shared-memory tree)
+//   TEXEL            x, gamma and beta are uniform texel buffers of vec4s (RGBA32F, RGBA16F for
+//                    float16 storage); only with VEC4 (CPU devices: one gather per vec4)
 // Bindings: 0 x (read), 1 y (write), 2 gamma (read), 3 beta (read); an absent gamma/beta is
 //   bound to x's range and never read.
 // Push constants (uint unless noted): lead0, lead1, lead2 (leading dims, rank padded to 4 with
@@ -59,14 +61,35 @@ layout(constant_id = 6) const bool ONE_SUBGROUP = false;
 #define PVEC4 vec4
 #endif
 
-layout(std430, binding = 0) readonly buffer X { XTYPE x[]; };
 layout(std430, binding = 1) writeonly buffer Y { XTYPE y[]; };
+layout(std430, binding = 1) writeonly buffer Y4 { XVEC4 y4[]; };
+#ifdef TEXEL
+// x, gamma and beta through uniform texel views of vec4s (element i is component i % 4 of texel
+// i / 4): on CPU devices a texel fetch is one vector gather, a storage-buffer load a scalar loop
+// over the lanes. Needs VEC4 (the lowering defines TEXEL only then).
+layout(binding = 0) uniform samplerBuffer x_tex;
+layout(binding = 2) uniform samplerBuffer gamma_tex;
+layout(binding = 3) uniform samplerBuffer beta_tex;
+#define X1(i) texelFetch(x_tex, int((i) >> 2))[(i) & 3u]
+#define X4(i) texelFetch(x_tex, int(i))
+#define G1(i) texelFetch(gamma_tex, int((i) >> 2))[(i) & 3u]
+#define G4(i) texelFetch(gamma_tex, int(i))
+#define B1(i) texelFetch(beta_tex, int((i) >> 2))[(i) & 3u]
+#define B4(i) texelFetch(beta_tex, int(i))
+#else
+layout(std430, binding = 0) readonly buffer X { XTYPE x[]; };
 layout(std430, binding = 2) readonly buffer G { PTYPE gamma[]; };
 layout(std430, binding = 3) readonly buffer B { PTYPE beta[]; };
 layout(std430, binding = 0) readonly buffer X4 { XVEC4 x4[]; };
-layout(std430, binding = 1) writeonly buffer Y4 { XVEC4 y4[]; };
 layout(std430, binding = 2) readonly buffer G4 { PVEC4 gamma4[]; };
 layout(std430, binding = 3) readonly buffer B4 { PVEC4 beta4[]; };
+#define X1(i) float(x[i])
+#define X4(i) vec4(x4[i])
+#define G1(i) float(gamma[i])
+#define G4(i) vec4(gamma4[i])
+#define B1(i) float(beta[i])
+#define B4(i) vec4(beta4[i])
+#endif
 layout(push_constant) uniform Params {
   uint lead0, lead1, lead2, d;
   uint x_off, x_s0, x_s1, x_s2, x_s3;
@@ -91,13 +114,13 @@ void norm_row(uint row) {
   // mean = shift + delta; every later use of x is (x - shift) - delta.
   float shift = 0.0, delta = 0.0, ss = 0.0;
   if (OP == 0) {
-    float a = float(x[xb]), b = float(x[xb + (p.d / 2) * p.x_s3]);
-    float c = float(x[xb + (p.d - 1) * p.x_s3]);
+    float a = X1(xb), b = X1(xb + (p.d / 2) * p.x_s3);
+    float c = X1(xb + (p.d - 1) * p.x_s3);
     shift = max(min(a, b), min(max(a, b), c));
     float n = 0.0, mean = 0.0, m2 = 0.0; // this invocation's Welford state of x - shift
     if (VEC4) {
       for (uint q = lid; q < p.d / 4; q += WG) {
-        vec4 v = vec4(x4[xb / 4 + q]) - shift;
+        vec4 v = X4(xb / 4 + q) - shift;
         float bm = ((v.x + v.y) + (v.z + v.w)) * 0.25;
         vec4 dv = v - bm;
         float d = bm - mean, n1 = n + 4.0;
@@ -107,7 +130,7 @@ void norm_row(uint row) {
       }
     } else {
       for (uint j = lid; j < p.d; j += WG) {
-        float v = float(x[xb + j * p.x_s3]) - shift;
+        float v = X1(xb + j * p.x_s3) - shift;
         n += 1.0;
         float d = v - mean;
         mean += d / n;
@@ -120,12 +143,12 @@ void norm_row(uint row) {
   } else {
     if (VEC4) {
       for (uint q = lid; q < p.d / 4; q += WG) {
-        vec4 v = vec4(x4[xb / 4 + q]);
+        vec4 v = X4(xb / 4 + q);
         ss += dot(v, v);
       }
     } else {
       for (uint j = lid; j < p.d; j += WG) {
-        float v = float(x[xb + j * p.x_s3]);
+        float v = X1(xb + j * p.x_s3);
         ss += v * v;
       }
     }
@@ -135,16 +158,16 @@ void norm_row(uint row) {
 
   if (VEC4) {
     for (uint q = lid; q < p.d / 4; q += WG) {
-      vec4 v = ((vec4(x4[xb / 4 + q]) - shift) - delta) * inv;
-      if (HAS_GAMMA) v *= vec4(gamma4[p.g_off / 4 + q]);
-      if (HAS_BETA) v += vec4(beta4[p.b_off / 4 + q]);
+      vec4 v = ((X4(xb / 4 + q) - shift) - delta) * inv;
+      if (HAS_GAMMA) v *= G4(p.g_off / 4 + q);
+      if (HAS_BETA) v += B4(p.b_off / 4 + q);
       y4[yb / 4 + q] = XVEC4(v);
     }
   } else {
     for (uint j = lid; j < p.d; j += WG) {
-      float v = ((float(x[xb + j * p.x_s3]) - shift) - delta) * inv;
-      if (HAS_GAMMA) v *= float(gamma[p.g_off + j * p.g_s]);
-      if (HAS_BETA) v += float(beta[p.b_off + j * p.b_s]);
+      float v = ((X1(xb + j * p.x_s3) - shift) - delta) * inv;
+      if (HAS_GAMMA) v *= G1(p.g_off + j * p.g_s);
+      if (HAS_BETA) v += B1(p.b_off + j * p.b_s);
       y[yb + j * p.y_s3] = XTYPE(v);
     }
   }
