@@ -100,11 +100,12 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   out->stage_kv = f.stage_kv ? f.stage_kv > 0 : caps->vendor_id != 0x13B5;
   /* The broadcast body stages nothing: a barrier would suspend the workgroup on a CPU. */
   if (out->cpu_bcast) out->stage_kv = 0;
-  /* Keys per tile: 8 in the broadcast body (one per lane), 64 in the plain row body (fewer
+  /* Keys per tile: 16 in the broadcast body (two per lane: each broadcast q value then feeds two
+   * keys, and the softmax bookkeeping runs once per 16 keys), 64 in the plain row body (fewer
    * barriers), at most 8 per lane on the LANES layout (score registers); halved until the
    * variant's shared memory fits. */
   uint32_t unit = max_u32(8, out->lanes);
-  out->bc = out->cpu_bcast                            ? 8
+  out->bc = out->cpu_bcast                            ? 16
             : out->layout == VKF_ATTENTION_LAYOUT_ROW ? 64
                                                       : max_u32(unit, min_u32(64, 8 * out->lanes));
   out->bc = max_u32(unit, min_u32(out->bc, round_up(s->nk ? s->nk : 1, unit)));

@@ -54,37 +54,41 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 #define QS_SET_R(R) REP64R(QS_SET, R)
 // Score of row R against this lane's key, summed over vec4 I.
 #define QSV(R, I) qs##R##_##I
+#define QK_R(R, I)                                                                              \
+  if ((R) < ROWS) {                                                                             \
+    const vec4 q_ = QSV(R, I);                                                                  \
+    sr##R += dot(q_, kv);                                                                       \
+    sh##R += dot(q_, kvh);                                                                      \
+  }
 #define QK(I)                                                                                   \
   if ((I) < D4) {                                                                               \
-    const vec4 kv = LOADK4(kb, I);                                                              \
-    sr0 += dot(QSV(0, I), kv);                                                                  \
-    if (1 < ROWS) sr1 += dot(QSV(1, I), kv);                                                    \
-    if (2 < ROWS) sr2 += dot(QSV(2, I), kv);                                                    \
-    if (3 < ROWS) sr3 += dot(QSV(3, I), kv);                                                    \
-    if (4 < ROWS) sr4 += dot(QSV(4, I), kv);                                                    \
-    if (5 < ROWS) sr5 += dot(QSV(5, I), kv);                                                    \
-    if (6 < ROWS) sr6 += dot(QSV(6, I), kv);                                                    \
-    if (7 < ROWS) sr7 += dot(QSV(7, I), kv);                                                    \
+    const vec4 kv = LOADK4(kb, I), kvh = LOADK4(kbh, I);                                        \
+    QK_R(0, I) QK_R(1, I) QK_R(2, I) QK_R(3, I) QK_R(4, I) QK_R(5, I) QK_R(6, I) QK_R(7, I)     \
   }
 
 // Accumulator of row R, dims 4L + 32J .. +3 of this lane L.
 #define A_DECL(R) vec4 a##R##_0 = vec4(0.0), a##R##_1 = vec4(0.0), a##R##_2 = vec4(0.0),           \
   a##R##_3 = vec4(0.0), a##R##_4 = vec4(0.0), a##R##_5 = vec4(0.0), a##R##_6 = vec4(0.0),         \
   a##R##_7 = vec4(0.0);
-#define ROW_DECL(R) float m##R = NEG, lv##R = 0.0, pp##R = 0.0;
-// Online softmax of row R over this block: mask (boundary blocks only), bias, block max, rescale.
+#define ROW_DECL(R) float m##R = NEG, lv##R = 0.0, pp##R = 0.0, ph##R = 0.0;
+// Key `key` is visible to row `row`: inside the block's bounds and the mask's band.
+#define VISIBLE(key, row) ((key) < hi && (key) >= (row) + p.lower_off && (key) <= (row) + p.upper_off)
+// Online softmax of row R over this block of 16 keys (this lane's key_i and key_h): mask
+// (boundary blocks only), bias, block max, rescale.
 #define SOFT(R)                                                                                 \
   if ((R) < ROWS) {                                                                             \
     const int row_r = int(r0) + (R);                                                            \
-    const bool ok = interior || (key_i < hi && key_i >= row_r + p.lower_off &&                  \
-                                 key_i <= row_r + p.upper_off);                                 \
+    const bool ok = interior || VISIBLE(key_i, row_r), okh = interior || VISIBLE(key_h, row_r); \
     if (has_bias && key_i < hi)                                                                 \
       sr##R += bias_at(b, hh, min(uint(row_r), p.nq - 1u), key_i) * LOG2E;                      \
-    const float cm = max(m##R, subgroupMax(ok ? sr##R : NEG));                                  \
+    if (has_bias && key_h < hi)                                                                 \
+      sh##R += bias_at(b, hh, min(uint(row_r), p.nq - 1u), key_h) * LOG2E;                      \
+    const float cm = max(m##R, subgroupMax(max(ok ? sr##R : NEG, okh ? sh##R : NEG)));          \
     const float al = exp2(m##R - cm);                                                           \
     m##R = cm;                                                                                  \
     pp##R = ok ? exp2(sr##R - cm) : 0.0;                                                        \
-    lv##R = lv##R * al + pp##R;                                                                 \
+    ph##R = okh ? exp2(sh##R - cm) : 0.0;                                                       \
+    lv##R = lv##R * al + (pp##R + ph##R);                                                       \
     a##R##_0 *= al; a##R##_1 *= al; a##R##_2 *= al; a##R##_3 *= al;                             \
     a##R##_4 *= al; a##R##_5 *= al; a##R##_6 *= al; a##R##_7 *= al;                             \
   }
@@ -92,26 +96,31 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 #define LOADV_J(vb, J)                                                                          \
   ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOADV4((vb) + 32u * (J))      \
                                                                : vec4(0.0))
-// V rows of the block: vv<U>_<J> = V[c0 + U, 4L + 32J .. +3] for this lane.
-#define PV_LOADV(U)                                                                             \
-  const uint vb##U = v_base + uint(min(c0 + U, hi - 1)) * p.v_sn + 4u * lane;                   \
+// V rows of the block: vv<U>_<J> = V[c0 + U, 4L + 32J .. +3] for this lane, V[c0 + 8 + U] for
+// the second half (keys past hi clamped: their probabilities are zero).
+#define PV_LOADV(U, K0)                                                                         \
+  const uint vb##U = v_base + uint(min(c0 + K0, hi - 1)) * p.v_sn + 4u * lane;                  \
   const vec4 vv##U##_0 = LOADV_J(vb##U, 0u), vv##U##_1 = LOADV_J(vb##U, 1u),                    \
              vv##U##_2 = LOADV_J(vb##U, 2u), vv##U##_3 = LOADV_J(vb##U, 3u),                    \
              vv##U##_4 = LOADV_J(vb##U, 4u), vv##U##_5 = LOADV_J(vb##U, 5u),                    \
              vv##U##_6 = LOADV_J(vb##U, 6u), vv##U##_7 = LOADV_J(vb##U, 7u);
-// Row R's accumulators take key U: p[R, U] from lane U times V row U. The block's keys are the
-// inner loop, so each accumulator stays in registers for 8 keys and only the V values (loaded
-// once per block) come back from the stack.
-#define FMA_RU(R, U, J0, J1)                                                                    \
+// Row R's accumulators take key U of a half: p[R, key] from lane U (P = pp or ph) times the V
+// row. The block's keys are the inner loop, so each accumulator stays in registers for 16 keys
+// and only the V values (loaded once per block) come back from the stack.
+#define FMA_RU(R, P, U, VU, J0, J1)                                                             \
   {                                                                                             \
-    const vec4 pr = vec4(subgroupShuffle(pp##R, uint(U)));                                      \
-    a##R##_##J0 = fma(pr, vv##U##_##J0, a##R##_##J0);                                           \
-    a##R##_##J1 = fma(pr, vv##U##_##J1, a##R##_##J1);                                           \
+    const vec4 pr = vec4(subgroupShuffle(P##R, uint(U)));                                       \
+    a##R##_##J0 = fma(pr, vv##VU##_##J0, a##R##_##J0);                                          \
+    a##R##_##J1 = fma(pr, vv##VU##_##J1, a##R##_##J1);                                          \
   }
 #define PV_RJ(R, J0, J1)                                                                        \
   if ((J0) < DV32) {                                                                            \
-    FMA_RU(R, 0, J0, J1) FMA_RU(R, 1, J0, J1) FMA_RU(R, 2, J0, J1) FMA_RU(R, 3, J0, J1)         \
-    FMA_RU(R, 4, J0, J1) FMA_RU(R, 5, J0, J1) FMA_RU(R, 6, J0, J1) FMA_RU(R, 7, J0, J1)         \
+    FMA_RU(R, pp, 0, 0, J0, J1) FMA_RU(R, pp, 1, 1, J0, J1) FMA_RU(R, pp, 2, 2, J0, J1)         \
+    FMA_RU(R, pp, 3, 3, J0, J1) FMA_RU(R, pp, 4, 4, J0, J1) FMA_RU(R, pp, 5, 5, J0, J1)         \
+    FMA_RU(R, pp, 6, 6, J0, J1) FMA_RU(R, pp, 7, 7, J0, J1)                                     \
+    FMA_RU(R, ph, 0, 8, J0, J1) FMA_RU(R, ph, 1, 9, J0, J1) FMA_RU(R, ph, 2, 10, J0, J1)        \
+    FMA_RU(R, ph, 3, 11, J0, J1) FMA_RU(R, ph, 4, 12, J0, J1) FMA_RU(R, ph, 5, 13, J0, J1)      \
+    FMA_RU(R, ph, 6, 14, J0, J1) FMA_RU(R, ph, 7, 15, J0, J1)                                   \
   }
 // Dims in pairs of vec4s (8 registers of accumulators at a time, whatever DV).
 #define PV_ROW(R)                                                                               \
@@ -192,17 +201,21 @@ void main() {
   REP8(QS_SET_R)
   REP8(A_DECL)
   REP8(ROW_DECL)
-  for (int c0 = lo; c0 < hi; c0 += 8) {
-    // Lane U owns key c0 + U (loads clamped: keys past hi are masked anyway).
-    const int key_i = c0 + int(lane);
+  for (int c0 = lo; c0 < hi; c0 += 16) {
+    // Lane U owns keys c0 + U and c0 + 8 + U (loads clamped: keys past hi are masked anyway).
+    const int key_i = c0 + int(lane), key_h = key_i + 8;
     const uint kb = k_base + uint(min(key_i, hi - 1)) * p.k_sn;
+    const uint kbh = k_base + uint(min(key_h, hi - 1)) * p.k_sn;
     float sr0 = 0.0, sr1 = 0.0, sr2 = 0.0, sr3 = 0.0, sr4 = 0.0, sr5 = 0.0, sr6 = 0.0, sr7 = 0.0;
+    float sh0 = 0.0, sh1 = 0.0, sh2 = 0.0, sh3 = 0.0, sh4 = 0.0, sh5 = 0.0, sh6 = 0.0, sh7 = 0.0;
     REP64(QK)
     // A full block that every row of the subgroup sees whole needs no predicate.
-    const bool interior = c0 + 8 <= hi && c0 >= int(r1) - 1 + p.lower_off &&
-                          c0 + 7 <= int(r0) + p.upper_off;
+    const bool interior = c0 + 16 <= hi && c0 >= int(r1) - 1 + p.lower_off &&
+                          c0 + 15 <= int(r0) + p.upper_off;
     REP8(SOFT)
-    PV_LOADV(0) PV_LOADV(1) PV_LOADV(2) PV_LOADV(3) PV_LOADV(4) PV_LOADV(5) PV_LOADV(6) PV_LOADV(7)
+    PV_LOADV(0, 0) PV_LOADV(1, 1) PV_LOADV(2, 2) PV_LOADV(3, 3) PV_LOADV(4, 4) PV_LOADV(5, 5)
+    PV_LOADV(6, 6) PV_LOADV(7, 7) PV_LOADV(8, 8) PV_LOADV(9, 9) PV_LOADV(10, 10) PV_LOADV(11, 11)
+    PV_LOADV(12, 12) PV_LOADV(13, 13) PV_LOADV(14, 14) PV_LOADV(15, 15)
     REP8(PV_ROW)
   }
   // Every lane stores its dims of all 8 rows (subgroup-uniform control flow until here).
