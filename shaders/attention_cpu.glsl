@@ -1,14 +1,18 @@
 // main() of attention.comp for CPU-class devices (CPU_BCAST=1; lavapipe). There a subgroup is one
 // 8-wide SIMD vector, every storage-buffer or shared load is a loop over the lanes (a texel fetch,
 // TEXEL=1, is one gather), local arrays live in memory, and a barrier suspends the workgroup. So a
-// subgroup owns 8 query rows and walks the keys 8 at a time (ROWS < 8 rows for decoding), with all
-// state in named registers (macros with literal indices; the blocks past D/4 or DV/32 fold away
-// after specialization), never arrays, and no shared memory or barrier:
-//  - q·k: lane U owns key U of the block and loads its vec4s once; the 8 q rows are broadcast to
-//    every lane once, before the key loop, so the scores need no per-key broadcast;
-//  - softmax per row: one subgroupMax per row and block; the row sums stay per lane until the end;
+// subgroup owns 8 query rows and walks the keys 16 at a time (ROWS < 8 rows for decoding), with
+// all state in named registers (macros with literal indices; the blocks past D/4 or DV/32 fold
+// away after specialization), never arrays, and no shared memory or barrier:
+//  - q·k: lane U owns keys U and 8 + U of the block and loads their vec4s once; the 8 q rows are
+//    broadcast to every lane once, before the key loop, and each broadcast value feeds both keys;
+//  - softmax per row: one subgroupMax per row and block of 16 keys (gallivm also merges every
+//    loop-carried value with the exec mask once per iteration, so bigger blocks pay twice); the
+//    row sums stay per lane until the end; keys past the end are clamped loads, masked to zero;
 //  - p·v: lane L accumulates output dims 4L..4L+3 (+32J) of all 8 rows, so each V vec4 is loaded
-//    once and only the 64 probabilities of the block are shuffled across lanes.
+//    once and only the block's probabilities are shuffled across lanes; V rows are loaded first
+//    and each row then takes all 16 keys in pairs of output vec4s, so its live accumulators fit
+//    the registers (spilled ones cost a load and a store per update).
 // Needs D and DV multiples of 4 and at most 128 (past that LLVM's compile time explodes), a
 // subgroup size of exactly 8, subgroup ballot (broadcast), shuffle and arithmetic.
 
