@@ -85,25 +85,17 @@ void store_vec(uint row, uint col, vec4 v, vec4 bias4) {
   const vec4 b##J##_##U##_3 = vec4(t##C0##_##U.w, t##C1##_##U.w, t##C2##_##U.w, t##C3##_##U.w);
 #define LOAD_B_GROUP(J, C0, C1, C2, C3, U)                                                   \
   COL_K(C0, U) COL_K(C1, U) COL_K(C2, U) COL_K(C3, U) B_GROUP(J, C0, C1, C2, C3, U)
-#define LOAD_B(U)                                                                            \
-  LOAD_B_GROUP(0, 0, 1, 2, 3, U)                                                             \
-  IF_TN8(LOAD_B_GROUP(1, 4, 5, 6, 7, U))                                                          \
-  IF_TN16(LOAD_B_GROUP(2, 8, 9, 10, 11, U))                                                        \
-  IF_TN16(LOAD_B_GROUP(3, 12, 13, 14, 15, U))
 #else
-/* [K, N]: a vec4 along n per k (clamped: K % 4 == 0 for every unrolled step, and the last
- * row of B for k past K in the scalar path, whose A values are zero there). */
-#define ROW_B(K_, C_) load_b_n4(min(K_, p.k - 1u), min(C_, (p.n - 1u) & ~3u))
+/* [K, N]: a vec4 along n per k, clamped to the last row and column; rows past K (the scalar
+ * path's last step when K % 4 != 0) are selected away after the load, not predicated, and never
+ * multiplied by zero (an Inf in B's last row would make NaN). */
+#define ROW_B(K_, C_)                                                                        \
+  mix(vec4(0.0), load_b_n4(min(K_, p.k - 1u), min(C_, (p.n - 1u) & ~3u)), bvec4((K_) < p.k))
 #define LOAD_B_GROUP(J, C0, C1, C2, C3, U)                                                   \
   const vec4 b##J##_##U##_0 = ROW_B(kb + 4u * U, n0 + 4u * J);                               \
   const vec4 b##J##_##U##_1 = ROW_B(kb + 4u * U + 1u, n0 + 4u * J);                          \
   const vec4 b##J##_##U##_2 = ROW_B(kb + 4u * U + 2u, n0 + 4u * J);                          \
   const vec4 b##J##_##U##_3 = ROW_B(kb + 4u * U + 3u, n0 + 4u * J);
-#define LOAD_B(U)                                                                            \
-  LOAD_B_GROUP(0, 0, 1, 2, 3, U)                                                             \
-  IF_TN8(LOAD_B_GROUP(1, 4, 5, 6, 7, U))                                                          \
-  IF_TN16(LOAD_B_GROUP(2, 8, 9, 10, 11, U))                                                        \
-  IF_TN16(LOAD_B_GROUP(3, 12, 13, 14, 15, U))
 #endif
 /* Code that exists only for column groups 1 (IF_TN8) and 2, 3 (IF_TN16), or for unrolled steps
  * 1 (IF_KU2) and 2, 3 (IF_KU4): names that do not exist cannot appear even in dead code. */
@@ -127,6 +119,10 @@ void store_vec(uint row, uint col, vec4 v, vec4 bias4) {
 #else
 #define IF_KU4(X)
 #endif
+#define LOAD_B(U)                                                                            \
+  LOAD_B_GROUP(0, 0, 1, 2, 3, U)                                                             \
+  IF_TN8(LOAD_B_GROUP(1, 4, 5, 6, 7, U))                                                     \
+  IF_TN16(LOAD_B_GROUP(2, 8, 9, 10, 11, U) LOAD_B_GROUP(3, 12, 13, 14, 15, U))
 #define LOAD_STEP(U)                                                                         \
   LOAD_A(0, U) LOAD_A(1, U) LOAD_A(2, U) LOAD_A(3, U)                                        \
   LOAD_A(4, U) LOAD_A(5, U) LOAD_A(6, U) LOAD_A(7, U)                                        \
