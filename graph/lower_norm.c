@@ -103,15 +103,18 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
    * storage-buffer load is a scalar loop over the lanes): all three or none, as the kernel
    * declares them together; absent parameters are x's range again. */
   if (d.spec[4] && ctx->caps->kind == VKF_DEVICE_KIND_CPU) {
-    vkf_dtype dt[4] = {x->dtype, y->dtype, has_gamma ? param_dtype : x->dtype,
-                       has_beta ? param_dtype : x->dtype};
+    const int read[3] = {0, 2, 3}; /* bindings x, gamma, beta */
+    const vkf_dtype dt[3] = {x->dtype, has_gamma ? param_dtype : x->dtype,
+                             has_beta ? param_dtype : x->dtype};
     int texel = 1;
-    for (int i = 0; i < 4 && texel; i += i == 0 ? 2 : 1)
-      texel = (d.bindings[i].texel = vkf_lower_texel_format(ctx, dt[i], &d.bindings[i])) != 0;
+    for (int i = 0; i < 3 && texel; i++) {
+      vkf_plan_binding *bd = &d.bindings[read[i]];
+      texel = (bd->texel = vkf_lower_texel_format(ctx, dt[i], bd)) != VKF_TEXEL_NONE;
+    }
     if (texel)
       vkf_plan_dispatch_define(&d, "TEXEL");
     else
-      d.bindings[0].texel = d.bindings[2].texel = d.bindings[3].texel = VKF_TEXEL_NONE;
+      for (int i = 0; i < 3; i++) d.bindings[read[i]].texel = VKF_TEXEL_NONE;
   }
 
   for (int k = 0; k < 3; k++) vkf_plan_dispatch_push_u32(&d, xv.lead[k]);
