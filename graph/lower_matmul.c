@@ -25,10 +25,11 @@ enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] }
 /* The CPU variants as measured on lavapipe (Mesa 22.3, LLVM 15, 8-wide AVX2, 2-core EPYC) with
  * `vkf bench gemm --variant cpu:RAxTN4xWGxKU[:texel]` on the ViT-B shapes (197 x 768 x 768, 3072
  * and 197 x 3072 x 768, B as [K, N] and as [N, K]), all through texel views (what the chooser
- * picks there). 16x8 blocks with 4 steps of 4 along k per loop iteration run at 42-47 GFLOP/s
- * (34 for 197 x 3072 x 768 [N,K]); 24x4 within a few percent, 24x8 faster on wide N but slow on
- * N = 768 (too few workgroups), 8x8, 16x16 and 32x4 slower. What got the kernel there, all
- * about gallivm's exec mask and spills (gemm_cpu.glsl has the details):
+ * picks there). With 4 steps of 4 along k per loop iteration, B as [K, N] runs best in 16x8
+ * blocks (42-45 GFLOP/s) and B as [N, K] (every nn.Linear weight) in 40x4 blocks (44-47, and
+ * 38-40 for 197 x 3072 x 768 where 16x8 gets 31-34: its 64 columns of 12 KiB each exceed L2);
+ * 24x4, 24x8, 32x4, 32x8, 48x4, 8x8 and 16x16 were slower on one shape or another. What got the
+ * kernel there, all about gallivm's exec mask and spills (gemm_cpu.glsl has the details):
  *  - 4 k-steps per loop iteration instead of 1 (loop-carried values are merged with the exec
  *    mask once per iteration): 24x4 [N,K] 18.8 -> 23.6 GFLOP/s; 8 steps were slower (21.6);
  *  - clamped instead of per-lane predicated loads (a predicated load runs masked): -> 31-33;
@@ -37,8 +38,11 @@ enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] }
  * (64x8 8.8 GFLOP/s, 24x4 6.1). The 8x4 block is for small problems, where the big block leaves
  * cores idle; it keeps one step per iteration, as unrolling costs JIT time (paid once per
  * pipeline) and small problems are dominated by overheads. */
-static const vkf_gemm_variant cpu_variant = {
+static const vkf_gemm_variant cpu_variant_kn = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 2,
+    .cpu_k_unroll = 4};
+static const vkf_gemm_variant cpu_variant_nk = {
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 5, .cpu_col_vec4s = 1,
     .cpu_k_unroll = 4};
 static const vkf_gemm_variant cpu_variant_small = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 1};
@@ -75,13 +79,15 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
    * each element once and reusing it from registers; barriers suspend the workgroup's coroutine.
    * Needs 8-wide subgroups with shuffle, which profiles like "mobile" take away. */
-  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &cpu_variant)) {
-    /* Rule 1b: the big block only when it still makes 8 workgroups (a few per core). */
-    uint64_t groups = vkf_div_up(shape->m, 8 * cpu_variant.cpu_row_groups) *
-                      (uint64_t)vkf_div_up(shape->n, cpu_variant.workgroup_size * 4 *
-                                                         cpu_variant.cpu_col_vec4s) *
-                      (shape->batches ? shape->batches : 1);
-    vkf_gemm_variant v = groups >= 8 ? cpu_variant : cpu_variant_small;
+  const vkf_gemm_variant *big = shape->b_along_k ? &cpu_variant_nk : &cpu_variant_kn;
+  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, big)) {
+    /* Rule 1b: the big block (by B's layout) only when it still makes 8 workgroups (a few per
+     * core). */
+    uint64_t groups =
+        vkf_div_up(shape->m, 8 * big->cpu_row_groups) *
+        (uint64_t)vkf_div_up(shape->n, big->workgroup_size * 4 * big->cpu_col_vec4s) *
+        (shape->batches ? shape->batches : 1);
+    vkf_gemm_variant v = groups >= 8 ? *big : cpu_variant_small;
     /* Rule 1c: operands through texel views where the device has them (a vector gather per vec4
      * instead of a scalar loop over the lanes); lowering falls back per operand. */
     v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
@@ -351,6 +357,8 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       .n = (uint64_t)c->shape[c->rank - 1],
       .k = (uint64_t)node->inputs[VKF_IN_MATMUL_A].shape[node->inputs[VKF_IN_MATMUL_A].rank - 1],
       .batches = 1};
+  const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
+  shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

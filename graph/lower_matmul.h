@@ -29,6 +29,7 @@ typedef struct vkf_gemm_variant {
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
 typedef struct vkf_gemm_shape {
   uint64_t m, n, k, batches;
+  int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
 } vkf_gemm_shape;
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */

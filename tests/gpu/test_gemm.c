@@ -194,7 +194,7 @@ static const gemm_case cases[] = {
     {.label = "exact_transpose_k48_bias",
      .dtype = VKF_F32,
      .a_rank = 2,
-     .a_shape = {61, 48},
+     .a_shape = {130, 48},
      .b_rank = 2,
      .b_shape = {70, 48},
      .transpose_b = 1,
@@ -384,7 +384,8 @@ static void run_case(gpu_test *t, const gemm_case *c) {
     vkf_gemm_shape shape = {.m = (uint64_t)out_shape[out_rank - 2],
                             .n = (uint64_t)n,
                             .k = (uint64_t)c->a_shape[c->a_rank - 1],
-                            .batches = 1};
+                            .batches = 1,
+                            .b_along_k = c->transpose_b};
     for (uint32_t i = 0; i + 2 < out_rank; i++) shape.batches *= (uint64_t)out_shape[i];
     vkf_gemm_variant chosen = vkf_gemm_choose(&caps, &shape);
     char name[64];

@@ -70,7 +70,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.inputs[VKF_IN_MATMUL_A] = matrix(ba, dt, m, k);
   node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
   node.output = matrix(bc, dt, m, n);
-  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1};
+  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b};
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   vkf_gemm_variant_name(&v, variant_name, name_size);
   vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
