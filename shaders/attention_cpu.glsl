@@ -102,8 +102,8 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
                                                                : vec4(0.0))
 // V rows of the block: vv<U>_<J> = V[c0 + U, 4L + 32J .. +3] for this lane, V[c0 + 8 + U] for
 // the second half (keys past hi clamped: their probabilities are zero).
-#define PV_LOADV(U, K0)                                                                         \
-  const uint vb##U = v_base + uint(min(c0 + K0, hi - 1)) * p.v_sn + 4u * lane;                  \
+#define PV_LOADV(U)                                                                             \
+  const uint vb##U = v_base + uint(min(c0 + U, hi - 1)) * p.v_sn + 4u * lane;                   \
   const vec4 vv##U##_0 = LOADV_J(vb##U, 0u), vv##U##_1 = LOADV_J(vb##U, 1u),                    \
              vv##U##_2 = LOADV_J(vb##U, 2u), vv##U##_3 = LOADV_J(vb##U, 3u),                    \
              vv##U##_4 = LOADV_J(vb##U, 4u), vv##U##_5 = LOADV_J(vb##U, 5u),                    \
@@ -217,9 +217,9 @@ void main() {
     const bool interior = c0 + 16 <= hi && c0 >= int(r1) - 1 + p.lower_off &&
                           c0 + 15 <= int(r0) + p.upper_off;
     REP8(SOFT)
-    PV_LOADV(0, 0) PV_LOADV(1, 1) PV_LOADV(2, 2) PV_LOADV(3, 3) PV_LOADV(4, 4) PV_LOADV(5, 5)
-    PV_LOADV(6, 6) PV_LOADV(7, 7) PV_LOADV(8, 8) PV_LOADV(9, 9) PV_LOADV(10, 10) PV_LOADV(11, 11)
-    PV_LOADV(12, 12) PV_LOADV(13, 13) PV_LOADV(14, 14) PV_LOADV(15, 15)
+    PV_LOADV(0) PV_LOADV(1) PV_LOADV(2) PV_LOADV(3) PV_LOADV(4) PV_LOADV(5) PV_LOADV(6)
+    PV_LOADV(7) PV_LOADV(8) PV_LOADV(9) PV_LOADV(10) PV_LOADV(11) PV_LOADV(12) PV_LOADV(13)
+    PV_LOADV(14) PV_LOADV(15)
     REP8(PV_ROW)
   }
   // Every lane stores its dims of all 8 rows (subgroup-uniform control flow until here).
