@@ -40,8 +40,9 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
       at = append(buf, size, at, "scale=%.9g causal=%d", a->softmax.scale, a->softmax.causal);
       break;
     case VKF_OP_ATTENTION:
-      at = append(buf, size, at, "scale=%.9g causal=%d window=[%d,%d]", a->attention.scale,
-                  a->attention.causal, a->attention.window_left, a->attention.window_right);
+      at = append(buf, size, at, "scale=%.9g causal=%d window=[%d,%d]%s", a->attention.scale,
+                  a->attention.causal, a->attention.window_left, a->attention.window_right,
+                  a->attention.merge_heads ? " merge_heads=1" : "");
       break;
     case VKF_OP_PERMUTE:
       at = append(buf, size, at, "axes=[");

@@ -1,5 +1,7 @@
 /* Owns attention fusion: the unfused pattern matmul(q, kᵀ) -> scale -> mask -> softmax ->
- * matmul(·, v) is rewritten into one attention node (see vkf_pass_fuse_attention). */
+ * matmul(·, v) is rewritten into one attention node, and an attention whose output is only
+ * permuted to [B, N, H, Dv] and copied (the heads merge of every multi-head block) writes that
+ * layout itself (see vkf_pass_fuse_attention). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +111,43 @@ static int try_fuse(vkf_graph *g, const uint32_t *uses, vkf_node *pv) {
   return 1;
 }
 
+/* The one live node reading v, or NULL. */
+static vkf_node *sole_consumer(vkf_graph *g, const uint32_t *uses, vkf_value v) {
+  if (!single_use(g, uses, v)) return NULL;
+  for (uint32_t i = 0; i < g->node_count; i++) {
+    vkf_node *n = &g->nodes[i];
+    for (uint32_t s = 0; !n->dead && s < n->input_count; s++)
+      if (n->inputs[s].id == v.id) return n;
+  }
+  return NULL;
+}
+
+/* attention [B,H,N,Dv] -> permute (0,2,1,3) -> copy: the attention node takes over the copy's
+ * output with merge_heads set (the kernel writes each row where the copy would have put it), and
+ * the permute and the copy die. Saves a pass over the output and its buffer. */
+static int try_merge_heads(vkf_graph *g, const uint32_t *uses, uint32_t index) {
+  vkf_node *a = &g->nodes[index];
+  if (a->op != VKF_OP_ATTENTION || a->attrs.attention.merge_heads ||
+      g->tensors[a->output.id].rank != 4)
+    return 0;
+  vkf_node *p = sole_consumer(g, uses, a->output);
+  static const uint32_t merge[4] = {0, 2, 1, 3};
+  if (!p || p->op != VKF_OP_PERMUTE || memcmp(p->attrs.permute.axes, merge, sizeof merge) != 0)
+    return 0;
+  vkf_node *c = sole_consumer(g, uses, p->output);
+  if (!c || c->op != VKF_OP_COPY) return 0;
+  vkf_tensor *old = &g->tensors[a->output.id], *out = &g->tensors[c->output.id];
+  if (out->dtype != old->dtype || out->base.id != c->output.id) return 0;
+  a->attrs.attention.merge_heads = 1;
+  a->output = c->output;
+  out->producer = index;
+  old->producer = VKF_NO_NODE;
+  old->removed = 1;
+  p->dead = 1;
+  c->dead = 1;
+  return 1;
+}
+
 vkf_status vkf_pass_fuse_attention(vkf_graph *g, const vkf_pass_options *options,
                                    uint32_t *out_rewrites) {
   *out_rewrites = 0;
@@ -116,6 +155,10 @@ vkf_status vkf_pass_fuse_attention(vkf_graph *g, const vkf_pass_options *options
   if (!uses) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "fuse_attention: out of memory");
   for (uint32_t i = 0; i < g->node_count; i++)
     if (!g->nodes[i].dead && try_fuse(g, uses, &g->nodes[i])) (*out_rewrites)++;
+  /* Use counts are unchanged by the fusions for what the merge looks at (attention outputs and
+   * their readers), so the same table serves. */
+  for (uint32_t i = 0; i < g->node_count; i++)
+    if (!g->nodes[i].dead && try_merge_heads(g, uses, i)) (*out_rewrites)++;
   free(uses);
   g->plan.valid = 0;
   /* Removes the absorbed nodes and any transposes left without readers. */

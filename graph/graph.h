@@ -108,6 +108,8 @@ typedef struct vkf_node_attrs {
       int causal;           /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
       int32_t window_left;  /* keys at most this far left of the aligned diagonal; -1: unbounded */
       int32_t window_right; /* ... and right of it; -1: unbounded */
+      int merge_heads;      /* rank 4 only: the output is [B, Nq, H, Dv], heads side by side as
+                               the output projection reads them, instead of [B, H, Nq, Dv] */
     } attention;
     struct {
       uint32_t rank;

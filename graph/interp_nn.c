@@ -206,7 +206,9 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
           }
         }
         masked_softmax_row(s, allowed, nk, p);
-        float *yi = y + ((b * h + hh) * nq + i) * dv;
+        float *yi = y + (n->attrs.attention.merge_heads ? (b * nq + i) * h + hh
+                                                        : (b * h + hh) * nq + i) *
+                            dv;
         for (int64_t c = 0; c < dv; c++) {
           double acc = 0;
           for (int64_t j = 0; j < nk; j++) acc += (double)p[j] * vb[j * dv + c];

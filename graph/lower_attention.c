@@ -299,6 +299,8 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     for (int i = 0; i < 3; i++) d.bindings[i].texel = VKF_TEXEL_NONE;
   vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
   uint64_t rows = (uint64_t)s.batch * s.heads * s.nq;
+  int merge_heads = node->attrs->attention.merge_heads != 0;
+  uint32_t flags = (bias ? 1u : 0u) | (kv_len ? 2u : 0u) | (merge_heads ? 4u : 0u);
   uint32_t scratch = 0, o_off = 0;
   if (c.splits > 1) {
     /* fp32 partials: O [rows, S, Dv] then (m, l) [rows, S, 2] */
@@ -319,7 +321,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
       qs[0],          qs[1],          qs[2],          ks[0],
       ks[1],          ks[2],          vs[0],          vs[1],
       vs[2],          bias_off,       bias_view.s[0], bias_view.s[1],
-      bias_view.s[2], bias_view.s[3], len_off,        (bias ? 1u : 0u) | (kv_len ? 2u : 0u),
+      bias_view.s[2], bias_view.s[3], len_off,        flags,
       s.nq,           s.nk,           s.heads,        s.heads / hkv};
   for (size_t i = 0; i < sizeof push / sizeof push[0]; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
   vkf_plan_dispatch_push_f32(&d, node->attrs->attention.scale * 1.4426950408889634f);
@@ -341,6 +343,9 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch_push_u32(&m, (uint32_t)rows);
   vkf_plan_dispatch_push_u32(&m, c.splits);
   vkf_plan_dispatch_push_u32(&m, s.dv);
+  vkf_plan_dispatch_push_u32(&m, s.nq);
+  vkf_plan_dispatch_push_u32(&m, s.heads);
+  vkf_plan_dispatch_push_u32(&m, (uint32_t)merge_heads);
   VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, vkf_div_up(rows * s.dv, 64), node->name, m.groups));
   return vkf_plan_add_dispatch(ctx->plan, &m);
 }

@@ -240,6 +240,13 @@ vkf_status vkf_shape_attention(const vkf_graph *g, const vkf_node *n, vkf_tensor
   int64_t shape[VKF_MAX_DIMS];
   memcpy(shape, q->shape, sizeof shape);
   shape[r - 1] = v->shape[r - 1];
+  if (n->attrs.attention.merge_heads) {
+    if (r != 4)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "merge_heads needs [B,H,N,D] operands, got q %s", fmt_shape(q, &sq));
+    shape[1] = q->shape[2]; /* [B, Nq, H, Dv] */
+    shape[2] = q->shape[1];
+  }
   set_out(out, q->dtype, r, shape);
   const vkf_tensor *kv_len = in_at(g, n, VKF_IN_ATTENTION_KV_LEN);
   if (kv_len) {

@@ -32,7 +32,7 @@
 // Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
 //   (samplerBuffer under TEXEL, storage buffers otherwise),
 //   3 kv_len int[B] (read; any buffer when absent), 4 bias (read; any buffer when absent),
-//   5 out: [B,H,Nq,DV] contiguous (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
+//   5 out: [B,H,Nq,DV] contiguous, [B,Nq,H,DV] with flags bit 2 (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
 //     followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
 // Push constants: Params below (element offsets and strides; d strides are 1).
 // Specialization constants: 0 local_size_x (BR * LANES; CPU_BCAST: 8 * BR / ROWS), 1 BR (query
@@ -114,7 +114,8 @@ layout(push_constant) uniform Params {
   uint v_sb, v_sh, v_sn;
   uint bias_off, bias_sb, bias_sh, bias_si, bias_sj; // 0 along broadcast dims
   uint kv_len_off;
-  uint flags;                       // bit 0: bias present, bit 1: kv_len present
+  uint flags;                       // bit 0: bias present, bit 1: kv_len present, bit 2: output
+                                    // [B, Nq, H, DV] (merge_heads)
   uint nq, nk, h, group;            // group = H / Hkv (grouped-query attention)
   float scale_log2;                 // scale * log2(e): scores live in log2 units
   int lower_off, upper_off;         // key j is allowed for query i iff i+lower_off <= j <= i+upper_off
@@ -137,6 +138,13 @@ shared float Red[WG];
 // Key range [t0, t1) of the current tile and bases of this (batch, kv head) in k and v.
 int t0, t1;
 uint k_base, v_base;
+
+// Output row of query `row` of (batch, head) bh, in rows of DV elements: [B, H, Nq, DV], or
+// [B, Nq, H, DV] with flags bit 2 (merge_heads: heads side by side, as the output projection
+// reads them).
+uint out_row(uint bh, uint row) {
+  return (p.flags & 4u) != 0u ? ((bh / p.h) * p.nq + row) * p.h + bh % p.h : bh * p.nq + row;
+}
 
 #if STAGE_KV && !CPU_BCAST
 #define KS(j, d) Ks[(j) * D + (d)]
@@ -337,7 +345,7 @@ void main() {
   }
 #else
   const float inv = l > 0.0 ? 1.0 / l : 0.0; // fully masked rows give zeros
-  const uint o_base = p.o_off + (bh * p.nq + row) * DV;
+  const uint o_base = p.o_off + out_row(bh, row) * DV;
   [[unroll]] for (uint i = 0; i < DPL; i++) {
     const uint d = lane + i * LANES;
     if (d < DV) o[o_base + d] = T_IO(acc[i] * inv);

@@ -139,7 +139,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 #else
 #define OUT_SCALE(lr) ((lr) > 0.0 ? 1.0 / (lr) : 0.0) // fully masked rows give zeros
 #define T_OUT T_IO
-#define OUT_BASE(row) (p.o_off + (bh * p.nq + (row)) * DV)
+#define OUT_BASE(row) (p.o_off + out_row(bh, row) * DV)
 #endif
 // Row R's dims 4L + 32J .. +3 of this lane, scaled by `sc` (zero past DV).
 #define STORE_J(R, J, ob, sc)                                                                   \

@@ -5,8 +5,9 @@
 //
 // Defines: F16=0|1 (the output is float16 in storage).
 // Bindings (set 0): 0 partials, fp32: O [rows, S, DV] then (m, l) [rows, S, 2] (read);
-//   1 out [rows, DV] contiguous (write).
-// Push constants: part_off, o_off (element offsets in the bound ranges), rows, splits, dv.
+//   1 out [B, H, Nq, DV] contiguous, or [B, Nq, H, DV] when merge_heads is 1 (write).
+// Push constants: part_off, o_off (element offsets in the bound ranges), rows (B * H * Nq),
+//   splits, dv, nq, h, merge_heads.
 // Specialization constants: 0 local_size_x (workgroup size).
 #if F16
 #extension GL_EXT_shader_16bit_storage : require
@@ -21,7 +22,7 @@ layout(std430, binding = 0) readonly buffer PB { float part[]; };
 layout(std430, binding = 1) writeonly buffer OB { T_IO o[]; };
 
 layout(push_constant) uniform Params {
-  uint part_off, o_off, rows, splits, dv;
+  uint part_off, o_off, rows, splits, dv, nq, h, merge_heads;
 } p;
 
 void main() {
@@ -38,5 +39,8 @@ void main() {
     l += w * part[ml + 2u * s + 1u];
     acc += w * part[p.part_off + (row * p.splits + s) * p.dv + d];
   }
-  o[p.o_off + e] = T_IO(l > 0.0 ? acc / l : 0.0);
+  // row = (b * H + hh) * Nq + q; with merge_heads it goes to (b * Nq + q) * H + hh.
+  const uint bh = row / p.nq, q = row % p.nq;
+  const uint orow = p.merge_heads != 0u ? ((bh / p.h) * p.nq + q) * p.h + bh % p.h : row;
+  o[p.o_off + orow * p.dv + d] = T_IO(l > 0.0 ? acc / l : 0.0);
 }

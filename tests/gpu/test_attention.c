@@ -1,11 +1,13 @@
 /* Fused attention (shaders/attention.comp, split-K + attention_merge.comp) against the CPU
  * interpreter: every mask kind, ragged and cross shapes, every head dim 32..256, fp32 and fp16,
  * fully masked rows, ±1e4 logits in fp16, strided (fused-QKV) inputs, grouped-query heads, and
- * every layout/staging variant forced through the chooser's test hook. */
+ * every layout/staging variant forced through the chooser's test hook; the heads merge that writes
+ * [B, Nq, H, Dv] directly against the interpreter on the graph before that pass. */
 #include <stdint.h>
 
 #include "graph/builder.h"
 #include "graph/lower_attention.h"
+#include "graph/passes.h"
 #include "tests/op_harness.h"
 
 /* Tolerances, |gpu - ref| <= atol + rtol |ref|. fp32: the kernel sums in fp32 with exp2 where the
@@ -26,6 +28,7 @@ typedef struct att_case {
   float range;         /* inputs uniform in [-range, range) */
   float scale;         /* 0: 1/sqrt(D) */
   int qkv_view;        /* q, k, v are permuted slices of one fused [N, 3, H, D] input (B = 1) */
+  int merged;          /* the output goes on through permute (0,2,1,3) + reshape to [B, Nq, H*Dv] */
 } att_case;
 
 typedef struct att_inputs {
@@ -98,6 +101,10 @@ static vkf_graph *build(const att_case *c, att_inputs *in) {
   if (c->bias == 2)
     add_input(g, in, "bias", VKF_F16, 4, (int64_t[]){c->b, 1, 1, c->nk}, 43, 3.0f, NULL, &o.bias);
   vkf_value y = vkf_attention(g, "attn", q, k, v, &o);
+  if (c->merged) { /* the reshape of the permuted view adds the contiguous copy */
+    y = vkf_permute(g, "merge", y, (const uint32_t[]){0, 2, 1, 3});
+    y = vkf_reshape(g, "flat", y, 3, (const int64_t[]){c->b, c->nq, c->h * c->dv});
+  }
   vkf_graph_output(g, y, "y");
   return g;
 }
@@ -151,6 +158,54 @@ static void check_split(gpu_test *t, const att_case *c) {
             "%s: split-K differs from unsplit in %d elements", c->label, bad);
   free(out[0]);
   free(out[1]);
+  free_inputs(&in);
+  vkf_graph_destroy(g);
+}
+
+/* The heads merge: the pass folds the output's permute + copy into the attention node (the kernel
+ * writes [B, Nq, H, Dv]); the device result of the merged graph, unsplit and split, must match the
+ * interpreter on the graph as built (where the permute and copy still run). */
+static void check_merged(gpu_test *t, const att_case *c) {
+  if (!selected(c->label, "merged")) return;
+  att_inputs in;
+  vkf_graph *g = build(c, &in);
+  size_t count = (size_t)(c->b * c->nq * c->h * c->dv);
+  float *ref = malloc(count * sizeof(float));
+  vkf_interp *it = NULL;
+  vkf_status st = vkf_interp_create(g, &it);
+  for (size_t i = 0; i < in.count && !st; i++)
+    st = vkf_interp_set(it, in.bind[i].value, in.bind[i].data, in.bind[i].size);
+  if (!st) st = vkf_interp_run(it);
+  if (!st) st = vkf_interp_get_f32(it, vkf_graph_output_at(g, 0), ref, count);
+  CHECK_OK(st);
+  vkf_interp_destroy(it);
+  uint32_t copies_before = 0, copies = 0, merged = 0, rewrites = 0;
+  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
+    copies_before += vkf_graph_node(g, i)->op == VKF_OP_COPY;
+  CHECK_OK(vkf_pass_fuse_attention(g, NULL, &rewrites));
+  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++) {
+    const vkf_node *n = vkf_graph_node(g, i);
+    copies += n->op == VKF_OP_COPY; /* the graph output's own copy of the reshape view stays */
+    merged += n->op == VKF_OP_ATTENTION && n->attrs.attention.merge_heads;
+  }
+  CHECK_MSG(rewrites == 1 && copies + 1 == copies_before && merged == 1,
+            "%s: %u rewrites, %u -> %u copies, %u merged", c->label, rewrites, copies_before,
+            copies, merged);
+  for (uint32_t splits = 1; splits <= 7; splits += 6) {
+    vkf_attention_force f = {.splits = splits};
+    vkf_lower_attention_set_force(&f);
+    float *out = NULL;
+    size_t n = 0;
+    CHECK_OK(op_run_device(t, g, in.bind, in.count, 0, &out, &n));
+    int bad = 0;
+    for (size_t i = 0; out && i < count; i++)
+      bad += !(fabs(out[i] - ref[i]) <= TOL[c->dtype].atol + TOL[c->dtype].rtol * fabs(ref[i]));
+    CHECK_MSG(out && n == count && bad == 0, "%s [merged, splits %u]: %d elements differ",
+              c->label, splits, bad);
+    free(out);
+  }
+  vkf_lower_attention_set_force(NULL);
+  free(ref);
   free_inputs(&in);
   vkf_graph_destroy(g);
 }
@@ -251,6 +306,19 @@ int main(int argc, char **argv) {
                               SHAPE(2, 2, 1, 4, 3000, 64, 64),
                               .causal = 1,
                               .lens = lens_dec});
+  /* Heads merged into the output layout: a cross shape with padding, and fp16 decoding with
+   * grouped-query heads (the split-K merge kernel writes the merged layout too). */
+  static const int32_t lens_m[] = {40, 9};
+  check_merged(&t, &(att_case){.label = "merged heads cross kv_len",
+                               .dtype = VKF_F32,
+                               SHAPE(2, 3, 3, 37, 45, 64, 64),
+                               .lens = lens_m,
+                               .merged = 1});
+  check_merged(&t, &(att_case){.label = "merged heads decode fp16",
+                               .dtype = VKF_F16,
+                               SHAPE(2, 4, 2, 3, 700, 32, 32),
+                               .causal = 1,
+                               .merged = 1});
   /* The chooser splits on its own for Nq=1 against a long KV. */
   {
     vkf_attention_shape s = {

@@ -139,12 +139,15 @@ static void test_each_pass_preserves_output(void) {
       CHECK(!find_node(b.g, "dead.tanh") && !find_node(b.g, "dead.exp"));
     }
     if (strcmp(passes[i].name, "fuse_attention") == 0) {
-      CHECK(rewrites == 1);
+      CHECK(rewrites == 2); /* the fusion, then the heads merge into its output */
       CHECK(count_op(b.g, VKF_OP_ATTENTION) == 1);
+      /* the output's permute + contiguous copy are gone: the kernel writes [B, N, H, Dv] */
+      CHECK(count_op(b.g, VKF_OP_COPY) == 0 && count_op(b.g, VKF_OP_PERMUTE) == 3);
       CHECK(count_op(b.g, VKF_OP_SOFTMAX) == 0 && count_op(b.g, VKF_OP_SCALE) == 1); /* tail's */
       const vkf_node *a = find_node(b.g, "attn.context");
       CHECK(a && a->op == VKF_OP_ATTENTION && a->input_count == 4);
       CHECK(a && a->attrs.attention.scale == 0.5f && !a->attrs.attention.causal);
+      CHECK(a && a->attrs.attention.merge_heads);
       CHECK(a && strcmp(vkf_graph_tensor(b.g, a->inputs[VKF_IN_ATTENTION_KV_LEN])->name,
                         "valid_lens") == 0);
       /* q/k/v stay strided permute views of the qkv projection: no copies were added */
