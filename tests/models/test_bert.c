@@ -14,6 +14,7 @@
 
 #include "graph/env.h"
 #include "graph/interp.h"
+#include "graph/passes.h"
 #include "host/runner.h"
 #include "models/bert.h"
 #include "models/model_paths.h"
@@ -165,7 +166,8 @@ static double run_set(gpu_test *t, vkf_bert_model *m, const fixture *f, const si
     st = vkf_interp_evaluate(bg.graph, in, 2, &out, 1);
   } else {
     vkf_runner *r = NULL;
-    st = vkf_runner_create(t->device, bg.graph, NULL, &r);
+    st = vkf_passes_run(bg.graph, NULL, NULL); /* as vkf embed runs it */
+    if (!st) st = vkf_runner_create(t->device, bg.graph, NULL, &r);
     if (!st) st = vkf_runner_set(r, bg.input_ids, ids, in_size);
     if (!st) st = vkf_runner_set(r, bg.attention_mask, mask, in_size);
     if (!st) st = vkf_runner_run(r);

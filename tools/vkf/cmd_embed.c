@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/env.h"
+#include "graph/passes.h"
 #include "host/check.h"
 #include "host/runner.h"
 #include "models/bert.h"
@@ -183,6 +184,7 @@ int vkf_cli_embed(int argc, char **argv) {
   vkf_bert_build_options bo = {.batch = count, .seq_len = (int64_t)len, .dtype = dtype};
   if (!st) st = vkf_bert_build(m, &bo, &bg);
   if (!st && check) st = vkf_check_pin_all(bg.graph);
+  if (!st) st = vkf_passes_run(bg.graph, NULL, NULL); /* fusions (e.g. the heads merge), plan */
   if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st) st = vkf_runner_create(dev.device, bg.graph, NULL, &r);
   size_t in_size = (size_t)count * len * sizeof *ids;
