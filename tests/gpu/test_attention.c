@@ -163,9 +163,10 @@ static void check_split(gpu_test *t, const att_case *c) {
 }
 
 /* The heads merge: the pass folds the output's permute + copy into the attention node (the kernel
- * writes [B, Nq, H, Dv]); the device result of the merged graph, unsplit and split, must match the
- * interpreter on the graph as built (where the permute and copy still run). */
-static void check_merged(gpu_test *t, const att_case *c) {
+ * writes [B, Nq, H, Dv]); the device result of the merged graph, unsplit and (when `split`) split
+ * 7 ways, must match the interpreter on the graph as built (where the permute and copy still
+ * run). */
+static void check_merged(gpu_test *t, const att_case *c, int split) {
   if (!selected(c->label, "merged")) return;
   att_inputs in;
   vkf_graph *g = build(c, &in);
@@ -191,7 +192,7 @@ static void check_merged(gpu_test *t, const att_case *c) {
   CHECK_MSG(rewrites == 1 && copies + 1 == copies_before && merged == 1,
             "%s: %u rewrites, %u -> %u copies, %u merged", c->label, rewrites, copies_before,
             copies, merged);
-  for (uint32_t splits = 1; splits <= 7; splits += 6) {
+  for (uint32_t splits = 1; splits <= (split ? 7u : 1u); splits += 6) {
     vkf_attention_force f = {.splits = splits};
     vkf_lower_attention_set_force(&f);
     float *out = NULL;
@@ -307,18 +308,22 @@ int main(int argc, char **argv) {
                               .causal = 1,
                               .lens = lens_dec});
   /* Heads merged into the output layout: a cross shape with padding, and fp16 decoding with
-   * grouped-query heads (the split-K merge kernel writes the merged layout too). */
+   * grouped-query heads (the split-K merge kernel writes the merged layout too). Shapes and
+   * dtypes as in cases above, so these compile no pipeline of their own (the layout is a
+   * push-constant flag). */
   static const int32_t lens_m[] = {40, 9};
   check_merged(&t, &(att_case){.label = "merged heads cross kv_len",
                                .dtype = VKF_F32,
                                SHAPE(2, 3, 3, 37, 45, 64, 64),
                                .lens = lens_m,
-                               .merged = 1});
+                               .merged = 1},
+               0);
   check_merged(&t, &(att_case){.label = "merged heads decode fp16",
                                .dtype = VKF_F16,
-                               SHAPE(2, 4, 2, 3, 700, 32, 32),
+                               SHAPE(2, 2, 1, 4, 700, 64, 64),
                                .causal = 1,
-                               .merged = 1});
+                               .merged = 1},
+               1);
   /* The chooser splits on its own for Nq=1 against a long KV. */
   {
     vkf_attention_shape s = {
