@@ -32,8 +32,8 @@
 // Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
 //   (samplerBuffer under TEXEL, storage buffers otherwise),
 //   3 kv_len int[B] (read; any buffer when absent), 4 bias (read; any buffer when absent),
-//   5 out: [B,H,Nq,DV] contiguous, [B,Nq,H,DV] with flags bit 2 (write), or with SPLIT the fp32 partials: O [B*H*Nq, S, DV]
-//     followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
+//   5 out: [B,H,Nq,DV] contiguous, [B,Nq,H,DV] with flags bit 2 (write), or with SPLIT the fp32
+//     partials: O [B*H*Nq, S, DV] followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
 // Push constants: Params below (element offsets and strides; d strides are 1).
 // Specialization constants: 0 local_size_x (BR * LANES; CPU_BCAST: 8 * BR / ROWS), 1 BR (query
 //   rows per workgroup), 2 BC (keys per tile; a multiple of 8 and of LANES), 3 D, 4 DV, 5 LANES (1 when
