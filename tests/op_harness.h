@@ -103,6 +103,20 @@ static inline vkf_status op_run_device(gpu_test *t, vkf_graph *g, const vkf_inpu
   return op_run_device_with(t, g, inputs, input_count, NULL, index, out_values, out_count);
 }
 
+/* Runs `g` in the CPU interpreter and writes `count` elements of output `index`, as f32, to `out`. */
+static inline vkf_status op_run_interp(vkf_graph *g, const vkf_input_binding *inputs,
+                                       size_t input_count, uint32_t index, float *out,
+                                       size_t count) {
+  vkf_interp *in = NULL;
+  vkf_status st = vkf_interp_create(g, &in);
+  for (size_t i = 0; i < input_count && !st; i++)
+    st = vkf_interp_set(in, inputs[i].value, inputs[i].data, inputs[i].size);
+  if (!st) st = vkf_interp_run(in);
+  if (!st) st = vkf_interp_get_f32(in, vkf_graph_output_at(g, index), out, count);
+  vkf_interp_destroy(in);
+  return st;
+}
+
 /* Runs `g` on the device (lowered for `caps`, NULL: the device's) and in the interpreter; checks
  * every output. Returns the number of mismatching elements (0 = pass) and records CHECK results
  * under `label`. */
@@ -120,12 +134,7 @@ static inline int op_check_with(gpu_test *t, vkf_graph *g, const vkf_input_bindi
       return 1;
     }
     float *ref = malloc(count * sizeof(float) + 16);
-    vkf_interp *in = NULL;
-    st = vkf_interp_create(g, &in);
-    for (size_t i = 0; i < input_count && !st; i++)
-      st = vkf_interp_set(in, inputs[i].value, inputs[i].data, inputs[i].size);
-    if (!st) st = vkf_interp_run(in);
-    if (!st) st = vkf_interp_get_f32(in, vkf_graph_output_at(g, o), ref, count);
+    st = op_run_interp(g, inputs, input_count, o, ref, count);
     CHECK_MSG(st == VKF_OK, "%s: interpreter failed: %s", label, vkf_status_message(st));
     if (!st) {
       double max_err = 0;
@@ -146,7 +155,6 @@ static inline int op_check_with(gpu_test *t, vkf_graph *g, const vkf_input_bindi
       failures++;
     }
     vkf_status_free(st);
-    vkf_interp_destroy(in);
     free(ref);
     free(gpu);
   }

@@ -172,14 +172,7 @@ static void check_merged(gpu_test *t, const att_case *c, int split) {
   vkf_graph *g = build(c, &in);
   size_t count = (size_t)(c->b * c->nq * c->h * c->dv);
   float *ref = malloc(count * sizeof(float));
-  vkf_interp *it = NULL;
-  vkf_status st = vkf_interp_create(g, &it);
-  for (size_t i = 0; i < in.count && !st; i++)
-    st = vkf_interp_set(it, in.bind[i].value, in.bind[i].data, in.bind[i].size);
-  if (!st) st = vkf_interp_run(it);
-  if (!st) st = vkf_interp_get_f32(it, vkf_graph_output_at(g, 0), ref, count);
-  CHECK_OK(st);
-  vkf_interp_destroy(it);
+  CHECK_OK(op_run_interp(g, in.bind, in.count, 0, ref, count));
   uint32_t copies_before = 0, copies = 0, merged = 0, rewrites = 0;
   for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
     copies_before += vkf_graph_node(g, i)->op == VKF_OP_COPY;
