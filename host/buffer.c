@@ -6,6 +6,21 @@
 
 enum { STAGING_CHUNK_SIZE = 32u << 20 };
 
+/* Index of a memory type allowed by `type_bits` having all `required` flags, preferring one that
+ * also has `preferred`; UINT32_MAX when none. */
+static uint32_t memory_type(const vkf_device *device, uint32_t type_bits,
+                            VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
+  uint32_t fallback = UINT32_MAX;
+  for (uint32_t i = 0; i < device->memory.memoryTypeCount; i++) {
+    if (!(type_bits & (1u << i))) continue;
+    VkMemoryPropertyFlags f = device->memory.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    if ((f & preferred) == preferred) return i;
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  return fallback;
+}
+
 static vkf_status allocate(vkf_device *device, uint64_t size, const char *label, int staging,
                            vkf_buffer **out_buffer) {
   *out_buffer = NULL;
@@ -47,16 +62,16 @@ static vkf_status allocate(vkf_device *device, uint64_t size, const char *label,
     const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     if (staging)
-      type = vkf_device_memory_type(device, req.memoryTypeBits, host,
+      type = memory_type(device, req.memoryTypeBits, host,
                                     host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     else if (caps->uma)
       /* UMA: device-local memory the CPU can map, so uploads are a memcpy. */
-      type = vkf_device_memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+      type = memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
     else
-      type = vkf_device_memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+      type = memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
                                     VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type == UINT32_MAX) type = vkf_device_memory_type(device, req.memoryTypeBits, 0, 0);
+    if (type == UINT32_MAX) type = memory_type(device, req.memoryTypeBits, 0, 0);
   }
   vkf_status status = VKF_OK;
   if (r != VK_SUCCESS) {

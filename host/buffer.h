@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "graph/status.h"
+#include "graph/base/status.h"
 #include "host/device.h"
 
 typedef struct vkf_buffer vkf_buffer;

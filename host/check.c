@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/half.h"
-#include "graph/interp.h"
+#include "graph/base/half.h"
+#include "graph/interp/interp.h"
 
 vkf_status vkf_check_pin_all(vkf_graph *g) {
   uint32_t count = vkf_graph_node_count(g);

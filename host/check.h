@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "graph/graph.h"
+#include "graph/ir/graph.h"
 #include "host/runner.h"
 
 /* Marks the output of every node as a graph output so that the memory planner gives each its own

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "graph/status.h"
+#include "graph/base/status.h"
 #include "host/buffer.h"
 #include "host/device.h"
 #include "host/kernel.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph/log.h"
+#include "graph/base/log.h"
 #include "host/buffer.h"
 #include "host/device_internal.h"
 #include "host/kernel.h"
@@ -183,50 +183,4 @@ vkf_device_stats vkf_device_stats_get(const vkf_device *device) {
   vkf_device_stats s = device->stats;
   vkf_shader_compiler_counts(device->compiler, &s.spirv_disk_hits, &s.spirv_compiles);
   return s;
-}
-
-uint32_t vkf_device_memory_type(const vkf_device *device, uint32_t type_bits,
-                                VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
-  uint32_t fallback = UINT32_MAX;
-  for (uint32_t i = 0; i < device->memory.memoryTypeCount; i++) {
-    if (!(type_bits & (1u << i))) continue;
-    VkMemoryPropertyFlags f = device->memory.memoryTypes[i].propertyFlags;
-    if ((f & required) != required) continue;
-    if ((f & preferred) == preferred) return i;
-    if (fallback == UINT32_MAX) fallback = i;
-  }
-  return fallback;
-}
-
-vkf_status vkf_device_run_once(vkf_device *device,
-                               void (*record)(vkf_device *, VkCommandBuffer, void *), void *user) {
-  VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                       .commandPool = device->command_pool,
-                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                       .commandBufferCount = 1};
-  VkCommandBuffer cb;
-  VKF_VK_RETURN_IF_ERROR(device->vk.vkAllocateCommandBuffers(device->handle, &alloc, &cb));
-  VkFence fence = VK_NULL_HANDLE;
-  VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkResult r = device->vk.vkCreateFence(device->handle, &fence_info, NULL, &fence);
-  if (r == VK_SUCCESS) {
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    r = device->vk.vkBeginCommandBuffer(cb, &begin);
-  }
-  if (r == VK_SUCCESS) {
-    record(device, cb, user);
-    r = device->vk.vkEndCommandBuffer(cb);
-  }
-  if (r == VK_SUCCESS) {
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                           .commandBufferCount = 1,
-                           .pCommandBuffers = &cb};
-    r = device->vk.vkQueueSubmit(device->queue, 1, &submit, fence);
-  }
-  if (r == VK_SUCCESS) r = device->vk.vkWaitForFences(device->handle, 1, &fence, VK_TRUE, UINT64_MAX);
-  if (fence) device->vk.vkDestroyFence(device->handle, fence, NULL);
-  device->vk.vkFreeCommandBuffers(device->handle, device->command_pool, 1, &cb);
-  if (r != VK_SUCCESS) return vkf_vk_status(r, "one-shot submission");
-  return VKF_OK;
 }

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "graph/status.h"
-#include "graph/caps.h"
+#include "graph/base/caps.h"
+#include "graph/base/status.h"
 #include "host/instance.h"
 
 typedef struct vkf_device vkf_device;

@@ -28,10 +28,6 @@ struct vkf_device {
   vkf_device_stats stats;
 };
 
-/* Index of a memory type allowed by `type_bits` having all `required` flags, preferring one that
- * also has `preferred`; UINT32_MAX when none. */
-uint32_t vkf_device_memory_type(const vkf_device *device, uint32_t type_bits,
-                                VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred);
 /* Records `record` into a one-shot command buffer, submits it and waits. */
 vkf_status vkf_device_run_once(vkf_device *device,
                                void (*record)(vkf_device *, VkCommandBuffer, void *), void *user);

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/env.h"
-#include "graph/log.h"
+#include "graph/base/env.h"
+#include "graph/base/log.h"
 #include "host/instance_internal.h"
 
 static const char *const validation_layer = "VK_LAYER_KHRONOS_validation";

@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "graph/status.h"
-#include "graph/caps.h"
+#include "graph/base/caps.h"
+#include "graph/base/status.h"
 
 typedef struct vkf_instance vkf_instance;
 

@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "graph/plan.h"
-#include "graph/status.h"
+#include "graph/base/status.h"
+#include "graph/lower/plan.h"
 #include "host/device.h"
 #include "host/shader_compiler.h"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/env.h"
-#include "graph/memory_plan.h"
+#include "graph/base/env.h"
+#include "graph/passes/memory_plan.h"
 
 struct vkf_runner {
   vkf_graph *graph;

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "graph/graph.h"
-#include "graph/lower.h"
+#include "graph/ir/graph.h"
+#include "graph/lower/lower.h"
 #include "host/device.h"
 #include "host/session.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/env.h"
+#include "graph/base/env.h"
 #include "host/buffer.h"
 #include "host/cmd.h"
 #include "host/kernel.h"

@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "graph/plan.h"
-#include "graph/status.h"
+#include "graph/base/status.h"
+#include "graph/lower/plan.h"
 #include "host/device.h"
 
 typedef struct vkf_session vkf_session;

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph/env.h"
-#include "graph/log.h"
+#include "graph/base/env.h"
+#include "graph/base/log.h"
 #include "shaders/embedded.h"
 
 struct vkf_shader_compiler {

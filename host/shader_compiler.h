@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "graph/status.h"
+#include "graph/base/status.h"
 
 typedef struct vkf_shader_define {
   const char *name;

@@ -5,7 +5,7 @@
 
 #include <volk.h>
 
-#include "graph/status.h"
+#include "graph/base/status.h"
 
 /* Builds a status for a failed Vulkan call: "vkCreateBuffer failed: VK_ERROR_OUT_OF_DEVICE_MEMORY". */
 vkf_status vkf_vk_status(VkResult result, const char *call);

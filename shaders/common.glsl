@@ -1,5 +1,5 @@
 // Shared scalar helpers for every kernel: erf and the activations built on it (matching the CPU
-// reference in graph/interp_elementwise.c), and exact fp16 <-> fp32 conversions on bit patterns.
+// reference in graph/interp/interp_elementwise.c), and exact fp16 <-> fp32 conversions on bit patterns.
 // Include after #version with `#extension GL_GOOGLE_include_directive : require`.
 // Defines: none. Bindings, push constants, specialization constants: none (functions only).
 #ifndef VKF_COMMON_GLSL
@@ -74,7 +74,7 @@ float vkf_silu(float x) { return x / (1.0 + exp(-x)); }
 float vkf_relu(float x) { return max(x, 0.0); }
 
 // n / d for n < 2^31 without a hardware divide (which CPU devices such as lavapipe scalarise per
-// lane): (magic, shift) come from vkf_fastdiv_make (graph/lower_layout.h); magic 0 means d == 1.
+// lane): (magic, shift) come from vkf_fastdiv_make (graph/lower/lower_layout.h); magic 0 means d == 1.
 uint vkf_fastdiv(uint n, uint magic, uint shift) {
   uint hi, lo;
   umulExtended(n, magic, hi, lo);
@@ -85,7 +85,7 @@ uint vkf_fastdiv(uint n, uint magic, uint shift) {
 float vkf_half_to_float(uint h) { return unpackHalf2x16(h).x; }
 
 // float -> binary16 bit pattern, round to nearest even on the bits, so results match the CPU
-// reference (graph/half.c) on every device whatever its conversion rounding mode.
+// reference (graph/base/half.c) on every device whatever its conversion rounding mode.
 uint vkf_float_to_half(float f) {
   uint u = floatBitsToUint(f);
   uint sign_bit = (u >> 16) & 0x8000u;

@@ -2,7 +2,7 @@
 // Strided copy with optional dtype conversion over a rank <= 4 index space:
 //   dst[dst_off + sum_d i_d * dst_st[d]] = convert(src[src_off + sum_d i_d * src_st[d]]).
 // COPY materialises views (permute/slice/reshape of a view), CAST converts dtypes, CONCAT is one
-// dispatch per input into its slice of the output (graph/lower_copy.c).
+// dispatch per input into its slice of the output (graph/lower/lower_copy.c).
 // Defines: RAW=32 or RAW=16: same dtype on both sides, copy the bits (32-bit words or 16-bit
 //          halves), no conversion. Otherwise the source is f32 unless SRC_F16 or SRC_I32, and the
 //          destination f32 unless DST_F16 or DST_I32 (f16 stored as uint16_t bits, rounded to

@@ -9,7 +9,7 @@
 // Push constants: count (ids * D), (d, magic, shift) for D, vocab (V), table_off, table_row_st,
 //                 table_col_st, ids_off, (size, magic, shift) for ids dims 1 and 2, ids_st0..2
 //                 (ids as a rank-3 index space, leading dims padded), out_off. Divisors carry
-//                 vkf_fastdiv magic numbers (graph/lower_layout.h).
+//                 vkf_fastdiv magic numbers (graph/lower/lower_layout.h).
 // Specialization constants: 0 workgroup size (default 256).
 #extension GL_GOOGLE_include_directive : require
 #ifdef ELEM16

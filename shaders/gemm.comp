@@ -1,6 +1,6 @@
 #version 450
 // GEMM with fused epilogue: C[z, m, n] = act(sum_k A[z, m, k] * B[z, k, n] + bias[n]) + R[z, m, n].
-// One template, three kernel shapes chosen by define (graph/lower_matmul.c picks one per device):
+// One template, three kernel shapes chosen by define (graph/lower/lower_matmul.c picks one per device):
 //   (default)  GPU-shaped: BMxBK / BKxBN tiles through shared memory, each invocation a TMxTN
 //              register block.
 //   GEMM_CPU   CPU-class devices (lavapipe): no shared memory and no barriers. A subgroup of 8 owns

@@ -1,6 +1,6 @@
 // GEMM epilogue helpers for gemm.comp: activations (exact-erf GELU, tanh GELU, ReLU, SiLU).
 // Included by gemm.comp after its bindings; no bindings of its own.
-// Activation ids match vkf_activation (graph/graph.h): 0 none, 1 gelu_erf, 2 gelu_tanh, 3 relu,
+// Activation ids match vkf_activation (graph/ir/graph.h): 0 none, 1 gelu_erf, 2 gelu_tanh, 3 relu,
 // 4 silu.
 
 // erf in fp32 to about 6e-8 absolute (checked against libm erf over [-10, 10] in steps of 1e-5):

@@ -4,7 +4,7 @@
 #ifndef VKF_TESTS_OP_CASE_H
 #define VKF_TESTS_OP_CASE_H
 
-#include "graph/builder.h"
+#include "graph/ir/builder.h"
 #include "tests/op_harness.h"
 
 enum { OP_CASE_MAX_INPUTS = 12 };

@@ -8,10 +8,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "graph/half.h"
-#include "graph/interp.h"
-#include "graph/lower.h"
-#include "graph/memory_plan.h"
+#include "graph/base/half.h"
+#include "graph/interp/interp.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tests/gpu_util.h"
 

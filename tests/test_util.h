@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/status.h"
+#include "graph/base/status.h"
 
 static int test_checks_passed;
 static int test_checks_failed;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Goldens for models/image.c: what Hugging Face's image processors (ViTImageProcessor, and
+"""Goldens for models/image/image.c: what Hugging Face's image processors (ViTImageProcessor, and
 DeiT's resize-256 + centre-crop-224 recipe) and Pillow's convert("RGB") produce, written to
 tests/models/golden/image/ for tests/models/test_image.c. Also (re)makes the demo images in
 assets/images/ from scikit-image's public-domain / CC0 samples with --assets.
@@ -7,7 +7,7 @@ assets/images/ from scikit-image's public-domain / CC0 samples with --assets.
 Needs: pip install "pillow>=13" numpy "transformers>=5" scikit-image. No torch: the
 processors run on their PIL/numpy backend and return numpy arrays. Pillow 13 because its resize
 picks the pass order (vertical first for images shrunk mostly in height) and has the MKS filters
-that models/image_resample.c follows; transformers 5 because its PIL-backed ViT processor also
+that models/image/image_resample.c follows; transformers 5 because its PIL-backed ViT processor also
 takes size={"shortest_edge": n}. scikit-image supplies the source photos (CC0 / public domain).
 
 Usage (from the repo root):  python3 tools/make_image_golden.py [--assets]

@@ -5,9 +5,10 @@
  * [B, Nq, H, Dv] directly against the interpreter on the graph before that pass. */
 #include <stdint.h>
 
-#include "graph/builder.h"
-#include "graph/lower_attention.h"
-#include "graph/passes.h"
+#include "graph/ir/builder.h"
+#include "graph/lower/lower_attention.h"
+#include "graph/passes/memory_plan.h"
+#include "graph/passes/passes.h"
 #include "tests/op_harness.h"
 
 /* Tolerances, |gpu - ref| <= atol + rtol |ref|. fp32: the kernel sums in fp32 with exp2 where the

@@ -3,7 +3,8 @@
  * unused inputs, 8 inputs, baked strides), the row-wise kernel, a large grid-stride case, and the
  * kernel-text contract: identical
  * programs give identical text whatever the shapes. */
-#include "graph/lower.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/memory_plan.h"
 #include "tests/op_case.h"
 
 /* Tolerances, |gpu - ref| <= atol + rtol * |ref|. One IEEE operation (add, sub, mul, scale, relu)

@@ -7,8 +7,9 @@
  * itself is checked on desktop, mobile and CPU caps. */
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/lower_matmul.h"
+#include "graph/ir/builder.h"
+#include "graph/lower/lower_matmul.h"
+#include "graph/passes/memory_plan.h"
 #include "tests/op_harness.h"
 
 /* Tolerance table: |gpu - ref| <= atol + rtol * |ref| + acc * sqrt(K) * 2^-24 * max|ref|.

@@ -3,7 +3,8 @@
  * (permuted) inputs, absent/present gamma and beta, large means, all-zero rows (eps clamps). */
 #include <string.h>
 
-#include "graph/builder.h"
+#include "graph/ir/builder.h"
+#include "graph/passes/memory_plan.h"
 #include "tests/gpu/op_check_caps.h"
 
 /* Tolerance table: |gpu - ref| <= atol + rtol * |ref|. The reference accumulates in fp64, the

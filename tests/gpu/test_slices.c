@@ -5,7 +5,7 @@
  * matmul) on odd sizes whose slices start at unaligned offsets, and a layernorm + broadcasting add. */
 #include <string.h>
 
-#include "graph/builder.h"
+#include "graph/ir/builder.h"
 #include "tests/op_harness.h"
 
 static const op_tol TOL = {.atol = 1e-5, .rtol = 1e-4};

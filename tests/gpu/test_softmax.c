@@ -5,7 +5,8 @@
  * masked positions are exactly 0 and never NaN. */
 #include <string.h>
 
-#include "graph/builder.h"
+#include "graph/ir/builder.h"
+#include "graph/passes/memory_plan.h"
 #include "tests/gpu/op_check_caps.h"
 
 /* Tolerance table: |gpu - ref| <= atol + rtol * |ref|. The reference is fp64; the kernel keeps

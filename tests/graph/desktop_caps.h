@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "graph/caps.h"
+#include "graph/base/caps.h"
 
 static inline vkf_device_caps desktop_caps(void) {
   vkf_device_caps c;

@@ -3,7 +3,7 @@
 #ifndef VKF_TESTS_GRAPH_SMALL_BLOCK_H
 #define VKF_TESTS_GRAPH_SMALL_BLOCK_H
 
-#include "graph/builder.h"
+#include "graph/ir/builder.h"
 #include "tests/test_util.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

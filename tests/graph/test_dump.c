@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph/builder.h"
-#include "graph/dump.h"
-#include "graph/env.h"
-#include "graph/passes.h"
+#include "graph/base/env.h"
+#include "graph/ir/builder.h"
+#include "graph/ir/dump.h"
+#include "graph/passes/passes.h"
 #include "tests/graph/small_block.h"
 #include "tests/test_util.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "graph/half.h"
+#include "graph/base/half.h"
 #include "tests/test_util.h"
 
 static float from_bits(uint32_t u) {

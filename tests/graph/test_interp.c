@@ -4,9 +4,9 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "graph/builder.h"
-#include "graph/half.h"
-#include "graph/interp.h"
+#include "graph/base/half.h"
+#include "graph/interp/interp.h"
+#include "graph/ir/builder.h"
 #include "tests/test_util.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

@@ -5,10 +5,10 @@
  * coalescing). */
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/lower.h"
-#include "graph/lower_layout.h"
-#include "graph/memory_plan.h"
+#include "graph/ir/builder.h"
+#include "graph/lower/lower.h"
+#include "graph/lower/lower_layout.h"
+#include "graph/passes/memory_plan.h"
 #include "tests/test_util.h"
 
 static vkf_device_caps desktop_caps(void) {

@@ -3,9 +3,9 @@
  * profile and CPU caps, and the statuses for what they cannot take. */
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/lower.h"
-#include "graph/memory_plan.h"
+#include "graph/ir/builder.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/memory_plan.h"
 #include "tests/graph/desktop_caps.h"
 #include "tests/test_util.h"
 

@@ -7,12 +7,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/dump.h"
-#include "graph/interp.h"
-#include "graph/memory_plan.h"
-#include "graph/passes.h"
-#include "graph/verify.h"
+#include "graph/interp/interp.h"
+#include "graph/ir/builder.h"
+#include "graph/ir/dump.h"
+#include "graph/ir/verify.h"
+#include "graph/passes/memory_plan.h"
+#include "graph/passes/passes.h"
 #include "tests/test_util.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

@@ -5,10 +5,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/interp.h"
-#include "graph/passes.h"
-#include "graph/verify.h"
+#include "graph/interp/interp.h"
+#include "graph/ir/builder.h"
+#include "graph/ir/verify.h"
+#include "graph/passes/passes.h"
 #include "tests/test_util.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

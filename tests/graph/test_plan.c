@@ -1,6 +1,6 @@
 /* Plan container and hazard analysis: barriers go exactly where a read-after-write,
  * write-after-write or write-after-read would race. No GPU. */
-#include "graph/plan.h"
+#include "graph/lower/plan.h"
 #include "tests/test_util.h"
 
 static void add(vkf_plan *p, const char *node, uint32_t buf, uint64_t r_off, uint64_t w_off) {

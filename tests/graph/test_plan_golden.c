@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/caps.h"
-#include "graph/env.h"
-#include "graph/lower.h"
-#include "graph/passes.h"
+#include "graph/base/caps.h"
+#include "graph/base/env.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/passes.h"
 #include "tests/graph/small_block.h"
 
 /* Limits as lavapipe (Mesa 22.3, AVX2) reports them. */

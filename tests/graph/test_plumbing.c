@@ -1,9 +1,9 @@
 /* Status, arena and env plumbing that every layer relies on. */
 #include <stdlib.h>
 
-#include "graph/arena.h"
-#include "graph/env.h"
-#include "graph/status.h"
+#include "graph/base/arena.h"
+#include "graph/base/env.h"
+#include "graph/base/status.h"
 #include "tests/test_util.h"
 
 static vkf_status fails_with_shape(void) {

@@ -2,8 +2,8 @@
  * sticky, and the verifier rejects malformed graphs. */
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/verify.h"
+#include "graph/ir/builder.h"
+#include "graph/ir/verify.h"
 #include "tests/test_util.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

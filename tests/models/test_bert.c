@@ -12,14 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "graph/env.h"
-#include "graph/interp.h"
-#include "graph/passes.h"
+#include "graph/base/env.h"
+#include "graph/interp/interp.h"
+#include "graph/passes/passes.h"
 #include "host/runner.h"
-#include "models/bert.h"
-#include "models/model_paths.h"
-#include "models/npy.h"
-#include "models/tokenizer.h"
+#include "models/arch/bert.h"
+#include "models/formats/model_paths.h"
+#include "models/formats/npy.h"
+#include "models/text/tokenizer.h"
 #include "tests/gpu_util.h"
 
 /* Error per sentence vector: 1 - cosine for the normalised all-MiniLM-L6-v2 (the issue's criterion

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "models/hf_config.h"
+#include "models/formats/hf_config.h"
 #include "tests/test_util.h"
 
 static char tmp_dir[64];

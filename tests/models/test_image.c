@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/image.h"
+#include "models/image/image.h"
 #include "tests/test_util.h"
 
 #define GOLDEN_DIR "tests/models/golden/image/"
@@ -296,7 +296,7 @@ static void test_bad_files(void) {
 }
 
 /* stb_image 2.27 overruns its tables on a Huffman table declaring more than 256 codes;
- * models/image.c refuses those before stb sees them, wherever stb could read one. */
+ * models/image/image.c refuses those before stb sees them, wherever stb could read one. */
 static void test_jpeg_huffman_guard(void) {
   vkf_image image;
   /* Before the frame header: SOI, then a DHT whose 16 counts add up to 512. */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph/half.h"
-#include "models/npy.h"
+#include "graph/base/half.h"
+#include "models/formats/npy.h"
 #include "tests/test_util.h"
 
 #define DATA "tests/models/data/"

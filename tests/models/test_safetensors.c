@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph/half.h"
-#include "models/safetensors.h"
+#include "graph/base/half.h"
+#include "models/formats/safetensors.h"
 #include "tests/test_util.h"
 
 #define FIXTURE "tests/models/data/readers.safetensors"

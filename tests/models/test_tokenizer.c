@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph/env.h"
-#include "models/model_paths.h"
-#include "models/tokenizer.h"
-#include "models/unicode.h"
+#include "graph/base/env.h"
+#include "models/formats/model_paths.h"
+#include "models/text/tokenizer.h"
+#include "models/text/unicode.h"
 #include "tests/test_util.h"
 
 #define MAX_CASES 1024

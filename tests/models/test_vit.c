@@ -10,16 +10,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "graph/env.h"
-#include "graph/half.h"
-#include "graph/interp.h"
+#include "graph/base/env.h"
+#include "graph/base/half.h"
+#include "graph/interp/interp.h"
+#include "graph/passes/passes.h"
 #include "host/check.h"
-#include "graph/passes.h"
 #include "host/runner.h"
-#include "models/npy.h"
-#include "models/safetensors.h"
-#include "models/vit.h"
-#include "models/vit_classify.h"
+#include "models/arch/vit.h"
+#include "models/arch/vit_classify.h"
+#include "models/formats/npy.h"
+#include "models/formats/safetensors.h"
 #include "tests/gpu_util.h"
 
 /* Tolerances, all absolute on logits (which span about [-2.5, 2]) unless said otherwise. */

@@ -9,11 +9,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "graph/passes.h"
+#include "graph/passes/passes.h"
 #include "host/runner.h"
-#include "models/bert.h"
-#include "models/hf_config.h"
-#include "models/model_paths.h"
+#include "models/arch/bert.h"
+#include "models/formats/hf_config.h"
+#include "models/formats/model_paths.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 

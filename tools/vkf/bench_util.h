@@ -3,7 +3,7 @@
 #ifndef VKF_TOOLS_BENCH_UTIL_H
 #define VKF_TOOLS_BENCH_UTIL_H
 
-#include "graph/plan.h"
+#include "graph/lower/plan.h"
 #include "host/device.h"
 #include "host/session.h"
 

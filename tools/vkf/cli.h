@@ -2,7 +2,7 @@
 #ifndef VKF_TOOLS_CLI_H
 #define VKF_TOOLS_CLI_H
 
-#include "graph/status.h"
+#include "graph/base/status.h"
 
 /* Each subcommand gets argv after the subcommand name and returns the process exit code. */
 int vkf_cli_devices(int argc, char **argv);

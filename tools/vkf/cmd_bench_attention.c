@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/half.h"
-#include "graph/lower.h"
-#include "graph/lower_attention.h"
-#include "graph/memory_plan.h"
+#include "graph/base/half.h"
+#include "graph/ir/builder.h"
+#include "graph/lower/lower.h"
+#include "graph/lower/lower_attention.h"
+#include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/lower.h"
-#include "graph/memory_plan.h"
+#include "graph/ir/builder.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/half.h"
-#include "graph/lower_matmul.h"
+#include "graph/base/half.h"
+#include "graph/lower/lower_matmul.h"
 #include "host/session.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"

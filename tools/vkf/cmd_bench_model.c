@@ -9,9 +9,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "graph/passes.h"
+#include "graph/passes/passes.h"
 #include "host/runner.h"
-#include "models/vit.h"
+#include "models/arch/vit.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 

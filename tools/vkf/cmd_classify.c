@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/env.h"
+#include "graph/base/env.h"
+#include "graph/passes/passes.h"
 #include "host/check.h"
-#include "graph/passes.h"
 #include "host/runner.h"
-#include "models/npy.h"
-#include "models/vit.h"
-#include "models/vit_classify.h"
+#include "models/arch/vit.h"
+#include "models/arch/vit_classify.h"
+#include "models/formats/npy.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 

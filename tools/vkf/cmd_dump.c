@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "graph/dump.h"
-#include "graph/lower.h"
-#include "graph/passes.h"
+#include "graph/ir/dump.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/passes.h"
 #include "host/instance.h"
 #include "shaders/embedded.h"
 #include "tools/vkf/cli.h"

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/env.h"
-#include "graph/passes.h"
+#include "graph/base/env.h"
+#include "graph/passes/passes.h"
 #include "host/check.h"
 #include "host/runner.h"
-#include "models/bert.h"
-#include "models/model_paths.h"
-#include "models/tokenizer.h"
+#include "models/arch/bert.h"
+#include "models/formats/model_paths.h"
+#include "models/text/tokenizer.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 

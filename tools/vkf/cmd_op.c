@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/builder.h"
-#include "graph/interp.h"
+#include "graph/interp/interp.h"
+#include "graph/ir/builder.h"
 #include "host/runner.h"
-#include "models/npy.h"
+#include "models/formats/npy.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "models/bert.h"
-#include "models/hf_config.h"
-#include "models/vit.h"
+#include "models/arch/bert.h"
+#include "models/arch/vit.h"
+#include "models/formats/hf_config.h"
 
 static void destroy_vit(void *model) { vkf_vit_destroy(model); }
 static void destroy_bert(void *model) { vkf_bert_destroy(model); }

@@ -3,7 +3,7 @@
 #ifndef VKF_TOOLS_MODEL_GRAPH_H
 #define VKF_TOOLS_MODEL_GRAPH_H
 
-#include "graph/graph.h"
+#include "graph/ir/graph.h"
 
 typedef struct vkf_cli_model_graph_options {
   int64_t batch;   /* 0: 1 */

@@ -1,0 +1,85 @@
+/* The device capabilities every chooser reads: plain data filled once per physical device by host/
+ * (Vulkan) and optionally clamped to another device class by VKF_DEVICE_PROFILE. It lives in graph/
+ * so that lowering (which picks kernel variants) needs no Vulkan: plans are golden-tested on CI. */
+#ifndef VKF_GRAPH_CAPS_H
+#define VKF_GRAPH_CAPS_H
+
+#include <stdint.h>
+
+#include "graph/base/status.h"
+
+enum { VKF_CAPS_MAX_HEAPS = 16 };
+
+/* Bits of VkSubgroupFeatureFlagBits that choosers care about, mirrored so graph-free code can test
+ * them without Vulkan headers. */
+typedef enum vkf_subgroup_op {
+  VKF_SUBGROUP_BASIC = 1u << 0,
+  VKF_SUBGROUP_VOTE = 1u << 1,
+  VKF_SUBGROUP_ARITHMETIC = 1u << 2,
+  VKF_SUBGROUP_BALLOT = 1u << 3,
+  VKF_SUBGROUP_SHUFFLE = 1u << 4,
+  VKF_SUBGROUP_SHUFFLE_RELATIVE = 1u << 5,
+  VKF_SUBGROUP_CLUSTERED = 1u << 6,
+  VKF_SUBGROUP_QUAD = 1u << 7,
+} vkf_subgroup_op;
+
+typedef enum vkf_device_kind {
+  VKF_DEVICE_KIND_OTHER = 0,
+  VKF_DEVICE_KIND_INTEGRATED_GPU,
+  VKF_DEVICE_KIND_DISCRETE_GPU,
+  VKF_DEVICE_KIND_VIRTUAL_GPU,
+  VKF_DEVICE_KIND_CPU,
+} vkf_device_kind;
+
+typedef struct vkf_device_caps {
+  char name[256];
+  char vendor[32];      /* "NVIDIA", "AMD", "Intel", "ARM", "Qualcomm", "Apple", "Mesa", ... */
+  uint32_t vendor_id, device_id;
+  vkf_device_kind kind;
+  char driver_name[256], driver_info[256];
+  uint32_t api_version;  /* VK_MAKE_API_VERSION encoding */
+  uint32_t driver_version;
+
+  uint32_t max_shared_memory_size;      /* bytes per workgroup */
+  uint32_t subgroup_size;               /* default subgroup size in compute */
+  uint32_t subgroup_ops;                /* vkf_subgroup_op bits usable in compute shaders */
+  uint32_t max_workgroup_size[3];
+  uint32_t max_workgroup_invocations;
+  uint32_t max_workgroup_count[3];
+  uint32_t max_push_constants_size;     /* bytes */
+  uint32_t min_storage_buffer_offset_alignment; /* bytes */
+  uint64_t max_storage_buffer_range;    /* bytes one storage-buffer binding may span */
+  uint64_t max_memory_allocation_size;  /* bytes one VkDeviceMemory may hold */
+  /* Uniform texel buffers (samplerBuffer): on CPU devices a texelFetch is a vector gather, while a
+   * storage-buffer load at lane-varying addresses is a scalar loop over the lanes (20x slower on
+   * lavapipe), so CPU kernels read their big operands through texel views when these allow. */
+  int texel_rgba32f;                    /* R32G32B32A32_SFLOAT supports uniform texel buffers */
+  int texel_rgba16f;                    /* R16G16B16A16_SFLOAT likewise */
+  uint32_t max_texel_buffer_elements;   /* texels one view may span */
+  uint32_t min_texel_buffer_offset_alignment; /* bytes */
+
+  int fp16_arithmetic;   /* shaderFloat16 */
+  int storage_16bit;     /* storageBuffer16BitAccess */
+  int storage_8bit;      /* storageBuffer8BitAccess */
+  int int8_arithmetic;   /* shaderInt8 */
+  int cooperative_matrix;/* VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix */
+
+  uint32_t heap_count;
+  uint64_t heap_size[VKF_CAPS_MAX_HEAPS];
+  int heap_device_local[VKF_CAPS_MAX_HEAPS];
+  int uma;               /* device-local memory is host-visible and shared with the CPU */
+  int timestamps;        /* the compute queue supports timestamp queries */
+  float timestamp_period;/* nanoseconds per timestamp tick */
+
+  char profile[32];      /* VKF_DEVICE_PROFILE applied to these caps, "" when none */
+} vkf_device_caps;
+
+/* Clamps `caps` to the device class `profile` ("mobile", "mali", "adreno", "nvidia-like" ...).
+ * Only ever lowers limits, never raises them above what the real device has. Unknown names give
+ * an INVALID_ARGUMENT status listing the known ones. NULL or "" is a no-op. */
+vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *profile);
+/* Comma-separated list of known profile names (for help texts). */
+const char *vkf_caps_profile_names(void);
+const char *vkf_device_kind_name(vkf_device_kind kind);
+
+#endif

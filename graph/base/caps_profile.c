@@ -1,0 +1,73 @@
+/* Owns VKF_DEVICE_PROFILE: the table of device classes and how caps are clamped to them. */
+#include <string.h>
+
+#include "graph/base/caps.h"
+
+typedef struct profile {
+  const char *name;
+  uint32_t shared_memory_size;
+  uint32_t max_invocations;
+  uint32_t subgroup_size;     /* 0: keep the device's */
+  uint32_t subgroup_ops_mask; /* ops kept */
+  int fp16_arithmetic, storage_16bit;
+  uint64_t max_storage_buffer_range;
+} profile;
+
+/* Each row is a class whose limits a real vendor ships; values are the spec minimum or the
+ * common figure for the class (DESIGN.md, "Tile sizes"). */
+static const profile profiles[] = {
+    /* Generic phone: Vulkan minimum shared memory, no fp16 math, small workgroups, no subgroup
+     * arithmetic (many Mali/Adreno drivers expose it only partially). */
+    {"mobile", 16384, 128, 0, VKF_SUBGROUP_BASIC, 0, 1, 128u << 20},
+    /* Arm Mali (Valhall): 32 KiB shared, subgroup 16, fp16 storage but no assumed fp16 math. */
+    {"mali", 32768, 256, 16, VKF_SUBGROUP_BASIC | VKF_SUBGROUP_VOTE | VKF_SUBGROUP_BALLOT, 0, 1,
+     1u << 30},
+    /* Qualcomm Adreno 6xx/7xx: 32 KiB shared, wave 64. */
+    {"adreno", 32768, 1024, 64, ~0u, 1, 1, 1u << 30},
+};
+
+const char *vkf_caps_profile_names(void) { return "mobile, mali, adreno"; }
+
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
+  if (!name || !*name) return VKF_OK;
+  const profile *p = NULL;
+  for (size_t i = 0; i < sizeof profiles / sizeof profiles[0]; i++)
+    if (strcmp(profiles[i].name, name) == 0) p = &profiles[i];
+  if (!p)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "unknown device profile \"%s\" (VKF_DEVICE_PROFILE); known: %s", name,
+                           vkf_caps_profile_names());
+  caps->max_shared_memory_size = min_u32(caps->max_shared_memory_size, p->shared_memory_size);
+  caps->max_workgroup_invocations = min_u32(caps->max_workgroup_invocations, p->max_invocations);
+  for (int i = 0; i < 3; i++)
+    caps->max_workgroup_size[i] = min_u32(caps->max_workgroup_size[i], p->max_invocations);
+  /* A subgroup size cannot be changed on the real device; a profile only shrinks what choosers
+   * may assume. A larger profile subgroup (adreno's 64 on lavapipe's 8) is ignored. */
+  if (p->subgroup_size && p->subgroup_size < caps->subgroup_size)
+    caps->subgroup_size = p->subgroup_size;
+  caps->subgroup_ops &= p->subgroup_ops_mask;
+  caps->fp16_arithmetic = caps->fp16_arithmetic && p->fp16_arithmetic;
+  caps->storage_16bit = caps->storage_16bit && p->storage_16bit;
+  if (caps->max_storage_buffer_range > p->max_storage_buffer_range)
+    caps->max_storage_buffer_range = p->max_storage_buffer_range;
+  caps->cooperative_matrix = 0;
+  strncpy(caps->profile, p->name, sizeof caps->profile - 1);
+  return VKF_OK;
+}
+
+const char *vkf_device_kind_name(vkf_device_kind kind) {
+  switch (kind) {
+    case VKF_DEVICE_KIND_INTEGRATED_GPU:
+      return "integrated GPU";
+    case VKF_DEVICE_KIND_DISCRETE_GPU:
+      return "discrete GPU";
+    case VKF_DEVICE_KIND_VIRTUAL_GPU:
+      return "virtual GPU";
+    case VKF_DEVICE_KIND_CPU:
+      return "CPU";
+    default:
+      return "other";
+  }
+}

@@ -1,0 +1,111 @@
+/* The builder API every model is written in. Each call appends one node (or a view) and returns
+ * its output value. Errors are sticky: the first failure is recorded in the graph with the node's
+ * name, op and shapes (fetch it with vkf_graph_status), and every later call returns VKF_NO_VALUE,
+ * so model code checks once at the end. `name` may be NULL ("<op>_<index>" is used). */
+#ifndef VKF_GRAPH_BUILDER_H
+#define VKF_GRAPH_BUILDER_H
+
+#include "graph/ir/graph.h"
+
+/* ---- linear algebra ---- */
+typedef struct vkf_matmul_options {
+  int transpose_b;           /* B is [..., N, K] (a torch Linear weight [out, in]) */
+  vkf_value bias;            /* optional [N] */
+  vkf_activation activation; /* applied after the bias */
+  vkf_value residual;        /* optional, output-shaped, added last */
+} vkf_matmul_options;
+
+/* a [..., M, K] x b [..., K, N] -> [..., M, N]; batch dims broadcast (b may be a 2-D weight).
+ * Epilogue: act(a·b + bias) + residual. `options` NULL: plain a·b. */
+vkf_value vkf_matmul(vkf_graph *g, const char *name, vkf_value a, vkf_value b,
+                     const vkf_matmul_options *options);
+
+/* ---- elementwise (f32/f16, numpy broadcasting, both operands the same dtype) ---- */
+vkf_value vkf_add(vkf_graph *g, const char *name, vkf_value a, vkf_value b);
+vkf_value vkf_sub(vkf_graph *g, const char *name, vkf_value a, vkf_value b);
+vkf_value vkf_mul(vkf_graph *g, const char *name, vkf_value a, vkf_value b);
+vkf_value vkf_div(vkf_graph *g, const char *name, vkf_value a, vkf_value b);
+vkf_value vkf_scale(vkf_graph *g, const char *name, vkf_value x, float scale);
+vkf_value vkf_gelu(vkf_graph *g, const char *name, vkf_value x); /* exact (erf) */
+vkf_value vkf_gelu_tanh(vkf_graph *g, const char *name, vkf_value x);
+vkf_value vkf_relu(vkf_graph *g, const char *name, vkf_value x);
+vkf_value vkf_silu(vkf_graph *g, const char *name, vkf_value x);
+vkf_value vkf_exp(vkf_graph *g, const char *name, vkf_value x);
+vkf_value vkf_tanh(vkf_graph *g, const char *name, vkf_value x);
+/* act(x) for an epilogue enum (VKF_ACT_NONE returns x unchanged, adding no node). */
+vkf_value vkf_activation_apply(vkf_graph *g, const char *name, vkf_value x, vkf_activation act);
+
+/* ---- normalisation, over the last axis ---- */
+typedef struct vkf_norm_options {
+  float eps;       /* 0: 1e-5 for layernorm, 1e-6 for rmsnorm, 1e-12 for l2 normalisation */
+  vkf_value gamma; /* optional [D] */
+  vkf_value beta;  /* optional [D], layernorm only */
+} vkf_norm_options;
+
+/* (x - mean) / sqrt(var + eps) * gamma + beta (biased variance). */
+vkf_value vkf_layernorm(vkf_graph *g, const char *name, vkf_value x,
+                        const vkf_norm_options *options);
+/* x / sqrt(mean(x^2) + eps) * gamma. */
+vkf_value vkf_rmsnorm(vkf_graph *g, const char *name, vkf_value x, const vkf_norm_options *options);
+/* x / max(||x||_2, eps), as torch.nn.functional.normalize. */
+vkf_value vkf_l2_normalize(vkf_graph *g, const char *name, vkf_value x, float eps);
+
+/* ---- softmax and attention ---- */
+typedef struct vkf_softmax_options {
+  float scale;          /* 0: 1 */
+  vkf_value valid_lens; /* optional i32 [B] or [B, R] for x [B, ..., R, N] (D2L masked_softmax) */
+  int causal;           /* row i of R sees column j iff j <= i + (N - R) */
+  vkf_value bias;       /* optional additive, broadcastable to x */
+} vkf_softmax_options;
+
+/* softmax(x·scale + bias) over the last axis, masked positions get exactly 0; a fully masked
+ * row is all zeros (not NaN, and not D2L's uniform row from its -1e6 fill). */
+vkf_value vkf_softmax(vkf_graph *g, const char *name, vkf_value x,
+                      const vkf_softmax_options *options);
+
+typedef struct vkf_attention_options {
+  float scale;      /* 0: 1/sqrt(D) */
+  vkf_value kv_len; /* optional i32 [B]: keys j >= kv_len[b] are padding */
+  int causal;       /* bottom-right aligned: query i of Nq sees key j iff j <= i + (Nk - Nq) */
+  int windowed;     /* 0: no sliding window (window_left/right ignored) */
+  int32_t window_left, window_right; /* with windowed: -1 unbounded, else max distance from the
+                                        aligned diagonal i + (Nk - Nq) */
+  vkf_value bias;                    /* optional additive, broadcastable to [B, H, Nq, Nk] */
+} vkf_attention_options;
+
+/* softmax(q·kᵀ·scale + bias, masked)·v. q [B, H, Nq, D], k [B, Hkv, Nk, D], v [B, Hkv, Nk, Dv]
+ * (H % Hkv == 0; rank-3 [B, N, D] means one head) -> [B, H, Nq, Dv]. Inputs may be strided views
+ * (e.g. a permute of a fused QKV projection). Fully masked rows give zeros. */
+vkf_value vkf_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k, vkf_value v,
+                        const vkf_attention_options *options);
+
+/* ---- layout (views share storage; no copies) ---- */
+/* One entry may be -1 (inferred). A strided (non-contiguous) input is first copied by a node
+ * named "<name>.contiguous", as torch's reshape does. */
+vkf_value vkf_reshape(vkf_graph *g, const char *name, vkf_value x, uint32_t rank,
+                      const int64_t *shape);
+/* Output dim i is input dim axes[i]; a strided view. */
+vkf_value vkf_permute(vkf_graph *g, const char *name, vkf_value x, const uint32_t *axes);
+/* [start, end) along `axis`, step 1; a strided view. */
+vkf_value vkf_slice(vkf_graph *g, const char *name, vkf_value x, uint32_t axis, int64_t start,
+                    int64_t end);
+/* A contiguous copy (materialises a view). */
+vkf_value vkf_copy(vkf_graph *g, const char *name, vkf_value x);
+/* Converts dtype (f32 <-> f16 rounds to nearest even; i32 -> float exact for |v| < 2^24;
+ * float -> i32 truncates toward zero). */
+vkf_value vkf_cast(vkf_graph *g, const char *name, vkf_value x, vkf_dtype dtype);
+vkf_value vkf_concat(vkf_graph *g, const char *name, const vkf_value *xs, uint32_t count,
+                     uint32_t axis);
+
+/* ---- embedding and pooling ---- */
+/* table [V, D], ids i32 [...] -> [..., D]; an id out of [0, V) is a run-time error. */
+vkf_value vkf_gather(vkf_graph *g, const char *name, vkf_value table, vkf_value ids);
+/* Convolution with stride == kernel: image [B, C, H, W], weight [E, C, P, Q], bias [E] (optional)
+ * -> [B, (H/P)·(W/Q), E], patches in row-major order (ViT's flatten(2).transpose(1, 2)). */
+vkf_value vkf_patch_embed(vkf_graph *g, const char *name, vkf_value image, vkf_value weight,
+                          vkf_value bias);
+/* x [B, N, D], mask i32 [B, N] (optional: all ones) -> [B, D]: sum(mask·x) / max(sum(mask), 1e-9)
+ * (sentence-transformers mean pooling; an all-zero mask gives zeros). */
+vkf_value vkf_mean_pool(vkf_graph *g, const char *name, vkf_value x, vkf_value mask);
+
+#endif

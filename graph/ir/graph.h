@@ -1,0 +1,256 @@
+/* The graph IR: tensors (typed values with shape, strides, role), nodes from the op table
+ * (graph/ir/ops.def), and the graph that owns both. Builder calls live in graph/ir/builder.h; passes in
+ * graph/passes/passes.h; the CPU reference in graph/interp/interp.h. No Vulkan here. */
+#ifndef VKF_GRAPH_GRAPH_H
+#define VKF_GRAPH_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/base/arena.h"
+#include "graph/base/status.h"
+
+enum { VKF_MAX_DIMS = 4, VKF_MAX_NODE_INPUTS = 8 };
+#define VKF_NO_NODE UINT32_MAX
+
+typedef enum vkf_dtype {
+  VKF_F32 = 0,
+  VKF_F16, /* IEEE binary16; the interpreter computes in fp32 and rounds on store */
+  VKF_I32,
+  VKF_DTYPE_COUNT
+} vkf_dtype;
+
+typedef enum vkf_tensor_role {
+  VKF_ROLE_INTERMEDIATE = 0, /* produced by a node; lives in the planned arena (views alias) */
+  VKF_ROLE_INPUT,            /* bound by the caller at run time; pinned */
+  VKF_ROLE_CONSTANT,         /* weights: caller-owned host data (e.g. an mmapped file); pinned */
+  VKF_ROLE_OUTPUT,           /* produced by a node, read back by the caller; pinned */
+} vkf_tensor_role;
+
+/* Op ids, names and flags come from graph/ir/ops.def. */
+typedef enum vkf_op {
+#define VKF_OP(id, name, min_in, max_in, flags, shape_fn, ref_fn) VKF_OP_##id,
+#include "graph/ir/ops.def"
+#undef VKF_OP
+  VKF_OP_COUNT
+} vkf_op;
+
+enum {
+  VKF_OPF_ELEMENTWISE = 1, /* one output element from the same-index (broadcast) input elements */
+  VKF_OPF_VIEW = 2,        /* output aliases the input's storage (reshape / permute / slice) */
+};
+
+/* Input slots per op. Optional slots hold the invalid value (id 0). */
+enum {
+  VKF_IN_MATMUL_A = 0,        /* [..., M, K] */
+  VKF_IN_MATMUL_B = 1,        /* [..., K, N], or [..., N, K] with transpose_b */
+  VKF_IN_MATMUL_BIAS = 2,     /* optional [N], added before the activation */
+  VKF_IN_MATMUL_RESIDUAL = 3, /* optional, the output's shape, added after the activation */
+  VKF_IN_NORM_X = 0,
+  VKF_IN_NORM_GAMMA = 1, /* optional [D] */
+  VKF_IN_NORM_BETA = 2,  /* optional [D] (layernorm only) */
+  VKF_IN_SOFTMAX_X = 0,
+  VKF_IN_SOFTMAX_VALID_LENS = 1, /* optional i32 [B] (per batch) or [B, R] (per row) */
+  VKF_IN_SOFTMAX_BIAS = 2,       /* optional, broadcastable to x */
+  VKF_IN_ATTENTION_Q = 0,        /* [B, H, Nq, D] (or [B, Nq, D]: one head) */
+  VKF_IN_ATTENTION_K = 1,        /* [B, Hkv, Nk, D], H % Hkv == 0 */
+  VKF_IN_ATTENTION_V = 2,        /* [B, Hkv, Nk, Dv] */
+  VKF_IN_ATTENTION_KV_LEN = 3,   /* optional i32 [B]: keys at or past kv_len[b] are masked */
+  VKF_IN_ATTENTION_BIAS = 4,     /* optional, broadcastable to [B, H, Nq, Nk] */
+  VKF_IN_GATHER_TABLE = 0,       /* [V, D] */
+  VKF_IN_GATHER_IDS = 1,         /* i32 [...] */
+  VKF_IN_PATCH_IMAGE = 0,        /* [B, C, H, W] */
+  VKF_IN_PATCH_WEIGHT = 1,       /* [E, C, P, P] */
+  VKF_IN_PATCH_BIAS = 2,         /* optional [E] */
+  VKF_IN_POOL_X = 0,             /* [B, N, D] */
+  VKF_IN_POOL_MASK = 1,          /* optional i32 [B, N]: 1 = token counts */
+};
+
+typedef enum vkf_activation {
+  VKF_ACT_NONE = 0,
+  VKF_ACT_GELU_ERF, /* 0.5 x (1 + erf(x / sqrt 2)), as HF ViT/BERT */
+  VKF_ACT_GELU_TANH,
+  VKF_ACT_RELU,
+  VKF_ACT_SILU,
+  VKF_ACT_COUNT
+} vkf_activation;
+
+/* One instruction of a fused elementwise program. Registers 0..input_count-1 hold the node's
+ * inputs (broadcast to the output shape); instruction i writes register input_count + i. `op` is
+ * an elementwise op (VKF_OPF_ELEMENTWISE); `b` is used by binary ops, `scale` by VKF_OP_SCALE.
+ * The last instruction's register is the node's output. Evaluated per output element in fp32. */
+typedef struct vkf_ew_instr {
+  vkf_op op;
+  uint32_t a, b;
+  float scale;
+} vkf_ew_instr;
+
+/* Per-op attributes; which member is live is given by the node's op. Everything a GPU lowering
+ * needs that is not a tensor lives here. */
+typedef struct vkf_node_attrs {
+  union {
+    struct {
+      int transpose_b;           /* B is [..., N, K] */
+      vkf_activation activation; /* epilogue: act(A·B + bias) + residual */
+    } matmul;
+    struct {
+      float value;
+    } scale;
+    struct {
+      float eps;
+    } norm; /* layernorm, rmsnorm, l2_normalize */
+    struct {
+      float scale; /* x·scale + bias, then masks, then softmax over the last axis */
+      int causal;  /* row i of R may see column j iff j <= i + (N - R) */
+    } softmax;
+    struct {
+      float scale;          /* applied to q·k before the bias */
+      int causal;           /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
+      int32_t window_left;  /* keys at most this far left of the aligned diagonal; -1: unbounded */
+      int32_t window_right; /* ... and right of it; -1: unbounded */
+      int merge_heads;      /* rank 4 only: the output is [B, Nq, H, Dv], heads side by side as
+                               the output projection reads them, instead of [B, H, Nq, Dv] */
+    } attention;
+    struct {
+      uint32_t rank;
+      int64_t shape[VKF_MAX_DIMS]; /* the target shape, -1 already resolved */
+    } reshape;
+    struct {
+      uint32_t axes[VKF_MAX_DIMS]; /* output dim i is input dim axes[i] */
+    } permute;
+    struct {
+      vkf_dtype dtype;
+    } cast;
+    struct {
+      uint32_t axis;
+      int64_t start, end; /* [start, end), step 1 */
+    } slice;
+    struct {
+      uint32_t axis;
+    } concat;
+    struct {
+      uint32_t count;
+      const vkf_ew_instr *instrs; /* arena-owned */
+    } fused;
+  };
+} vkf_node_attrs;
+
+/* A typed index into the graph's tensors; id 0 is "no value". */
+typedef struct {
+  uint32_t id;
+} vkf_value;
+#define VKF_NO_VALUE ((vkf_value){0})
+static inline int vkf_value_valid(vkf_value v) {
+  return v.id != 0;
+}
+
+typedef struct vkf_tensor {
+  const char *name; /* arena-owned; for node outputs, the node's name */
+  vkf_dtype dtype;
+  vkf_tensor_role role;
+  uint32_t rank;
+  int64_t shape[VKF_MAX_DIMS];
+  int64_t strides[VKF_MAX_DIMS]; /* in elements; row-major contiguous unless this is a view */
+  int64_t offset;                /* in elements, from the start of base's storage */
+  vkf_value base;                /* the tensor owning the storage: itself unless a view */
+  uint32_t producer;             /* node index, or VKF_NO_NODE for inputs and constants */
+  const void *data;              /* constants: caller-owned contiguous data in `dtype` */
+  int removed;                   /* its producer was removed by a pass */
+} vkf_tensor;
+
+typedef struct vkf_node {
+  vkf_op op;
+  const char *name; /* arena-owned, never NULL */
+  uint32_t input_count;
+  vkf_value inputs[VKF_MAX_NODE_INPUTS]; /* slots; see VKF_IN_* */
+  vkf_value output;                      /* every node has exactly one output tensor */
+  vkf_node_attrs attrs;
+  int dead; /* marked by passes; vkf_graph_compact removes it */
+} vkf_node;
+
+/* A graph is not thread-safe: one thread builds and rewrites it; readers (interpreter, lowering)
+ * may share it once it no longer changes. */
+typedef struct vkf_graph vkf_graph;
+
+/* ---- op table ---- */
+const char *vkf_op_name(vkf_op op);
+uint32_t vkf_op_flags(vkf_op op);
+uint32_t vkf_op_min_inputs(vkf_op op);
+uint32_t vkf_op_max_inputs(vkf_op op);
+const char *vkf_dtype_name(vkf_dtype dtype);
+size_t vkf_dtype_size(vkf_dtype dtype);
+const char *vkf_activation_name(vkf_activation act);
+const char *vkf_role_name(vkf_tensor_role role);
+
+/* ---- graph lifetime ---- */
+/* The graph owns all metadata (names, shapes, attributes) in one arena, freed by destroy. */
+vkf_status vkf_graph_create(const char *name, vkf_graph **out_graph);
+void vkf_graph_destroy(vkf_graph *graph);
+const char *vkf_graph_name(const vkf_graph *graph);
+vkf_arena *vkf_graph_arena(vkf_graph *graph);
+
+/* The first error recorded by a builder call (sticky: once set, builder calls return
+ * VKF_NO_VALUE and do nothing). Returns a new status the caller frees, or VKF_OK. */
+vkf_status vkf_graph_status(const vkf_graph *graph);
+/* Records `status` as the sticky error if none is set yet (takes ownership). */
+void vkf_graph_set_error(vkf_graph *graph, vkf_status status);
+
+/* ---- values ---- */
+/* Graph inputs, bound at run time. Contiguous. Returns VKF_NO_VALUE on a sticky error. */
+vkf_value vkf_graph_input(vkf_graph *graph, const char *name, vkf_dtype dtype, uint32_t rank,
+                          const int64_t *shape);
+/* Weights: `data` (contiguous, in `dtype`) is borrowed and must outlive every use of the graph
+ * (an mmapped file, a static array); NULL data means "bound at run time like an input". */
+vkf_value vkf_graph_constant(vkf_graph *graph, const char *name, vkf_dtype dtype, uint32_t rank,
+                             const int64_t *shape, const void *data);
+/* Marks a value as a graph output and returns the value that carries it: the value itself when it
+ * is a node's own (non-view) output (its tensor is renamed `name` when given; the node keeps its
+ * name), otherwise a new contiguous copy node named `name` (or the value's name + ".out").
+ * Outputs are pinned by the memory planner. */
+vkf_value vkf_graph_output(vkf_graph *graph, vkf_value value, const char *name);
+
+uint32_t vkf_graph_output_count(const vkf_graph *graph);
+vkf_value vkf_graph_output_at(const vkf_graph *graph, uint32_t index);
+
+/* Tensor ids run 1..vkf_graph_tensor_bound()-1. Pointers stay valid until the next tensor is
+ * added (the table may grow). */
+uint32_t vkf_graph_tensor_bound(const vkf_graph *graph);
+const vkf_tensor *vkf_graph_tensor(const vkf_graph *graph, vkf_value value);
+vkf_tensor *vkf_graph_tensor_mut(vkf_graph *graph, vkf_value value);
+/* Element count and contiguous byte size of a tensor's logical shape. */
+int64_t vkf_tensor_element_count(const vkf_tensor *tensor);
+size_t vkf_tensor_size(const vkf_tensor *tensor);
+int vkf_tensor_is_view(const vkf_tensor *tensor, vkf_value self);
+/* Row-major strides and dense layout check. */
+int vkf_tensor_is_contiguous(const vkf_tensor *tensor);
+void vkf_contiguous_strides(uint32_t rank, const int64_t *shape, int64_t *out_strides);
+/* Writes "[197,768]" into buf (always NUL-terminated); returns buf. */
+char *vkf_shape_format(uint32_t rank, const int64_t *shape, char *buf, size_t buf_size);
+
+/* ---- nodes ---- */
+/* Nodes are kept in a valid execution order (every input is produced by an earlier node).
+ * A lowering walks nodes 0..count-1, reads `op`, `inputs` (slots per VKF_IN_*), `attrs` and the
+ * output tensor; dead nodes never appear after a pass (passes compact). */
+uint32_t vkf_graph_node_count(const vkf_graph *graph);
+const vkf_node *vkf_graph_node(const vkf_graph *graph, uint32_t index);
+vkf_node *vkf_graph_node_mut(vkf_graph *graph, uint32_t index);
+
+/* The low-level node constructor behind every builder call: checks arity, infers the output's
+ * shape and dtype with the op's shape function and appends the node. On failure it records a
+ * sticky error "<op> \"<name>\": <reason>" and returns VKF_NO_VALUE. `name` NULL: "<op>_<index>".
+ */
+vkf_value vkf_graph_add_node(vkf_graph *graph, vkf_op op, const char *name, const vkf_value *inputs,
+                             uint32_t input_count, const vkf_node_attrs *attrs);
+
+/* Re-runs the node's shape function into `out_desc` (rank, shape, dtype; strides/offset for views).
+ * Used by the verifier and by passes that rewrite a node. The message names the node and op. */
+vkf_status vkf_graph_infer_node(const vkf_graph *graph, const vkf_node *node, vkf_tensor *out_desc);
+
+/* Removes dead nodes, renumbers producers, and flags tensors of removed nodes as `removed`. */
+void vkf_graph_compact(vkf_graph *graph);
+
+/* Number of live-node input slots that read each tensor (array indexed by tensor id, size
+ * vkf_graph_tensor_bound; caller frees). Graph outputs count as one extra use. NULL on OOM. */
+uint32_t *vkf_graph_use_counts(const vkf_graph *graph);
+
+#endif

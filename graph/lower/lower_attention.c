@@ -1,0 +1,351 @@
+/* Owns the lowering of VKF_OP_ATTENTION: the variant chooser (layout, tiles, K/V staging, split-K)
+ * and the dispatches of shaders/attention.comp and, for split-K, shaders/attention_merge.comp. */
+#include "graph/lower/lower_attention.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/lower/lower.h"
+#include "graph/lower/lower_rows.h"
+
+enum {
+  MAX_HEAD_DIM = 256,   /* register budget of the accumulators */
+  MAX_SPLITS = 64,      /* partials a merge reads per row */
+  MIN_SPLIT_KEYS = 256, /* below this a split's fixed cost outweighs its parallelism */
+  UNBOUNDED = 1 << 30,  /* a mask offset that no index reaches */
+};
+
+static vkf_attention_force g_force; /* test/bench hook; zero = chooser decides */
+
+void vkf_lower_attention_set_force(const vkf_attention_force *force) {
+  memset(&g_force, 0, sizeof g_force);
+  if (force) g_force = *force;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
+static uint32_t max_u32(uint32_t a, uint32_t b) {
+  return a > b ? a : b;
+}
+static uint32_t round_up(uint32_t a, uint32_t m) {
+  return (a + m - 1) / m * m;
+}
+
+static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_shape *s) {
+  uint32_t floats = c->stage_kv ? c->bc * (s->d + s->dv) : 0;
+  if (c->layout == VKF_ATTENTION_LAYOUT_LANES)
+    floats += c->br * s->d + c->br * c->bc + (c->subgroup_reduce ? 0 : c->br * c->lanes);
+  return floats * 4;
+}
+
+void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape *s,
+                          const vkf_attention_force *force, vkf_attention_config *out) {
+  vkf_attention_force f = force ? *force : (vkf_attention_force){0};
+  memset(out, 0, sizeof *out);
+  uint32_t max_inv = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
+  if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_inv)
+    max_inv = caps->max_workgroup_size[0];
+  uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
+
+  /* Layout. A CPU device runs a workgroup on one core with SIMD across invocations: the ROW
+   * layout gives each subgroup 8 rows and shares every K/V load across them by broadcasts.
+   * GPUs want many invocations per row so a block of rows fills a SIMD unit and K/V reads
+   * coalesce across lanes. */
+  uint32_t bcast_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_ARITHMETIC |
+                       VKF_SUBGROUP_SHUFFLE;
+  int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg == 8 && s->d % 4 == 0 &&
+                 s->dv % 4 == 0 && s->d <= 128 && s->dv <= 128;
+  /* ... but only through the broadcast body (below), which needs subgroup broadcast, shuffle and
+   * arithmetic, exactly 8 lanes (its 8x8 blocks), head dims that are multiples of 4 and at most
+   * 128 (past that LLVM needs ~45 s to compile its registers). The plain row body keeps D floats
+   * in register arrays, which lavapipe keeps in memory and needs minutes to compile at D = 256:
+   * without the broadcast body a CPU runs the LANES layout. */
+  out->layout = f.layout                                        ? f.layout
+                : caps->kind == VKF_DEVICE_KIND_CPU && bcast_ok ? VKF_ATTENTION_LAYOUT_ROW
+                                                                : VKF_ATTENTION_LAYOUT_LANES;
+  if (out->layout == VKF_ATTENTION_LAYOUT_ROW) {
+    out->lanes = 1;
+    /* On a CPU a buffer load is a loop over the SIMD lanes and local arrays live in memory:
+     * the broadcast body (attention_cpu.glsl) loads each K/V element once per subgroup and keeps
+     * q and the accumulator in named registers. */
+    out->cpu_bcast = bcast_ok;
+    /* A forced staging choice asks for the plain row body (tests reach it that way). */
+    if (f.stage_kv) out->cpu_bcast = 0;
+    /* Rows per workgroup: four subgroups' worth; few queries (decoding) use one subgroup so no
+     * SIMD group runs idle rows only. Multiples of the subgroup size (each subgroup owns its
+     * rows in the broadcast body). */
+    out->br = s->nq <= 8 ? max_u32(8, min_u32(sg, 64)) : max_u32(32, 4 * min_u32(sg, 16));
+    /* The broadcast body: 8 rows per subgroup, four subgroups; when decoding (Nq <= 8) one
+     * subgroup with only Nq rows, so no lane computes a row nobody reads. */
+    out->rows = out->cpu_bcast && s->nq < 8 ? s->nq : 8;
+    if (out->cpu_bcast) out->br = s->nq < 8 ? s->nq : 32;
+  } else {
+    /* Lanes per row: a whole subgroup when subgroup arithmetic can reduce it (no shared memory,
+     * no barrier); otherwise 8 lanes reduced through shared memory. */
+    out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
+                               (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
+                           sg >= 4 && sg <= 64 && sg <= max_inv;
+    out->lanes = out->subgroup_reduce ? sg : min_u32(8, max_inv);
+    /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
+     * profile), whatever the query count: one pipeline per head dim, and decoding gets its
+     * parallelism from split-K. (Blocks of 1-2 rows also gave wrong results on lavapipe past
+     * ~1500 keys; cause not yet found.) */
+    out->br = max_u32(1, min_u32(128, max_inv) / out->lanes);
+  }
+  if (out->br > max_inv / out->lanes) out->br = max_u32(1, max_inv / out->lanes);
+
+  /* K/V staging. Mali-class GPUs (ARM) have no dedicated shared memory: staging is a copy
+   * through the same caches, so K/V are read in place there. */
+  out->stage_kv = f.stage_kv ? f.stage_kv > 0 : caps->vendor_id != 0x13B5;
+  /* The broadcast body stages nothing: a barrier would suspend the workgroup on a CPU. */
+  if (out->cpu_bcast) out->stage_kv = 0;
+  /* Keys per tile: 16 in the broadcast body (two per lane: each broadcast q value then feeds two
+   * keys, and the softmax bookkeeping runs once per 16 keys), 64 in the plain row body (fewer
+   * barriers), at most 8 per lane on the LANES layout (score registers); halved until the
+   * variant's shared memory fits. */
+  uint32_t unit = max_u32(8, out->lanes);
+  out->bc = out->cpu_bcast                            ? 16
+            : out->layout == VKF_ATTENTION_LAYOUT_ROW ? 64
+                                                      : max_u32(unit, min_u32(64, 8 * out->lanes));
+  out->bc = max_u32(unit, min_u32(out->bc, round_up(s->nk ? s->nk : 1, unit)));
+  uint32_t limit = caps->max_shared_memory_size ? caps->max_shared_memory_size : 16384;
+  /* (a multiple of `unit` throughout: the LANES body gives each lane bc / lanes keys) */
+  while (out->bc > unit && shared_bytes(out, s) > limit)
+    out->bc = max_u32(unit, out->bc / 2 / unit * unit);
+  /* Head dims whose K/V tile does not fit even at the smallest tile read K/V in place. */
+  if (out->stage_kv && shared_bytes(out, s) > limit) out->stage_kv = 0;
+  /* The LANES layout's Q block and probabilities must fit too: fewer rows. */
+  while (out->br > 1 && shared_bytes(out, s) > limit) out->br /= 2;
+  out->shared_size = shared_bytes(out, s);
+  out->local_size = out->cpu_bcast ? 8 * out->br / out->rows : out->br * out->lanes;
+
+  /* Split-K (flash-decoding): few queries against a long KV give too few workgroups to fill the
+   * device; split the keys so that about `target` workgroups run, each split at least
+   * MIN_SPLIT_KEYS keys. A CPU device has a few cores; a GPU wants hundreds of workgroups. */
+  uint32_t groups = s->batch * s->heads * vkf_div_up(s->nq, out->br);
+  uint32_t target = caps->kind == VKF_DEVICE_KIND_CPU ? 16 : 256;
+  uint32_t splits = 1;
+  if (s->nq <= 8 && groups < target) splits = vkf_div_up(target, groups);
+  splits = min_u32(splits, max_u32(1, s->nk / MIN_SPLIT_KEYS));
+  if (f.splits) splits = f.splits;
+  splits = max_u32(1, min_u32(splits, MAX_SPLITS));
+  out->chunk = round_up(vkf_div_up(s->nk ? s->nk : 1, splits), out->bc);
+  out->splits = max_u32(1, vkf_div_up(s->nk, out->chunk));
+  if (out->splits == 1) out->chunk = round_up(s->nk ? s->nk : 1, out->bc);
+}
+
+/* Element strides of an attention operand over (b, h, n); a rank-3 [B, N, D] tensor is one head.
+ * The d stride must be 1. */
+static vkf_status operand_strides(const vkf_lower_node *node, const vkf_plan_tensor *t,
+                                  const char *what, uint32_t out[3]) {
+  uint32_t r = t->rank;
+  if (t->strides[r - 1] != 1 && t->shape[r - 1] != 1)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": %s has stride %lld along its head dim; the kernel "
+                           "reads it contiguous (copy it first)",
+                           node->name, what, (long long)t->strides[r - 1]);
+  int64_t st[3] = {t->strides[0], r == 4 ? t->strides[1] : 0, t->strides[r - 2]};
+  int64_t span = 1;
+  for (uint32_t i = 0; i < r; i++) span += (t->shape[i] - 1) * t->strides[i];
+  if (span >= (int64_t)UINT32_MAX)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": %s spans %lld elements; the kernel indexes with 32 "
+                           "bits",
+                           node->name, what, (long long)span);
+  for (int i = 0; i < 3; i++) out[i] = (uint32_t)st[i];
+  return VKF_OK;
+}
+
+/* The dispatch grid of attention.comp: x = query blocks, y = batch * heads, z = splits. */
+static vkf_status grid(const vkf_device_caps *caps, const vkf_lower_node *node,
+                       const vkf_attention_shape *s, const vkf_attention_config *c,
+                       uint32_t out_groups[3]) {
+  out_groups[0] = vkf_div_up(s->nq, c->br);
+  out_groups[1] = s->batch * s->heads;
+  out_groups[2] = c->splits;
+  for (int i = 0; i < 3; i++) {
+    uint32_t lim = caps->max_workgroup_count[i] ? caps->max_workgroup_count[i] : 65535;
+    if (out_groups[i] > lim)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "attention \"%s\": grid dimension %d needs %u workgroups (limit %u)",
+                             node->name, i, out_groups[i], lim);
+  }
+  return VKF_OK;
+}
+
+static vkf_status check_inputs(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                               vkf_attention_shape *out_shape) {
+  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ATTENTION_Q],
+                        *k = &node->inputs[VKF_IN_ATTENTION_K],
+                        *v = &node->inputs[VKF_IN_ATTENTION_V];
+  uint32_t r = q->rank;
+  if (k->dtype != q->dtype || v->dtype != q->dtype || node->output.dtype != q->dtype ||
+      (q->dtype != VKF_F32 && q->dtype != VKF_F16))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": q, k, v and the output must share one dtype, f32 or "
+                           "f16 (got %s, %s, %s -> %s)",
+                           node->name, vkf_dtype_name(q->dtype), vkf_dtype_name(k->dtype),
+                           vkf_dtype_name(v->dtype), vkf_dtype_name(node->output.dtype));
+  if (q->dtype == VKF_F16 && !ctx->caps->storage_16bit)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": f16 tensors need 16-bit storage, which the device "
+                           "lacks",
+                           node->name);
+  const vkf_plan_tensor *bias = &node->inputs[VKF_IN_ATTENTION_BIAS];
+  if (node->input_count > VKF_IN_ATTENTION_BIAS && vkf_plan_tensor_present(bias) &&
+      bias->dtype == VKF_F16 && !ctx->caps->storage_16bit)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": an f16 bias needs 16-bit storage", node->name);
+  out_shape->batch = (uint32_t)q->shape[0];
+  out_shape->heads = r == 4 ? (uint32_t)q->shape[1] : 1;
+  out_shape->nq = (uint32_t)q->shape[r - 2];
+  out_shape->nk = (uint32_t)k->shape[r - 2];
+  out_shape->d = (uint32_t)q->shape[r - 1];
+  out_shape->dv = (uint32_t)v->shape[r - 1];
+  out_shape->dtype = q->dtype;
+  if (out_shape->d == 0 || out_shape->dv == 0 || out_shape->d > MAX_HEAD_DIM ||
+      out_shape->dv > MAX_HEAD_DIM)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": head dims D=%u, Dv=%u; the kernel supports 1..%d",
+                           node->name, out_shape->d, out_shape->dv, MAX_HEAD_DIM);
+  return VKF_OK;
+}
+
+/* Key j is allowed for query i iff i + lower <= j <= i + upper (the diagonal is bottom-right
+ * aligned: i + Nk - Nq); kv_len is applied in the kernel. */
+static void mask_offsets(const vkf_node_attrs *a, const vkf_attention_shape *s, int32_t *out_lower,
+                         int32_t *out_upper) {
+  int64_t diag = (int64_t)s->nk - (int64_t)s->nq, upper = UNBOUNDED, lower = -UNBOUNDED;
+  if (a->attention.causal) upper = diag;
+  if (a->attention.window_right >= 0 && diag + a->attention.window_right < upper)
+    upper = diag + a->attention.window_right;
+  if (a->attention.window_left >= 0) lower = diag - a->attention.window_left;
+  *out_lower = (int32_t)(lower < -UNBOUNDED ? -UNBOUNDED : lower > UNBOUNDED ? UNBOUNDED : lower);
+  *out_upper = (int32_t)(upper < -UNBOUNDED ? -UNBOUNDED : upper > UNBOUNDED ? UNBOUNDED : upper);
+}
+
+vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  vkf_attention_shape s;
+  VKF_RETURN_IF_ERROR(check_inputs(ctx, node, &s));
+  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ATTENTION_Q],
+                        *k = &node->inputs[VKF_IN_ATTENTION_K],
+                        *v = &node->inputs[VKF_IN_ATTENTION_V];
+  const vkf_plan_tensor *kv_len =
+      node->input_count > VKF_IN_ATTENTION_KV_LEN &&
+              vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_KV_LEN])
+          ? &node->inputs[VKF_IN_ATTENTION_KV_LEN]
+          : NULL;
+  const vkf_plan_tensor *bias =
+      node->input_count > VKF_IN_ATTENTION_BIAS &&
+              vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_BIAS])
+          ? &node->inputs[VKF_IN_ATTENTION_BIAS]
+          : NULL;
+  uint32_t qs[3], ks[3], vs[3], os[3];
+  VKF_RETURN_IF_ERROR(operand_strides(node, q, "q", qs));
+  VKF_RETURN_IF_ERROR(operand_strides(node, k, "k", ks));
+  VKF_RETURN_IF_ERROR(operand_strides(node, v, "v", vs));
+  VKF_RETURN_IF_ERROR(operand_strides(node, &node->output, "the output", os));
+  if (!vkf_plan_tensor_is_contiguous(&node->output))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "attention \"%s\": the output must be contiguous", node->name);
+  uint32_t r = q->rank, hkv = r == 4 ? (uint32_t)k->shape[1] : 1;
+  vkf_rows_view bias_view = {{1, 1, 1}, 1, {0, 0, 0, 0}};
+  if (bias) {
+    int64_t scores[4] = {q->shape[0], q->shape[1], q->shape[2], q->shape[3]};
+    scores[r - 1] = k->shape[r - 2];
+    VKF_RETURN_IF_ERROR(vkf_rows_view_make(bias, r, scores, node->name, "bias", &bias_view));
+    if (r == 3) { /* [B, Nq, Nk] scores sit in dims 1..3 of the padded view: one head */
+      bias_view.s[0] = bias_view.s[1];
+      bias_view.s[1] = 0;
+    }
+  }
+
+  vkf_attention_config c;
+  vkf_attention_choose(ctx->caps, &s, &g_force, &c);
+  int32_t lower, upper;
+  mask_offsets(node->attrs, &s, &lower, &upper);
+
+  vkf_plan_dispatch d = {.node = node->name, .shader = "attention.comp"};
+  vkf_plan_dispatch_define(&d, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
+  vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
+  vkf_plan_dispatch_define(
+      &d, c.layout == VKF_ATTENTION_LAYOUT_ROW ? "ROW_PER_INVOCATION=1" : "ROW_PER_INVOCATION=0");
+  vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
+  vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
+  vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
+  vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
+  uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
+  memcpy(d.spec, spec, sizeof spec);
+  d.spec_count = 7;
+  VKF_RETURN_IF_ERROR(grid(ctx->caps, node, &s, &c, d.groups));
+
+  uint32_t q_off = vkf_lower_bind(ctx, &d, q, VKF_ACCESS_READ);
+  uint32_t k_off = vkf_lower_bind(ctx, &d, k, VKF_ACCESS_READ);
+  uint32_t v_off = vkf_lower_bind(ctx, &d, v, VKF_ACCESS_READ);
+  /* Absent optional inputs bind q again: the kernel never reads them (flags say so). */
+  uint32_t len_off = vkf_lower_bind(ctx, &d, kv_len ? kv_len : q, VKF_ACCESS_READ);
+  uint32_t bias_off = vkf_lower_bind(ctx, &d, bias ? bias : q, VKF_ACCESS_READ);
+  /* vec4 loads when every q/k/v row starts at a multiple of 4 elements. */
+  int vec4 = c.cpu_bcast && q_off % 4 == 0 && k_off % 4 == 0 && v_off % 4 == 0;
+  for (int i = 0; i < 3; i++) vec4 = vec4 && qs[i] % 4 == 0 && ks[i] % 4 == 0 && vs[i] % 4 == 0;
+  vkf_plan_dispatch_define(&d, vec4 ? "VEC4=1" : "VEC4=0");
+  /* The CPU body reads q, k and v through texel views when all three allow it (a vector gather
+   * per vec4 on CPU devices instead of a scalar loop over the lanes). */
+  int texel = vec4 && !g_force.no_texel;
+  for (int i = 0; i < 3 && texel; i++)
+    texel = (d.bindings[i].texel = vkf_lower_texel_format(ctx, s.dtype, &d.bindings[i])) != 0;
+  if (!texel)
+    for (int i = 0; i < 3; i++) d.bindings[i].texel = VKF_TEXEL_NONE;
+  vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
+  uint64_t rows = (uint64_t)s.batch * s.heads * s.nq;
+  int merge_heads = node->attrs->attention.merge_heads != 0;
+  uint32_t flags = (bias ? 1u : 0u) | (kv_len ? 2u : 0u) | (merge_heads ? 4u : 0u);
+  uint32_t scratch = 0, o_off = 0;
+  if (c.splits > 1) {
+    /* fp32 partials: O [rows, S, Dv] then (m, l) [rows, S, 2] */
+    uint64_t size = rows * c.splits * (s.dv + 2) * 4;
+    if (size >= UINT32_MAX)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "attention \"%s\": split-K partials need %llu bytes", node->name,
+                             (unsigned long long)size);
+    char name[160];
+    snprintf(name, sizeof name, "%s.split_partials", node->name);
+    scratch = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, size);
+    vkf_plan_dispatch_bind(&d, scratch, 0, size, VKF_ACCESS_WRITE);
+  } else {
+    o_off = vkf_lower_bind(ctx, &d, &node->output, VKF_ACCESS_WRITE);
+  }
+  uint32_t push[] = {
+      q_off,          k_off,          v_off,          o_off,
+      qs[0],          qs[1],          qs[2],          ks[0],
+      ks[1],          ks[2],          vs[0],          vs[1],
+      vs[2],          bias_off,       bias_view.s[0], bias_view.s[1],
+      bias_view.s[2], bias_view.s[3], len_off,        flags,
+      s.nq,           s.nk,           s.heads,        s.heads / hkv};
+  for (size_t i = 0; i < sizeof push / sizeof push[0]; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
+  vkf_plan_dispatch_push_f32(&d, node->attrs->attention.scale * 1.4426950408889634f);
+  vkf_plan_dispatch_push_u32(&d, (uint32_t)lower);
+  vkf_plan_dispatch_push_u32(&d, (uint32_t)upper);
+  vkf_plan_dispatch_push_u32(&d, c.chunk);
+  vkf_plan_dispatch_push_u32(&d, c.splits);
+  VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
+  if (c.splits == 1) return VKF_OK;
+
+  vkf_plan_dispatch m = {
+      .node = node->name, .shader = "attention_merge.comp", .spec = {64}, .spec_count = 1};
+  vkf_plan_dispatch_define(&m, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
+  vkf_plan_dispatch_bind(&m, scratch, 0, vkf_plan_buffer_get(ctx->plan, scratch)->size,
+                         VKF_ACCESS_READ);
+  uint32_t out_off = vkf_lower_bind(ctx, &m, &node->output, VKF_ACCESS_WRITE);
+  vkf_plan_dispatch_push_u32(&m, 0);
+  vkf_plan_dispatch_push_u32(&m, out_off);
+  vkf_plan_dispatch_push_u32(&m, (uint32_t)rows);
+  vkf_plan_dispatch_push_u32(&m, c.splits);
+  vkf_plan_dispatch_push_u32(&m, s.dv);
+  vkf_plan_dispatch_push_u32(&m, s.nq);
+  vkf_plan_dispatch_push_u32(&m, s.heads);
+  vkf_plan_dispatch_push_u32(&m, (uint32_t)merge_heads);
+  VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, vkf_div_up(rows * s.dv, 64), node->name, m.groups));
+  return vkf_plan_add_dispatch(ctx->plan, &m);
+}

@@ -1,0 +1,74 @@
+/* Owns lowering of GATHER (embedding lookup: table [V, D], ids i32 [...] -> [..., D]) onto
+ * shaders/gather.comp. */
+#include <string.h>
+
+#include "graph/lower/lower.h"
+#include "graph/lower/lower_layout.h"
+
+/* Chooser: one invocation per output element, 256 per workgroup clamped to the device limit;
+ * rows are copied as bits (32-bit for f32/i32 tables, 16-bit for f16). */
+vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  char sa[64], sb[64];
+  const vkf_plan_tensor *table = &node->inputs[VKF_IN_GATHER_TABLE]; /* [V, D] */
+  const vkf_plan_tensor *ids = &node->inputs[VKF_IN_GATHER_IDS];     /* i32 [...] */
+  const vkf_plan_tensor *y = &node->output;                          /* [..., D] */
+  if (table->rank != 2 || ids->dtype != VKF_I32 || ids->rank > 3 || y->dtype != table->dtype)
+    return vkf_status_make(
+        VKF_STATUS_UNSUPPORTED, "gather \"%s\": table %s %s, ids %s %s", node->name,
+        vkf_dtype_name(table->dtype), vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
+        vkf_dtype_name(ids->dtype), vkf_shape_format(ids->rank, ids->shape, sb, sizeof sb));
+  if (table->dtype == VKF_F16 && !ctx->caps->storage_16bit)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "gather \"%s\": f16 table %s needs 16-bit storage, which the device "
+                           "lacks",
+                           node->name, vkf_shape_format(table->rank, table->shape, sa, sizeof sa));
+  if (!vkf_plan_tensor_is_contiguous(y))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gather \"%s\": output %s is not dense",
+                           node->name, vkf_shape_format(y->rank, y->shape, sa, sizeof sa));
+  int64_t count = vkf_plan_tensor_count(y), vocab = table->shape[0], dim = table->shape[1];
+  if (count == 0) return VKF_OK;
+
+  /* The ids as a row-major index space of rank <= 3 (size-1 and contiguous dims merged). */
+  vkf_layout l = {.rank = ids->rank, .operand_count = 1};
+  memcpy(l.shape, ids->shape, sizeof l.shape);
+  memcpy(l.strides[0], ids->strides, sizeof l.strides[0]);
+  vkf_layout_coalesce(&l);
+  uint32_t size[3] = {1, 1, 1}, st[3] = {0, 0, 0};
+  for (uint32_t i = 0; i < l.rank; i++) {
+    size[3 - l.rank + i] = (uint32_t)l.shape[i];
+    st[3 - l.rank + i] = (uint32_t)l.strides[0][i];
+  }
+
+  vkf_plan_dispatch disp = {.node = node->name, .shader = "gather.comp"};
+  if (table->dtype == VKF_F16) vkf_plan_dispatch_define(&disp, "ELEM16");
+  uint32_t table_off = vkf_lower_bind(ctx, &disp, table, VKF_ACCESS_READ);
+  uint32_t ids_off = vkf_lower_bind(ctx, &disp, ids, VKF_ACCESS_READ);
+  uint32_t out_off = vkf_lower_bind(ctx, &disp, y, VKF_ACCESS_WRITE);
+  if ((uint64_t)count + out_off > INT32_MAX ||
+      (uint64_t)(vocab - 1) * (uint64_t)table->strides[0] +
+              (uint64_t)(dim - 1) * table->strides[1] + table_off >
+          UINT32_MAX ||
+      (uint64_t)vocab > INT32_MAX)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "gather \"%s\": table %s or output %s needs "
+                           "indices beyond 32 bits",
+                           node->name, vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
+                           vkf_shape_format(y->rank, y->shape, sb, sizeof sb));
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)count);
+  vkf_plan_dispatch_push_fastdiv(&disp, (uint32_t)dim);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)vocab);
+  vkf_plan_dispatch_push_u32(&disp, table_off);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)table->strides[0]);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)table->strides[1]);
+  vkf_plan_dispatch_push_u32(&disp, ids_off);
+  vkf_plan_dispatch_push_fastdiv(&disp, size[1]);
+  vkf_plan_dispatch_push_fastdiv(&disp, size[2]);
+  for (uint32_t i = 0; i < 3; i++) vkf_plan_dispatch_push_u32(&disp, st[i]);
+  vkf_plan_dispatch_push_u32(&disp, out_off);
+  uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
+  disp.spec[0] = wg;
+  disp.spec_count = 1;
+  disp.groups[0] = vkf_lower_groups_1d(ctx, (uint64_t)count, wg);
+  disp.groups[1] = disp.groups[2] = 1;
+  return vkf_plan_add_dispatch(ctx->plan, &disp);
+}

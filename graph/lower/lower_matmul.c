@@ -1,0 +1,365 @@
+/* Owns the lowering of VKF_OP_MATMUL to shaders/gemm.comp: the GEMM variant chooser, the
+ * operand-layout analysis (strides, batch broadcast, vec4 eligibility) and the push-constant
+ * layout documented at the top of gemm.comp. */
+#include "graph/lower/lower_matmul.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* GPU-shaped tiles, largest first. Shared memory is (bm + bn) * bk floats. */
+static const vkf_gemm_variant tiled_candidates[] = {
+    {.kind = VKF_GEMM_TILED,
+     .workgroup_size = 256,
+     .bm = 128,
+     .bn = 128,
+     .bk = 16,
+     .tm = 8,
+     .tn = 8},
+    {.kind = VKF_GEMM_TILED, .workgroup_size = 256, .bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4},
+    {.kind = VKF_GEMM_TILED, .workgroup_size = 64, .bm = 32, .bn = 32, .bk = 16, .tm = 4, .tn = 4},
+    {.kind = VKF_GEMM_TILED, .workgroup_size = 64, .bm = 16, .bn = 16, .bk = 8, .tm = 2, .tn = 2},
+};
+enum { TILED_CANDIDATES = sizeof tiled_candidates / sizeof tiled_candidates[0] };
+
+/* The CPU variants as measured on lavapipe (Mesa 22.3, LLVM 15, 8-wide AVX2, 2-core EPYC) with
+ * `vkf bench gemm --variant cpu:RAxTN4xWGxKU[:texel]` on the ViT-B shapes (197 x 768 x 768, 3072
+ * and 197 x 3072 x 768, B as [K, N] and as [N, K]), all through texel views (what the chooser
+ * picks there). With 4 steps of 4 along k per loop iteration, B as [K, N] runs best in 16x8
+ * blocks (42-45 GFLOP/s) and B as [N, K] (every nn.Linear weight) in 40x4 blocks (44-47, and
+ * 38-40 for 197 x 3072 x 768 where 16x8 gets 31-34: its 64 columns of 12 KiB each exceed L2);
+ * 24x4, 24x8, 32x4, 32x8, 48x4, 8x8 and 16x16 were slower on one shape or another. What got the
+ * kernel there, all about gallivm's exec mask and spills (gemm_cpu.glsl has the details):
+ *  - 4 k-steps per loop iteration instead of 1 (loop-carried values are merged with the exec
+ *    mask once per iteration): 24x4 [N,K] 18.8 -> 23.6 GFLOP/s; 8 steps were slower (21.6);
+ *  - clamped instead of per-lane predicated loads (a predicated load runs masked): -> 31-33;
+ *  - row by row over all k of an iteration, so a row's accumulators stay in registers: -> 40+.
+ * Through storage buffers (a scalar loop per lane and element) the biggest blocks win instead
+ * (64x8 8.8 GFLOP/s, 24x4 6.1). The 8x4 block is for small problems, where the big block leaves
+ * cores idle; it keeps one step per iteration, as unrolling costs JIT time (paid once per
+ * pipeline) and small problems are dominated by overheads. */
+static const vkf_gemm_variant cpu_variant_kn = {
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 2, .cpu_col_vec4s = 2,
+    .cpu_k_unroll = 4};
+static const vkf_gemm_variant cpu_variant_nk = {
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 5, .cpu_col_vec4s = 1,
+    .cpu_k_unroll = 4};
+static const vkf_gemm_variant cpu_variant_small = {
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 1};
+
+static uint32_t tiled_shared_size(const vkf_gemm_variant *v) {
+  return (v->bm + v->bn) * v->bk * 4;
+}
+
+/* NULL when `caps` can run `v`, else why not (static text). */
+static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_variant *v) {
+  if (caps->max_workgroup_invocations && v->workgroup_size > caps->max_workgroup_invocations)
+    return "workgroup larger than the device allows";
+  if (caps->max_workgroup_size[0] && v->workgroup_size > caps->max_workgroup_size[0])
+    return "workgroup wider than the device allows";
+  if (v->kind == VKF_GEMM_TILED) {
+    if (tiled_shared_size(v) > caps->max_shared_memory_size) return "tiles exceed shared memory";
+    if (v->workgroup_size != (v->bm / v->tm) * (v->bn / v->tn) || v->bk % 4 || v->bn % 4)
+      return "inconsistent tile sizes";
+  }
+  if (v->kind == VKF_GEMM_CPU) {
+    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
+    if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
+      return "needs 8-wide subgroups with shuffle";
+    if (v->workgroup_size % 8 || !v->cpu_row_groups || v->cpu_row_groups > 8 ||
+        (v->cpu_col_vec4s != 1 && v->cpu_col_vec4s != 2 && v->cpu_col_vec4s != 4) ||
+        v->cpu_k_unroll > 4 || v->cpu_k_unroll == 3)
+      return "inconsistent CPU block sizes";
+  }
+  return NULL;
+}
+
+vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
+  /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-shuffle kernel: there every
+   * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
+   * each element once and reusing it from registers; barriers suspend the workgroup's coroutine.
+   * Needs 8-wide subgroups with shuffle, which profiles like "mobile" take away. */
+  const vkf_gemm_variant *big = shape->b_along_k ? &cpu_variant_nk : &cpu_variant_kn;
+  if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, big)) {
+    /* Rule 1b: the big block (by B's layout) only when it still makes 8 workgroups (a few per
+     * core). */
+    uint64_t groups =
+        vkf_div_up(shape->m, 8 * big->cpu_row_groups) *
+        (uint64_t)vkf_div_up(shape->n, big->workgroup_size * 4 * big->cpu_col_vec4s) *
+        (shape->batches ? shape->batches : 1);
+    vkf_gemm_variant v = groups >= 8 ? *big : cpu_variant_small;
+    /* Rule 1c: operands through texel views where the device has them (a vector gather per vec4
+     * instead of a scalar loop over the lanes); lowering falls back per operand. */
+    v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
+    return v;
+  }
+  uint32_t first = 0;
+  /* Rule 2: 128x128 tiles with 8x8 register blocks only on discrete GPUs: phones and integrated
+   * parts have fewer registers per invocation, and 64 accumulators would spill there. */
+  if (caps->kind != VKF_DEVICE_KIND_DISCRETE_GPU) first = 1;
+  /* Rule 3: the largest tile that fits the workgroup and shared-memory limits (the mobile profile,
+   * 16 KiB and 128 invocations, lands on 32x32). */
+  while (first + 1 < TILED_CANDIDATES && variant_unfit(caps, &tiled_candidates[first])) first++;
+  /* Rule 4: step down while the grid is too small to occupy the device (M = 1..16 decode steps,
+   * small heads): 32 workgroups is a few per compute unit on the GPUs we target. */
+  for (;;) {
+    const vkf_gemm_variant *v = &tiled_candidates[first];
+    uint64_t groups = vkf_div_up(shape->n, v->bn) * (uint64_t)vkf_div_up(shape->m, v->bm) *
+                      (shape->batches ? shape->batches : 1);
+    if (groups >= 32 || first + 1 >= TILED_CANDIDATES ||
+        variant_unfit(caps, &tiled_candidates[first + 1]))
+      break;
+    first++;
+  }
+  return tiled_candidates[first];
+}
+
+char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_size) {
+  switch (v->kind) {
+    case VKF_GEMM_TILED:
+      snprintf(buf, buf_size, "tiled %ux%ux%u t%ux%u", v->bm, v->bn, v->bk, v->tm, v->tn);
+      break;
+    case VKF_GEMM_CPU:
+      snprintf(buf, buf_size, "cpu %ux%u wg%u%s%s", 8 * v->cpu_row_groups, 4 * v->cpu_col_vec4s,
+               v->workgroup_size, v->cpu_k_unroll == 4 ? " ku4" : v->cpu_k_unroll == 2 ? " ku2" : "",
+               v->texel ? " texel" : "");
+      break;
+    default:
+      snprintf(buf, buf_size, "naive wg%u", v->workgroup_size);
+      break;
+  }
+  return buf;
+}
+
+/* One operand as the kernel addresses it: element offset, strides along the two matrix axes, and
+ * the two batch strides (0 where the operand broadcasts). Elements, not bytes. */
+typedef struct gemm_operand {
+  uint64_t off, s_row, s_col, bs0, bs1;
+} gemm_operand;
+
+/* Batch strides of `t` against the output's batch dims (right-aligned, numpy broadcasting). */
+static void batch_strides(const vkf_plan_tensor *t, const vkf_plan_tensor *out, gemm_operand *op) {
+  uint32_t ob = out->rank - 2, tb = t->rank - 2;
+  uint64_t s[2] = {0, 0};
+  for (uint32_t i = 0; i < ob; i++) {
+    int64_t j = (int64_t)i - (int64_t)(ob - tb);
+    if (j >= 0 && t->shape[j] != 1) s[i + 2 - ob] = (uint64_t)t->strides[j];
+  }
+  op->bs0 = s[0];
+  op->bs1 = s[1];
+}
+
+/* Largest element index the kernel forms for `op` over rows x cols; UINT64_MAX past uint32. */
+static uint64_t operand_last(const gemm_operand *op, uint64_t rows, uint64_t cols,
+                             const vkf_plan_tensor *out) {
+  uint64_t last = op->off;
+  if (rows) last += (rows - 1) * op->s_row;
+  if (cols) last += (cols - 1) * op->s_col;
+  uint32_t ob = out->rank - 2;
+  if (ob >= 1) last += (uint64_t)(out->shape[out->rank - 3] - 1) * op->bs1;
+  if (ob >= 2) last += (uint64_t)(out->shape[0] - 1) * op->bs0;
+  return last;
+}
+
+static int dtype_float(vkf_dtype t) {
+  return t == VKF_F32 || t == VKF_F16;
+}
+
+/* vec4 loads along an operand's contiguous axis: unit stride there, the length and every row
+ * start (offset, other stride, batch strides) multiples of 4 elements. */
+static int vec4_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_stride,
+                   uint64_t len) {
+  return unit_stride == 1 && len % 4 == 0 && op->off % 4 == 0 && other_stride % 4 == 0 &&
+         op->bs0 % 4 == 0 && op->bs1 % 4 == 0;
+}
+
+/* Element offset `vkf_lower_bind` will return, known before binding. */
+static uint64_t bound_offset(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {
+  return (t->offset % ctx->alignment) / vkf_dtype_size(t->dtype);
+}
+
+vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                                    const vkf_gemm_variant *variant) {
+  const vkf_plan_tensor *a = &node->inputs[VKF_IN_MATMUL_A], *b = &node->inputs[VKF_IN_MATMUL_B];
+  const vkf_plan_tensor *bias = &node->inputs[VKF_IN_MATMUL_BIAS];
+  const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
+  const vkf_plan_tensor *c = &node->output;
+  int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
+  int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
+  int tb = node->attrs->matmul.transpose_b;
+  char sa[64], sb[64], vname[64];
+  vkf_shape_format(a->rank, a->shape, sa, sizeof sa);
+  vkf_shape_format(b->rank, b->shape, sb, sizeof sb);
+  VKF_ASSERT(node->op == VKF_OP_MATMUL);
+
+  if (!dtype_float(a->dtype) || !dtype_float(b->dtype) || !dtype_float(c->dtype) ||
+      (has_bias && !dtype_float(bias->dtype)) || (has_res && !dtype_float(res->dtype)))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s %s x %s %s: only f32/f16 operands", node->name,
+                           vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype), sb);
+  int any_f16 = a->dtype == VKF_F16 || b->dtype == VKF_F16 || c->dtype == VKF_F16 ||
+                (has_bias && bias->dtype == VKF_F16) || (has_res && res->dtype == VKF_F16);
+  if (any_f16 && !ctx->caps->storage_16bit)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: f16 operands need 16-bit storage, which "
+                           "device \"%s\" lacks",
+                           node->name, sa, sb, ctx->caps->name);
+  if (a->rank < 2 || b->rank < 2 || c->rank < 2 || c->rank > 4)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: rank 2 to 4 only",
+                           node->name, sa, sb);
+  const char *unfit = variant_unfit(ctx->caps, variant);
+  if (unfit)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: variant %s: %s",
+                           node->name, sa, sb, vkf_gemm_variant_name(variant, vname, sizeof vname),
+                           unfit);
+
+  uint64_t m = (uint64_t)c->shape[c->rank - 2], n = (uint64_t)c->shape[c->rank - 1];
+  uint64_t k = (uint64_t)a->shape[a->rank - 1];
+  uint64_t batch1 = c->rank >= 3 ? (uint64_t)c->shape[c->rank - 3] : 1;
+  uint64_t batches = batch1 * (c->rank == 4 ? (uint64_t)c->shape[0] : 1);
+  if (m == 0 || n == 0 || batches == 0) return VKF_OK;
+  for (uint32_t i = 0; i < VKF_MAX_DIMS; i++)
+    if ((i < a->rank && a->strides[i] < 0) || (i < b->rank && b->strides[i] < 0) ||
+        (i < c->rank && c->strides[i] < 0) || (has_res && i < res->rank && res->strides[i] < 0))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: negative strides",
+                             node->name, sa, sb);
+
+  /* [..., M, K] x [..., K, N] (or [..., N, K] transposed) -> [..., M, N] */
+  gemm_operand oa = {.off = bound_offset(ctx, a),
+                     .s_row = (uint64_t)a->strides[a->rank - 2],
+                     .s_col = (uint64_t)a->strides[a->rank - 1]};
+  gemm_operand ob = {.off = bound_offset(ctx, b)};
+  ob.s_row = (uint64_t)b->strides[b->rank - (tb ? 1 : 2)]; /* along k */
+  ob.s_col = (uint64_t)b->strides[b->rank - (tb ? 2 : 1)]; /* along n */
+  gemm_operand oc = {.off = bound_offset(ctx, c),
+                     .s_row = (uint64_t)c->strides[c->rank - 2],
+                     .s_col = (uint64_t)c->strides[c->rank - 1]};
+  gemm_operand orr = {0};
+  batch_strides(a, c, &oa);
+  batch_strides(b, c, &ob);
+  batch_strides(c, c, &oc);
+  if (has_res) {
+    orr = (gemm_operand){.off = bound_offset(ctx, res),
+                         .s_row = (uint64_t)res->strides[res->rank - 2],
+                         .s_col = (uint64_t)res->strides[res->rank - 1]};
+    batch_strides(res, c, &orr);
+  }
+  if (operand_last(&oa, m, k, c) > UINT32_MAX || operand_last(&ob, k, n, c) > UINT32_MAX ||
+      operand_last(&oc, m, n, c) > UINT32_MAX ||
+      (has_res && operand_last(&orr, m, n, c) > UINT32_MAX))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: element indices exceed 32 bits", node->name, sa,
+                           sb);
+
+  vkf_plan_dispatch d = {.node = node->name, .shader = "gemm.comp"};
+  char def_cpu_ra[24], def_cpu_tn[24], def_cpu_ku[24];
+  if (variant->kind == VKF_GEMM_CPU) {
+    vkf_plan_dispatch_define(&d, "GEMM_CPU");
+    snprintf(def_cpu_ra, sizeof def_cpu_ra, "CPU_RA=%u", variant->cpu_row_groups);
+    snprintf(def_cpu_tn, sizeof def_cpu_tn, "CPU_TN4=%u", variant->cpu_col_vec4s);
+    vkf_plan_dispatch_define(&d, def_cpu_ra);
+    vkf_plan_dispatch_define(&d, def_cpu_tn);
+    /* The unrolled loop has no tail, so only an unroll whose 4*u steps divide K. */
+    uint32_t ku = variant->cpu_k_unroll ? variant->cpu_k_unroll : 1;
+    while (ku > 1 && k % (4u * ku)) ku /= 2;
+    if (ku > 1) {
+      snprintf(def_cpu_ku, sizeof def_cpu_ku, "CPU_KU=%u", ku);
+      vkf_plan_dispatch_define(&d, def_cpu_ku);
+    }
+  } else if (variant->kind == VKF_GEMM_NAIVE) {
+    vkf_plan_dispatch_define(&d, "GEMM_NAIVE");
+  }
+  if (a->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "A_F16");
+  if (b->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "B_F16");
+  if (c->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "C_F16");
+  if (has_bias) vkf_plan_dispatch_define(&d, "BIAS");
+  if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");
+  if (has_res) vkf_plan_dispatch_define(&d, "RESIDUAL");
+  if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
+  /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. */
+  int a_vec4 = 0, b_vec4 = 0;
+  if (variant->kind != VKF_GEMM_NAIVE) {
+    if ((a_vec4 = vec4_ok(&oa, oa.s_col, oa.s_row, k))) vkf_plan_dispatch_define(&d, "A_VEC4");
+    if ((b_vec4 = vec4_ok(&ob, ob.s_col, ob.s_row, n)))
+      vkf_plan_dispatch_define(&d, "B_VEC4_N");
+    else if ((b_vec4 = vec4_ok(&ob, ob.s_row, ob.s_col, k)))
+      vkf_plan_dispatch_define(&d, "B_VEC4_K");
+  }
+  /* vec4 epilogue (CPU kernel): output, residual and bias all vec4-addressable along n */
+  if (variant->kind == VKF_GEMM_CPU && vec4_ok(&oc, oc.s_col, oc.s_row, n) &&
+      (!has_res || vec4_ok(&orr, orr.s_col, orr.s_row, n)) &&
+      (!has_bias || (bias->strides[0] == 1 && bound_offset(ctx, bias) % 4 == 0)))
+    vkf_plan_dispatch_define(&d, "C_VEC4");
+  vkf_lower_bind(ctx, &d, a, VKF_ACCESS_READ);
+  vkf_lower_bind(ctx, &d, b, VKF_ACCESS_READ);
+  if (variant->kind == VKF_GEMM_CPU && variant->texel) {
+    if (a_vec4 && (d.bindings[0].texel = vkf_lower_texel_format(ctx, a->dtype, &d.bindings[0])))
+      vkf_plan_dispatch_define(&d, "A_TEXEL");
+    if (b_vec4 && (d.bindings[1].texel = vkf_lower_texel_format(ctx, b->dtype, &d.bindings[1])))
+      vkf_plan_dispatch_define(&d, "B_TEXEL");
+  }
+
+  uint32_t act = (uint32_t)node->attrs->matmul.activation;
+  const vkf_gemm_variant *v = variant;
+  uint32_t spec[7] = {v->workgroup_size,
+                      v->bm ? v->bm : 32,
+                      v->bn ? v->bn : 32,
+                      v->bk ? v->bk : 16,
+                      v->tm ? v->tm : 4,
+                      v->tn ? v->tn : 4,
+                      act};
+  memcpy(d.spec, spec, sizeof spec);
+  d.spec_count = 7;
+
+  vkf_lower_bind(ctx, &d, c, VKF_ACCESS_WRITE);
+  uint64_t bias_off = 0, bias_s = 0;
+  if (has_bias) {
+    bias_off = vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ);
+    bias_s = (uint64_t)bias->strides[0];
+  }
+  if (has_res) vkf_lower_bind(ctx, &d, res, VKF_ACCESS_READ);
+
+  uint64_t push[] = {m,       n,         k,         batch1,   oa.off,   oa.s_row, oa.s_col,
+                     oa.bs0,  oa.bs1,    ob.off,    ob.s_row, ob.s_col, ob.bs0,   ob.bs1,
+                     oc.off,  oc.s_row,  oc.s_col,  oc.bs0,   oc.bs1,   bias_off, bias_s,
+                     orr.off, orr.s_row, orr.s_col, orr.bs0,  orr.bs1};
+  for (size_t i = 0; i < sizeof push / sizeof push[0]; i++)
+    vkf_plan_dispatch_push_u32(&d, (uint32_t)push[i]);
+
+  uint64_t groups[3] = {0, 0, batches};
+  if (v->kind == VKF_GEMM_TILED) {
+    groups[0] = vkf_div_up(n, v->bn);
+    groups[1] = vkf_div_up(m, v->bm);
+  } else if (v->kind == VKF_GEMM_CPU) {
+    groups[0] = vkf_div_up(m, 8 * (uint64_t)v->cpu_row_groups);
+    groups[1] = vkf_div_up(n, (uint64_t)v->workgroup_size * 4 * v->cpu_col_vec4s);
+  } else {
+    groups[0] = vkf_div_up(n, v->workgroup_size);
+    groups[1] = m;
+  }
+  for (int i = 0; i < 3; i++) {
+    uint32_t limit = ctx->caps->max_workgroup_count[i] ? ctx->caps->max_workgroup_count[i] : 65535;
+    if (groups[i] > limit)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "matmul \"%s\": %s x %s: %" PRIu64
+                             " workgroups along axis %d exceed "
+                             "the device limit %u",
+                             node->name, sa, sb, groups[i], i, limit);
+    d.groups[i] = (uint32_t)groups[i];
+  }
+  return vkf_plan_add_dispatch(ctx->plan, &d);
+}
+
+vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  const vkf_plan_tensor *c = &node->output;
+  vkf_gemm_shape shape = {
+      .m = (uint64_t)c->shape[c->rank - 2],
+      .n = (uint64_t)c->shape[c->rank - 1],
+      .k = (uint64_t)node->inputs[VKF_IN_MATMUL_A].shape[node->inputs[VKF_IN_MATMUL_A].rank - 1],
+      .batches = 1};
+  const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
+  shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
+  for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
+  vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
+  return vkf_lower_matmul_variant(ctx, node, &v);
+}

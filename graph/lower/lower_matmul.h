@@ -1,0 +1,46 @@
+/* The GEMM variant chooser and a lowering entry that takes a given variant, for the tests that
+ * exercise every variant on one device and for `vkf bench gemm` (which times the naive kernel
+ * beside the chosen one). Models go through vkf_lower_matmul (graph/lower/lower.h), which chooses. */
+#ifndef VKF_GRAPH_LOWER_MATMUL_H
+#define VKF_GRAPH_LOWER_MATMUL_H
+
+#include <stdint.h>
+
+#include "graph/lower/lower.h"
+
+typedef enum vkf_gemm_kind {
+  VKF_GEMM_TILED = 0, /* shared-memory tiles + register blocks (GPU-shaped) */
+  VKF_GEMM_CPU,       /* subgroup-broadcast register blocks, no shared memory (CPU devices) */
+  VKF_GEMM_NAIVE,     /* one output per invocation (bench baseline only) */
+} vkf_gemm_kind;
+
+typedef struct vkf_gemm_variant {
+  vkf_gemm_kind kind;
+  uint32_t workgroup_size;     /* invocations */
+  uint32_t bm, bn, bk, tm, tn; /* TILED: workgroup tile and per-invocation block */
+  uint32_t cpu_row_groups;     /* CPU: rows per subgroup / 8 */
+  uint32_t cpu_col_vec4s;      /* CPU: columns per lane / 4 */
+  uint32_t cpu_k_unroll;       /* CPU: steps of 4 along k per loop iteration, 1, 2 or 4 (0 = 1);
+                                * lowered as the largest of 4, 2, 1 up to it that divides K / 4 */
+  int texel;                   /* CPU: read A and B through uniform texel views where the operand
+                                * allows it (vec4-addressable, aligned, within the view limit) */
+} vkf_gemm_variant;
+
+/* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
+typedef struct vkf_gemm_shape {
+  uint64_t m, n, k, batches;
+  int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
+} vkf_gemm_shape;
+
+/* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */
+vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);
+
+/* Short stable name, e.g. "cpu r2x1 wg64" or "tiled 64x64x16 t4x4"; returns buf. */
+char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_size);
+
+/* vkf_lower_matmul with the variant given instead of chosen. A variant the device cannot run
+ * (workgroup or shared memory over its limits, missing subgroup ops) gives UNSUPPORTED. */
+vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                                    const vkf_gemm_variant *variant);
+
+#endif

@@ -1,0 +1,93 @@
+/* Lowering of a node whose bindings would exceed the device's maxStorageBufferRange (128 MiB on
+ * lavapipe: an unfused attention's [1, 12, 4096, 4096] scores are 768 MiB): the node becomes
+ * several dispatches over slices of its leading (batch) dims, each binding a range that fits.
+ * Only ops whose leading output dims map one to one onto the inputs' right-aligned leading dims
+ * (or broadcast over them) are sliced: matmul, elementwise ops and generated chains, layernorm /
+ * RMSNorm and softmax without valid lengths (those index batches by position). */
+#include "graph/lower/lower.h"
+
+/* Bytes vkf_lower_bind would bind for `t`. */
+static uint64_t binding_span(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {
+  uint64_t begin, end;
+  vkf_lower_binding_range(ctx, t, &begin, &end);
+  return end - begin;
+}
+
+static int fits(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
+  uint64_t range = ctx->caps->max_storage_buffer_range;
+  if (binding_span(ctx, &n->output) > range) return 0;
+  for (uint32_t i = 0; i < n->input_count; i++)
+    if (vkf_plan_tensor_present(&n->inputs[i]) && binding_span(ctx, &n->inputs[i]) > range)
+      return 0;
+  return 1;
+}
+
+/* Trailing dims the op computes across (never sliced); UINT32_MAX: the op is not sliceable. */
+static uint32_t row_dims(const vkf_lower_node *n) {
+  if (vkf_op_flags(n->op) & VKF_OPF_ELEMENTWISE) return 0;
+  switch (n->op) {
+    case VKF_OP_FUSED_ELEMENTWISE: return 0;
+    case VKF_OP_MATMUL: return 2;
+    case VKF_OP_LAYERNORM: case VKF_OP_RMSNORM: return 1;
+    case VKF_OP_SOFTMAX:
+      return n->input_count > VKF_IN_SOFTMAX_VALID_LENS &&
+                     vkf_plan_tensor_present(&n->inputs[VKF_IN_SOFTMAX_VALID_LENS])
+                 ? UINT32_MAX
+                 : 1;
+    default: return UINT32_MAX;
+  }
+}
+
+/* Restricts `t` to [start, start + len) of output dim `d` (of `out_rank` dims, `full` long);
+ * inputs that broadcast along it (size 1 there, or no such dim) are left whole. */
+static void slice_tensor(vkf_plan_tensor *t, uint32_t out_rank, uint32_t d, int64_t full,
+                         int64_t start, int64_t len) {
+  int64_t i = (int64_t)d - ((int64_t)out_rank - (int64_t)t->rank);
+  if (i < 0 || t->shape[i] != full) return;
+  t->offset += (uint64_t)(start * t->strides[i]) * vkf_dtype_size(t->dtype);
+  t->shape[i] = len;
+}
+
+static vkf_lower_node slice_node(const vkf_lower_node *n, uint32_t d, int64_t start, int64_t len) {
+  vkf_lower_node s = *n;
+  int64_t full = n->output.shape[d];
+  slice_tensor(&s.output, n->output.rank, d, full, start, len);
+  for (uint32_t i = 0; i < n->input_count; i++)
+    if (vkf_plan_tensor_present(&s.inputs[i]))
+      slice_tensor(&s.inputs[i], n->output.rank, d, full, start, len);
+  return s;
+}
+
+static int strides_non_negative(const vkf_lower_node *n) {
+  for (uint32_t i = 0; i <= n->input_count; i++) {
+    const vkf_plan_tensor *t = i < n->input_count ? &n->inputs[i] : &n->output;
+    if (i < n->input_count && !vkf_plan_tensor_present(t)) continue;
+    for (uint32_t j = 0; j < t->rank; j++)
+      if (t->strides[j] < 0) return 0;
+  }
+  return 1;
+}
+
+vkf_status vkf_lower_sliced(const vkf_lower_ctx *ctx, vkf_lower_fn fn, const vkf_lower_node *n) {
+  uint32_t rows = row_dims(n);
+  const vkf_plan_tensor *out = &n->output;
+  if (!ctx->caps->max_storage_buffer_range || rows == UINT32_MAX || !strides_non_negative(n) ||
+      fits(ctx, n))
+    return fn(ctx, n);
+  uint32_t d = 0;
+  while (d + rows < out->rank && out->shape[d] <= 1) d++;
+  if (d + rows >= out->rank) return fn(ctx, n); /* nothing left to slice: the op's own error */
+  /* Halve the slice until its bindings fit; a single index that still does not fit is sliced
+   * again along the next dim by the recursion. */
+  int64_t full = out->shape[d], len = full;
+  while (len > 1) {
+    vkf_lower_node s = slice_node(n, d, 0, len);
+    if (fits(ctx, &s)) break;
+    len = (len + 1) / 2;
+  }
+  for (int64_t start = 0; start < full; start += len) {
+    vkf_lower_node s = slice_node(n, d, start, start + len <= full ? len : full - start);
+    VKF_RETURN_IF_ERROR(vkf_lower_sliced(ctx, fn, &s));
+  }
+  return VKF_OK;
+}

@@ -1,0 +1,79 @@
+/* BERT-family encoders from Hugging Face checkpoints (config.json + model.safetensors) as sentence
+ * embedders: loading with every tensor checked, the sentence-transformers pipeline settings
+ * (pooling, normalisation, max_seq_length) and the graph builder: encoder -> pool -> normalise. */
+#ifndef VKF_MODELS_BERT_H
+#define VKF_MODELS_BERT_H
+
+#include <stdint.h>
+
+#include "graph/ir/graph.h"
+#include "models/formats/hf_config.h"
+
+/* How token vectors become one sentence vector (sentence-transformers' Pooling module). */
+typedef enum vkf_bert_pooling {
+  VKF_BERT_POOL_MEAN = 0, /* mean over the attention mask (pooling_mode_mean_tokens) */
+  VKF_BERT_POOL_CLS,      /* the first token's vector (pooling_mode_cls_token) */
+} vkf_bert_pooling;
+
+/* The sentence-transformers modules around the encoder, read from the files it saves beside the
+ * checkpoint. A folder without them (a plain Hugging Face BERT) gets sentence-transformers'
+ * defaults for such a model: mean pooling, no normalisation, the config's max positions. */
+typedef struct vkf_bert_pipeline {
+  vkf_bert_pooling pooling; /* 1_Pooling/config.json (or the Pooling module's path) */
+  int normalize;            /* modules.json lists sentence_transformers.models.Normalize */
+  int64_t max_seq_length;   /* sentence_bert_config.json, clamped to max_position_embeddings */
+} vkf_bert_pipeline;
+
+/* A loaded checkpoint. Owns the mapping of model.safetensors (graph constants point into it) and
+ * every weight it converted or assembled, so it must outlive each graph built from it. Not
+ * thread-safe: builds convert and cache weights. */
+typedef struct vkf_bert_model vkf_bert_model;
+
+/* Reads DIR/config.json (model_type "bert", absolute positions), the sentence-transformers files
+ * when present, and DIR/model.safetensors, accepting tensor names with or without the "bert."
+ * prefix that task heads (BertForMaskedLM, ...) save, and checks that every tensor the builder
+ * uses is present with the configured shape and a float dtype. Errors are one line naming the
+ * directory and the file, field or tensor at fault: NOT_FOUND (directory, file, tensor), PARSE,
+ * SHAPE, UNSUPPORTED (model type, position embedding type, pooling mode, dtype). */
+vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model);
+void vkf_bert_destroy(vkf_bert_model *model);
+
+/* Reads the sentence-transformers files of `model_dir` (modules.json, the Pooling module's
+ * config.json, sentence_bert_config.json; each optional) into `out_pipeline`, with `config` giving
+ * the defaults, and checks the config.json fields vkf_hf_config does not carry
+ * (position_embedding_type must be "absolute"). Modules that would change the vector (Dense,
+ * max / weighted pooling, concatenated pooling modes) are UNSUPPORTED, naming the file. */
+vkf_status vkf_bert_pipeline_load(const char *model_dir, const vkf_hf_config *config,
+                                  vkf_bert_pipeline *out_pipeline);
+
+const vkf_hf_config *vkf_bert_config(const vkf_bert_model *model);
+const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *model);
+const char *vkf_bert_dir(const vkf_bert_model *model);
+
+typedef struct vkf_bert_build_options {
+  int64_t batch;   /* sentences per run; 0: 1 */
+  int64_t seq_len; /* tokens per sentence, padding included; 0: the pipeline's max_seq_length */
+  vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations of the encoder; the
+                      pooling, the normalisation and the output stay f32 */
+} vkf_bert_build_options;
+
+/* The graph of one build and the values a caller binds and reads. */
+typedef struct vkf_bert_graph {
+  vkf_graph *graph;             /* owned by the caller: vkf_graph_destroy */
+  vkf_value input_ids;          /* input, i32 [B, N] (vkf_tokenizer_encode_batch ids) */
+  vkf_value attention_mask;     /* input, i32 [B, N]: each row ones then zeros (right padding, as
+                                   the tokenizer pads); an all-zero row gives a zero vector */
+  vkf_value sentence_embedding; /* output, f32 [B, D] */
+} vkf_bert_graph;
+
+/* Emits the forward pass through graph/ir/builder.h: word + position + token-type-0 embeddings and
+ * LayerNorm; per layer one fused QKV GEMM, attention with key padding (kv_len[b] = sum of mask row
+ * b, computed in the graph), output projection + residual, LayerNorm, GELU MLP + residual,
+ * LayerNorm (post-norm); then the pipeline's pooling and normalisation. Node names follow the
+ * checkpoint's module names ("encoder.layer.3.attention", ...). f32 weights are read in place
+ * from the mapping; converted and assembled ones are cached in the model. *out is zeroed first;
+ * on failure nothing is kept. */
+vkf_status vkf_bert_build(vkf_bert_model *model, const vkf_bert_build_options *options,
+                          vkf_bert_graph *out);
+
+#endif

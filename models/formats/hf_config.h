@@ -1,0 +1,124 @@
+/* Hugging Face config.json (ViT, DeiT, BERT-family encoders) and preprocessor_config.json
+ * (ViT/DeiT image processors): parsed into plain structs with Hugging Face's defaults filled in. */
+#ifndef VKF_MODELS_HF_CONFIG_H
+#define VKF_MODELS_HF_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/base/arena.h"
+#include "graph/base/status.h"
+
+/* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
+ * "xlm-roberta" -> TEXT. */
+typedef enum vkf_hf_family {
+  VKF_HF_FAMILY_VISION = 0,
+  VKF_HF_FAMILY_TEXT,
+} vkf_hf_family;
+
+typedef enum vkf_hf_act {
+  VKF_HF_ACT_GELU = 0,  /* "gelu", "gelu_python": exact erf form */
+  VKF_HF_ACT_GELU_TANH, /* "gelu_new", "gelu_pytorch_tanh", "gelu_fast": tanh approximation */
+  VKF_HF_ACT_RELU,      /* "relu" */
+  VKF_HF_ACT_SILU,      /* "silu", "swish" */
+  VKF_HF_ACT_COUNT
+} vkf_hf_act;
+
+/* Every string and array below lives in `arena` and dies with vkf_hf_config_release(). */
+typedef struct vkf_hf_config {
+  vkf_arena *arena;
+  const char *model_type; /* required in the file */
+  vkf_hf_family family;
+  const char **architectures; /* e.g. "ViTForImageClassification"; may be empty */
+  size_t architecture_count;
+
+  int64_t hidden_size; /* D; divisible by num_attention_heads */
+  int64_t num_hidden_layers;
+  int64_t num_attention_heads; /* H */
+  int64_t head_dim;            /* derived: hidden_size / num_attention_heads */
+  int64_t intermediate_size;   /* MLP width */
+  vkf_hf_act hidden_act;
+  double layer_norm_eps;
+  bool qkv_bias; /* vision only ("qkv_bias"); text models always have biases */
+
+  /* VISION family (0 for TEXT). image_size is divisible by patch_size. */
+  int64_t image_size;
+  int64_t patch_size;
+  int64_t num_channels;
+  int64_t num_patches; /* derived: (image_size / patch_size)^2 */
+
+  /* TEXT family (0 for VISION, pad_token_id -1). pad_token_id is -1 when null/absent-by-default. */
+  int64_t vocab_size;
+  int64_t max_position_embeddings;
+  int64_t type_vocab_size;
+  int64_t pad_token_id;
+
+  /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
+   * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */
+  int64_t num_labels;
+  const char **id2label; /* [num_labels] */
+} vkf_hf_config;
+
+/* Reads and validates `path`. Errors are one line naming the file and the field: NOT_FOUND for a
+ * missing file or a missing required field (model_type), PARSE for invalid JSON or a field of the
+ * wrong type, UNSUPPORTED for an unknown model_type or hidden_act (naming the value),
+ * INVALID_ARGUMENT for non-positive sizes and contradictions (hidden_size % heads, image_size %
+ * patch_size, pad_token_id outside the vocabulary). *out_config is zeroed on failure. */
+vkf_status vkf_hf_config_load(const char *path, vkf_hf_config *out_config);
+/* Same over JSON text (not necessarily NUL-terminated); `name` is used in messages. */
+vkf_status vkf_hf_config_parse(const char *json, size_t size, const char *name,
+                               vkf_hf_config *out_config);
+/* Frees the arena and zeroes the struct; safe on a zeroed struct. */
+void vkf_hf_config_release(vkf_hf_config *config);
+/* The label of class `id`, NULL when out of range. */
+const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id);
+/* "gelu", "gelu_tanh", "relu", "silu". */
+const char *vkf_hf_act_name(vkf_hf_act act);
+
+/* PIL's Image.Resampling numbering, as the files store it. */
+typedef enum vkf_hf_resample {
+  VKF_HF_RESAMPLE_NEAREST = 0,
+  VKF_HF_RESAMPLE_LANCZOS = 1,
+  VKF_HF_RESAMPLE_BILINEAR = 2,
+  VKF_HF_RESAMPLE_BICUBIC = 3,
+  VKF_HF_RESAMPLE_BOX = 4,
+  VKF_HF_RESAMPLE_HAMMING = 5,
+} vkf_hf_resample;
+
+typedef enum vkf_hf_size_mode {
+  VKF_HF_SIZE_HEIGHT_WIDTH = 0, /* resize to exactly size_height x size_width */
+  VKF_HF_SIZE_SHORTEST_EDGE,    /* scale so the short side is shortest_edge (aspect kept) */
+} vkf_hf_size_mode;
+
+#define VKF_HF_MAX_CHANNELS 4
+
+/* What the image processor does, in order: resize, center crop, rescale, normalize. */
+typedef struct vkf_hf_preprocessor {
+  char processor_type[64]; /* image_processor_type / feature_extractor_type, or "" */
+  bool do_resize;
+  vkf_hf_size_mode size_mode;
+  int64_t size_height, size_width; /* HEIGHT_WIDTH mode */
+  int64_t shortest_edge;           /* SHORTEST_EDGE mode */
+  int64_t longest_edge;            /* SHORTEST_EDGE mode: cap on the long side, 0 = none */
+  vkf_hf_resample resample;
+  bool do_center_crop;
+  int64_t crop_height, crop_width;
+  bool do_rescale;
+  double rescale_factor; /* pixel * factor, 1/255 by default */
+  bool do_normalize;
+  int channel_count; /* entries of image_mean / image_std (a number counts as 3) */
+  float image_mean[VKF_HF_MAX_CHANNELS];
+  float image_std[VKF_HF_MAX_CHANNELS]; /* each > 0 */
+} vkf_hf_preprocessor;
+
+/* Reads preprocessor_config.json. Defaults are ViTImageProcessor's (resize to 224x224 bilinear,
+ * no crop, rescale 1/255, normalize with mean = std = 0.5) unless the type names DeiT
+ * (DeiTImageProcessor: resize 256x256 bicubic, center crop 224x224). `size` and `crop_size` take
+ * {"height","width"}, {"shortest_edge"[,"longest_edge"]} (size only) or an int (square). Errors
+ * name the file and field, with the same codes as the config loader. */
+vkf_status vkf_hf_preprocessor_load(const char *path, vkf_hf_preprocessor *out_pre);
+vkf_status vkf_hf_preprocessor_parse(const char *json, size_t size, const char *name,
+                                     vkf_hf_preprocessor *out_pre);
+
+#endif

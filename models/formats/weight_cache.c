@@ -1,0 +1,105 @@
+/* Owns the per-model cache of converted / assembled weights and checkpoint-tensor constants. */
+#include "models/formats/weight_cache.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/base/half.h"
+
+struct vkf_weight_cache {
+  char *key;
+  vkf_dtype dtype;
+  void *data;
+  struct vkf_weight_cache *next;
+};
+
+void vkf_weight_cache_free(vkf_weight_cache **cache) {
+  for (vkf_weight_cache *o = *cache, *next; o; o = next) {
+    next = o->next;
+    free(o->key);
+    free(o->data);
+    free(o);
+  }
+  *cache = NULL;
+}
+
+const void *vkf_weight_cache_find(const vkf_weight_cache *cache, const char *key,
+                                  vkf_dtype dtype) {
+  for (const vkf_weight_cache *o = cache; o; o = o->next)
+    if (o->dtype == dtype && strcmp(o->key, key) == 0) return o->data;
+  return NULL;
+}
+
+const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
+                                 float *values, size_t count) {
+  vkf_weight_cache *o = values ? calloc(1, sizeof *o) : NULL;
+  if (o && (o->key = strdup(key)) != NULL) {
+    o->dtype = dtype;
+    if (dtype == VKF_F16) {
+      uint16_t *h = malloc(count * sizeof *h + 1);
+      for (size_t i = 0; h && i < count; i++) h[i] = vkf_float_to_half(values[i]);
+      o->data = h;
+    } else {
+      o->data = values;
+      values = NULL;
+    }
+  }
+  free(values);
+  if (!o || !o->data) {
+    if (o) free(o->key);
+    free(o);
+    return NULL;
+  }
+  o->next = *cache;
+  *cache = o;
+  return o->data;
+}
+
+vkf_status vkf_weight_read_f32(const vkf_safetensors *st, const char *name, float **out_values,
+                               const vkf_safetensors_info **out_info) {
+  *out_values = NULL;
+  const vkf_safetensors_info *info = NULL;
+  VKF_RETURN_IF_ERROR(vkf_safetensors_get(st, name, &info));
+  size_t count = (size_t)info->element_count;
+  float *v = malloc(count * sizeof *v + 1);
+  if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting tensor \"%s\"", name);
+  vkf_status s = vkf_safetensors_read_f32(st, info, count, v);
+  if (s) {
+    free(v);
+    return s;
+  }
+  *out_values = v;
+  if (out_info) *out_info = info;
+  return VKF_OK;
+}
+
+vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_safetensors *st, vkf_graph *g,
+                              const char *name, vkf_dtype dtype) {
+  const vkf_safetensors_info *info = vkf_safetensors_find(st, name);
+  if (!info) {
+    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s",
+                                           name, vkf_safetensors_path(st)));
+    return VKF_NO_VALUE;
+  }
+  const void *data = NULL;
+  if (dtype == VKF_F32 && info->dtype == VKF_SAFETENSORS_F32 && (uintptr_t)info->data % 4 == 0)
+    data = info->data;
+  if (!data) data = vkf_weight_cache_find(*cache, name, dtype);
+  if (!data) {
+    float *v = NULL;
+    vkf_status s = vkf_weight_read_f32(st, name, &v, &info);
+    if (s) {
+      vkf_graph_set_error(g, s);
+      return VKF_NO_VALUE;
+    }
+    data = vkf_weight_cache_put(cache, name, dtype, v, (size_t)info->element_count);
+  }
+  if (!data) {
+    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting \"%s\"", name));
+    return VKF_NO_VALUE;
+  }
+  int64_t shape[VKF_MAX_DIMS] = {0};
+  for (int i = 0; i < info->rank; i++) shape[i] = info->shape[i];
+  return vkf_graph_constant(g, name, dtype, (uint32_t)info->rank, shape, data);
+}

@@ -1,0 +1,338 @@
+/* Image decoding (through stb_image, see stb_impl.c), centre crop, and the Hugging Face
+ * preprocessing pipeline to CHW float. The Pillow-exact resize lives in image_resample.c. */
+#include "models/image/image.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define STBI_NO_STDIO
+#include <stb/stb_image.h>
+
+/* Files past this are not images we would decode anyway (the pixel limit is far lower). */
+#define VKF_IMAGE_MAX_FILE_SIZE ((size_t)1 << 30)
+
+/* Reads as stb's memory reader does: past the end, bytes are 0. */
+static uint8_t byte_at(const uint8_t *data, size_t size, size_t i) {
+  return i < size ? data[i] : 0;
+}
+
+/* stb_image 2.27, the version Debian 12 ships, trusts the code counts of a JPEG Huffman table:
+ * counts adding up to more than 256 write past fixed arrays inside its decoder (upstream 2.28
+ * checks). This checks the DHT segment body at `at` (just after FF C4) the way stb reads it.
+ * `budget` caps the tables looked at over a whole file: real JPEGs hold a few dozen, while a
+ * crafted one could make the FF C4 scan below quadratic. */
+static bool jpeg_dht_ok(const uint8_t *d, size_t size, size_t at, uint32_t *budget) {
+  long left = ((long)byte_at(d, size, at) << 8 | byte_at(d, size, at + 1)) - 2;
+  size_t p = at + 2;
+  while (left > 0) {
+    if (p >= size) return true; /* only zeros follow: empty tables */
+    if ((*budget)-- == 0) return false;
+    uint8_t q = byte_at(d, size, p);
+    if ((q >> 4) > 1 || (q & 15) > 3) return true; /* stb rejects this table before using it */
+    long total = 0;
+    for (size_t i = 0; i < 16; i++) total += byte_at(d, size, p + 1 + i);
+    if (total > 256) return false;
+    p += 17 + (size_t)total;
+    left -= 17 + total;
+  }
+  return true;
+}
+
+/* True unless some Huffman table that stb could read is oversized. Up to the frame header we walk
+ * the segments exactly as stb does (so APPn payloads such as ICC profiles are skipped by length).
+ * After it, entropy-coded data and stb's marker recovery make emulation fragile, so every FF C4
+ * pair is checked as a table; valid scans never hold one (an FF there is stuffed as FF 00). */
+static bool jpeg_tables_ok(const uint8_t *d, size_t size) {
+  if (size < 2 || d[0] != 0xFF || d[1] != 0xD8) return true; /* not a JPEG */
+  uint32_t budget = 1u << 16;
+  size_t i = 2;
+  for (;;) {
+    while (i < size && d[i] != 0xFF) i++; /* stb skips padding between segments */
+    while (i < size && d[i] == 0xFF) i++; /* and repeated FF fill bytes */
+    if (i >= size) return true;           /* stb: no frame, an error */
+    uint8_t marker = d[i++];
+    if (marker == 0xC0 || marker == 0xC1 || marker == 0xC2) break; /* the frames stb decodes */
+    if (marker == 0xC4 && !jpeg_dht_ok(d, size, i, &budget)) return false;
+    /* Every segment stb accepts before the frame consumes exactly its length field. */
+    i += (size_t)byte_at(d, size, i) << 8 | byte_at(d, size, i + 1);
+  }
+  for (; i + 1 < size; i++) {
+    if (d[i] == 0xFF && d[i + 1] == 0xC4 && !jpeg_dht_ok(d, size, i + 2, &budget)) return false;
+  }
+  return true;
+}
+
+vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
+                            vkf_image *out_image) {
+  memset(out_image, 0, sizeof *out_image);
+  if (data_size == 0) {
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: empty file, not a PNG or JPEG image", name);
+  }
+  if (data_size > INT_MAX) {
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %zu bytes is too large for an image file",
+                           name, data_size);
+  }
+  if (!jpeg_tables_ok(data, data_size)) {
+    return vkf_status_make(
+        VKF_STATUS_PARSE,
+        "%s: corrupt JPEG (a Huffman table declares more than 256 codes, or too many tables)",
+        name);
+  }
+  /* Header first: the size limits apply before stb allocates anything for a hostile header. */
+  int width = 0, height = 0, channels = 0;
+  if (!stbi_info_from_memory(data, (int)data_size, &width, &height, &channels)) {
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: not a PNG or JPEG image (%s)", name,
+                           stbi_failure_reason());
+  }
+  if (width <= 0 || height <= 0 || (uint32_t)width > VKF_IMAGE_MAX_SIDE ||
+      (uint32_t)height > VKF_IMAGE_MAX_SIDE ||
+      (uint64_t)width * (uint64_t)height > VKF_IMAGE_MAX_PIXELS) {
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: image is %dx%d, beyond the limits of %u per side and %u pixels",
+                           name, width, height, VKF_IMAGE_MAX_SIDE, VKF_IMAGE_MAX_PIXELS);
+  }
+  /* Asking stb for 3 channels does Pillow's convert("RGB"): grey is replicated, alpha dropped. */
+  unsigned char *pixels =
+      stbi_load_from_memory(data, (int)data_size, &width, &height, &channels, 3);
+  if (!pixels) {
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: cannot decode image (%s)", name,
+                           stbi_failure_reason());
+  }
+  /* stb_impl.c pins stb's allocator to malloc, so the buffer is ours to free(). */
+  out_image->width = (uint32_t)width;
+  out_image->height = (uint32_t)height;
+  out_image->pixels = pixels;
+  return VKF_OK;
+}
+
+vkf_status vkf_image_load(const char *path, vkf_image *out_image) {
+  memset(out_image, 0, sizeof *out_image);
+  FILE *file = fopen(path, "rb");
+  if (!file) {
+    int err = errno;
+    return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
+                           "%s: cannot open image: %s", path, strerror(err));
+  }
+  vkf_status status = VKF_OK;
+  uint8_t *data = NULL;
+  struct stat st;
+  if (fstat(fileno(file), &st) != 0) {
+    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot stat image: %s", path, strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    status = vkf_status_make(VKF_STATUS_IO, "%s: not a regular file", path);
+  } else if ((uint64_t)st.st_size > VKF_IMAGE_MAX_FILE_SIZE) {
+    status = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %lld bytes is too large for an image",
+                             path, (long long)st.st_size);
+  } else {
+    size_t size = (size_t)st.st_size;
+    data = malloc(size ? size : 1);
+    if (!data) {
+      status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: out of memory reading %zu bytes",
+                               path, size);
+    } else if (fread(data, 1, size, file) != size) {
+      status = vkf_status_make(VKF_STATUS_IO, "%s: short read of image: %s", path,
+                               ferror(file) ? strerror(errno) : "file shrank while reading");
+    } else {
+      status = vkf_image_decode(data, size, path, out_image);
+    }
+  }
+  free(data);
+  fclose(file);
+  return status;
+}
+
+vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width, uint32_t crop_height,
+                                 vkf_image *out_image) {
+  memset(out_image, 0, sizeof *out_image);
+  VKF_RETURN_IF_ERROR(vkf_image_check_size(crop_width, crop_height, "center crop"));
+  VKF_RETURN_IF_ERROR(vkf_image_create(crop_width, crop_height, out_image));
+  /* Python's floor division: a crop wider than the image starts left of it, and the columns
+   * outside stay zero, which is what HF's pad-then-crop amounts to. */
+  int64_t dy = (int64_t)image->height - crop_height, dx = (int64_t)image->width - crop_width;
+  int64_t top = dy >= 0 ? dy / 2 : -((-dy + 1) / 2);
+  int64_t left = dx >= 0 ? dx / 2 : -((-dx + 1) / 2);
+  for (uint32_t y = 0; y < crop_height; y++) {
+    int64_t sy = top + y;
+    if (sy < 0 || sy >= image->height) continue;
+    int64_t x0 = left < 0 ? -left : 0; /* first output column inside the image */
+    int64_t x1 = left + crop_width > image->width ? image->width - left : crop_width;
+    if (x1 <= x0) continue;
+    memcpy(out_image->pixels + ((size_t)y * crop_width + (size_t)x0) * 3,
+           image->pixels + ((size_t)sy * image->width + (size_t)(left + x0)) * 3,
+           (size_t)(x1 - x0) * 3);
+  }
+  return VKF_OK;
+}
+
+vkf_image_preprocess_params vkf_image_preprocess_params_vit(void) {
+  return (vkf_image_preprocess_params){
+      .do_resize = true,
+      .resize_height = 224,
+      .resize_width = 224,
+      .resample = VKF_IMAGE_RESAMPLE_BILINEAR,
+      .do_rescale = true,
+      .rescale_factor = 1.0 / 255.0,
+      .do_normalize = true,
+      .mean = {0.5, 0.5, 0.5},
+      .std = {0.5, 0.5, 0.5},
+  };
+}
+
+vkf_image_preprocess_params vkf_image_preprocess_params_deit(void) {
+  return (vkf_image_preprocess_params){
+      .do_resize = true,
+      .resize_height = 256,
+      .resize_width = 256,
+      .resample = VKF_IMAGE_RESAMPLE_BICUBIC,
+      .do_center_crop = true,
+      .crop_height = 224,
+      .crop_width = 224,
+      .do_rescale = true,
+      .rescale_factor = 1.0 / 255.0,
+      .do_normalize = true,
+      .mean = {0.485, 0.456, 0.406},
+      .std = {0.229, 0.224, 0.225},
+  };
+}
+
+/* The size the resize step produces; HF's get_resize_output_image_size for shortest_edge. */
+static vkf_status resized_size(const vkf_image_preprocess_params *p, uint32_t width,
+                               uint32_t height, uint32_t *out_width, uint32_t *out_height) {
+  *out_width = width;
+  *out_height = height;
+  if (!p->do_resize) return VKF_OK;
+  if (p->shortest_edge == 0) {
+    if (p->resize_width == 0 || p->resize_height == 0) {
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "preprocess: do_resize needs size height/width or shortest_edge "
+                             "(got %ux%u)",
+                             p->resize_width, p->resize_height);
+    }
+    *out_width = p->resize_width;
+    *out_height = p->resize_height;
+    return VKF_OK;
+  }
+  uint32_t shorter = width <= height ? width : height, longer = width <= height ? height : width;
+  uint32_t new_short = p->shortest_edge;
+  double new_long;
+  if (p->longest_edge == 0) {
+    /* get_resize_output_image_size: int(n * long / short); Python's true division of two ints
+     * is one correctly rounded double division. */
+    new_long = (double)((uint64_t)new_short * longer) / (double)shorter;
+  } else {
+    /* get_size_with_aspect_ratio, operation for operation: the short side shrinks (rounded half
+     * to even, as Python's round) so that the long side fits longest_edge. */
+    double raw = 0.0;
+    if ((double)longer / (double)shorter * new_short > (double)p->longest_edge) {
+      raw = (double)p->longest_edge * (double)shorter / (double)longer;
+      new_short = (uint32_t)nearbyint(raw);
+    }
+    if (new_short == shorter) {
+      new_long = longer;
+    } else {
+      new_long = raw != 0.0 ? raw * longer / shorter
+                            : (double)((uint64_t)new_short * longer) / (double)shorter;
+    }
+  }
+  if (new_short == 0 || new_long >= (double)VKF_IMAGE_MAX_SIDE + 1.0) {
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "preprocess: shortest_edge %u (longest_edge %u) on a %ux%u image gives "
+                           "%ux%.0f, outside 1..%u",
+                           p->shortest_edge, p->longest_edge, width, height, new_short, new_long,
+                           VKF_IMAGE_MAX_SIDE);
+  }
+  *out_width = width <= height ? new_short : (uint32_t)new_long;
+  *out_height = width <= height ? (uint32_t)new_long : new_short;
+  return VKF_OK;
+}
+
+vkf_status vkf_image_preprocess_output_size(const vkf_image_preprocess_params *params,
+                                            uint32_t image_width, uint32_t image_height,
+                                            uint32_t *out_height, uint32_t *out_width) {
+  *out_height = 0;
+  *out_width = 0;
+  const vkf_image_preprocess_params *p = params;
+  VKF_RETURN_IF_ERROR(vkf_image_check_size(image_width, image_height, "preprocess input"));
+  if (p->do_resize && (unsigned)p->resample >= VKF_IMAGE_RESAMPLE_COUNT) {
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "preprocess: resample %d is not a Pillow filter (0..7)",
+                           (int)p->resample);
+  }
+  if (p->do_rescale && !isfinite(p->rescale_factor)) {
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "preprocess: rescale_factor is %g",
+                           p->rescale_factor);
+  }
+  if (p->do_normalize) {
+    for (int c = 0; c < 3; c++) {
+      if (!isfinite(p->mean[c]) || !isfinite(p->std[c]) || (float)p->std[c] == 0.0f) {
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                               "preprocess: channel %d has image_mean %g, image_std %g (std must "
+                               "be finite and non-zero)",
+                               c, p->mean[c], p->std[c]);
+      }
+    }
+  }
+  uint32_t width, height;
+  VKF_RETURN_IF_ERROR(resized_size(p, image_width, image_height, &width, &height));
+  VKF_RETURN_IF_ERROR(vkf_image_check_size(width, height, "preprocess resize"));
+  if (p->do_center_crop) {
+    width = p->crop_width;
+    height = p->crop_height;
+    VKF_RETURN_IF_ERROR(vkf_image_check_size(width, height, "preprocess crop_size"));
+  }
+  *out_height = height;
+  *out_width = width;
+  return VKF_OK;
+}
+
+vkf_status vkf_image_preprocess(const vkf_image *image, const vkf_image_preprocess_params *params,
+                                float *out_chw, size_t out_chw_count) {
+  uint32_t out_h, out_w;
+  VKF_RETURN_IF_ERROR(
+      vkf_image_preprocess_output_size(params, image->width, image->height, &out_h, &out_w));
+  if (out_chw_count != (size_t)3 * out_h * out_w) {
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "preprocess: output holds %zu floats, [3, %u, %u] needs %zu",
+                           out_chw_count, out_h, out_w, (size_t)3 * out_h * out_w);
+  }
+  vkf_image resized = {0}, cropped = {0};
+  const vkf_image *current = image;
+  vkf_status status = VKF_OK;
+  if (params->do_resize) {
+    uint32_t w, h;
+    status = resized_size(params, image->width, image->height, &w, &h);
+    if (status == VKF_OK) status = vkf_image_resize(image, w, h, params->resample, &resized);
+    current = &resized;
+  }
+  if (status == VKF_OK && params->do_center_crop) {
+    status = vkf_image_center_crop(current, params->crop_width, params->crop_height, &cropped);
+    current = &cropped;
+  }
+  if (status == VKF_OK) {
+    /* A table per channel holds every value a uint8 can become. The arithmetic is numpy's:
+     * rescale in float64 then cast to float32, normalise in float32 with float32 mean/std. */
+    float table[3][256];
+    for (int c = 0; c < 3; c++) {
+      float mean = (float)params->mean[c], std = (float)params->std[c];
+      for (int u = 0; u < 256; u++) {
+        float v = params->do_rescale ? (float)((double)u * params->rescale_factor) : (float)u;
+        table[c][u] = params->do_normalize ? (v - mean) / std : v;
+      }
+    }
+    size_t plane = (size_t)out_h * out_w;
+    const uint8_t *src = current->pixels; /* [H, W, 3] */
+    for (size_t i = 0; i < plane; i++) {
+      out_chw[i] = table[0][src[3 * i + 0]]; /* [3, H, W] */
+      out_chw[plane + i] = table[1][src[3 * i + 1]];
+      out_chw[2 * plane + i] = table[2][src[3 * i + 2]];
+    }
+  }
+  vkf_image_destroy(&resized);
+  vkf_image_destroy(&cropped);
+  return status;
+}

@@ -1,0 +1,131 @@
+/* Images for vision models: PNG/JPEG decoding to 8-bit RGB, Pillow-exact resizing, centre crop,
+ * and Hugging Face's image-processor pipeline (resize, crop, rescale, normalise to CHW float). */
+#ifndef VKF_MODELS_IMAGE_H
+#define VKF_MODELS_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/base/status.h"
+
+/* Largest image we decode: each side and the pixel count. Past these a file is taken as corrupt
+ * or hostile (Pillow's decompression-bomb error fires at 178,956,970 pixels; we stop lower). */
+#define VKF_IMAGE_MAX_SIDE 32768u
+#define VKF_IMAGE_MAX_PIXELS (1u << 27)
+
+/* An 8-bit RGB image; `pixels` is [height, width, 3], rows top to bottom, owned by the struct.
+ * A zero struct is an empty image; vkf_image_destroy on it is a no-op. */
+typedef struct vkf_image {
+  uint32_t width;
+  uint32_t height;
+  uint8_t *pixels; /* [height, width, 3] */
+} vkf_image;
+
+/* INVALID_ARGUMENT naming `what` when a size is 0 or past the VKF_IMAGE_MAX_* limits. */
+vkf_status vkf_image_check_size(uint32_t width, uint32_t height, const char *what);
+/* Allocates a zero-filled (black) image. Fails only on out of memory or a size of 0 or past the
+ * VKF_IMAGE_MAX_* limits. `*out_image` is zeroed first. */
+vkf_status vkf_image_create(uint32_t width, uint32_t height, vkf_image *out_image);
+/* Frees the pixels and zeroes the struct. */
+void vkf_image_destroy(vkf_image *image);
+
+/* Decodes a PNG or JPEG file to RGB the way Pillow's Image.open(path).convert("RGB") does:
+ * grey is replicated into R=G=B, alpha is dropped (not composited), palettes are expanded.
+ * Differences from Pillow, by design: 16-bit PNG samples keep their high byte (Pillow clips
+ * "I;16" values to 255), and JPEGs are decoded by stb_image, whose IDCT and chroma upsampling
+ * differ from libjpeg-turbo's by a few levels at most (tests/models/test_image.c bounds it).
+ * EXIF orientation is ignored, as Pillow and Hugging Face ignore it. Hostile files: sizes are
+ * checked before decoding, and JPEG Huffman tables that overrun stb_image 2.27's arrays (Debian
+ * 12's version; fixed upstream in 2.28) are refused before stb reads them. Fuzzing under ASan
+ * found nothing else; UBSan still reports an out-of-range shift inside stb on some corrupt JPEGs.
+ * Errors: NOT_FOUND (no such file), IO (unreadable), PARSE (not a PNG/JPEG, corrupt, truncated),
+ * UNSUPPORTED (larger than VKF_IMAGE_MAX_*); the message names `path` and stb's reason. */
+vkf_status vkf_image_load(const char *path, vkf_image *out_image);
+/* The same from memory; `name` is used in error messages only (a path or "<stdin>"). */
+vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
+                            vkf_image *out_image);
+
+/* Resampling filters; the values are Pillow's (PIL.Image.Resampling), which is also what a
+ * preprocessor_config.json's "resample" holds, so a parser can pass the integer through. */
+typedef enum vkf_image_resample {
+  VKF_IMAGE_RESAMPLE_NEAREST = 0,
+  VKF_IMAGE_RESAMPLE_LANCZOS = 1,
+  VKF_IMAGE_RESAMPLE_BILINEAR = 2,
+  VKF_IMAGE_RESAMPLE_BICUBIC = 3,
+  VKF_IMAGE_RESAMPLE_BOX = 4,
+  VKF_IMAGE_RESAMPLE_HAMMING = 5,
+  VKF_IMAGE_RESAMPLE_MKS2013 = 6, /* Magic Kernel Sharp, Pillow >= 13 */
+  VKF_IMAGE_RESAMPLE_MKS2021 = 7,
+  VKF_IMAGE_RESAMPLE_COUNT
+} vkf_image_resample;
+
+/* "bilinear", ...; NULL for a value out of range. */
+const char *vkf_image_resample_name(vkf_image_resample resample);
+
+/* PIL.Image.resize(size=(width, height), resample) on an RGB image, bit-exact with Pillow 13:
+ * separable convolution, filter support widened by the downscale factor (antialiasing), 22-bit
+ * fixed-point weights, rounding and clipping to uint8 after each pass; NEAREST samples pixel
+ * centres. The horizontal pass runs first unless the height shrinks by more than twice as many
+ * pixels as the width (Pillow 13's rule; Pillow <= 12 always went horizontal first, so tall
+ * images shrunk mostly in height can differ from old Pillow by a level or so). Same size in and
+ * out is a copy. `*out_image` is zeroed first and owned by the
+ * caller. Errors: INVALID_ARGUMENT (zero or too large size, unknown filter), OUT_OF_MEMORY. */
+vkf_status vkf_image_resize(const vkf_image *image, uint32_t width, uint32_t height,
+                            vkf_image_resample resample, vkf_image *out_image);
+
+/* Hugging Face's center_crop: the window starts at ((H - crop_h) // 2, (W - crop_w) // 2) with
+ * floor division; where the crop is larger than the image the outside is zero (black), so the
+ * result is always crop_width x crop_height. `*out_image` is zeroed first. */
+vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width, uint32_t crop_height,
+                                 vkf_image *out_image);
+
+/* The fields of a Hugging Face preprocessor_config.json that ViT-family image processors use
+ * (ViTImageProcessor, DeiTImageProcessor, BeitImageProcessor, ...). A zero struct does nothing but
+ * convert uint8 to float; models/formats/hf_config.h fills it from the JSON, starting from the defaults
+ * below for keys the file leaves out. */
+typedef struct vkf_image_preprocess_params {
+  bool do_resize;
+  /* "size": either {"height", "width"} (shortest_edge == 0) or {"shortest_edge": n}, which scales
+   * the short side to n keeping the aspect ratio, long side = int(n * long / short). */
+  uint32_t resize_height;
+  uint32_t resize_width;
+  uint32_t shortest_edge;
+  /* With shortest_edge only: when nonzero, the long side is capped at this and the short side
+   * shrinks to keep the aspect ratio (HF's get_size_with_aspect_ratio, size={"shortest_edge": n,
+   * "longest_edge": m}). */
+  uint32_t longest_edge;
+  vkf_image_resample resample;
+  bool do_center_crop;
+  uint32_t crop_height; /* "crop_size" */
+  uint32_t crop_width;
+  bool do_rescale;
+  double rescale_factor; /* usually 1/255 */
+  bool do_normalize;
+  double mean[3]; /* "image_mean", RGB; applied in float32, as numpy does */
+  double std[3];  /* "image_std", RGB; must be non-zero */
+} vkf_image_preprocess_params;
+
+/* ViTImageProcessor's defaults: resize 224x224 bilinear, rescale 1/255, mean = std = 0.5. */
+vkf_image_preprocess_params vkf_image_preprocess_params_vit(void);
+/* What facebook/deit-*-224 checkpoints ship: resize 256x256 bicubic, centre crop 224, rescale
+ * 1/255, ImageNet mean (0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225). */
+vkf_image_preprocess_params vkf_image_preprocess_params_deit(void);
+
+/* Output height and width that vkf_image_preprocess produces for an image of the given size.
+ * Errors: INVALID_ARGUMENT for parameters that cannot work (zero sizes, zero std, bad filter). */
+vkf_status vkf_image_preprocess_output_size(const vkf_image_preprocess_params *params,
+                                            uint32_t image_width, uint32_t image_height,
+                                            uint32_t *out_height, uint32_t *out_width);
+
+/* Runs the pipeline in Hugging Face's order (resize, centre crop, rescale, normalise) and writes
+ * float32 [3, H, W] (channel-major, RGB) into `out_chw`, which must hold exactly
+ * `out_chw_count` = 3 * H * W floats, H and W as vkf_image_preprocess_output_size gives. For a
+ * batch [B, 3, H, W], call once per image with out_chw + b * 3 * H * W. Matches the processor's
+ * pixel_values bit for bit on the same decoded pixels (rescale in float64 then cast to float32,
+ * normalise in float32). Errors: INVALID_ARGUMENT (bad params, wrong out_chw_count),
+ * OUT_OF_MEMORY. */
+vkf_status vkf_image_preprocess(const vkf_image *image, const vkf_image_preprocess_params *params,
+                                float *out_chw, size_t out_chw_count);
+
+#endif
