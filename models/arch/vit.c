@@ -10,12 +10,39 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "graph/base/half.h"
 #include "graph/ir/builder.h"
+#include "models/arch/arch_weights.h"
+#include "models/arch/transformer_block.h"
 #include "models/formats/safetensors.h"
 #include "models/formats/weight_cache.h"
 
-enum { VIT_NAME_MAX = 256 };
+enum { VIT_NAME_MAX = VKF_ARCH_NAME_MAX };
+
+/* Hugging Face's ViTLayer / DeiTLayer: pre-norm, LayerNorm, GELU MLP, separate Q, K, V. */
+static const vkf_block_names vit_block_names = {
+    .attn_norm = "layernorm_before",
+    .attention = "attention",
+    .attn_out = "attention.output",
+    .mlp_norm = "layernorm_after",
+    .mlp_up = "intermediate",
+    .mlp_down = "output",
+    .q_weight = "attention.attention.query.weight",
+    .k_weight = "attention.attention.key.weight",
+    .v_weight = "attention.attention.value.weight",
+    .q_bias = "attention.attention.query.bias",
+    .k_bias = "attention.attention.key.bias",
+    .v_bias = "attention.attention.value.bias",
+    .out_weight = "attention.output.dense.weight",
+    .out_bias = "attention.output.dense.bias",
+    .attn_norm_weight = "layernorm_before.weight",
+    .attn_norm_bias = "layernorm_before.bias",
+    .up_weight = "intermediate.dense.weight",
+    .up_bias = "intermediate.dense.bias",
+    .down_weight = "output.dense.weight",
+    .down_bias = "output.dense.bias",
+    .mlp_norm_weight = "layernorm_after.weight",
+    .mlp_norm_bias = "layernorm_after.bias",
+};
 
 struct vkf_vit_model {
   char *dir;
@@ -88,25 +115,34 @@ static vkf_status load_preprocessor(vkf_vit_model *m) {
 /* Checks one tensor: name = m->prefix + `suffix` when `prefixed`, else `suffix`. */
 static vkf_status expect(const vkf_vit_model *m, int prefixed, const char *suffix, int rank,
                          int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
-  char name[VIT_NAME_MAX];
-  snprintf(name, sizeof name, "%s%s", prefixed ? m->prefix : "", suffix);
   const int64_t dims[4] = {d0, d1, d2, d3};
-  const vkf_safetensors_info *info = NULL;
-  VKF_RETURN_IF_ERROR(vkf_safetensors_expect(m->st, name, rank, dims, &info));
-  if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
-      info->dtype != VKF_SAFETENSORS_BF16)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "tensor \"%s\" has dtype %s in %s; F32, F16 "
-                           "or BF16 expected",
-                           name, vkf_safetensors_dtype_name(info->dtype),
-                           vkf_safetensors_path(m->st));
-  return VKF_OK;
+  return vkf_arch_expect(m->st, prefixed ? m->prefix : "", suffix, rank, dims);
 }
 
 static int has(const vkf_vit_model *m, int prefixed, const char *suffix) {
-  char name[VIT_NAME_MAX];
-  snprintf(name, sizeof name, "%s%s", prefixed ? m->prefix : "", suffix);
-  return vkf_safetensors_find(m->st, name) != NULL;
+  return vkf_arch_has(m->st, prefixed ? m->prefix : "", suffix);
+}
+
+/* The block's config from config.json (the same for every layer). */
+static vkf_block_config block_config(const vkf_hf_config *c) {
+  return (vkf_block_config){
+      .hidden = c->hidden_size,
+      .heads = c->num_attention_heads,
+      .head_dim = c->head_dim,
+      .intermediate = c->intermediate_size,
+      .norm = VKF_BLOCK_LAYERNORM,
+      .order = VKF_BLOCK_PRE_NORM,
+      .norm_eps = (float)c->layer_norm_eps,
+      .mlp = VKF_BLOCK_MLP_PLAIN,
+      .act = vkf_block_activation(c->hidden_act),
+  };
+}
+
+/* The block names without the Q/K/V biases when the config has none (qkv_bias false). */
+static vkf_block_names names_of(const vkf_hf_config *c) {
+  vkf_block_names n = vit_block_names;
+  if (!c->qkv_bias) n.q_bias = n.k_bias = n.v_bias = NULL;
+  return n;
 }
 
 /* Which prefix, tokens and head the file holds, then every tensor against the config. */
@@ -124,7 +160,7 @@ static vkf_status check_tensors(vkf_vit_model *m) {
                            "unprefixed one): not a ViT/DeiT checkpoint",
                            vkf_safetensors_path(m->st));
   const vkf_hf_config *c = &m->config;
-  int64_t d = c->hidden_size, p = c->patch_size, in = c->intermediate_size;
+  int64_t d = c->hidden_size, p = c->patch_size;
   m->special_tokens = has(m, 1, "embeddings.distillation_token") ? 2 : 1;
   if (has(m, 0, "cls_classifier.weight") || has(m, 0, "distillation_classifier.weight"))
     m->head = VKF_VIT_HEAD_TEACHER;
@@ -153,38 +189,12 @@ static vkf_status check_tensors(vkf_vit_model *m) {
   VKF_RETURN_IF_ERROR(
       expect(m, 1, "embeddings.patch_embeddings.projection.weight", 4, d, c->num_channels, p, p));
   VKF_RETURN_IF_ERROR(expect(m, 1, "embeddings.patch_embeddings.projection.bias", 1, d, 0, 0, 0));
+  vkf_block_config bc = block_config(c);
+  vkf_block_names bn = names_of(c);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
-    static const struct {
-      const char *suffix;
-      int out_in; /* 0: [D, D]; 1: [I, D]; 2: [D, I]; 3: [D] norm; 4: [I] */
-      int qkv_bias;
-    } w[] = {
-        {"attention.attention.query.weight", 0, 0},
-        {"attention.attention.query.bias", 3, 1},
-        {"attention.attention.key.weight", 0, 0},
-        {"attention.attention.key.bias", 3, 1},
-        {"attention.attention.value.weight", 0, 0},
-        {"attention.attention.value.bias", 3, 1},
-        {"attention.output.dense.weight", 0, 0},
-        {"attention.output.dense.bias", 3, 0},
-        {"intermediate.dense.weight", 1, 0},
-        {"intermediate.dense.bias", 4, 0},
-        {"output.dense.weight", 2, 0},
-        {"output.dense.bias", 3, 0},
-        {"layernorm_before.weight", 3, 0},
-        {"layernorm_before.bias", 3, 0},
-        {"layernorm_after.weight", 3, 0},
-        {"layernorm_after.bias", 3, 0},
-    };
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
-      if (w[i].qkv_bias && !c->qkv_bias) continue;
-      char name[VIT_NAME_MAX];
-      snprintf(name, sizeof name, "encoder.layer.%lld.%s", (long long)l, w[i].suffix);
-      int64_t shapes[5][2] = {{d, d}, {in, d}, {d, in}, {d, 0}, {in, 0}};
-      int rank = w[i].out_in >= 3 ? 1 : 2;
-      VKF_RETURN_IF_ERROR(
-          expect(m, 1, name, rank, shapes[w[i].out_in][0], shapes[w[i].out_in][1], 0, 0));
-    }
+    char lp[VIT_NAME_MAX];
+    snprintf(lp, sizeof lp, "%sencoder.layer.%lld.", m->prefix, (long long)l);
+    VKF_RETURN_IF_ERROR(vkf_block_expect(m->st, lp, &bn, &bc));
   }
   VKF_RETURN_IF_ERROR(expect(m, 1, "layernorm.weight", 1, d, 0, 0, 0));
   VKF_RETURN_IF_ERROR(expect(m, 1, "layernorm.bias", 1, d, 0, 0, 0));
@@ -266,177 +276,42 @@ const char *vkf_vit_architecture(const vkf_vit_model *m) {
   return m->architecture;
 }
 
-/* ---- weights ---- */
-
-/* A graph constant for checkpoint tensor `name` (see vkf_weight_constant). */
-static vkf_value weight(vkf_vit_model *m, vkf_graph *g, const char *name, vkf_dtype dtype) {
-  return vkf_weight_constant(&m->owned, m->st, g, name, dtype);
-}
-
-/* How `assembled` combines checkpoint tensors of one shape [R, ...] (C elements after the first
- * dim). */
-typedef enum vit_join {
-  VIT_STACK, /* rows after rows: [count·R, ...] (fused QKV, CLS tokens over a batch) */
-  VIT_SUM,   /* elementwise sum: [R, ...] (teacher head bias) */
-  VIT_SIDE,  /* rank 2, side by side: [R, count·C] (teacher head weight) */
-} vit_join;
-
-/* One constant `key` made of `count` checkpoint tensors joined as `join`, every value multiplied
- * by `scale`. Built once per dtype and cached in the model. */
-static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
-                           const char *const *names, int count, vit_join join, float scale,
-                           vkf_dtype dtype) {
-  const vkf_safetensors_info *first = vkf_safetensors_find(m->st, names[0]);
-  if (!first || (join == VIT_SIDE && first->rank != 2)) {
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s",
-                                           names[0], vkf_safetensors_path(m->st)));
-    return VKF_NO_VALUE;
-  }
-  int64_t shape[VKF_MAX_DIMS];
-  for (int i = 0; i < first->rank; i++) shape[i] = first->shape[i];
-  size_t each = (size_t)first->element_count;
-  size_t rows = (size_t)first->shape[0], cols = rows ? each / rows : 0;
-  size_t total = join == VIT_SUM ? each : each * (size_t)count;
-  if (join == VIT_STACK) shape[0] *= count;
-  if (join == VIT_SIDE) shape[1] *= count;
-  const void *data = vkf_weight_cache_find(m->owned, key, dtype);
-  if (!data) {
-    float *all = calloc(total + 1, sizeof *all);
-    if (!all) {
-      vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
-      return VKF_NO_VALUE;
-    }
-    for (int i = 0; i < count; i++) {
-      float *v = NULL;
-      const vkf_safetensors_info *info = NULL;
-      vkf_status s = vkf_weight_read_f32(m->st, names[i], &v, &info);
-      if (!s && (info->rank != first->rank || (size_t)info->element_count != each))
-        s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s\" differ in shape", names[i],
-                            names[0]);
-      if (s) {
-        free(v);
-        free(all);
-        vkf_graph_set_error(g, s);
-        return VKF_NO_VALUE;
-      }
-      for (size_t j = 0; j < each; j++) {
-        if (join == VIT_SUM)
-          all[j] += scale * v[j];
-        else if (join == VIT_STACK)
-          all[(size_t)i * each + j] = scale * v[j];
-        else /* row j / cols of the joined [R, count·C] */
-          all[(j / cols) * cols * (size_t)count + (size_t)i * cols + j % cols] = scale * v[j];
-      }
-      free(v);
-    }
-    data = vkf_weight_cache_put(&m->owned, key, dtype, all, total);
-    if (!data) {
-      vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
-      return VKF_NO_VALUE;
-    }
-  }
-  return vkf_graph_constant(g, key, dtype, (uint32_t)first->rank, shape, data);
-}
-
 /* ---- graph ---- */
 
-static vkf_activation activation_of(vkf_hf_act act) {
-  switch (act) {
-    case VKF_HF_ACT_GELU_TANH:
-      return VKF_ACT_GELU_TANH;
-    case VKF_HF_ACT_RELU:
-      return VKF_ACT_RELU;
-    case VKF_HF_ACT_SILU:
-      return VKF_ACT_SILU;
-    default:
-      return VKF_ACT_GELU_ERF;
-  }
+/* The checkpoint as the builder reads it: tensors under the model's prefix, or unprefixed (heads). */
+static vkf_arch_weights weights_of(vkf_vit_model *m, int prefixed, vkf_dtype dt) {
+  return (vkf_arch_weights){m->st, &m->owned, prefixed ? m->prefix : "", dt};
 }
 
-/* Small printf into a stack buffer for node and weight names. */
-#define NAME(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
+#define NAME VKF_NAME
 
-/* One pre-norm encoder layer: x + attn(ln(x)), then + mlp(ln(.)). x [B, N, D] -> [B, N, D]. */
+/* A graph constant for checkpoint tensor `name` (full name, prefix included). */
+static vkf_value weight(vkf_vit_model *m, vkf_graph *g, const char *name, vkf_dtype dtype) {
+  vkf_arch_weights w = weights_of(m, 0, dtype);
+  return vkf_arch_weight(&w, g, name);
+}
+
+/* One constant `key` made of the full-named tensors `names` (see vkf_arch_joined). */
+static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
+                           const char *const *names, int count, vkf_arch_join join, float scale,
+                           vkf_dtype dtype) {
+  vkf_arch_weights w = weights_of(m, 0, dtype);
+  return vkf_arch_joined(&w, g, key, names, count, join, scale);
+}
+
+/* One encoder layer: x [B, N, D] -> [B, N, D]. */
 static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_value x,
-                               int64_t batch, vkf_dtype dt) {
+                               vkf_dtype dt) {
   const vkf_hf_config *c = &m->config;
-  int64_t d = c->hidden_size, h = c->num_attention_heads, hd = c->head_dim;
-  int64_t n = c->num_patches + m->special_tokens;
-  float eps = (float)c->layer_norm_eps;
-  char p[64], a[VIT_NAME_MAX], b[VIT_NAME_MAX], nm[VIT_NAME_MAX];
-  snprintf(p, sizeof p, "%sencoder.layer.%lld.", m->prefix, (long long)l);
-
-  vkf_norm_options ln1 = {
-      .eps = eps,
-      .gamma = weight(m, g, NAME(a, "%slayernorm_before.weight", p), dt),
-      .beta = weight(m, g, NAME(b, "%slayernorm_before.bias", p), dt),
-  };
-  vkf_value hx = vkf_layernorm(g, NAME(nm, "%slayernorm_before", p), x, &ln1); /* [B, N, D] */
-
-  /* One GEMM for Q, K and V: HF's three [D, D] Linear weights stacked into [3D, D]. */
-  const char *wn[3], *bn[3];
-  char wq[VIT_NAME_MAX], wk[VIT_NAME_MAX], wv[VIT_NAME_MAX];
-  char bq[VIT_NAME_MAX], bk[VIT_NAME_MAX], bv[VIT_NAME_MAX];
-  wn[0] = NAME(wq, "%sattention.attention.query.weight", p);
-  wn[1] = NAME(wk, "%sattention.attention.key.weight", p);
-  wn[2] = NAME(wv, "%sattention.attention.value.weight", p);
-  bn[0] = NAME(bq, "%sattention.attention.query.bias", p);
-  bn[1] = NAME(bk, "%sattention.attention.key.bias", p);
-  bn[2] = NAME(bv, "%sattention.attention.value.bias", p);
-  vkf_matmul_options qkv_opt = {
-      .transpose_b = 1,
-      .bias = c->qkv_bias ? assembled(m, g, NAME(b, "%sattention.attention.qkv.bias", p), bn, 3,
-                                      VIT_STACK, 1.0f, dt)
-                          : VKF_NO_VALUE,
-  };
-  vkf_value wqkv = assembled(m, g, NAME(a, "%sattention.attention.qkv.weight", p), wn, 3, VIT_STACK,
-                             1.0f, dt);                                              /* [3D, D] */
-  vkf_value qkv = vkf_matmul(g, NAME(nm, "%sattention.qkv", p), hx, wqkv, &qkv_opt); /* [B,N,3D] */
-  int64_t split[4] = {batch, n, 3 * h, hd};
-  qkv = vkf_reshape(g, NAME(nm, "%sattention.qkv_heads", p), qkv, 4, split); /* [B, N, 3H, Dh] */
-  static const uint32_t to_bhnd[4] = {0, 2, 1, 3};
-  vkf_value qkv_bhnd[3];
-  static const char *const part[3] = {"q", "k", "v"};
-  for (int i = 0; i < 3; i++) {
-    vkf_value s = vkf_slice(g, NAME(nm, "%sattention.%s_slice", p, part[i]), qkv, 2, i * h,
-                            (i + 1) * h); /* [B, N, H, Dh] */
-    qkv_bhnd[i] = vkf_permute(g, NAME(nm, "%sattention.%s", p, part[i]), s, to_bhnd); /* BHND */
-  }
-  vkf_attention_options att_opt = {.scale = 1.0f / sqrtf((float)hd)};
-  vkf_value att = vkf_attention(g, NAME(nm, "%sattention", p), qkv_bhnd[0], qkv_bhnd[1],
-                                qkv_bhnd[2], &att_opt);                       /* [B, H, N, Dh] */
-  att = vkf_permute(g, NAME(nm, "%sattention.merge_heads", p), att, to_bhnd); /* [B, N, H, Dh] */
-  int64_t merged[3] = {batch, n, d};
-  att = vkf_reshape(g, NAME(nm, "%sattention.context", p), att, 3, merged); /* [B, N, D] copy */
-  vkf_matmul_options out_opt = {
-      .transpose_b = 1,
-      .bias = weight(m, g, NAME(b, "%sattention.output.dense.bias", p), dt),
-      .residual = x,
-  };
-  x = vkf_matmul(g, NAME(nm, "%sattention.output", p), att,
-                 weight(m, g, NAME(a, "%sattention.output.dense.weight", p), dt), &out_opt);
-
-  vkf_norm_options ln2 = {
-      .eps = eps,
-      .gamma = weight(m, g, NAME(a, "%slayernorm_after.weight", p), dt),
-      .beta = weight(m, g, NAME(b, "%slayernorm_after.bias", p), dt),
-  };
-  hx = vkf_layernorm(g, NAME(nm, "%slayernorm_after", p), x, &ln2);
-  vkf_matmul_options up_opt = {
-      .transpose_b = 1,
-      .bias = weight(m, g, NAME(b, "%sintermediate.dense.bias", p), dt),
-      .activation = activation_of(c->hidden_act),
-  };
-  vkf_value mid = vkf_matmul(g, NAME(nm, "%sintermediate", p), hx,
-                             weight(m, g, NAME(a, "%sintermediate.dense.weight", p), dt),
-                             &up_opt); /* [B, N, I] */
-  vkf_matmul_options down_opt = {
-      .transpose_b = 1,
-      .bias = weight(m, g, NAME(b, "%soutput.dense.bias", p), dt),
-      .residual = x,
-  };
-  return vkf_matmul(g, NAME(nm, "%soutput", p), mid,
-                    weight(m, g, NAME(a, "%soutput.dense.weight", p), dt), &down_opt);
+  vkf_block_config bc = block_config(c);
+  vkf_block_names bn = names_of(c);
+  vkf_arch_weights aw = weights_of(m, 1, dt);
+  char tp[64], np[64];
+  snprintf(tp, sizeof tp, "encoder.layer.%lld.", (long long)l);
+  snprintf(np, sizeof np, "%s%s", m->prefix, tp);
+  vkf_block_weights w;
+  vkf_block_weights_get(&aw, g, tp, &bn, &bc, &w);
+  return vkf_block_build(g, np, &bn, &bc, &w, NULL, x);
 }
 
 /* CLS (+ distillation) tokens repeated over the batch: a constant [B, T, D] the model caches. */
@@ -452,7 +327,7 @@ static vkf_value prefix_tokens(vkf_vit_model *m, vkf_graph *g, int64_t batch, vk
     return VKF_NO_VALUE;
   }
   for (size_t i = 0; i < count; i++) rows[i] = names[i % (size_t)m->special_tokens];
-  vkf_value v = assembled(m, g, key, rows, (int)count, VIT_STACK, 1.0f, dt); /* [B·T, 1, D] */
+  vkf_value v = assembled(m, g, key, rows, (int)count, VKF_ARCH_STACK, 1.0f, dt); /* [B·T, 1, D] */
   free(rows);
   int64_t shape[3] = {batch, m->special_tokens, m->config.hidden_size};
   return vkf_reshape(g, NAME(cls, "%sembeddings.prefix", m->prefix), v, 3, shape);
@@ -473,12 +348,6 @@ static vkf_value final_norm(vkf_vit_model *m, vkf_graph *g, vkf_value x, int64_t
       .beta = weight(m, g, NAME(b, "%slayernorm.bias", m->prefix), dt),
   };
   return vkf_layernorm(g, NAME(nm, "%slayernorm", m->prefix), x, &ln);
-}
-
-static vkf_value f32_output(vkf_graph *g, vkf_value v, const char *name) {
-  const vkf_tensor *t = vkf_graph_tensor(g, v);
-  if (t && t->dtype != VKF_F32) v = vkf_cast(g, name, v, VKF_F32);
-  return vkf_graph_output(g, v, t && t->dtype != VKF_F32 ? NULL : name);
 }
 
 vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
@@ -508,7 +377,7 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
   x = vkf_concat(g, NAME(a, "%sembeddings.tokens", m->prefix), parts, 2, 1); /* [B, N, D] */
   x = vkf_add(g, NAME(a, "%sembeddings", m->prefix), x,
               weight(m, g, NAME(b, "%sembeddings.position_embeddings", m->prefix), dt));
-  for (int64_t l = 0; l < c->num_hidden_layers; l++) x = encoder_layer(m, g, l, x, batch, dt);
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) x = encoder_layer(m, g, l, x, dt);
 
   vkf_value logits = VKF_NO_VALUE, hidden = VKF_NO_VALUE, pooled = VKF_NO_VALUE;
   if (m->head == VKF_VIT_HEAD_NONE) {
@@ -533,8 +402,8 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
     if (teacher) {
       static const char *const wn[2] = {"cls_classifier.weight", "distillation_classifier.weight"};
       static const char *const bn[2] = {"cls_classifier.bias", "distillation_classifier.bias"};
-      w = assembled(m, g, "head.weight", wn, 2, VIT_SIDE, 0.5f, dt); /* [L, 2D] */
-      bias = assembled(m, g, "head.bias", bn, 2, VIT_SUM, 0.5f, dt); /* [L] */
+      w = assembled(m, g, "head.weight", wn, 2, VKF_ARCH_SIDE, 0.5f, dt); /* [L, 2D] */
+      bias = assembled(m, g, "head.bias", bn, 2, VKF_ARCH_SUM, 0.5f, dt); /* [L] */
     } else {
       w = weight(m, g, "classifier.weight", dt);
       bias = weight(m, g, "classifier.bias", dt);
@@ -542,9 +411,9 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
     vkf_matmul_options ho = {.transpose_b = 1, .bias = bias};
     logits = vkf_matmul(g, teacher ? "head" : "classifier", tok, w, &ho); /* [B, L] */
   }
-  if (vkf_value_valid(logits)) out->logits = f32_output(g, logits, "logits");
-  if (vkf_value_valid(hidden)) out->last_hidden_state = f32_output(g, hidden, "last_hidden_state");
-  if (vkf_value_valid(pooled)) out->pooler_output = f32_output(g, pooled, "pooler_output");
+  if (vkf_value_valid(logits)) out->logits = vkf_arch_f32_output(g, logits, "logits");
+  if (vkf_value_valid(hidden)) out->last_hidden_state = vkf_arch_f32_output(g, hidden, "last_hidden_state");
+  if (vkf_value_valid(pooled)) out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
   vkf_status st = vkf_graph_status(g);
   if (st) {
     vkf_graph_destroy(g);

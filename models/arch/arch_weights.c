@@ -1,0 +1,124 @@
+/* Checkpoint tensors as graph constants for the architectures: checks at load, conversion and
+ * joining at build, one cache entry per (key, dtype). */
+#include "models/arch/arch_weights.h"
+
+#include "graph/ir/builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+vkf_status vkf_arch_expect(const vkf_safetensors *st, const char *prefix, const char *name,
+                           int rank, const int64_t *dims) {
+  char full[VKF_ARCH_NAME_MAX];
+  VKF_NAME(full, "%s%s", prefix, name);
+  const vkf_safetensors_info *info = NULL;
+  VKF_RETURN_IF_ERROR(vkf_safetensors_expect(st, full, rank, dims, &info));
+  if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
+      info->dtype != VKF_SAFETENSORS_BF16)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "tensor \"%s\" has dtype %s in %s; F32, F16 or BF16 expected", full,
+                           vkf_safetensors_dtype_name(info->dtype), vkf_safetensors_path(st));
+  return VKF_OK;
+}
+
+vkf_status vkf_arch_expect2(const vkf_safetensors *st, const char *prefix, const char *name,
+                            int64_t d0, int64_t d1) {
+  const int64_t dims[2] = {d0, d1};
+  return vkf_arch_expect(st, prefix, name, d1 ? 2 : 1, dims);
+}
+
+int vkf_arch_has(const vkf_safetensors *st, const char *prefix, const char *name) {
+  char full[VKF_ARCH_NAME_MAX];
+  return vkf_safetensors_find(st, VKF_NAME(full, "%s%s", prefix, name)) != NULL;
+}
+
+vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char *name,
+                             vkf_dtype dtype) {
+  char full[VKF_ARCH_NAME_MAX];
+  return vkf_weight_constant(w->cache, w->st, g, VKF_NAME(full, "%s%s", w->prefix, name), dtype);
+}
+
+vkf_value vkf_arch_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
+  return vkf_arch_weight_as(w, g, name, w->dtype);
+}
+
+static vkf_value fail(vkf_graph *g, vkf_status s) {
+  vkf_graph_set_error(g, s);
+  return VKF_NO_VALUE;
+}
+
+vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                          const char *const *names, int count, vkf_arch_join join, float scale) {
+  char full[VKF_ARCH_NAME_MAX];
+  const vkf_safetensors_info *first =
+      vkf_safetensors_find(w->st, VKF_NAME(full, "%s%s", w->prefix, names[0]));
+  if (!first)
+    return fail(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s", full,
+                                   vkf_safetensors_path(w->st)));
+  if (first->rank < 1 || first->rank > VKF_MAX_DIMS || (join == VKF_ARCH_SIDE && first->rank != 2))
+    return fail(g, vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" has rank %d: cannot join it",
+                                   full, first->rank));
+  int64_t shape[VKF_MAX_DIMS];
+  for (int i = 0; i < first->rank; i++) shape[i] = first->shape[i];
+  size_t each = (size_t)first->element_count;
+  size_t rows = (size_t)first->shape[0], cols = rows ? each / rows : 0;
+  size_t total = join == VKF_ARCH_SUM ? each : each * (size_t)count;
+  if (join == VKF_ARCH_STACK) shape[0] *= count;
+  if (join == VKF_ARCH_SIDE) shape[1] *= count;
+  const void *data = vkf_weight_cache_find(*w->cache, key, w->dtype);
+  if (!data) {
+    float *all = calloc(total + 1, sizeof *all);
+    if (!all) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
+    for (int i = 0; i < count; i++) {
+      float *v = NULL;
+      const vkf_safetensors_info *info = NULL;
+      VKF_NAME(full, "%s%s", w->prefix, names[i]);
+      vkf_status s = vkf_weight_read_f32(w->st, full, &v, &info);
+      if (!s && (info->rank != first->rank || (size_t)info->element_count != each))
+        s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s%s\" differ in shape", full,
+                            w->prefix, names[0]);
+      if (s) {
+        free(v);
+        free(all);
+        return fail(g, s);
+      }
+      for (size_t j = 0; j < each; j++) {
+        if (join == VKF_ARCH_SUM)
+          all[j] += scale * v[j];
+        else if (join == VKF_ARCH_STACK)
+          all[(size_t)i * each + j] = scale * v[j];
+        else /* row j / cols of the joined [R, count·C] */
+          all[(j / cols) * cols * (size_t)count + (size_t)i * cols + j % cols] = scale * v[j];
+      }
+      free(v);
+    }
+    data = vkf_weight_cache_put(w->cache, key, w->dtype, all, total);
+    if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
+  }
+  return vkf_graph_constant(g, key, w->dtype, (uint32_t)first->rank, shape, data);
+}
+
+vkf_value vkf_arch_computed(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                            vkf_dtype dtype, uint32_t rank, const int64_t *shape,
+                            void (*fill)(float *values, size_t count, const void *user),
+                            const void *user) {
+  size_t count = 1;
+  for (uint32_t i = 0; i < rank; i++) count *= (size_t)shape[i];
+  const void *data = vkf_weight_cache_find(*w->cache, key, dtype);
+  if (!data) {
+    float *v = malloc(count * sizeof *v + 1);
+    if (!v) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "computing %s", key));
+    fill(v, count, user);
+    data = vkf_weight_cache_put(w->cache, key, dtype, v, count);
+    if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "computing %s", key));
+  }
+  return vkf_graph_constant(g, key, dtype, rank, shape, data);
+}
+
+vkf_value vkf_arch_f32_output(vkf_graph *g, vkf_value v, const char *name) {
+  const vkf_tensor *t = vkf_graph_tensor(g, v);
+  int cast = t && t->dtype != VKF_F32;
+  if (cast) v = vkf_cast(g, name, v, VKF_F32);
+  return vkf_graph_output(g, v, cast ? NULL : name);
+}

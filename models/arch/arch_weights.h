@@ -1,0 +1,68 @@
+/* How an architecture reads its checkpoint: load-time checks of a tensor's shape and dtype, and
+ * graph constants made from one tensor or from several joined (fused QKV, stacked tokens, summed
+ * heads), converted to the run dtype once and kept in the model's weight cache. */
+#ifndef VKF_MODELS_ARCH_WEIGHTS_H
+#define VKF_MODELS_ARCH_WEIGHTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/ir/graph.h"
+#include "models/formats/safetensors.h"
+#include "models/formats/weight_cache.h"
+
+enum { VKF_ARCH_NAME_MAX = 256 };
+
+/* Small printf into a stack buffer for node and weight names. */
+#define VKF_NAME(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
+
+/* The checkpoint a build reads and where converted weights go. `prefix` is prepended to every
+ * tensor name ("vit.", "bert.", ""); the cache outlives every graph built from it. */
+typedef struct vkf_arch_weights {
+  const vkf_safetensors *st;
+  vkf_weight_cache **cache;
+  const char *prefix;
+  vkf_dtype dtype; /* the run dtype of weights: VKF_F32 or VKF_F16 */
+} vkf_arch_weights;
+
+/* Load-time check of prefix + name: rank dims equal to `dims` (rank <= 4) and a float dtype (F32,
+ * F16, BF16). NOT_FOUND, SHAPE or UNSUPPORTED naming the tensor and the file. */
+vkf_status vkf_arch_expect(const vkf_safetensors *st, const char *prefix, const char *name,
+                           int rank, const int64_t *dims);
+/* As vkf_arch_expect for a [d0] (d1 == 0) or [d0, d1] tensor. */
+vkf_status vkf_arch_expect2(const vkf_safetensors *st, const char *prefix, const char *name,
+                            int64_t d0, int64_t d1);
+/* Whether prefix + name is in the file. */
+int vkf_arch_has(const vkf_safetensors *st, const char *prefix, const char *name);
+
+/* A graph constant for checkpoint tensor prefix + `name` in w->dtype (errors go to the graph's
+ * sticky status). */
+vkf_value vkf_arch_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
+/* The same in an explicit dtype (e.g. f32 for a table read by an f32 node of an f16 model). */
+vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char *name,
+                             vkf_dtype dtype);
+
+/* How vkf_arch_joined combines `count` checkpoint tensors of one shape [R, ...] (C elements after
+ * the first dim). */
+typedef enum vkf_arch_join {
+  VKF_ARCH_STACK, /* rows after rows: [count·R, ...] (fused QKV, CLS tokens over a batch) */
+  VKF_ARCH_SUM,   /* elementwise sum: [R, ...] (a head averaged from two) */
+  VKF_ARCH_SIDE,  /* rank 2, side by side: [R, count·C] */
+} vkf_arch_join;
+
+/* One constant cached under `key` (prefix not added) made of tensors prefix + names[i] joined as
+ * `join`, every value multiplied by `scale`. Tensors must agree in shape. */
+vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                          const char *const *names, int count, vkf_arch_join join, float scale);
+
+/* A constant computed by the architecture (cached under `key`): `fill` writes `count` fp32 values,
+ * given `user`. f32 or f16 per `dtype`. */
+vkf_value vkf_arch_computed(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                            vkf_dtype dtype, uint32_t rank, const int64_t *shape,
+                            void (*fill)(float *values, size_t count, const void *user),
+                            const void *user);
+
+/* Marks `v` as output `name` in f32 (one cast when the build runs in f16). */
+vkf_value vkf_arch_f32_output(vkf_graph *g, vkf_value v, const char *name);
+
+#endif

@@ -1,0 +1,252 @@
+/* The Transformer block builder: load-time tensor checks, weight resolution (Q, K, V stacked into
+ * one GEMM) and the graph of the attention and MLP sublayers with pre- or post-norm. */
+#include "models/arch/transformer_block.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+vkf_activation vkf_block_activation(vkf_hf_act act) {
+  switch (act) {
+    case VKF_HF_ACT_GELU_TANH:
+      return VKF_ACT_GELU_TANH;
+    case VKF_HF_ACT_RELU:
+      return VKF_ACT_RELU;
+    case VKF_HF_ACT_SILU:
+      return VKF_ACT_SILU;
+    default:
+      return VKF_ACT_GELU_ERF;
+  }
+}
+
+typedef struct dims {
+  int64_t d, h, hkv, dh, in;
+} dims;
+
+static dims dims_of(const vkf_block_config *c) {
+  dims r = {c->hidden, c->heads, c->kv_heads ? c->kv_heads : c->heads, c->head_dim, c->intermediate};
+  if (!r.dh && r.h) r.dh = r.d / r.h;
+  return r;
+}
+
+/* A linear weight of `out` x `in` as the file stores it. */
+static vkf_status expect_linear(const vkf_safetensors *st, const char *p, const char *name,
+                                int64_t out, int64_t in, int in_out) {
+  if (!name) return VKF_OK;
+  return in_out ? vkf_arch_expect2(st, p, name, in, out) : vkf_arch_expect2(st, p, name, out, in);
+}
+
+static vkf_status expect_vector(const vkf_safetensors *st, const char *p, const char *name,
+                                int64_t n) {
+  return name ? vkf_arch_expect2(st, p, name, n, 0) : VKF_OK;
+}
+
+vkf_status vkf_block_expect(const vkf_safetensors *st, const char *p, const vkf_block_names *nm,
+                            const vkf_block_config *c) {
+  dims z = dims_of(c);
+  int io = c->linear_in_out;
+  int64_t qd = z.h * z.dh, kvd = z.hkv * z.dh;
+  if (nm->qkv_weight) {
+    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->qkv_weight, qd + 2 * kvd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->qkv_bias, qd + 2 * kvd));
+  } else {
+    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->q_weight, qd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->k_weight, kvd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->v_weight, kvd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->q_bias, qd));
+    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->k_bias, kvd));
+    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->v_bias, kvd));
+  }
+  VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->out_weight, z.d, qd, io));
+  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->out_bias, z.d));
+  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->attn_norm_weight, z.d));
+  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->attn_norm_bias, z.d));
+  VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->up_weight, z.in, z.d, io));
+  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->up_bias, z.in));
+  if (c->mlp == VKF_BLOCK_MLP_GATED) {
+    if (!nm->gate_weight)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: gated MLP without a gate tensor",
+                             vkf_safetensors_path(st));
+    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->gate_weight, z.in, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->gate_bias, z.in));
+  }
+  VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->down_weight, z.d, z.in, io));
+  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->down_bias, z.d));
+  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->mlp_norm_weight, z.d));
+  return expect_vector(st, p, nm->mlp_norm_bias, z.d);
+}
+
+/* prefix + name as a constant, or no value for an absent (NULL) name. */
+static vkf_value optional(const vkf_arch_weights *w, vkf_graph *g, const char *p,
+                          const char *name) {
+  if (!name) return VKF_NO_VALUE;
+  char full[VKF_ARCH_NAME_MAX];
+  return vkf_arch_weight(w, g, VKF_NAME(full, "%s%s", p, name));
+}
+
+static vkf_block_linear linear(const vkf_arch_weights *w, vkf_graph *g, const char *p,
+                               const char *weight, const char *bias, int in_out) {
+  return (vkf_block_linear){optional(w, g, p, weight), optional(w, g, p, bias), in_out};
+}
+
+void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *p,
+                           const vkf_block_names *nm, const vkf_block_config *c,
+                           vkf_block_weights *out) {
+  memset(out, 0, sizeof *out);
+  int io = c->linear_in_out;
+  if (nm->qkv_weight) {
+    out->qkv = linear(w, g, p, nm->qkv_weight, nm->qkv_bias, io);
+  } else {
+    /* Three [out, in] projections stacked along out: one GEMM computes Q, K and V. An [in, out]
+     * file would need its columns joined instead; no architecture stores them so apart. */
+    char wq[VKF_ARCH_NAME_MAX], wk[VKF_ARCH_NAME_MAX], wv[VKF_ARCH_NAME_MAX];
+    char key[VKF_ARCH_NAME_MAX];
+    const char *wn[3] = {VKF_NAME(wq, "%s%s", p, nm->q_weight), VKF_NAME(wk, "%s%s", p, nm->k_weight),
+                         VKF_NAME(wv, "%s%s", p, nm->v_weight)};
+    VKF_NAME(key, "%s%s%s.qkv.weight", w->prefix, p, nm->attention);
+    out->qkv.weight = io ? vkf_arch_joined(w, g, key, wn, 3, VKF_ARCH_SIDE, 1.0f)
+                         : vkf_arch_joined(w, g, key, wn, 3, VKF_ARCH_STACK, 1.0f);
+    out->qkv.in_out = io;
+    if (nm->q_bias) {
+      const char *bn[3] = {VKF_NAME(wq, "%s%s", p, nm->q_bias), VKF_NAME(wk, "%s%s", p, nm->k_bias),
+                           VKF_NAME(wv, "%s%s", p, nm->v_bias)};
+      VKF_NAME(key, "%s%s%s.qkv.bias", w->prefix, p, nm->attention);
+      out->qkv.bias = vkf_arch_joined(w, g, key, bn, 3, VKF_ARCH_STACK, 1.0f);
+    }
+  }
+  out->out = linear(w, g, p, nm->out_weight, nm->out_bias, io);
+  out->attn_norm_gamma = optional(w, g, p, nm->attn_norm_weight);
+  out->attn_norm_beta = optional(w, g, p, nm->attn_norm_bias);
+  out->up = linear(w, g, p, nm->up_weight, nm->up_bias, io);
+  if (c->mlp == VKF_BLOCK_MLP_GATED) out->gate = linear(w, g, p, nm->gate_weight, nm->gate_bias, io);
+  out->down = linear(w, g, p, nm->down_weight, nm->down_bias, io);
+  out->mlp_norm_gamma = optional(w, g, p, nm->mlp_norm_weight);
+  out->mlp_norm_beta = optional(w, g, p, nm->mlp_norm_bias);
+}
+
+static vkf_value project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
+                         vkf_activation act, vkf_value residual) {
+  vkf_matmul_options o = {
+      .transpose_b = !l->in_out, .bias = l->bias, .activation = act, .residual = residual};
+  return vkf_matmul(g, name, x, l->weight, &o);
+}
+
+static vkf_value norm(vkf_graph *g, const char *name, const vkf_block_config *c, vkf_value x,
+                      vkf_value gamma, vkf_value beta) {
+  vkf_norm_options o = {.eps = c->norm_eps, .gamma = gamma, .beta = beta};
+  return c->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, name, x, &o) : vkf_layernorm(g, name, x, &o);
+}
+
+static int64_t dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
+  const vkf_tensor *t = vkf_graph_tensor(g, v);
+  return t && axis < t->rank ? t->shape[axis] : 1;
+}
+
+/* Heads [first, first + count) of a [B, N, heads·Dh]-wide projection as a [B, count, N, Dh] view
+ * (a strided view of the GEMM output: no copy). */
+static vkf_value heads_of(vkf_graph *g, const char *name, vkf_value split, int64_t first,
+                          int64_t count) {
+  static const uint32_t to_bhnd[4] = {0, 2, 1, 3};
+  char nm[VKF_ARCH_NAME_MAX + 64];
+  vkf_value s = vkf_slice(g, VKF_NAME(nm, "%s_heads", name), split, 2, first, first + count);
+  return vkf_permute(g, name, s, to_bhnd); /* [B, count, N, Dh] */
+}
+
+vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_names *nm,
+                              const vkf_block_config *c, const vkf_block_weights *w,
+                              const vkf_block_io *io, vkf_value x, vkf_value memory,
+                              vkf_value residual) {
+  dims z = dims_of(c);
+  int64_t b = dim_of(g, x, 0), n = dim_of(g, x, 1);
+  char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
+  VKF_NAME(at, "%s%s", np, nm->attention);
+  vkf_value q, k, v;
+  if (!vkf_value_valid(memory) || memory.id == x.id) {
+    vkf_value y = project(g, VKF_NAME(nm1, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE,
+                          VKF_NO_VALUE); /* [B, N, (H + 2Hkv)·Dh] */
+    int64_t split[4] = {b, n, z.h + 2 * z.hkv, z.dh};
+    y = vkf_reshape(g, VKF_NAME(nm1, "%s.qkv_heads", at), y, 4, split);
+    q = heads_of(g, VKF_NAME(nm1, "%s.q", at), y, 0, z.h); /* [B, H, N, Dh] */
+    k = heads_of(g, VKF_NAME(nm1, "%s.k", at), y, z.h, z.hkv);
+    v = heads_of(g, VKF_NAME(nm1, "%s.v", at), y, z.h + z.hkv, z.hkv);
+  } else {
+    /* Cross attention: the fused weight's Q rows read x, its K and V rows read the memory. */
+    int64_t m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
+    uint32_t out_axis = w->qkv.in_out ? 1 : 0;
+    vkf_block_linear lq = {vkf_slice(g, VKF_NAME(nm1, "%s.q.weight", at), w->qkv.weight, out_axis,
+                                     0, qd),
+                           VKF_NO_VALUE, w->qkv.in_out};
+    vkf_block_linear lkv = {vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight,
+                                      out_axis, qd, qd + 2 * kvd),
+                            VKF_NO_VALUE, w->qkv.in_out};
+    if (vkf_value_valid(w->qkv.bias)) {
+      lq.bias = vkf_slice(g, VKF_NAME(nm1, "%s.q.bias", at), w->qkv.bias, 0, 0, qd);
+      lkv.bias = vkf_slice(g, VKF_NAME(nm1, "%s.kv.bias", at), w->qkv.bias, 0, qd, qd + 2 * kvd);
+    }
+    vkf_value yq = project(g, VKF_NAME(nm1, "%s.q_proj", at), x, &lq, VKF_ACT_NONE, VKF_NO_VALUE);
+    int64_t qs[4] = {b, n, z.h, z.dh};
+    yq = vkf_reshape(g, VKF_NAME(nm1, "%s.q_split", at), yq, 4, qs);
+    q = heads_of(g, VKF_NAME(nm1, "%s.q", at), yq, 0, z.h);
+    vkf_value ykv = project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE,
+                            VKF_NO_VALUE);
+    int64_t kvs[4] = {b, m, 2 * z.hkv, z.dh};
+    ykv = vkf_reshape(g, VKF_NAME(nm1, "%s.kv_split", at), ykv, 4, kvs);
+    k = heads_of(g, VKF_NAME(nm1, "%s.k", at), ykv, 0, z.hkv);
+    v = heads_of(g, VKF_NAME(nm1, "%s.v", at), ykv, z.hkv, z.hkv);
+  }
+  if (c->position == VKF_BLOCK_POS_ROTARY && io && io->rotate) {
+    q = io->rotate(g, VKF_NAME(nm1, "%s.q_rotary", at), q, io->rotate_user);
+    k = io->rotate(g, VKF_NAME(nm1, "%s.k_rotary", at), k, io->rotate_user);
+  }
+  int self = !vkf_value_valid(memory) || memory.id == x.id;
+  vkf_attention_options ao = {
+      .scale = c->attn_scale ? c->attn_scale : 1.0f / sqrtf((float)z.dh),
+      .kv_len = io ? io->kv_len : VKF_NO_VALUE,
+      .causal = self && c->causal,
+      .windowed = self && c->windowed,
+      .window_left = c->window_left,
+      .window_right = c->window_right,
+      .bias = io ? io->bias : VKF_NO_VALUE,
+  };
+  vkf_value a = vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
+  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
+  a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
+  int64_t merged[3] = {b, n, z.h * z.dh};
+  a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged); /* [B, N, H·Dh] */
+  return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), a, &w->out, VKF_ACT_NONE, residual);
+}
+
+vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_names *nm,
+                              const vkf_block_config *c, const vkf_block_weights *w, vkf_value x,
+                              vkf_value residual) {
+  char up[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
+  VKF_NAME(up, "%s%s", np, nm->mlp_up);
+  vkf_value h;
+  if (c->mlp == VKF_BLOCK_MLP_GATED) {
+    vkf_value gate = project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), x, &w->gate, c->act,
+                             VKF_NO_VALUE); /* [B, N, I] */
+    h = project(g, up, x, &w->up, VKF_ACT_NONE, VKF_NO_VALUE);
+    h = vkf_mul(g, VKF_NAME(nm1, "%s.gated", up), gate, h);
+  } else {
+    h = project(g, up, x, &w->up, c->act, VKF_NO_VALUE); /* [B, N, I] */
+  }
+  return project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_down), h, &w->down, VKF_ACT_NONE, residual);
+}
+
+vkf_value vkf_block_build(vkf_graph *g, const char *np, const vkf_block_names *nm,
+                          const vkf_block_config *c, const vkf_block_weights *w,
+                          const vkf_block_io *io, vkf_value x) {
+  char a[VKF_ARCH_NAME_MAX], m[VKF_ARCH_NAME_MAX];
+  VKF_NAME(a, "%s%s", np, nm->attn_norm);
+  VKF_NAME(m, "%s%s", np, nm->mlp_norm);
+  if (c->order == VKF_BLOCK_PRE_NORM) {
+    vkf_value h = norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
+    x = vkf_block_attention(g, np, nm, c, w, io, h, VKF_NO_VALUE, x);
+    h = norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
+    return vkf_block_mlp_build(g, np, nm, c, w, h, x);
+  }
+  x = vkf_block_attention(g, np, nm, c, w, io, x, VKF_NO_VALUE, x);
+  x = norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
+  x = vkf_block_mlp_build(g, np, nm, c, w, x, x);
+  return norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
+}
