@@ -1,6 +1,6 @@
 /* BERT checkpoints: loading (config, sentence-transformers pipeline, every tensor's presence and
- * shape), the weight cache (in-place f32, converted f16, fused QKV, position + token-type table)
- * and the sentence-embedding graph builder. */
+ * shape, the task head) and the graph: embeddings, post-norm blocks (transformer_block.h), then
+ * the sentence-embedding pipeline, the pooler or the task head. */
 #include "models/arch/bert.h"
 
 #include <errno.h>
@@ -11,12 +11,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "graph/base/half.h"
 #include "graph/ir/builder.h"
+#include "models/arch/arch_weights.h"
+#include "models/arch/transformer_block.h"
 #include "models/formats/safetensors.h"
 #include "models/formats/weight_cache.h"
 
-enum { BERT_NAME_MAX = 256 };
+enum { BERT_NAME_MAX = VKF_ARCH_NAME_MAX };
+
+/* The additive mask value of a masked key. Hugging Face adds finfo(float32).min; any value whose
+ * magnitude absorbs every score does the same (masked keys get weight 0, and a row with every key
+ * masked becomes uniform over all keys, as in transformers), and this one stays finite after the
+ * kernel's scaling by log2(e). */
+#define BERT_MASKED_SCORE 1e30f
 
 struct vkf_bert_model {
   char *dir;
@@ -24,61 +31,103 @@ struct vkf_bert_model {
   vkf_bert_pipeline pipeline;
   vkf_safetensors *st;
   const char *prefix; /* "bert." (task-head checkpoints) or "" (BertModel) */
+  vkf_bert_head head;
+  int has_pooler;
   vkf_weight_cache *owned; /* converted / assembled weights */
 };
 
-/* Small printf into a stack buffer for node and weight names. */
-#define NAME(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
+#define NAME VKF_NAME
+
+/* Hugging Face's BertLayer: post-norm, LayerNorm, plain MLP, separate Q, K, V with biases. */
+static const vkf_block_names bert_block_names = {
+    .attn_norm = "attention.output.LayerNorm",
+    .attention = "attention.self",
+    .attn_out = "attention.output",
+    .mlp_norm = "output.LayerNorm",
+    .mlp_up = "intermediate",
+    .mlp_down = "output",
+    .q_weight = "attention.self.query.weight",
+    .k_weight = "attention.self.key.weight",
+    .v_weight = "attention.self.value.weight",
+    .q_bias = "attention.self.query.bias",
+    .k_bias = "attention.self.key.bias",
+    .v_bias = "attention.self.value.bias",
+    .out_weight = "attention.output.dense.weight",
+    .out_bias = "attention.output.dense.bias",
+    .attn_norm_weight = "attention.output.LayerNorm.weight",
+    .attn_norm_bias = "attention.output.LayerNorm.bias",
+    .up_weight = "intermediate.dense.weight",
+    .up_bias = "intermediate.dense.bias",
+    .down_weight = "output.dense.weight",
+    .down_bias = "output.dense.bias",
+    .mlp_norm_weight = "output.LayerNorm.weight",
+    .mlp_norm_bias = "output.LayerNorm.bias",
+};
+
+static vkf_block_config block_config(const vkf_hf_config *c) {
+  return (vkf_block_config){
+      .hidden = c->hidden_size,
+      .heads = c->num_attention_heads,
+      .head_dim = c->head_dim,
+      .intermediate = c->intermediate_size,
+      .norm = VKF_BLOCK_LAYERNORM,
+      .order = VKF_BLOCK_POST_NORM,
+      .norm_eps = (float)c->layer_norm_eps,
+      .mlp = VKF_BLOCK_MLP_PLAIN,
+      .act = vkf_block_activation(c->hidden_act),
+  };
+}
 
 /* ---- loading ---- */
 
-/* Checks m->prefix + `suffix`: rank-1 [d0] when d1 == 0, else [d0, d1]; a float dtype. */
 static vkf_status expect(const vkf_bert_model *m, const char *suffix, int64_t d0, int64_t d1) {
-  char name[BERT_NAME_MAX];
-  const int64_t dims[2] = {d0, d1};
-  const vkf_safetensors_info *info = NULL;
-  VKF_RETURN_IF_ERROR(vkf_safetensors_expect(m->st, NAME(name, "%s%s", m->prefix, suffix),
-                                             d1 ? 2 : 1, dims, &info));
-  if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
-      info->dtype != VKF_SAFETENSORS_BF16)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "tensor \"%s\" has dtype %s in %s; F32, F16 or BF16 expected", name,
-                           vkf_safetensors_dtype_name(info->dtype), vkf_safetensors_path(m->st));
-  return VKF_OK;
+  return vkf_arch_expect2(m->st, m->prefix, suffix, d0, d1);
 }
 
 static vkf_status check_tensors(vkf_bert_model *m) {
   m->prefix = vkf_safetensors_find(m->st, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
   const vkf_hf_config *c = &m->config;
-  int64_t d = c->hidden_size, in = c->intermediate_size;
+  int64_t d = c->hidden_size;
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.word_embeddings.weight", c->vocab_size, d));
   VKF_RETURN_IF_ERROR(
       expect(m, "embeddings.position_embeddings.weight", c->max_position_embeddings, d));
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.token_type_embeddings.weight", c->type_vocab_size, d));
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.LayerNorm.weight", d, 0));
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.LayerNorm.bias", d, 0));
-  static const struct {
-    const char *suffix;
-    int shape; /* 0: [D, D]; 1: [I, D]; 2: [D, I]; 3: [D]; 4: [I] */
-  } w[] = {
-      /* clang-format off */
-      {"attention.self.query.weight", 0},       {"attention.self.query.bias", 3},
-      {"attention.self.key.weight", 0},         {"attention.self.key.bias", 3},
-      {"attention.self.value.weight", 0},       {"attention.self.value.bias", 3},
-      {"attention.output.dense.weight", 0},     {"attention.output.dense.bias", 3},
-      {"attention.output.LayerNorm.weight", 3}, {"attention.output.LayerNorm.bias", 3},
-      {"intermediate.dense.weight", 1},         {"intermediate.dense.bias", 4},
-      {"output.dense.weight", 2},               {"output.dense.bias", 3},
-      {"output.LayerNorm.weight", 3},           {"output.LayerNorm.bias", 3},
-      /* clang-format on */
-  };
-  const int64_t shapes[5][2] = {{d, d}, {in, d}, {d, in}, {d, 0}, {in, 0}};
+  vkf_block_config bc = block_config(c);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
-      char name[BERT_NAME_MAX];
-      NAME(name, "encoder.layer.%lld.%s", (long long)l, w[i].suffix);
-      VKF_RETURN_IF_ERROR(expect(m, name, shapes[w[i].shape][0], shapes[w[i].shape][1]));
-    }
+    char lp[BERT_NAME_MAX];
+    NAME(lp, "%sencoder.layer.%lld.", m->prefix, (long long)l);
+    VKF_RETURN_IF_ERROR(vkf_block_expect(m->st, lp, &bert_block_names, &bc));
+  }
+  m->has_pooler = vkf_arch_has(m->st, m->prefix, "pooler.dense.weight");
+  if (m->has_pooler) {
+    VKF_RETURN_IF_ERROR(expect(m, "pooler.dense.weight", d, d));
+    VKF_RETURN_IF_ERROR(expect(m, "pooler.dense.bias", d, 0));
+  }
+  /* Heads sit outside the "bert." prefix. */
+  m->head = vkf_arch_has(m->st, "", "cls.predictions.bias")  ? VKF_BERT_HEAD_MASKED_LM
+            : vkf_arch_has(m->st, "", "classifier.weight") ? VKF_BERT_HEAD_CLASSIFICATION
+                                                           : VKF_BERT_HEAD_NONE;
+  if (m->head == VKF_BERT_HEAD_MASKED_LM) {
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "cls.predictions.transform.dense.weight", d, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "cls.predictions.transform.dense.bias", d, 0));
+    VKF_RETURN_IF_ERROR(
+        vkf_arch_expect2(m->st, "", "cls.predictions.transform.LayerNorm.weight", d, 0));
+    VKF_RETURN_IF_ERROR(
+        vkf_arch_expect2(m->st, "", "cls.predictions.transform.LayerNorm.bias", d, 0));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "cls.predictions.bias", c->vocab_size, 0));
+    if (vkf_arch_has(m->st, "", "cls.predictions.decoder.weight"))
+      VKF_RETURN_IF_ERROR(
+          vkf_arch_expect2(m->st, "", "cls.predictions.decoder.weight", c->vocab_size, d));
+  } else if (m->head == VKF_BERT_HEAD_CLASSIFICATION) {
+    if (!m->has_pooler)
+      return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                             "tensor \"%spooler.dense.weight\" not found in %s (the classifier "
+                             "reads the pooler output)",
+                             m->prefix, vkf_safetensors_path(m->st));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "classifier.weight", c->num_labels, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "classifier.bias", c->num_labels, 0));
   }
   return VKF_OK;
 }
@@ -135,192 +184,172 @@ const char *vkf_bert_dir(const vkf_bert_model *m) {
   return m->dir;
 }
 
-/* ---- weights ---- */
-
-/* Stores fp32 `values` (taken over) as `dtype` under `key`; returns the data, or NULL and records
- * an out-of-memory error in `g`. */
-static const void *owned_put(vkf_bert_model *m, vkf_graph *g, const char *key, vkf_dtype dtype,
-                             float *values, size_t count) {
-  const void *data = vkf_weight_cache_put(&m->owned, key, dtype, values, count);
-  if (!data)
-    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting \"%s\"", key));
-  return data;
+vkf_bert_head vkf_bert_head_of(const vkf_bert_model *m) {
+  return m->head;
 }
-
-/* Checkpoint tensor `name` (prefix included) as fp32 in a new buffer; errors go to `g`. */
-static float *read_f32(const vkf_bert_model *m, vkf_graph *g, const char *name,
-                       const vkf_safetensors_info **out_info) {
-  float *v = NULL;
-  vkf_status s = vkf_weight_read_f32(m->st, name, &v, out_info);
-  if (s) vkf_graph_set_error(g, s);
-  return v;
+int vkf_bert_has_pooler(const vkf_bert_model *m) {
+  return m->has_pooler;
 }
-
-/* A graph constant for checkpoint tensor prefix + `suffix` in `dtype`: the mapped bytes
- * themselves when they are aligned f32 already, otherwise a converted copy cached in the model. */
-static vkf_value weight(vkf_bert_model *m, vkf_graph *g, const char *suffix, vkf_dtype dtype) {
-  char name[BERT_NAME_MAX];
-  NAME(name, "%s%s", m->prefix, suffix);
-  return vkf_weight_constant(&m->owned, m->st, g, name, dtype);
-}
-
-/* The Q, K and V tensors of layer-prefix `p` (`what` "weight" [D, D] or "bias" [D]) stacked into
- * one [3D, ...] constant, so one GEMM computes all three projections. */
-static vkf_value qkv(vkf_bert_model *m, vkf_graph *g, const char *p, const char *what,
-                     vkf_dtype dtype) {
-  char key[BERT_NAME_MAX];
-  NAME(key, "%s%sattention.self.qkv.%s", m->prefix, p, what);
-  int64_t d = m->config.hidden_size;
-  int is_weight = strcmp(what, "weight") == 0;
-  size_t each = (size_t)(is_weight ? d * d : d);
-  const void *data = vkf_weight_cache_find(m->owned, key, dtype);
-  if (!data) {
-    float *all = malloc(3 * each * sizeof *all);
-    if (!all) {
-      vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
-      return VKF_NO_VALUE;
-    }
-    static const char *const part[3] = {"query", "key", "value"};
-    for (int i = 0; i < 3; i++) {
-      char name[BERT_NAME_MAX];
-      const vkf_safetensors_info *info = NULL;
-      float *v = read_f32(m, g, NAME(name, "%s%sattention.self.%s.%s", m->prefix, p, part[i], what),
-                          &info);
-      if (!v) { /* shapes were checked at load */
-        free(all);
-        return VKF_NO_VALUE;
-      }
-      memcpy(all + (size_t)i * each, v, each * sizeof *v);
-      free(v);
-    }
-    data = owned_put(m, g, key, dtype, all, 3 * each);
-    if (!data) return VKF_NO_VALUE;
-  }
-  int64_t shape[2] = {3 * d, d};
-  return vkf_graph_constant(g, key, dtype, is_weight ? 2 : 1, shape, data);
-}
-
-/* position_embeddings[0:n] + token_type_embeddings[0] as one [N, D] constant: every token has
- * type 0 for single-sentence inputs, so the two lookups that do not depend on the ids fold into
- * one table added after the word-embedding gather. */
-static vkf_value position_table(vkf_bert_model *m, vkf_graph *g, int64_t n, vkf_dtype dtype) {
-  char key[BERT_NAME_MAX], name[BERT_NAME_MAX];
-  NAME(key, "%sembeddings.position_and_type.%lld", m->prefix, (long long)n);
-  int64_t d = m->config.hidden_size;
-  const void *data = vkf_weight_cache_find(m->owned, key, dtype);
-  if (!data) {
-    const vkf_safetensors_info *pi = NULL, *ti = NULL;
-    float *pos =
-        read_f32(m, g, NAME(name, "%sembeddings.position_embeddings.weight", m->prefix), &pi);
-    float *type =
-        pos ? read_f32(m, g, NAME(name, "%sembeddings.token_type_embeddings.weight", m->prefix),
-                       &ti)
-            : NULL;
-    if (!type) {
-      free(pos);
-      return VKF_NO_VALUE;
-    }
-    for (int64_t i = 0; i < n * d; i++) pos[i] += type[i % d]; /* rows 0..n-1 of [P, D] */
-    free(type);
-    data = owned_put(m, g, key, dtype, pos, (size_t)(n * d));
-    if (!data) return VKF_NO_VALUE;
-  }
-  int64_t shape[2] = {n, d};
-  return vkf_graph_constant(g, key, dtype, 2, shape, data);
-}
-
-/* A column of `n` ones [N, 1] (f32), cached: mask [B, N] · ones = tokens per sentence. */
-static vkf_value ones_column(vkf_bert_model *m, vkf_graph *g, int64_t n) {
-  char key[64];
-  NAME(key, "kv_len.ones.%lld", (long long)n);
-  const void *data = vkf_weight_cache_find(m->owned, key, VKF_F32);
-  if (!data) {
-    float *v = malloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; v && i < n; i++) v[i] = 1.0f;
-    data = owned_put(m, g, key, VKF_F32, v, (size_t)n);
-    if (!data) return VKF_NO_VALUE;
-  }
-  int64_t shape[2] = {n, 1};
-  return vkf_graph_constant(g, key, VKF_F32, 2, shape, data);
+const char *vkf_bert_architecture(const vkf_bert_model *m) {
+  return m->head == VKF_BERT_HEAD_MASKED_LM        ? "BertForMaskedLM"
+         : m->head == VKF_BERT_HEAD_CLASSIFICATION ? "BertForSequenceClassification"
+                                                   : "BertModel";
 }
 
 /* ---- graph ---- */
 
-static vkf_activation activation_of(vkf_hf_act act) {
-  switch (act) {
-    case VKF_HF_ACT_GELU_TANH:
-      return VKF_ACT_GELU_TANH;
-    case VKF_HF_ACT_RELU:
-      return VKF_ACT_RELU;
-    case VKF_HF_ACT_SILU:
-      return VKF_ACT_SILU;
-    default:
-      return VKF_ACT_GELU_ERF;
-  }
+static vkf_arch_weights weights_of(vkf_bert_model *m, int prefixed, vkf_dtype dt) {
+  return (vkf_arch_weights){m->st, &m->owned, prefixed ? m->prefix : "", dt};
 }
 
-static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *module, vkf_value x,
-                           vkf_dtype dt) {
+static vkf_value weight(vkf_bert_model *m, vkf_graph *g, const char *suffix, vkf_dtype dt) {
+  vkf_arch_weights w = weights_of(m, 1, dt);
+  return vkf_arch_weight(&w, g, suffix);
+}
+
+typedef struct table_fill {
+  const vkf_bert_model *m;
+  int64_t n;
+  int with_type0;
+  vkf_status status;
+} table_fill;
+
+/* position_embeddings[0:n] (+ token_type_embeddings[0] when every token has type 0: the two
+ * lookups that do not depend on the ids fold into one table added after the word gather). */
+static void fill_positions(float *out, size_t count, const void *user) {
+  table_fill *f = (table_fill *)user;
+  int64_t d = f->m->config.hidden_size;
+  char name[BERT_NAME_MAX];
+  float *pos = NULL, *type = NULL;
+  f->status = vkf_weight_read_f32(
+      f->m->st, NAME(name, "%sembeddings.position_embeddings.weight", f->m->prefix), &pos, NULL);
+  if (!f->status && f->with_type0)
+    f->status = vkf_weight_read_f32(
+        f->m->st, NAME(name, "%sembeddings.token_type_embeddings.weight", f->m->prefix), &type,
+        NULL);
+  for (size_t i = 0; i < count; i++)
+    out[i] = f->status ? 0.0f : pos[i] + (type ? type[i % (size_t)d] : 0.0f);
+  free(pos);
+  free(type);
+}
+
+static vkf_value position_table(vkf_bert_model *m, vkf_graph *g, int64_t n, int with_type0,
+                                vkf_dtype dt) {
+  char key[BERT_NAME_MAX];
+  NAME(key, "%sembeddings.position%s.%lld", m->prefix, with_type0 ? "_and_type" : "",
+       (long long)n);
+  int64_t shape[2] = {n, m->config.hidden_size};
+  table_fill f = {m, n, with_type0, VKF_OK};
+  vkf_arch_weights w = weights_of(m, 0, dt);
+  vkf_value v = vkf_arch_computed(&w, g, key, dt, 2, shape, fill_positions, &f);
+  if (f.status) vkf_graph_set_error(g, f.status);
+  return v;
+}
+
+static void fill_ones(float *out, size_t count, const void *user) {
+  (void)user;
+  for (size_t i = 0; i < count; i++) out[i] = 1.0f;
+}
+
+static void fill_value(float *out, size_t count, const void *user) {
+  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
+}
+
+static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
+                           vkf_value x, vkf_dtype dt) {
   char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
+  vkf_arch_weights w = {m->st, &m->owned, prefix, dt};
   vkf_norm_options o = {
       .eps = (float)m->config.layer_norm_eps,
-      .gamma = weight(m, g, NAME(a, "%s.weight", module), dt),
-      .beta = weight(m, g, NAME(b, "%s.bias", module), dt),
+      .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
+      .beta = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
   };
-  return vkf_layernorm(g, NAME(nm, "%s%s", m->prefix, module), x, &o);
+  return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
 }
 
 /* Linear layer prefix + `module` (torch weight [out, in]) with the GEMM epilogue. */
-static vkf_value linear(vkf_bert_model *m, vkf_graph *g, const char *module, const char *node,
-                        vkf_value x, vkf_activation act, vkf_value residual, vkf_dtype dt) {
+static vkf_value linear(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
+                        vkf_value x, vkf_activation act, vkf_dtype dt) {
   char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
+  vkf_arch_weights w = {m->st, &m->owned, prefix, dt};
   vkf_matmul_options o = {
-      .transpose_b = 1,
-      .bias = weight(m, g, NAME(b, "%s.bias", module), dt),
-      .activation = act,
-      .residual = residual,
-  };
-  return vkf_matmul(g, NAME(nm, "%s%s", m->prefix, node), x,
-                    weight(m, g, NAME(a, "%s.weight", module), dt), &o);
+      .transpose_b = 1, .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)), .activation = act};
+  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
+                    vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
 }
 
-/* One post-norm encoder layer: ln(x + attn(x)), then ln(. + mlp(.)). x [B, N, D] -> [B, N, D]. */
-static vkf_value encoder_layer(vkf_bert_model *m, vkf_graph *g, int64_t l, vkf_value x,
-                               vkf_value kv_len, int64_t batch, int64_t n, vkf_dtype dt) {
-  const vkf_hf_config *c = &m->config;
-  int64_t d = c->hidden_size, h = c->num_attention_heads, hd = c->head_dim;
-  char p[64], a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  NAME(p, "encoder.layer.%lld.", (long long)l);
+/* Key padding as lengths: the mask is ones then zeros, so its row sums are the attention's kv_len,
+ * which skips padded key blocks instead of adding a bias. Sums of 0/1 in f32 are exact and the
+ * cast back truncates an exact integer. mask_f f32 [B, N] -> i32 [B]. */
+static vkf_value mask_lengths(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
+                              int64_t n) {
+  char key[64];
+  int64_t ones_shape[2] = {n, 1};
+  vkf_arch_weights w = weights_of(m, 0, VKF_F32);
+  vkf_value ones = vkf_arch_computed(&w, g, NAME(key, "kv_len.ones.%lld", (long long)n), VKF_F32, 2,
+                                     ones_shape, fill_ones, NULL);
+  vkf_value lens = vkf_matmul(g, "attention_mask.sum", mask_f, ones, NULL);
+  int64_t b1[1] = {batch};
+  lens = vkf_reshape(g, "attention_mask.rows", lens, 1, b1);
+  return vkf_cast(g, "kv_len", lens, VKF_I32);
+}
 
-  vkf_matmul_options qkv_opt = {.transpose_b = 1, .bias = qkv(m, g, p, "bias", dt)};
-  vkf_value y = vkf_matmul(g, NAME(nm, "%s%sattention.self.qkv", m->prefix, p), x,
-                           qkv(m, g, p, "weight", dt), &qkv_opt); /* [B, N, 3D] */
-  int64_t split[4] = {batch, n, 3 * h, hd};
-  y = vkf_reshape(g, NAME(nm, "%s%sattention.self.heads", m->prefix, p), y, 4, split);
-  static const uint32_t swap12[4] = {0, 2, 1, 3};
-  static const char *const part[3] = {"query", "key", "value"};
-  vkf_value qkv_bhnd[3];
-  for (int i = 0; i < 3; i++) {
-    vkf_value s = vkf_slice(g, NAME(nm, "%s%sattention.self.%s.heads", m->prefix, p, part[i]), y, 2,
-                            i * h, (i + 1) * h); /* [B, N, H, Dh] */
-    qkv_bhnd[i] = vkf_permute(g, NAME(nm, "%s%sattention.self.%s", m->prefix, p, part[i]), s,
-                              swap12); /* [B, H, N, Dh], a strided view of the QKV output */
+/* BertModel's extended attention mask: (mask - 1) · big, added to every score of the row's keys.
+ * mask_f f32 [B, N] -> f32 [B, 1, 1, N]. */
+static vkf_value mask_bias(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
+                           int64_t n) {
+  const float minus = -BERT_MASKED_SCORE;
+  int64_t one[1] = {1};
+  vkf_arch_weights w = weights_of(m, 0, VKF_F32);
+  vkf_value lowest = vkf_arch_computed(&w, g, "attention_mask.masked_score", VKF_F32, 1, one,
+                                       fill_value, &minus);
+  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, BERT_MASKED_SCORE);
+  bias = vkf_add(g, "attention_mask.bias", bias, lowest); /* 0 kept, -big masked */
+  int64_t shape[4] = {batch, 1, 1, n};
+  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
+}
+
+static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_value mask,
+                                    int64_t batch) {
+  vkf_value e;
+  if (m->pipeline.pooling == VKF_BERT_POOL_CLS) {
+    e = vkf_slice(g, "pooling.cls_token", x, 1, 0, 1); /* [B, 1, D] */
+    int64_t bd[2] = {batch, m->config.hidden_size};
+    e = vkf_reshape(g, "pooling", e, 2, bd);
+  } else {
+    e = vkf_mean_pool(g, "pooling", x, mask); /* [B, D] */
   }
-  vkf_attention_options att_opt = {.scale = 1.0f / sqrtf((float)hd), .kv_len = kv_len};
-  vkf_value att = vkf_attention(g, NAME(nm, "%s%sattention.self", m->prefix, p), qkv_bhnd[0],
-                                qkv_bhnd[1], qkv_bhnd[2], &att_opt); /* [B, H, N, Dh] */
-  att = vkf_permute(g, NAME(nm, "%s%sattention.self.merge_heads", m->prefix, p), att, swap12);
-  int64_t merged[3] = {batch, n, d};
-  att = vkf_reshape(g, NAME(nm, "%s%sattention.self.context", m->prefix, p), att, 3,
-                    merged); /* [B, N, D], copied from the [B, N, H, Dh] view */
+  /* sentence-transformers' Normalize is F.normalize(p=2, dim=1), eps 1e-12. */
+  if (m->pipeline.normalize) e = vkf_l2_normalize(g, "normalize", e, 1e-12f);
+  return e;
+}
 
-  x = linear(m, g, NAME(a, "%sattention.output.dense", p), NAME(b, "%sattention.output", p), att,
-             VKF_ACT_NONE, x, dt);
-  x = layernorm(m, g, NAME(a, "%sattention.output.LayerNorm", p), x, dt);
-  vkf_value mid = linear(m, g, NAME(a, "%sintermediate.dense", p), NAME(b, "%sintermediate", p), x,
-                         activation_of(c->hidden_act), VKF_NO_VALUE, dt); /* [B, N, I] */
-  x = linear(m, g, NAME(a, "%soutput.dense", p), NAME(b, "%soutput", p), mid, VKF_ACT_NONE, x, dt);
-  return layernorm(m, g, NAME(a, "%soutput.LayerNorm", p), x, dt);
+/* BertPooler: tanh(dense(first token)). x [B, N, D] -> [B, D]. */
+static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t batch,
+                        vkf_dtype dt) {
+  char nm[BERT_NAME_MAX];
+  vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
+  int64_t bd[2] = {batch, m->config.hidden_size};
+  cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
+  vkf_value p = linear(m, g, m->prefix, "pooler.dense", cls, VKF_ACT_NONE, dt);
+  return vkf_tanh(g, NAME(nm, "%spooler", m->prefix), p);
+}
+
+/* BertOnlyMLMHead: transform (dense, activation, LayerNorm), then the decoder, whose weight is
+ * the word embeddings unless the file has its own. x [B, N, D] -> [B, N, V]. */
+static vkf_value masked_lm_head(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_dtype dt) {
+  vkf_value h = linear(m, g, "", "cls.predictions.transform.dense", x,
+                       vkf_block_activation(m->config.hidden_act), dt);
+  h = layernorm(m, g, "", "cls.predictions.transform.LayerNorm", h, dt);
+  vkf_arch_weights w = weights_of(m, 0, dt);
+  char name[BERT_NAME_MAX];
+  vkf_value dec = vkf_arch_has(m->st, "", "cls.predictions.decoder.weight")
+                      ? vkf_arch_weight(&w, g, "cls.predictions.decoder.weight")
+                      : vkf_arch_weight(&w, g, NAME(name, "%sembeddings.word_embeddings.weight",
+                                                    m->prefix));
+  vkf_matmul_options o = {.transpose_b = 1,
+                          .bias = vkf_arch_weight(&w, g, "cls.predictions.bias")};
+  return vkf_matmul(g, "cls.predictions.decoder", h, dec, &o); /* [B, N, V] */
 }
 
 vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *options,
@@ -330,48 +359,74 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   const vkf_hf_config *c = &m->config;
   int64_t batch = o.batch ? o.batch : 1;
   int64_t n = o.seq_len ? o.seq_len : m->pipeline.max_seq_length;
+  uint32_t want = o.outputs ? o.outputs : VKF_BERT_OUT_SENTENCE_EMBEDDING;
   vkf_dtype dt = o.dtype;
   if (batch < 0 || n < 1 || n > c->max_position_embeddings || (dt != VKF_F32 && dt != VKF_F16))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: batch %lld, seq_len %lld (max %lld), dtype %s not supported",
                            m->dir, (long long)batch, (long long)n,
                            (long long)c->max_position_embeddings, vkf_dtype_name(dt));
+  if ((want & VKF_BERT_OUT_POOLER_OUTPUT) && !m->has_pooler)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no pooler (pooler_output)",
+                           m->dir);
+  if ((want & VKF_BERT_OUT_LOGITS) && m->head == VKF_BERT_HEAD_NONE)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no task head (logits)",
+                           m->dir);
   vkf_graph *g = NULL;
-  VKF_RETURN_IF_ERROR(vkf_graph_create("BertModel+pooling", &g));
+  VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_bert_architecture(m), &g));
   char nm[BERT_NAME_MAX];
 
   int64_t bn[2] = {batch, n};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
-
-  /* Key padding: the mask is ones then zeros, so its row sums are the kv_len of the attention
-   * op, which skips padded key blocks instead of adding a -inf bias. Sums of 0/1 in f32 are exact
-   * and the cast back truncates an exact integer. */
+  vkf_value types = o.hf_forward ? vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn)
+                                 : VKF_NO_VALUE;
   vkf_value mask_f = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
-  vkf_value lens = vkf_matmul(g, "attention_mask.sum", mask_f, ones_column(m, g, n), NULL);
-  int64_t b1[1] = {batch};
-  lens = vkf_reshape(g, "attention_mask.rows", lens, 1, b1);
-  vkf_value kv_len = vkf_cast(g, "kv_len", lens, VKF_I32); /* i32 [B] */
+  vkf_block_io io = {0};
+  if (o.hf_forward)
+    io.bias = mask_bias(m, g, mask_f, batch, n);
+  else
+    io.kv_len = mask_lengths(m, g, mask_f, batch, n);
 
   vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", m->prefix),
                            weight(m, g, "embeddings.word_embeddings.weight", dt), ids);
-  x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x, position_table(m, g, n, dt));
-  x = layernorm(m, g, "embeddings.LayerNorm", x, dt); /* [B, N, D] */
-  for (int64_t l = 0; l < c->num_hidden_layers; l++)
-    x = encoder_layer(m, g, l, x, kv_len, batch, n, dt);
-  if (dt != VKF_F32) x = vkf_cast(g, "last_hidden_state.f32", x, VKF_F32);
-
-  vkf_value e;
-  if (m->pipeline.pooling == VKF_BERT_POOL_CLS) {
-    e = vkf_slice(g, "pooling.cls_token", x, 1, 0, 1); /* [B, 1, D] */
-    int64_t bd[2] = {batch, c->hidden_size};
-    e = vkf_reshape(g, "pooling", e, 2, bd);
-  } else {
-    e = vkf_mean_pool(g, "pooling", x, mask); /* [B, D] */
+  if (vkf_value_valid(types))
+    x = vkf_add(g, NAME(nm, "%sembeddings.token_type", m->prefix), x,
+                vkf_gather(g, NAME(nm, "%sembeddings.token_type_embeddings", m->prefix),
+                           weight(m, g, "embeddings.token_type_embeddings.weight", dt), types));
+  x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x,
+              position_table(m, g, n, !vkf_value_valid(types), dt));
+  x = layernorm(m, g, m->prefix, "embeddings.LayerNorm", x, dt); /* [B, N, D] */
+  vkf_block_config bc = block_config(c);
+  vkf_arch_weights aw = weights_of(m, 1, dt);
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+    char tp[64], np[BERT_NAME_MAX];
+    NAME(tp, "encoder.layer.%lld.", (long long)l);
+    NAME(np, "%s%s", m->prefix, tp);
+    vkf_block_weights w;
+    vkf_block_weights_get(&aw, g, tp, &bert_block_names, &bc, &w);
+    x = vkf_block_build(g, np, &bert_block_names, &bc, &w, &io, x);
   }
-  /* sentence-transformers' Normalize is F.normalize(p=2, dim=1), eps 1e-12. */
-  if (m->pipeline.normalize) e = vkf_l2_normalize(g, "normalize", e, 1e-12f);
-  out->sentence_embedding = vkf_graph_output(g, e, "sentence_embedding");
+
+  if (want & VKF_BERT_OUT_LAST_HIDDEN_STATE)
+    out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
+  vkf_value pooled = VKF_NO_VALUE;
+  if ((want & VKF_BERT_OUT_POOLER_OUTPUT) ||
+      ((want & VKF_BERT_OUT_LOGITS) && m->head == VKF_BERT_HEAD_CLASSIFICATION))
+    pooled = pooler(m, g, x, batch, dt);
+  if (want & VKF_BERT_OUT_POOLER_OUTPUT)
+    out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
+  if (want & VKF_BERT_OUT_LOGITS) {
+    vkf_value logits = m->head == VKF_BERT_HEAD_MASKED_LM
+                           ? masked_lm_head(m, g, x, dt)
+                           : linear(m, g, "", "classifier", pooled, VKF_ACT_NONE, dt);
+    out->logits = vkf_arch_f32_output(g, logits, "logits");
+  }
+  if (want & VKF_BERT_OUT_SENTENCE_EMBEDDING) {
+    vkf_value xf = dt != VKF_F32 ? vkf_cast(g, "last_hidden_state.f32", x, VKF_F32) : x;
+    out->sentence_embedding =
+        vkf_graph_output(g, sentence_embedding(m, g, xf, mask, batch), "sentence_embedding");
+  }
   vkf_status st = vkf_graph_status(g);
   if (st) {
     vkf_graph_destroy(g);
@@ -381,5 +436,6 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   out->graph = g;
   out->input_ids = ids;
   out->attention_mask = mask;
+  out->token_type_ids = types;
   return VKF_OK;
 }
