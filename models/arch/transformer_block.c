@@ -24,7 +24,8 @@ typedef struct dims {
 } dims;
 
 static dims dims_of(const vkf_block_config *c) {
-  dims r = {c->hidden, c->heads, c->kv_heads ? c->kv_heads : c->heads, c->head_dim, c->intermediate};
+  dims r = {c->hidden, c->heads, c->kv_heads ? c->kv_heads : c->heads, c->head_dim,
+            c->intermediate};
   if (!r.dh && r.h) r.dh = r.d / r.h;
   return r;
 }
@@ -101,7 +102,8 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
      * file would need its columns joined instead; no architecture stores them so apart. */
     char wq[VKF_ARCH_NAME_MAX], wk[VKF_ARCH_NAME_MAX], wv[VKF_ARCH_NAME_MAX];
     char key[VKF_ARCH_NAME_MAX];
-    const char *wn[3] = {VKF_NAME(wq, "%s%s", p, nm->q_weight), VKF_NAME(wk, "%s%s", p, nm->k_weight),
+    const char *wn[3] = {VKF_NAME(wq, "%s%s", p, nm->q_weight),
+                         VKF_NAME(wk, "%s%s", p, nm->k_weight),
                          VKF_NAME(wv, "%s%s", p, nm->v_weight)};
     VKF_NAME(key, "%s%s%s.qkv.weight", w->prefix, p, nm->attention);
     out->qkv.weight = io ? vkf_arch_joined(w, g, key, wn, 3, VKF_ARCH_SIDE, 1.0f)
@@ -118,7 +120,8 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   out->attn_norm_gamma = optional(w, g, p, nm->attn_norm_weight);
   out->attn_norm_beta = optional(w, g, p, nm->attn_norm_bias);
   out->up = linear(w, g, p, nm->up_weight, nm->up_bias, io);
-  if (c->mlp == VKF_BLOCK_MLP_GATED) out->gate = linear(w, g, p, nm->gate_weight, nm->gate_bias, io);
+  if (c->mlp == VKF_BLOCK_MLP_GATED)
+    out->gate = linear(w, g, p, nm->gate_weight, nm->gate_bias, io);
   out->down = linear(w, g, p, nm->down_weight, nm->down_bias, io);
   out->mlp_norm_gamma = optional(w, g, p, nm->mlp_norm_weight);
   out->mlp_norm_beta = optional(w, g, p, nm->mlp_norm_bias);
@@ -173,12 +176,12 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     /* Cross attention: the fused weight's Q rows read x, its K and V rows read the memory. */
     int64_t m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
     uint32_t out_axis = w->qkv.in_out ? 1 : 0;
-    vkf_block_linear lq = {vkf_slice(g, VKF_NAME(nm1, "%s.q.weight", at), w->qkv.weight, out_axis,
-                                     0, qd),
-                           VKF_NO_VALUE, w->qkv.in_out};
-    vkf_block_linear lkv = {vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight,
-                                      out_axis, qd, qd + 2 * kvd),
-                            VKF_NO_VALUE, w->qkv.in_out};
+    vkf_block_linear lq = {
+        vkf_slice(g, VKF_NAME(nm1, "%s.q.weight", at), w->qkv.weight, out_axis, 0, qd),
+        VKF_NO_VALUE, w->qkv.in_out};
+    vkf_block_linear lkv = {
+        vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
+        VKF_NO_VALUE, w->qkv.in_out};
     if (vkf_value_valid(w->qkv.bias)) {
       lq.bias = vkf_slice(g, VKF_NAME(nm1, "%s.q.bias", at), w->qkv.bias, 0, 0, qd);
       lkv.bias = vkf_slice(g, VKF_NAME(nm1, "%s.kv.bias", at), w->qkv.bias, 0, qd, qd + 2 * kvd);
@@ -187,8 +190,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     int64_t qs[4] = {b, n, z.h, z.dh};
     yq = vkf_reshape(g, VKF_NAME(nm1, "%s.q_split", at), yq, 4, qs);
     q = heads_of(g, VKF_NAME(nm1, "%s.q", at), yq, 0, z.h);
-    vkf_value ykv = project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE,
-                            VKF_NO_VALUE);
+    vkf_value ykv =
+        project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE, VKF_NO_VALUE);
     int64_t kvs[4] = {b, m, 2 * z.hkv, z.dh};
     ykv = vkf_reshape(g, VKF_NAME(nm1, "%s.kv_split", at), ykv, 4, kvs);
     k = heads_of(g, VKF_NAME(nm1, "%s.k", at), ykv, 0, z.hkv);

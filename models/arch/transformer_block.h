@@ -1,8 +1,8 @@
 /* The one Transformer block builder every architecture uses: an attention sublayer (self or cross,
  * with the fused attention's masks, an additive bias and a rotary hook) and an MLP sublayer (plain
- * or gated), each with LayerNorm or RMSNorm before (pre-norm) or after the residual add (post-norm).
- * An architecture supplies a config, a table of its module and tensor names, and its own parts
- * (embeddings, pooling, heads). */
+ * or gated), each with LayerNorm or RMSNorm before (pre-norm) or after the residual add
+ * (post-norm). An architecture supplies a config, a table of its module and tensor names, and its
+ * own parts (embeddings, pooling, heads). */
 #ifndef VKF_MODELS_ARCH_TRANSFORMER_BLOCK_H
 #define VKF_MODELS_ARCH_TRANSFORMER_BLOCK_H
 
@@ -22,7 +22,7 @@ typedef enum vkf_block_order {
 
 typedef enum vkf_block_mlp {
   VKF_BLOCK_MLP_PLAIN = 0, /* act(x·Wup + b)·Wdown + b */
-  VKF_BLOCK_MLP_GATED,     /* (act(x·Wgate) ⊙ x·Wup)·Wdown (SwiGLU with SiLU, GeGLU with GELU) */
+  VKF_BLOCK_MLP_GATED, /* (act(x·Wgate) ⊙ x·Wup)·Wdown (SwiGLU with SiLU, GeGLU with GELU) */
 } vkf_block_mlp;
 
 /* Where positions enter. Learned and sinusoidal absolute positions are added to the embeddings by
@@ -36,10 +36,10 @@ typedef enum vkf_block_position {
 } vkf_block_position;
 
 typedef struct vkf_block_config {
-  int64_t hidden;   /* D */
-  int64_t heads;    /* H */
-  int64_t kv_heads; /* Hkv, H % Hkv == 0; 0: H */
-  int64_t head_dim; /* Dh; 0: D / H */
+  int64_t hidden;       /* D */
+  int64_t heads;        /* H */
+  int64_t kv_heads;     /* Hkv, H % Hkv == 0; 0: H */
+  int64_t head_dim;     /* Dh; 0: D / H */
   int64_t intermediate; /* MLP width I */
   vkf_block_norm norm;
   vkf_block_order order;
@@ -51,7 +51,8 @@ typedef struct vkf_block_config {
   int causal;       /* self-attention: query i sees keys j <= i (bottom-right aligned) */
   int windowed;     /* sliding window (see vkf_attention_options) */
   int32_t window_left, window_right;
-  int linear_in_out; /* every linear weight stored [in, out] (GPT-2's Conv1D) instead of [out, in] */
+  int linear_in_out; /* every linear weight stored [in, out] (GPT-2's Conv1D) instead of [out, in]
+                      */
 } vkf_block_config;
 
 /* Module names (for nodes) and tensor names (in the checkpoint), relative to the layer's
@@ -92,8 +93,8 @@ typedef vkf_value (*vkf_block_rotate_fn)(vkf_graph *g, const char *name, vkf_val
 
 /* Run-time tensors a block reads besides its input. */
 typedef struct vkf_block_io {
-  vkf_value kv_len; /* optional i32 [B]: keys at or past kv_len[b] are padding */
-  vkf_value bias;   /* optional additive score bias, broadcastable to [B, H, N, N] */
+  vkf_value kv_len;           /* optional i32 [B]: keys at or past kv_len[b] are padding */
+  vkf_value bias;             /* optional additive score bias, broadcastable to [B, H, N, N] */
   vkf_block_rotate_fn rotate; /* with VKF_BLOCK_POS_ROTARY */
   void *rotate_user;
 } vkf_block_io;

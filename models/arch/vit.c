@@ -272,6 +272,12 @@ const vkf_image_preprocess_params *vkf_vit_preprocess_params(const vkf_vit_model
 int64_t vkf_vit_image_size(const vkf_vit_model *m) {
   return m->config.image_size;
 }
+int vkf_vit_has_pooler(const vkf_vit_model *m) {
+  return m->has_pooler;
+}
+int64_t vkf_vit_token_count(const vkf_vit_model *m) {
+  return m->config.num_patches + m->special_tokens;
+}
 const char *vkf_vit_architecture(const vkf_vit_model *m) {
   return m->architecture;
 }

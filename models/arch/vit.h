@@ -42,6 +42,10 @@ const char *vkf_vit_label(const vkf_vit_model *model, int64_t id);
 const vkf_image_preprocess_params *vkf_vit_preprocess_params(const vkf_vit_model *model);
 /* Side of the square input image (config image_size). */
 int64_t vkf_vit_image_size(const vkf_vit_model *model);
+/* Whether a head-less checkpoint has a pooler (pooler_output), and the tokens per image (patches
+ * plus the CLS and distillation tokens). */
+int vkf_vit_has_pooler(const vkf_vit_model *model);
+int64_t vkf_vit_token_count(const vkf_vit_model *model);
 /* "ViTForImageClassification", ...: the architecture the loader recognised. */
 const char *vkf_vit_architecture(const vkf_vit_model *model);
 

@@ -17,6 +17,7 @@ static const struct {
     [VKF_NPY_F32] = {"<f4", 4},
     [VKF_NPY_F16] = {"<f2", 2},
     [VKF_NPY_I32] = {"<i4", 4},
+    [VKF_NPY_I64] = {"<i8", 8},
 };
 
 const char *vkf_npy_dtype_descr(vkf_npy_dtype dtype) {
@@ -109,8 +110,8 @@ static vkf_status parse_header(header_cursor *c, vkf_npy_array *a) {
       skip_space(c);
       if (c->p < c->end && *c->p == '[')
         return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                               "%s: structured dtypes are not supported (expected '<f4', '<f2' "
-                               "or '<i4')",
+                               "%s: structured dtypes are not supported (expected '<f4', '<f2', "
+                               "'<i4' or '<i8')",
                                c->name);
       VKF_RETURN_IF_ERROR(parse_string(c, value, sizeof value));
       int found = 0;
@@ -122,7 +123,7 @@ static vkf_status parse_header(header_cursor *c, vkf_npy_array *a) {
       }
       if (!found)
         return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                               "%s: dtype '%s' is not supported (expected '<f4', '<f2' or '<i4')",
+                               "%s: dtype '%s' is not supported (expected '<f4', '<f2', '<i4' or '<i8')",
                                c->name, value);
       have_descr = 1;
     } else if (strcmp(key, "fortran_order") == 0) {
@@ -262,6 +263,12 @@ vkf_status vkf_npy_array_to_f32(const vkf_npy_array *array, size_t out_count, fl
       case VKF_NPY_I32: {
         int32_t v;
         memcpy(&v, p + 4 * i, 4);
+        out_values[i] = (float)v;
+        break;
+      }
+      case VKF_NPY_I64: {
+        int64_t v;
+        memcpy(&v, p + 8 * i, 8);
         out_values[i] = (float)v;
         break;
       }

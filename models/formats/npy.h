@@ -10,11 +10,13 @@
 
 #define VKF_NPY_MAX_RANK 4
 
-/* Little-endian, C order only: '<f4', '<f2' (IEEE half bit patterns), '<i4'. */
+/* Little-endian, C order only: '<f4', '<f2' (IEEE half bit patterns), '<i4', '<i8' (token ids as
+ * numpy and torch save them). */
 typedef enum vkf_npy_dtype {
   VKF_NPY_F32 = 0,
   VKF_NPY_F16,
   VKF_NPY_I32,
+  VKF_NPY_I64,
   VKF_NPY_DTYPE_COUNT
 } vkf_npy_dtype;
 
@@ -29,7 +31,7 @@ typedef struct vkf_npy_array {
 
 /* Reads the whole file. Errors name `path`: NOT_FOUND (missing), IO, PARSE (bad magic, bad or
  * truncated header, data shorter than the shape needs, trailing bytes), UNSUPPORTED (a dtype
- * other than the three above, naming its descr string, e.g. '<f8' or '>f4'; fortran_order True;
+ * other than the four above, naming its descr string, e.g. '<f8' or '>f4'; fortran_order True;
  * rank above VKF_NPY_MAX_RANK). On failure *out_array is zeroed and owns nothing. */
 vkf_status vkf_npy_load(const char *path, vkf_npy_array *out_array);
 /* Same over bytes in memory; `name` is used in messages; the data is copied. */
@@ -39,7 +41,7 @@ vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,
 void vkf_npy_array_release(vkf_npy_array *array);
 
 /* Converts the array to f32 into `out_values` (capacity `out_count` >= element_count). F16 is
- * exact, I32 rounds above 2^24. INVALID_ARGUMENT when the buffer is short. */
+ * exact, I32 and I64 round above 2^24. INVALID_ARGUMENT when the buffer is short. */
 vkf_status vkf_npy_array_to_f32(const vkf_npy_array *array, size_t out_count, float *out_values);
 
 /* Writes a version 1.0 file (header padded to 64 bytes, as NumPy does) holding `data` (element
@@ -48,7 +50,7 @@ vkf_status vkf_npy_array_to_f32(const vkf_npy_array *array, size_t out_count, fl
 vkf_status vkf_npy_save(const char *path, vkf_npy_dtype dtype, int rank, const int64_t *shape,
                         const void *data);
 
-/* "<f4", "<f2", "<i4". */
+/* "<f4", "<f2", "<i4", "<i8". */
 const char *vkf_npy_dtype_descr(vkf_npy_dtype dtype);
 size_t vkf_npy_dtype_size(vkf_npy_dtype dtype);
 

@@ -493,19 +493,13 @@ static size_t effective_max_len(const vkf_tokenizer *tok, size_t max_len) {
   return (max_len == 0 || max_len > tok->max_length) ? tok->max_length : max_len;
 }
 
-vkf_status vkf_tokenizer_encode(const vkf_tokenizer *tok, const char *text, size_t max_len,
+/* [CLS] + at most `cap` tokens of `text` + [SEP] into out_ids (room for cap + 2). */
+static vkf_status encode_capped(const vkf_tokenizer *tok, const char *text, size_t cap,
                                 int32_t *out_ids, size_t *out_count) {
-  VKF_ASSERT(tok && text && out_ids && out_count);
-  *out_count = 0;
-  max_len = effective_max_len(tok, max_len);
-  if (max_len < 2) {
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "max_len %zu leaves no room for [CLS] and [SEP]", max_len);
-  }
   uint32_t *cps = NULL;
   size_t n = 0;
   VKF_RETURN_IF_ERROR(utf8_to_cps(text, &cps, &n));
-  encoder e = {.tok = tok, .out = out_ids + 1, .cap = max_len - 2, .full = max_len == 2};
+  encoder e = {.tok = tok, .out = out_ids + 1, .cap = cap, .full = cap == 0};
   e.bytes = malloc(WORD_MAX_CHARS * 4 + 2);
   if (!e.bytes) e.oom = 1;
   if (!e.oom) encode_text(&e, cps, n);
@@ -518,6 +512,37 @@ vkf_status vkf_tokenizer_encode(const vkf_tokenizer *tok, const char *text, size
   out_ids[0] = tok->special_ids[SPECIAL_CLS];
   out_ids[e.count + 1] = tok->special_ids[SPECIAL_SEP];
   *out_count = e.count + 2;
+  return VKF_OK;
+}
+
+vkf_status vkf_tokenizer_encode(const vkf_tokenizer *tok, const char *text, size_t max_len,
+                                int32_t *out_ids, size_t *out_count) {
+  VKF_ASSERT(tok && text && out_ids && out_count);
+  *out_count = 0;
+  max_len = effective_max_len(tok, max_len);
+  if (max_len < 2) {
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "max_len %zu leaves no room for [CLS] and [SEP]", max_len);
+  }
+  return encode_capped(tok, text, max_len - 2, out_ids, out_count);
+}
+
+vkf_status vkf_tokenizer_encode_all(const vkf_tokenizer *tok, const char *text,
+                                    int32_t **out_ids, size_t *out_count) {
+  VKF_ASSERT(tok && text && out_ids && out_count);
+  *out_ids = NULL;
+  *out_count = 0;
+  /* Every token covers at least one code point, hence at most one per byte of text. */
+  size_t cap = strlen(text);
+  int32_t *ids = malloc((cap + 2) * sizeof *ids);
+  if (!ids) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "tokenizing %zu bytes", cap);
+  vkf_status s = encode_capped(tok, text, cap, ids, out_count);
+  if (s) {
+    free(ids);
+    *out_count = 0;
+    return s;
+  }
+  *out_ids = ids;
   return VKF_OK;
 }
 

@@ -44,6 +44,12 @@ const char *vkf_tokenizer_id_to_token(const vkf_tokenizer *tok, int32_t id);
 vkf_status vkf_tokenizer_encode(const vkf_tokenizer *tok, const char *text, size_t max_len,
                                 int32_t *out_ids, size_t *out_count);
 
+/* Encodes the whole of `text` as [CLS] tokens... [SEP] without truncation, as Hugging Face's
+ * tokenizer(text)["input_ids"] does (it only warns past model_max_length). *out_ids is a new array
+ * of *out_count ids the caller frees. Errors as vkf_tokenizer_encode. */
+vkf_status vkf_tokenizer_encode_all(const vkf_tokenizer *tok, const char *text,
+                                    int32_t **out_ids, size_t *out_count);
+
 /* Encodes `count` texts as one padded batch, like tokenizer(texts, padding=True, truncation=True,
  * max_length=max_len): every row is padded with [PAD] to *out_len, the longest row's length.
  * `out_ids` and `out_mask` are [count, *out_len] row-major on return (mask 1 for tokens, 0 for

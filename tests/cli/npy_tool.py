@@ -3,6 +3,8 @@
 
   npy_tool.py write PATH SHAPE SEED   random values in [-1, 1) with shape "2,3,4"
   npy_tool.py ints PATH SHAPE VALUES  int32 values, comma separated
+  npy_tool.py ints64 PATH SHAPE VALUES  the same as int64
+  npy_tool.py halves PATH SHAPE SEED  like write, as float16
   npy_tool.py compare A B ATOL        exit 1 when any |a - b| > ATOL or shapes differ
 """
 import random
@@ -25,7 +27,7 @@ def read(path):
     header = data[10:10 + hlen].decode()
     shape = tuple(int(x) for x in header.split("(")[1].split(")")[0].split(",") if x.strip())
     descr = header.split("'descr': '")[1].split("'")[0]
-    fmt = {"<f4": "f", "<f2": "e", "<i4": "i"}[descr]
+    fmt = {"<f4": "f", "<f2": "e", "<i4": "i", "<i8": "q"}[descr]
     count = 1
     for d in shape:
         count *= d
@@ -44,6 +46,16 @@ def main():
     elif cmd == "ints":
         shape = [int(x) for x in sys.argv[3].split(",")]
         write(sys.argv[2], shape, [int(x) for x in sys.argv[4].split(",")], "<i4", "i")
+    elif cmd == "ints64":
+        shape = [int(x) for x in sys.argv[3].split(",")]
+        write(sys.argv[2], shape, [int(x) for x in sys.argv[4].split(",")], "<i8", "q")
+    elif cmd == "halves":
+        shape = [int(x) for x in sys.argv[3].split(",")]
+        rng = random.Random(int(sys.argv[4]))
+        count = 1
+        for d in shape:
+            count *= d
+        write(sys.argv[2], shape, [rng.uniform(-1, 1) for _ in range(count)], "<f2", "e")
     elif cmd == "compare":
         (sa, a), (sb, b) = read(sys.argv[2]), read(sys.argv[3])
         worst = max((abs(x - y) for x, y in zip(a, b)), default=0.0)

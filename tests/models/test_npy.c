@@ -133,6 +133,8 @@ static void test_round_trips(void) {
   int32_t v[16];
   for (int i = 0; i < 16; i++) v[i] = i * 1000003 - 7;
   check_round_trip(VKF_NPY_I32, 4, (int64_t[]){2, 2, 2, 2}, v, sizeof v);
+  int64_t w[6] = {0, 1, -1, 30521, INT64_MAX, INT64_MIN};
+  check_round_trip(VKF_NPY_I64, 2, (int64_t[]){3, 2}, w, sizeof w);
   check_round_trip(VKF_NPY_F32, 0, NULL, f, 4);
   check_round_trip(VKF_NPY_I32, 2, (int64_t[]){0, 3}, NULL, 0);
   check_round_trip(VKF_NPY_F32, 1, (int64_t[]){1}, f, 4); /* (1,) needs its trailing comma */

@@ -12,9 +12,9 @@
 #include "graph/lower/lower.h"
 #include "graph/passes/passes.h"
 #include "host/instance.h"
+#include "models/registry/model.h"
 #include "shaders/embedded.h"
 #include "tools/vkf/cli.h"
-#include "tools/vkf/model_graph.h"
 
 typedef struct dump_args {
   const char *model, *stage, *format, *out, *device;
@@ -113,10 +113,15 @@ static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
 }
 
 static vkf_status run(const dump_args *a) {
-  vkf_cli_model_graph mg;
-  vkf_cli_model_graph_options mo = {.batch = a->batch, .seq_len = a->seq_len};
-  VKF_RETURN_IF_ERROR(vkf_cli_model_graph_build(a->model, &mo, &mg));
-  vkf_status st = VKF_OK;
+  vkf_model *m = NULL;
+  vkf_model_graph mg = {0};
+  vkf_model_build_options mo = {.batch = a->batch, .seq_len = a->seq_len};
+  VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &m));
+  vkf_status st = vkf_model_build(m, &mo, &mg);
+  if (st) {
+    vkf_model_close(m);
+    return st;
+  }
   if (!strcmp(a->stage, "graph")) {
     st = dump_graph(mg.graph, a->format);
   } else if (!strcmp(a->stage, "passes")) {
@@ -143,7 +148,8 @@ static vkf_status run(const dump_args *a) {
     st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                          "unknown stage \"%s\" (graph, passes, plan, kernels)", a->stage);
   }
-  vkf_cli_model_graph_free(&mg);
+  vkf_graph_destroy(mg.graph);
+  vkf_model_close(m);
   return st;
 }
 

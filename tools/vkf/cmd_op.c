@@ -192,6 +192,11 @@ static vkf_status run(const op_args *a) {
     st = vkf_npy_load(a->in_path[i], &in.arrays[i]);
     if (st) break;
     in.count++;
+    if (in.arrays[i].dtype == VKF_NPY_I64) {
+      st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: int64 arrays are not op inputs (save it as int32)", a->in_path[i]);
+      break;
+    }
     char name[32];
     snprintf(name, sizeof name, "in%d", i);
     int64_t shape[VKF_MAX_DIMS];

@@ -14,6 +14,8 @@ static const command commands[] = {
     {"devices", vkf_cli_devices, "list Vulkan devices and their caps [--json] [--device N|NAME]"},
     {"classify", vkf_cli_classify, "top-K labels for images: [--model DIR] [--top K] [--json] [--fp16] IMAGE..."},
     {"embed", vkf_cli_embed, "sentence embeddings + cosine matrix: [--model DIR] [--json] [--fp16] TEXT..."},
+    {"forward", vkf_cli_forward, "any checkpoint on named .npy inputs: --model DIR --in NAME=F.npy --out NAME=F.npy [--list]"},
+    {"tokenize", vkf_cli_tokenize, "token ids and strings of texts: [--model DIR] [--json] TEXT..."},
     {"dump", vkf_cli_dump, "graph / passes / plan / kernels of a model: --model DIR --stage S"},
     {"op", vkf_cli_op, "run one op on .npy files: OP --in x.npy ... --out y.npy [--attr k=v] [--cpu]"},
     {"bench", vkf_cli_bench, "benchmarks: bench gemm [--json] (vkf bench --help lists them)"},

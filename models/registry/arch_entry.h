@@ -1,0 +1,26 @@
+/* What an architecture gives the registry: how to recognise its checkpoints, load them, declare
+ * their inputs and outputs, and build their graph. Private to models/registry/. */
+#ifndef VKF_MODELS_REGISTRY_ARCH_ENTRY_H
+#define VKF_MODELS_REGISTRY_ARCH_ENTRY_H
+
+#include "models/registry/model.h"
+
+typedef struct vkf_arch_entry {
+  const char *family;               /* "vit" */
+  const char *const *model_types;   /* NULL-terminated config.json model_type values */
+  const char *const *architectures; /* NULL-terminated Hugging Face class names */
+  vkf_status (*load)(const char *model_dir, void **out_impl);
+  void (*destroy)(void *impl);
+  const char *(*architecture)(const void *impl);
+  /* Fills the declaration of this checkpoint's inputs and outputs; returns the counts. */
+  void (*declare)(const void *impl, vkf_model_io *inputs, uint32_t *input_count,
+                  vkf_model_io *outputs, uint32_t *output_count);
+  /* Builds with the outputs flagged in want[i] (declaration order); fills out->inputs/outputs. */
+  vkf_status (*build)(void *impl, const vkf_model_build_options *options, const int *want,
+                      vkf_model_graph *out);
+} vkf_arch_entry;
+
+extern const vkf_arch_entry vkf_entry_vit;
+extern const vkf_arch_entry vkf_entry_bert;
+
+#endif

@@ -1,0 +1,98 @@
+/* One model interface over every supported architecture: a registry maps config.json's
+ * "architectures" / "model_type" to a loader and builder, and each model declares its named inputs
+ * and outputs with Hugging Face's names (input_ids, attention_mask, token_type_ids, pixel_values;
+ * last_hidden_state, pooler_output, logits, ...). No device here: the caller runs the graph. */
+#ifndef VKF_MODELS_REGISTRY_MODEL_H
+#define VKF_MODELS_REGISTRY_MODEL_H
+
+#include <stdint.h>
+
+#include "graph/ir/graph.h"
+
+enum { VKF_MODEL_MAX_IO = 8 };
+
+/* One named input or output as the caller sees it (host arrays, batch first). */
+typedef struct vkf_model_io {
+  const char *name;
+  vkf_dtype dtype; /* VKF_I32 (ids, masks; int64 host data is accepted by the checks) or VKF_F32 */
+  uint32_t rank;
+  /* -1 marks a dim the caller chooses: the batch (dim 0) and, for text, the sequence (dim 1), which
+   * all inputs must share; other dims are fixed by the checkpoint. */
+  int64_t shape[VKF_MAX_DIMS];
+  int64_t max_seq;     /* largest sequence length the checkpoint has positions for (0: not text) */
+  int required;        /* inputs: must be given; absent optional ones are filled with `fill` */
+  int32_t fill;        /* attention_mask 1, token_type_ids 0 */
+  int64_t value_bound; /* integer inputs: every value must lie in [0, value_bound) (0: unchecked) */
+} vkf_model_io;
+
+typedef struct vkf_model vkf_model;
+
+/* Reads DIR/config.json, picks the architecture (the first of "architectures" that is registered,
+ * else "model_type"), and loads the checkpoint with that architecture's loader. Errors name the
+ * directory and the file, field or tensor at fault; an unknown architecture is UNSUPPORTED and
+ * lists the supported ones. The model is not thread-safe (builds cache converted weights). */
+vkf_status vkf_model_open(const char *model_dir, vkf_model **out_model);
+void vkf_model_close(vkf_model *model);
+
+const char *vkf_model_dir(const vkf_model *model);
+/* The Hugging Face class the checkpoint is, e.g. "ViTForImageClassification", "BertModel". */
+const char *vkf_model_architecture(const vkf_model *model);
+/* The architecture-specific handle (vkf_vit_model *, vkf_bert_model *) and the registry entry's
+ * name ("vit", "bert"), for callers that need the family's own API (classify, embed). */
+void *vkf_model_impl(const vkf_model *model);
+const char *vkf_model_family(const vkf_model *model);
+
+uint32_t vkf_model_input_count(const vkf_model *model);
+const vkf_model_io *vkf_model_input(const vkf_model *model, uint32_t index);
+uint32_t vkf_model_output_count(const vkf_model *model);
+const vkf_model_io *vkf_model_output(const vkf_model *model, uint32_t index);
+/* Index of the input / output called `name`, or -1. */
+int vkf_model_find_input(const vkf_model *model, const char *name);
+int vkf_model_find_output(const vkf_model *model, const char *name);
+
+/* A host array given for a named input. `dtype` VKF_I32 or VKF_F32, or VKF_DTYPE_COUNT for int64
+ * data (as numpy saves ids); data is row-major. */
+typedef struct vkf_model_array {
+  const char *name;
+  vkf_dtype dtype;
+  int int64; /* data holds int64 values (dtype is then VKF_I32) */
+  uint32_t rank;
+  int64_t shape[VKF_MAX_DIMS];
+  const void *data;
+} vkf_model_array;
+
+/* Checks a set of inputs against the declaration: every name known and given once, every required
+ * input present, dtype and rank right, fixed dims equal, batch and sequence dims shared by all and
+ * within max_seq, integer values inside [0, value_bound). On success *out_batch and *out_seq_len
+ * (0 for models without a sequence) are what vkf_model_build needs. One-line errors name the input,
+ * the dim or the first bad value and its position. */
+vkf_status vkf_model_check_inputs(const vkf_model *model, const vkf_model_array *inputs,
+                                  uint32_t count, int64_t *out_batch, int64_t *out_seq_len);
+
+typedef struct vkf_model_build_options {
+  int64_t batch;   /* 0: 1 */
+  int64_t seq_len; /* text models: tokens per sequence; 0: 128 (clamped to the model's maximum) */
+  vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; I/O stays f32/i32 */
+  const char *const *outputs; /* names of the outputs to compute; NULL: every declared output */
+  uint32_t output_count;
+} vkf_model_build_options;
+
+/* The graph of one build: inputs[i] / outputs[i] follow the declaration's order; an output not
+ * asked for is VKF_NO_VALUE. Inputs are i32 or f32 graph inputs of the declared shape with the
+ * batch and sequence dims resolved. */
+typedef struct vkf_model_graph {
+  vkf_graph *graph; /* owned by the caller: vkf_graph_destroy; the model must outlive it */
+  vkf_value inputs[VKF_MODEL_MAX_IO];
+  vkf_value outputs[VKF_MODEL_MAX_IO];
+} vkf_model_graph;
+
+/* Builds the forward pass with Hugging Face's semantics for every declared input (e.g. any
+ * attention_mask pattern). An unknown output name is NOT_FOUND naming it and listing the declared
+ * ones. *out is zeroed first. */
+vkf_status vkf_model_build(vkf_model *model, const vkf_model_build_options *options,
+                           vkf_model_graph *out);
+
+/* Names of every registered architecture, comma separated (for messages and --help). */
+const char *vkf_model_supported(void);
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# vkf tokenize: --json equals, byte for byte, what Hugging Face's tokenizer gives for the same texts
+# (tests/models/golden/forward/tokenize_*.json from tools/make_forward_golden.py); the text form;
+# bad input giving one "vkf: ..." line and exit status 1.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+G=tests/models/golden/forward
+
+# check NAME GOLDEN [--model DIR]: run on the golden's texts; the output must equal the golden with
+# its "model" field set to what the command printed (the default model's path differs per machine).
+check() {
+  local name=$1 golden=$2
+  shift 2
+  python3 - "$VKF" "$golden" "$@" <<'PY' && ok || bad "$name"
+import json, subprocess, sys
+vkf, golden = sys.argv[1], sys.argv[2]
+want = open(golden, encoding="utf-8").read()
+doc = json.loads(want)
+texts = [t["text"] for t in doc["texts"]]
+run = subprocess.run([vkf, "tokenize", "--json"] + sys.argv[3:] + ["--"] + texts, capture_output=True)
+if run.returncode != 0:
+    sys.exit("exit %d: %s" % (run.returncode, run.stderr.decode()))
+got = run.stdout.decode("utf-8")
+model = json.loads(got)["model"]
+want = want.replace(json.dumps(doc["model"], ensure_ascii=False), json.dumps(model, ensure_ascii=False), 1)
+if got != want:
+    for a, b in zip(json.loads(got)["texts"], json.loads(want)["texts"]):
+        if a != b:
+            print("differs:\n  got  %s\n  want %s" % (a, b), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+check "all-MiniLM-L6-v2 (default model)" $G/tokenize_minilm.json
+check "bert_tiny" $G/tokenize_bert_tiny.json --model tests/models/data/bert_tiny
+
+# Text form: one block per text with its ids and tokens.
+"$VKF" tokenize --model tests/models/data/bert_tiny "A man is eating food." >"$tmp/out" 2>&1 && ok || bad "text: $(cat "$tmp/out")"
+grep -q '^"A man is eating food.": 8 tokens$' "$tmp/out" && grep -q "^  tokens: \[CLS\] a man is eating food . \[SEP\]$" "$tmp/out" &&
+  ok || bad "text form: $(cat "$tmp/out")"
+
+# No truncation, as tokenizer(text): 200 words give 202 ids past the model's 128.
+long=$(python3 -c 'print(" ".join(["man"] * 200))')
+"$VKF" tokenize --model tests/models/data/bert_tiny --json "$long" >"$tmp/long" 2>&1 &&
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["texts"][0]["ids"]) == 202' "$tmp/long" &&
+  ok || bad "long text: $(head -c 300 "$tmp/long")"
+
+expect_error() { # name needle args...
+  local name=$1 needle=$2
+  shift 2
+  "$VKF" tokenize "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "^vkf: .*$needle" "$tmp/err"; then
+    ok
+  else
+    bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
+  fi
+}
+expect_error "no tokenizer files" "vocab.txt" --model tests/models/data/vit_tiny hello
+expect_error "invalid UTF-8" "text 1: text is not valid UTF-8: byte 0xFF" --model tests/models/data/bert_tiny ok "$(printf 'a\xffb')"
+expect_error "missing folder" "no-such-model" --model "$tmp/no-such-model" hello
+"$VKF" tokenize --model tests/models/data/bert_tiny >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "no text: exit status"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,249 @@
+/* vkf forward: any supported checkpoint on named inputs from .npy files, its named outputs written
+ * as float32 .npy; --list prints the declared inputs and outputs. VKF_CHECK=1 compares every node
+ * with the interpreter. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/base/env.h"
+#include "graph/passes/passes.h"
+#include "host/check.h"
+#include "host/runner.h"
+#include "models/formats/npy.h"
+#include "models/registry/model.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/device_open.h"
+
+enum { FORWARD_MAX_ARGS = 16 };
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf forward --model DIR [--in NAME=FILE.npy]... --out NAME=FILE.npy... [--fp16]\n"
+          "                   [--device N|NAME]\n"
+          "       vkf forward --model DIR --list\n"
+          "  --model DIR  a Hugging Face checkpoint folder (config.json + model.safetensors) of a\n"
+          "               supported architecture: %s\n"
+          "  --in         a named input, batch first (ids and masks int32 or int64, images float32);\n"
+          "               optional inputs left out take Hugging Face's defaults\n"
+          "  --out        a named output to compute, written as float32\n"
+          "  --list       print the checkpoint's inputs and outputs with their shapes\n"
+          "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n",
+          vkf_model_supported());
+}
+
+typedef struct named_path {
+  const char *name; /* points into argv (the '=' replaced) */
+  const char *path;
+} named_path;
+
+static int parse_named(char *arg, named_path *out) {
+  char *eq = strchr(arg, '=');
+  if (!eq || eq == arg || !eq[1]) return 0;
+  *eq = 0;
+  out->name = arg;
+  out->path = eq + 1;
+  return 1;
+}
+
+/* "[batch, seq<=512, 384]" */
+static void print_shape(const vkf_model_io *io) {
+  printf("[");
+  for (uint32_t d = 0; d < io->rank; d++) {
+    if (d) printf(", ");
+    if (io->shape[d] >= 0)
+      printf("%" PRId64, io->shape[d]);
+    else if (d == 0)
+      printf("batch");
+    else
+      io->max_seq ? printf("seq<=%" PRId64, io->max_seq) : printf("seq");
+  }
+  printf("]");
+}
+
+static void list(const vkf_model *m) {
+  printf("%s (%s)\n", vkf_model_architecture(m), vkf_model_dir(m));
+  for (uint32_t i = 0; i < vkf_model_input_count(m); i++) {
+    const vkf_model_io *io = vkf_model_input(m, i);
+    printf("input   %-20s %-8s ", io->name, io->dtype == VKF_F32 ? "float32" : "int");
+    print_shape(io);
+    if (io->required)
+      printf("  required");
+    else
+      printf("  optional (default %d)", io->fill);
+    if (io->value_bound) printf("  values in [0, %" PRId64 ")", io->value_bound);
+    printf("\n");
+  }
+  for (uint32_t i = 0; i < vkf_model_output_count(m); i++) {
+    const vkf_model_io *io = vkf_model_output(m, i);
+    printf("output  %-20s %-8s ", io->name, "float32");
+    print_shape(io);
+    printf("\n");
+  }
+}
+
+/* Loads every --in file as a model array (f16 files are refused: inputs are 32-bit). */
+static vkf_status load_inputs(const named_path *in, int count, vkf_npy_array *arrays,
+                              vkf_model_array *out) {
+  for (int i = 0; i < count; i++) {
+    VKF_RETURN_IF_ERROR(vkf_npy_load(in[i].path, &arrays[i]));
+    const vkf_npy_array *a = &arrays[i];
+    if (a->dtype == VKF_NPY_F16)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "input %s (%s): float16 data; inputs are float32 or int32/int64",
+                             in[i].name, in[i].path);
+    out[i] = (vkf_model_array){.name = in[i].name,
+                               .dtype = a->dtype == VKF_NPY_F32 ? VKF_F32 : VKF_I32,
+                               .int64 = a->dtype == VKF_NPY_I64,
+                               .rank = (uint32_t)a->rank,
+                               .data = a->data};
+    for (int d = 0; d < a->rank; d++) out[i].shape[d] = a->shape[d];
+  }
+  return VKF_OK;
+}
+
+/* Binds every input of the graph: given ones (int64 narrowed: the values were range-checked),
+ * absent optional ones filled with their default. */
+static vkf_status bind_inputs(const vkf_model *m, vkf_runner *r, const vkf_model_graph *mg,
+                              const vkf_model_array *given, int given_count) {
+  for (uint32_t i = 0; i < vkf_model_input_count(m); i++) {
+    if (!vkf_value_valid(mg->inputs[i])) continue;
+    const vkf_model_io *io = vkf_model_input(m, i);
+    const vkf_tensor *t = vkf_graph_tensor(mg->graph, mg->inputs[i]);
+    size_t count = (size_t)vkf_tensor_element_count(t), size = vkf_tensor_size(t);
+    const vkf_model_array *a = NULL;
+    for (int k = 0; k < given_count; k++)
+      if (!strcmp(given[k].name, io->name)) a = &given[k];
+    if (a && !a->int64) {
+      VKF_RETURN_IF_ERROR(vkf_runner_set(r, mg->inputs[i], a->data, size));
+      continue;
+    }
+    int32_t *v = malloc(count * sizeof *v + 1);
+    if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "input %s", io->name);
+    for (size_t j = 0; j < count; j++) v[j] = a ? (int32_t)((const int64_t *)a->data)[j] : io->fill;
+    vkf_status s = vkf_runner_set(r, mg->inputs[i], v, size);
+    free(v);
+    VKF_RETURN_IF_ERROR(s);
+  }
+  return VKF_OK;
+}
+
+static vkf_status write_outputs(const vkf_model *m, vkf_runner *r, const vkf_model_graph *mg,
+                                const named_path *out, int count) {
+  for (int k = 0; k < count; k++) {
+    vkf_value v = mg->outputs[vkf_model_find_output(m, out[k].name)];
+    const vkf_tensor *t = vkf_graph_tensor(mg->graph, v);
+    float *data = malloc(vkf_tensor_size(t) + 1);
+    if (!data) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "output %s", out[k].name);
+    vkf_status s = vkf_runner_get(r, v, data, vkf_tensor_size(t));
+    if (!s) s = vkf_npy_save(out[k].path, VKF_NPY_F32, (int)t->rank, t->shape, data);
+    free(data);
+    VKF_RETURN_IF_ERROR(s);
+  }
+  return VKF_OK;
+}
+
+static vkf_status run(const char *model_dir, named_path *in, int in_count, named_path *out,
+                      int out_count, int do_list, vkf_dtype dtype, const char *device) {
+  vkf_model *m = NULL;
+  VKF_RETURN_IF_ERROR(vkf_model_open(model_dir, &m));
+  if (do_list) {
+    list(m);
+    vkf_model_close(m);
+    return VKF_OK;
+  }
+  vkf_npy_array arrays[FORWARD_MAX_ARGS] = {0};
+  vkf_model_array given[FORWARD_MAX_ARGS] = {0};
+  const char *names[FORWARD_MAX_ARGS];
+  for (int k = 0; k < out_count; k++) names[k] = out[k].name;
+  int64_t batch = 0, seq = 0;
+  vkf_model_graph mg = {0};
+  vkf_cli_device dev = {0};
+  vkf_runner *r = NULL;
+  const int check = vkf_env_get()->check;
+  vkf_status st = load_inputs(in, in_count, arrays, given);
+  if (!st) st = vkf_model_check_inputs(m, given, (uint32_t)in_count, &batch, &seq);
+  vkf_model_build_options bo = {.batch = batch,
+                                .seq_len = seq,
+                                .dtype = dtype,
+                                .outputs = names,
+                                .output_count = (uint32_t)out_count};
+  if (!st) st = vkf_model_build(m, &bo, &mg);
+  if (!st && check) st = vkf_check_pin_all(mg.graph);
+  if (!st) st = vkf_passes_run(mg.graph, NULL, NULL);
+  if (!st) st = vkf_cli_device_open(device, &dev);
+  if (!st) st = vkf_runner_create(dev.device, mg.graph, NULL, &r);
+  if (!st) st = bind_inputs(m, r, &mg, given, in_count);
+  if (!st) st = vkf_runner_run(r);
+  if (!st) st = write_outputs(m, r, &mg, out, out_count);
+  if (!st && check) {
+    vkf_check_report rep;
+    st = vkf_check_run(r, mg.graph, NULL, &rep);
+    if (!st)
+      fprintf(stderr,
+              "vkf forward: VKF_CHECK: %u nodes agree with the interpreter (closest to the "
+              "bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
+              rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
+              100.0 * rep.worst_ratio);
+  }
+  vkf_runner_destroy(r);
+  int validation = vkf_cli_device_close(&dev);
+  vkf_graph_destroy(mg.graph);
+  for (int i = 0; i < in_count; i++) vkf_npy_array_release(&arrays[i]);
+  vkf_model_close(m);
+  if (!st && validation)
+    st = vkf_status_make(VKF_STATUS_INTERNAL, "the validation layer reported messages");
+  return st;
+}
+
+int vkf_cli_forward(int argc, char **argv) {
+  const char *model_dir = NULL, *device = NULL;
+  named_path in[FORWARD_MAX_ARGS], out[FORWARD_MAX_ARGS];
+  int in_count = 0, out_count = 0, do_list = 0;
+  vkf_dtype dtype = VKF_F32;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int has_value = i + 1 < argc;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--model") && has_value) {
+      model_dir = argv[++i];
+    } else if (!strcmp(a, "--device") && has_value) {
+      device = argv[++i];
+    } else if ((!strcmp(a, "--in") || !strcmp(a, "--out")) && has_value) {
+      int is_in = !strcmp(a, "--in");
+      int *count = is_in ? &in_count : &out_count;
+      if (*count == FORWARD_MAX_ARGS) {
+        fprintf(stderr, "vkf forward: at most %d %s arguments\n", FORWARD_MAX_ARGS, a);
+        return 2;
+      }
+      if (!parse_named(argv[++i], is_in ? &in[*count] : &out[*count])) {
+        fprintf(stderr, "vkf forward: %s takes NAME=FILE.npy, got \"%s\"\n", a, argv[i]);
+        return 2;
+      }
+      ++*count;
+    } else if (!strcmp(a, "--list")) {
+      do_list = 1;
+    } else if (!strcmp(a, "--fp16")) {
+      dtype = VKF_F16;
+    } else {
+      fprintf(stderr, "vkf forward: unknown or incomplete option \"%s\"\n", a);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!model_dir || (!do_list && out_count == 0)) {
+    fprintf(stderr, "vkf forward: %s\n",
+            !model_dir ? "--model DIR is required" : "name at least one --out NAME=FILE.npy");
+    return 2;
+  }
+  for (int k = 0; k < out_count; k++)
+    for (int j = 0; j < k; j++)
+      if (!strcmp(out[j].name, out[k].name)) {
+        fprintf(stderr, "vkf forward: output %s is named twice\n", out[k].name);
+        return 2;
+      }
+  vkf_status st = run(model_dir, in, in_count, out, out_count, do_list, dtype, device);
+  return st ? vkf_cli_fail(st) : 0;
+}

@@ -1,0 +1,124 @@
+/* vkf tokenize: the ids (with the special tokens the model's template adds) and the token strings
+ * of each text, exactly as the checkpoint's Hugging Face tokenizer gives them; no truncation. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/formats/model_paths.h"
+#include "models/text/tokenizer.h"
+#include "tools/vkf/cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf tokenize [--model DIR] [--json] TEXT...\n"
+          "  --model DIR  checkpoint folder with the tokenizer files (vocab.txt and\n"
+          "               tokenizer_config.json: WordPiece); default: all-MiniLM-L6-v2\n"
+          "  --json       {\"model\": DIR, \"texts\": [{\"text\", \"ids\", \"tokens\"}]} on one line\n");
+}
+
+/* A JSON string as Python's json.dumps(..., ensure_ascii=False) writes it, so the output can be
+ * compared byte for byte with a reference: quotes, backslashes and control characters escaped,
+ * everything else (UTF-8 included) as is. */
+static void json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    static const char short_escapes[] = "\b\f\n\r\t";
+    static const char short_names[] = "bfnrt";
+    const char *e = c ? strchr(short_escapes, c) : NULL;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (e)
+      printf("\\%c", short_names[e - short_escapes]);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+static void print_json(const char *dir, const vkf_tokenizer *tok, char **texts, int count,
+                       int32_t **ids, const size_t *lens) {
+  printf("{\"model\": ");
+  json_string(dir);
+  printf(", \"texts\": [");
+  for (int i = 0; i < count; i++) {
+    printf("%s{\"text\": ", i ? ", " : "");
+    json_string(texts[i]);
+    printf(", \"ids\": [");
+    for (size_t j = 0; j < lens[i]; j++) printf("%s%d", j ? ", " : "", ids[i][j]);
+    printf("], \"tokens\": [");
+    for (size_t j = 0; j < lens[i]; j++) {
+      if (j) printf(", ");
+      json_string(vkf_tokenizer_id_to_token(tok, ids[i][j]));
+    }
+    printf("]}");
+  }
+  printf("]}\n");
+}
+
+static void print_text(const vkf_tokenizer *tok, char **texts, int count, int32_t **ids,
+                       const size_t *lens) {
+  for (int i = 0; i < count; i++) {
+    printf("%s\"%s\": %zu tokens\n  ids:", i ? "\n" : "", texts[i], lens[i]);
+    for (size_t j = 0; j < lens[i]; j++) printf(" %d", ids[i][j]);
+    printf("\n  tokens:");
+    for (size_t j = 0; j < lens[i]; j++) printf(" %s", vkf_tokenizer_id_to_token(tok, ids[i][j]));
+    printf("\n");
+  }
+}
+
+int vkf_cli_tokenize(int argc, char **argv) {
+  const char *model_dir = NULL;
+  int json = 0, count = 0;
+  char **texts = calloc((size_t)argc + 1, sizeof *texts);
+  if (!texts) return vkf_cli_fail(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "arguments"));
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      free(texts);
+      return 0;
+    } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+      model_dir = argv[++i];
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else if (!strcmp(argv[i], "--")) {
+      while (++i < argc) texts[count++] = argv[i];
+    } else if (!strncmp(argv[i], "--", 2)) {
+      fprintf(stderr, "vkf tokenize: unknown or incomplete option \"%s\"\n", argv[i]);
+      usage(stderr);
+      free(texts);
+      return 2;
+    } else {
+      texts[count++] = argv[i];
+    }
+  }
+  if (count == 0) {
+    fprintf(stderr, "vkf tokenize: give at least one TEXT\n");
+    usage(stderr);
+    free(texts);
+    return 2;
+  }
+  char *found = NULL;
+  vkf_tokenizer *tok = NULL;
+  int32_t **ids = calloc((size_t)count, sizeof *ids);
+  size_t *lens = calloc((size_t)count, sizeof *lens);
+  vkf_status st = ids && lens ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "texts");
+  if (!st && !model_dir) st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
+  if (!st && !model_dir) model_dir = found;
+  if (!st) st = vkf_tokenizer_load(model_dir, &tok);
+  for (int i = 0; !st && i < count; i++) {
+    st = vkf_tokenizer_encode_all(tok, texts[i], &ids[i], &lens[i]);
+    if (st) st = vkf_status_annotate(st, "text %d: ", i);
+  }
+  if (!st && json) print_json(model_dir, tok, texts, count, ids, lens);
+  if (!st && !json) print_text(tok, texts, count, ids, lens);
+  for (int i = 0; ids && i < count; i++) free(ids[i]);
+  free(ids);
+  free(lens);
+  vkf_tokenizer_destroy(tok);
+  free(found);
+  free(texts);
+  return st ? vkf_cli_fail(st) : 0;
+}
