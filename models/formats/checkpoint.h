@@ -60,9 +60,8 @@ size_t vkf_checkpoint_file_count(const vkf_checkpoint *ck);
 const vkf_safetensors *vkf_checkpoint_file_at(const vkf_checkpoint *ck, size_t index);
 
 /* As vkf_safetensors_expect: the tensor must exist and have exactly `rank` dims equal to `dims`
- * (a negative dim matches any size). NOT_FOUND names the checkpoint path; SHAPE names the shard
- * file: tensor "a.b" has shape [1,1,192], expected [1,1,768] in model-00002-of-00003.safetensors.
- */
+ * (a negative dim matches any size). NOT_FOUND names the checkpoint path; SHAPE names the shard:
+ * tensor "a.b" has shape [1,1,192], expected [1,1,768] in DIR/model-00002-of-00003.safetensors. */
 vkf_status vkf_checkpoint_expect(const vkf_checkpoint *ck, const char *name, int rank,
                                  const int64_t *dims, const vkf_safetensors_info **out_info);
 /* vkf_safetensors_read_f32 / _f16 on the shard holding `info`, which must come from this
