@@ -1,5 +1,5 @@
-/* Private to graph/: the graph struct, the op table rows, and the shape/reference function
- * prototypes that graph/ir/ops.def names. Other layers use graph/ir/graph.h only. */
+/* Private to graph/ (the IR and the layers above it): the graph struct and the prototypes of the
+ * shape functions that graph/ir/ops.def names. Other folders use graph/ir/graph.h only. */
 #ifndef VKF_GRAPH_GRAPH_INTERNAL_H
 #define VKF_GRAPH_GRAPH_INTERNAL_H
 

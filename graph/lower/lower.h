@@ -1,7 +1,7 @@
-/* Lowering: a planned graph -> a plan (graph/lower/plan.h). The walker (graph/lower/lower.c) maps every tensor
- * to a byte range of a plan buffer (one arena for intermediates, one buffer per input, weight and
- * output) and calls one lowering function per op; each op's function (graph/lower/lower_<op>.c) runs the
- * op's variant chooser on the device caps and appends its dispatches. No Vulkan here. */
+/* Lowering: a planned graph -> a plan (plan.h). The walker (lower.c) maps every tensor to a byte
+ * range of a plan buffer (one arena for intermediates, one buffer per input, weight and output) and
+ * calls one lowering function per op; each op's function (lower_<op>.c) runs the op's variant
+ * chooser on the device caps and appends its dispatches, binding through bind.c. No Vulkan here. */
 #ifndef VKF_GRAPH_LOWER_H
 #define VKF_GRAPH_LOWER_H
 

@@ -4,39 +4,74 @@
 
 #include "graph/ir/builder.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-vkf_status vkf_arch_expect(const vkf_safetensors *st, const char *prefix, const char *name,
-                           int rank, const int64_t *dims) {
+vkf_status vkf_arch_files_open(const char *model_dir, vkf_arch_files *out) {
+  memset(out, 0, sizeof *out);
+  struct stat sb;
+  if (stat(model_dir, &sb) != 0)
+    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
+                           "model directory %s: %s", model_dir, strerror(errno));
+  if (!S_ISDIR(sb.st_mode))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory", model_dir);
+  out->dir = strdup(model_dir);
+  if (!out->dir) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/config.json", model_dir);
+  vkf_status s = vkf_hf_config_load(path, &out->config);
+  if (s) {
+    free(out->dir);
+    memset(out, 0, sizeof *out);
+  }
+  return s;
+}
+
+vkf_status vkf_arch_files_open_weights(vkf_arch_files *f) {
+  return vkf_checkpoint_open(f->dir, &f->ck);
+}
+
+void vkf_arch_files_close(vkf_arch_files *f) {
+  if (!f->dir) return;
+  vkf_weight_cache_free(&f->owned);
+  vkf_checkpoint_close(f->ck);
+  vkf_hf_config_release(&f->config);
+  free(f->dir);
+  memset(f, 0, sizeof *f);
+}
+
+vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const char *name, int rank,
+                           const int64_t *dims) {
   char full[VKF_ARCH_NAME_MAX];
   VKF_NAME(full, "%s%s", prefix, name);
   const vkf_safetensors_info *info = NULL;
-  VKF_RETURN_IF_ERROR(vkf_safetensors_expect(st, full, rank, dims, &info));
+  VKF_RETURN_IF_ERROR(vkf_checkpoint_expect(ck, full, rank, dims, &info));
   if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
       info->dtype != VKF_SAFETENSORS_BF16)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "tensor \"%s\" has dtype %s in %s; F32, F16 or BF16 expected", full,
-                           vkf_safetensors_dtype_name(info->dtype), vkf_safetensors_path(st));
+                           vkf_safetensors_dtype_name(info->dtype), vkf_checkpoint_path(ck));
   return VKF_OK;
 }
 
-vkf_status vkf_arch_expect2(const vkf_safetensors *st, const char *prefix, const char *name,
+vkf_status vkf_arch_expect2(const vkf_checkpoint *ck, const char *prefix, const char *name,
                             int64_t d0, int64_t d1) {
   const int64_t dims[2] = {d0, d1};
-  return vkf_arch_expect(st, prefix, name, d1 ? 2 : 1, dims);
+  return vkf_arch_expect(ck, prefix, name, d1 ? 2 : 1, dims);
 }
 
-int vkf_arch_has(const vkf_safetensors *st, const char *prefix, const char *name) {
+int vkf_arch_has(const vkf_checkpoint *ck, const char *prefix, const char *name) {
   char full[VKF_ARCH_NAME_MAX];
-  return vkf_safetensors_find(st, VKF_NAME(full, "%s%s", prefix, name)) != NULL;
+  return vkf_checkpoint_find(ck, VKF_NAME(full, "%s%s", prefix, name)) != NULL;
 }
 
 vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char *name,
                              vkf_dtype dtype) {
   char full[VKF_ARCH_NAME_MAX];
-  return vkf_weight_constant(w->cache, w->st, g, VKF_NAME(full, "%s%s", w->prefix, name), dtype);
+  return vkf_weight_constant(w->cache, w->ck, g, VKF_NAME(full, "%s%s", w->prefix, name), dtype);
 }
 
 vkf_value vkf_arch_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
@@ -52,10 +87,10 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
                           const char *const *names, int count, vkf_arch_join join, float scale) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *first =
-      vkf_safetensors_find(w->st, VKF_NAME(full, "%s%s", w->prefix, names[0]));
+      vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[0]));
   if (!first)
     return fail(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s", full,
-                                   vkf_safetensors_path(w->st)));
+                                   vkf_checkpoint_path(w->ck)));
   if (first->rank < 1 || first->rank > VKF_MAX_DIMS || (join == VKF_ARCH_SIDE && first->rank != 2))
     return fail(g, vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" has rank %d: cannot join it",
                                    full, first->rank));
@@ -74,7 +109,7 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
       float *v = NULL;
       const vkf_safetensors_info *info = NULL;
       VKF_NAME(full, "%s%s", w->prefix, names[i]);
-      vkf_status s = vkf_weight_read_f32(w->st, full, &v, &info);
+      vkf_status s = vkf_weight_read_f32(w->ck, full, &v, &info);
       if (!s && (info->rank != first->rank || (size_t)info->element_count != each))
         s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s%s\" differ in shape", full,
                             w->prefix, names[0]);

@@ -8,10 +8,27 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
-#include "models/formats/safetensors.h"
+#include "models/formats/checkpoint.h"
+#include "models/formats/hf_config.h"
 #include "models/formats/weight_cache.h"
 
 enum { VKF_ARCH_NAME_MAX = 256 };
+
+/* What every loaded checkpoint owns: its folder, config.json, the (possibly sharded) weights, which
+ * graph constants point into, and the weights converted or assembled for builds. */
+typedef struct vkf_arch_files {
+  char *dir;
+  vkf_hf_config config;
+  vkf_checkpoint *ck;
+  vkf_weight_cache *owned;
+} vkf_arch_files;
+
+/* Checks that `model_dir` is a directory and reads its config.json into out->config (the weights
+ * are opened by vkf_arch_files_open_weights once the architecture accepts the config). On failure
+ * *out owns nothing. */
+vkf_status vkf_arch_files_open(const char *model_dir, vkf_arch_files *out);
+vkf_status vkf_arch_files_open_weights(vkf_arch_files *files);
+void vkf_arch_files_close(vkf_arch_files *files);
 
 /* Small printf into a stack buffer for node and weight names. */
 #define VKF_NAME(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
@@ -19,7 +36,7 @@ enum { VKF_ARCH_NAME_MAX = 256 };
 /* The checkpoint a build reads and where converted weights go. `prefix` is prepended to every
  * tensor name ("vit.", "bert.", ""); the cache outlives every graph built from it. */
 typedef struct vkf_arch_weights {
-  const vkf_safetensors *st;
+  const vkf_checkpoint *ck;
   vkf_weight_cache **cache;
   const char *prefix;
   vkf_dtype dtype; /* the run dtype of weights: VKF_F32 or VKF_F16 */
@@ -27,13 +44,13 @@ typedef struct vkf_arch_weights {
 
 /* Load-time check of prefix + name: rank dims equal to `dims` (rank <= 4) and a float dtype (F32,
  * F16, BF16). NOT_FOUND, SHAPE or UNSUPPORTED naming the tensor and the file. */
-vkf_status vkf_arch_expect(const vkf_safetensors *st, const char *prefix, const char *name,
-                           int rank, const int64_t *dims);
+vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const char *name, int rank,
+                           const int64_t *dims);
 /* As vkf_arch_expect for a [d0] (d1 == 0) or [d0, d1] tensor. */
-vkf_status vkf_arch_expect2(const vkf_safetensors *st, const char *prefix, const char *name,
+vkf_status vkf_arch_expect2(const vkf_checkpoint *ck, const char *prefix, const char *name,
                             int64_t d0, int64_t d1);
 /* Whether prefix + name is in the file. */
-int vkf_arch_has(const vkf_safetensors *st, const char *prefix, const char *name);
+int vkf_arch_has(const vkf_checkpoint *ck, const char *prefix, const char *name);
 
 /* A graph constant for checkpoint tensor prefix + `name` in w->dtype (errors go to the graph's
  * sticky status). */

@@ -14,7 +14,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/transformer_block.h"
-#include "models/formats/safetensors.h"
+#include "models/formats/checkpoint.h"
 #include "models/formats/weight_cache.h"
 
 enum { BERT_NAME_MAX = VKF_ARCH_NAME_MAX };
@@ -26,14 +26,11 @@ enum { BERT_NAME_MAX = VKF_ARCH_NAME_MAX };
 #define BERT_MASKED_SCORE 1e30f
 
 struct vkf_bert_model {
-  char *dir;
-  vkf_hf_config config;
+  vkf_arch_files f; /* dir, config, weights */
   vkf_bert_pipeline pipeline;
-  vkf_safetensors *st;
   const char *prefix; /* "bert." (task-head checkpoints) or "" (BertModel) */
   vkf_bert_head head;
   int has_pooler;
-  vkf_weight_cache *owned; /* converted / assembled weights */
 };
 
 #define NAME VKF_NAME
@@ -81,12 +78,12 @@ static vkf_block_config block_config(const vkf_hf_config *c) {
 /* ---- loading ---- */
 
 static vkf_status expect(const vkf_bert_model *m, const char *suffix, int64_t d0, int64_t d1) {
-  return vkf_arch_expect2(m->st, m->prefix, suffix, d0, d1);
+  return vkf_arch_expect2(m->f.ck, m->prefix, suffix, d0, d1);
 }
 
 static vkf_status check_tensors(vkf_bert_model *m) {
-  m->prefix = vkf_safetensors_find(m->st, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
-  const vkf_hf_config *c = &m->config;
+  m->prefix = vkf_checkpoint_find(m->f.ck, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+  const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size;
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.word_embeddings.weight", c->vocab_size, d));
   VKF_RETURN_IF_ERROR(
@@ -98,64 +95,54 @@ static vkf_status check_tensors(vkf_bert_model *m) {
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
     char lp[BERT_NAME_MAX];
     NAME(lp, "%sencoder.layer.%lld.", m->prefix, (long long)l);
-    VKF_RETURN_IF_ERROR(vkf_block_expect(m->st, lp, &bert_block_names, &bc));
+    VKF_RETURN_IF_ERROR(vkf_block_expect(m->f.ck, lp, &bert_block_names, &bc));
   }
-  m->has_pooler = vkf_arch_has(m->st, m->prefix, "pooler.dense.weight");
+  m->has_pooler = vkf_arch_has(m->f.ck, m->prefix, "pooler.dense.weight");
   if (m->has_pooler) {
     VKF_RETURN_IF_ERROR(expect(m, "pooler.dense.weight", d, d));
     VKF_RETURN_IF_ERROR(expect(m, "pooler.dense.bias", d, 0));
   }
   /* Heads sit outside the "bert." prefix. */
-  m->head = vkf_arch_has(m->st, "", "cls.predictions.bias")  ? VKF_BERT_HEAD_MASKED_LM
-            : vkf_arch_has(m->st, "", "classifier.weight") ? VKF_BERT_HEAD_CLASSIFICATION
-                                                           : VKF_BERT_HEAD_NONE;
+  m->head = vkf_arch_has(m->f.ck, "", "cls.predictions.bias") ? VKF_BERT_HEAD_MASKED_LM
+            : vkf_arch_has(m->f.ck, "", "classifier.weight")  ? VKF_BERT_HEAD_CLASSIFICATION
+                                                              : VKF_BERT_HEAD_NONE;
   if (m->head == VKF_BERT_HEAD_MASKED_LM) {
-    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "cls.predictions.transform.dense.weight", d, d));
-    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "cls.predictions.transform.dense.bias", d, 0));
     VKF_RETURN_IF_ERROR(
-        vkf_arch_expect2(m->st, "", "cls.predictions.transform.LayerNorm.weight", d, 0));
+        vkf_arch_expect2(m->f.ck, "", "cls.predictions.transform.dense.weight", d, d));
     VKF_RETURN_IF_ERROR(
-        vkf_arch_expect2(m->st, "", "cls.predictions.transform.LayerNorm.bias", d, 0));
-    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "cls.predictions.bias", c->vocab_size, 0));
-    if (vkf_arch_has(m->st, "", "cls.predictions.decoder.weight"))
+        vkf_arch_expect2(m->f.ck, "", "cls.predictions.transform.dense.bias", d, 0));
+    VKF_RETURN_IF_ERROR(
+        vkf_arch_expect2(m->f.ck, "", "cls.predictions.transform.LayerNorm.weight", d, 0));
+    VKF_RETURN_IF_ERROR(
+        vkf_arch_expect2(m->f.ck, "", "cls.predictions.transform.LayerNorm.bias", d, 0));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "cls.predictions.bias", c->vocab_size, 0));
+    if (vkf_arch_has(m->f.ck, "", "cls.predictions.decoder.weight"))
       VKF_RETURN_IF_ERROR(
-          vkf_arch_expect2(m->st, "", "cls.predictions.decoder.weight", c->vocab_size, d));
+          vkf_arch_expect2(m->f.ck, "", "cls.predictions.decoder.weight", c->vocab_size, d));
   } else if (m->head == VKF_BERT_HEAD_CLASSIFICATION) {
     if (!m->has_pooler)
       return vkf_status_make(VKF_STATUS_NOT_FOUND,
                              "tensor \"%spooler.dense.weight\" not found in %s (the classifier "
                              "reads the pooler output)",
-                             m->prefix, vkf_safetensors_path(m->st));
-    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "classifier.weight", c->num_labels, d));
-    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->st, "", "classifier.bias", c->num_labels, 0));
+                             m->prefix, vkf_checkpoint_path(m->f.ck));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.weight", c->num_labels, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.bias", c->num_labels, 0));
   }
   return VKF_OK;
 }
 
 vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
   *out_model = NULL;
-  struct stat sb;
-  errno = 0;
-  if (stat(model_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return vkf_status_make(errno == ENOENT || errno == 0 ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "model directory %s: %s", model_dir,
-                           errno == 0 ? "not a directory" : strerror(errno));
   vkf_bert_model *m = calloc(1, sizeof *m);
   if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  m->dir = strdup(model_dir);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/config.json", model_dir);
-  vkf_status s = m->dir ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", model_dir);
-  if (!s) s = vkf_hf_config_load(path, &m->config);
+  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
   /* roberta / xlm-roberta share the TEXT family but use BPE vocabularies and offset positions. */
-  if (!s && strcmp(m->config.model_type, "bert") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model_type \"%s\" is not supported (bert)",
-                        path, m->config.model_type);
-  if (!s) s = vkf_bert_pipeline_load(model_dir, &m->config, &m->pipeline);
-  if (!s) {
-    snprintf(path, sizeof path, "%s/model.safetensors", model_dir);
-    s = vkf_safetensors_open(path, &m->st);
-  }
+  if (!s && strcmp(m->f.config.model_type, "bert") != 0)
+    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                        "%s/config.json: model_type \"%s\" is not supported (bert)", model_dir,
+                        m->f.config.model_type);
+  if (!s) s = vkf_bert_pipeline_load(model_dir, &m->f.config, &m->pipeline);
+  if (!s) s = vkf_arch_files_open_weights(&m->f);
   if (!s) s = check_tensors(m);
   if (s) {
     vkf_bert_destroy(m);
@@ -167,21 +154,18 @@ vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
 
 void vkf_bert_destroy(vkf_bert_model *m) {
   if (!m) return;
-  vkf_weight_cache_free(&m->owned);
-  vkf_safetensors_close(m->st);
-  vkf_hf_config_release(&m->config);
-  free(m->dir);
+  vkf_arch_files_close(&m->f);
   free(m);
 }
 
 const vkf_hf_config *vkf_bert_config(const vkf_bert_model *m) {
-  return &m->config;
+  return &m->f.config;
 }
 const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *m) {
   return &m->pipeline;
 }
 const char *vkf_bert_dir(const vkf_bert_model *m) {
-  return m->dir;
+  return m->f.dir;
 }
 
 vkf_bert_head vkf_bert_head_of(const vkf_bert_model *m) {
@@ -199,7 +183,7 @@ const char *vkf_bert_architecture(const vkf_bert_model *m) {
 /* ---- graph ---- */
 
 static vkf_arch_weights weights_of(vkf_bert_model *m, int prefixed, vkf_dtype dt) {
-  return (vkf_arch_weights){m->st, &m->owned, prefixed ? m->prefix : "", dt};
+  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt};
 }
 
 static vkf_value weight(vkf_bert_model *m, vkf_graph *g, const char *suffix, vkf_dtype dt) {
@@ -218,14 +202,14 @@ typedef struct table_fill {
  * lookups that do not depend on the ids fold into one table added after the word gather). */
 static void fill_positions(float *out, size_t count, const void *user) {
   table_fill *f = (table_fill *)user;
-  int64_t d = f->m->config.hidden_size;
+  int64_t d = f->m->f.config.hidden_size;
   char name[BERT_NAME_MAX];
   float *pos = NULL, *type = NULL;
   f->status = vkf_weight_read_f32(
-      f->m->st, NAME(name, "%sembeddings.position_embeddings.weight", f->m->prefix), &pos, NULL);
+      f->m->f.ck, NAME(name, "%sembeddings.position_embeddings.weight", f->m->prefix), &pos, NULL);
   if (!f->status && f->with_type0)
     f->status = vkf_weight_read_f32(
-        f->m->st, NAME(name, "%sembeddings.token_type_embeddings.weight", f->m->prefix), &type,
+        f->m->f.ck, NAME(name, "%sembeddings.token_type_embeddings.weight", f->m->prefix), &type,
         NULL);
   for (size_t i = 0; i < count; i++)
     out[i] = f->status ? 0.0f : pos[i] + (type ? type[i % (size_t)d] : 0.0f);
@@ -236,9 +220,8 @@ static void fill_positions(float *out, size_t count, const void *user) {
 static vkf_value position_table(vkf_bert_model *m, vkf_graph *g, int64_t n, int with_type0,
                                 vkf_dtype dt) {
   char key[BERT_NAME_MAX];
-  NAME(key, "%sembeddings.position%s.%lld", m->prefix, with_type0 ? "_and_type" : "",
-       (long long)n);
-  int64_t shape[2] = {n, m->config.hidden_size};
+  NAME(key, "%sembeddings.position%s.%lld", m->prefix, with_type0 ? "_and_type" : "", (long long)n);
+  int64_t shape[2] = {n, m->f.config.hidden_size};
   table_fill f = {m, n, with_type0, VKF_OK};
   vkf_arch_weights w = weights_of(m, 0, dt);
   vkf_value v = vkf_arch_computed(&w, g, key, dt, 2, shape, fill_positions, &f);
@@ -258,9 +241,9 @@ static void fill_value(float *out, size_t count, const void *user) {
 static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
                            vkf_value x, vkf_dtype dt) {
   char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->st, &m->owned, prefix, dt};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt};
   vkf_norm_options o = {
-      .eps = (float)m->config.layer_norm_eps,
+      .eps = (float)m->f.config.layer_norm_eps,
       .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
       .beta = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
   };
@@ -271,9 +254,10 @@ static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, 
 static vkf_value linear(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
                         vkf_value x, vkf_activation act, vkf_dtype dt) {
   char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->st, &m->owned, prefix, dt};
-  vkf_matmul_options o = {
-      .transpose_b = 1, .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)), .activation = act};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt};
+  vkf_matmul_options o = {.transpose_b = 1,
+                          .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
+                          .activation = act};
   return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
                     vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
 }
@@ -301,8 +285,8 @@ static vkf_value mask_bias(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f, in
   const float minus = -BERT_MASKED_SCORE;
   int64_t one[1] = {1};
   vkf_arch_weights w = weights_of(m, 0, VKF_F32);
-  vkf_value lowest = vkf_arch_computed(&w, g, "attention_mask.masked_score", VKF_F32, 1, one,
-                                       fill_value, &minus);
+  vkf_value lowest =
+      vkf_arch_computed(&w, g, "attention_mask.masked_score", VKF_F32, 1, one, fill_value, &minus);
   vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, BERT_MASKED_SCORE);
   bias = vkf_add(g, "attention_mask.bias", bias, lowest); /* 0 kept, -big masked */
   int64_t shape[4] = {batch, 1, 1, n};
@@ -314,7 +298,7 @@ static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x
   vkf_value e;
   if (m->pipeline.pooling == VKF_BERT_POOL_CLS) {
     e = vkf_slice(g, "pooling.cls_token", x, 1, 0, 1); /* [B, 1, D] */
-    int64_t bd[2] = {batch, m->config.hidden_size};
+    int64_t bd[2] = {batch, m->f.config.hidden_size};
     e = vkf_reshape(g, "pooling", e, 2, bd);
   } else {
     e = vkf_mean_pool(g, "pooling", x, mask); /* [B, D] */
@@ -325,11 +309,10 @@ static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x
 }
 
 /* BertPooler: tanh(dense(first token)). x [B, N, D] -> [B, D]. */
-static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t batch,
-                        vkf_dtype dt) {
+static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t batch, vkf_dtype dt) {
   char nm[BERT_NAME_MAX];
   vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
-  int64_t bd[2] = {batch, m->config.hidden_size};
+  int64_t bd[2] = {batch, m->f.config.hidden_size};
   cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
   vkf_value p = linear(m, g, m->prefix, "pooler.dense", cls, VKF_ACT_NONE, dt);
   return vkf_tanh(g, NAME(nm, "%spooler", m->prefix), p);
@@ -339,16 +322,15 @@ static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t ba
  * the word embeddings unless the file has its own. x [B, N, D] -> [B, N, V]. */
 static vkf_value masked_lm_head(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_dtype dt) {
   vkf_value h = linear(m, g, "", "cls.predictions.transform.dense", x,
-                       vkf_block_activation(m->config.hidden_act), dt);
+                       vkf_block_activation(m->f.config.hidden_act), dt);
   h = layernorm(m, g, "", "cls.predictions.transform.LayerNorm", h, dt);
   vkf_arch_weights w = weights_of(m, 0, dt);
   char name[BERT_NAME_MAX];
-  vkf_value dec = vkf_arch_has(m->st, "", "cls.predictions.decoder.weight")
-                      ? vkf_arch_weight(&w, g, "cls.predictions.decoder.weight")
-                      : vkf_arch_weight(&w, g, NAME(name, "%sembeddings.word_embeddings.weight",
-                                                    m->prefix));
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(&w, g, "cls.predictions.bias")};
+  vkf_value dec =
+      vkf_arch_has(m->f.ck, "", "cls.predictions.decoder.weight")
+          ? vkf_arch_weight(&w, g, "cls.predictions.decoder.weight")
+          : vkf_arch_weight(&w, g, NAME(name, "%sembeddings.word_embeddings.weight", m->prefix));
+  vkf_matmul_options o = {.transpose_b = 1, .bias = vkf_arch_weight(&w, g, "cls.predictions.bias")};
   return vkf_matmul(g, "cls.predictions.decoder", h, dec, &o); /* [B, N, V] */
 }
 
@@ -356,7 +338,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
                           vkf_bert_graph *out) {
   memset(out, 0, sizeof *out);
   vkf_bert_build_options o = options ? *options : (vkf_bert_build_options){0};
-  const vkf_hf_config *c = &m->config;
+  const vkf_hf_config *c = &m->f.config;
   int64_t batch = o.batch ? o.batch : 1;
   int64_t n = o.seq_len ? o.seq_len : m->pipeline.max_seq_length;
   uint32_t want = o.outputs ? o.outputs : VKF_BERT_OUT_SENTENCE_EMBEDDING;
@@ -364,14 +346,14 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   if (batch < 0 || n < 1 || n > c->max_position_embeddings || (dt != VKF_F32 && dt != VKF_F16))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: batch %lld, seq_len %lld (max %lld), dtype %s not supported",
-                           m->dir, (long long)batch, (long long)n,
+                           m->f.dir, (long long)batch, (long long)n,
                            (long long)c->max_position_embeddings, vkf_dtype_name(dt));
   if ((want & VKF_BERT_OUT_POOLER_OUTPUT) && !m->has_pooler)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no pooler (pooler_output)",
-                           m->dir);
+                           m->f.dir);
   if ((want & VKF_BERT_OUT_LOGITS) && m->head == VKF_BERT_HEAD_NONE)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no task head (logits)",
-                           m->dir);
+                           m->f.dir);
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_bert_architecture(m), &g));
   char nm[BERT_NAME_MAX];
@@ -379,8 +361,8 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   int64_t bn[2] = {batch, n};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
-  vkf_value types = o.hf_forward ? vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn)
-                                 : VKF_NO_VALUE;
+  vkf_value types =
+      o.hf_forward ? vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn) : VKF_NO_VALUE;
   vkf_value mask_f = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
   vkf_block_io io = {0};
   if (o.hf_forward)
@@ -431,7 +413,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   if (st) {
     vkf_graph_destroy(g);
     memset(out, 0, sizeof *out);
-    return vkf_status_annotate(st, "building BERT from %s: ", m->dir);
+    return vkf_status_annotate(st, "building BERT from %s: ", m->f.dir);
   }
   out->graph = g;
   out->input_ids = ids;

@@ -31,50 +31,50 @@ static dims dims_of(const vkf_block_config *c) {
 }
 
 /* A linear weight of `out` x `in` as the file stores it. */
-static vkf_status expect_linear(const vkf_safetensors *st, const char *p, const char *name,
+static vkf_status expect_linear(const vkf_checkpoint *ck, const char *p, const char *name,
                                 int64_t out, int64_t in, int in_out) {
   if (!name) return VKF_OK;
-  return in_out ? vkf_arch_expect2(st, p, name, in, out) : vkf_arch_expect2(st, p, name, out, in);
+  return in_out ? vkf_arch_expect2(ck, p, name, in, out) : vkf_arch_expect2(ck, p, name, out, in);
 }
 
-static vkf_status expect_vector(const vkf_safetensors *st, const char *p, const char *name,
+static vkf_status expect_vector(const vkf_checkpoint *ck, const char *p, const char *name,
                                 int64_t n) {
-  return name ? vkf_arch_expect2(st, p, name, n, 0) : VKF_OK;
+  return name ? vkf_arch_expect2(ck, p, name, n, 0) : VKF_OK;
 }
 
-vkf_status vkf_block_expect(const vkf_safetensors *st, const char *p, const vkf_block_names *nm,
+vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_block_names *nm,
                             const vkf_block_config *c) {
   dims z = dims_of(c);
   int io = c->linear_in_out;
   int64_t qd = z.h * z.dh, kvd = z.hkv * z.dh;
   if (nm->qkv_weight) {
-    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->qkv_weight, qd + 2 * kvd, z.d, io));
-    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->qkv_bias, qd + 2 * kvd));
+    VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->qkv_weight, qd + 2 * kvd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->qkv_bias, qd + 2 * kvd));
   } else {
-    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->q_weight, qd, z.d, io));
-    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->k_weight, kvd, z.d, io));
-    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->v_weight, kvd, z.d, io));
-    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->q_bias, qd));
-    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->k_bias, kvd));
-    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->v_bias, kvd));
+    VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->q_weight, qd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->k_weight, kvd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->v_weight, kvd, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->q_bias, qd));
+    VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->k_bias, kvd));
+    VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->v_bias, kvd));
   }
-  VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->out_weight, z.d, qd, io));
-  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->out_bias, z.d));
-  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->attn_norm_weight, z.d));
-  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->attn_norm_bias, z.d));
-  VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->up_weight, z.in, z.d, io));
-  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->up_bias, z.in));
+  VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->out_weight, z.d, qd, io));
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->out_bias, z.d));
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->attn_norm_weight, z.d));
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->attn_norm_bias, z.d));
+  VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->up_weight, z.in, z.d, io));
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->up_bias, z.in));
   if (c->mlp == VKF_BLOCK_MLP_GATED) {
     if (!nm->gate_weight)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: gated MLP without a gate tensor",
-                             vkf_safetensors_path(st));
-    VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->gate_weight, z.in, z.d, io));
-    VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->gate_bias, z.in));
+                             vkf_checkpoint_path(ck));
+    VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->gate_weight, z.in, z.d, io));
+    VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->gate_bias, z.in));
   }
-  VKF_RETURN_IF_ERROR(expect_linear(st, p, nm->down_weight, z.d, z.in, io));
-  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->down_bias, z.d));
-  VKF_RETURN_IF_ERROR(expect_vector(st, p, nm->mlp_norm_weight, z.d));
-  return expect_vector(st, p, nm->mlp_norm_bias, z.d);
+  VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->down_weight, z.d, z.in, io));
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->down_bias, z.d));
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_weight, z.d));
+  return expect_vector(ck, p, nm->mlp_norm_bias, z.d);
 }
 
 /* prefix + name as a constant, or no value for an absent (NULL) name. */

@@ -102,7 +102,7 @@ typedef struct vkf_block_io {
 /* Load-time check of every tensor of one block: tensor_prefix + each name of `names`, with the
  * shape `config` implies ([out, in] or [in, out] per linear_in_out) and a float dtype. Errors name
  * the tensor and the file. */
-vkf_status vkf_block_expect(const vkf_safetensors *st, const char *tensor_prefix,
+vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *tensor_prefix,
                             const vkf_block_names *names, const vkf_block_config *config);
 
 /* Resolves one block's weights into graph constants (the three Q, K, V tensors stacked into one

@@ -1,5 +1,6 @@
-/* ViT / DeiT checkpoints: loading (config, image processor, every tensor's presence and shape),
- * the weight cache (in-place f32, converted f16, fused QKV and teacher head) and the builder. */
+/* ViT / DeiT checkpoints: loading (config, image processor, every tensor's presence and shape)
+ * and the parts of the graph that are ViT's own (patch embedding, class and distillation tokens,
+ * final norm, pooler, heads); every encoder layer comes from transformer_block.h. */
 #include "models/arch/vit.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/transformer_block.h"
-#include "models/formats/safetensors.h"
+#include "models/formats/checkpoint.h"
 #include "models/formats/weight_cache.h"
 
 enum { VIT_NAME_MAX = VKF_ARCH_NAME_MAX };
@@ -45,42 +46,39 @@ static const vkf_block_names vit_block_names = {
 };
 
 struct vkf_vit_model {
-  char *dir;
-  vkf_hf_config config;
+  vkf_arch_files f; /* dir, config, weights */
   vkf_hf_preprocessor pre;
   vkf_image_preprocess_params params;
-  vkf_safetensors *st;
   const char *prefix;     /* "vit.", "deit." or "" (bare ViTModel) */
   int64_t special_tokens; /* CLS (+ distillation) tokens before the patches */
   vkf_vit_head head;
   int has_pooler;
   int64_t label_count;
   const char *architecture;
-  vkf_weight_cache *owned; /* converted / assembled weights */
 };
 
 /* ---- loading ---- */
 
 static vkf_status load_preprocessor(vkf_vit_model *m) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/preprocessor_config.json", m->dir);
+  snprintf(path, sizeof path, "%s/preprocessor_config.json", m->f.dir);
   struct stat sb;
   if (stat(path, &sb) == 0) {
     VKF_RETURN_IF_ERROR(vkf_hf_preprocessor_load(path, &m->pre));
   } else {
     /* Old checkpoints ship no processor file: the class defaults for the model type apply. */
-    const char *json = strcmp(m->config.model_type, "deit") == 0
+    const char *json = strcmp(m->f.config.model_type, "deit") == 0
                            ? "{\"image_processor_type\": \"DeiTImageProcessor\"}"
                            : "{}";
     VKF_RETURN_IF_ERROR(vkf_hf_preprocessor_parse(json, strlen(json), path, &m->pre));
   }
   const vkf_hf_preprocessor *p = &m->pre;
   vkf_image_preprocess_params *o = &m->params;
-  if (p->channel_count != 3 || m->config.num_channels != 3)
+  if (p->channel_count != 3 || m->f.config.num_channels != 3)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: %d normalisation channels and %lld model channels; only RGB (3) "
                            "is supported",
-                           path, p->channel_count, (long long)m->config.num_channels);
+                           path, p->channel_count, (long long)m->f.config.num_channels);
   o->do_resize = p->do_resize;
   if (p->size_mode == VKF_HF_SIZE_SHORTEST_EDGE) {
     o->shortest_edge = (uint32_t)p->shortest_edge;
@@ -102,12 +100,12 @@ static vkf_status load_preprocessor(vkf_vit_model *m) {
   for (int i = 0; i < 2; i++) {
     uint32_t h = 0, w = 0;
     VKF_RETURN_IF_ERROR(vkf_image_preprocess_output_size(o, probe[i][0], probe[i][1], &h, &w));
-    if ((int64_t)h != m->config.image_size || (int64_t)w != m->config.image_size)
+    if ((int64_t)h != m->f.config.image_size || (int64_t)w != m->f.config.image_size)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "%s: the processor makes %ux%u pixel values from a %ux%u image but "
                              "the model expects %lldx%lld",
-                             path, w, h, probe[i][0], probe[i][1], (long long)m->config.image_size,
-                             (long long)m->config.image_size);
+                             path, w, h, probe[i][0], probe[i][1],
+                             (long long)m->f.config.image_size, (long long)m->f.config.image_size);
   }
   return VKF_OK;
 }
@@ -116,11 +114,11 @@ static vkf_status load_preprocessor(vkf_vit_model *m) {
 static vkf_status expect(const vkf_vit_model *m, int prefixed, const char *suffix, int rank,
                          int64_t d0, int64_t d1, int64_t d2, int64_t d3) {
   const int64_t dims[4] = {d0, d1, d2, d3};
-  return vkf_arch_expect(m->st, prefixed ? m->prefix : "", suffix, rank, dims);
+  return vkf_arch_expect(m->f.ck, prefixed ? m->prefix : "", suffix, rank, dims);
 }
 
 static int has(const vkf_vit_model *m, int prefixed, const char *suffix) {
-  return vkf_arch_has(m->st, prefixed ? m->prefix : "", suffix);
+  return vkf_arch_has(m->f.ck, prefixed ? m->prefix : "", suffix);
 }
 
 /* The block's config from config.json (the same for every layer). */
@@ -152,14 +150,14 @@ static vkf_status check_tensors(vkf_vit_model *m) {
   for (int i = 0; i < 3 && !m->prefix; i++) {
     char name[64];
     snprintf(name, sizeof name, "%sembeddings.cls_token", prefixes[i]);
-    if (vkf_safetensors_find(m->st, name)) m->prefix = prefixes[i];
+    if (vkf_checkpoint_find(m->f.ck, name)) m->prefix = prefixes[i];
   }
   if (!m->prefix)
     return vkf_status_make(VKF_STATUS_NOT_FOUND,
                            "tensor \"vit.embeddings.cls_token\" not found in %s (nor the deit. or "
                            "unprefixed one): not a ViT/DeiT checkpoint",
-                           vkf_safetensors_path(m->st));
-  const vkf_hf_config *c = &m->config;
+                           vkf_checkpoint_path(m->f.ck));
+  const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size, p = c->patch_size;
   m->special_tokens = has(m, 1, "embeddings.distillation_token") ? 2 : 1;
   if (has(m, 0, "cls_classifier.weight") || has(m, 0, "distillation_classifier.weight"))
@@ -172,7 +170,7 @@ static vkf_status check_tensors(vkf_vit_model *m) {
     return vkf_status_make(VKF_STATUS_NOT_FOUND,
                            "tensor \"%sembeddings.distillation_token\" not found in %s (the file "
                            "has a distillation classifier)",
-                           m->prefix, vkf_safetensors_path(m->st));
+                           m->prefix, vkf_checkpoint_path(m->f.ck));
   m->has_pooler = m->head == VKF_VIT_HEAD_NONE && has(m, 0, "pooler.dense.weight");
   int deit = strcmp(c->model_type, "deit") == 0;
   m->architecture = m->head == VKF_VIT_HEAD_TEACHER ? "DeiTForImageClassificationWithTeacher"
@@ -194,7 +192,7 @@ static vkf_status check_tensors(vkf_vit_model *m) {
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
     char lp[VIT_NAME_MAX];
     snprintf(lp, sizeof lp, "%sencoder.layer.%lld.", m->prefix, (long long)l);
-    VKF_RETURN_IF_ERROR(vkf_block_expect(m->st, lp, &bn, &bc));
+    VKF_RETURN_IF_ERROR(vkf_block_expect(m->f.ck, lp, &bn, &bc));
   }
   VKF_RETURN_IF_ERROR(expect(m, 1, "layernorm.weight", 1, d, 0, 0, 0));
   VKF_RETURN_IF_ERROR(expect(m, 1, "layernorm.bias", 1, d, 0, 0, 0));
@@ -215,27 +213,15 @@ static vkf_status check_tensors(vkf_vit_model *m) {
 
 vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
   *out_model = NULL;
-  struct stat sb;
-  if (stat(model_dir, &sb) != 0)
-    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "model directory %s: %s", model_dir, strerror(errno));
-  if (!S_ISDIR(sb.st_mode))
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory", model_dir);
   vkf_vit_model *m = calloc(1, sizeof *m);
   if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  m->dir = strdup(model_dir);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/config.json", model_dir);
-  vkf_status s = m->dir ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", model_dir);
-  if (!s) s = vkf_hf_config_load(path, &m->config);
-  if (!s && m->config.family != VKF_HF_FAMILY_VISION)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model_type \"%s\" is not a ViT/DeiT model",
-                        path, m->config.model_type);
+  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
+  if (!s && m->f.config.family != VKF_HF_FAMILY_VISION)
+    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                        "%s/config.json: model_type \"%s\" is not a ViT/DeiT model", model_dir,
+                        m->f.config.model_type);
   if (!s) s = load_preprocessor(m);
-  if (!s) {
-    snprintf(path, sizeof path, "%s/model.safetensors", model_dir);
-    s = vkf_safetensors_open(path, &m->st);
-  }
+  if (!s) s = vkf_arch_files_open_weights(&m->f);
   if (!s) s = check_tensors(m);
   if (s) {
     vkf_vit_destroy(m);
@@ -247,15 +233,12 @@ vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
 
 void vkf_vit_destroy(vkf_vit_model *m) {
   if (!m) return;
-  vkf_weight_cache_free(&m->owned);
-  vkf_safetensors_close(m->st);
-  vkf_hf_config_release(&m->config);
-  free(m->dir);
+  vkf_arch_files_close(&m->f);
   free(m);
 }
 
 const vkf_hf_config *vkf_vit_config(const vkf_vit_model *m) {
-  return &m->config;
+  return &m->f.config;
 }
 vkf_vit_head vkf_vit_head_of(const vkf_vit_model *m) {
   return m->head;
@@ -264,19 +247,19 @@ int64_t vkf_vit_label_count(const vkf_vit_model *m) {
   return m->label_count;
 }
 const char *vkf_vit_label(const vkf_vit_model *m, int64_t id) {
-  return id >= 0 && id < m->label_count ? vkf_hf_config_label(&m->config, id) : NULL;
+  return id >= 0 && id < m->label_count ? vkf_hf_config_label(&m->f.config, id) : NULL;
 }
 const vkf_image_preprocess_params *vkf_vit_preprocess_params(const vkf_vit_model *m) {
   return &m->params;
 }
 int64_t vkf_vit_image_size(const vkf_vit_model *m) {
-  return m->config.image_size;
+  return m->f.config.image_size;
 }
 int vkf_vit_has_pooler(const vkf_vit_model *m) {
   return m->has_pooler;
 }
 int64_t vkf_vit_token_count(const vkf_vit_model *m) {
-  return m->config.num_patches + m->special_tokens;
+  return m->f.config.num_patches + m->special_tokens;
 }
 const char *vkf_vit_architecture(const vkf_vit_model *m) {
   return m->architecture;
@@ -284,9 +267,10 @@ const char *vkf_vit_architecture(const vkf_vit_model *m) {
 
 /* ---- graph ---- */
 
-/* The checkpoint as the builder reads it: tensors under the model's prefix, or unprefixed (heads). */
+/* The checkpoint as the builder reads it: tensors under the model's prefix, or unprefixed (heads).
+ */
 static vkf_arch_weights weights_of(vkf_vit_model *m, int prefixed, vkf_dtype dt) {
-  return (vkf_arch_weights){m->st, &m->owned, prefixed ? m->prefix : "", dt};
+  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt};
 }
 
 #define NAME VKF_NAME
@@ -308,7 +292,7 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
 /* One encoder layer: x [B, N, D] -> [B, N, D]. */
 static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_value x,
                                vkf_dtype dt) {
-  const vkf_hf_config *c = &m->config;
+  const vkf_hf_config *c = &m->f.config;
   vkf_block_config bc = block_config(c);
   vkf_block_names bn = names_of(c);
   vkf_arch_weights aw = weights_of(m, 1, dt);
@@ -335,7 +319,7 @@ static vkf_value prefix_tokens(vkf_vit_model *m, vkf_graph *g, int64_t batch, vk
   for (size_t i = 0; i < count; i++) rows[i] = names[i % (size_t)m->special_tokens];
   vkf_value v = assembled(m, g, key, rows, (int)count, VKF_ARCH_STACK, 1.0f, dt); /* [B·T, 1, D] */
   free(rows);
-  int64_t shape[3] = {batch, m->special_tokens, m->config.hidden_size};
+  int64_t shape[3] = {batch, m->special_tokens, m->f.config.hidden_size};
   return vkf_reshape(g, NAME(cls, "%sembeddings.prefix", m->prefix), v, 3, shape);
 }
 
@@ -349,7 +333,7 @@ static vkf_value final_norm(vkf_vit_model *m, vkf_graph *g, vkf_value x, int64_t
     x = vkf_copy(g, NAME(nm, "%sfirst_tokens.copy", m->prefix), x); /* [B, T, D] */
   }
   vkf_norm_options ln = {
-      .eps = (float)m->config.layer_norm_eps,
+      .eps = (float)m->f.config.layer_norm_eps,
       .gamma = weight(m, g, NAME(a, "%slayernorm.weight", m->prefix), dt),
       .beta = weight(m, g, NAME(b, "%slayernorm.bias", m->prefix), dt),
   };
@@ -364,8 +348,8 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
   vkf_dtype dt = o.dtype;
   if (batch < 0 || (dt != VKF_F32 && dt != VKF_F16))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: batch %lld / dtype %s not supported",
-                           m->dir, (long long)batch, vkf_dtype_name(dt));
-  const vkf_hf_config *c = &m->config;
+                           m->f.dir, (long long)batch, vkf_dtype_name(dt));
+  const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size, s = c->image_size;
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create(m->architecture, &g));
@@ -418,13 +402,14 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
     logits = vkf_matmul(g, teacher ? "head" : "classifier", tok, w, &ho); /* [B, L] */
   }
   if (vkf_value_valid(logits)) out->logits = vkf_arch_f32_output(g, logits, "logits");
-  if (vkf_value_valid(hidden)) out->last_hidden_state = vkf_arch_f32_output(g, hidden, "last_hidden_state");
+  if (vkf_value_valid(hidden))
+    out->last_hidden_state = vkf_arch_f32_output(g, hidden, "last_hidden_state");
   if (vkf_value_valid(pooled)) out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
   vkf_status st = vkf_graph_status(g);
   if (st) {
     vkf_graph_destroy(g);
     memset(out, 0, sizeof *out);
-    return vkf_status_annotate(st, "building %s from %s: ", m->architecture, m->dir);
+    return vkf_status_annotate(st, "building %s from %s: ", m->architecture, m->f.dir);
   }
   out->graph = g;
   out->pixel_values = pixels;

@@ -24,8 +24,7 @@ void vkf_weight_cache_free(vkf_weight_cache **cache) {
   *cache = NULL;
 }
 
-const void *vkf_weight_cache_find(const vkf_weight_cache *cache, const char *key,
-                                  vkf_dtype dtype) {
+const void *vkf_weight_cache_find(const vkf_weight_cache *cache, const char *key, vkf_dtype dtype) {
   for (const vkf_weight_cache *o = cache; o; o = o->next)
     if (o->dtype == dtype && strcmp(o->key, key) == 0) return o->data;
   return NULL;
@@ -56,15 +55,18 @@ const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_
   return o->data;
 }
 
-vkf_status vkf_weight_read_f32(const vkf_safetensors *st, const char *name, float **out_values,
+vkf_status vkf_weight_read_f32(const vkf_checkpoint *ck, const char *name, float **out_values,
                                const vkf_safetensors_info **out_info) {
   *out_values = NULL;
   const vkf_safetensors_info *info = NULL;
-  VKF_RETURN_IF_ERROR(vkf_safetensors_get(st, name, &info));
+  info = vkf_checkpoint_find(ck, name);
+  if (!info)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s", name,
+                           vkf_checkpoint_path(ck));
   size_t count = (size_t)info->element_count;
   float *v = malloc(count * sizeof *v + 1);
   if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting tensor \"%s\"", name);
-  vkf_status s = vkf_safetensors_read_f32(st, info, count, v);
+  vkf_status s = vkf_checkpoint_read_f32(ck, info, count, v);
   if (s) {
     free(v);
     return s;
@@ -74,12 +76,12 @@ vkf_status vkf_weight_read_f32(const vkf_safetensors *st, const char *name, floa
   return VKF_OK;
 }
 
-vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_safetensors *st, vkf_graph *g,
+vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_checkpoint *ck, vkf_graph *g,
                               const char *name, vkf_dtype dtype) {
-  const vkf_safetensors_info *info = vkf_safetensors_find(st, name);
+  const vkf_safetensors_info *info = vkf_checkpoint_find(ck, name);
   if (!info) {
     vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_NOT_FOUND, "tensor \"%s\" not found in %s",
-                                           name, vkf_safetensors_path(st)));
+                                           name, vkf_checkpoint_path(ck)));
     return VKF_NO_VALUE;
   }
   const void *data = NULL;
@@ -88,7 +90,7 @@ vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_safetensors *s
   if (!data) data = vkf_weight_cache_find(*cache, name, dtype);
   if (!data) {
     float *v = NULL;
-    vkf_status s = vkf_weight_read_f32(st, name, &v, &info);
+    vkf_status s = vkf_weight_read_f32(ck, name, &v, &info);
     if (s) {
       vkf_graph_set_error(g, s);
       return VKF_NO_VALUE;
@@ -97,6 +99,12 @@ vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_safetensors *s
   }
   if (!data) {
     vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "converting \"%s\"", name));
+    return VKF_NO_VALUE;
+  }
+  if (info->rank > VKF_MAX_DIMS) {
+    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                                           "tensor \"%s\" has rank %d; at most %d is supported",
+                                           name, info->rank, VKF_MAX_DIMS));
     return VKF_NO_VALUE;
   }
   int64_t shape[VKF_MAX_DIMS] = {0};

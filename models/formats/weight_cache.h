@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "graph/ir/graph.h"
-#include "models/formats/safetensors.h"
+#include "models/formats/checkpoint.h"
 
 typedef struct vkf_weight_cache vkf_weight_cache; /* a list; NULL is the empty cache */
 
@@ -21,12 +21,12 @@ const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_
                                  float *values, size_t count);
 
 /* Checkpoint tensor `name` converted to fp32 in a new malloc'ed buffer (caller frees). */
-vkf_status vkf_weight_read_f32(const vkf_safetensors *st, const char *name, float **out_values,
+vkf_status vkf_weight_read_f32(const vkf_checkpoint *ck, const char *name, float **out_values,
                                const vkf_safetensors_info **out_info);
 /* A graph constant for checkpoint tensor `name` in `dtype`: the mapped bytes themselves when they
  * are aligned f32 already, otherwise a converted copy kept in `cache`. Errors (missing tensor,
  * out of memory) become the graph's sticky error and VKF_NO_VALUE is returned. */
-vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_safetensors *st, vkf_graph *g,
+vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_checkpoint *ck, vkf_graph *g,
                               const char *name, vkf_dtype dtype);
 
 #endif

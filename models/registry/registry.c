@@ -110,10 +110,11 @@ static vkf_status pick_entry(const char *path, const vkf_arch_entry **out_entry)
 vkf_status vkf_model_open(const char *model_dir, vkf_model **out_model) {
   *out_model = NULL;
   struct stat sb;
-  if (stat(model_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-    return vkf_status_make(
-        VKF_STATUS_NOT_FOUND, "model directory %s: %s", model_dir,
-        errno == ENOENT || S_ISDIR(sb.st_mode) ? "no such directory" : "not a directory");
+  if (stat(model_dir, &sb) != 0)
+    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
+                           "%s/config.json: %s (model directory)", model_dir, strerror(errno));
+  if (!S_ISDIR(sb.st_mode))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory", model_dir);
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", model_dir);
   const vkf_arch_entry *entry = NULL;
@@ -227,7 +228,10 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
                                         : (a->dtype == VKF_I32 || a->int64);
     if (!ok_dtype)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "input %s: dtype %s, expected %s",
-                             io->name, a->int64 ? "int64" : a->dtype == VKF_F32 ? "float32" : "int32",
+                             io->name,
+                             a->int64              ? "int64"
+                             : a->dtype == VKF_F32 ? "float32"
+                                                   : "int32",
                              io->dtype == VKF_F32 ? "float32" : "int32 or int64");
     char want[64], got[64];
     int64_t shown[VKF_MAX_DIMS];

@@ -3,12 +3,7 @@
 # input giving exactly one "vkf: ..." line on stderr and exit status 1 (never a crash).
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source tests/cli/lib.sh
 images=(assets/images/cat.jpg assets/images/rocket.jpg)
 
 # Default model (the tiny checkpoint), text output: each image, then K labelled lines.
@@ -36,31 +31,17 @@ if "$VKF" bench model --model tests/models/data/vit_tiny --runs 2 --warmup 1 >"$
 grep -q "^latency: .* ± " "$tmp/bench" && grep -q "^| matmul |" "$tmp/bench" && ok || bad "bench output: $(cat "$tmp/bench")"
 
 # Bad inputs: exit 1, one stderr line naming the problem.
-expect_error() { # name needle args...
-  local name=$1 needle=$2
-  shift 2
-  "$VKF" classify "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "^vkf: .*$needle" "$tmp/err"; then
-    ok
-  else
-    bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
-  fi
-}
 mkdir "$tmp/empty"
-expect_error "empty folder" "config.json" --model "$tmp/empty" "${images[0]}"
-expect_error "missing folder" "no-such-model" --model "$tmp/no-such-model" "${images[0]}"
+expect_error classify "empty folder" "config.json" --model "$tmp/empty" "${images[0]}"
+expect_error classify "missing folder" "no-such-model" --model "$tmp/no-such-model" "${images[0]}"
 cp -r tests/models/data/vit_tiny "$tmp/trunc"
 head -c 50000 tests/models/data/vit_tiny/model.safetensors >"$tmp/trunc/model.safetensors"
-expect_error "truncated safetensors" "model.safetensors" --model "$tmp/trunc" "${images[0]}"
+expect_error classify "truncated safetensors" "model.safetensors" --model "$tmp/trunc" "${images[0]}"
 cp -r tests/models/data/vit_tiny "$tmp/hdr"
 { printf '\xff\xff\xff\x00\x00\x00\x00\x00'; tail -c +9 tests/models/data/vit_tiny/model.safetensors; } >"$tmp/hdr/model.safetensors"
-expect_error "header past EOF" "header length" --model "$tmp/hdr" "${images[0]}"
-expect_error "non-image file" "not a PNG or JPEG" tests/models/data/vit_tiny/config.json
-expect_error "missing image" "nope.jpg" "$tmp/nope.jpg"
-expect_error "bare model dir" "config.json" --model assets/images "${images[0]}"
+expect_error classify "header past EOF" "header length" --model "$tmp/hdr" "${images[0]}"
+expect_error classify "non-image file" "not a PNG or JPEG" tests/models/data/vit_tiny/config.json
+expect_error classify "missing image" "nope.jpg" "$tmp/nope.jpg"
+expect_error classify "bare model dir" "config.json" --model assets/images "${images[0]}"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+vkf_summary

@@ -4,12 +4,7 @@
 # the BERT branch of `vkf bench model`, and bad inputs giving one "vkf: ..." line and exit 1.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source tests/cli/lib.sh
 # Sentences 0, 1 and 9 of tests/models/embedding_sentences.txt (rows of the golden).
 s0="A man is eating food."
 s1="A man is eating a piece of bread."
@@ -54,26 +49,12 @@ grep -q "nodes agree with the interpreter" "$tmp/err" && ok || bad "no VKF_CHECK
 if "$VKF" bench model --batch 1 --batch 2 --seq-len 16 --runs 2 --warmup 1 >"$tmp/bench" 2>&1; then ok; else bad "bench model: $(cat "$tmp/bench")"; fi
 grep -q "^| 2 | .* ± .* |" "$tmp/bench" && grep -q "^| matmul |" "$tmp/bench" && ok || bad "bench output: $(cat "$tmp/bench")"
 
-expect_error() { # name needle args...
-  local name=$1 needle=$2
-  shift 2
-  "$VKF" embed "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "^vkf: .*$needle" "$tmp/err"; then
-    ok
-  else
-    bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
-  fi
-}
 mkdir "$tmp/empty"
-expect_error "empty folder" "config.json" --model "$tmp/empty" "$s0"
-expect_error "missing folder" "no-such-model" --model "$tmp/no-such-model" "$s0"
-expect_error "a ViT checkpoint" "model_type \"vit\"" --model tests/models/data/vit_tiny "$s0"
-expect_error "invalid UTF-8" "UTF-8" $'caf\xe9'
+expect_error embed "empty folder" "config.json" --model "$tmp/empty" "$s0"
+expect_error embed "missing folder" "no-such-model" --model "$tmp/no-such-model" "$s0"
+expect_error embed "a ViT checkpoint" "model_type \"vit\"" --model tests/models/data/vit_tiny "$s0"
+expect_error embed "invalid UTF-8" "UTF-8" $'caf\xe9'
 "$VKF" embed >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "no text: usage exit 2 expected"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+vkf_summary

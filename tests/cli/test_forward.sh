@@ -4,12 +4,7 @@
 # defaults for optional inputs, and every bad input giving one "vkf: ..." line and exit status 1.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source tests/cli/lib.sh
 npy="python3 tests/cli/npy_tool.py"
 G=tests/models/golden/forward
 V=tests/models/golden/vit
@@ -36,6 +31,14 @@ if "$VKF" forward --model "$tiny" --in input_ids=$G/bert_tiny_input_ids.npy \
   compare "bert_tiny last_hidden_state" "$tmp/h.npy" $G/bert_tiny_last_hidden_state.npy 1e-4
   compare "bert_tiny logits" "$tmp/l.npy" $G/bert_tiny_logits.npy 1e-4
 else bad "bert_tiny forward: $(cat "$tmp/err")"; fi
+
+# The same checkpoint split into three shards with model.safetensors.index.json.
+python3 tests/cli/shard_checkpoint.py "$tiny" "$tmp/sharded" 3
+if "$VKF" forward --model "$tmp/sharded" --in input_ids=$G/bert_tiny_input_ids.npy \
+  --in attention_mask=$G/bert_tiny_attention_mask.npy --in token_type_ids=$G/bert_tiny_token_type_ids.npy \
+  --out logits="$tmp/ls.npy" 2>"$tmp/err"; then
+  compare "sharded bert_tiny logits" "$tmp/ls.npy" $G/bert_tiny_logits.npy 1e-4
+else bad "sharded forward: $(cat "$tmp/err")"; fi
 
 # Optional inputs left out: attention_mask all ones, token_type_ids all zeros (int32 ids).
 $npy ints "$tmp/ids.npy" 1,12 2,218,5,113,218,65,3,212,183,57,61,3
@@ -73,49 +76,51 @@ run_vit vit_pool tests/models/data/vit_tiny_bare $V/vit_tiny_pixel_values.npy po
   $V/vit_tiny_bare_pooler_output.npy
 
 # Bad inputs: exit 1, one stderr line naming the problem.
-expect_error() { # name needle args...
-  local name=$1 needle=$2
-  shift 2
-  "$VKF" forward "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "^vkf: .*$needle" "$tmp/err"; then
-    ok
-  else
-    bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
-  fi
-}
 ids=$G/bert_tiny_input_ids.npy
-expect_error "unknown input" 'no input "pixel_values"' --model "$tiny" --in pixel_values=$ids --out logits="$tmp/x.npy"
-expect_error "unknown output" 'no output "pooler_output"' --model "$tiny" --in input_ids=$ids --out pooler_output="$tmp/x.npy"
-expect_error "missing input" "needs input input_ids" --model "$tiny" --in attention_mask=$G/bert_tiny_attention_mask.npy --out logits="$tmp/x.npy"
+expect_error forward "unknown input" 'no input "pixel_values"' --model "$tiny" --in pixel_values=$ids --out logits="$tmp/x.npy"
+expect_error forward "unknown output" 'no output "pooler_output"' --model "$tiny" --in input_ids=$ids --out pooler_output="$tmp/x.npy"
+expect_error forward "missing input" "needs input input_ids" --model "$tiny" --in attention_mask=$G/bert_tiny_attention_mask.npy --out logits="$tmp/x.npy"
 $npy write "$tmp/float_ids.npy" 3,12 1
-expect_error "float ids" "input input_ids: dtype float32" --model "$tiny" --in input_ids="$tmp/float_ids.npy" --out logits="$tmp/x.npy"
+expect_error forward "float ids" "input input_ids: dtype float32" --model "$tiny" --in input_ids="$tmp/float_ids.npy" --out logits="$tmp/x.npy"
 $npy ints "$tmp/ids3.npy" 1,2,2 1,2,3,4
-expect_error "ids of rank 3" "input input_ids: shape \[1,2,2\]" --model "$tiny" --in input_ids="$tmp/ids3.npy" --out logits="$tmp/x.npy"
+expect_error forward "ids of rank 3" "input input_ids: shape \[1,2,2\]" --model "$tiny" --in input_ids="$tmp/ids3.npy" --out logits="$tmp/x.npy"
 $npy ints "$tmp/oov.npy" 1,4 2,219,5,3
-expect_error "id outside the vocabulary" "value 219 at \[0, 1\] is outside \[0, 219)" --model "$tiny" --in input_ids="$tmp/oov.npy" --out logits="$tmp/x.npy"
+expect_error forward "id outside the vocabulary" "value 219 at \[0, 1\] is outside \[0, 219)" --model "$tiny" --in input_ids="$tmp/oov.npy" --out logits="$tmp/x.npy"
 $npy ints64 "$tmp/neg.npy" 1,3 2,-1,3
-expect_error "negative id" "value -1" --model "$tiny" --in input_ids="$tmp/neg.npy" --out logits="$tmp/x.npy"
+expect_error forward "negative id" "value -1" --model "$tiny" --in input_ids="$tmp/neg.npy" --out logits="$tmp/x.npy"
 $npy ints "$tmp/long.npy" 1,129 $(python3 -c 'print(",".join(["5"] * 129))')
-expect_error "longer than the positions" "129 tokens, longer than the model's 128" --model "$tiny" --in input_ids="$tmp/long.npy" --out logits="$tmp/x.npy"
+expect_error forward "longer than the positions" "129 tokens, longer than the model's 128" --model "$tiny" --in input_ids="$tmp/long.npy" --out logits="$tmp/x.npy"
 $npy ints "$tmp/mask2.npy" 2,12 $(python3 -c 'print(",".join(["1"] * 24))')
-expect_error "batch mismatch" "batch 2 but input_ids has 3" --model "$tiny" --in input_ids=$ids --in attention_mask="$tmp/mask2.npy" --out logits="$tmp/x.npy"
+expect_error forward "batch mismatch" "batch 2 but input_ids has 3" --model "$tiny" --in input_ids=$ids --in attention_mask="$tmp/mask2.npy" --out logits="$tmp/x.npy"
 $npy ints "$tmp/mask3.npy" 1,4 1,1,2,0
 $npy ints "$tmp/ids4.npy" 1,4 2,7,8,3
-expect_error "mask value 2" "input attention_mask: value 2" --model "$tiny" --in input_ids="$tmp/ids4.npy" --in attention_mask="$tmp/mask3.npy" --out logits="$tmp/x.npy"
+expect_error forward "mask value 2" "input attention_mask: value 2" --model "$tiny" --in input_ids="$tmp/ids4.npy" --in attention_mask="$tmp/mask3.npy" --out logits="$tmp/x.npy"
 $npy halves "$tmp/half.npy" 1,3,32,32 1
-expect_error "f16 pixels" "float16 data" --model tests/models/data/vit_tiny --in pixel_values="$tmp/half.npy" --out logits="$tmp/x.npy"
+expect_error forward "f16 pixels" "float16 data" --model tests/models/data/vit_tiny --in pixel_values="$tmp/half.npy" --out logits="$tmp/x.npy"
 $npy write "$tmp/small.npy" 1,3,16,16 1
-expect_error "wrong image size" "input pixel_values: shape \[1,3,16,16\], expected \[-1,3,32,32\]" --model tests/models/data/vit_tiny --in pixel_values="$tmp/small.npy" --out logits="$tmp/x.npy"
+expect_error forward "wrong image size" "input pixel_values: shape \[1,3,16,16\], expected \[-1,3,32,32\]" --model tests/models/data/vit_tiny --in pixel_values="$tmp/small.npy" --out logits="$tmp/x.npy"
 mkdir "$tmp/gpt2"
 echo '{"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2"}' >"$tmp/gpt2/config.json"
-expect_error "unknown architecture" 'architecture "GPT2LMHeadModel" (model_type "gpt2") is not supported' --model "$tmp/gpt2" --list
-expect_error "missing folder" "no-such-model" --model "$tmp/no-such-model" --list
+expect_error forward "unknown architecture" 'architecture "GPT2LMHeadModel" (model_type "gpt2") is not supported' --model "$tmp/gpt2" --list
+expect_error forward "missing folder" "no-such-model" --model "$tmp/no-such-model" --list
 mkdir "$tmp/dir_config" "$tmp/dir_config/config.json"
-expect_error "config.json a directory" "config.json: not a regular file" --model "$tmp/dir_config" --list
-expect_error "missing npy" "nope.npy" --model "$tiny" --in input_ids="$tmp/nope.npy" --out logits="$tmp/x.npy"
+expect_error forward "config.json a directory" "config.json: not a regular file" --model "$tmp/dir_config" --list
+cp -r "$tmp/sharded" "$tmp/trunc_shard"
+head -c 3000 "$tmp/sharded/model-00002-of-00003.safetensors" >"$tmp/trunc_shard/model-00002-of-00003.safetensors"
+expect_error forward "truncated shard" "model-00002-of-00003.safetensors" --model "$tmp/trunc_shard" --list
+cp -r "$tmp/sharded" "$tmp/lost_shard"
+rm "$tmp/lost_shard/model-00003-of-00003.safetensors"
+expect_error forward "missing shard" "model-00003-of-00003.safetensors" --model "$tmp/lost_shard" --list
+cp -r "$tmp/sharded" "$tmp/bad_index"
+python3 - "$tmp/bad_index/model.safetensors.index.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["weight_map"]["bert.no_such_tensor"] = "model-00001-of-00003.safetensors"
+json.dump(doc, open(sys.argv[1], "w"))
+PY
+expect_error forward "index naming a missing tensor" "bert.no_such_tensor" --model "$tmp/bad_index" --list
+rm "$tmp/lost_shard"/model*
+expect_error forward "no weights at all" "model.safetensors" --model "$tmp/lost_shard" --list
+expect_error forward "missing npy" "nope.npy" --model "$tiny" --in input_ids="$tmp/nope.npy" --out logits="$tmp/x.npy"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+vkf_summary

@@ -4,12 +4,7 @@
 # bad input giving one "vkf: ..." line and exit status 1.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source tests/cli/lib.sh
 G=tests/models/golden/forward
 
 # check NAME GOLDEN [--model DIR]: run on the golden's texts; the output must equal the golden with
@@ -50,24 +45,10 @@ long=$(python3 -c 'print(" ".join(["man"] * 200))')
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["texts"][0]["ids"]) == 202' "$tmp/long" &&
   ok || bad "long text: $(head -c 300 "$tmp/long")"
 
-expect_error() { # name needle args...
-  local name=$1 needle=$2
-  shift 2
-  "$VKF" tokenize "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -q "^vkf: .*$needle" "$tmp/err"; then
-    ok
-  else
-    bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
-  fi
-}
-expect_error "no tokenizer files" "vocab.txt" --model tests/models/data/vit_tiny hello
-expect_error "invalid UTF-8" "text 1: text is not valid UTF-8: byte 0xFF" --model tests/models/data/bert_tiny ok "$(printf 'a\xffb')"
-expect_error "missing folder" "no-such-model" --model "$tmp/no-such-model" hello
+expect_error tokenize "no tokenizer files" "vocab.txt" --model tests/models/data/vit_tiny hello
+expect_error tokenize "invalid UTF-8" "text 1: text is not valid UTF-8: byte 0xFF" --model tests/models/data/bert_tiny ok "$(printf 'a\xffb')"
+expect_error tokenize "missing folder" "no-such-model" --model "$tmp/no-such-model" hello
 "$VKF" tokenize --model tests/models/data/bert_tiny >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "no text: exit status"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+vkf_summary

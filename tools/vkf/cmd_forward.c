@@ -18,18 +18,19 @@
 enum { FORWARD_MAX_ARGS = 16 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf forward --model DIR [--in NAME=FILE.npy]... --out NAME=FILE.npy... [--fp16]\n"
-          "                   [--device N|NAME]\n"
-          "       vkf forward --model DIR --list\n"
-          "  --model DIR  a Hugging Face checkpoint folder (config.json + model.safetensors) of a\n"
-          "               supported architecture: %s\n"
-          "  --in         a named input, batch first (ids and masks int32 or int64, images float32);\n"
-          "               optional inputs left out take Hugging Face's defaults\n"
-          "  --out        a named output to compute, written as float32\n"
-          "  --list       print the checkpoint's inputs and outputs with their shapes\n"
-          "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n",
-          vkf_model_supported());
+  fprintf(
+      f,
+      "usage: vkf forward --model DIR [--in NAME=FILE.npy]... --out NAME=FILE.npy... [--fp16]\n"
+      "                   [--device N|NAME]\n"
+      "       vkf forward --model DIR --list\n"
+      "  --model DIR  a Hugging Face checkpoint folder (config.json + model.safetensors) of a\n"
+      "               supported architecture: %s\n"
+      "  --in         a named input, batch first (ids and masks int32 or int64, images float32);\n"
+      "               optional inputs left out take Hugging Face's defaults\n"
+      "  --out        a named output to compute, written as float32\n"
+      "  --list       print the checkpoint's inputs and outputs with their shapes\n"
+      "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n",
+      vkf_model_supported());
 }
 
 typedef struct named_path {

@@ -13,7 +13,8 @@ static void usage(FILE *f) {
           "usage: vkf tokenize [--model DIR] [--json] TEXT...\n"
           "  --model DIR  checkpoint folder with the tokenizer files (vocab.txt and\n"
           "               tokenizer_config.json: WordPiece); default: all-MiniLM-L6-v2\n"
-          "  --json       {\"model\": DIR, \"texts\": [{\"text\", \"ids\", \"tokens\"}]} on one line\n");
+          "  --json       {\"model\": DIR, \"texts\": [{\"text\", \"ids\", \"tokens\"}]} on one "
+          "line\n");
 }
 
 /* A JSON string as Python's json.dumps(..., ensure_ascii=False) writes it, so the output can be
