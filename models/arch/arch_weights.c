@@ -94,38 +94,51 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
   if (first->rank < 1 || first->rank > VKF_MAX_DIMS || (join == VKF_ARCH_SIDE && first->rank != 2))
     return fail(g, vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" has rank %d: cannot join it",
                                    full, first->rank));
+  /* Every tensor must match the first in all dims but, when stacking, the first one (grouped-query
+   * K and V projections have fewer rows than Q). */
   int64_t shape[VKF_MAX_DIMS];
   for (int i = 0; i < first->rank; i++) shape[i] = first->shape[i];
-  size_t each = (size_t)first->element_count;
-  size_t rows = (size_t)first->shape[0], cols = rows ? each / rows : 0;
-  size_t total = join == VKF_ARCH_SUM ? each : each * (size_t)count;
-  if (join == VKF_ARCH_STACK) shape[0] *= count;
+  size_t cols = first->shape[0] ? (size_t)first->element_count / (size_t)first->shape[0] : 0;
+  size_t total = 0;
+  for (int i = 0; i < count; i++) {
+    const vkf_safetensors_info *info =
+        vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
+    int same = info && info->rank == first->rank;
+    for (int d = join == VKF_ARCH_STACK ? 1 : 0; same && d < first->rank; d++)
+      same = info->shape[d] == first->shape[d];
+    if (!same)
+      return fail(g, vkf_status_make(info ? VKF_STATUS_SHAPE : VKF_STATUS_NOT_FOUND,
+                                     info ? "tensor \"%s\" and \"%s%s\" differ in shape"
+                                          : "tensor \"%s\" not found (joining with \"%s%s\")",
+                                     full, w->prefix, names[0]));
+    total += join == VKF_ARCH_SUM && i ? 0 : (size_t)info->element_count;
+    if (join == VKF_ARCH_STACK && i) shape[0] += info->shape[0];
+  }
   if (join == VKF_ARCH_SIDE) shape[1] *= count;
   const void *data = vkf_weight_cache_find(*w->cache, key, w->dtype);
   if (!data) {
     float *all = calloc(total + 1, sizeof *all);
     if (!all) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
+    size_t at = 0; /* stack: where tensor i's rows start */
     for (int i = 0; i < count; i++) {
       float *v = NULL;
       const vkf_safetensors_info *info = NULL;
       VKF_NAME(full, "%s%s", w->prefix, names[i]);
       vkf_status s = vkf_weight_read_f32(w->ck, full, &v, &info);
-      if (!s && (info->rank != first->rank || (size_t)info->element_count != each))
-        s = vkf_status_make(VKF_STATUS_SHAPE, "tensor \"%s\" and \"%s%s\" differ in shape", full,
-                            w->prefix, names[0]);
       if (s) {
-        free(v);
         free(all);
         return fail(g, s);
       }
+      size_t each = (size_t)info->element_count;
       for (size_t j = 0; j < each; j++) {
         if (join == VKF_ARCH_SUM)
           all[j] += scale * v[j];
         else if (join == VKF_ARCH_STACK)
-          all[(size_t)i * each + j] = scale * v[j];
+          all[at + j] = scale * v[j];
         else /* row j / cols of the joined [R, count·C] */
           all[(j / cols) * cols * (size_t)count + (size_t)i * cols + j % cols] = scale * v[j];
       }
+      at += each;
       free(v);
     }
     data = vkf_weight_cache_put(w->cache, key, w->dtype, all, total);
@@ -152,7 +165,7 @@ vkf_value vkf_arch_computed(const vkf_arch_weights *w, vkf_graph *g, const char 
 }
 
 vkf_value vkf_arch_f32_output(vkf_graph *g, vkf_value v, const char *name) {
-  const vkf_tensor *t = vkf_graph_tensor(g, v);
+  const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
   int cast = t && t->dtype != VKF_F32;
   if (cast) v = vkf_cast(g, name, v, VKF_F32);
   return vkf_graph_output(g, v, cast ? NULL : name);

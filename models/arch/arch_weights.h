@@ -68,7 +68,8 @@ typedef enum vkf_arch_join {
 } vkf_arch_join;
 
 /* One constant cached under `key` (prefix not added) made of tensors prefix + names[i] joined as
- * `join`, every value multiplied by `scale`. Tensors must agree in shape. */
+ * `join`, every value multiplied by `scale`. Tensors must agree in shape, except in their first
+ * dim when stacked. */
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale);
 

@@ -140,8 +140,10 @@ static vkf_value norm(vkf_graph *g, const char *name, const vkf_block_config *c,
   return c->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, name, x, &o) : vkf_layernorm(g, name, x, &o);
 }
 
+/* A dim of v, or 1 when v is absent (a sticky error is already recorded and is what the caller
+ * will report). */
 static int64_t dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
-  const vkf_tensor *t = vkf_graph_tensor(g, v);
+  const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
   return t && axis < t->rank ? t->shape[axis] : 1;
 }
 

@@ -10,137 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "graph/base/log.h"
-
-/* Integers above 2^53 are not exact in a JSON double; no real size gets near that. */
-#define MAX_JSON_INT 9007199254740992.0
-
-/* ---- JSON plumbing shared by both files ---- */
-
-static vkf_status read_text_file(const char *path, char **out_text, size_t *out_size) {
-  *out_text = NULL;
-  *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    int err = errno;
-    return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "%s: cannot open: %s", path, strerror(err));
-  }
-  vkf_status status = VKF_OK;
-  char *text = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot seek: %s", path, strerror(errno));
-  else if (!(text = malloc((size_t)size + 1)))
-    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %ld bytes", path, size);
-  else if (fread(text, 1, (size_t)size, f) != (size_t)size)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: read failed", path);
-  fclose(f);
-  if (status) {
-    free(text);
-    return status;
-  }
-  text[size] = '\0';
-  *out_text = text;
-  *out_size = (size_t)size;
-  return VKF_OK;
-}
-
-/* Parses a whole document that must be one JSON object (trailing whitespace allowed). */
-static vkf_status parse_json_object(const char *json, size_t size, const char *name,
-                                    cJSON **out_root) {
-  *out_root = NULL;
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(json, size, &end, 0);
-  const char *bad = NULL;
-  if (!root) {
-    bad = end && end >= json && end <= json + size ? end : json;
-  } else {
-    for (const char *p = end; p < json + size; p++) {
-      if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-        bad = p;
-        break;
-      }
-    }
-  }
-  if (bad) {
-    int line = 1;
-    for (const char *p = json; p < bad; p++) line += *p == '\n';
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON (line %d, byte %zu)", name, line,
-                           (size_t)(bad - json));
-  }
-  if (!cJSON_IsObject(root)) {
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: top level is not a JSON object", name);
-  }
-  *out_root = root;
-  return VKF_OK;
-}
-
-/* A field that is absent or JSON null reads as "use the default". */
-static const cJSON *field(const cJSON *obj, const char *key) {
-  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-  return item && !cJSON_IsNull(item) ? item : NULL;
-}
-
-static int json_is_int(const cJSON *item) {
-  if (!cJSON_IsNumber(item)) return 0;
-  double d = item->valuedouble;
-  return d == floor(d) && fabs(d) <= MAX_JSON_INT;
-}
-
-static vkf_status get_int(const char *file, const cJSON *obj, const char *key, int64_t def,
-                          int64_t *out_value) {
-  *out_value = def;
-  const cJSON *item = field(obj, key);
-  if (!item) return VKF_OK;
-  if (!json_is_int(item))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be an integer", file, key);
-  *out_value = (int64_t)item->valuedouble;
-  return VKF_OK;
-}
-
-static vkf_status get_positive_int(const char *file, const cJSON *obj, const char *key, int64_t def,
-                                   int64_t *out_value) {
-  VKF_RETURN_IF_ERROR(get_int(file, obj, key, def, out_value));
-  if (*out_value <= 0)
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: field \"%s\" is %lld, must be > 0",
-                           file, key, (long long)*out_value);
-  return VKF_OK;
-}
-
-static vkf_status get_double(const char *file, const cJSON *obj, const char *key, double def,
-                             double *out_value) {
-  *out_value = def;
-  const cJSON *item = field(obj, key);
-  if (!item) return VKF_OK;
-  if (!cJSON_IsNumber(item))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be a number", file, key);
-  *out_value = item->valuedouble;
-  return VKF_OK;
-}
-
-static vkf_status get_bool(const char *file, const cJSON *obj, const char *key, bool def,
-                           bool *out_value) {
-  *out_value = def;
-  const cJSON *item = field(obj, key);
-  if (!item) return VKF_OK;
-  if (!cJSON_IsBool(item))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be true or false", file, key);
-  *out_value = cJSON_IsTrue(item);
-  return VKF_OK;
-}
-
-static vkf_status get_string(const char *file, const cJSON *obj, const char *key,
-                             const char **out_value) {
-  *out_value = NULL;
-  const cJSON *item = field(obj, key);
-  if (!item) return VKF_OK;
-  if (!cJSON_IsString(item))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be a string", file, key);
-  *out_value = item->valuestring;
-  return VKF_OK;
-}
+#include "models/formats/hf_config_decoder.h"
+#include "models/formats/json_fields.h"
 
 /* ---- config.json ---- */
 
@@ -154,24 +25,10 @@ static const struct model_defaults {
 } model_defaults[] = {
     {"vit", VKF_HF_FAMILY_VISION, 0, -1},          {"deit", VKF_HF_FAMILY_VISION, 0, -1},
     {"bert", VKF_HF_FAMILY_TEXT, 30522, 0},        {"roberta", VKF_HF_FAMILY_TEXT, 50265, 1},
-    {"xlm-roberta", VKF_HF_FAMILY_TEXT, 30522, 1},
+    {"xlm-roberta", VKF_HF_FAMILY_TEXT, 30522, 1}, {"gpt2", VKF_HF_FAMILY_DECODER, 50257, -1},
+    {"llama", VKF_HF_FAMILY_DECODER, 32000, -1},   {"mistral", VKF_HF_FAMILY_DECODER, 32000, -1},
+    {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},
 };
-
-static const struct {
-  const char *name;
-  vkf_hf_act act;
-} act_names[] = {
-    {"gelu", VKF_HF_ACT_GELU},           {"gelu_python", VKF_HF_ACT_GELU},
-    {"gelu_new", VKF_HF_ACT_GELU_TANH},  {"gelu_pytorch_tanh", VKF_HF_ACT_GELU_TANH},
-    {"gelu_fast", VKF_HF_ACT_GELU_TANH}, {"relu", VKF_HF_ACT_RELU},
-    {"silu", VKF_HF_ACT_SILU},           {"swish", VKF_HF_ACT_SILU},
-};
-
-const char *vkf_hf_act_name(vkf_hf_act act) {
-  static const char *const names[VKF_HF_ACT_COUNT] = {"gelu", "gelu_tanh", "relu", "silu"};
-  VKF_ASSERT(act >= 0 && act < VKF_HF_ACT_COUNT);
-  return names[act];
-}
 
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
   if (id < 0 || id >= config->num_labels) return NULL;
@@ -179,7 +36,7 @@ const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
 }
 
 static vkf_status parse_architectures(const char *file, const cJSON *root, vkf_hf_config *c) {
-  const cJSON *arr = field(root, "architectures");
+  const cJSON *arr = vkf_json_field(root, "architectures");
   if (!arr) return VKF_OK;
   if (!cJSON_IsArray(arr))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"architectures\" must be an array", file);
@@ -199,11 +56,11 @@ static vkf_status parse_architectures(const char *file, const cJSON *root, vkf_h
 
 /* id2label keys are decimal strings; each id in [0, n) must appear exactly once. */
 static vkf_status parse_labels(const char *file, const cJSON *root, vkf_hf_config *c) {
-  const cJSON *map = field(root, "id2label");
-  const cJSON *num = field(root, "num_labels");
+  const cJSON *map = vkf_json_field(root, "id2label");
+  const cJSON *num = vkf_json_field(root, "num_labels");
   int64_t num_labels = 2; /* PretrainedConfig's default */
   if (num) {
-    VKF_RETURN_IF_ERROR(get_int(file, root, "num_labels", 2, &num_labels));
+    VKF_RETURN_IF_ERROR(vkf_json_get_int(file, root, "num_labels", 2, &num_labels));
     if (num_labels < 0)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"num_labels\" is %lld, must be >= 0", file,
@@ -252,7 +109,7 @@ static vkf_status parse_labels(const char *file, const cJSON *root, vkf_hf_confi
 
 static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_config *c) {
   const char *model_type;
-  VKF_RETURN_IF_ERROR(get_string(file, root, "model_type", &model_type));
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, root, "model_type", &model_type));
   if (!model_type)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: missing required field \"model_type\"", file);
   const struct model_defaults *d = NULL;
@@ -261,21 +118,25 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   if (!d)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
-                           "deit, bert, roberta, xlm-roberta)",
+                           "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
   c->family = d->family;
   VKF_RETURN_IF_ERROR(parse_architectures(file, root, c));
+  if (c->family == VKF_HF_FAMILY_DECODER) {
+    VKF_RETURN_IF_ERROR(vkf_hf_config_parse_decoder(file, root, c));
+    return parse_labels(file, root, c);
+  }
 
   /* Shared by ViTConfig and BertConfig alike. */
-  VKF_RETURN_IF_ERROR(get_positive_int(file, root, "hidden_size", 768, &c->hidden_size));
-  VKF_RETURN_IF_ERROR(get_positive_int(file, root, "num_hidden_layers", 12, &c->num_hidden_layers));
+  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "hidden_size", 768, &c->hidden_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "num_hidden_layers", 12, &c->num_hidden_layers));
   VKF_RETURN_IF_ERROR(
-      get_positive_int(file, root, "num_attention_heads", 12, &c->num_attention_heads));
+      vkf_json_get_positive_int(file, root, "num_attention_heads", 12, &c->num_attention_heads));
   VKF_RETURN_IF_ERROR(
-      get_positive_int(file, root, "intermediate_size", 3072, &c->intermediate_size));
-  VKF_RETURN_IF_ERROR(get_double(file, root, "layer_norm_eps", 1e-12, &c->layer_norm_eps));
+      vkf_json_get_positive_int(file, root, "intermediate_size", 3072, &c->intermediate_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_double(file, root, "layer_norm_eps", 1e-12, &c->layer_norm_eps));
   if (!(c->layer_norm_eps > 0.0) || !isfinite(c->layer_norm_eps))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"layer_norm_eps\" is %g, must be a positive number", file,
@@ -288,26 +149,16 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   c->head_dim = c->hidden_size / c->num_attention_heads;
 
   const char *act;
-  VKF_RETURN_IF_ERROR(get_string(file, root, "hidden_act", &act));
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, root, "hidden_act", &act));
   c->hidden_act = VKF_HF_ACT_GELU;
-  if (act) {
-    size_t i = 0, n = sizeof act_names / sizeof *act_names;
-    while (i < n && strcmp(act_names[i].name, act) != 0) i++;
-    if (i == n)
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: field \"hidden_act\" value \"%s\" is not supported (known: gelu, "
-                             "gelu_python, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, silu, "
-                             "swish)",
-                             file, act);
-    c->hidden_act = act_names[i].act;
-  }
+  if (act) VKF_RETURN_IF_ERROR(vkf_hf_act_parse(file, "hidden_act", act, &c->hidden_act));
 
   c->pad_token_id = -1;
   if (c->family == VKF_HF_FAMILY_VISION) {
-    VKF_RETURN_IF_ERROR(get_positive_int(file, root, "image_size", 224, &c->image_size));
-    VKF_RETURN_IF_ERROR(get_positive_int(file, root, "patch_size", 16, &c->patch_size));
-    VKF_RETURN_IF_ERROR(get_positive_int(file, root, "num_channels", 3, &c->num_channels));
-    VKF_RETURN_IF_ERROR(get_bool(file, root, "qkv_bias", true, &c->qkv_bias));
+    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "image_size", 224, &c->image_size));
+    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "patch_size", 16, &c->patch_size));
+    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "num_channels", 3, &c->num_channels));
+    VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, root, "qkv_bias", true, &c->qkv_bias));
     if (c->image_size % c->patch_size != 0)
       return vkf_status_make(
           VKF_STATUS_INVALID_ARGUMENT,
@@ -317,14 +168,14 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     c->num_patches = side * side;
   } else {
     c->qkv_bias = true;
-    VKF_RETURN_IF_ERROR(get_positive_int(file, root, "vocab_size", d->vocab_size, &c->vocab_size));
+    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "vocab_size", d->vocab_size, &c->vocab_size));
     VKF_RETURN_IF_ERROR(
-        get_positive_int(file, root, "max_position_embeddings", 512, &c->max_position_embeddings));
-    VKF_RETURN_IF_ERROR(get_positive_int(file, root, "type_vocab_size", 2, &c->type_vocab_size));
+        vkf_json_get_positive_int(file, root, "max_position_embeddings", 512, &c->max_position_embeddings));
+    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "type_vocab_size", 2, &c->type_vocab_size));
     /* An explicit null means "no padding token"; absence means the class default. */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(root, "pad_token_id");
     int64_t pad_default = pad && cJSON_IsNull(pad) ? -1 : d->pad_token_id;
-    VKF_RETURN_IF_ERROR(get_int(file, root, "pad_token_id", pad_default, &c->pad_token_id));
+    VKF_RETURN_IF_ERROR(vkf_json_get_int(file, root, "pad_token_id", pad_default, &c->pad_token_id));
     if (c->pad_token_id < -1 || c->pad_token_id >= c->vocab_size)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"pad_token_id\" %lld is outside the vocabulary of %lld",
@@ -338,7 +189,7 @@ vkf_status vkf_hf_config_parse(const char *json, size_t size, const char *name,
   VKF_ASSERT(json && name && out_config);
   memset(out_config, 0, sizeof *out_config);
   cJSON *root;
-  VKF_RETURN_IF_ERROR(parse_json_object(json, size, name, &root));
+  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
   vkf_hf_config c = {0};
   c.arena = vkf_arena_create();
   vkf_status status = c.arena ? parse_config(name, root, &c)
@@ -356,7 +207,7 @@ vkf_status vkf_hf_config_load(const char *path, vkf_hf_config *out_config) {
   memset(out_config, 0, sizeof *out_config);
   char *text;
   size_t size;
-  VKF_RETURN_IF_ERROR(read_text_file(path, &text, &size));
+  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
   vkf_status status = vkf_hf_config_parse(text, size, path, out_config);
   free(text);
   return status;
@@ -375,22 +226,22 @@ void vkf_hf_config_release(vkf_hf_config *config) {
 static vkf_status parse_size(const char *file, const cJSON *root, const char *key,
                              bool allow_shortest_edge, vkf_hf_preprocessor *p, int64_t *height,
                              int64_t *width) {
-  const cJSON *item = field(root, key);
+  const cJSON *item = vkf_json_field(root, key);
   if (!item) return VKF_OK;
-  if (json_is_int(item)) {
+  if (vkf_json_is_int(item)) {
     *height = *width = (int64_t)item->valuedouble;
     if (allow_shortest_edge) p->size_mode = VKF_HF_SIZE_HEIGHT_WIDTH;
-  } else if (cJSON_IsObject(item) && field(item, "height") && field(item, "width")) {
-    const cJSON *h = field(item, "height"), *w = field(item, "width");
-    if (!json_is_int(h) || !json_is_int(w))
+  } else if (cJSON_IsObject(item) && vkf_json_field(item, "height") && vkf_json_field(item, "width")) {
+    const cJSON *h = vkf_json_field(item, "height"), *w = vkf_json_field(item, "width");
+    if (!vkf_json_is_int(h) || !vkf_json_is_int(w))
       return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" height and width must be integers",
                              file, key);
     *height = (int64_t)h->valuedouble;
     *width = (int64_t)w->valuedouble;
     if (allow_shortest_edge) p->size_mode = VKF_HF_SIZE_HEIGHT_WIDTH;
-  } else if (allow_shortest_edge && cJSON_IsObject(item) && field(item, "shortest_edge")) {
-    const cJSON *se = field(item, "shortest_edge"), *le = field(item, "longest_edge");
-    if (!json_is_int(se) || (le && !json_is_int(le)))
+  } else if (allow_shortest_edge && cJSON_IsObject(item) && vkf_json_field(item, "shortest_edge")) {
+    const cJSON *se = vkf_json_field(item, "shortest_edge"), *le = vkf_json_field(item, "longest_edge");
+    if (!vkf_json_is_int(se) || (le && !vkf_json_is_int(le)))
       return vkf_status_make(VKF_STATUS_PARSE,
                              "%s: field \"%s\" shortest_edge and longest_edge must be integers",
                              file, key);
@@ -417,7 +268,7 @@ static vkf_status parse_size(const char *file, const cJSON *root, const char *ke
 /* image_mean / image_std: a list of per-channel values, or one number for three channels. */
 static vkf_status parse_channels(const char *file, const cJSON *root, const char *key,
                                  float *values, int *count) {
-  const cJSON *item = field(root, key);
+  const cJSON *item = vkf_json_field(root, key);
   if (!item) return VKF_OK;
   int n = 0;
   if (cJSON_IsNumber(item)) {
@@ -446,8 +297,8 @@ static vkf_status parse_channels(const char *file, const cJSON *root, const char
 
 static vkf_status parse_preprocessor(const char *file, const cJSON *root, vkf_hf_preprocessor *p) {
   const char *type, *legacy_type;
-  VKF_RETURN_IF_ERROR(get_string(file, root, "image_processor_type", &type));
-  VKF_RETURN_IF_ERROR(get_string(file, root, "feature_extractor_type", &legacy_type));
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, root, "image_processor_type", &type));
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, root, "feature_extractor_type", &legacy_type));
   if (!type) type = legacy_type;
   if (type) snprintf(p->processor_type, sizeof p->processor_type, "%s", type);
   bool deit = type && strncmp(type, "DeiT", 4) == 0;
@@ -466,10 +317,10 @@ static vkf_status parse_preprocessor(const char *file, const cJSON *root, vkf_hf
   p->channel_count = 3;
   for (int i = 0; i < 3; i++) p->image_mean[i] = p->image_std[i] = 0.5f;
 
-  VKF_RETURN_IF_ERROR(get_bool(file, root, "do_resize", p->do_resize, &p->do_resize));
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, root, "do_resize", p->do_resize, &p->do_resize));
   VKF_RETURN_IF_ERROR(parse_size(file, root, "size", true, p, &p->size_height, &p->size_width));
   int64_t resample;
-  VKF_RETURN_IF_ERROR(get_int(file, root, "resample", p->resample, &resample));
+  VKF_RETURN_IF_ERROR(vkf_json_get_int(file, root, "resample", p->resample, &resample));
   if (resample < VKF_HF_RESAMPLE_NEAREST || resample > VKF_HF_RESAMPLE_HAMMING)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"resample\" value %lld is not a PIL resampling filter "
@@ -477,17 +328,17 @@ static vkf_status parse_preprocessor(const char *file, const cJSON *root, vkf_hf
                            file, (long long)resample);
   p->resample = (vkf_hf_resample)resample;
   VKF_RETURN_IF_ERROR(
-      get_bool(file, root, "do_center_crop", p->do_center_crop, &p->do_center_crop));
+      vkf_json_get_bool(file, root, "do_center_crop", p->do_center_crop, &p->do_center_crop));
   VKF_RETURN_IF_ERROR(
       parse_size(file, root, "crop_size", false, p, &p->crop_height, &p->crop_width));
-  VKF_RETURN_IF_ERROR(get_bool(file, root, "do_rescale", p->do_rescale, &p->do_rescale));
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, root, "do_rescale", p->do_rescale, &p->do_rescale));
   VKF_RETURN_IF_ERROR(
-      get_double(file, root, "rescale_factor", p->rescale_factor, &p->rescale_factor));
+      vkf_json_get_double(file, root, "rescale_factor", p->rescale_factor, &p->rescale_factor));
   if (!(p->rescale_factor > 0.0) || !isfinite(p->rescale_factor))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"rescale_factor\" is %g, must be a positive number", file,
                            p->rescale_factor);
-  VKF_RETURN_IF_ERROR(get_bool(file, root, "do_normalize", p->do_normalize, &p->do_normalize));
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, root, "do_normalize", p->do_normalize, &p->do_normalize));
   int mean_count = 0, std_count = 0;
   float mean[VKF_HF_MAX_CHANNELS], std[VKF_HF_MAX_CHANNELS];
   VKF_RETURN_IF_ERROR(parse_channels(file, root, "image_mean", mean, &mean_count));
@@ -515,7 +366,7 @@ vkf_status vkf_hf_preprocessor_parse(const char *json, size_t size, const char *
   VKF_ASSERT(json && name && out_pre);
   memset(out_pre, 0, sizeof *out_pre);
   cJSON *root;
-  VKF_RETURN_IF_ERROR(parse_json_object(json, size, name, &root));
+  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
   vkf_hf_preprocessor p = {0};
   vkf_status status = parse_preprocessor(name, root, &p);
   cJSON_Delete(root);
@@ -527,7 +378,7 @@ vkf_status vkf_hf_preprocessor_load(const char *path, vkf_hf_preprocessor *out_p
   memset(out_pre, 0, sizeof *out_pre);
   char *text;
   size_t size;
-  VKF_RETURN_IF_ERROR(read_text_file(path, &text, &size));
+  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
   vkf_status status = vkf_hf_preprocessor_parse(text, size, path, out_pre);
   free(text);
   return status;

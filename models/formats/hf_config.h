@@ -11,11 +11,20 @@
 #include "graph/base/status.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
- * "xlm-roberta" -> TEXT. */
+ * "xlm-roberta" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
   VKF_HF_FAMILY_TEXT,
+  VKF_HF_FAMILY_DECODER,
 } vkf_hf_family;
+
+/* rope_scaling's "type" / "rope_type". */
+typedef enum vkf_hf_rope_type {
+  VKF_HF_ROPE_DEFAULT = 0, /* no rope_scaling */
+  VKF_HF_ROPE_LINEAR,      /* positions divided by factor */
+  VKF_HF_ROPE_DYNAMIC,     /* NTK: the base grows once the sequence passes max_position_embeddings */
+  VKF_HF_ROPE_LLAMA3,      /* Llama 3.1: wavelength-dependent scaling of the frequencies */
+} vkf_hf_rope_type;
 
 typedef enum vkf_hf_act {
   VKF_HF_ACT_GELU = 0,  /* "gelu", "gelu_python": exact erf form */
@@ -54,6 +63,20 @@ typedef struct vkf_hf_config {
   int64_t type_vocab_size;
   int64_t pad_token_id;
 
+  /* DECODER family (causal language models; 0 / false for the others). GPT-2's own names (n_embd,
+   * n_layer, n_head, n_positions, n_inner, activation_function, layer_norm_epsilon) and Llama's
+   * rms_norm_eps land in the shared fields above. */
+  int64_t num_key_value_heads; /* Hkv (grouped-query attention); num_attention_heads when absent */
+  double rope_theta;           /* rotary base; 0 for learned positions (gpt2) */
+  vkf_hf_rope_type rope_type;
+  double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+  int64_t rope_original_max_positions; /* llama3: original_max_position_embeddings */
+  bool tie_word_embeddings;            /* lm_head shares the token embedding table */
+  bool attention_bias;                 /* q, k, v (and o, for llama) projections have biases */
+  bool o_proj_bias;                    /* the output projection has a bias */
+  int64_t sliding_window;              /* keys within this many positions (0: unbounded) */
+  int64_t bos_token_id, eos_token_id;  /* -1 when absent (generation_config.json may list more) */
+
   /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */
   int64_t num_labels;
@@ -73,6 +96,10 @@ vkf_status vkf_hf_config_parse(const char *json, size_t size, const char *name,
 void vkf_hf_config_release(vkf_hf_config *config);
 /* The label of class `id`, NULL when out of range. */
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id);
+/* The activation a config.json name (field `key` of `file`) stands for; UNSUPPORTED lists the
+ * known names. */
+vkf_status vkf_hf_act_parse(const char *file, const char *key, const char *name,
+                            vkf_hf_act *out_act);
 /* "gelu", "gelu_tanh", "relu", "silu". */
 const char *vkf_hf_act_name(vkf_hf_act act);
 

@@ -14,7 +14,8 @@
 
 enum { CONFIG_MAX_SIZE = 16 << 20 };
 
-static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit, &vkf_entry_bert};
+static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit, &vkf_entry_bert,
+                                                   &vkf_entry_decoder};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
 struct vkf_model {

@@ -190,8 +190,8 @@ static void test_config_errors(void) {
        "config.json: missing required field \"model_type\""},
       {"{\"model_type\": 3}", VKF_STATUS_PARSE,
        "config.json: field \"model_type\" must be a string"},
-      {"{\"model_type\": \"gpt2\"}", VKF_STATUS_UNSUPPORTED,
-       "config.json: field \"model_type\" value \"gpt2\" is not supported"},
+      {"{\"model_type\": \"t5\"}", VKF_STATUS_UNSUPPORTED,
+       "config.json: field \"model_type\" value \"t5\" is not supported"},
       {"{\"model_type\": \"vit\", \"hidden_act\": \"swiglu\"}", VKF_STATUS_UNSUPPORTED,
        "config.json: field \"hidden_act\" value \"swiglu\" is not supported"},
       {"{\"model_type\": \"vit\", \"hidden_act\": 1}", VKF_STATUS_PARSE,
@@ -264,6 +264,62 @@ static void test_config_errors(void) {
   const char *json = "{\"model_type\": \"vit\"}GARBAGE";
   CHECK_OK(vkf_hf_config_parse(json, 21, "config.json", &c));
   vkf_hf_config_release(&c);
+}
+
+/* GPT2Config's own field names and defaults, LlamaConfig / MistralConfig / Qwen2Config defaults,
+ * rope_scaling, eos lists, and the decoder checks. */
+static void test_decoders(void) {
+  vkf_hf_config c;
+  CHECK_OK(
+      parse("{\"model_type\": \"gpt2\", \"n_embd\": 48, \"n_head\": 3, \"n_inner\": null}", &c));
+  CHECK(c.family == VKF_HF_FAMILY_DECODER && c.hidden_size == 48 && c.head_dim == 16);
+  CHECK(c.intermediate_size == 192 && c.num_hidden_layers == 12 && c.vocab_size == 50257);
+  CHECK(c.max_position_embeddings == 1024 && c.hidden_act == VKF_HF_ACT_GELU_TANH);
+  CHECK(c.layer_norm_eps == 1e-5 && c.tie_word_embeddings && c.num_key_value_heads == 3);
+  CHECK(c.eos_token_id == 50256 && c.rope_theta == 0 && c.attention_bias);
+  vkf_hf_config_release(&c);
+  CHECK_OK(
+      parse("{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+            "\"num_key_value_heads\": 2, \"eos_token_id\": [128001, 128009], "
+            "\"vocab_size\": 128256, \"rope_scaling\": {\"rope_type\": \"llama3\", "
+            "\"factor\": 8.0, \"low_freq_factor\": 1.0, \"high_freq_factor\": 4.0, "
+            "\"original_max_position_embeddings\": 8192}}",
+            &c));
+  CHECK(c.num_key_value_heads == 2 && c.head_dim == 16 && c.hidden_act == VKF_HF_ACT_SILU);
+  CHECK(c.eos_token_id == 128001 && c.rope_type == VKF_HF_ROPE_LLAMA3 && c.rope_factor == 8.0);
+  CHECK(c.rope_original_max_positions == 8192 && c.layer_norm_eps == 1e-6 && !c.attention_bias);
+  CHECK(c.rope_theta == 10000.0 && !c.tie_word_embeddings && c.sliding_window == 0);
+  vkf_hf_config_release(&c);
+  CHECK_OK(parse("{\"model_type\": \"mistral\"}", &c));
+  CHECK(c.sliding_window == 4096 && c.num_key_value_heads == 8 && c.intermediate_size == 14336);
+  vkf_hf_config_release(&c);
+  CHECK_OK(parse("{\"model_type\": \"mistral\", \"sliding_window\": null}", &c));
+  CHECK(c.sliding_window == 0);
+  vkf_hf_config_release(&c);
+  CHECK_OK(parse("{\"model_type\": \"qwen2\", \"tie_word_embeddings\": true}", &c));
+  CHECK(c.attention_bias && !c.o_proj_bias && c.tie_word_embeddings && c.vocab_size == 151936);
+  vkf_hf_config_release(&c);
+  static const struct {
+    const char *json;
+    const char *needle;
+  } bad[] = {
+      {"{\"model_type\": \"llama\", \"num_key_value_heads\": 5}", "not a multiple of 5"},
+      {"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"yarn\"}}", "\"yarn\""},
+      {"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 0.5}}",
+       "factor 0.5"},
+      {"{\"model_type\": \"llama\", \"rope_theta\": -1}", "rope_theta"},
+      {"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}",
+       "scale_attn_by_inverse_layer_idx"},
+      {"{\"model_type\": \"gpt2\", \"activation_function\": \"mish\"}", "\"mish\""},
+      {"{\"model_type\": \"qwen2\", \"eos_token_id\": 200000}", "outside the vocabulary"},
+      {"{\"model_type\": \"mistral\", \"sliding_window\": -2}", "sliding_window"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    vkf_status s = parse(bad[i].json, &c);
+    CHECK_MSG(s && strstr(vkf_status_message(s), bad[i].needle), "decoder case %zu: %s", i,
+              s ? vkf_status_message(s) : "ok");
+    vkf_status_free(s);
+  }
 }
 
 static void test_preprocessor(void) {
@@ -381,6 +437,7 @@ int main(void) {
   test_vit();
   test_defaults();
   test_config_errors();
+  test_decoders();
   test_preprocessor();
   for (int i = 0; i < written_count; i++) unlink(written[i]);
   rmdir(tmp_dir);

@@ -1,0 +1,383 @@
+/* GPT-2 and the Llama family as data over the block builder: per family a config mapping (in
+ * models/formats/hf_config_decoder.c), a table of module and tensor names, and its own parts
+ * (learned positions or rotary tables, how padding combines with the causal mask). */
+#include "models/arch/decoder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ir/builder.h"
+#include "models/arch/arch_weights.h"
+#include "models/arch/rotary.h"
+#include "models/arch/transformer_block.h"
+
+enum { DEC_NAME_MAX = VKF_ARCH_NAME_MAX };
+
+/* The additive score of a masked key (see bert.c: any magnitude that absorbs every score behaves
+ * as transformers' finfo.min; this one stays finite after the kernel's scaling by log2(e)). */
+#define DEC_MASKED_SCORE 1e30f
+
+/* How transformers 4.38's eager attention combines padding with the causal mask: GPT-2 adds the
+ * two (a padded key past the diagonal gets twice the mask value, i.e. weight 0 against keys
+ * masked once), the Llama family masks a key once whichever rule masks it. The difference shows
+ * only in rows whose every key is masked (the padded positions of a left-padded prompt). */
+typedef enum mask_rule { MASK_SUM = 0, MASK_OR } mask_rule;
+
+typedef struct family {
+  const char *model_type;
+  const char *lm_arch, *base_arch; /* class names with and without the LM head */
+  const char *task_prefix;         /* tensor prefix of the task model ("transformer.", "model.") */
+  const char *embed;               /* token embeddings [V, D] */
+  const char *positions;           /* learned positions [P, D], NULL for rotary */
+  const char *final_norm;          /* module of the final norm */
+  const char *layer_fmt;           /* "h.%lld." */
+  vkf_block_norm norm;
+  vkf_block_mlp mlp;
+  int linear_in_out;
+  mask_rule mask;
+  vkf_block_names names;
+} family;
+
+static const family k_gpt2 = {
+    "gpt2",
+    "GPT2LMHeadModel",
+    "GPT2Model",
+    "transformer.",
+    "wte.weight",
+    "wpe.weight",
+    "ln_f",
+    "h.%lld.",
+    VKF_BLOCK_LAYERNORM,
+    VKF_BLOCK_MLP_PLAIN,
+    1,
+    MASK_SUM,
+    {
+        .attn_norm = "ln_1",
+        .attention = "attn",
+        .attn_out = "attn.c_proj",
+        .mlp_norm = "ln_2",
+        .mlp_up = "mlp.c_fc",
+        .mlp_down = "mlp.c_proj",
+        .qkv_weight = "attn.c_attn.weight",
+        .qkv_bias = "attn.c_attn.bias",
+        .out_weight = "attn.c_proj.weight",
+        .out_bias = "attn.c_proj.bias",
+        .attn_norm_weight = "ln_1.weight",
+        .attn_norm_bias = "ln_1.bias",
+        .up_weight = "mlp.c_fc.weight",
+        .up_bias = "mlp.c_fc.bias",
+        .down_weight = "mlp.c_proj.weight",
+        .down_bias = "mlp.c_proj.bias",
+        .mlp_norm_weight = "ln_2.weight",
+        .mlp_norm_bias = "ln_2.bias",
+    },
+};
+
+/* LlamaDecoderLayer, MistralDecoderLayer and Qwen2DecoderLayer share every name. */
+#define LLAMA_NAMES                                                                               \
+  {                                                                                               \
+    .attn_norm = "input_layernorm", .attention = "self_attn", .attn_out = "self_attn.o_proj",     \
+    .mlp_norm = "post_attention_layernorm", .mlp_up = "mlp.up_proj", .mlp_gate = "mlp.gate_proj", \
+    .mlp_down = "mlp.down_proj", .q_weight = "self_attn.q_proj.weight",                           \
+    .k_weight = "self_attn.k_proj.weight", .v_weight = "self_attn.v_proj.weight",                 \
+    .q_bias = "self_attn.q_proj.bias", .k_bias = "self_attn.k_proj.bias",                         \
+    .v_bias = "self_attn.v_proj.bias", .out_weight = "self_attn.o_proj.weight",                   \
+    .out_bias = "self_attn.o_proj.bias", .attn_norm_weight = "input_layernorm.weight",            \
+    .up_weight = "mlp.up_proj.weight", .gate_weight = "mlp.gate_proj.weight",                     \
+    .down_weight = "mlp.down_proj.weight", .mlp_norm_weight = "post_attention_layernorm.weight",  \
+  }
+#define LLAMA_FAMILY(type, lm, base)                                               \
+  {                                                                                \
+    type, lm, base, "model.", "embed_tokens.weight", NULL, "norm", "layers.%lld.", \
+        VKF_BLOCK_RMSNORM, VKF_BLOCK_MLP_GATED, 0, MASK_OR, LLAMA_NAMES            \
+  }
+static const family k_llama_families[] = {
+    LLAMA_FAMILY("llama", "LlamaForCausalLM", "LlamaModel"),
+    LLAMA_FAMILY("mistral", "MistralForCausalLM", "MistralModel"),
+    LLAMA_FAMILY("qwen2", "Qwen2ForCausalLM", "Qwen2Model"),
+};
+
+struct vkf_decoder_model {
+  vkf_arch_files f;
+  const family *fam;
+  vkf_block_names names; /* the family's, without the biases this checkpoint lacks */
+  const char *prefix;    /* family->task_prefix or "" */
+  int lm_head;           /* 0 none (base model), 1 tied to the embeddings, 2 own lm_head.weight */
+};
+
+#define NAME VKF_NAME
+
+static vkf_block_config block_config(const vkf_decoder_model *m) {
+  const vkf_hf_config *c = &m->f.config;
+  const family *fam = m->fam;
+  int rotary = fam->positions == NULL;
+  return (vkf_block_config){
+      .hidden = c->hidden_size,
+      .heads = c->num_attention_heads,
+      .kv_heads = c->num_key_value_heads,
+      .head_dim = c->head_dim,
+      .intermediate = c->intermediate_size,
+      .norm = fam->norm,
+      .order = VKF_BLOCK_PRE_NORM,
+      .norm_eps = (float)c->layer_norm_eps,
+      .mlp = fam->mlp,
+      .act = vkf_block_activation(c->hidden_act),
+      .position = rotary ? VKF_BLOCK_POS_ROTARY : VKF_BLOCK_POS_NONE,
+      .linear_in_out = fam->linear_in_out,
+  };
+}
+
+/* ---- loading ---- */
+
+static vkf_status check_tensors(vkf_decoder_model *m) {
+  const vkf_hf_config *c = &m->f.config;
+  const family *fam = m->fam;
+  m->prefix = vkf_arch_has(m->f.ck, fam->task_prefix, fam->embed) ? fam->task_prefix : "";
+  int64_t d = c->hidden_size;
+  VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, m->prefix, fam->embed, c->vocab_size, d));
+  if (fam->positions)
+    VKF_RETURN_IF_ERROR(
+        vkf_arch_expect2(m->f.ck, m->prefix, fam->positions, c->max_position_embeddings, d));
+  m->names = fam->names;
+  if (fam->names.q_bias && !c->attention_bias)
+    m->names.q_bias = m->names.k_bias = m->names.v_bias = NULL;
+  if (fam->names.q_weight && !c->o_proj_bias) m->names.out_bias = NULL;
+  vkf_block_config bc = block_config(m);
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+    char lp[DEC_NAME_MAX], layer[64];
+    snprintf(layer, sizeof layer, fam->layer_fmt, (long long)l);
+    NAME(lp, "%s%s", m->prefix, layer);
+    VKF_RETURN_IF_ERROR(vkf_block_expect(m->f.ck, lp, &m->names, &bc));
+  }
+  char norm[64];
+  VKF_RETURN_IF_ERROR(
+      vkf_arch_expect2(m->f.ck, m->prefix, NAME(norm, "%s.weight", fam->final_norm), d, 0));
+  if (fam->norm == VKF_BLOCK_LAYERNORM)
+    VKF_RETURN_IF_ERROR(
+        vkf_arch_expect2(m->f.ck, m->prefix, NAME(norm, "%s.bias", fam->final_norm), d, 0));
+  /* The head: tied configs use the embeddings (transformers ties them even when the file also
+   * holds lm_head.weight); a task model without the head tensor is tied whatever it says. */
+  int task = m->prefix[0] != '\0';
+  if (task && !c->tie_word_embeddings && vkf_arch_has(m->f.ck, "", "lm_head.weight")) {
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "lm_head.weight", c->vocab_size, d));
+    m->lm_head = 2;
+  } else if (task && !c->tie_word_embeddings) {
+    return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                           "tensor \"lm_head.weight\" not found in %s (tie_word_embeddings is "
+                           "false)",
+                           vkf_checkpoint_path(m->f.ck));
+  } else {
+    m->lm_head = task ? 1 : 0;
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model) {
+  *out_model = NULL;
+  vkf_decoder_model *m = calloc(1, sizeof *m);
+  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
+  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
+  if (!s) {
+    const char *type = m->f.config.model_type;
+    if (!strcmp(type, k_gpt2.model_type)) m->fam = &k_gpt2;
+    for (size_t i = 0; i < sizeof k_llama_families / sizeof *k_llama_families; i++)
+      if (!strcmp(type, k_llama_families[i].model_type)) m->fam = &k_llama_families[i];
+    if (!m->fam)
+      s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                          "%s/config.json: model_type \"%s\" is not a decoder (gpt2, llama, "
+                          "mistral, qwen2)",
+                          model_dir, type);
+  }
+  if (!s && m->fam->positions == NULL && m->f.config.head_dim % 2)
+    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                        "%s/config.json: rotary needs an even head dim, "
+                        "not %lld",
+                        model_dir, (long long)m->f.config.head_dim);
+  if (!s) s = vkf_arch_files_open_weights(&m->f);
+  if (!s) s = check_tensors(m);
+  if (s) {
+    vkf_decoder_destroy(m);
+    return s;
+  }
+  *out_model = m;
+  return VKF_OK;
+}
+
+void vkf_decoder_destroy(vkf_decoder_model *m) {
+  if (!m) return;
+  vkf_arch_files_close(&m->f);
+  free(m);
+}
+
+const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *m) {
+  return &m->f.config;
+}
+const char *vkf_decoder_architecture(const vkf_decoder_model *m) {
+  return m->lm_head ? m->fam->lm_arch : m->fam->base_arch;
+}
+int vkf_decoder_has_lm_head(const vkf_decoder_model *m) {
+  return m->lm_head != 0;
+}
+
+/* ---- graph ---- */
+
+typedef struct table_fill {
+  const vkf_decoder_model *m;
+  int64_t n;
+  int what; /* 0 cos, 1 sin, 2 causal indicator, 3 learned positions */
+  vkf_status status;
+} table_fill;
+
+static void fill_table(float *out, size_t count, const void *user) {
+  table_fill *f = (table_fill *)user;
+  const vkf_hf_config *c = &f->m->f.config;
+  int64_t n = f->n;
+  if (f->what <= 1) {
+    float *other = malloc(count * sizeof *other + 1);
+    if (!other) {
+      f->status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "rotary tables");
+      for (size_t i = 0; i < count; i++) out[i] = 0.0f;
+      return;
+    }
+    if (f->what == 0)
+      vkf_rotary_tables(c, 0, n, n, out, other);
+    else
+      vkf_rotary_tables(c, 0, n, n, other, out);
+    free(other);
+  } else if (f->what == 2) {
+    /* 1 where query i may not see key j: the future, and keys sliding_window or more back. */
+    int64_t w = c->sliding_window;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) out[i * n + j] = j > i || (w > 0 && j <= i - w) ? 1.0f : 0.0f;
+  } else {
+    char name[DEC_NAME_MAX];
+    float *pos = NULL;
+    f->status = vkf_weight_read_f32(
+        f->m->f.ck, NAME(name, "%s%s", f->m->prefix, f->m->fam->positions), &pos, NULL);
+    for (size_t i = 0; i < count; i++) out[i] = f->status ? 0.0f : pos[i]; /* rows 0..n-1 */
+    free(pos);
+  }
+}
+
+/* A [rows, cols] table the model computes (cached per key and dtype). */
+static vkf_value table(vkf_decoder_model *m, vkf_graph *g, const char *key, int what, int64_t n,
+                       int64_t rows, int64_t cols, vkf_dtype dt) {
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", dt};
+  table_fill tf = {m, n, what, VKF_OK};
+  int64_t shape[2] = {rows, cols};
+  vkf_value v = vkf_arch_computed(&w, g, key, dt, 2, shape, fill_table, &tf);
+  if (tf.status) vkf_graph_set_error(g, tf.status);
+  return v;
+}
+
+typedef struct rotary_user {
+  vkf_value cos, sin; /* [N, Dh] */
+} rotary_user;
+
+static vkf_value rotate(vkf_graph *g, const char *name, vkf_value x, void *user) {
+  const rotary_user *r = user;
+  return vkf_rotary_apply(g, name, x, r->cos, r->sin);
+}
+
+static void fill_value(float *out, size_t count, const void *user) {
+  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
+}
+
+/* The additive score mask [B, 1, N, N]: padding (mask 0) and the causal / window rule, combined as
+ * the family's eager attention does. */
+static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, int64_t batch,
+                           int64_t n) {
+  char key[64];
+  vkf_value causal = table(m, g, NAME(key, "causal_mask.%lld", (long long)n), 2, n, n, n, VKF_F32);
+  static const float one = 1.0f;
+  int64_t shape1[1] = {1};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32};
+  vkf_value ones = vkf_arch_computed(&w, g, "mask.one", VKF_F32, 1, shape1, fill_value, &one);
+  vkf_value keep = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
+  vkf_value pad = vkf_sub(g, "attention_mask.padding", ones, keep); /* 1 at padded keys [B, N] */
+  int64_t rows[4] = {batch, 1, 1, n};
+  pad = vkf_reshape(g, "attention_mask.padding_rows", pad, 4, rows);
+  vkf_value masked = vkf_add(g, "attention_mask.masked", causal, pad); /* [B, 1, N, N] */
+  if (m->fam->mask == MASK_OR)
+    masked = vkf_sub(g, "attention_mask.masked_once", masked,
+                     vkf_mul(g, "attention_mask.both", causal, pad));
+  return vkf_scale(g, "attention_mask.bias", masked, -DEC_MASKED_SCORE);
+}
+
+vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_options *options,
+                             vkf_decoder_graph *out) {
+  memset(out, 0, sizeof *out);
+  vkf_decoder_build_options o = options ? *options : (vkf_decoder_build_options){0};
+  const vkf_hf_config *c = &m->f.config;
+  int64_t batch = o.batch ? o.batch : 1, n = o.seq_len;
+  vkf_dtype dt = o.dtype;
+  if (batch < 0 || n < 1 || n > c->max_position_embeddings || (dt != VKF_F32 && dt != VKF_F16))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: batch %lld, seq_len %lld (max %lld), dtype %s not supported",
+                           m->f.dir, (long long)batch, (long long)n,
+                           (long long)c->max_position_embeddings, vkf_dtype_name(dt));
+  if (o.logits && !m->lm_head)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
+                           m->f.dir, vkf_decoder_architecture(m));
+  const family *fam = m->fam;
+  vkf_graph *g = NULL;
+  VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_decoder_architecture(m), &g));
+  char nm[DEC_NAME_MAX], key[DEC_NAME_MAX];
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt};
+
+  int64_t bn[2] = {batch, n};
+  vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
+  vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
+  vkf_block_io io = {.bias = mask_bias(m, g, mask, batch, n)};
+
+  vkf_value x = vkf_gather(g, NAME(nm, "%s%s", m->prefix, fam->embed), /* [B, N, D] */
+                           vkf_arch_weight(&aw, g, fam->embed), ids);
+  rotary_user ru = {0};
+  if (fam->positions) {
+    x = vkf_add(g, NAME(nm, "%s%s", m->prefix, fam->positions), x,
+                table(m, g, NAME(key, "%spositions.%lld", m->prefix, (long long)n), 3, n, n,
+                      c->hidden_size, dt));
+  } else {
+    ru.cos = table(m, g, NAME(key, "rotary.cos.%lld", (long long)n), 0, n, n, c->head_dim, dt);
+    ru.sin = table(m, g, NAME(key, "rotary.sin.%lld", (long long)n), 1, n, n, c->head_dim, dt);
+    io.rotate = rotate;
+    io.rotate_user = &ru;
+  }
+  vkf_block_config bc = block_config(m);
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+    char tp[64], np[DEC_NAME_MAX];
+    snprintf(tp, sizeof tp, fam->layer_fmt, (long long)l);
+    NAME(np, "%s%s", m->prefix, tp);
+    vkf_block_weights w;
+    vkf_block_weights_get(&aw, g, tp, &m->names, &bc, &w);
+    x = vkf_block_build(g, np, &m->names, &bc, &w, &io, x);
+  }
+  char a[DEC_NAME_MAX], b[DEC_NAME_MAX];
+  vkf_norm_options no = {
+      .eps = (float)c->layer_norm_eps,
+      .gamma = vkf_arch_weight(&aw, g, NAME(a, "%s.weight", fam->final_norm)),
+      .beta = fam->norm == VKF_BLOCK_LAYERNORM
+                  ? vkf_arch_weight(&aw, g, NAME(b, "%s.bias", fam->final_norm))
+                  : VKF_NO_VALUE,
+  };
+  NAME(nm, "%s%s", m->prefix, fam->final_norm);
+  x = fam->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, nm, x, &no) : vkf_layernorm(g, nm, x, &no);
+  if (o.last_hidden_state) out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
+  if (o.logits) {
+    vkf_arch_weights head = {m->f.ck, &m->f.owned, m->lm_head == 2 ? "" : m->prefix, dt};
+    vkf_value w = vkf_arch_weight(&head, g, m->lm_head == 2 ? "lm_head.weight" : fam->embed);
+    vkf_matmul_options ho = {.transpose_b = 1};
+    out->logits = vkf_arch_f32_output(g, vkf_matmul(g, "lm_head", x, w, &ho), "logits");
+  }
+  vkf_status st = vkf_graph_status(g);
+  if (st) {
+    vkf_graph_destroy(g);
+    memset(out, 0, sizeof *out);
+    return vkf_status_annotate(st, "building %s from %s: ", vkf_decoder_architecture(m), m->f.dir);
+  }
+  out->graph = g;
+  out->input_ids = ids;
+  out->attention_mask = mask;
+  return VKF_OK;
+}

@@ -1,0 +1,53 @@
+/* Decoder-only causal language models from Hugging Face checkpoints: GPT2LMHeadModel / GPT2Model
+ * and the Llama family (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and their base
+ * models): loading with every tensor checked, and the full-sequence graph (prompt -> logits). */
+#ifndef VKF_MODELS_DECODER_H
+#define VKF_MODELS_DECODER_H
+
+#include <stdint.h>
+
+#include "graph/ir/graph.h"
+#include "models/formats/hf_config.h"
+
+/* A loaded checkpoint; owns the weights graph constants point into. Not thread-safe. */
+typedef struct vkf_decoder_model vkf_decoder_model;
+
+/* Reads DIR/config.json (model_type gpt2, llama, mistral or qwen2) and the weights
+ * (model.safetensors or shards), accepting the task model's prefix ("transformer.", "model.") or
+ * none, and checks every tensor the builder uses: shapes from the config, float dtypes (F32, F16,
+ * BF16). Errors name the directory and the file, field or tensor at fault. */
+vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model);
+void vkf_decoder_destroy(vkf_decoder_model *model);
+
+const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *model);
+/* "GPT2LMHeadModel", "LlamaModel", ...: what the files hold. */
+const char *vkf_decoder_architecture(const vkf_decoder_model *model);
+/* Whether logits can be computed (a language-model head, own or tied to the embeddings). */
+int vkf_decoder_has_lm_head(const vkf_decoder_model *model);
+
+typedef struct vkf_decoder_build_options {
+  int64_t batch;   /* 0: 1 */
+  int64_t seq_len; /* tokens per sequence, padding included; 1 .. max_position_embeddings */
+  vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; outputs stay f32 */
+  int logits;            /* output logits [B, N, V] */
+  int last_hidden_state; /* output the final norm's output [B, N, D] */
+} vkf_decoder_build_options;
+
+/* The graph of one build (absent values are VKF_NO_VALUE). */
+typedef struct vkf_decoder_graph {
+  vkf_graph *graph;         /* owned by the caller: vkf_graph_destroy */
+  vkf_value input_ids;      /* input, i32 [B, N] */
+  vkf_value attention_mask; /* input, i32 [B, N] of 0/1: padding, combined with the causal (and
+                               sliding-window) mask exactly as transformers 4.38's eager attention
+                               does, also in rows whose every key is masked */
+  vkf_value logits;
+  vkf_value last_hidden_state;
+} vkf_decoder_graph;
+
+/* Token (+ learned position) embeddings, pre-norm blocks (models/arch/transformer_block.h) with
+ * rotary positions for the Llama family, final norm, LM head. Positions are 0 .. N-1 in every row,
+ * as transformers uses when no position_ids are given. *out is zeroed first. */
+vkf_status vkf_decoder_build(vkf_decoder_model *model, const vkf_decoder_build_options *options,
+                             vkf_decoder_graph *out);
+
+#endif

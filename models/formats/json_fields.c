@@ -1,0 +1,148 @@
+/* Typed readers of JSON fields that name the file and the field on every error, and the bounded
+ * read of a whole JSON file; shared by the config.json readers. */
+#include "models/formats/json_fields.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Integers above 2^53 are not exact in a JSON double; no real size gets near that. */
+#define MAX_JSON_INT 9007199254740992.0
+
+vkf_status vkf_json_read_file(const char *path, char **out_text, size_t *out_size) {
+  *out_text = NULL;
+  *out_size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    int err = errno;
+    return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
+                           "%s: cannot open: %s", path, strerror(err));
+  }
+  vkf_status status = VKF_OK;
+  char *text = NULL;
+  long size = -1;
+  struct stat sb;
+  /* A directory opens fine and ftell reports 2^63 - 1 on it: check the kind and size first. */
+  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+    status = vkf_status_make(VKF_STATUS_IO, "%s: not a regular file", path);
+  else if (sb.st_size > VKF_JSON_MAX_FILE_SIZE)
+    status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "%s: %lld bytes, more than any JSON file a "
+                             "model ships (%d MiB at most)",
+                             path, (long long)sb.st_size, VKF_JSON_MAX_FILE_SIZE >> 20);
+  else if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot seek: %s", path, strerror(errno));
+  else if (!(text = malloc((size_t)size + 1)))
+    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %ld bytes", path, size);
+  else if (fread(text, 1, (size_t)size, f) != (size_t)size)
+    status = vkf_status_make(VKF_STATUS_IO, "%s: read failed", path);
+  fclose(f);
+  if (status) {
+    free(text);
+    return status;
+  }
+  text[size] = '\0';
+  *out_text = text;
+  *out_size = (size_t)size;
+  return VKF_OK;
+}
+
+/* Parses a whole document that must be one JSON object (trailing whitespace allowed). */
+vkf_status vkf_json_parse_object(const char *json, size_t size, const char *name,
+                                 cJSON **out_root) {
+  *out_root = NULL;
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(json, size, &end, 0);
+  const char *bad = NULL;
+  if (!root) {
+    bad = end && end >= json && end <= json + size ? end : json;
+  } else {
+    for (const char *p = end; p < json + size; p++) {
+      if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+        bad = p;
+        break;
+      }
+    }
+  }
+  if (bad) {
+    int line = 1;
+    for (const char *p = json; p < bad; p++) line += *p == '\n';
+    cJSON_Delete(root);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON (line %d, byte %zu)", name, line,
+                           (size_t)(bad - json));
+  }
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: top level is not a JSON object", name);
+  }
+  *out_root = root;
+  return VKF_OK;
+}
+
+/* A field that is absent or JSON null reads as "use the default". */
+const cJSON *vkf_json_field(const cJSON *obj, const char *key) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return item && !cJSON_IsNull(item) ? item : NULL;
+}
+
+int vkf_json_is_int(const cJSON *item) {
+  if (!cJSON_IsNumber(item)) return 0;
+  double d = item->valuedouble;
+  return d == floor(d) && fabs(d) <= MAX_JSON_INT;
+}
+
+vkf_status vkf_json_get_int(const char *file, const cJSON *obj, const char *key, int64_t def,
+                            int64_t *out_value) {
+  *out_value = def;
+  const cJSON *item = vkf_json_field(obj, key);
+  if (!item) return VKF_OK;
+  if (!vkf_json_is_int(item))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be an integer", file, key);
+  *out_value = (int64_t)item->valuedouble;
+  return VKF_OK;
+}
+
+vkf_status vkf_json_get_positive_int(const char *file, const cJSON *obj, const char *key,
+                                     int64_t def, int64_t *out_value) {
+  VKF_RETURN_IF_ERROR(vkf_json_get_int(file, obj, key, def, out_value));
+  if (*out_value <= 0)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: field \"%s\" is %lld, must be > 0",
+                           file, key, (long long)*out_value);
+  return VKF_OK;
+}
+
+vkf_status vkf_json_get_double(const char *file, const cJSON *obj, const char *key, double def,
+                               double *out_value) {
+  *out_value = def;
+  const cJSON *item = vkf_json_field(obj, key);
+  if (!item) return VKF_OK;
+  if (!cJSON_IsNumber(item))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be a number", file, key);
+  *out_value = item->valuedouble;
+  return VKF_OK;
+}
+
+vkf_status vkf_json_get_bool(const char *file, const cJSON *obj, const char *key, bool def,
+                             bool *out_value) {
+  *out_value = def;
+  const cJSON *item = vkf_json_field(obj, key);
+  if (!item) return VKF_OK;
+  if (!cJSON_IsBool(item))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be true or false", file, key);
+  *out_value = cJSON_IsTrue(item);
+  return VKF_OK;
+}
+
+vkf_status vkf_json_get_string(const char *file, const cJSON *obj, const char *key,
+                               const char **out_value) {
+  *out_value = NULL;
+  const cJSON *item = vkf_json_field(obj, key);
+  if (!item) return VKF_OK;
+  if (!cJSON_IsString(item))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be a string", file, key);
+  *out_value = item->valuestring;
+  return VKF_OK;
+}

@@ -1,0 +1,41 @@
+/* Typed, bounded access to Hugging Face's JSON files (config.json, preprocessor_config.json,
+ * generation_config.json): every error is one line naming the file and the field. */
+#ifndef VKF_MODELS_JSON_FIELDS_H
+#define VKF_MODELS_JSON_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "graph/base/status.h"
+
+/* No configuration file a model ships comes near this; past it a file is refused before reading. */
+#define VKF_JSON_MAX_FILE_SIZE (16 << 20)
+
+/* Reads a regular file of at most VKF_JSON_MAX_FILE_SIZE bytes, NUL-terminated (caller frees).
+ * NOT_FOUND for a missing file, IO for a directory or unreadable file, UNSUPPORTED past the size. */
+vkf_status vkf_json_read_file(const char *path, char **out_text, size_t *out_size);
+/* Parses a whole document that must be one JSON object (trailing whitespace allowed); PARSE names
+ * the line and byte of the first error. */
+vkf_status vkf_json_parse_object(const char *json, size_t size, const char *name,
+                                 cJSON **out_root);
+/* The field `key`, or NULL when absent or JSON null ("use the default"). */
+const cJSON *vkf_json_field(const cJSON *obj, const char *key);
+/* A number with an integral value exactly representable in a double. */
+int vkf_json_is_int(const cJSON *item);
+/* Each reads `key` into *out_value, or leaves `def` when the field is absent or null; a value of the
+ * wrong type is PARSE naming `file` and `key`; positive_int also rejects values <= 0. */
+vkf_status vkf_json_get_int(const char *file, const cJSON *obj, const char *key, int64_t def,
+                            int64_t *out_value);
+vkf_status vkf_json_get_positive_int(const char *file, const cJSON *obj, const char *key,
+                                     int64_t def, int64_t *out_value);
+vkf_status vkf_json_get_double(const char *file, const cJSON *obj, const char *key, double def,
+                               double *out_value);
+vkf_status vkf_json_get_bool(const char *file, const cJSON *obj, const char *key, bool def,
+                             bool *out_value);
+vkf_status vkf_json_get_string(const char *file, const cJSON *obj, const char *key,
+                               const char **out_value);
+
+#endif

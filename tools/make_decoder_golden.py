@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Seeded random decoder-only checkpoints and their Hugging Face logits, for `vkf forward` tests.
+
+Writes, under tests/models/data/ (small: a few hundred KB each), Hugging Face folders made by
+transformers' own classes with seeded random weights:
+  gpt2_tiny     GPT2LMHeadModel: 3 heads of 16, learned positions, Conv1D weights, tied head (F32)
+  llama_tiny    LlamaForCausalLM: 4 heads / 2 KV heads of 16, RMSNorm, SwiGLU, untied head,
+                saved in BF16 (the reference runs the same BF16 values in fp32)
+  llama_tied    LlamaForCausalLM: tied head, attention_bias, rope_scaling linear 2.0, F16 weights
+  mistral_tiny  MistralForCausalLM: 1 KV head, sliding_window 5 (shorter than the sequence)
+  qwen2_tiny    Qwen2ForCausalLM: q/k/v biases, tied head
+and under tests/models/golden/decoder/:
+  input_ids.npy, attention_mask.npy  int64 [3, 12]: a full row, a right-padded row, a
+                                     left-padded row
+  <name>_logits.npy                  float32 [3, 12, vocab]: model(input_ids, attention_mask)
+                                     in fp32 eval mode with the eager attention of 4.38
+  <name>_logits_nomask.npy           float32 [1, 12, vocab]: row 0 alone, no attention_mask
+
+    /usr/bin/python3 tools/make_decoder_golden.py      (torch 1.13, transformers 4.38.2)
+
+Development time only: the tests read the committed files and need no Python.
+"""
+import os
+
+import numpy as np
+import torch
+import transformers
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "tests", "models", "data")
+GOLDEN = os.path.join(ROOT, "tests", "models", "golden", "decoder")
+VOCAB, LEN = 256, 12
+
+
+def configs():
+    common = dict(vocab_size=VOCAB, max_position_embeddings=32, bos_token_id=1, eos_token_id=2)
+    llama = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, rms_norm_eps=1e-5, **common)
+    return [
+        ("gpt2_tiny", transformers.GPT2Config(vocab_size=VOCAB, n_positions=32, n_embd=48, n_layer=2,
+                                              n_head=3, bos_token_id=1, eos_token_id=2),
+         transformers.GPT2LMHeadModel, torch.float32),
+        ("llama_tiny", transformers.LlamaConfig(tie_word_embeddings=False, **llama),
+         transformers.LlamaForCausalLM, torch.bfloat16),
+        ("llama_tied", transformers.LlamaConfig(tie_word_embeddings=True, attention_bias=True,
+                                                rope_scaling={"type": "linear", "factor": 2.0},
+                                                rope_theta=500.0, **llama),
+         transformers.LlamaForCausalLM, torch.float16),
+        ("mistral_tiny", transformers.MistralConfig(**dict(llama, num_key_value_heads=1),
+                                                    sliding_window=5, tie_word_embeddings=False),
+         transformers.MistralForCausalLM, torch.float32),
+        ("qwen2_tiny", transformers.Qwen2Config(tie_word_embeddings=True, **llama),
+         transformers.Qwen2ForCausalLM, torch.float32),
+    ]
+
+
+def inputs():
+    rng = np.random.default_rng(7)
+    ids = rng.integers(3, VOCAB, size=(3, LEN)).astype(np.int64)
+    mask = np.ones((3, LEN), np.int64)
+    mask[1, 8:] = 0  # right padding
+    ids[1, 8:] = 0
+    mask[2, :3] = 0  # left padding
+    ids[2, :3] = 0
+    ids[:, 0][mask[:, 0] == 1] = 1
+    ids[2, 3] = 1
+    ids[0, 5] = VOCAB - 1  # the last row of the tables
+    return ids, mask
+
+
+def main():
+    os.makedirs(GOLDEN, exist_ok=True)
+    ids, mask = inputs()
+    np.save(os.path.join(GOLDEN, "input_ids.npy"), ids)
+    np.save(os.path.join(GOLDEN, "attention_mask.npy"), mask)
+    for i, (name, config, cls, dtype) in enumerate(configs()):
+        torch.manual_seed(1000 + i)
+        config._attn_implementation = "eager"
+        model = cls(config).eval()
+        with torch.no_grad():  # weights of O(0.1): logits of O(1), a real test of the math
+            for p in model.parameters():
+                p.normal_(0.0, 0.15)
+            for n_, p in model.named_parameters():
+                if "norm" in n_ or n_.endswith("ln_1.weight") or n_.endswith("ln_2.weight") or n_.endswith("ln_f.weight"):
+                    p.add_(1.0)
+        folder = os.path.join(DATA, name)
+        model.to(dtype).save_pretrained(folder, safe_serialization=True)
+        # The reference: the saved (rounded) weights, run in fp32.
+        ref = cls.from_pretrained(folder, torch_dtype=torch.float32, attn_implementation="eager").eval()
+        with torch.no_grad():
+            logits = ref(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask)).logits
+            alone = ref(input_ids=torch.tensor(ids[:1])).logits
+        np.save(os.path.join(GOLDEN, name + "_logits.npy"), logits.numpy().astype(np.float32))
+        np.save(os.path.join(GOLDEN, name + "_logits_nomask.npy"), alone.numpy().astype(np.float32))
+        diff = (logits[0] - alone[0]).abs().max().item()
+        size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+        print("%s: %s, %d bytes, logits range [%.2f, %.2f], full row vs alone %.2g" % (
+            name, dtype, size, logits.min().item(), logits.max().item(), diff))
+        # Right padding leaves the real positions of row 1 as they are alone.
+        with torch.no_grad():
+            r1 = ref(input_ids=torch.tensor(ids[1:2, :8])).logits
+        assert (r1[0] - logits[1, :8]).abs().max().item() < 1e-4, name
+
+
+if __name__ == "__main__":
+    main()
