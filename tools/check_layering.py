@@ -30,6 +30,8 @@ LAYERS = {
                     r"^(vulkan|volk|shaderc)"),
     "models/registry": (["graph/base", "graph/ir", "models/formats", "models/text", "models/image",
                          "models/arch"], r"^(vulkan|volk|shaderc)"),
+    # the decoding policy of `vkf generate`: plain host code over logits and generation configs
+    "models/generate": (["graph/base", "graph/ir", "models/formats"], r"^(vulkan|volk|shaderc)"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(vkf_\w+)\s*\([^;{]*\)\s*\{", re.M)
