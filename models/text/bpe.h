@@ -31,15 +31,15 @@ int vkf_bpe_is_special(const vkf_bpe *bpe, int32_t id);
 
 /* Encodes `size` bytes of UTF-8 `text` as Hugging Face's tokenizer.encode(text,
  * add_special_tokens) does, with no truncation. *out_ids is a new array the caller frees.
- * Errors: INVALID_ARGUMENT naming the byte offset of invalid UTF-8; PARSE when a piece has no
- * token and the vocabulary has neither byte fallback nor an unk token. */
+ * A character with no token, no byte fallback and no unk token is dropped, as Hugging Face does.
+ * Errors: INVALID_ARGUMENT naming the byte offset of invalid UTF-8. */
 vkf_status vkf_bpe_encode(const vkf_bpe *bpe, const char *text, size_t size, int add_special,
                           int32_t **out_ids, size_t *out_count);
 
 /* Decodes ids through the tokenizer's decoder, as tokenizer.decode(ids, skip_special_tokens).
  * *out_text is a new NUL-terminated UTF-8 string of *out_size bytes the caller frees. With
- * `hold_tail`, bytes at the end that may still become a character once more ids come (an
- * incomplete UTF-8 sequence, or a byte-fallback run ending in one) are kept as raw bytes and
+ * `hold_tail`, bytes at the end whose text more ids may change (an incomplete UTF-8 sequence, or a
+ * trailing run of byte-fallback tokens, decoded only as a whole) are kept as raw bytes and
  * *out_held_from gives where they start (== *out_size when none); without it they become U+FFFD as
  * in Hugging Face. Errors: INVALID_ARGUMENT naming an id that is negative or past the vocabulary. */
 vkf_status vkf_bpe_decode(const vkf_bpe *bpe, const int32_t *ids, size_t count, int skip_special,

@@ -131,13 +131,15 @@ static void step(const vkf_bpe_dec *d, const vkf_bpe_words *in, int hold, vkf_bp
         i += utf8_unit(r + i, run.size - i, &complete);
         valid = complete;
       }
-      if (valid) {
+      /* A run's bytes become text only as a whole (one invalid byte turns every byte of it into
+       * U+FFFD), so a run at the end, which more ids may extend, is held whole. */
+      if (hold && t == in->count && (valid || incomplete_tail(r, run.size))) {
         vkf_bpe_put(out, r, run.size);
         vkf_bpe_end_word(out);
-      } else if (hold && t == in->count && incomplete_tail(r, run.size)) {
-        vkf_bpe_put(out, r, run.size); /* may still complete: kept whole */
-        vkf_bpe_end_word(out);
         new_held = run.size;
+      } else if (valid) {
+        vkf_bpe_put(out, r, run.size);
+        vkf_bpe_end_word(out);
       } else {
         for (size_t i = 0; i < run.size; i++) {
           vkf_bpe_put(out, "\xEF\xBF\xBD", 3);

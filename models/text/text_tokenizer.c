@@ -167,8 +167,8 @@ vkf_status vkf_text_tokenizer_decode(const vkf_text_tokenizer *t, const int32_t 
 struct vkf_text_decoder {
   const vkf_text_tokenizer *tok;
   int skip_special;
-  int32_t ids[WINDOW_MAX + 1];
-  size_t count;
+  int32_t *ids; /* the window: grows past WINDOW_MAX only while bytes are held */
+  size_t count, cap;
   size_t emitted; /* bytes of decode(ids) already returned */
   char *text;     /* the last decode, which the returned pointer points into */
 };
@@ -185,6 +185,7 @@ vkf_status vkf_text_decoder_create(const vkf_text_tokenizer *tok, int skip_speci
 void vkf_text_decoder_destroy(vkf_text_decoder *d) {
   if (!d) return;
   free(d->text);
+  free(d->ids);
   free(d);
 }
 
@@ -194,6 +195,13 @@ vkf_status vkf_text_decoder_push(vkf_text_decoder *d, int32_t id, const char **o
   *out_size = 0;
   char *text;
   size_t size, held;
+  if (d->count == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : WINDOW_MAX;
+    int32_t *grown = realloc(d->ids, cap * sizeof *grown);
+    if (!grown) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "text decoder");
+    d->ids = grown;
+    d->cap = cap;
+  }
   d->ids[d->count] = id;
   VKF_RETURN_IF_ERROR(decode_any(d->tok, d->ids, d->count + 1, d->skip_special, 1, &text, &size,
                                  &held));

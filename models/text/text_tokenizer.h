@@ -40,9 +40,10 @@ vkf_status vkf_text_tokenizer_decode(const vkf_text_tokenizer *tok, const int32_
                                      size_t count, int skip_special, char **out_text);
 
 /* Streaming decoder for one generated sequence: push ids one at a time; each push returns the
- * text they complete. Bytes of a character still incomplete (a byte-level or byte-fallback token
- * ending inside a UTF-8 sequence) are held until it completes; the concatenated outputs plus
- * flush() equal decode() of all ids. Not thread-safe; the tokenizer must outlive it. */
+ * text they complete. Bytes of a character still incomplete (a byte-level token ending inside a
+ * UTF-8 sequence) are held until it completes; a run of byte-fallback <0xNN> tokens is held until
+ * a token that is not a byte ends it, since Hugging Face turns a whole run into U+FFFDs when any
+ * byte of it is invalid. The concatenated outputs plus flush() equal decode() of all ids. Not thread-safe; the tokenizer must outlive it. */
 typedef struct vkf_text_decoder vkf_text_decoder;
 vkf_status vkf_text_decoder_create(const vkf_text_tokenizer *tok, int skip_special,
                                    vkf_text_decoder **out_dec);
@@ -50,7 +51,8 @@ vkf_status vkf_text_decoder_create(const vkf_text_tokenizer *tok, int skip_speci
  * possibly none. Errors as decode, for `id` alone; the decoder is unchanged then. */
 vkf_status vkf_text_decoder_push(vkf_text_decoder *dec, int32_t id, const char **out_text,
                                  size_t *out_size);
-/* The held bytes at the end of the sequence, each incomplete character as U+FFFD. */
+/* The held bytes at the end of the sequence, as decode() gives them (U+FFFD for invalid ones);
+ * the decoder is then empty, ready for a new sequence. */
 vkf_status vkf_text_decoder_flush(vkf_text_decoder *dec, const char **out_text, size_t *out_size);
 void vkf_text_decoder_destroy(vkf_text_decoder *dec);
 
