@@ -309,6 +309,29 @@ static void check_errors(const char *tmp) {
   unlink(path);
 }
 
+/* ignore_merges (Llama-3): a word found whole in the vocabulary is one token even when the merges
+ * would not reach it ("b c" outranks "a b", so merging gives a + bc). */
+static void check_ignore_merges(const char *tmp) {
+  const char *json = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2,"
+                     " \"ab\": 3, \"bc\": 4, \"abc\": 5}, \"merges\": [\"b c\", \"a b\", \"ab c\"]"
+                     "%s}}";
+  for (int ignore = 0; ignore < 2; ignore++) {
+    char text[512];
+    snprintf(text, sizeof text, json, ignore ? ", \"ignore_merges\": true" : "");
+    write_file(tmp, "tokenizer.json", text);
+    vkf_text_tokenizer *tok = NULL;
+    CHECK_OK(vkf_text_tokenizer_load(tmp, &tok));
+    if (!tok) continue;
+    int32_t *ids;
+    size_t count;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, "abc", 1, &ids, &count));
+    if (ignore) CHECK_MSG(count == 1 && ids[0] == 5, "ignore_merges: %zu ids", count);
+    else CHECK_MSG(count == 2 && ids[0] == 0 && ids[1] == 4, "merges: %zu ids", count);
+    free(ids);
+    vkf_text_tokenizer_destroy(tok);
+  }
+}
+
 /* BERT's WordPiece through the same interface: the ids of vkf_tokenizer_encode_all. */
 static void check_wordpiece(void) {
   vkf_text_tokenizer *tok = load_named("bert_tiny");
@@ -341,6 +364,7 @@ int main(void) {
   check_long_words();
   check_errors(tmp);
   check_pair_merges(tmp);
+  check_ignore_merges(tmp);
   char path[4096];
   snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
   unlink(path);
