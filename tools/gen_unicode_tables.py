@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes models/text/unicode_tables.c: the Unicode properties the WordPiece tokenizer needs, taken from
+"""Writes models/text/unicode_tables.c: the Unicode properties the tokenizers need, taken from
 Python's own unicodedata and str.lower(), because Hugging Face's BertTokenizer is defined by exactly
 those. Run with the Python whose transformers produced tests/models/golden/tokenizer_ids.txt:
 
@@ -20,6 +20,14 @@ CASED = 1 << 5        # Unicode Cased (as Python's Final_Sigma rule sees it)
 IGNORABLE = 1 << 6    # Unicode Case_Ignorable (as Python's Final_Sigma rule sees it)
 CJK = 1 << 7          # BasicTokenizer._is_chinese_char
 CCC_SHIFT = 8         # canonical combining class in bits 8..15
+# For the BPE pre-tokenizers' patterns (Hugging Face tokenizers' regexes): \p{L}, \p{N}, and \s as
+# the regex engines define it, the Unicode White_Space property (unicodedata does not expose it; the
+# list has been stable since Unicode 6.3).
+LETTER = 1 << 16      # general category L*
+NUMBER = 1 << 17      # general category N*
+WHITE_SPACE = 1 << 18 # White_Space
+WHITE_SPACE_CPS = set(range(0x9, 0xE)) | {0x20, 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F,
+                                          0x3000} | set(range(0x2000, 0x200B))
 
 CJK_RANGES = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
               (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
@@ -57,6 +65,12 @@ def props_of(cp):
     if any(a <= cp <= b for a, b in CJK_RANGES):
         p |= CJK
     p |= unicodedata.combining(ch) << CCC_SHIFT
+    if cat.startswith("L"):
+        p |= LETTER
+    if cat.startswith("N"):
+        p |= NUMBER
+    if cp in WHITE_SPACE_CPS:
+        p |= WHITE_SPACE
     return p
 
 

@@ -1,5 +1,5 @@
-/* Unicode for the WordPiece tokenizer: strict UTF-8 decoding/encoding and the character properties,
- * lower-casing and canonical decomposition that Hugging Face's BertTokenizer uses (tables generated
+/* Unicode for the tokenizers: strict UTF-8 decoding/encoding, the character properties, lower-casing
+ * and canonical decomposition that BertTokenizer uses, and the classes the BPE patterns use (generated
  * from Python's unicodedata by tools/gen_unicode_tables.py into models/text/unicode_tables.c). */
 #ifndef VKF_MODELS_UNICODE_H
 #define VKF_MODELS_UNICODE_H
@@ -17,6 +17,10 @@ enum {
   VKF_UNICODE_CASED = 1u << 5,  /* Cased, for the Final_Sigma rule */
   VKF_UNICODE_IGNORABLE = 1u << 6, /* Case_Ignorable, for the Final_Sigma rule */
   VKF_UNICODE_CJK = 1u << 7,       /* a CJK ideograph as BERT defines it: a token of its own */
+  /* bits 8..15: canonical combining class */
+  VKF_UNICODE_LETTER = 1u << 16,      /* general category L*: the patterns' \p{L} */
+  VKF_UNICODE_NUMBER = 1u << 17,      /* general category N*: \p{N} */
+  VKF_UNICODE_WHITE_SPACE = 1u << 18, /* White_Space: the patterns' \s, Rust's char::is_whitespace */
 };
 #define VKF_UNICODE_CCC_SHIFT 8 /* canonical combining class in bits 8..15 of the properties */
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vkf tokenize: --json equals, byte for byte, what Hugging Face's tokenizer gives for the same texts
-# (tests/models/golden/forward/tokenize_*.json from tools/make_forward_golden.py); the text form;
+# (tests/models/golden/forward/tokenize_*.json from tools/make_forward_golden.py; BPE tokenizers'
+# tests/models/golden/bpe/*.json from tools/make_bpe_golden.py); the text form;
 # bad input giving one "vkf: ..." line and exit status 1.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
@@ -33,6 +34,9 @@ PY
 }
 check "all-MiniLM-L6-v2 (default model)" $G/tokenize_minilm.json
 check "bert_tiny" $G/tokenize_bert_tiny.json --model tests/models/data/bert_tiny
+for name in gpt2 llama3 llama2 qwen2; do
+  check "BPE $name" tests/models/golden/bpe/$name.json --model tests/models/data/$name
+done
 
 # Text form: one block per text with its ids and tokens.
 "$VKF" tokenize --model tests/models/data/bert_tiny "A man is eating food." >"$tmp/out" 2>&1 && ok || bad "text: $(cat "$tmp/out")"
@@ -48,6 +52,9 @@ long=$(python3 -c 'print(" ".join(["man"] * 200))')
 expect_error tokenize "no tokenizer files" "vocab.txt" --model tests/models/data/vit_tiny hello
 expect_error tokenize "invalid UTF-8" "text 1: text is not valid UTF-8: byte 0xFF" --model tests/models/data/bert_tiny ok "$(printf 'a\xffb')"
 expect_error tokenize "missing folder" "no-such-model" --model "$tmp/no-such-model" hello
+mkdir -p "$tmp/badpattern"
+sed 's/p{N}{1,3}/p{N}{1,4}/' tests/models/data/llama3/tokenizer.json >"$tmp/badpattern/tokenizer.json"
+expect_error tokenize "unknown pre-tokenizer pattern" 'unknown pattern .*p{N}{1,4}' --model "$tmp/badpattern" hello
 "$VKF" tokenize --model tests/models/data/bert_tiny >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "no text: exit status"
 

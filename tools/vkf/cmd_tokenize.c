@@ -5,14 +5,15 @@
 #include <string.h>
 
 #include "models/formats/model_paths.h"
-#include "models/text/tokenizer.h"
+#include "models/text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
 
 static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf tokenize [--model DIR] [--json] TEXT...\n"
-          "  --model DIR  checkpoint folder with the tokenizer files (vocab.txt and\n"
-          "               tokenizer_config.json: WordPiece); default: all-MiniLM-L6-v2\n"
+          "  --model DIR  checkpoint folder with the tokenizer files (tokenizer.json: BPE;\n"
+          "               vocab.txt and tokenizer_config.json: WordPiece); default:\n"
+          "               all-MiniLM-L6-v2\n"
           "  --json       {\"model\": DIR, \"texts\": [{\"text\", \"ids\", \"tokens\"}]} on one "
           "line\n");
 }
@@ -39,7 +40,7 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
-static void print_json(const char *dir, const vkf_tokenizer *tok, char **texts, int count,
+static void print_json(const char *dir, const vkf_text_tokenizer *tok, char **texts, int count,
                        int32_t **ids, const size_t *lens) {
   printf("{\"model\": ");
   json_string(dir);
@@ -52,20 +53,20 @@ static void print_json(const char *dir, const vkf_tokenizer *tok, char **texts, 
     printf("], \"tokens\": [");
     for (size_t j = 0; j < lens[i]; j++) {
       if (j) printf(", ");
-      json_string(vkf_tokenizer_id_to_token(tok, ids[i][j]));
+      json_string(vkf_text_tokenizer_id_to_token(tok, ids[i][j]));
     }
     printf("]}");
   }
   printf("]}\n");
 }
 
-static void print_text(const vkf_tokenizer *tok, char **texts, int count, int32_t **ids,
+static void print_text(const vkf_text_tokenizer *tok, char **texts, int count, int32_t **ids,
                        const size_t *lens) {
   for (int i = 0; i < count; i++) {
     printf("%s\"%s\": %zu tokens\n  ids:", i ? "\n" : "", texts[i], lens[i]);
     for (size_t j = 0; j < lens[i]; j++) printf(" %d", ids[i][j]);
     printf("\n  tokens:");
-    for (size_t j = 0; j < lens[i]; j++) printf(" %s", vkf_tokenizer_id_to_token(tok, ids[i][j]));
+    for (size_t j = 0; j < lens[i]; j++) printf(" %s", vkf_text_tokenizer_id_to_token(tok, ids[i][j]));
     printf("\n");
   }
 }
@@ -102,15 +103,15 @@ int vkf_cli_tokenize(int argc, char **argv) {
     return 2;
   }
   char *found = NULL;
-  vkf_tokenizer *tok = NULL;
+  vkf_text_tokenizer *tok = NULL;
   int32_t **ids = calloc((size_t)count, sizeof *ids);
   size_t *lens = calloc((size_t)count, sizeof *lens);
   vkf_status st = ids && lens ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "texts");
   if (!st && !model_dir) st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
   if (!st && !model_dir) model_dir = found;
-  if (!st) st = vkf_tokenizer_load(model_dir, &tok);
+  if (!st) st = vkf_text_tokenizer_load(model_dir, &tok);
   for (int i = 0; !st && i < count; i++) {
-    st = vkf_tokenizer_encode_all(tok, texts[i], &ids[i], &lens[i]);
+    st = vkf_text_tokenizer_encode(tok, texts[i], 1, &ids[i], &lens[i]);
     if (st) st = vkf_status_annotate(st, "text %d: ", i);
   }
   if (!st && json) print_json(model_dir, tok, texts, count, ids, lens);
@@ -118,7 +119,7 @@ int vkf_cli_tokenize(int argc, char **argv) {
   for (int i = 0; ids && i < count; i++) free(ids[i]);
   free(ids);
   free(lens);
-  vkf_tokenizer_destroy(tok);
+  vkf_text_tokenizer_destroy(tok);
   free(found);
   free(texts);
   return st ? vkf_cli_fail(st) : 0;

@@ -1,0 +1,247 @@
+/* The one tokenizer interface over the BPE (tokenizer.json) and WordPiece (vocab.txt) tokenizers,
+ * and the streaming decoder, which re-decodes a short window of recent ids and emits what grew. */
+#include "models/text/text_tokenizer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "models/text/bpe.h"
+#include "models/text/tokenizer.h"
+
+struct vkf_text_tokenizer {
+  vkf_bpe *bpe;             /* exactly one of these two */
+  vkf_tokenizer *wordpiece;
+};
+
+static int file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **out_tok) {
+  *out_tok = NULL;
+  size_t n = strlen(model_dir) + 32;
+  char *json = malloc(n), *vocab = malloc(n);
+  vkf_text_tokenizer *t = calloc(1, sizeof *t);
+  if (!json || !vocab || !t) {
+    free(json), free(vocab), free(t);
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
+  }
+  snprintf(json, n, "%s/tokenizer.json", model_dir);
+  snprintf(vocab, n, "%s/vocab.txt", model_dir);
+  vkf_status st = VKF_OK;
+  char type[32] = "";
+  int has_vocab = file_exists(vocab);
+  if (file_exists(json)) st = vkf_bpe_load(json, &t->bpe, type);
+  if (!st && !t->bpe) {
+    if (has_vocab) st = vkf_tokenizer_load(model_dir, &t->wordpiece);
+    else if (type[0])
+      st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model type \"%s\" is not supported (only "
+                           "BPE; WordPiece needs a vocab.txt beside it)", json, type);
+    else
+      st = vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: no tokenizer: neither tokenizer.json nor "
+                           "vocab.txt", model_dir);
+  }
+  free(json);
+  free(vocab);
+  if (st) {
+    vkf_text_tokenizer_destroy(t);
+    return st;
+  }
+  *out_tok = t;
+  return VKF_OK;
+}
+
+void vkf_text_tokenizer_destroy(vkf_text_tokenizer *t) {
+  if (!t) return;
+  vkf_bpe_destroy(t->bpe);
+  vkf_tokenizer_destroy(t->wordpiece);
+  free(t);
+}
+
+const char *vkf_text_tokenizer_kind(const vkf_text_tokenizer *t) {
+  return t->bpe ? "BPE" : "WordPiece";
+}
+size_t vkf_text_tokenizer_vocab_count(const vkf_text_tokenizer *t) {
+  return t->bpe ? vkf_bpe_vocab_count(t->bpe) : vkf_tokenizer_vocab_count(t->wordpiece);
+}
+int32_t vkf_text_tokenizer_bos_id(const vkf_text_tokenizer *t) {
+  return t->bpe ? vkf_bpe_bos_id(t->bpe) : vkf_tokenizer_token_to_id(t->wordpiece, "[CLS]");
+}
+int32_t vkf_text_tokenizer_eos_id(const vkf_text_tokenizer *t) {
+  return t->bpe ? vkf_bpe_eos_id(t->bpe) : vkf_tokenizer_token_to_id(t->wordpiece, "[SEP]");
+}
+const char *vkf_text_tokenizer_id_to_token(const vkf_text_tokenizer *t, int32_t id) {
+  return t->bpe ? vkf_bpe_id_to_token(t->bpe, id) : vkf_tokenizer_id_to_token(t->wordpiece, id);
+}
+
+vkf_status vkf_text_tokenizer_encode(const vkf_text_tokenizer *t, const char *text,
+                                     int add_special, int32_t **out_ids, size_t *out_count) {
+  if (t->bpe) return vkf_bpe_encode(t->bpe, text, strlen(text), add_special, out_ids, out_count);
+  VKF_RETURN_IF_ERROR(vkf_tokenizer_encode_all(t->wordpiece, text, out_ids, out_count));
+  if (!add_special) { /* drop [CLS] and [SEP] */
+    memmove(*out_ids, *out_ids + 1, (*out_count - 2) * sizeof **out_ids);
+    *out_count -= 2;
+  }
+  return VKF_OK;
+}
+
+/* BertTokenizer's decode: tokens joined by spaces, "##" pieces glued to the previous one, and
+ * clean_up_tokenization_spaces' fixed replacements. */
+static int wordpiece_special(const char *tok) {
+  static const char *const names[] = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(tok, names[i])) return 1;
+  return 0;
+}
+
+static vkf_status wordpiece_decode(const vkf_tokenizer *wp, const int32_t *ids, size_t count,
+                                   int skip_special, char **out_text, size_t *out_size) {
+  size_t cap = 1;
+  for (size_t i = 0; i < count; i++) {
+    const char *s = vkf_tokenizer_id_to_token(wp, ids[i]);
+    if (!s)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "id %d (position %zu) is not in the "
+                             "vocabulary of %zu tokens", ids[i], i, vkf_tokenizer_vocab_count(wp));
+    cap += strlen(s) + 1;
+  }
+  char *out = malloc(cap);
+  if (!out) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "decoding %zu ids", count);
+  size_t n = 0;
+  for (size_t i = 0; i < count; i++) {
+    const char *s = vkf_tokenizer_id_to_token(wp, ids[i]);
+    if (skip_special && wordpiece_special(s)) continue;
+    if (!strncmp(s, "##", 2)) s += 2;
+    else if (n) out[n++] = ' ';
+    size_t len = strlen(s);
+    memcpy(out + n, s, len);
+    n += len;
+  }
+  out[n] = '\0';
+  static const char *const fixes[][2] = {{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","},
+                                         {" ' ", "'"}, {" n't", "n't"}, {" 'm", "'m"},
+                                         {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (size_t f = 0; f < sizeof fixes / sizeof fixes[0]; f++) {
+    size_t fl = strlen(fixes[f][0]), tl = strlen(fixes[f][1]), w = 0;
+    for (size_t r = 0; r < n;) { /* replacements only shorten: in place */
+      if (r + fl <= n && !memcmp(out + r, fixes[f][0], fl)) {
+        memcpy(out + w, fixes[f][1], tl);
+        w += tl;
+        r += fl;
+      } else {
+        out[w++] = out[r++];
+      }
+    }
+    n = w;
+    out[n] = '\0';
+  }
+  *out_text = out;
+  *out_size = n;
+  return VKF_OK;
+}
+
+static vkf_status decode_any(const vkf_text_tokenizer *t, const int32_t *ids, size_t count,
+                             int skip_special, int hold, char **out_text, size_t *out_size,
+                             size_t *out_held_from) {
+  if (t->bpe)
+    return vkf_bpe_decode(t->bpe, ids, count, skip_special, hold, out_text, out_size,
+                          out_held_from);
+  VKF_RETURN_IF_ERROR(wordpiece_decode(t->wordpiece, ids, count, skip_special, out_text, out_size));
+  *out_held_from = *out_size;
+  return VKF_OK;
+}
+
+vkf_status vkf_text_tokenizer_decode(const vkf_text_tokenizer *t, const int32_t *ids,
+                                     size_t count, int skip_special, char **out_text) {
+  size_t size, held;
+  return decode_any(t, ids, count, skip_special, 0, out_text, &size, &held);
+}
+
+/* ---- streaming ------------------------------------------------------------------------------- */
+
+#define WINDOW_KEEP 8 /* ids kept as context when the window is cut: decoders look at neighbours */
+#define WINDOW_MAX 64
+
+struct vkf_text_decoder {
+  const vkf_text_tokenizer *tok;
+  int skip_special;
+  int32_t *ids; /* the window: grows past WINDOW_MAX only while bytes are held */
+  size_t count, cap;
+  size_t emitted; /* bytes of decode(ids) already returned */
+  char *text;     /* the last decode, which the returned pointer points into */
+};
+
+vkf_status vkf_text_decoder_create(const vkf_text_tokenizer *tok, int skip_special,
+                                   vkf_text_decoder **out_dec) {
+  *out_dec = calloc(1, sizeof **out_dec);
+  if (!*out_dec) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "text decoder");
+  (*out_dec)->tok = tok;
+  (*out_dec)->skip_special = skip_special;
+  return VKF_OK;
+}
+
+void vkf_text_decoder_destroy(vkf_text_decoder *d) {
+  if (!d) return;
+  free(d->text);
+  free(d->ids);
+  free(d);
+}
+
+vkf_status vkf_text_decoder_push(vkf_text_decoder *d, int32_t id, const char **out_text,
+                                 size_t *out_size) {
+  *out_text = "";
+  *out_size = 0;
+  char *text;
+  size_t size, held;
+  if (d->count == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : WINDOW_MAX;
+    int32_t *grown = realloc(d->ids, cap * sizeof *grown);
+    if (!grown) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "text decoder");
+    d->ids = grown;
+    d->cap = cap;
+  }
+  d->ids[d->count] = id;
+  VKF_RETURN_IF_ERROR(decode_any(d->tok, d->ids, d->count + 1, d->skip_special, 1, &text, &size,
+                                 &held));
+  d->count++;
+  free(d->text);
+  d->text = text;
+  if (held > d->emitted) {
+    *out_text = text + d->emitted;
+    *out_size = held - d->emitted;
+    d->emitted = held;
+  }
+  /* Cut the window only when nothing is held, so no character straddles the cut; the kept ids
+   * give the decoders the same left context in later decodes as in this one. */
+  if (d->count >= WINDOW_MAX && held == size) {
+    memmove(d->ids, d->ids + d->count - WINDOW_KEEP, WINDOW_KEEP * sizeof d->ids[0]);
+    d->count = WINDOW_KEEP;
+    char *kept;
+    size_t kept_size, kept_held;
+    vkf_status st = decode_any(d->tok, d->ids, d->count, d->skip_special, 1, &kept, &kept_size,
+                               &kept_held);
+    if (st) return st;
+    free(kept);
+    d->emitted = kept_held;
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_text_decoder_flush(vkf_text_decoder *d, const char **out_text, size_t *out_size) {
+  *out_text = "";
+  *out_size = 0;
+  char *text;
+  size_t size, held;
+  VKF_RETURN_IF_ERROR(decode_any(d->tok, d->ids, d->count, d->skip_special, 0, &text, &size, &held));
+  free(d->text);
+  d->text = text;
+  if (size > d->emitted) {
+    *out_text = text + d->emitted;
+    *out_size = size - d->emitted;
+  }
+  d->count = 0;
+  d->emitted = 0;
+  return VKF_OK;
+}

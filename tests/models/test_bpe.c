@@ -1,0 +1,374 @@
+/* BPE tokenizers vs Hugging Face tokenizers: every golden of tools/make_bpe_golden.py encoded,
+ * decoded and stream-decoded; byte fallback; merges as [a, b] pairs; long words; WordPiece through
+ * the same interface; malformed files, unknown patterns and bad ids rejected with their names. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "models/text/text_tokenizer.h"
+#include "models/text/tokenizer.h"
+#include "models/text/unicode.h"
+#include "tests/test_util.h"
+
+static const char *const NAMES[] = {"gpt2", "llama3", "qwen2", "llama2"};
+
+static char *path_of(const char *a, const char *b) {
+  const char *root = getenv("VKF_SOURCE_DIR");
+  size_t n = strlen(a) + strlen(b) + (root ? strlen(root) : 1) + 8;
+  char *p = malloc(n);
+  snprintf(p, n, "%s/%s%s", root ? root : ".", a, b);
+  return p;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *d = malloc((size_t)n + 1);
+  size_t got = fread(d, 1, (size_t)n, f);
+  d[got] = '\0';
+  fclose(f);
+  return d;
+}
+
+static cJSON *load_json(const char *rel) {
+  char *p = path_of(rel, ""), *text = slurp(p);
+  cJSON *j = text ? cJSON_Parse(text) : NULL;
+  if (!j) fprintf(stderr, "cannot read %s\n", p);
+  free(p);
+  free(text);
+  return j;
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  VKF_ASSERT(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static size_t json_ids(const cJSON *arr, int32_t *out, size_t cap) {
+  size_t n = 0;
+  const cJSON *v;
+  cJSON_ArrayForEach(v, arr) if (n < cap) out[n++] = (int32_t)v->valuedouble;
+  return n;
+}
+
+static int valid_utf8(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    size_t len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+    if (!len) return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* Decodes ids one at a time: every piece is complete UTF-8 and all of them make decode()'s text. */
+static void check_stream(const vkf_text_tokenizer *tok, const int32_t *ids, size_t count, int skip,
+                         const char *want, const char *name) {
+  vkf_text_decoder *dec;
+  CHECK_OK(vkf_text_decoder_create(tok, skip, &dec));
+  size_t cap = strlen(want) + 64, n = 0;
+  char *got = calloc(cap * 4, 1);
+  for (size_t i = 0; i < count; i++) {
+    const char *piece;
+    size_t size;
+    CHECK_OK(vkf_text_decoder_push(dec, ids[i], &piece, &size));
+    CHECK_MSG(valid_utf8(piece, size), "%s: stream piece %zu is not complete UTF-8", name, i);
+    if (n + size < cap * 4) memcpy(got + n, piece, size), n += size;
+  }
+  const char *piece;
+  size_t size;
+  CHECK_OK(vkf_text_decoder_flush(dec, &piece, &size));
+  if (n + size < cap * 4) memcpy(got + n, piece, size), n += size;
+  CHECK_MSG(n == strlen(want) && !memcmp(got, want, n), "%s: stream \"%.*s\" want \"%s\"", name,
+            (int)n, got, want);
+  free(got);
+  vkf_text_decoder_destroy(dec);
+}
+
+static void check_golden(const char *name) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "tests/models/data/%s", name);
+  char *dir = path_of(rel, "");
+  vkf_text_tokenizer *tok = NULL;
+  CHECK_OK(vkf_text_tokenizer_load(dir, &tok));
+  free(dir);
+  if (!tok) return;
+  CHECK(!strcmp(vkf_text_tokenizer_kind(tok), "BPE"));
+  snprintf(rel, sizeof rel, "tests/models/golden/bpe/%s.json", name);
+  cJSON *g = load_json(rel);
+  const cJSON *row;
+  int32_t want[1024];
+  int rows = 0;
+  cJSON_ArrayForEach(row, cJSON_GetObjectItem(g, "texts")) {
+    const char *text = cJSON_GetObjectItem(row, "text")->valuestring;
+    size_t n = json_ids(cJSON_GetObjectItem(row, "ids"), want, 1024);
+    int32_t *ids = NULL;
+    size_t count = 0;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, text, 1, &ids, &count));
+    CHECK_MSG(count == n && !memcmp(ids, want, n * sizeof *ids), "%s: ids of \"%s\" differ", name,
+              text);
+    size_t k = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(row, "tokens")) {
+      const char *s = k < count ? vkf_text_tokenizer_id_to_token(tok, ids[k]) : NULL;
+      CHECK_MSG(s && !strcmp(s, t->valuestring), "%s: token %zu of \"%s\"", name, k, text);
+      k++;
+    }
+    free(ids);
+    rows++;
+  }
+  CHECK_MSG(rows >= 20, "%s: %d golden texts", name, rows);
+  cJSON_Delete(g);
+
+  snprintf(rel, sizeof rel, "tests/models/golden/bpe/%s_decode.json", name);
+  g = load_json(rel);
+  int cases = 0;
+  cJSON_ArrayForEach(row, cJSON_GetObjectItem(g, "cases")) {
+    size_t n = json_ids(cJSON_GetObjectItem(row, "ids"), want, 1024);
+    int skip = cJSON_IsTrue(cJSON_GetObjectItem(row, "skip_special"));
+    const char *text = cJSON_GetObjectItem(row, "text")->valuestring;
+    char *got = NULL;
+    CHECK_OK(vkf_text_tokenizer_decode(tok, want, n, skip, &got));
+    CHECK_MSG(got && !strcmp(got, text), "%s: decode (skip %d) \"%s\" want \"%s\"", name, skip,
+              got ? got : "", text);
+    free(got);
+    check_stream(tok, want, n, skip, text, name);
+    cases++;
+  }
+  CHECK_MSG(cases >= 40, "%s: %d decode cases", name, cases);
+  cJSON_Delete(g);
+
+  /* ids outside the vocabulary are errors naming the id */
+  int32_t bad[] = {5, -1};
+  char *text = NULL;
+  CHECK_STATUS(vkf_text_tokenizer_decode(tok, bad, 2, 0, &text), VKF_STATUS_INVALID_ARGUMENT,
+               "id -1");
+  bad[1] = 1 << 30;
+  CHECK_STATUS(vkf_text_tokenizer_decode(tok, bad, 2, 0, &text), VKF_STATUS_INVALID_ARGUMENT,
+               "id 1073741824");
+  vkf_text_decoder *dec;
+  const char *piece;
+  size_t size;
+  CHECK_OK(vkf_text_decoder_create(tok, 0, &dec));
+  CHECK_STATUS(vkf_text_decoder_push(dec, INT32_MAX, &piece, &size), VKF_STATUS_INVALID_ARGUMENT,
+               "2147483647");
+  vkf_text_decoder_destroy(dec);
+  vkf_text_tokenizer_destroy(tok);
+}
+
+static vkf_text_tokenizer *load_named(const char *name) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "tests/models/data/%s", name);
+  char *dir = path_of(rel, "");
+  vkf_text_tokenizer *tok = NULL;
+  CHECK_OK(vkf_text_tokenizer_load(dir, &tok));
+  free(dir);
+  return tok;
+}
+
+/* Llama-2 style: characters outside the vocabulary become <0xNN> tokens, and decode back. */
+static void check_byte_fallback(void) {
+  vkf_text_tokenizer *tok = load_named("llama2");
+  if (!tok) return;
+  int32_t *ids;
+  size_t count;
+  CHECK_OK(vkf_text_tokenizer_encode(tok, "\xe2\x98\x83", 0, &ids, &count)); /* ☃ */
+  CHECK_MSG(count == 4, "%zu ids", count); /* ▁ then three bytes */
+  const char *want[] = {"\xe2\x96\x81", "<0xE2>", "<0x98>", "<0x83>"};
+  for (size_t i = 0; i < count && i < 4; i++)
+    CHECK_MSG(!strcmp(vkf_text_tokenizer_id_to_token(tok, ids[i]), want[i]), "id %zu: %s", i,
+              vkf_text_tokenizer_id_to_token(tok, ids[i]));
+  char *text;
+  CHECK_OK(vkf_text_tokenizer_decode(tok, ids, count, 0, &text));
+  CHECK(!strcmp(text, "\xe2\x98\x83"));
+  free(text);
+  /* streaming holds a byte run until a token that is not a byte ends it ("a" here) */
+  free(ids);
+  CHECK_OK(vkf_text_tokenizer_encode(tok, "\xe2\x98\x83" "a", 0, &ids, &count));
+  CHECK_MSG(count == 5, "%zu ids", count);
+  vkf_text_decoder *dec;
+  CHECK_OK(vkf_text_decoder_create(tok, 0, &dec));
+  const char *piece;
+  size_t size, sizes[5] = {0};
+  for (size_t i = 0; i < count && i < 5; i++) {
+    CHECK_OK(vkf_text_decoder_push(dec, ids[i], &piece, &size));
+    sizes[i] = size;
+  }
+  CHECK_MSG(sizes[0] == 0 && sizes[1] == 0 && sizes[2] == 0 && sizes[3] == 0 && sizes[4] == 4 &&
+                !memcmp(piece, "\xe2\x98\x83" "a", 4), "pieces %zu %zu %zu %zu %zu", sizes[0],
+            sizes[1], sizes[2], sizes[3], sizes[4]);
+  /* a character that never completes comes out of flush() as U+FFFD per byte, as decode() has it */
+  vkf_text_decoder_destroy(dec);
+  CHECK_OK(vkf_text_decoder_create(tok, 0, &dec));
+  CHECK_OK(vkf_text_decoder_push(dec, ids[1], &piece, &size));
+  CHECK(size == 0);
+  CHECK_OK(vkf_text_decoder_flush(dec, &piece, &size));
+  CHECK(size == 3 && !memcmp(piece, "\xef\xbf\xbd", 3));
+  vkf_text_decoder_destroy(dec);
+  free(ids);
+  vkf_text_tokenizer_destroy(tok);
+}
+
+/* A 10k-character word must merge in well under a second (no quadratic pass), and byte-level
+ * tokenizers give the text back exactly. */
+static void check_long_words(void) {
+  for (size_t k = 0; k < 4; k++) {
+    vkf_text_tokenizer *tok = load_named(NAMES[k]);
+    if (!tok) continue;
+    size_t n = 20000;
+    char *text = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) text[i] = k % 2 ? 'a' : "the quick"[i % 9] == ' ' ? 'x' : "the quick"[i % 9];
+    text[n] = '\0';
+    clock_t t0 = clock();
+    int32_t *ids;
+    size_t count;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, text, 0, &ids, &count));
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    CHECK_MSG(secs < 1.0, "%s: %zu characters took %.2f s", NAMES[k], n, secs);
+    char *back;
+    CHECK_OK(vkf_text_tokenizer_decode(tok, ids, count, 0, &back));
+    /* (Llama-2's decoder strips the space its normalizer prepended) */
+    CHECK_MSG(!strcmp(back, text), "%s: long text does not round-trip", NAMES[k]);
+    free(back);
+    free(ids);
+    free(text);
+    vkf_text_tokenizer_destroy(tok);
+  }
+}
+
+/* Merges written as [a, b] pairs (newer tokenizers) give the same ids as "a b" strings. */
+static void check_pair_merges(const char *tmp) {
+  cJSON *doc = load_json("tests/models/data/gpt2/tokenizer.json");
+  cJSON *merges = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "model"), "merges");
+  cJSON *pairs = cJSON_CreateArray();
+  const cJSON *m;
+  cJSON_ArrayForEach(m, merges) {
+    char *s = m->valuestring, *space = strchr(s, ' ');
+    *space = '\0';
+    cJSON *pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair, cJSON_CreateString(s));
+    cJSON_AddItemToArray(pair, cJSON_CreateString(space + 1));
+    cJSON_AddItemToArray(pairs, pair);
+  }
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(doc, "model"), "merges", pairs);
+  char *text = cJSON_PrintUnformatted(doc);
+  write_file(tmp, "tokenizer.json", text);
+  free(text);
+  cJSON_Delete(doc);
+  vkf_text_tokenizer *a = load_named("gpt2"), *b = NULL;
+  CHECK_OK(vkf_text_tokenizer_load(tmp, &b));
+  if (!a || !b) return;
+  const char *probe = "The quick brown fox: it's 2023, we'll see!";
+  int32_t *ia, *ib;
+  size_t na, nb;
+  CHECK_OK(vkf_text_tokenizer_encode(a, probe, 1, &ia, &na));
+  CHECK_OK(vkf_text_tokenizer_encode(b, probe, 1, &ib, &nb));
+  CHECK(na == nb && !memcmp(ia, ib, na * sizeof *ia) && na < strlen(probe) - 10);
+  free(ia);
+  free(ib);
+  vkf_text_tokenizer_destroy(a);
+  vkf_text_tokenizer_destroy(b);
+}
+
+static void check_errors(const char *tmp) {
+  vkf_text_tokenizer *tok = NULL;
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_NOT_FOUND, "tokenizer.json nor vocab.txt");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "not valid JSON");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
+                                    " \"merges\": [\"a c\"]}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "model.merges[0]");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -3}}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "out of range");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
+             "\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\w+\"},"
+             " \"behavior\": \"Isolated\", \"invert\": false}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "unknown pattern \"\\w+\"");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
+             "\"normalizer\": {\"type\": \"NFKC\"}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"NFKC\"");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"Unigram\"");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
+             " \"merges\": [\"a b\"]}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"a\" + \"b\"");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
+  unlink(path);
+}
+
+/* ignore_merges (Llama-3): a word found whole in the vocabulary is one token even when the merges
+ * would not reach it ("b c" outranks "a b", so merging gives a + bc). */
+static void check_ignore_merges(const char *tmp) {
+  const char *json = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2,"
+                     " \"ab\": 3, \"bc\": 4, \"abc\": 5}, \"merges\": [\"b c\", \"a b\", \"ab c\"]"
+                     "%s}}";
+  for (int ignore = 0; ignore < 2; ignore++) {
+    char text[512];
+    snprintf(text, sizeof text, json, ignore ? ", \"ignore_merges\": true" : "");
+    write_file(tmp, "tokenizer.json", text);
+    vkf_text_tokenizer *tok = NULL;
+    CHECK_OK(vkf_text_tokenizer_load(tmp, &tok));
+    if (!tok) continue;
+    int32_t *ids;
+    size_t count;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, "abc", 1, &ids, &count));
+    if (ignore) CHECK_MSG(count == 1 && ids[0] == 5, "ignore_merges: %zu ids", count);
+    else CHECK_MSG(count == 2 && ids[0] == 0 && ids[1] == 4, "merges: %zu ids", count);
+    free(ids);
+    vkf_text_tokenizer_destroy(tok);
+  }
+}
+
+/* BERT's WordPiece through the same interface: the ids of vkf_tokenizer_encode_all. */
+static void check_wordpiece(void) {
+  vkf_text_tokenizer *tok = load_named("bert_tiny");
+  char *dir = path_of("tests/models/data/bert_tiny", "");
+  vkf_tokenizer *wp = NULL;
+  CHECK_OK(vkf_tokenizer_load(dir, &wp));
+  free(dir);
+  if (!tok || !wp) return;
+  CHECK(!strcmp(vkf_text_tokenizer_kind(tok), "WordPiece"));
+  int32_t *a, *b;
+  size_t na, nb;
+  CHECK_OK(vkf_text_tokenizer_encode(tok, "A man is eating food.", 1, &a, &na));
+  CHECK_OK(vkf_tokenizer_encode_all(wp, "A man is eating food.", &b, &nb));
+  CHECK(na == nb && na == 8 && !memcmp(a, b, na * sizeof *a));
+  char *text;
+  CHECK_OK(vkf_text_tokenizer_decode(tok, a, na, 1, &text));
+  CHECK_MSG(!strcmp(text, "a man is eating food."), "\"%s\"", text);
+  free(text);
+  free(a);
+  free(b);
+  vkf_tokenizer_destroy(wp);
+  vkf_text_tokenizer_destroy(tok);
+}
+
+int main(void) {
+  char tmp[] = "/tmp/vkf_test_bpe_XXXXXX";
+  VKF_ASSERT(mkdtemp(tmp));
+  for (size_t k = 0; k < sizeof NAMES / sizeof NAMES[0]; k++) check_golden(NAMES[k]);
+  check_byte_fallback();
+  check_long_words();
+  check_errors(tmp);
+  check_pair_merges(tmp);
+  check_ignore_merges(tmp);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
+  unlink(path);
+  rmdir(tmp);
+  check_wordpiece();
+  return test_report();
+}
