@@ -14,6 +14,55 @@ struct vkf_runner {
   vkf_session *session;
 };
 
+/* The plan buffer of the constant in `other` holding `data` of `size` bytes, or UINT32_MAX. */
+static uint32_t constant_buffer(const vkf_runner *other, const void *data, size_t size) {
+  for (uint32_t id = 1; id < other->lowered.tensor_bound; id++) {
+    const vkf_tensor *t = vkf_graph_tensor(other->graph, (vkf_value){id});
+    if (!t->removed && t->role == VKF_ROLE_CONSTANT && t->data == data && t->base.id == id &&
+        vkf_tensor_size(t) == size && other->lowered.tensors[id].buffer != VKF_PLAN_NO_BUFFER)
+      return other->lowered.tensors[id].buffer;
+  }
+  return UINT32_MAX;
+}
+
+/* Fills external[plan buffer] from the options: caller-owned input buffers, and the buffers of
+ * constants another runner already holds (marked in shared[]). */
+static vkf_status bind_external(vkf_runner *r, const vkf_runner_options *o, vkf_buffer **external,
+                                uint8_t *shared) {
+  if (!o) return VKF_OK;
+  for (uint32_t i = 0; i < o->binding_count; i++) {
+    vkf_value v = o->bindings[i].value;
+    const vkf_tensor *t = v.id && v.id < r->lowered.tensor_bound
+                              ? vkf_graph_tensor(r->graph, v)
+                              : NULL;
+    if (!t || t->role != VKF_ROLE_INPUT || t->base.id != v.id ||
+        r->lowered.tensors[v.id].buffer == VKF_PLAN_NO_BUFFER)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "binding %u: tensor %u is not a graph input with its own buffer", i,
+                             v.id);
+    if (vkf_buffer_size(o->bindings[i].buffer) < vkf_tensor_size(t))
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "input \"%s\": the bound buffer has %llu bytes, %zu needed", t->name,
+                             (unsigned long long)vkf_buffer_size(o->bindings[i].buffer),
+                             vkf_tensor_size(t));
+    external[r->lowered.tensors[v.id].buffer] = o->bindings[i].buffer;
+  }
+  const vkf_runner *other = o->share_constants_with;
+  if (!other) return VKF_OK;
+  /* Pointer equality is the identity: both graphs were built from one model, whose weight cache
+   * and file mapping hand out the same data for the same tensor. */
+  for (uint32_t id = 1; id < r->lowered.tensor_bound; id++) {
+    const vkf_tensor *t = vkf_graph_tensor(r->graph, (vkf_value){id});
+    if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+    uint32_t mine = r->lowered.tensors[id].buffer;
+    uint32_t theirs = constant_buffer(other, t->data, vkf_tensor_size(t));
+    if (mine == VKF_PLAN_NO_BUFFER || theirs == UINT32_MAX) continue;
+    external[mine] = vkf_session_buffer(other->session, theirs);
+    shared[mine] = 1;
+  }
+  return VKF_OK;
+}
+
 vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
                              const vkf_runner_options *options, vkf_runner **out_runner) {
   *out_runner = NULL;
@@ -23,14 +72,28 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
   r->graph = graph;
   vkf_status st = vkf_memory_plan_build(graph, NULL);
   if (!st) st = vkf_lower_graph(graph, vkf_device_caps_get(device), NULL, &r->lowered);
-  vkf_session_options so = {.profile = options ? options->profile : 0};
+  vkf_buffer **external = NULL;
+  uint32_t nb = st ? 0 : vkf_plan_buffer_count(r->lowered.plan);
+  uint8_t *shared = NULL; /* per plan buffer: bound to another runner's weights */
+  if (!st) {
+    external = calloc(nb ? nb : 1, sizeof *external);
+    shared = calloc(nb ? nb : 1, 1);
+    if (!external || !shared) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "runner buffers");
+  }
+  if (!st) st = bind_external(r, options, external, shared);
+  vkf_session_options so = {.profile = options ? options->profile : 0,
+                            .external = external,
+                            .external_count = nb};
   if (!st) st = vkf_session_create(device, r->lowered.plan, &so, &r->session);
   for (uint32_t id = 1; id < r->lowered.tensor_bound && !st; id++) {
     const vkf_tensor *t = vkf_graph_tensor(graph, (vkf_value){id});
     if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+    if (shared[r->lowered.tensors[id].buffer]) continue;
     st = vkf_session_write(r->session, r->lowered.tensors[id].buffer, 0, t->data,
                            vkf_tensor_size(t));
   }
+  free(external);
+  free(shared);
   if (st) {
     vkf_runner_destroy(r);
     return st;
@@ -105,4 +168,7 @@ vkf_status vkf_runner_get(vkf_runner *r, vkf_value v, void *dst, size_t size) {
 }
 
 vkf_session *vkf_runner_session(vkf_runner *r) { return r->session; }
+uint64_t vkf_runner_device_bytes(const vkf_runner *r) {
+  return vkf_session_device_bytes(r->session);
+}
 const vkf_lowered *vkf_runner_lowered(const vkf_runner *r) { return &r->lowered; }

@@ -8,17 +8,30 @@
 
 #include "graph/ir/graph.h"
 #include "graph/lower/lower.h"
+#include "host/buffer.h"
 #include "host/device.h"
 #include "host/session.h"
 
 typedef struct vkf_runner vkf_runner;
 
+/* A graph input bound to a buffer the caller owns (state that outlives a run: KV caches). */
+typedef struct vkf_runner_binding {
+  vkf_value value;    /* a graph input (contiguous, its own plan buffer) */
+  vkf_buffer *buffer; /* at least the input's size; outlives the runner */
+} vkf_runner_binding;
+
 typedef struct vkf_runner_options {
   int profile; /* timestamps per dispatch (see vkf_session_print_profile) */
+  const vkf_runner_binding *bindings; /* inputs read and written in caller-owned buffers */
+  uint32_t binding_count;
+  /* Constants whose host data (same pointer, same size) another runner already holds on the
+   * device are bound to that runner's buffers instead of uploaded again (a prefill and a decode
+   * plan of one model share one copy of the weights). That runner must outlive this one. */
+  const struct vkf_runner *share_constants_with;
 } vkf_runner_options;
 
 /* Plans and lowers `graph` (which must stay alive and unchanged), creates the session and uploads
- * every constant that has host data. */
+ * every constant that has host data (unless shared, see the options). */
 vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
                              const vkf_runner_options *options, vkf_runner **out_runner);
 void vkf_runner_destroy(vkf_runner *runner);
@@ -32,6 +45,8 @@ vkf_status vkf_runner_run(vkf_runner *runner);
 vkf_status vkf_runner_get(vkf_runner *runner, vkf_value value, void *dst, size_t size);
 
 vkf_session *vkf_runner_session(vkf_runner *runner);
+/* Device bytes this runner allocated itself: its arena, inputs, outputs and unshared weights. */
+uint64_t vkf_runner_device_bytes(const vkf_runner *runner);
 const vkf_lowered *vkf_runner_lowered(const vkf_runner *runner);
 
 #endif

@@ -14,6 +14,7 @@ struct vkf_session {
   vkf_device *device;
   const vkf_plan *plan;
   vkf_buffer **buffers;
+  uint8_t *owned;       /* per plan buffer: 1 when the session allocated it */
   vkf_kernel **kernels; /* per dispatch */
   vkf_cmd *cmd;
   int profile;
@@ -73,15 +74,27 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
   s->profile = (options && options->profile) || vkf_env_get()->profile;
   uint32_t nb = vkf_plan_buffer_count(plan), nd = vkf_plan_dispatch_count(plan);
   s->buffers = calloc(nb ? nb : 1, sizeof *s->buffers);
+  s->owned = calloc(nb ? nb : 1, 1);
   s->kernels = calloc(nd ? nd : 1, sizeof *s->kernels);
   s->times_ns = calloc(nd + 1, sizeof *s->times_ns);
-  vkf_status st = (s->buffers && s->kernels && s->times_ns)
+  vkf_status st = (s->buffers && s->owned && s->kernels && s->times_ns)
                       ? VKF_OK
                       : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
   for (uint32_t i = 0; i < nb && !st; i++) {
     const vkf_plan_buffer *b = vkf_plan_buffer_get(plan, i);
-    st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
-    if (!st) s->device_bytes += b->size;
+    vkf_buffer *ext = options && options->external && i < options->external_count
+                          ? options->external[i]
+                          : NULL;
+    if (ext && vkf_buffer_size(ext) < b->size)
+      st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "buffer \"%s\": the caller's buffer has %llu bytes, the plan needs %llu",
+                           b->name, (unsigned long long)vkf_buffer_size(ext),
+                           (unsigned long long)b->size);
+    else if (ext)
+      s->buffers[i] = ext;
+    else
+      st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
+    if (!st && !ext) s->owned[i] = 1, s->device_bytes += b->size;
   }
   for (uint32_t i = 0; i < nd && !st; i++)
     st = kernel_for(device, vkf_plan_dispatch_get(plan, i), &s->kernels[i]);
@@ -101,9 +114,11 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
 void vkf_session_destroy(vkf_session *s) {
   if (!s) return;
   vkf_cmd_destroy(s->cmd);
-  if (s->buffers)
-    for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++) vkf_buffer_destroy(s->buffers[i]);
+  if (s->buffers && s->owned)
+    for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++)
+      if (s->owned[i]) vkf_buffer_destroy(s->buffers[i]);
   free(s->buffers);
+  free(s->owned);
   free(s->kernels);
   free(s->times_ns);
   free(s);
@@ -129,6 +144,10 @@ vkf_status vkf_session_read(vkf_session *s, uint32_t buffer, uint64_t offset, vo
   vkf_status st = vkf_buffer_download(s->device, s->buffers[buffer], offset, out_data, size);
   return st ? vkf_status_annotate(st, "reading \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
             : VKF_OK;
+}
+
+vkf_buffer *vkf_session_buffer(const vkf_session *s, uint32_t buffer) {
+  return buffer < vkf_plan_buffer_count(s->plan) ? s->buffers[buffer] : NULL;
 }
 
 vkf_status vkf_session_run(vkf_session *s) {

@@ -9,12 +9,18 @@
 
 #include "graph/base/status.h"
 #include "graph/lower/plan.h"
+#include "host/buffer.h"
 #include "host/device.h"
 
 typedef struct vkf_session vkf_session;
 
 typedef struct vkf_session_options {
   int profile; /* 1: timestamps around each dispatch; 0: follow VKF_PROFILE */
+  /* Buffers owned by the caller (KV caches, another session's weights), indexed by plan buffer;
+   * NULL entries (or a NULL array) are allocated by the session. Each must be at least the plan
+   * buffer's size and outlive the session, which never frees them. */
+  vkf_buffer *const *external;
+  uint32_t external_count;
 } vkf_session_options;
 
 /* The plan must be finalized and outlive the session. */
@@ -37,7 +43,9 @@ vkf_status vkf_session_read(vkf_session *session, uint32_t buffer, uint64_t offs
 vkf_status vkf_session_dispatch_times(vkf_session *session, double *out_ns);
 /* Total GPU time of the last run (profiling sessions only), nanoseconds. */
 double vkf_session_total_ns(const vkf_session *session);
-/* Bytes of device memory the session allocated (all plan buffers). */
+/* The device buffer behind plan buffer `buffer` (owned by the session or the caller). */
+vkf_buffer *vkf_session_buffer(const vkf_session *session, uint32_t buffer);
+/* Bytes of device memory the session allocated itself (external buffers not counted). */
 uint64_t vkf_session_device_bytes(const vkf_session *session);
 /* Writes the per-dispatch profile table (node, kernel, time, share) to `out`. */
 vkf_status vkf_session_print_profile(vkf_session *session, FILE *out);

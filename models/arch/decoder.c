@@ -222,30 +222,40 @@ int vkf_decoder_has_lm_head(const vkf_decoder_model *m) {
 
 /* ---- graph ---- */
 
+enum table_kind { TABLE_COS, TABLE_SIN, TABLE_CAUSAL, TABLE_POSITIONS };
+
 typedef struct table_fill {
   const vkf_decoder_model *m;
   int64_t n;
-  int what; /* 0 cos, 1 sin, 2 causal indicator, 3 learned positions */
+  enum table_kind kind;
+  int per_row_seq; /* rotary rows p computed as a sequence of p + 1 tokens sees them (decoding) */
   vkf_status status;
 } table_fill;
 
 static void fill_table(float *out, size_t count, const void *user) {
   table_fill *f = (table_fill *)user;
   const vkf_hf_config *c = &f->m->f.config;
-  int64_t n = f->n;
-  if (f->what <= 1) {
-    float *other = malloc(count * sizeof *other + 1);
+  int64_t n = f->n, dh = c->head_dim;
+  if (f->kind == TABLE_COS || f->kind == TABLE_SIN) {
+    float *other = malloc((size_t)dh * sizeof *other + 1);
     if (!other) {
       f->status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "rotary tables");
       for (size_t i = 0; i < count; i++) out[i] = 0.0f;
       return;
     }
-    if (f->what == 0)
-      vkf_rotary_tables(c, 0, n, n, out, other);
-    else
-      vkf_rotary_tables(c, 0, n, n, other, out);
+    /* Dynamic NTK scaling depends on the sequence length the model has seen: transformers
+     * recomputes the base on every call from the largest position, so a prompt's rows share its
+     * length and each decoded token sees its own. */
+    for (int64_t p = 0; p < n; p++) {
+      int64_t seq = f->per_row_seq ? p + 1 : n;
+      float *row = out + p * dh;
+      if (f->kind == TABLE_COS)
+        vkf_rotary_tables(c, p, 1, seq, row, other);
+      else
+        vkf_rotary_tables(c, p, 1, seq, other, row);
+    }
     free(other);
-  } else if (f->what == 2) {
+  } else if (f->kind == TABLE_CAUSAL) {
     /* 1 where query i may not see key j: the future, and keys sliding_window or more back. */
     int64_t w = c->sliding_window;
     for (int64_t i = 0; i < n; i++)
@@ -261,10 +271,10 @@ static void fill_table(float *out, size_t count, const void *user) {
 }
 
 /* A [rows, cols] table the model computes (cached per key and dtype). */
-static vkf_value table(vkf_decoder_model *m, vkf_graph *g, const char *key, int what, int64_t n,
-                       int64_t rows, int64_t cols, vkf_dtype dt) {
+static vkf_value table(vkf_decoder_model *m, vkf_graph *g, const char *key, enum table_kind kind,
+                       int per_row_seq, int64_t rows, int64_t cols, vkf_dtype dt) {
   vkf_arch_weights w = {m->f.ck, &m->f.owned, "", dt};
-  table_fill tf = {m, n, what, VKF_OK};
+  table_fill tf = {m, rows, kind, per_row_seq, VKF_OK};
   int64_t shape[2] = {rows, cols};
   vkf_value v = vkf_arch_computed(&w, g, key, dt, 2, shape, fill_table, &tf);
   if (tf.status) vkf_graph_set_error(g, tf.status);
@@ -272,12 +282,28 @@ static vkf_value table(vkf_decoder_model *m, vkf_graph *g, const char *key, int 
 }
 
 typedef struct rotary_user {
-  vkf_value cos, sin; /* [N, Dh] */
+  vkf_value cos, sin; /* [N, Dh] or [B, 1, N, Dh] */
 } rotary_user;
 
 static vkf_value rotate(vkf_graph *g, const char *name, vkf_value x, void *user) {
   const rotary_user *r = user;
   return vkf_rotary_apply(g, name, x, r->cos, r->sin);
+}
+
+/* Per layer: the cache inputs and the run-time rows of a prefill or decode step. */
+typedef struct cache_user {
+  vkf_value k_cache, v_cache, start;
+  int read_cache; /* DECODE: attention reads the updated cache, not just the new rows */
+} cache_user;
+
+static void write_cache(vkf_graph *g, const char *name, vkf_value *k, vkf_value *v, void *user) {
+  const cache_user *c = user;
+  char nm[DEC_NAME_MAX + 16];
+  vkf_value kc = vkf_kv_write(g, (snprintf(nm, sizeof nm, "%s.k_cache", name), nm), c->k_cache, *k,
+                              c->start);
+  vkf_value vc = vkf_kv_write(g, (snprintf(nm, sizeof nm, "%s.v_cache", name), nm), c->v_cache, *v,
+                              c->start);
+  if (c->read_cache) *k = kc, *v = vc;
 }
 
 static void fill_value(float *out, size_t count, const void *user) {
@@ -289,7 +315,8 @@ static void fill_value(float *out, size_t count, const void *user) {
 static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, int64_t batch,
                            int64_t n) {
   char key[64];
-  vkf_value causal = table(m, g, NAME(key, "causal_mask.%lld", (long long)n), 2, n, n, n, VKF_F32);
+  vkf_value causal =
+      table(m, g, NAME(key, "causal_mask.%lld", (long long)n), TABLE_CAUSAL, 0, n, n, VKF_F32);
   static const float one = 1.0f;
   int64_t shape1[1] = {1};
   vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32};
@@ -305,54 +332,134 @@ static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, i
   return vkf_scale(g, "attention_mask.bias", masked, -DEC_MASKED_SCORE);
 }
 
+/* Rows of `table` [R, C] at run-time positions [B, N], as [B, 1, N, C] (broadcast over heads). */
+static vkf_value rows_at(vkf_graph *g, const char *name, vkf_value table_v, vkf_value positions,
+                         int64_t batch, int64_t n, int64_t cols) {
+  char nm[DEC_NAME_MAX];
+  vkf_value r = vkf_gather(g, (snprintf(nm, sizeof nm, "%s.rows", name), nm), table_v, positions);
+  int64_t shape[4] = {batch, 1, n, cols};
+  return vkf_reshape(g, name, r, 4, shape);
+}
+
+void vkf_decoder_graph_release(vkf_decoder_graph *out) {
+  vkf_graph_destroy(out->graph);
+  free(out->cache_k);
+  free(out->cache_v);
+  memset(out, 0, sizeof *out);
+}
+
+static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_build_options *o) {
+  const vkf_hf_config *c = &m->f.config;
+  int64_t max = c->max_position_embeddings;
+  int cached = o->mode != VKF_DECODER_FULL;
+  if (o->batch < 0 || o->seq_len < 1 || o->seq_len > max ||
+      (o->dtype != VKF_F32 && o->dtype != VKF_F16) ||
+      (cached && (o->capacity < o->seq_len || o->capacity > max ||
+                  (o->cache_dtype != VKF_F32 && o->cache_dtype != VKF_F16))) ||
+      (o->mode == VKF_DECODER_DECODE && o->seq_len != 1))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: batch %lld, seq_len %lld, capacity %lld (max %lld), dtype %s, "
+                           "cache dtype %s not supported in this mode",
+                           m->f.dir, (long long)o->batch, (long long)o->seq_len,
+                           (long long)o->capacity, (long long)max, vkf_dtype_name(o->dtype),
+                           vkf_dtype_name(o->cache_dtype));
+  if (o->logits && !m->lm_head)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
+                           m->f.dir, vkf_decoder_architecture(m));
+  return VKF_OK;
+}
+
 vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_options *options,
                              vkf_decoder_graph *out) {
   memset(out, 0, sizeof *out);
   vkf_decoder_build_options o = options ? *options : (vkf_decoder_build_options){0};
+  if (!o.batch) o.batch = 1;
+  VKF_RETURN_IF_ERROR(check_options(m, &o));
   const vkf_hf_config *c = &m->f.config;
-  int64_t batch = o.batch ? o.batch : 1, n = o.seq_len;
+  int64_t batch = o.batch, n = o.seq_len, cap = o.capacity, layers = c->num_hidden_layers;
+  int cached = o.mode != VKF_DECODER_FULL, decode = o.mode == VKF_DECODER_DECODE;
   vkf_dtype dt = o.dtype;
-  if (batch < 0 || n < 1 || n > c->max_position_embeddings || (dt != VKF_F32 && dt != VKF_F16))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "%s: batch %lld, seq_len %lld (max %lld), dtype %s not supported",
-                           m->f.dir, (long long)batch, (long long)n,
-                           (long long)c->max_position_embeddings, vkf_dtype_name(dt));
-  if (o.logits && !m->lm_head)
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
-                           m->f.dir, vkf_decoder_architecture(m));
   const family *fam = m->fam;
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_decoder_architecture(m), &g));
+  out->graph = g;
   char nm[DEC_NAME_MAX], key[DEC_NAME_MAX];
   vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt};
 
-  int64_t bn[2] = {batch, n};
+  int64_t bn[2] = {batch, n}, b1[1] = {batch};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
-  vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
-  vkf_block_io io = {.bias = mask_bias(m, g, mask, batch, n)};
+  vkf_block_io io = {0};
+  cache_user *cu = NULL;
+  if (!cached) {
+    out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
+    io.bias = mask_bias(m, g, out->attention_mask, batch, n);
+  } else {
+    out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
+    out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
+    if (decode) io.kv_len = out->kv_len = vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
+    out->layers = layers;
+    out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
+    out->cache_v = calloc((size_t)layers, sizeof *out->cache_v);
+    cu = calloc((size_t)layers, sizeof *cu);
+    if (!out->cache_k || !out->cache_v || !cu) {
+      free(cu);
+      vkf_decoder_graph_release(out);
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: cache inputs", m->f.dir);
+    }
+    int64_t cs[4] = {batch, c->num_key_value_heads, cap, c->head_dim};
+    for (int64_t l = 0; l < layers; l++) {
+      out->cache_k[l] = vkf_graph_input(g, NAME(nm, "past_key_values.%lld.key", (long long)l),
+                                        o.cache_dtype, 4, cs);
+      out->cache_v[l] = vkf_graph_input(g, NAME(nm, "past_key_values.%lld.value", (long long)l),
+                                        o.cache_dtype, 4, cs);
+      cu[l] = (cache_user){out->cache_k[l], out->cache_v[l], out->cache_start, decode};
+    }
+    io.kv = write_cache;
+  }
 
   vkf_value x = vkf_gather(g, NAME(nm, "%s%s", m->prefix, fam->embed), /* [B, N, D] */
                            vkf_arch_weight(&aw, g, fam->embed), ids);
   rotary_user ru = {0};
-  if (fam->positions) {
+  if (fam->positions && !cached) {
     x = vkf_add(g, NAME(nm, "%s%s", m->prefix, fam->positions), x,
-                table(m, g, NAME(key, "%spositions.%lld", m->prefix, (long long)n), 3, n, n,
-                      c->hidden_size, dt));
+                table(m, g, NAME(key, "%spositions.%lld", m->prefix, (long long)n),
+                      TABLE_POSITIONS, 0, n, c->hidden_size, dt));
+  } else if (fam->positions) {
+    x = vkf_add(g, NAME(nm, "%s%s", m->prefix, fam->positions), x,
+                vkf_gather(g, NAME(key, "%s%s.rows", m->prefix, fam->positions),
+                           vkf_arch_weight(&aw, g, fam->positions), out->positions));
+  } else if (!cached) {
+    ru.cos = table(m, g, NAME(key, "rotary.cos.%lld", (long long)n), TABLE_COS, 0, n, c->head_dim,
+                   dt);
+    ru.sin = table(m, g, NAME(key, "rotary.sin.%lld", (long long)n), TABLE_SIN, 0, n, c->head_dim,
+                   dt);
   } else {
-    ru.cos = table(m, g, NAME(key, "rotary.cos.%lld", (long long)n), 0, n, n, c->head_dim, dt);
-    ru.sin = table(m, g, NAME(key, "rotary.sin.%lld", (long long)n), 1, n, n, c->head_dim, dt);
+    /* A prompt's rows share its length; a decoded token's row is computed for its own. */
+    int64_t rows = decode ? cap : n;
+    vkf_value ct = table(m, g, NAME(key, "rotary.cos.%s%lld", decode ? "step." : "", (long long)rows),
+                         TABLE_COS, decode, rows, c->head_dim, dt);
+    vkf_value st = table(m, g, NAME(key, "rotary.sin.%s%lld", decode ? "step." : "", (long long)rows),
+                         TABLE_SIN, decode, rows, c->head_dim, dt);
+    ru.cos = rows_at(g, "rotary.cos", ct, out->positions, batch, n, c->head_dim);
+    ru.sin = rows_at(g, "rotary.sin", st, out->positions, batch, n, c->head_dim);
+  }
+  if (!fam->positions) {
     io.rotate = rotate;
     io.rotate_user = &ru;
   }
   vkf_block_config bc = block_config(m);
-  for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+  bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
+  for (int64_t l = 0; l < layers; l++) {
     char tp[64], np[DEC_NAME_MAX];
     snprintf(tp, sizeof tp, fam->layer_fmt, (long long)l);
     NAME(np, "%s%s", m->prefix, tp);
     vkf_block_weights w;
     vkf_block_weights_get(&aw, g, tp, &m->names, &bc, &w);
+    if (cu) io.kv_user = &cu[l];
     x = vkf_block_build(g, np, &m->names, &bc, &w, &io, x);
   }
+  free(cu);
   char a[DEC_NAME_MAX], b[DEC_NAME_MAX];
   vkf_norm_options no = {
       .eps = (float)c->layer_norm_eps,
@@ -361,9 +468,16 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
                   ? vkf_arch_weight(&aw, g, NAME(b, "%s.bias", fam->final_norm))
                   : VKF_NO_VALUE,
   };
+  if (cached) {
+    /* Only the rows whose logits are wanted go through the final norm and the head. */
+    int64_t flat[2] = {batch * n, c->hidden_size}, one[3] = {batch, 1, c->hidden_size};
+    x = vkf_reshape(g, "last_rows.flat", x, 2, flat);
+    x = vkf_reshape(g, "last_rows", vkf_gather(g, "last_rows.gather", x, out->last_index), 3, one);
+  }
   NAME(nm, "%s%s", m->prefix, fam->final_norm);
   x = fam->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, nm, x, &no) : vkf_layernorm(g, nm, x, &no);
-  if (o.last_hidden_state) out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
+  if (o.last_hidden_state && !cached)
+    out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   if (o.logits) {
     vkf_arch_weights head = {m->f.ck, &m->f.owned, m->lm_head == 2 ? "" : m->prefix, dt};
     vkf_value w = vkf_arch_weight(&head, g, m->lm_head == 2 ? "lm_head.weight" : fam->embed);
@@ -372,12 +486,9 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_status st = vkf_graph_status(g);
   if (st) {
-    vkf_graph_destroy(g);
-    memset(out, 0, sizeof *out);
+    vkf_decoder_graph_release(out);
     return vkf_status_annotate(st, "building %s from %s: ", vkf_decoder_architecture(m), m->f.dir);
   }
-  out->graph = g;
   out->input_ids = ids;
-  out->attention_mask = mask;
   return VKF_OK;
 }

@@ -25,24 +25,50 @@ const char *vkf_decoder_architecture(const vkf_decoder_model *model);
 /* Whether logits can be computed (a language-model head, own or tied to the embeddings). */
 int vkf_decoder_has_lm_head(const vkf_decoder_model *model);
 
+/* What a build computes. FULL is the forward pass of transformers (every position's logits, any
+ * padding mask). PREFILL and DECODE run against a KV cache (host/kv_cache.h) bound as the graph's
+ * cache inputs: PREFILL reads right-padded prompts of N tokens (causal attention within them)
+ * and writes their keys and values into the cache from position cache_start; DECODE takes one
+ * token per row, writes its key and value at cache_start and attends to the first kv_len cache
+ * rows. Both give the logits of one position per row, chosen by last_index. */
+typedef enum vkf_decoder_mode {
+  VKF_DECODER_FULL = 0,
+  VKF_DECODER_PREFILL,
+  VKF_DECODER_DECODE,
+} vkf_decoder_mode;
+
 typedef struct vkf_decoder_build_options {
   int64_t batch;   /* 0: 1 */
-  int64_t seq_len; /* tokens per sequence, padding included; 1 .. max_position_embeddings */
+  int64_t seq_len; /* tokens per sequence, padding included; 1 .. max_position_embeddings
+                      (DECODE: 1) */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; outputs stay f32 */
-  int logits;            /* output logits [B, N, V] */
-  int last_hidden_state; /* output the final norm's output [B, N, D] */
+  int logits;            /* output logits: [B, N, V] (FULL) or [B, 1, V] */
+  int last_hidden_state; /* output the final norm's output [B, N, D] (FULL only) */
+  vkf_decoder_mode mode;
+  int64_t capacity;      /* PREFILL, DECODE: cache positions C (<= max_position_embeddings) */
+  vkf_dtype cache_dtype; /* of the cache: VKF_F32 (default) or VKF_F16 */
 } vkf_decoder_build_options;
 
 /* The graph of one build (absent values are VKF_NO_VALUE). */
 typedef struct vkf_decoder_graph {
-  vkf_graph *graph;         /* owned by the caller: vkf_graph_destroy */
+  vkf_graph *graph;         /* owned: vkf_decoder_graph_release */
   vkf_value input_ids;      /* input, i32 [B, N] */
-  vkf_value attention_mask; /* input, i32 [B, N] of 0/1: padding, combined with the causal (and
-                               sliding-window) mask exactly as transformers 4.38's eager attention
-                               does, also in rows whose every key is masked */
+  vkf_value attention_mask; /* FULL: input, i32 [B, N] of 0/1: padding, combined with the causal
+                               (and sliding-window) mask exactly as transformers 4.38's eager
+                               attention does, also in rows whose every key is masked */
+  vkf_value positions;      /* PREFILL, DECODE: input, i32 [B, N], each < capacity */
+  vkf_value cache_start;    /* PREFILL, DECODE: input, i32 [B]: the cache row of token 0 */
+  vkf_value kv_len;         /* DECODE: input, i32 [B]: cache rows attended (cache_start + 1) */
+  vkf_value last_index;     /* PREFILL, DECODE: input, i32 [B]: b·N + the position whose logits
+                               row b gets */
+  vkf_value *cache_k, *cache_v; /* PREFILL, DECODE: per layer, inputs [B, Hkv, C, Dh] */
+  int64_t layers;
   vkf_value logits;
   vkf_value last_hidden_state;
 } vkf_decoder_graph;
+
+/* Destroys the graph and frees the cache value arrays; zeroes *g. */
+void vkf_decoder_graph_release(vkf_decoder_graph *g);
 
 /* Token (+ learned position) embeddings, pre-norm blocks (models/arch/transformer_block.h) with
  * rotary positions for the Llama family, final norm, LM head. Positions are 0 .. N-1 in every row,

@@ -204,6 +204,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     k = io->rotate(g, VKF_NAME(nm1, "%s.k_rotary", at), k, io->rotate_user);
   }
   int self = !vkf_value_valid(memory) || memory.id == x.id;
+  if (self && io && io->kv) io->kv(g, at, &k, &v, io->kv_user);
   vkf_attention_options ao = {
       .scale = c->attn_scale ? c->attn_scale : 1.0f / sqrtf((float)z.dh),
       .kv_len = io ? io->kv_len : VKF_NO_VALUE,
@@ -213,7 +214,16 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
       .window_right = c->window_right,
       .bias = io ? io->bias : VKF_NO_VALUE,
   };
+  /* An fp16 cache read by f32 activations: attention runs on the cache's dtype (its softmax state
+   * is fp32 whatever the storage) and its output comes back to the activations' dtype. */
+  const vkf_tensor *qt = vkf_value_valid(q) ? vkf_graph_tensor(g, q) : NULL;
+  const vkf_tensor *kt = vkf_value_valid(k) ? vkf_graph_tensor(g, k) : NULL;
+  vkf_dtype act_dtype = qt ? qt->dtype : VKF_F32;
+  if (qt && kt && kt->dtype != qt->dtype)
+    q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kt->dtype);
   vkf_value a = vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
+  if (qt && kt && kt->dtype != act_dtype)
+    a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
   static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
   int64_t merged[3] = {b, n, z.h * z.dh};

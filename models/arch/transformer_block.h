@@ -91,12 +91,19 @@ typedef struct vkf_block_weights {
 /* Rotary positions: rotates x [B, H, N, Dh] (q or k) in place of the block; returns the result. */
 typedef vkf_value (*vkf_block_rotate_fn)(vkf_graph *g, const char *name, vkf_value x, void *user);
 
+/* State of attention: called with the layer's new k, v [B, Hkv, N, Dh] (after rotary) and may
+ * replace them with what the attention reads instead (a KV cache written with the new rows). */
+typedef void (*vkf_block_kv_fn)(vkf_graph *g, const char *name, vkf_value *k, vkf_value *v,
+                                void *user);
+
 /* Run-time tensors a block reads besides its input. */
 typedef struct vkf_block_io {
   vkf_value kv_len;           /* optional i32 [B]: keys at or past kv_len[b] are padding */
   vkf_value bias;             /* optional additive score bias, broadcastable to [B, H, N, N] */
   vkf_block_rotate_fn rotate; /* with VKF_BLOCK_POS_ROTARY */
   void *rotate_user;
+  vkf_block_kv_fn kv; /* optional, self-attention only */
+  void *kv_user;
 } vkf_block_io;
 
 /* Load-time check of every tensor of one block: tensor_prefix + each name of `names`, with the

@@ -53,7 +53,7 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
                                   .last_hidden_state = want[head ? 1 : 0]};
   vkf_decoder_graph dg;
   VKF_RETURN_IF_ERROR(vkf_decoder_build(m, &bo, &dg));
-  out->graph = dg.graph;
+  out->graph = dg.graph; /* FULL mode allocates no cache arrays: the graph is all there is */
   out->inputs[0] = dg.input_ids;
   out->inputs[1] = dg.attention_mask;
   if (head) out->outputs[0] = dg.logits;

@@ -1,0 +1,478 @@
+/* vkf generate: autoregressive generation with a decoder-only checkpoint: the prompt through the
+ * prefill plan, then one recorded decode step per token against the device KV cache; greedy or
+ * sampled (the checkpoint's generation_config.json, overridable), streamed to stdout. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "models/formats/npy.h"
+#include "models/generate/generation_config.h"
+#include "models/generate/sampling.h"
+#include "models/registry/model.h"
+#include "models/text/text_tokenizer.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/device_open.h"
+#include "tools/vkf/generate_engine.h"
+
+enum { GEN_MAX_PROMPTS = 16, GEN_MAX_STOPS = 8, GEN_DEFAULT_CTX = 4096 };
+
+typedef struct gen_args {
+  const char *model, *device, *save_logits;
+  const char *prompts[GEN_MAX_PROMPTS], *ids[GEN_MAX_PROMPTS];
+  int prompt_count, ids_count;
+  const char *stops[GEN_MAX_STOPS];
+  int stop_count;
+  int64_t max_new, ctx, top_k;
+  double temperature, top_p, repetition_penalty;
+  uint64_t seed;
+  int greedy, sample, ignore_eos, json, fp16, cache_fp16, has_top_k, has_top_p, has_temp, has_rep;
+} gen_args;
+
+/* One sequence being generated. */
+typedef struct gen_row {
+  int64_t *ids; /* prompt then generated, capacity ctx */
+  int64_t prompt_len, len;
+  int done;
+  char *text; /* decoded generated text */
+  size_t text_size, text_cap;
+  vkf_text_decoder *dec;
+} gen_row;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3)... [--max-new-tokens N]\n"
+          "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
+          "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
+          "                    [--ctx N] [--fp16] [--cache-fp16] [--json] [--save-logits F.npy]\n"
+          "  Several prompts run as one batch; each gets the tokens it gets alone. Defaults come\n"
+          "  from the checkpoint's generation_config.json (else config.json), as transformers'\n"
+          "  generate() reads them. --ctx: KV cache positions (default: the smaller of the\n"
+          "  model's maximum and %d). --save-logits: float32 [steps, vocab] of one prompt, the raw\n"
+          "  logits of every generated step. Text streams to stdout, speeds go to stderr.\n",
+          GEN_DEFAULT_CTX);
+}
+
+static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end = NULL;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || v < lo || v > hi) return 0;
+  *out = v;
+  return 1;
+}
+
+static int parse_f64(const char *s, double *out) {
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (!*s || *end || v != v) return 0;
+  *out = v;
+  return 1;
+}
+
+/* Returns 0 on success, else the exit status (2) after printing the problem. */
+static int parse_args(int argc, char **argv, gen_args *a) {
+  memset(a, 0, sizeof *a);
+  a->max_new = -1;
+  for (int i = 0; i < argc; i++) {
+    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int ok = 1, used = 1;
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(o, "--greedy")) {
+      a->greedy = 1, used = 0;
+    } else if (!strcmp(o, "--ignore-eos")) {
+      a->ignore_eos = 1, used = 0;
+    } else if (!strcmp(o, "--json")) {
+      a->json = 1, used = 0;
+    } else if (!strcmp(o, "--fp16")) {
+      a->fp16 = 1, used = 0;
+    } else if (!strcmp(o, "--cache-fp16")) {
+      a->cache_fp16 = 1, used = 0;
+    } else if (!v) {
+      ok = 0;
+    } else if (!strcmp(o, "--model")) {
+      a->model = v;
+    } else if (!strcmp(o, "--device")) {
+      a->device = v;
+    } else if (!strcmp(o, "--save-logits")) {
+      a->save_logits = v;
+    } else if (!strcmp(o, "--prompt") || !strcmp(o, "--ids")) {
+      int is_ids = o[2] == 'i';
+      if (a->prompt_count + a->ids_count == GEN_MAX_PROMPTS) {
+        fprintf(stderr, "vkf generate: at most %d prompts\n", GEN_MAX_PROMPTS);
+        return 2;
+      }
+      if (is_ids)
+        a->ids[a->ids_count++] = v;
+      else
+        a->prompts[a->prompt_count++] = v;
+    } else if (!strcmp(o, "--stop")) {
+      ok = a->stop_count < GEN_MAX_STOPS && v[0];
+      if (ok) a->stops[a->stop_count++] = v;
+    } else if (!strcmp(o, "--max-new-tokens")) {
+      ok = parse_i64(v, 1, 1 << 24, &a->max_new);
+    } else if (!strcmp(o, "--ctx")) {
+      ok = parse_i64(v, 1, 1 << 24, &a->ctx);
+    } else if (!strcmp(o, "--top-k")) {
+      ok = parse_i64(v, 0, INT64_MAX, &a->top_k), a->has_top_k = a->sample = 1;
+    } else if (!strcmp(o, "--seed")) {
+      int64_t s = 0;
+      ok = parse_i64(v, 0, INT64_MAX, &s), a->seed = (uint64_t)s;
+    } else if (!strcmp(o, "--temperature")) {
+      ok = parse_f64(v, &a->temperature) && a->temperature > 0, a->has_temp = a->sample = 1;
+    } else if (!strcmp(o, "--top-p")) {
+      ok = parse_f64(v, &a->top_p) && a->top_p > 0 && a->top_p <= 1, a->has_top_p = a->sample = 1;
+    } else if (!strcmp(o, "--repetition-penalty")) {
+      ok = parse_f64(v, &a->repetition_penalty) && a->repetition_penalty > 0, a->has_rep = 1;
+    } else {
+      ok = 0;
+    }
+    if (!ok) {
+      fprintf(stderr, "vkf generate: bad or incomplete option \"%s%s%s\"\n", o, v && used ? " " : "",
+              v && used ? v : "");
+      return 2;
+    }
+    i += used;
+  }
+  if (!a->model || a->prompt_count + a->ids_count == 0) {
+    fprintf(stderr, "vkf generate: %s\n",
+            !a->model ? "--model DIR is required" : "give a --prompt TEXT or --ids 1,2,3");
+    return 2;
+  }
+  if (a->greedy && a->sample) {
+    fprintf(stderr, "vkf generate: --greedy contradicts --temperature / --top-k / --top-p\n");
+    return 2;
+  }
+  return 0;
+}
+
+/* "1,2,3" -> ids, each in [0, vocab). */
+static vkf_status parse_ids(const char *s, int64_t vocab, int64_t **out, size_t *out_count) {
+  size_t cap = strlen(s) / 2 + 2, n = 0;
+  int64_t *ids = malloc(cap * sizeof *ids);
+  if (!ids) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "--ids");
+  const char *p = s;
+  while (*p) {
+    char *end = NULL;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || (*end && *end != ',') || v < 0 || v >= vocab || n == cap) {
+      free(ids);
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "--ids \"%s\": entry %zu is not an id in [0, %" PRId64 ")", s, n,
+                             vocab);
+    }
+    ids[n++] = v;
+    p = *end ? end + 1 : end;
+  }
+  if (!n) {
+    free(ids);
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--ids is empty");
+  }
+  *out = ids;
+  *out_count = n;
+  return VKF_OK;
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void json_string(const char *s, size_t n) {
+  putchar('"');
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c == '\n')
+      printf("\\n");
+    else if (c == '\t')
+      printf("\\t");
+    else if (c == '\r')
+      printf("\\r");
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+static vkf_status append_text(gen_row *r, const char *s, size_t n) {
+  if (r->text_size + n + 1 > r->text_cap) {
+    size_t cap = (r->text_size + n + 1) * 2;
+    char *t = realloc(r->text, cap);
+    if (!t) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generated text");
+    r->text = t, r->text_cap = cap;
+  }
+  memcpy(r->text + r->text_size, s, n);
+  r->text_size += n;
+  r->text[r->text_size] = 0;
+  return VKF_OK;
+}
+
+typedef struct gen_state {
+  gen_args a;
+  vkf_model *model;
+  vkf_decoder_model *dec;
+  vkf_text_tokenizer *tok;
+  vkf_generation_config gc;
+  vkf_sampling_options so;
+  vkf_stop_criteria stop;
+  int64_t vocab, batch, ctx, longest, max_new;
+  gen_row rows[GEN_MAX_PROMPTS];
+  float *saved; /* --save-logits: [max_new, vocab] */
+  size_t saved_steps;
+  double prefill_s, decode_s;
+  int64_t decoded_tokens;
+} gen_state;
+
+/* The model, its tokenizer (needed for --prompt and for text), the generation defaults with the
+ * command line's overrides, and every prompt's ids. */
+static vkf_status prepare(gen_state *g) {
+  gen_args *a = &g->a;
+  VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &g->model));
+  if (strcmp(vkf_model_family(g->model), "decoder") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: %s is not a decoder-only language model (GPT-2, Llama, Mistral, "
+                           "Qwen2)",
+                           a->model, vkf_model_architecture(g->model));
+  g->dec = vkf_model_impl(g->model);
+  const vkf_hf_config *c = vkf_decoder_config(g->dec);
+  if (!vkf_decoder_has_lm_head(g->dec))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head", a->model,
+                           vkf_model_architecture(g->model));
+  g->vocab = c->vocab_size;
+  vkf_status ts = vkf_text_tokenizer_load(a->model, &g->tok);
+  if (ts && a->prompt_count) return ts;
+  vkf_status_free(ts); /* --ids alone: generated ids are still printed, text needs a tokenizer */
+  if (!g->tok && a->stop_count)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: --stop needs the checkpoint's tokenizer",
+                           a->model);
+  VKF_RETURN_IF_ERROR(vkf_generation_config_load(a->model, g->vocab, &g->gc));
+  vkf_generation_config_sampling(&g->gc, &g->so);
+  if (a->greedy) g->so.do_sample = 0;
+  if (a->sample) g->so.do_sample = 1;
+  if (a->has_temp) g->so.temperature = a->temperature;
+  if (a->has_top_k) g->so.top_k = a->top_k;
+  if (a->has_top_p) g->so.top_p = a->top_p;
+  if (a->has_rep) g->so.repetition_penalty = a->repetition_penalty;
+  g->batch = a->prompt_count + a->ids_count;
+  int64_t max_ctx = c->max_position_embeddings;
+  g->ctx = a->ctx ? a->ctx : (max_ctx < GEN_DEFAULT_CTX ? max_ctx : GEN_DEFAULT_CTX);
+  if (g->ctx > max_ctx)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "--ctx %lld is past the model's %lld positions", (long long)g->ctx,
+                           (long long)max_ctx);
+  for (int64_t b = 0; b < g->batch; b++) {
+    gen_row *r = &g->rows[b];
+    int64_t *ids = NULL;
+    size_t n = 0;
+    if (b < a->prompt_count) {
+      int32_t *ids32 = NULL;
+      VKF_RETURN_IF_ERROR(vkf_text_tokenizer_encode(g->tok, a->prompts[b], 1, &ids32, &n));
+      ids = malloc((n ? n : 1) * sizeof *ids);
+      for (size_t i = 0; ids && i < n; i++) ids[i] = ids32[i];
+      free(ids32);
+      if (!ids) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "prompt");
+      if (!n) {
+        free(ids);
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "prompt %lld has no tokens",
+                               (long long)b);
+      }
+    } else {
+      VKF_RETURN_IF_ERROR(parse_ids(a->ids[b - a->prompt_count], g->vocab, &ids, &n));
+    }
+    if ((int64_t)n >= g->ctx) {
+      free(ids);
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "prompt %lld has %zu tokens; the context holds %lld (--ctx)",
+                             (long long)b, n, (long long)g->ctx);
+    }
+    r->ids = malloc((size_t)g->ctx * sizeof *r->ids);
+    if (!r->ids) {
+      free(ids);
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "prompt");
+    }
+    memcpy(r->ids, ids, n * sizeof *ids);
+    free(ids);
+    r->prompt_len = r->len = (int64_t)n;
+    if ((int64_t)n > g->longest) g->longest = (int64_t)n;
+    if (g->tok) VKF_RETURN_IF_ERROR(vkf_text_decoder_create(g->tok, 1, &r->dec));
+  }
+  /* The new-token limit: --max-new-tokens, else the generation config's, as generate() counts it
+   * from the longest prompt; past the context it is an error, never a silent wrap. */
+  g->max_new = a->max_new > 0 ? a->max_new
+                              : (int64_t)vkf_generation_config_new_token_limit(
+                                    &g->gc, (size_t)g->longest);
+  for (int64_t b = 0; b < g->batch; b++)
+    if (g->rows[b].prompt_len + g->max_new > g->ctx)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "prompt %lld of %lld tokens plus %lld new tokens exceeds the context "
+                             "of %lld (--ctx, at most %lld)",
+                             (long long)b, (long long)g->rows[b].prompt_len, (long long)g->max_new,
+                             (long long)g->ctx, (long long)max_ctx);
+  vkf_generation_config_stop_criteria(&g->gc, (size_t)g->longest, &g->stop);
+  g->stop.max_new_tokens = (size_t)g->max_new;
+  if (a->ignore_eos) g->stop.eos_id_count = 0;
+  g->stop.stop_strings = a->stops;
+  g->stop.stop_string_count = (size_t)a->stop_count;
+  if (a->save_logits) {
+    if (g->batch != 1)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--save-logits takes one prompt");
+    g->saved = malloc((size_t)(g->max_new * g->vocab) * sizeof *g->saved);
+    if (!g->saved) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "--save-logits");
+  }
+  return VKF_OK;
+}
+
+/* Picks row b's next token from its logits, records it and decides whether the row is done. */
+static vkf_status advance(gen_state *g, int64_t b, const float *logits_row, float *work,
+                          vkf_rng *rng) {
+  gen_row *r = &g->rows[b];
+  if (g->saved) memcpy(g->saved + g->saved_steps++ * g->vocab, logits_row, g->vocab * 4);
+  memcpy(work, logits_row, (size_t)g->vocab * sizeof *work);
+  int64_t token = 0;
+  VKF_RETURN_IF_ERROR(vkf_sampling_next(&g->so, r->ids, (size_t)r->len, (size_t)g->vocab, work,
+                                        rng, &token));
+  r->ids[r->len++] = token;
+  if (r->dec) {
+    const char *piece = NULL;
+    size_t n = 0;
+    VKF_RETURN_IF_ERROR(vkf_text_decoder_push(r->dec, (int32_t)token, &piece, &n));
+    VKF_RETURN_IF_ERROR(append_text(r, piece, n));
+    if (g->batch == 1 && !g->a.json) fwrite(piece, 1, n, stdout), fflush(stdout);
+  }
+  size_t end = 0;
+  r->done = vkf_stop_check(&g->stop, r->ids + r->prompt_len, (size_t)(r->len - r->prompt_len),
+                           r->text ? r->text : "", r->text_size, &end) != VKF_STOP_NONE;
+  return VKF_OK;
+}
+
+static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
+  vkf_gen_engine_options eo = {.batch = g->batch,
+                               .prompt_len = g->longest,
+                               .capacity = g->ctx,
+                               .dtype = g->a.fp16 ? VKF_F16 : VKF_F32,
+                               .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32};
+  vkf_gen_engine *e = NULL;
+  VKF_RETURN_IF_ERROR(vkf_gen_engine_create(dev->device, g->dec, &eo, &e));
+  int32_t *ids = malloc((size_t)(g->batch * g->longest) * sizeof *ids);
+  float *work = malloc((size_t)g->vocab * sizeof *work);
+  int32_t tokens[GEN_MAX_PROMPTS];
+  int64_t lens[GEN_MAX_PROMPTS], positions[GEN_MAX_PROMPTS];
+  vkf_status s = ids && work ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  for (int64_t b = 0; !s && b < g->batch; b++) {
+    const gen_row *r = &g->rows[b];
+    for (int64_t t = 0; t < g->longest; t++)
+      ids[b * g->longest + t] = (int32_t)r->ids[t < r->len ? t : r->len - 1];
+    lens[b] = r->len;
+  }
+  vkf_rng rng;
+  vkf_rng_seed(&rng, g->a.seed);
+  const float *logits = NULL;
+  double t0 = now_s();
+  if (!s) s = vkf_gen_engine_prefill(e, ids, lens, &logits);
+  g->prefill_s = now_s() - t0;
+  for (int64_t b = 0; !s && b < g->batch; b++) s = advance(g, b, logits + b * g->vocab, work, &rng);
+  t0 = now_s();
+  for (;;) {
+    int live = 0;
+    for (int64_t b = 0; b < g->batch; b++) live |= !g->rows[b].done;
+    if (s || !live) break;
+    for (int64_t b = 0; b < g->batch; b++) {
+      const gen_row *r = &g->rows[b];
+      /* A finished row repeats its last token at its last position (results ignored), so every
+       * step keeps the recorded batch shape. */
+      tokens[b] = (int32_t)r->ids[r->len - 1];
+      positions[b] = r->len - 1;
+    }
+    s = vkf_gen_engine_step(e, tokens, positions, &logits);
+    for (int64_t b = 0; !s && b < g->batch; b++) {
+      if (g->rows[b].done) continue;
+      s = advance(g, b, logits + b * g->vocab, work, &rng);
+      g->decoded_tokens++;
+    }
+  }
+  g->decode_s = now_s() - t0;
+  for (int64_t b = 0; !s && b < g->batch; b++) {
+    gen_row *r = &g->rows[b];
+    const char *tail = NULL;
+    size_t n = 0;
+    if (r->dec) s = vkf_text_decoder_flush(r->dec, &tail, &n);
+    if (!s && n) s = append_text(r, tail, n);
+    if (!s && n && g->batch == 1 && !g->a.json) fwrite(tail, 1, n, stdout);
+  }
+  if (!s) {
+    vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e);
+    fprintf(stderr,
+            "vkf generate: prompt %.1f tokens/s (%lld tokens), generation %.1f tokens/s (%lld "
+            "steps); device memory: weights and prefill plan %.1f MiB, decode plan %.1f MiB, KV "
+            "cache %.1f MiB\n",
+            g->prefill_s > 0 ? (double)(g->batch * g->longest) / g->prefill_s : 0.0,
+            (long long)(g->batch * g->longest),
+            g->decode_s > 0 ? (double)g->decoded_tokens / g->decode_s : 0.0,
+            (long long)g->decoded_tokens, mem.prefill_plan / 1048576.0,
+            mem.decode_plan / 1048576.0, mem.cache / 1048576.0);
+  }
+  vkf_gen_engine_destroy(e);
+  free(ids);
+  free(work);
+  return s;
+}
+
+static void print_results(const gen_state *g) {
+  if (!g->a.json) {
+    if (g->batch == 1) {
+      printf("\n");
+      return;
+    }
+    for (int64_t b = 0; b < g->batch; b++)
+      printf("[%lld] %s\n", (long long)b, g->rows[b].text ? g->rows[b].text : "");
+    return;
+  }
+  if (g->batch > 1) printf("[");
+  for (int64_t b = 0; b < g->batch; b++) {
+    const gen_row *r = &g->rows[b];
+    printf("%s{\"prompt_ids\": [", b ? ", " : "");
+    for (int64_t i = 0; i < r->prompt_len; i++) printf("%s%lld", i ? ", " : "", (long long)r->ids[i]);
+    printf("], \"generated_ids\": [");
+    for (int64_t i = r->prompt_len; i < r->len; i++)
+      printf("%s%lld", i > r->prompt_len ? ", " : "", (long long)r->ids[i]);
+    printf("], \"text\": ");
+    json_string(r->text ? r->text : "", r->text_size);
+    printf("}");
+  }
+  printf(g->batch > 1 ? "]\n" : "\n");
+}
+
+int vkf_cli_generate(int argc, char **argv) {
+  gen_state g;
+  memset(&g, 0, sizeof g);
+  int rc = parse_args(argc, argv, &g.a);
+  if (rc) return rc;
+  vkf_cli_device dev = {0};
+  vkf_status s = prepare(&g);
+  if (!s) s = vkf_cli_device_open(g.a.device, &dev);
+  if (!s) s = generate(&g, &dev);
+  if (!s) print_results(&g);
+  if (!s && g.saved) {
+    int64_t shape[2] = {(int64_t)g.saved_steps, g.vocab};
+    s = vkf_npy_save(g.a.save_logits, VKF_NPY_F32, 2, shape, g.saved);
+  }
+  int validation = vkf_cli_device_close(&dev);
+  for (int64_t b = 0; b < GEN_MAX_PROMPTS; b++) {
+    free(g.rows[b].ids);
+    free(g.rows[b].text);
+    vkf_text_decoder_destroy(g.rows[b].dec);
+  }
+  free(g.saved);
+  vkf_text_tokenizer_destroy(g.tok);
+  vkf_model_close(g.model);
+  if (!s && validation)
+    s = vkf_status_make(VKF_STATUS_INTERNAL, "the validation layer reported messages");
+  return s ? vkf_cli_fail(s) : 0;
+}

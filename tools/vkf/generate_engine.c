@@ -1,0 +1,156 @@
+/* Owns the prefill and decode runners and the KV cache of one generation, and the per-step input
+ * arrays (positions, cache offsets, kv lengths, logit rows). */
+#include "tools/vkf/generate_engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/passes/passes.h"
+#include "host/kv_cache.h"
+#include "host/runner.h"
+
+struct vkf_gen_engine {
+  vkf_decoder_model *model;
+  vkf_gen_engine_options o;
+  int64_t vocab;
+  vkf_kv_cache *cache;
+  vkf_decoder_graph prefill_g, decode_g;
+  vkf_runner *prefill, *decode;
+  int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
+  float *logits;    /* [batch, vocab] */
+};
+
+/* Binds every layer's K and V cache inputs of `g` to the cache's buffers. */
+static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_decoder_graph *g) {
+  vkf_runner_binding *b = calloc((size_t)(2 * g->layers), sizeof *b);
+  for (int64_t l = 0; b && l < g->layers; l++) {
+    b[2 * l] = (vkf_runner_binding){g->cache_k[l], vkf_kv_cache_keys(e->cache, l)};
+    b[2 * l + 1] = (vkf_runner_binding){g->cache_v[l], vkf_kv_cache_values(e->cache, l)};
+  }
+  return b;
+}
+
+static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder_graph *g,
+                              const vkf_runner *share, vkf_runner **out) {
+  VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, NULL, NULL));
+  vkf_runner_binding *b = cache_bindings(e, g);
+  if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");
+  vkf_runner_options ro = {.bindings = b,
+                           .binding_count = (uint32_t)(2 * g->layers),
+                           .share_constants_with = share};
+  vkf_status s = vkf_runner_create(device, g->graph, &ro, out);
+  free(b);
+  return s;
+}
+
+vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
+                                 const vkf_gen_engine_options *options, vkf_gen_engine **out) {
+  *out = NULL;
+  const vkf_hf_config *c = vkf_decoder_config(model);
+  vkf_gen_engine *e = calloc(1, sizeof *e);
+  if (!e) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  e->model = model;
+  e->o = *options;
+  e->vocab = c->vocab_size;
+  int64_t bt = e->o.batch * e->o.prompt_len;
+  e->scratch = malloc((size_t)bt * sizeof *e->scratch + 16);
+  e->logits = malloc((size_t)(e->o.batch * e->vocab) * sizeof *e->logits);
+  vkf_status s = e->scratch && e->logits ? VKF_OK
+                                         : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  vkf_kv_cache_options co = {.batch = e->o.batch,
+                             .layers = c->num_hidden_layers,
+                             .kv_heads = c->num_key_value_heads,
+                             .capacity = e->o.capacity,
+                             .head_dim = c->head_dim,
+                             .dtype = e->o.cache_dtype};
+  if (!s) s = vkf_kv_cache_create(device, &co, &e->cache);
+  vkf_decoder_build_options po = {.batch = e->o.batch,
+                                  .seq_len = e->o.prompt_len,
+                                  .dtype = e->o.dtype,
+                                  .logits = 1,
+                                  .mode = VKF_DECODER_PREFILL,
+                                  .capacity = e->o.capacity,
+                                  .cache_dtype = e->o.cache_dtype};
+  if (!s) s = vkf_decoder_build(model, &po, &e->prefill_g);
+  vkf_decoder_build_options dopt = po;
+  dopt.seq_len = 1;
+  dopt.mode = VKF_DECODER_DECODE;
+  if (!s) s = vkf_decoder_build(model, &dopt, &e->decode_g);
+  if (!s) s = make_runner(device, e, &e->prefill_g, NULL, &e->prefill);
+  if (!s) s = make_runner(device, e, &e->decode_g, e->prefill, &e->decode);
+  if (s) {
+    vkf_gen_engine_destroy(e);
+    return s;
+  }
+  *out = e;
+  return VKF_OK;
+}
+
+void vkf_gen_engine_destroy(vkf_gen_engine *e) {
+  if (!e) return;
+  vkf_runner_destroy(e->decode); /* before the prefill runner, whose weight buffers it borrows */
+  vkf_runner_destroy(e->prefill);
+  vkf_decoder_graph_release(&e->decode_g);
+  vkf_decoder_graph_release(&e->prefill_g);
+  vkf_kv_cache_destroy(e->cache);
+  free(e->scratch);
+  free(e->logits);
+  free(e);
+}
+
+static vkf_status set_i32(vkf_runner *r, vkf_value v, const int32_t *data, int64_t count) {
+  return vkf_runner_set(r, v, data, (size_t)count * sizeof *data);
+}
+
+static vkf_status read_logits(vkf_gen_engine *e, vkf_runner *r, vkf_value logits,
+                              const float **out) {
+  VKF_RETURN_IF_ERROR(
+      vkf_runner_get(r, logits, e->logits, (size_t)(e->o.batch * e->vocab) * sizeof *e->logits));
+  *out = e->logits;
+  return VKF_OK;
+}
+
+vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
+                                  const float **out_logits) {
+  int64_t b = e->o.batch, n = e->o.prompt_len;
+  const vkf_decoder_graph *g = &e->prefill_g;
+  for (int64_t r = 0; r < b; r++)
+    if (lens[r] < 1 || lens[r] > n)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "prompt %lld has %lld tokens (1..%lld)",
+                             (long long)r, (long long)lens[r], (long long)n);
+  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->input_ids, ids, b * n));
+  for (int64_t i = 0; i < b * n; i++) e->scratch[i] = (int32_t)(i % n);
+  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->positions, e->scratch, b * n));
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = 0;
+  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->cache_start, e->scratch, b));
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(r * n + lens[r] - 1);
+  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->last_index, e->scratch, b));
+  VKF_RETURN_IF_ERROR(vkf_runner_run(e->prefill));
+  return read_logits(e, e->prefill, g->logits, out_logits);
+}
+
+vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const int64_t *positions,
+                               const float **out_logits) {
+  int64_t b = e->o.batch;
+  const vkf_decoder_graph *g = &e->decode_g;
+  for (int64_t r = 0; r < b; r++)
+    if (positions[r] < 0 || positions[r] >= e->o.capacity)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "row %lld: position %lld is outside the context of %lld tokens",
+                             (long long)r, (long long)positions[r], (long long)e->o.capacity);
+  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->input_ids, tokens, b));
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r];
+  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->positions, e->scratch, b));
+  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->cache_start, e->scratch, b));
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r] + 1;
+  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->kv_len, e->scratch, b));
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)r;
+  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->last_index, e->scratch, b));
+  VKF_RETURN_IF_ERROR(vkf_runner_run(e->decode));
+  return read_logits(e, e->decode, g->logits, out_logits);
+}
+
+vkf_gen_engine_memory vkf_gen_engine_memory_of(const vkf_gen_engine *e) {
+  return (vkf_gen_engine_memory){vkf_runner_device_bytes(e->prefill),
+                                 vkf_runner_device_bytes(e->decode), vkf_kv_cache_bytes(e->cache)};
+}

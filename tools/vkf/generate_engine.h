@@ -1,0 +1,46 @@
+/* The device side of `vkf generate`: a KV cache, a prefill plan and a decode plan of one decoder
+ * model sharing its weights and the cache, each recorded once; a step writes its small inputs and
+ * re-submits the recorded command list. */
+#ifndef VKF_TOOLS_GENERATE_ENGINE_H
+#define VKF_TOOLS_GENERATE_ENGINE_H
+
+#include <stdint.h>
+
+#include "host/device.h"
+#include "models/arch/decoder.h"
+
+typedef struct vkf_gen_engine vkf_gen_engine;
+
+typedef struct vkf_gen_engine_options {
+  int64_t batch;         /* rows, >= 1 */
+  int64_t prompt_len;    /* the longest prompt: prefill processes every row padded to it */
+  int64_t capacity;      /* cache positions; prompt_len + new tokens must fit */
+  vkf_dtype dtype;       /* weights and activations */
+  vkf_dtype cache_dtype; /* of the KV cache */
+} vkf_gen_engine_options;
+
+vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
+                                 const vkf_gen_engine_options *options, vkf_gen_engine **out);
+void vkf_gen_engine_destroy(vkf_gen_engine *engine);
+
+/* Runs the prompts: ids [batch, prompt_len] row-major (right-padded: row b's tokens are the first
+ * lens[b], the rest any valid id), lens[b] in [1, prompt_len]. Writes the cache rows 0 .. lens[b]-1
+ * (padding rows too, which later steps overwrite and kv_len hides) and returns in *out_logits the
+ * logits [batch, vocab] of each row's last prompt token (owned by the engine, valid until the next
+ * call). */
+vkf_status vkf_gen_engine_prefill(vkf_gen_engine *engine, const int32_t *ids, const int64_t *lens,
+                                  const float **out_logits);
+/* One token per row at cache position positions[b] (< capacity; the row's previous tokens fill
+ * 0 .. positions[b]-1): writes its key and value there, attends to positions 0 .. positions[b],
+ * and returns the next logits [batch, vocab]. */
+vkf_status vkf_gen_engine_step(vkf_gen_engine *engine, const int32_t *tokens,
+                               const int64_t *positions, const float **out_logits);
+
+/* Device bytes: the weights (held once, by the prefill plan), the cache, and both plans' own
+ * buffers (arenas, inputs, outputs). */
+typedef struct vkf_gen_engine_memory {
+  uint64_t prefill_plan, decode_plan, cache;
+} vkf_gen_engine_memory;
+vkf_gen_engine_memory vkf_gen_engine_memory_of(const vkf_gen_engine *engine);
+
+#endif
