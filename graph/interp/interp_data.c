@@ -1,9 +1,11 @@
 /* Owns the reference for data-movement ops: views, copy/cast, concat, gather (embeddings), patch
- * embedding, and masked mean pooling. */
+ * embedding, masked mean pooling, and the in-place KV-cache write. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "graph/base/half.h"
 #include "graph/interp/interp_internal.h"
 
 /* Views alias their base's storage, which already holds the value: nothing to compute. */
@@ -143,5 +145,39 @@ vkf_status vkf_ref_mean_pool(vkf_interp *it, const vkf_node *n) {
       y[b * d + c] = (float)(acc / count);
     }
   }
+  return VKF_OK;
+}
+
+/* KV_WRITE writes into the cache's slot (its output shares that slot, like a view). A slot that
+ * borrows caller memory (constant data) is copied first, so caller memory is never written. */
+vkf_status vkf_ref_kv_write(vkf_interp *it, const vkf_node *n) {
+  const vkf_tensor *cache = vkf_interp_in_tensor(it, n, VKF_IN_KV_WRITE_CACHE);
+  const vkf_tensor *trows = vkf_interp_in_tensor(it, n, VKF_IN_KV_WRITE_ROWS);
+  VKF_IN_F32(rows, it, n, VKF_IN_KV_WRITE_ROWS);    /* [B, H, T, D] */
+  VKF_IN_I32(start, it, n, VKF_IN_KV_WRITE_START);  /* [B] */
+  vkf_interp_slot *s = &it->slots[cache->base.id];
+  const vkf_tensor *base = &it->g->tensors[cache->base.id];
+  if (s->borrowed) {
+    size_t count = (size_t)vkf_tensor_element_count(base);
+    float *own = malloc(count * sizeof *own + 16);
+    if (!own) return vkf_interp_oom(n);
+    memcpy(own, s->f, count * sizeof *own);
+    s->f = own;
+    s->borrowed = 0;
+  }
+  int64_t bsz = trows->shape[0], heads = trows->shape[1], len = trows->shape[2];
+  int64_t dim = trows->shape[3], cap = cache->shape[2];
+  const int64_t *st = cache->strides;
+  for (int64_t b = 0; b < bsz; b++)
+    for (int64_t t = 0; t < len; t++) {
+      int64_t pos = (int64_t)start[b] + t;
+      if (pos < 0 || pos >= cap) continue; /* outside the cache: skipped, as on the device */
+      for (int64_t h = 0; h < heads; h++)
+        for (int64_t d = 0; d < dim; d++) {
+          float v = rows[((b * heads + h) * len + t) * dim + d];
+          if (cache->dtype == VKF_F16) v = vkf_half_to_float(vkf_float_to_half(v));
+          s->f[cache->offset + b * st[0] + h * st[1] + pos * st[2] + d * st[3]] = v;
+        }
+    }
   return VKF_OK;
 }

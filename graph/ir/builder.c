@@ -230,3 +230,9 @@ vkf_value vkf_mean_pool(vkf_graph *g, const char *name, vkf_value x, vkf_value m
   vkf_value in[2] = {x, mask};
   return vkf_graph_add_node(g, VKF_OP_MEAN_POOL, name, in, mask.id ? 2 : 1, NULL);
 }
+
+vkf_value vkf_kv_write(vkf_graph *g, const char *name, vkf_value cache, vkf_value rows,
+                       vkf_value start) {
+  vkf_value in[3] = {cache, rows, start};
+  return vkf_graph_add_node(g, VKF_OP_KV_WRITE, name, in, 3, NULL);
+}

@@ -108,4 +108,17 @@ vkf_value vkf_patch_embed(vkf_graph *g, const char *name, vkf_value image, vkf_v
  * (sentence-transformers mean pooling; an all-zero mask gives zeros). */
 vkf_value vkf_mean_pool(vkf_graph *g, const char *name, vkf_value x, vkf_value mask);
 
+/* ---- state ---- */
+/* Writes new key/value rows into a cache, in place, at positions known only at run time:
+ * for every b, h, t < T, d with 0 <= start[b] + t < C, cache[b, h, start[b] + t, d] =
+ * rows[b, h, t, d] (converted to the cache's dtype, f32 -> f16 rounding to nearest even as
+ * vkf_cast); rows landing outside [0, C) are skipped, never an out-of-bounds access.
+ * cache [B, H, C, D] contiguous f32/f16 (typically a graph input the caller binds and keeps),
+ * rows [B, H, T <= C, D] f32/f16 (may be a strided view, not aliasing the cache), start i32 [B].
+ * Returns the cache after the write: same shape, strides and storage (its base is the cache's
+ * base, like a view), so later nodes read the updated cache through it; read the cache only
+ * through this value afterwards. The node is never removed by dead-node elimination. */
+vkf_value vkf_kv_write(vkf_graph *g, const char *name, vkf_value cache, vkf_value rows,
+                       vkf_value start);
+
 #endif

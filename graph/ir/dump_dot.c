@@ -45,7 +45,8 @@ vkf_status vkf_dump_dot(const vkf_graph *g, FILE *f) {
   for (uint32_t i = 0; i < g->node_count; i++) {
     const vkf_node *n = &g->nodes[i];
     const vkf_tensor *t = &g->tensors[n->output.id];
-    int view = t->base.id != n->output.id;
+    /* Dashed: a view (no dispatch). An in-place write shares storage but dispatches. */
+    int view = t->base.id != n->output.id && !(vkf_op_flags(n->op) & VKF_OPF_IN_PLACE);
     int out = t->role == VKF_ROLE_OUTPUT;
     W("  n%u [shape=box, style=\"%s\", fillcolor=\"%s\", label=\"", i, view ? "dashed" : "filled",
       out ? "#d6f5d6" : "#fff4d6");
@@ -58,7 +59,7 @@ vkf_status vkf_dump_dot(const vkf_graph *g, FILE *f) {
     }
     W("\\n%s %s", vkf_dtype_name(t->dtype), vkf_shape_format(t->rank, t->shape, sb, sizeof sb));
     if (g->plan.valid && n->output.id < g->plan.tensor_bound &&
-        g->plan.placements[n->output.id].in_arena && !view)
+        g->plan.placements[n->output.id].in_arena && t->base.id == n->output.id)
       W("\\narena @%zu +%zu", g->plan.placements[n->output.id].offset,
         g->plan.placements[n->output.id].size);
     W("\"];\n");

@@ -132,7 +132,9 @@ vkf_status vkf_dump_text(const vkf_graph *g, FILE *f) {
     W(")%s%s -> %s %s", attrs[0] ? " " : "", attrs, vkf_dtype_name(t->dtype),
       shape_str(t, sb, sizeof sb));
     if (t->base.id != n->output.id) {
-      W(" view of %%%u strides=", t->base.id);
+      /* An in-place op (kv_write) shares storage like a view but is a real dispatch. */
+      W(" %s %%%u strides=", (vkf_op_flags(n->op) & VKF_OPF_IN_PLACE) ? "in place in" : "view of",
+        t->base.id);
       W("%s offset=%" PRId64, vkf_shape_format(t->rank, t->strides, sb, sizeof sb), t->offset);
     }
     W("\n");

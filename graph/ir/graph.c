@@ -20,7 +20,7 @@ static const op_row k_ops[VKF_OP_COUNT] = {
 #undef VKF_OP
 };
 
-_Static_assert(VKF_OP_COUNT == 27, "update tests and dumps when adding an op");
+_Static_assert(VKF_OP_COUNT == 28, "update tests and dumps when adding an op");
 
 const char *vkf_op_name(vkf_op op) {
   return (op >= 0 && op < VKF_OP_COUNT) ? k_ops[op].name : "?";
@@ -345,8 +345,9 @@ vkf_value vkf_graph_add_node(vkf_graph *g, vkf_op op, const char *name, const vk
       vkf_graph_new_tensor(g, n.name, desc.dtype, desc.rank, desc.shape, VKF_ROLE_INTERMEDIATE);
   if (!out.id) return out;
   vkf_tensor *t = &g->tensors[out.id];
-  if (k_ops[op].flags & VKF_OPF_VIEW) {
-    /* A view shares its input's storage: the base is the input's base, strides from the shape fn */
+  if (k_ops[op].flags & (VKF_OPF_VIEW | VKF_OPF_IN_PLACE)) {
+    /* A view (or an in-place write) shares input 0's storage: the base is the input's base,
+     * strides and offset from the shape fn */
     const vkf_tensor *in = &g->tensors[inputs[0].id];
     t->base = in->base;
     t->offset = desc.offset;
@@ -376,6 +377,18 @@ void vkf_graph_compact(vkf_graph *g) {
   }
   g->node_count = w;
   g->plan.valid = 0;
+}
+
+int vkf_graph_in_place_between(const vkf_graph *g, vkf_value v, uint32_t after, uint32_t before) {
+  if (!v.id || v.id >= g->tensor_count) return 0;
+  uint32_t base = g->tensors[v.id].base.id;
+  for (uint32_t i = after + 1; i < before && i < g->node_count; i++) {
+    const vkf_node *n = &g->nodes[i];
+    if (!n->dead && (k_ops[n->op].flags & VKF_OPF_IN_PLACE) &&
+        g->tensors[n->output.id].base.id == base)
+      return 1;
+  }
+  return 0;
 }
 
 uint32_t *vkf_graph_use_counts(const vkf_graph *g) {

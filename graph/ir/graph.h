@@ -38,6 +38,10 @@ typedef enum vkf_op {
 enum {
   VKF_OPF_ELEMENTWISE = 1, /* one output element from the same-index (broadcast) input elements */
   VKF_OPF_VIEW = 2,        /* output aliases the input's storage (reshape / permute / slice) */
+  VKF_OPF_IN_PLACE = 4,    /* output aliases input 0's storage (same base, offset and strides) and
+                              the node DOES dispatch: it writes that storage in place (kv_write).
+                              Never removed by dead-node elimination; after it, the storage may
+                              only be read through its output (the verifier checks). */
 };
 
 /* Input slots per op. Optional slots hold the invalid value (id 0). */
@@ -64,6 +68,9 @@ enum {
   VKF_IN_PATCH_BIAS = 2,         /* optional [E] */
   VKF_IN_POOL_X = 0,             /* [B, N, D] */
   VKF_IN_POOL_MASK = 1,          /* optional i32 [B, N]: 1 = token counts */
+  VKF_IN_KV_WRITE_CACHE = 0,     /* [B, H, C, D] contiguous, written in place */
+  VKF_IN_KV_WRITE_ROWS = 1,      /* [B, H, T, D], T <= C, may be strided */
+  VKF_IN_KV_WRITE_START = 2,     /* i32 [B]: row t goes to cache position start[b] + t */
 };
 
 typedef enum vkf_activation {
@@ -248,6 +255,12 @@ vkf_status vkf_graph_infer_node(const vkf_graph *graph, const vkf_node *node, vk
 
 /* Removes dead nodes, renumbers producers, and flags tensors of removed nodes as `removed`. */
 void vkf_graph_compact(vkf_graph *graph);
+
+/* True when a live node with index in (after, before) writes in place (VKF_OPF_IN_PLACE) the
+ * storage of `value`'s base: a read of `value` moved from node `after` to node `before` would see
+ * different data. Passes that move reads later check it. */
+int vkf_graph_in_place_between(const vkf_graph *graph, vkf_value value, uint32_t after,
+                               uint32_t before);
 
 /* Number of live-node input slots that read each tensor (array indexed by tensor id, size
  * vkf_graph_tensor_bound; caller frees). Graph outputs count as one extra use. NULL on OOM. */

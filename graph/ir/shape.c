@@ -414,3 +414,36 @@ vkf_status vkf_shape_mean_pool(const vkf_graph *g, const vkf_node *n, vkf_tensor
 vkf_status vkf_shape_l2(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
   return vkf_shape_unary(g, n, out);
 }
+
+/* cache [B, H, C, D] (contiguous), rows [B, H, T <= C, D], start i32 [B] -> the cache itself:
+ * the output aliases the cache's storage (base, offset and strides copied by add_node). */
+vkf_status vkf_shape_kv_write(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
+  const vkf_tensor *cache = in_at(g, n, VKF_IN_KV_WRITE_CACHE);
+  const vkf_tensor *rows = in_at(g, n, VKF_IN_KV_WRITE_ROWS);
+  const vkf_tensor *start = in_at(g, n, VKF_IN_KV_WRITE_START);
+  shape_buf sa, sb;
+  VKF_RETURN_IF_ERROR(need_float(cache, "cache"));
+  VKF_RETURN_IF_ERROR(need_float(rows, "rows"));
+  if (cache->rank != 4 || rows->rank != 4)
+    return vkf_status_make(VKF_STATUS_SHAPE, "cache %s and rows %s must both be rank 4 [B, H, *, D]",
+                           fmt_shape(cache, &sa), fmt_shape(rows, &sb));
+  if (cache->shape[0] != rows->shape[0] || cache->shape[1] != rows->shape[1] ||
+      cache->shape[3] != rows->shape[3])
+    return vkf_status_make(VKF_STATUS_SHAPE, "rows %s do not match cache %s in B, H or D",
+                           fmt_shape(rows, &sb), fmt_shape(cache, &sa));
+  if (rows->shape[2] > cache->shape[2])
+    return vkf_status_make(VKF_STATUS_SHAPE,
+                           "rows %s hold %" PRId64 " positions, more than the cache %s capacity",
+                           fmt_shape(rows, &sb), rows->shape[2], fmt_shape(cache, &sa));
+  if (!vkf_tensor_is_contiguous(cache))
+    return vkf_status_make(VKF_STATUS_SHAPE, "cache %s must be contiguous", fmt_shape(cache, &sa));
+  if (rows->base.id == cache->base.id)
+    return vkf_status_make(VKF_STATUS_SHAPE, "rows \"%s\" alias the cache's storage", rows->name);
+  if (!start) return vkf_status_make(VKF_STATUS_SHAPE, "start is missing");
+  VKF_RETURN_IF_ERROR(need_i32(start, "start"));
+  if (start->rank != 1 || start->shape[0] != cache->shape[0])
+    return vkf_status_make(VKF_STATUS_SHAPE, "start %s, expected i32 [%" PRId64 "]",
+                           fmt_shape(start, &sb), cache->shape[0]);
+  *out = *cache;
+  return VKF_OK;
+}

@@ -1,6 +1,7 @@
 /* Owns the IR verifier (invariants listed in graph/ir/verify.h). */
 #include "graph/ir/verify.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph/ir/graph_internal.h"
@@ -54,17 +55,55 @@ static vkf_status verify_node(const vkf_graph *g, uint32_t i) {
     return BAD("%s \"%s\": output recorded as %s %s, inferred %s %s", op, n->name,
                vkf_dtype_name(out->dtype), vkf_shape_format(out->rank, out->shape, a, sizeof a),
                vkf_dtype_name(want.dtype), vkf_shape_format(want.rank, want.shape, b, sizeof b));
-  int view = (vkf_op_flags(n->op) & VKF_OPF_VIEW) != 0;
+  int view = (vkf_op_flags(n->op) & (VKF_OPF_VIEW | VKF_OPF_IN_PLACE)) != 0;
   if (view) {
     const vkf_tensor *in = &g->tensors[n->inputs[0].id];
     if (out->base.id != in->base.id || out->offset != want.offset ||
         memcmp(out->strides, want.strides, out->rank * sizeof out->strides[0]) != 0)
-      return BAD("%s \"%s\": view layout (base, strides, offset) disagrees with its input", op,
-                 n->name);
+      return BAD("%s \"%s\": %s layout (base, strides, offset) disagrees with its input", op,
+                 n->name, (vkf_op_flags(n->op) & VKF_OPF_VIEW) ? "view" : "in-place");
   } else if (out->base.id != n->output.id || !vkf_tensor_is_contiguous(out) || out->offset != 0) {
     return BAD("%s \"%s\": output \"%s\" must own contiguous storage", op, n->name, out->name);
   }
   return VKF_OK;
+}
+
+/* The in-place write (or 0: the original storage) whose result `v` reads: views pass through to
+ * their input, an in-place node's output is that node's version. */
+static uint32_t version_of(const vkf_graph *g, vkf_value v) {
+  for (;;) {
+    const vkf_tensor *t = &g->tensors[v.id];
+    if (t->producer == VKF_NO_NODE || t->producer >= g->node_count) return 0;
+    const vkf_node *p = &g->nodes[t->producer];
+    uint32_t flags = vkf_op_flags(p->op);
+    if (flags & VKF_OPF_IN_PLACE) return t->producer + 1;
+    if (!(flags & VKF_OPF_VIEW) || !p->inputs[0].id) return 0;
+    v = p->inputs[0];
+  }
+}
+
+/* After an in-place write, its storage may only be read through the write's output (or a view of
+ * it): a read of the old value would see the new one, since nothing copies. */
+static vkf_status verify_in_place_order(const vkf_graph *g) {
+  uint32_t *last = calloc(g->tensor_count, sizeof *last); /* base id -> writer index + 1 */
+  if (!last) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "verify: out of host memory");
+  vkf_status st = VKF_OK;
+  for (uint32_t i = 0; i < g->node_count && !st; i++) {
+    const vkf_node *n = &g->nodes[i];
+    for (uint32_t s = 0; s < n->input_count && !st; s++) {
+      vkf_value v = n->inputs[s];
+      if (!v.id || v.id >= g->tensor_count) continue;
+      uint32_t base = g->tensors[v.id].base.id, w = last[base];
+      if (w && version_of(g, v) != w)
+        st = BAD("%s \"%s\": input %u \"%s\" reads storage that %s \"%s\" overwrote in place; "
+                 "read that node's output instead",
+                 vkf_op_name(n->op), n->name, s, g->tensors[v.id].name,
+                 vkf_op_name(g->nodes[w - 1].op), g->nodes[w - 1].name);
+    }
+    if (vkf_op_flags(n->op) & VKF_OPF_IN_PLACE) last[g->tensors[n->output.id].base.id] = i + 1;
+  }
+  free(last);
+  return st;
 }
 
 vkf_status vkf_graph_verify(const vkf_graph *g) {
@@ -85,6 +124,7 @@ vkf_status vkf_graph_verify(const vkf_graph *g) {
       return BAD("tensor \"%s\": base is not a storage-owning tensor", t->name);
   }
   for (uint32_t i = 0; i < g->node_count; i++) VKF_RETURN_IF_ERROR(verify_node(g, i));
+  VKF_RETURN_IF_ERROR(verify_in_place_order(g));
   for (uint32_t i = 0; i < g->output_count; i++) {
     vkf_value v = g->outputs[i];
     if (v.id == 0 || v.id >= g->tensor_count) return BAD("output %u is dangling", i);

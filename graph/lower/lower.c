@@ -1,5 +1,6 @@
 /* Owns the lowering walk: tensors -> plan buffers and byte ranges, nodes -> per-op lowering
- * functions, then barrier placement. Views produce no dispatch: consumers read them in place. */
+ * functions, then barrier placement. Views produce no dispatch: consumers read them in place.
+ * In-place ops (VKF_OPF_IN_PLACE: kv_write) do dispatch; their output lives where input 0 does. */
 #include "graph/lower/lower.h"
 
 #include <stdlib.h>
@@ -21,6 +22,7 @@ static vkf_lower_fn lower_fn_for(vkf_op op) {
     case VKF_OP_GATHER: return vkf_lower_gather;
     case VKF_OP_PATCH_EMBED: return vkf_lower_patch_embed;
     case VKF_OP_MEAN_POOL: return vkf_lower_mean_pool;
+    case VKF_OP_KV_WRITE: return vkf_lower_kv_write;
     default: return NULL;
   }
 }

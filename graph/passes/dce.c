@@ -1,4 +1,5 @@
-/* Owns dead-node elimination: keeps only nodes that some graph output depends on. */
+/* Owns dead-node elimination: keeps only nodes that some graph output depends on, and in-place
+ * writes (VKF_OPF_IN_PLACE: the write itself is the point) with what they depend on. */
 #include <stdlib.h>
 
 #include "graph/ir/graph_internal.h"
@@ -14,6 +15,7 @@ vkf_status vkf_pass_dce(vkf_graph *g, const vkf_pass_options *options, uint32_t 
   for (uint32_t i = g->node_count; i-- > 0;) {
     vkf_node *n = &g->nodes[i];
     if (n->dead) continue;
+    if (vkf_op_flags(n->op) & VKF_OPF_IN_PLACE) live[n->output.id] = 1;
     if (!live[n->output.id]) {
       n->dead = 1;
       (*out_rewrites)++;

@@ -99,6 +99,14 @@ static int try_fuse(vkf_graph *g, const uint32_t *uses, vkf_node *pv) {
   memset(cand.inputs, 0, sizeof cand.inputs);
   memcpy(cand.inputs, in, cand.input_count * sizeof in[0]);
   /* The fused node must infer exactly the matmul's output (rank, batch dims and dtype agree). */
+  /* The fused node reads q, k, v, kv_len and bias at the last matmul's slot: refused when an
+   * in-place write of one of them lies between the earliest absorbed node and it. */
+  uint32_t first = (uint32_t)(pv - g->nodes);
+  for (uint32_t i = 0; i < absorbed_count; i++)
+    if ((uint32_t)(absorbed[i] - g->nodes) < first) first = (uint32_t)(absorbed[i] - g->nodes);
+  if (kt && (uint32_t)(kt - g->nodes) < first) first = (uint32_t)(kt - g->nodes);
+  for (uint32_t i = 0; i < cand.input_count; i++)
+    if (vkf_graph_in_place_between(g, cand.inputs[i], first, (uint32_t)(pv - g->nodes))) return 0;
   vkf_tensor desc;
   vkf_status st = vkf_graph_infer_node(g, &cand, &desc);
   const vkf_tensor *out = &g->tensors[pv->output.id];

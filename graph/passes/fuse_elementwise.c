@@ -29,6 +29,15 @@ static int elementwise(const vkf_node *n) {
   return !n->dead && (vkf_op_flags(n->op) & VKF_OPF_ELEMENTWISE);
 }
 
+/* Fusing moves node `member`'s reads to the root's slot: refused when an in-place write of
+ * something it reads lies in between. */
+static int moves_past_write(const vkf_graph *g, uint32_t member, uint32_t root) {
+  const vkf_node *n = &g->nodes[member];
+  for (uint32_t s = 0; s < n->input_count; s++)
+    if (vkf_graph_in_place_between(g, n->inputs[s], member, root)) return 1;
+  return 0;
+}
+
 /* Grows the group backwards from its root through inputs that are single-use outputs of other
  * elementwise nodes of the same dtype. */
 static void grow(const vkf_graph *g, const uint32_t *uses, const unsigned char *taken, group *grp) {
@@ -41,7 +50,8 @@ static void grow(const vkf_graph *g, const uint32_t *uses, const unsigned char *
       if (t->producer == VKF_NO_NODE || uses[v.id] != 1 || t->role != VKF_ROLE_INTERMEDIATE ||
           t->dtype != dtype || taken[t->producer] || is_member(grp, t->producer))
         continue;
-      if (!elementwise(&g->nodes[t->producer])) continue;
+      if (!elementwise(&g->nodes[t->producer]) || moves_past_write(g, t->producer, grp->members[0]))
+        continue;
       grp->members[grp->count++] = t->producer;
     }
   }

@@ -50,6 +50,9 @@ static int32_t absorb_next(vkf_graph *g, const uint32_t *uses, uint32_t mi) {
   int has_bias = m->input_count > VKF_IN_MATMUL_BIAS && m->inputs[VKF_IN_MATMUL_BIAS].id;
   int has_res = m->input_count > VKF_IN_MATMUL_RESIDUAL && m->inputs[VKF_IN_MATMUL_RESIDUAL].id;
   int has_act = m->attrs.matmul.activation != VKF_ACT_NONE;
+  /* The merged node reads the matmul's inputs at the consumer's slot. */
+  for (uint32_t s = 0; s < m->input_count; s++)
+    if (vkf_graph_in_place_between(g, m->inputs[s], mi, (uint32_t)ci)) return -1;
   vkf_node merged = *m;
   if (c->op == VKF_OP_ADD) {
     if (c->inputs[0].id == c->inputs[1].id) return -1;
