@@ -15,6 +15,10 @@ and under tests/models/golden/decoder/:
   <name>_logits.npy                  float32 [3, 12, vocab]: model(input_ids, attention_mask)
                                      in fp32 eval mode with the eager attention of 4.38
   <name>_logits_nomask.npy           float32 [1, 12, vocab]: row 0 alone, no attention_mask
+  generate_prompts.txt               three prompts (ids, one line each; lengths 8, 5, 10)
+  <name>_generate_<i>.npy            int64 [NEW]: greedy generate(use_cache=True) of prompt i alone,
+                                     NEW = 16 new tokens, EOS ignored
+  <name>_generate_<i>_logits.npy     float32 [NEW, vocab]: the logits of every generated step
 
     /usr/bin/python3 tools/make_decoder_golden.py      (torch 1.13, transformers 4.38.2)
 
@@ -68,11 +72,32 @@ def inputs():
     return ids, mask
 
 
+NEW = 16
+PROMPTS = [[1, 17, 200, 45, 99, 3, 250, 7], [1, 64, 128, 9, 33], [1, 5, 6, 7, 8, 9, 10, 11, 12, 13]]
+
+
+def generate_goldens(name, ref):
+    ref.generation_config.eos_token_id = None  # EOS ignored: always NEW tokens
+    ref.generation_config.pad_token_id = 0
+    for i, prompt in enumerate(PROMPTS):
+        with torch.no_grad():
+            out = ref.generate(torch.tensor([prompt]), max_new_tokens=NEW, do_sample=False,
+                               use_cache=True, output_scores=True, return_dict_in_generate=True)
+        gen = out.sequences[0, len(prompt):].numpy().astype(np.int64)
+        scores = torch.stack(out.scores, 0)[:, 0].numpy().astype(np.float32)
+        assert gen.shape == (NEW,) and scores.shape[0] == NEW, name
+        np.save(os.path.join(GOLDEN, "%s_generate_%d.npy" % (name, i)), gen)
+        np.save(os.path.join(GOLDEN, "%s_generate_%d_logits.npy" % (name, i)), scores)
+
+
 def main():
     os.makedirs(GOLDEN, exist_ok=True)
     ids, mask = inputs()
     np.save(os.path.join(GOLDEN, "input_ids.npy"), ids)
     np.save(os.path.join(GOLDEN, "attention_mask.npy"), mask)
+    with open(os.path.join(GOLDEN, "generate_prompts.txt"), "w") as f:
+        for p in PROMPTS:
+            f.write(",".join(map(str, p)) + "\n")
     for i, (name, config, cls, dtype) in enumerate(configs()):
         torch.manual_seed(1000 + i)
         config._attn_implementation = "eager"
@@ -96,6 +121,7 @@ def main():
         size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
         print("%s: %s, %d bytes, logits range [%.2f, %.2f], full row vs alone %.2g" % (
             name, dtype, size, logits.min().item(), logits.max().item(), diff))
+        generate_goldens(name, ref)
         # Right padding leaves the real positions of row 1 as they are alone.
         with torch.no_grad():
             r1 = ref(input_ids=torch.tensor(ids[1:2, :8])).logits

@@ -332,6 +332,36 @@ static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, i
   return vkf_scale(g, "attention_mask.bias", masked, -DEC_MASKED_SCORE);
 }
 
+static void fill_arange(float *out, size_t count, const void *user) {
+  (void)user;
+  for (size_t i = 0; i < count; i++) out[i] = (float)i;
+}
+
+/* Decoding with a sliding window: the one query at position p = kv_len - 1 may not see cache rows
+ * j < p - (W - 1), as transformers 4.38's mask with a past masks them. The kernel's window is
+ * aligned to the capacity, not to kv_len, so this is an additive bias [B, 1, 1, C]; the indicator
+ * of j < kv_len - W is relu(t) - relu(t - 1) with t = kv_len - W - j, exact on these integers. */
+static vkf_value window_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value kv_len, int64_t batch,
+                             int64_t cap) {
+  char key[64];
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32};
+  int64_t cshape[4] = {1, 1, 1, cap}, one[1] = {1}, rows[4] = {batch, 1, 1, 1};
+  vkf_value j = vkf_arch_computed(&w, g, VKF_NAME(key, "window.key_index.%lld", (long long)cap),
+                                  VKF_F32, 4, cshape, fill_arange, NULL);
+  const float minus_w = -(float)m->f.config.sliding_window, minus_one = -1.0f;
+  vkf_value mw = vkf_arch_computed(&w, g, VKF_NAME(key, "window.minus_w.%lld",
+                                                   (long long)m->f.config.sliding_window),
+                                   VKF_F32, 1, one, fill_value, &minus_w);
+  vkf_value m1 = vkf_arch_computed(&w, g, "window.minus_one", VKF_F32, 1, one, fill_value,
+                                   &minus_one);
+  vkf_value len = vkf_reshape(g, "window.kv_len_rows", vkf_cast(g, "window.kv_len", kv_len, VKF_F32),
+                              4, rows);
+  vkf_value t = vkf_sub(g, "window.t", vkf_add(g, "window.first_visible", len, mw), j);
+  vkf_value ind = vkf_sub(g, "window.outside", vkf_relu(g, "window.relu_t", t),
+                          vkf_relu(g, "window.relu_t1", vkf_add(g, "window.t1", t, m1)));
+  return vkf_scale(g, "window.bias", ind, -DEC_MASKED_SCORE);
+}
+
 /* Rows of `table` [R, C] at run-time positions [B, N], as [B, 1, N, C] (broadcast over heads). */
 static vkf_value rows_at(vkf_graph *g, const char *name, vkf_value table_v, vkf_value positions,
                          int64_t batch, int64_t n, int64_t cols) {
@@ -398,6 +428,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
     out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
     if (decode) io.kv_len = out->kv_len = vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
+    if (decode && c->sliding_window > 0) io.bias = window_bias(m, g, out->kv_len, batch, cap);
     out->layers = layers;
     out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
     out->cache_v = calloc((size_t)layers, sizeof *out->cache_v);
@@ -450,6 +481,11 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_block_config bc = block_config(m);
   bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
+  if (o.mode == VKF_DECODER_PREFILL && c->sliding_window > 0) {
+    bc.windowed = 1; /* keys i - (W - 1) .. i, as the FULL mode's mask table */
+    bc.window_left = (int32_t)(c->sliding_window - 1);
+    bc.window_right = -1;
+  }
   for (int64_t l = 0; l < layers; l++) {
     char tp[64], np[DEC_NAME_MAX];
     snprintf(tp, sizeof tp, fam->layer_fmt, (long long)l);

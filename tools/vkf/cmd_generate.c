@@ -283,6 +283,15 @@ static vkf_status prepare(gen_state *g) {
         return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "prompt %lld has no tokens",
                                (long long)b);
       }
+      for (size_t i = 0; i < n; i++)
+        if (ids[i] >= g->vocab) {
+          int64_t bad = ids[i];
+          free(ids);
+          return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                                 "prompt %lld: the tokenizer gives id %" PRId64
+                                 " (token %zu), outside the model's vocabulary of %" PRId64,
+                                 (long long)b, bad, i, g->vocab);
+        }
     } else {
       VKF_RETURN_IF_ERROR(parse_ids(a->ids[b - a->prompt_count], g->vocab, &ids, &n));
     }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# vkf generate end to end against transformers 4.38's greedy generate(use_cache=True)
+# (tools/make_decoder_golden.py): every architecture's new tokens and every step's logits, a batch
+# of prompts of different lengths giving each its tokens alone, the fp16 cache, f16 activations,
+# streaming text through a tokenizer, and bad input as one "vkf: ..." line.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+G=tests/models/golden/decoder
+D=tests/models/data
+P0=$(sed -n 1p $G/generate_prompts.txt)
+P1=$(sed -n 2p $G/generate_prompts.txt)
+P2=$(sed -n 3p $G/generate_prompts.txt)
+
+# check NAME JSON LOGITS|- ATOL GOLDEN_PREFIX INDEX...: the JSON's generated ids (one object or a
+# batch array) equal the goldens of the prompts INDEX..., and the saved logits are within ATOL.
+check() {
+  python3 - "$@" <<'PY' && ok || bad "$1"
+import json, struct, sys
+name, doc, logits, atol, prefix = sys.argv[1:6]
+def npy(path):
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + hlen].decode()
+    fmt = {"<f4": "f", "<i8": "q"}[header.split("'descr': '")[1].split("'")[0]]
+    count = (len(data) - 10 - hlen) // struct.calcsize(fmt)
+    return struct.unpack("<%d%s" % (count, fmt), data[10 + hlen:])
+rows = json.load(open(doc))
+rows = rows if isinstance(rows, list) else [rows]
+for row, i in zip(rows, sys.argv[6:]):
+    want = list(npy("%s_generate_%s.npy" % (prefix, i)))
+    if row["generated_ids"] != want:
+        sys.exit("%s prompt %s: ids %s, want %s" % (name, i, row["generated_ids"], want))
+if logits != "-":
+    got, want = npy(logits), npy("%s_generate_%s_logits.npy" % (prefix, sys.argv[6]))
+    worst = max(abs(a - b) for a, b in zip(got, want))
+    if len(got) != len(want) or worst > float(atol):
+        sys.exit("%s: logits differ by %g" % (name, worst))
+PY
+}
+gen() { # model out.json [args...]
+  local m=$1 out=$2
+  shift 2
+  "$VKF" generate --model $D/$m --greedy --ignore-eos --max-new-tokens 16 --json "$@" >"$out" 2>"$tmp/err" ||
+    { bad "$m generate $*: $(cat "$tmp/err")"; return 1; }
+}
+for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny; do
+  gen $m "$tmp/$m.json" --ids "$P0" --save-logits "$tmp/$m.npy" && check "$m" "$tmp/$m.json" "$tmp/$m.npy" 1e-4 $G/$m 0
+done
+grep -q "generation .* tokens/s" "$tmp/err" && ok || bad "no speed line: $(cat "$tmp/err")"
+
+# One batch of three prompts of different lengths: each row gets the tokens it gets alone.
+for m in gpt2_tiny llama_tiny mistral_tiny; do
+  gen $m "$tmp/batch.json" --ids "$P0" --ids "$P1" --ids "$P2" && check "$m batch" "$tmp/batch.json" - 0 $G/$m 0 1 2
+done
+
+# The fp16 cache (f32 activations), and f16 weights and activations: same tokens here, logits
+# within the stated tolerances (fp16 keys and values round to 11 bits).
+gen llama_tiny "$tmp/c16.json" --ids "$P2" --cache-fp16 --save-logits "$tmp/c16.npy" && check "fp16 cache" "$tmp/c16.json" "$tmp/c16.npy" 2e-2 $G/llama_tiny 2
+gen qwen2_tiny "$tmp/f16.json" --ids "$P1" --fp16 --save-logits "$tmp/f16.npy" && check "fp16" "$tmp/f16.json" "$tmp/f16.npy" 6e-2 $G/qwen2_tiny 1
+
+# The variants a phone would run (small tiles, no subgroup arithmetic).
+VKF_DEVICE_PROFILE=mobile gen gpt2_tiny "$tmp/mob.json" --ids "$P1" --save-logits "$tmp/mob.npy" && check "mobile" "$tmp/mob.json" "$tmp/mob.npy" 1e-4 $G/gpt2_tiny 1
+
+# Text in, text streamed out, through a checkpoint's tokenizer.json.
+cp -r $D/gpt2_tiny "$tmp/talk"
+cp $D/gpt2/tokenizer.json "$tmp/talk/"
+"$VKF" generate --model "$tmp/talk" --prompt "zq" --max-new-tokens 8 --ignore-eos >"$tmp/stream" 2>"$tmp/err" &&
+  [ -s "$tmp/stream" ] && ok || bad "streamed text: $(cat "$tmp/err")"
+"$VKF" generate --model "$tmp/talk" --prompt "zq" --max-new-tokens 8 --ignore-eos --json >"$tmp/text.json" 2>"$tmp/err" &&
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); s = open(sys.argv[2], encoding="utf-8").read(); assert len(d["generated_ids"]) == 8 and s == d["text"] + "\n", (d, s)' "$tmp/text.json" "$tmp/stream" &&
+  ok || bad "json text: $(cat "$tmp/text.json" "$tmp/err")"
+
+# Bad input.
+expect_error generate "context too small" "plus 16 new tokens exceeds the context of 20" --model $D/llama_tiny --ids "$P0" --max-new-tokens 16 --ctx 20
+expect_error generate "ctx past the positions" "ctx 64 is past the model's 32 positions" --model $D/llama_tiny --ids "$P0" --ctx 64
+expect_error generate "id outside the vocabulary" "entry 1 is not an id in \[0, 256)" --model $D/llama_tiny --ids 1,256
+expect_error generate "not a decoder" "BertForMaskedLM is not a decoder-only language model" --model $D/bert_tiny --ids 1,2
+expect_error generate "prompt ids past the vocabulary" "the tokenizer gives id 265 (token 1), outside the model's vocabulary of 256" --model "$tmp/talk" --prompt "a b"
+expect_error generate "prompt without a tokenizer" "tokenizer.json" --model $D/llama_tiny --prompt "hello"
+expect_error generate "one prompt for --save-logits" "save-logits takes one prompt" --model $D/llama_tiny --ids 1,2 --ids 1,3 --save-logits "$tmp/x.npy"
+"$VKF" generate --model $D/llama_tiny --ids 1,2 --greedy --top-k 5 >/dev/null 2>&1
+[ $? -eq 2 ] && ok || bad "--greedy with --top-k: exit status"
+
+vkf_summary
