@@ -16,6 +16,9 @@ static const bench_command benches[] = {
      "fused vs unfused attention: ms ± sd, GFLOP/s, peak memory [--shape B,H,Nq,Nk,D] [--json]"},
     {"data", vkf_cli_bench_data,
      "elementwise / copy / gather / patch_embed / mean_pool kernels: ms ± sd, GB/s [--batch B]"},
+    {"generate", vkf_cli_bench_generate,
+     "decoder LM prefill and decode tokens/s, per-op GPU time of a step, memory: --model DIR "
+     "[--prompt-len P] [--gen N] [--batch B]"},
     {"gemm", vkf_cli_bench_gemm,
      "GEMM GFLOP/s on the ViT-B/16 shapes vs a naive kernel [--json] [--runs N] [--shape MxKxN]"},
     {"model", vkf_cli_bench_model,

@@ -35,7 +35,8 @@ static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder
   VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, NULL, NULL));
   vkf_runner_binding *b = cache_bindings(e, g);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");
-  vkf_runner_options ro = {.bindings = b,
+  vkf_runner_options ro = {.profile = e->o.profile,
+                           .bindings = b,
                            .binding_count = (uint32_t)(2 * g->layers),
                            .share_constants_with = share};
   vkf_status s = vkf_runner_create(device, g->graph, &ro, out);
@@ -148,6 +149,13 @@ vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const i
   VKF_RETURN_IF_ERROR(set_i32(e->decode, g->last_index, e->scratch, b));
   VKF_RETURN_IF_ERROR(vkf_runner_run(e->decode));
   return read_logits(e, e->decode, g->logits, out_logits);
+}
+
+struct vkf_runner *vkf_gen_engine_decode_runner(const vkf_gen_engine *e) {
+  return e->decode;
+}
+const vkf_graph *vkf_gen_engine_decode_graph(const vkf_gen_engine *e) {
+  return e->decode_g.graph;
 }
 
 vkf_gen_engine_memory vkf_gen_engine_memory_of(const vkf_gen_engine *e) {

@@ -17,6 +17,7 @@ typedef struct vkf_gen_engine_options {
   int64_t capacity;      /* cache positions; prompt_len + new tokens must fit */
   vkf_dtype dtype;       /* weights and activations */
   vkf_dtype cache_dtype; /* of the KV cache */
+  int profile;           /* timestamps per dispatch (vkf bench generate) */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -35,6 +36,11 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *engine, const int32_t *ids, co
  * and returns the next logits [batch, vocab]. */
 vkf_status vkf_gen_engine_step(vkf_gen_engine *engine, const int32_t *tokens,
                                const int64_t *positions, const float **out_logits);
+
+/* The decode plan's runner and graph (per-dispatch profiles; the runner's session holds the
+ * timestamps of the last step when profiling). */
+struct vkf_runner *vkf_gen_engine_decode_runner(const vkf_gen_engine *engine);
+const vkf_graph *vkf_gen_engine_decode_graph(const vkf_gen_engine *engine);
 
 /* Device bytes: the weights (held once, by the prefill plan), the cache, and both plans' own
  * buffers (arenas, inputs, outputs). */

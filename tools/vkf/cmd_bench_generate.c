@@ -1,0 +1,242 @@
+/* vkf bench generate: prefill and decode speed of a decoder-only checkpoint on the device (random
+ * prompt ids, greedy), the GPU time of a decode step per op kind, and the device memory against
+ * weights + cache. Markdown or --json. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host/runner.h"
+#include "models/generate/sampling.h"
+#include "models/registry/model.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/device_open.h"
+#include "tools/vkf/generate_engine.h"
+
+typedef struct bench_gen_args {
+  const char *model, *device;
+  int64_t prompt_len, gen, batch, runs;
+  int fp16, cache_fp16, json;
+} bench_gen_args;
+
+typedef struct op_time {
+  const char *op;
+  double ns;
+  uint32_t dispatches;
+} op_time;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf bench generate --model DIR [--prompt-len P] [--gen N] [--batch B] [--runs R]\n"
+          "                          [--fp16] [--cache-fp16] [--json] [--device N|NAME]\n"
+          "  R times (default 3): a prompt of P random ids (default 128) per row through the\n"
+          "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
+          "  decode tokens/s (mean ± sd over the runs), the GPU time of a decode step per op kind,\n"
+          "  the bytes a step reads (weights + the cache up to its context) and device memory.\n");
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static const char *op_of(const vkf_graph *g, const char *node) {
+  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
+    if (node && !strcmp(vkf_graph_node(g, i)->name, node))
+      return vkf_op_name(vkf_graph_node(g, i)->op);
+  return "?";
+}
+
+static int parse(int argc, char **argv, bench_gen_args *a) {
+  *a = (bench_gen_args){.prompt_len = 128, .gen = 32, .batch = 1, .runs = 3};
+  for (int i = 0; i < argc; i++) {
+    const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int64_t *num = !strcmp(o, "--prompt-len") ? &a->prompt_len
+                   : !strcmp(o, "--gen")      ? &a->gen
+                   : !strcmp(o, "--batch")    ? &a->batch
+                   : !strcmp(o, "--runs")     ? &a->runs
+                                              : NULL;
+    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(o, "--fp16")) {
+      a->fp16 = 1;
+    } else if (!strcmp(o, "--cache-fp16")) {
+      a->cache_fp16 = 1;
+    } else if (!strcmp(o, "--json")) {
+      a->json = 1;
+    } else if (v && !strcmp(o, "--model")) {
+      a->model = argv[++i];
+    } else if (v && !strcmp(o, "--device")) {
+      a->device = argv[++i];
+    } else if (v && num) {
+      char *end = NULL;
+      long long x = strtoll(v, &end, 10);
+      if (*end || x < 1 || x > (1 << 20)) {
+        fprintf(stderr, "vkf bench generate: %s %s: expected a positive integer\n", o, v);
+        return 2;
+      }
+      *num = x, i++;
+    } else {
+      fprintf(stderr, "vkf bench generate: unknown or incomplete option \"%s\"\n", o);
+      return usage(stderr), 2;
+    }
+  }
+  if (!a->model) {
+    fprintf(stderr, "vkf bench generate: --model DIR is required\n");
+    return 2;
+  }
+  return -1;
+}
+
+static void mean_sd(const double *x, int64_t n, double *mean, double *sd) {
+  double m = 0, v = 0;
+  for (int64_t i = 0; i < n; i++) m += x[i] / (double)n;
+  for (int64_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+  *mean = m;
+  *sd = n > 1 ? sqrt(v / (double)(n - 1)) : 0;
+}
+
+static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
+  vkf_model *model = NULL;
+  VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &model));
+  if (strcmp(vkf_model_family(model), "decoder") != 0) {
+    vkf_status s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s is not a decoder-only model",
+                                   a->model, vkf_model_architecture(model));
+    vkf_model_close(model);
+    return s;
+  }
+  vkf_decoder_model *dm = vkf_model_impl(model);
+  const vkf_hf_config *c = vkf_decoder_config(dm);
+  int64_t b = a->batch, p = a->prompt_len, v = c->vocab_size;
+  vkf_gen_engine_options eo = {.batch = b,
+                               .prompt_len = p,
+                               .capacity = p + a->gen,
+                               .dtype = a->fp16 ? VKF_F16 : VKF_F32,
+                               .cache_dtype = a->fp16 || a->cache_fp16 ? VKF_F16 : VKF_F32,
+                               .profile = 1};
+  vkf_gen_engine *e = NULL;
+  vkf_status s = vkf_gen_engine_create(dev, dm, &eo, &e);
+  int32_t *ids = malloc((size_t)(b * p) * sizeof *ids), tokens[64];
+  int64_t lens[64], pos[64];
+  double *prefill = calloc((size_t)a->runs, sizeof *prefill);
+  double *decode = calloc((size_t)a->runs, sizeof *decode);
+  op_time ops[32] = {{0}};
+  uint32_t op_count = 0;
+  double step_gpu_ns = 0;
+  const vkf_graph *dg = e ? vkf_gen_engine_decode_graph(e) : NULL;
+  if (!s && (b > 64 || !ids || !prefill || !decode))
+    s = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "batch %lld (at most 64)", (long long)b);
+  uint32_t rng = 2463534242u;
+  for (int64_t i = 0; !s && i < b * p; i++) {
+    rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
+    ids[i] = (int32_t)(rng % (uint32_t)v);
+  }
+  for (int64_t r = 0; !s && r < a->runs; r++) {
+    const float *logits = NULL;
+    for (int64_t i = 0; i < b; i++) lens[i] = p;
+    double t0 = now_ms();
+    s = vkf_gen_engine_prefill(e, ids, lens, &logits);
+    prefill[r] = now_ms() - t0;
+    for (int64_t i = 0; !s && i < b; i++)
+      tokens[i] = (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v), pos[i] = p;
+    t0 = now_ms();
+    for (int64_t step = 1; !s && step < a->gen; step++) {
+      s = vkf_gen_engine_step(e, tokens, pos, &logits);
+      for (int64_t i = 0; !s && i < b; i++)
+        tokens[i] = (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v), pos[i]++;
+      if (s || r != a->runs - 1 || step != a->gen - 1) continue;
+      /* The last step of the last run: its per-dispatch GPU times by op kind. */
+      vkf_session *ses = vkf_runner_session(vkf_gen_engine_decode_runner(e));
+      const vkf_plan *plan = vkf_runner_lowered(vkf_gen_engine_decode_runner(e))->plan;
+      uint32_t nd = vkf_plan_dispatch_count(plan);
+      double *ns = calloc(nd + 1, sizeof *ns);
+      if (ns && !vkf_session_dispatch_times(ses, ns)) {
+        step_gpu_ns = vkf_session_total_ns(ses);
+        for (uint32_t d = 0; d < nd; d++) {
+          const char *op = op_of(dg, vkf_plan_dispatch_get(plan, d)->node);
+          uint32_t k = 0;
+          while (k < op_count && strcmp(ops[k].op, op)) k++;
+          if (k == op_count && op_count < 32) ops[op_count++].op = op;
+          if (k < op_count) ops[k].ns += ns[d], ops[k].dispatches++;
+        }
+      }
+      free(ns);
+    }
+    decode[r] = a->gen > 1 ? (now_ms() - t0) / (double)(a->gen - 1) : 0;
+  }
+  if (!s) {
+    double pm, psd, dm_, dsd;
+    mean_sd(prefill, a->runs, &pm, &psd);
+    mean_sd(decode, a->runs, &dm_, &dsd);
+    vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e);
+    /* What a step must read at least: every weight once (the decode plan binds the prefill
+     * plan's), and the cache rows up to the context. */
+    double weights = 0;
+    const vkf_lowered *low = vkf_runner_lowered(vkf_gen_engine_decode_runner(e));
+    for (uint32_t i = 0; i < vkf_plan_buffer_count(low->plan); i++)
+      if (vkf_plan_buffer_get(low->plan, i)->kind == VKF_PLAN_BUFFER_WEIGHT)
+        weights += (double)vkf_plan_buffer_get(low->plan, i)->size;
+    double cap = (double)eo.capacity;
+    double cache_read = (double)mem.cache * ((double)p + (double)a->gen / 2.0) / cap;
+    double step_bytes = weights + cache_read;
+    double plan_total = (double)mem.prefill_plan + (double)mem.decode_plan;
+    if (a->json) {
+      printf("{\"model\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, \"prompt_len\": %lld, "
+             "\"gen\": %lld, \"prefill_tokens_per_s\": %.2f, \"prefill_sd\": %.2f, "
+             "\"decode_tokens_per_s\": %.3f, \"decode_sd\": %.3f, \"decode_step_ms\": %.3f, "
+             "\"step_bytes\": %.0f, \"weights_bytes\": %.0f, \"cache_bytes\": %llu, "
+             "\"device_bytes\": %.0f}\n",
+             a->model, vkf_model_architecture(model), (long long)b, (long long)p,
+             (long long)a->gen, (double)(b * p) / (pm / 1e3),
+             (double)(b * p) * psd / (pm * pm / 1e3), dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
+             dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_, step_bytes, weights,
+             (unsigned long long)mem.cache, plan_total + (double)mem.cache);
+    } else {
+      printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights, %s cache, "
+             "%lld runs\n\n",
+             a->model, vkf_model_architecture(model), (long long)b, (long long)p,
+             (long long)a->gen, a->fp16 ? "f16" : "f32",
+             a->fp16 || a->cache_fp16 ? "f16" : "f32", (long long)a->runs);
+      printf("| phase | tokens/s (mean ± sd) | ms |\n|---|---:|---:|\n");
+      printf("| prefill | %.1f ± %.1f | %.1f |\n", (double)(b * p) / (pm / 1e3),
+             (double)(b * p) * psd / (pm * pm / 1e3), pm);
+      printf("| decode step | %.2f ± %.2f | %.2f |\n\n", dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
+             dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_);
+      printf("a decode step reads at least %.1f MiB (weights %.1f, cache %.1f at mean context "
+             "%.0f): %.2f GB/s at the measured step time\n",
+             step_bytes / 1048576.0, weights / 1048576.0, cache_read / 1048576.0,
+             (double)p + (double)a->gen / 2.0, dm_ > 0 ? step_bytes / (dm_ * 1e6) : 0);
+      printf("device memory: %.1f MiB = weights %.1f + cache %.1f + plans' own buffers %.1f\n\n",
+             (plan_total + (double)mem.cache) / 1048576.0, weights / 1048576.0,
+             (double)mem.cache / 1048576.0, (plan_total - weights) / 1048576.0);
+      printf("decode step GPU time per op kind (last step, %.2f ms):\n\n| op | dispatches | ms |"
+             " share |\n|---|---:|---:|---:|\n",
+             step_gpu_ns / 1e6);
+      for (uint32_t k = 0; k < op_count; k++)
+        printf("| %s | %u | %.3f | %.1f%% |\n", ops[k].op, ops[k].dispatches, ops[k].ns / 1e6,
+               step_gpu_ns > 0 ? 100.0 * ops[k].ns / step_gpu_ns : 0.0);
+    }
+  }
+  vkf_gen_engine_destroy(e);
+  vkf_model_close(model);
+  free(ids);
+  free(prefill);
+  free(decode);
+  return s;
+}
+
+int vkf_cli_bench_generate(int argc, char **argv) {
+  bench_gen_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc >= 0) return rc;
+  vkf_cli_device dev = {0};
+  vkf_status s = vkf_cli_device_open(a.device, &dev);
+  if (!s) s = bench(&a, dev.device);
+  int validation = vkf_cli_device_close(&dev);
+  if (!s && validation)
+    s = vkf_status_make(VKF_STATUS_INTERNAL, "the validation layer reported messages");
+  return s ? vkf_cli_fail(s) : 0;
+}
