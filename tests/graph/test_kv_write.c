@@ -42,15 +42,17 @@ static void test_shape_errors(void) {
   vkf_value r = vkf_graph_input(g, "rows", VKF_F32, 3, SHAPE(2, 4, 8));
   vkf_value s = vkf_graph_input(g, "start", VKF_I32, 1, SHAPE(2));
   vkf_kv_write(g, "kv.rank", c, r, s);
-  expect_error(g, "kv_write \"kv.rank\": cache [2,16,8] and rows [2,4,8] must both be rank 4 "
-                  "[B, H, *, D]");
+  expect_error(g,
+               "kv_write \"kv.rank\": cache [2,16,8] and rows [2,4,8] must both be rank 4 "
+               "[B, H, *, D]");
 
   g = new_graph();
   c = vkf_graph_input(g, "cache", VKF_F32, 4, SHAPE(1, 3, 16, 8));
   r = vkf_graph_input(g, "rows", VKF_F32, 4, SHAPE(1, 2, 3, 8));
   s = vkf_graph_input(g, "start", VKF_I32, 1, SHAPE(1));
   vkf_kv_write(g, "kv.heads", c, r, s);
-  expect_error(g, "kv_write \"kv.heads\": rows [1,2,3,8] do not match cache [1,3,16,8] in B, H or D");
+  expect_error(g,
+               "kv_write \"kv.heads\": rows [1,2,3,8] do not match cache [1,3,16,8] in B, H or D");
 
   g = new_graph();
   c = vkf_graph_input(g, "cache", VKF_F32, 4, SHAPE(1, 2, 16, 8));
@@ -64,8 +66,9 @@ static void test_shape_errors(void) {
   r = vkf_graph_input(g, "rows", VKF_F32, 4, SHAPE(1, 2, 9, 8));
   s = vkf_graph_input(g, "start", VKF_I32, 1, SHAPE(1));
   vkf_kv_write(g, "kv.cap", c, r, s);
-  expect_error(g, "kv_write \"kv.cap\": rows [1,2,9,8] hold 9 positions, more than the cache "
-                  "[1,2,8,8] capacity");
+  expect_error(g,
+               "kv_write \"kv.cap\": rows [1,2,9,8] hold 9 positions, more than the cache "
+               "[1,2,8,8] capacity");
 
   g = new_graph();
   c = vkf_graph_input(g, "cache", VKF_F32, 4, SHAPE(2, 2, 8, 8));
@@ -154,8 +157,8 @@ static void test_interp(void) {
   uint16_t c16_data[4] = {0x3c00, 0x4000, 0x4200, 0x4400};
   float r32_data[2] = {1.0f + 0x1p-11f, 3.14159f}; /* a tie (rounds to even: 1.0), and pi */
   int32_t s1 = 1;
-  vkf_input_binding in16[3] = {{c16, c16_data, sizeof c16_data}, {r32, r32_data, sizeof r32_data},
-                               {st, &s1, sizeof s1}};
+  vkf_input_binding in16[3] = {
+      {c16, c16_data, sizeof c16_data}, {r32, r32_data, sizeof r32_data}, {st, &s1, sizeof s1}};
   uint16_t got16[4];
   vkf_output_binding o16 = {out, got16, sizeof got16};
   CHECK_OK(vkf_interp_evaluate(g, in16, 3, &o16, 1));
@@ -298,7 +301,8 @@ static void test_fusion_keeps_order(void) {
   CHECK_OK(vkf_passes_run(g, &(vkf_pass_options){0}, NULL));
   float cache_data[2] = {1, 10}, rows_data[1] = {100}, got[2];
   int32_t start = 1;
-  vkf_input_binding in[3] = {{c, cache_data, sizeof cache_data}, {r, rows_data, sizeof rows_data},
+  vkf_input_binding in[3] = {{c, cache_data, sizeof cache_data},
+                             {r, rows_data, sizeof rows_data},
                              {s, &start, sizeof start}};
   vkf_output_binding o = {out, got, sizeof got};
   CHECK_OK(vkf_interp_evaluate(g, in, 3, &o, 1));
@@ -326,8 +330,8 @@ static void test_slices(void) {
     vkf_lowered low;
     CHECK_OK(vkf_lower_graph(g, &caps, NULL, &low));
     CHECK_MSG(vkf_plan_dispatch_count(low.plan) == cases[i].dispatches,
-              "range %u: %u dispatches, want %u", cases[i].range,
-              vkf_plan_dispatch_count(low.plan), cases[i].dispatches);
+              "range %u: %u dispatches, want %u", cases[i].range, vkf_plan_dispatch_count(low.plan),
+              cases[i].dispatches);
     uint64_t covered = 0;
     for (uint32_t j = 0; j < vkf_plan_dispatch_count(low.plan); j++) {
       const vkf_plan_dispatch *d = vkf_plan_dispatch_get(low.plan, j);
