@@ -9,8 +9,8 @@
 typedef struct vkf_graph vkf_graph;
 
 /* Placement of one tensor id. Inputs, constants and outputs are pinned (own buffers, in_arena 0).
- * A view has in_arena equal to its base's and offset = base offset + view offset * element size;
- * its `size` is the base's size (the bytes a binding must cover). */
+ * A view (or an in-place op's output) has in_arena equal to its base's and offset = base offset +
+ * view offset * element size; its `size` is the base's size (the bytes a binding must cover). */
 typedef struct vkf_tensor_placement {
   int in_arena;
   size_t offset;                  /* bytes from the arena start */

@@ -1,9 +1,9 @@
-/* Owns lowering of KV_WRITE (in-place write of new rows into a KV cache) onto shaders/kv_write.comp.
- * The output is the cache itself: the dispatch binds the cache's range for write, and the plan's
- * hazard analysis orders it against earlier and later users of that range. A cache whose binding
- * would exceed maxStorageBufferRange is written in slices chosen here (whole batches, or heads of
- * one batch), since the generic slicer (lower_slice.c) cannot index `start` per batch; a single
- * [C, D] head slab that still does not fit is an error naming the node. */
+/* Owns lowering of KV_WRITE (in-place write of new rows into a KV cache) onto
+ * shaders/kv_write.comp. The output is the cache itself: the dispatch binds the cache's range for
+ * write, and the plan's hazard analysis orders it against earlier and later users of that range. A
+ * cache whose binding would exceed maxStorageBufferRange is written in slices chosen here (whole
+ * batches, or heads of one batch), since the generic slicer (lower_slice.c) cannot index `start`
+ * per batch; a single [C, D] head slab that still does not fit is an error naming the node. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -39,8 +39,8 @@ static int fits(const vkf_lower_ctx *ctx, const vkf_lower_node *n, int64_t nb, i
   return 1;
 }
 
-static vkf_status dispatch(const vkf_lower_ctx *ctx, const vkf_lower_node *n, int64_t b,
-                           int64_t nb, int64_t h, int64_t nh) {
+static vkf_status dispatch(const vkf_lower_ctx *ctx, const vkf_lower_node *n, int64_t b, int64_t nb,
+                           int64_t h, int64_t nh) {
   char sbuf[64];
   vkf_plan_tensor rows = sub(&n->inputs[VKF_IN_KV_WRITE_ROWS], b, nb, h, nh);
   vkf_plan_tensor cache = sub(&n->inputs[VKF_IN_KV_WRITE_CACHE], b, nb, h, nh);
@@ -60,9 +60,10 @@ static vkf_status dispatch(const vkf_lower_ctx *ctx, const vkf_lower_node *n, in
   }
   if ((uint64_t)count > INT32_MAX || cache.shape[2] > INT32_MAX ||
       (uint64_t)cache_last + cache_off > UINT32_MAX || (uint64_t)rows_last + rows_off > UINT32_MAX)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "kv_write \"%s\": cache %s needs indices beyond "
-                           "32 bits", n->name,
-                           vkf_shape_format(cache.rank, cache.shape, sbuf, sizeof sbuf));
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kv_write \"%s\": cache %s needs indices beyond "
+                           "32 bits",
+                           n->name, vkf_shape_format(cache.rank, cache.shape, sbuf, sizeof sbuf));
   vkf_plan_dispatch_push_u32(&d, (uint32_t)count);
   for (uint32_t i = 1; i < 4; i++) vkf_plan_dispatch_push_fastdiv(&d, (uint32_t)rows.shape[i]);
   vkf_plan_dispatch_push_u32(&d, rows_off);
@@ -88,8 +89,8 @@ vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *n)
     return vkf_status_make(VKF_STATUS_INTERNAL, "%s \"%s\" is not a rank-4 kv_write",
                            vkf_op_name(n->op), n->name);
   if (n->output.buffer != cache->buffer || n->output.offset != cache->offset)
-    return vkf_status_make(VKF_STATUS_INTERNAL, "kv_write \"%s\": output is not the cache's storage",
-                           n->name);
+    return vkf_status_make(VKF_STATUS_INTERNAL,
+                           "kv_write \"%s\": output is not the cache's storage", n->name);
   if ((cache->dtype == VKF_F16 || rows->dtype == VKF_F16) && !ctx->caps->storage_16bit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "kv_write \"%s\": f16 cache or rows %s need 16-bit storage, which the "
@@ -102,16 +103,16 @@ vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *n)
   if (nb == 1 && !fits(ctx, n, 1, heads)) {
     while (nh > 1 && !fits(ctx, n, 1, nh)) nh = (nh + 1) / 2;
     if (!fits(ctx, n, 1, nh))
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "kv_write \"%s\": one head of cache %s (%" PRId64 " positions x %" PRId64
-                             ") exceeds the device's maxStorageBufferRange of %" PRIu64 " bytes",
-                             n->name, vkf_shape_format(cache->rank, cache->shape, sbuf, sizeof sbuf),
-                             cache->shape[2], cache->shape[3],
-                             (uint64_t)ctx->caps->max_storage_buffer_range);
+      return vkf_status_make(
+          VKF_STATUS_UNSUPPORTED,
+          "kv_write \"%s\": one head of cache %s (%" PRId64 " positions x %" PRId64
+          ") exceeds the device's maxStorageBufferRange of %" PRIu64 " bytes",
+          n->name, vkf_shape_format(cache->rank, cache->shape, sbuf, sizeof sbuf), cache->shape[2],
+          cache->shape[3], (uint64_t)ctx->caps->max_storage_buffer_range);
   }
   for (int64_t b = 0; b < bsz; b += nb)
     for (int64_t h = 0; h < heads; h += nh)
-      VKF_RETURN_IF_ERROR(dispatch(ctx, n, b, b + nb <= bsz ? nb : bsz - b, h,
-                                   h + nh <= heads ? nh : heads - h));
+      VKF_RETURN_IF_ERROR(
+          dispatch(ctx, n, b, b + nb <= bsz ? nb : bsz - b, h, h + nh <= heads ? nh : heads - h));
   return VKF_OK;
 }

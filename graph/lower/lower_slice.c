@@ -1,6 +1,7 @@
 /* Lowering of a node whose bindings would exceed the device's maxStorageBufferRange (128 MiB on
  * lavapipe: an unfused attention's [1, 12, 4096, 4096] scores are 768 MiB): the node becomes
  * several dispatches over slices of its leading (batch) dims, each binding a range that fits.
+ * (KV_WRITE slices itself in lower_kv_write.c: its `start` is indexed per batch.)
  * Only ops whose leading output dims map one to one onto the inputs' right-aligned leading dims
  * (or broadcast over them) are sliced: matmul, elementwise ops and generated chains, layernorm /
  * RMSNorm and softmax without valid lengths (those index batches by position). */

@@ -66,7 +66,7 @@ vkf_status vkf_memory_plan_build(vkf_graph *g, const vkf_memory_plan_options *op
     index_of[id] = count;
     items[count++] = (item){id, align_up(vkf_tensor_size(t), alignment), t->producer, t->producer};
   }
-  /* A read through any view extends the base's lifetime to that reader. */
+  /* A read through any view (or in-place output) extends the base's lifetime to that reader. */
   for (uint32_t i = 0; i < g->node_count; i++) {
     const vkf_node *n = &g->nodes[i];
     for (uint32_t s = 0; s < n->input_count; s++) {
@@ -99,7 +99,7 @@ vkf_status vkf_memory_plan_build(vkf_graph *g, const vkf_memory_plan_options *op
     if (offset + items[k].size > mp->peak_size) mp->peak_size = offset + items[k].size;
     mp->naive_size += items[k].size;
   }
-  /* Views point into their base's block. */
+  /* Views and in-place outputs (kv_write) point into their base's block. */
   for (uint32_t id = 1; id < g->tensor_count; id++) {
     const vkf_tensor *t = &g->tensors[id];
     if (t->removed || t->base.id == id) continue;

@@ -56,7 +56,8 @@ vkf_status vkf_passes_run(vkf_graph *graph, const vkf_pass_options *options,
 /* The passes themselves. */
 vkf_status vkf_pass_verify(vkf_graph *graph, const vkf_pass_options *options,
                            uint32_t *out_rewrites);
-/* Removes nodes whose output no graph output depends on. */
+/* Removes nodes whose output no graph output depends on; in-place writes (VKF_OPF_IN_PLACE) and
+ * what they depend on are always kept. */
 vkf_status vkf_pass_dce(vkf_graph *graph, const vkf_pass_options *options, uint32_t *out_rewrites);
 /* matmul(q, kᵀ) -> [scale]* -> [add mask] -> softmax -> matmul(·, v) becomes one attention node
  * (scale folded; per-batch valid_lens -> kv_len; causal kept; additive masks -> bias). Also

@@ -1,6 +1,7 @@
 /* vkf op: runs one op of the op table on the device (or, with --cpu, the reference interpreter)
  * from .npy files, so any kernel can be checked against numpy.
  *   vkf op matmul --in a.npy --in b.npy --out c.npy [--attr transpose_b=1] [--cpu]
+ *   vkf op kv_write --in cache.npy --in rows.npy --in start.npy --out cache_after.npy
  * Optional inputs are named: --in bias=b.npy. Attributes: --attr key=value. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,11 +173,13 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
   if (!strcmp(op, "gather")) return vkf_gather(g, "op", x, y);
   if (!strcmp(op, "patch_embed")) return vkf_patch_embed(g, "op", x, y, input(a, in, 2, "bias"));
   if (!strcmp(op, "mean_pool")) return vkf_mean_pool(g, "op", x, input(a, in, 1, "mask"));
+  if (!strcmp(op, "kv_write")) /* --in cache --in rows --in start: the cache after the write */
+    return vkf_kv_write(g, "op", x, y, input(a, in, 2, "start"));
   *out_err = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
                              "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
                              "softmax, attention, permute, slice, copy, cast, concat, gather, "
-                             "patch_embed, mean_pool)", op);
+                             "patch_embed, mean_pool, kv_write)", op);
   return VKF_NO_VALUE;
 }
 
