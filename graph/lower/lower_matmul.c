@@ -44,6 +44,12 @@ static const vkf_gemm_variant cpu_variant_kn = {
 static const vkf_gemm_variant cpu_variant_nk = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 5, .cpu_col_vec4s = 1,
     .cpu_k_unroll = 4};
+/* Decode steps (one row per sequence): a row group of 8 covers every row, so the widest column
+ * block wins: 1 x 768 x 1536 with B as [N, K] runs 2.1 GFLOP/s in 8x16 blocks, 0.4-0.8 in 40x4 (39
+ * of its 40 rows are clamped copies of row 0) and 1.8 in 8x8. */
+static const vkf_gemm_variant cpu_variant_rows = {
+    .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 4,
+    .cpu_k_unroll = 4};
 static const vkf_gemm_variant cpu_variant_small = {
     .kind = VKF_GEMM_CPU, .workgroup_size = 8, .cpu_row_groups = 1, .cpu_col_vec4s = 1};
 
@@ -88,6 +94,10 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
         (uint64_t)vkf_div_up(shape->n, big->workgroup_size * 4 * big->cpu_col_vec4s) *
         (shape->batches ? shape->batches : 1);
     vkf_gemm_variant v = groups >= 8 ? *big : cpu_variant_small;
+    /* Rule 1a: at most 8 rows (decoding) and enough columns for 4 workgroups of 128: the row
+     * block. */
+    if (shape->m <= 8 && shape->n >= 512 && !variant_unfit(caps, &cpu_variant_rows))
+      v = cpu_variant_rows;
     /* Rule 1c: operands through texel views where the device has them (a vector gather per vec4
      * instead of a scalar loop over the lanes); lowering falls back per operand. */
     v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
