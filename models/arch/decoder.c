@@ -337,29 +337,48 @@ static void fill_arange(float *out, size_t count, const void *user) {
   for (size_t i = 0; i < count; i++) out[i] = (float)i;
 }
 
-/* Decoding with a sliding window: the one query at position p = kv_len - 1 may not see cache rows
- * j < p - (W - 1), as transformers 4.38's mask with a past masks them. The kernel's window is
- * aligned to the capacity, not to kv_len, so this is an additive bias [B, 1, 1, C]; the indicator
- * of j < kv_len - W is relu(t) - relu(t - 1) with t = kv_len - W - j, exact on these integers. */
-static vkf_value window_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value kv_len, int64_t batch,
-                             int64_t cap) {
+/* Tokens against the cache (DECODE mode, N >= 1 per row): token i of row b sits at position
+ * start[b] + i and may not see cache rows j > start[b] + i (the later tokens of its own chunk) nor,
+ * with a sliding window W, rows j < start[b] + i - (W - 1), as transformers 4.38's mask with a
+ * past masks them. The kernel's causal diagonal and window are aligned to the capacity, not to
+ * the run-time start, so this is an additive bias [B, 1, N, C]. Each indicator of an integer
+ * t >= 1 is relu(t) - relu(t - 1), exact on these integers. NO_VALUE when nothing is masked
+ * beyond kv_len (one token, no window). */
+static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, int64_t batch,
+                           int64_t n, int64_t cap) {
+  int64_t w = m->f.config.sliding_window;
+  if (n == 1 && w <= 0) return VKF_NO_VALUE;
   char key[64];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32};
-  int64_t cshape[4] = {1, 1, 1, cap}, one[1] = {1}, rows[4] = {batch, 1, 1, 1};
-  vkf_value j = vkf_arch_computed(&w, g, VKF_NAME(key, "window.key_index.%lld", (long long)cap),
-                                  VKF_F32, 4, cshape, fill_arange, NULL);
-  const float minus_w = -(float)m->f.config.sliding_window, minus_one = -1.0f;
-  vkf_value mw = vkf_arch_computed(&w, g, VKF_NAME(key, "window.minus_w.%lld",
-                                                   (long long)m->f.config.sliding_window),
-                                   VKF_F32, 1, one, fill_value, &minus_w);
-  vkf_value m1 = vkf_arch_computed(&w, g, "window.minus_one", VKF_F32, 1, one, fill_value,
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, "", VKF_F32};
+  int64_t jshape[4] = {1, 1, 1, cap}, ishape[4] = {1, 1, n, 1}, one[1] = {1};
+  int64_t rows[4] = {batch, 1, 1, 1};
+  vkf_value j = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.key_index.%lld", (long long)cap),
+                                  VKF_F32, 4, jshape, fill_arange, NULL);
+  vkf_value i = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.query_index.%lld", (long long)n),
+                                  VKF_F32, 4, ishape, fill_arange, NULL);
+  static const float minus_one = -1.0f;
+  vkf_value m1 = vkf_arch_computed(&aw, g, "mask.minus_one", VKF_F32, 1, one, fill_value,
                                    &minus_one);
-  vkf_value len = vkf_reshape(g, "window.kv_len_rows", vkf_cast(g, "window.kv_len", kv_len, VKF_F32),
-                              4, rows);
-  vkf_value t = vkf_sub(g, "window.t", vkf_add(g, "window.first_visible", len, mw), j);
-  vkf_value ind = vkf_sub(g, "window.outside", vkf_relu(g, "window.relu_t", t),
-                          vkf_relu(g, "window.relu_t1", vkf_add(g, "window.t1", t, m1)));
-  return vkf_scale(g, "window.bias", ind, -DEC_MASKED_SCORE);
+  vkf_value s0 = vkf_reshape(g, "mask.start_rows", vkf_cast(g, "mask.start", start, VKF_F32), 4,
+                             rows);
+  vkf_value pos = vkf_add(g, "mask.query_position", s0, i); /* [B, 1, N, 1] */
+  vkf_value masked = VKF_NO_VALUE;
+  if (n > 1) { /* t = j - pos: the future of each token */
+    vkf_value t = vkf_sub(g, "mask.future_t", j, pos);
+    masked = vkf_sub(g, "mask.future", vkf_relu(g, "mask.future_relu", t),
+                     vkf_relu(g, "mask.future_relu1", vkf_add(g, "mask.future_t1", t, m1)));
+  }
+  if (w > 0) { /* t = pos - (W - 1) - j: keys before the window */
+    const float minus_w1 = -(float)(w - 1);
+    vkf_value mw = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w),
+                                     VKF_F32, 1, one, fill_value, &minus_w1);
+    vkf_value t = vkf_sub(g, "mask.window_t", vkf_add(g, "mask.window_first", pos, mw), j);
+    vkf_value before = vkf_sub(g, "mask.before_window", vkf_relu(g, "mask.window_relu", t),
+                               vkf_relu(g, "mask.window_relu1", vkf_add(g, "mask.window_t1", t, m1)));
+    /* The two rules mask disjoint keys, so their sum is their union. */
+    masked = vkf_value_valid(masked) ? vkf_add(g, "mask.either", masked, before) : before;
+  }
+  return vkf_scale(g, "mask.bias", masked, -DEC_MASKED_SCORE);
 }
 
 /* Rows of `table` [R, C] at run-time positions [B, N], as [B, 1, N, C] (broadcast over heads). */
@@ -386,7 +405,7 @@ static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_bu
       (o->dtype != VKF_F32 && o->dtype != VKF_F16) ||
       (cached && (o->capacity < o->seq_len || o->capacity > max ||
                   (o->cache_dtype != VKF_F32 && o->cache_dtype != VKF_F16))) ||
-      (o->mode == VKF_DECODER_DECODE && o->seq_len != 1))
+      0)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: batch %lld, seq_len %lld, capacity %lld (max %lld), dtype %s, "
                            "cache dtype %s not supported in this mode",
@@ -428,7 +447,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
     out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
     if (decode) io.kv_len = out->kv_len = vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
-    if (decode && c->sliding_window > 0) io.bias = window_bias(m, g, out->kv_len, batch, cap);
+    if (decode) io.bias = step_bias(m, g, out->cache_start, batch, n, cap);
     out->layers = layers;
     out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
     out->cache_v = calloc((size_t)layers, sizeof *out->cache_v);

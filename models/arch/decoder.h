@@ -28,9 +28,10 @@ int vkf_decoder_has_lm_head(const vkf_decoder_model *model);
 /* What a build computes. FULL is the forward pass of transformers (every position's logits, any
  * padding mask). PREFILL and DECODE run against a KV cache (host/kv_cache.h) bound as the graph's
  * cache inputs: PREFILL reads right-padded prompts of N tokens (causal attention within them)
- * and writes their keys and values into the cache from position cache_start; DECODE takes one
- * token per row, writes its key and value at cache_start and attends to the first kv_len cache
- * rows. Both give the logits of one position per row, chosen by last_index. */
+ * and writes their keys and values into the cache from position cache_start; DECODE takes N
+ * tokens per row (one per generated token; a chunk of a long prompt), writes their keys and values
+ * from cache_start and attends causally to the first kv_len cache rows. Both give the logits of
+ * one position per row, chosen by last_index. */
 typedef enum vkf_decoder_mode {
   VKF_DECODER_FULL = 0,
   VKF_DECODER_PREFILL,
@@ -39,8 +40,7 @@ typedef enum vkf_decoder_mode {
 
 typedef struct vkf_decoder_build_options {
   int64_t batch;   /* 0: 1 */
-  int64_t seq_len; /* tokens per sequence, padding included; 1 .. max_position_embeddings
-                      (DECODE: 1) */
+  int64_t seq_len; /* tokens per sequence, padding included; 1 .. max_position_embeddings */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; outputs stay f32 */
   int logits;            /* output logits: [B, N, V] (FULL) or [B, 1, V] */
   int last_hidden_state; /* output the final norm's output [B, N, D] (FULL only) */
@@ -58,7 +58,7 @@ typedef struct vkf_decoder_graph {
                                attention does, also in rows whose every key is masked */
   vkf_value positions;      /* PREFILL, DECODE: input, i32 [B, N], each < capacity */
   vkf_value cache_start;    /* PREFILL, DECODE: input, i32 [B]: the cache row of token 0 */
-  vkf_value kv_len;         /* DECODE: input, i32 [B]: cache rows attended (cache_start + 1) */
+  vkf_value kv_len;         /* DECODE: input, i32 [B]: cache rows attended (cache_start + N) */
   vkf_value last_index;     /* PREFILL, DECODE: input, i32 [B]: b·N + the position whose logits
                                row b gets */
   vkf_value *cache_k, *cache_v; /* PREFILL, DECODE: per layer, inputs [B, Hkv, C, Dh] */

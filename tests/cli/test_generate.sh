@@ -54,6 +54,13 @@ for m in gpt2_tiny llama_tiny mistral_tiny; do
   gen $m "$tmp/batch.json" --ids "$P0" --ids "$P1" --ids "$P2" && check "$m batch" "$tmp/batch.json" - 0 $G/$m 0 1 2
 done
 
+# Chunked prefill: prompts longer than a chunk run in chunks against the cache (with the sliding
+# window across chunk edges for Mistral); every row of a batch still gets its own tokens.
+for m in llama_tiny mistral_tiny gpt2_tiny; do
+  gen $m "$tmp/chunk.json" --ids "$P2" --chunk 3 --save-logits "$tmp/chunk.npy" && check "$m chunked" "$tmp/chunk.json" "$tmp/chunk.npy" 1e-4 $G/$m 2
+done
+gen qwen2_tiny "$tmp/cb.json" --ids "$P0" --ids "$P1" --ids "$P2" --chunk 4 && check "chunked batch" "$tmp/cb.json" - 0 $G/qwen2_tiny 0 1 2
+
 # The fp16 cache (f32 activations), and f16 weights and activations: same tokens here, logits
 # within the stated tolerances (fp16 keys and values round to 11 bits).
 gen llama_tiny "$tmp/c16.json" --ids "$P2" --cache-fp16 --save-logits "$tmp/c16.npy" && check "fp16 cache" "$tmp/c16.json" "$tmp/c16.npy" 2e-2 $G/llama_tiny 2

@@ -24,7 +24,7 @@ typedef struct gen_args {
   int prompt_count, ids_count;
   const char *stops[GEN_MAX_STOPS];
   int stop_count;
-  int64_t max_new, ctx, top_k;
+  int64_t max_new, ctx, top_k, chunk;
   double temperature, top_p, repetition_penalty;
   uint64_t seed;
   int greedy, sample, ignore_eos, json, fp16, cache_fp16, has_top_k, has_top_p, has_temp, has_rep;
@@ -45,11 +45,13 @@ static void usage(FILE *f) {
           "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3)... [--max-new-tokens N]\n"
           "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
           "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
-          "                    [--ctx N] [--fp16] [--cache-fp16] [--json] [--save-logits F.npy]\n"
+          "                    [--ctx N] [--chunk N] [--fp16] [--cache-fp16] [--json]\n"
+          "                    [--save-logits F.npy]\n"
           "  Several prompts run as one batch; each gets the tokens it gets alone. Defaults come\n"
           "  from the checkpoint's generation_config.json (else config.json), as transformers'\n"
           "  generate() reads them. --ctx: KV cache positions (default: the smaller of the\n"
-          "  model's maximum and %d). --save-logits: float32 [steps, vocab] of one prompt, the raw\n"
+          "  model's maximum and %d). --chunk: prompts longer run in chunks of N tokens against\n"
+          "  the cache (default 512). --save-logits: float32 [steps, vocab] of one prompt, the raw\n"
           "  logits of every generated step. Text streams to stdout, speeds go to stderr.\n",
           GEN_DEFAULT_CTX);
 }
@@ -115,6 +117,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       ok = parse_i64(v, 1, 1 << 24, &a->max_new);
     } else if (!strcmp(o, "--ctx")) {
       ok = parse_i64(v, 1, 1 << 24, &a->ctx);
+    } else if (!strcmp(o, "--chunk")) {
+      ok = parse_i64(v, 1, 1 << 24, &a->chunk);
     } else if (!strcmp(o, "--top-k")) {
       ok = parse_i64(v, 0, INT64_MAX, &a->top_k), a->has_top_k = a->sample = 1;
     } else if (!strcmp(o, "--seed")) {
@@ -366,7 +370,8 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
                                .prompt_len = g->longest,
                                .capacity = g->ctx,
                                .dtype = g->a.fp16 ? VKF_F16 : VKF_F32,
-                               .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32};
+                               .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32,
+                               .chunk = g->a.chunk};
   vkf_gen_engine *e = NULL;
   VKF_RETURN_IF_ERROR(vkf_gen_engine_create(dev->device, g->dec, &eo, &e));
   int32_t *ids = malloc((size_t)(g->batch * g->longest) * sizeof *ids);

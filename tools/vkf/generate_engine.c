@@ -16,6 +16,8 @@ struct vkf_gen_engine {
   vkf_kv_cache *cache;
   vkf_decoder_graph prefill_g, decode_g;
   vkf_runner *prefill, *decode;
+  int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
+  int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
   int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
   float *logits;    /* [batch, vocab] */
 };
@@ -53,9 +55,12 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   e->model = model;
   e->o = *options;
   e->vocab = c->vocab_size;
-  int64_t bt = e->o.batch * e->o.prompt_len;
+  e->chunk = e->o.chunk > 0 ? e->o.chunk : 512;
+  e->chunked = e->o.prompt_len > e->chunk;
+  if (!e->chunked) e->chunk = e->o.prompt_len;
+  int64_t bt = e->o.batch * e->chunk;
   e->scratch = malloc((size_t)bt * sizeof *e->scratch + 16);
-  e->logits = malloc((size_t)(e->o.batch * e->vocab) * sizeof *e->logits);
+  e->logits = malloc((size_t)(2 * e->o.batch * e->vocab) * sizeof *e->logits);
   vkf_status s = e->scratch && e->logits ? VKF_OK
                                          : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
   vkf_kv_cache_options co = {.batch = e->o.batch,
@@ -66,10 +71,10 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
                              .dtype = e->o.cache_dtype};
   if (!s) s = vkf_kv_cache_create(device, &co, &e->cache);
   vkf_decoder_build_options po = {.batch = e->o.batch,
-                                  .seq_len = e->o.prompt_len,
+                                  .seq_len = e->chunk,
                                   .dtype = e->o.dtype,
                                   .logits = 1,
-                                  .mode = VKF_DECODER_PREFILL,
+                                  .mode = e->chunked ? VKF_DECODER_DECODE : VKF_DECODER_PREFILL,
                                   .capacity = e->o.capacity,
                                   .cache_dtype = e->o.cache_dtype};
   if (!s) s = vkf_decoder_build(model, &po, &e->prefill_g);
@@ -111,23 +116,58 @@ static vkf_status read_logits(vkf_gen_engine *e, vkf_runner *r, vkf_value logits
   return VKF_OK;
 }
 
-vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
-                                  const float **out_logits) {
-  int64_t b = e->o.batch, n = e->o.prompt_len;
+/* One prefill run over prompt columns [c0, c0 + chunk) (the whole prompt when not chunked). */
+static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
+                                int64_t c0) {
+  int64_t b = e->o.batch, p = e->o.prompt_len, n = e->chunk, cap = e->o.capacity;
   const vkf_decoder_graph *g = &e->prefill_g;
+  /* Columns past the prompt (the last chunk's tail) repeat a valid id; their positions are
+   * clamped below the capacity and their cache rows, written past every row's prompt, are
+   * overwritten by the tokens generated there or never attended. */
   for (int64_t r = 0; r < b; r++)
-    if (lens[r] < 1 || lens[r] > n)
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "prompt %lld has %lld tokens (1..%lld)",
-                             (long long)r, (long long)lens[r], (long long)n);
-  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->input_ids, ids, b * n));
-  for (int64_t i = 0; i < b * n; i++) e->scratch[i] = (int32_t)(i % n);
+    for (int64_t t = 0; t < n; t++) {
+      int64_t col = c0 + t < p ? c0 + t : p - 1;
+      e->scratch[r * n + t] = ids[r * p + col];
+    }
+  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->input_ids, e->scratch, b * n));
+  for (int64_t i = 0; i < b * n; i++) {
+    int64_t pos = c0 + i % n;
+    e->scratch[i] = (int32_t)(pos < cap ? pos : cap - 1);
+  }
   VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->positions, e->scratch, b * n));
-  for (int64_t r = 0; r < b; r++) e->scratch[r] = 0;
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)c0;
   VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->cache_start, e->scratch, b));
-  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(r * n + lens[r] - 1);
+  if (e->chunked) {
+    for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(c0 + n < cap ? c0 + n : cap);
+    VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->kv_len, e->scratch, b));
+  }
+  /* Each row's last prompt token, where it lies in this chunk (else any row: not read). */
+  for (int64_t r = 0; r < b; r++) {
+    int64_t last = lens[r] - 1 - c0;
+    e->scratch[r] = (int32_t)(r * n + (last >= 0 && last < n ? last : 0));
+  }
   VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->last_index, e->scratch, b));
   VKF_RETURN_IF_ERROR(vkf_runner_run(e->prefill));
-  return read_logits(e, e->prefill, g->logits, out_logits);
+  float *chunk_logits = e->logits + b * e->vocab; /* the second half: this chunk's rows */
+  VKF_RETURN_IF_ERROR(vkf_runner_get(e->prefill, g->logits, chunk_logits,
+                                     (size_t)(b * e->vocab) * sizeof *chunk_logits));
+  for (int64_t r = 0; r < b; r++)
+    if (lens[r] - 1 >= c0 && lens[r] - 1 < c0 + n)
+      memcpy(e->logits + r * e->vocab, chunk_logits + r * e->vocab,
+             (size_t)e->vocab * sizeof *e->logits);
+  return VKF_OK;
+}
+
+vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
+                                  const float **out_logits) {
+  int64_t b = e->o.batch, p = e->o.prompt_len;
+  for (int64_t r = 0; r < b; r++)
+    if (lens[r] < 1 || lens[r] > p)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "prompt %lld has %lld tokens (1..%lld)",
+                             (long long)r, (long long)lens[r], (long long)p);
+  for (int64_t c0 = 0; c0 < p; c0 += e->chunk) VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, lens, c0));
+  *out_logits = e->logits;
+  return VKF_OK;
 }
 
 vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const int64_t *positions,

@@ -18,6 +18,8 @@ typedef struct vkf_gen_engine_options {
   vkf_dtype dtype;       /* weights and activations */
   vkf_dtype cache_dtype; /* of the KV cache */
   int profile;           /* timestamps per dispatch (vkf bench generate) */
+  int64_t chunk;         /* prompts longer than this run in chunks of it against the cache
+                            (0: 512), so no plan is sized by the longest prompt */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
