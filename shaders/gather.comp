@@ -8,7 +8,9 @@
 // Bindings: 0 table (read), 1 ids (int, read), 2 out (write, dense [..., D]).
 // Push constants: count (ids * D), (d, magic, shift) for D, vocab (V), table_off, table_row_st,
 //                 table_col_st, ids_off, (size, magic, shift) for ids dims 1 and 2, ids_st0..2
-//                 (ids as a rank-3 index space, leading dims padded), out_off. Divisors carry
+//                 (ids as a rank-3 index space, leading dims padded), out_off, row0 and total
+//                 (the rows of this dispatch are [row0, row0 + vocab) of total: a table bigger
+//                 than maxStorageBufferRange is gathered in row slices). Divisors carry
 //                 vkf_fastdiv magic numbers (graph/lower/lower_layout.h).
 // Specialization constants: 0 workgroup size (default 256).
 #extension GL_GOOGLE_include_directive : require
@@ -34,6 +36,7 @@ layout(push_constant) uniform Params {
   uint ids_off, ids_size1, ids_magic1, ids_shift1, ids_size2, ids_magic2, ids_shift2;
   uint ids_st0, ids_st1, ids_st2;
   uint out_off;
+  uint row0, total;
 } p;
 
 void main() {
@@ -42,9 +45,12 @@ void main() {
     uint rest = vkf_fastdiv(k, p.ids_magic2, p.ids_shift2), k2 = k - rest * p.ids_size2;
     uint k0 = vkf_fastdiv(rest, p.ids_magic1, p.ids_shift1), k1 = rest - k0 * p.ids_size1;
     int id = ids[p.ids_off + k0 * p.ids_st0 + k1 * p.ids_st1 + k2 * p.ids_st2];
-    if (id >= 0 && uint(id) < p.vocab)
-      dst[p.out_off + i] = table[p.table_off + uint(id) * p.table_row_st + c * p.table_col_st];
-    else
+    // This dispatch holds table rows [row0, row0 + vocab) of `total`; ids of other slices are left
+    // to their dispatch, ids outside [0, total) are written as zeros by the first slice.
+    int local = id - int(p.row0);
+    if (local >= 0 && uint(local) < p.vocab)
+      dst[p.out_off + i] = table[p.table_off + uint(local) * p.table_row_st + c * p.table_col_st];
+    else if (p.row0 == 0u && (id < 0 || uint(id) >= p.total))
       dst[p.out_off + i] = ELEM_ZERO;
   }
 }

@@ -5,11 +5,42 @@
 #include "graph/lower/lower.h"
 #include "graph/lower/lower_layout.h"
 
+static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                              const vkf_plan_tensor *table, int64_t row0, int64_t total);
+
 /* Chooser: one invocation per output element, 256 per workgroup clamped to the device limit;
- * rows are copied as bits (32-bit for f32/i32 tables, 16-bit for f16). */
+ * rows are copied as bits (32-bit for f32/i32 tables, 16-bit for f16). A table whose binding
+ * would exceed maxStorageBufferRange (GPT-2's 154 MB token table on lavapipe's 128 MiB) is bound
+ * in row slices, one dispatch each; every dispatch writes the outputs whose ids fall in its rows. */
 vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  const vkf_plan_tensor *table = &node->inputs[VKF_IN_GATHER_TABLE];
+  uint64_t range = ctx->caps->max_storage_buffer_range, begin, end;
+  int64_t vocab = table->rank == 2 ? table->shape[0] : 0;
+  vkf_lower_binding_range(ctx, table, &begin, &end);
+  if (!range || end - begin <= range || vocab < 2 || table->strides[0] <= 0)
+    return gather_rows(ctx, node, table, 0, vocab);
+  uint64_t row_bytes = (uint64_t)table->strides[0] * vkf_dtype_size(table->dtype);
+  /* Rows per slice: what fits after the alignment slack vkf_lower_bind may add in front. */
+  int64_t per = (int64_t)((range - ctx->alignment - row_bytes) / row_bytes);
+  if (per < 1)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "gather \"%s\": one table row of %llu bytes exceeds the device's "
+                           "maxStorageBufferRange of %llu",
+                           node->name, (unsigned long long)row_bytes, (unsigned long long)range);
+  for (int64_t r0 = 0; r0 < vocab; r0 += per) {
+    vkf_plan_tensor part = *table;
+    part.offset += (uint64_t)r0 * row_bytes;
+    part.shape[0] = r0 + per <= vocab ? per : vocab - r0;
+    VKF_RETURN_IF_ERROR(gather_rows(ctx, node, &part, r0, vocab));
+  }
+  return VKF_OK;
+}
+
+/* One dispatch over table rows [row0, row0 + table->shape[0]) of `total`. */
+static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                              const vkf_plan_tensor *table, int64_t row0, int64_t total) {
   char sa[64], sb[64];
-  const vkf_plan_tensor *table = &node->inputs[VKF_IN_GATHER_TABLE]; /* [V, D] */
+  /* table: [V, D] (rows row0 .. row0 + V - 1 of the whole table) */
   const vkf_plan_tensor *ids = &node->inputs[VKF_IN_GATHER_IDS];     /* i32 [...] */
   const vkf_plan_tensor *y = &node->output;                          /* [..., D] */
   if (table->rank != 2 || ids->dtype != VKF_I32 || ids->rank > 3 || y->dtype != table->dtype)
@@ -48,7 +79,7 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       (uint64_t)(vocab - 1) * (uint64_t)table->strides[0] +
               (uint64_t)(dim - 1) * table->strides[1] + table_off >
           UINT32_MAX ||
-      (uint64_t)vocab > INT32_MAX)
+      (uint64_t)vocab > INT32_MAX || (uint64_t)total > INT32_MAX)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "gather \"%s\": table %s or output %s needs "
                            "indices beyond 32 bits",
@@ -65,6 +96,8 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   vkf_plan_dispatch_push_fastdiv(&disp, size[2]);
   for (uint32_t i = 0; i < 3; i++) vkf_plan_dispatch_push_u32(&disp, st[i]);
   vkf_plan_dispatch_push_u32(&disp, out_off);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)row0);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)total);
   uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
   disp.spec[0] = wg;
   disp.spec_count = 1;

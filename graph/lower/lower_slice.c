@@ -4,7 +4,10 @@
  * (KV_WRITE slices itself in lower_kv_write.c: its `start` is indexed per batch.)
  * Only ops whose leading output dims map one to one onto the inputs' right-aligned leading dims
  * (or broadcast over them) are sliced: matmul, elementwise ops and generated chains, layernorm /
- * RMSNorm and softmax without valid lengths (those index batches by position). */
+ * RMSNorm and softmax without valid lengths (those index batches by position). A matmul whose
+ * weight alone is too big (an LM head [vocab, D] read as B [N, K]) is sliced along N instead:
+ * rows of B, columns of the output, the bias and the residual. (Gather slices its own table in
+ * lower_gather.c.) */
 #include "graph/lower/lower.h"
 
 /* Bytes vkf_lower_bind would bind for `t`. */
@@ -69,12 +72,60 @@ static int strides_non_negative(const vkf_lower_node *n) {
   return 1;
 }
 
+/* Columns [n0, n0 + len) of a matmul: B's rows (B [..., N, K]), the output's, bias's and
+ * residual's last dim. */
+static vkf_lower_node slice_columns(const vkf_lower_node *n, int64_t n0, int64_t len) {
+  vkf_lower_node s = *n;
+  vkf_plan_tensor *b = &s.inputs[VKF_IN_MATMUL_B];
+  b->offset += (uint64_t)(n0 * b->strides[b->rank - 2]) * vkf_dtype_size(b->dtype);
+  b->shape[b->rank - 2] = len;
+  vkf_plan_tensor *cols[3] = {&s.output, NULL, NULL};
+  if (s.input_count > VKF_IN_MATMUL_BIAS) cols[1] = &s.inputs[VKF_IN_MATMUL_BIAS];
+  if (s.input_count > VKF_IN_MATMUL_RESIDUAL) cols[2] = &s.inputs[VKF_IN_MATMUL_RESIDUAL];
+  for (int i = 0; i < 3; i++) {
+    vkf_plan_tensor *t = cols[i];
+    if (!t || !vkf_plan_tensor_present(t)) continue;
+    t->offset += (uint64_t)(n0 * t->strides[t->rank - 1]) * vkf_dtype_size(t->dtype);
+    t->shape[t->rank - 1] = len;
+  }
+  return s;
+}
+
+/* A matmul with B as [N, K] whose B binding alone exceeds the range: slices of N, in multiples of
+ * 64 columns (4 below that) so every slice keeps the vec4 layouts aligned. Returns 0 (nothing
+ * done) when slicing cannot make B fit, leaving the op's own error to the caller. */
+static int sliced_along_n(const vkf_lower_ctx *ctx, vkf_lower_fn fn, const vkf_lower_node *n,
+                          vkf_status *out_status) {
+  const vkf_plan_tensor *b = &n->inputs[VKF_IN_MATMUL_B];
+  uint64_t range = ctx->caps->max_storage_buffer_range;
+  if (n->op != VKF_OP_MATMUL || !n->attrs->matmul.transpose_b || b->rank < 2 ||
+      binding_span(ctx, b) <= range)
+    return 0;
+  int64_t full = n->output.shape[n->output.rank - 1], len = full;
+  for (;;) {
+    vkf_lower_node s = slice_columns(n, 0, len);
+    if (binding_span(ctx, &s.inputs[VKF_IN_MATMUL_B]) <= range || len <= 1) break;
+    int64_t half = (len + 1) / 2;
+    len = half > 64 ? (half + 63) / 64 * 64 : half > 4 ? (half + 3) / 4 * 4 : half;
+  }
+  vkf_lower_node first = slice_columns(n, 0, len);
+  if (len >= full || binding_span(ctx, &first.inputs[VKF_IN_MATMUL_B]) > range) return 0;
+  *out_status = VKF_OK;
+  for (int64_t n0 = 0; n0 < full && !*out_status; n0 += len) {
+    vkf_lower_node s = slice_columns(n, n0, n0 + len <= full ? len : full - n0);
+    *out_status = vkf_lower_sliced(ctx, fn, &s);
+  }
+  return 1;
+}
+
 vkf_status vkf_lower_sliced(const vkf_lower_ctx *ctx, vkf_lower_fn fn, const vkf_lower_node *n) {
   uint32_t rows = row_dims(n);
   const vkf_plan_tensor *out = &n->output;
   if (!ctx->caps->max_storage_buffer_range || rows == UINT32_MAX || !strides_non_negative(n) ||
       fits(ctx, n))
     return fn(ctx, n);
+  vkf_status by_columns = VKF_OK;
+  if (sliced_along_n(ctx, fn, n, &by_columns)) return by_columns;
   uint32_t d = 0;
   while (d + rows < out->rank && out->shape[d] <= 1) d++;
   if (d + rows >= out->rank) return fn(ctx, n); /* nothing left to slice: the op's own error */

@@ -468,8 +468,9 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     io.kv = write_cache;
   }
 
-  vkf_value x = vkf_gather(g, NAME(nm, "%s%s", m->prefix, fam->embed), /* [B, N, D] */
-                           vkf_arch_weight(&aw, g, fam->embed), ids);
+  /* One constant for the token table, so a tied head binds the same device buffer. */
+  vkf_value embed = vkf_arch_weight(&aw, g, fam->embed); /* [V, D] */
+  vkf_value x = vkf_gather(g, NAME(nm, "%s%s", m->prefix, fam->embed), embed, ids); /* [B, N, D] */
   rotary_user ru = {0};
   if (fam->positions && !cached) {
     x = vkf_add(g, NAME(nm, "%s%s", m->prefix, fam->positions), x,
@@ -534,8 +535,8 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   if (o.last_hidden_state && !cached)
     out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   if (o.logits) {
-    vkf_arch_weights head = {m->f.ck, &m->f.owned, m->lm_head == 2 ? "" : m->prefix, dt};
-    vkf_value w = vkf_arch_weight(&head, g, m->lm_head == 2 ? "lm_head.weight" : fam->embed);
+    vkf_arch_weights head = {m->f.ck, &m->f.owned, "", dt};
+    vkf_value w = m->lm_head == 2 ? vkf_arch_weight(&head, g, "lm_head.weight") : embed;
     vkf_matmul_options ho = {.transpose_b = 1};
     out->logits = vkf_arch_f32_output(g, vkf_matmul(g, "lm_head", x, w, &ho), "logits");
   }

@@ -55,5 +55,23 @@ int main(void) {
   op_check_with(&t, g, in2, 3, &caps, TOL, "layernorm + add, 512-byte bindings");
   free(xd), free(gd), free(bd);
   vkf_graph_destroy(g);
+
+  /* A tied LM head: the table [300, 8] (9.6 KB) is gathered in row slices, and read as B [N, K]
+   * by the head, which is sliced along N (64 columns each, the last 44); ids in every slice. */
+  CHECK_OK(vkf_graph_create("tied_head", &g));
+  int64_t ts[2] = {300, 8}, is[2] = {2, 3}, hb[1] = {300};
+  vkf_value table = vkf_graph_input(g, "table", VKF_F32, 2, ts);
+  vkf_value ids = vkf_graph_input(g, "ids", VKF_I32, 2, is);
+  vkf_value hbias = vkf_graph_input(g, "head_bias", VKF_F32, 1, hb);
+  vkf_value e = vkf_gather(g, "embed", table, ids); /* [2, 3, 8] */
+  vkf_matmul_options ho = {.transpose_b = 1, .bias = hbias};
+  vkf_graph_output(g, vkf_matmul(g, "head", e, table, &ho), "logits"); /* [2, 3, 300] */
+  int32_t idv[6] = {0, 299, 63, 64, 150, 17};
+  void *td = filled(300 * 8, 8), *hd = filled(300, 9);
+  vkf_input_binding in3[3] = {{table, td, 300 * 8 * 4}, {ids, idv, sizeof idv}, {hbias, hd, 1200}};
+  caps.max_storage_buffer_range = 2048; /* the [2, 3, 300] output (7.2 KB) fits after slicing */
+  op_check_with(&t, g, in3, 3, &caps, TOL, "tied head, 2 KiB bindings");
+  free(td), free(hd);
+  vkf_graph_destroy(g);
   return gpu_test_finish(&t);
 }
