@@ -7,6 +7,7 @@ transformers' own classes with seeded random weights:
   llama_tiny    LlamaForCausalLM: 4 heads / 2 KV heads of 16, RMSNorm, SwiGLU, untied head,
                 saved in BF16 (the reference runs the same BF16 values in fp32)
   llama_tied    LlamaForCausalLM: tied head, attention_bias, rope_scaling linear 2.0, F16 weights
+  llama_dynamic LlamaForCausalLM: rope_scaling dynamic 2.0 over 16 positions (generation goes past)
   mistral_tiny  MistralForCausalLM: 1 KV head, sliding_window 5 (shorter than the sequence)
   qwen2_tiny    Qwen2ForCausalLM: q/k/v biases, tied head
 and under tests/models/golden/decoder/:
@@ -16,8 +17,9 @@ and under tests/models/golden/decoder/:
                                      in fp32 eval mode with the eager attention of 4.38
   <name>_logits_nomask.npy           float32 [1, 12, vocab]: row 0 alone, no attention_mask
   generate_prompts.txt               three prompts (ids, one line each; lengths 8, 5, 10)
+  llama_dynamic_long_ids.npy, llama_dynamic_long_logits.npy: 24 tokens past its 16 positions
   <name>_generate_<i>.npy            int64 [NEW]: greedy generate(use_cache=True) of prompt i alone,
-                                     NEW = 16 new tokens, EOS ignored
+                                     NEW = 32 new tokens, EOS ignored
   <name>_generate_<i>_logits.npy     float32 [NEW, vocab]: the logits of every generated step
 
     /usr/bin/python3 tools/make_decoder_golden.py      (torch 1.13, transformers 4.38.2)
@@ -37,11 +39,11 @@ VOCAB, LEN = 256, 12
 
 
 def configs():
-    common = dict(vocab_size=VOCAB, max_position_embeddings=32, bos_token_id=1, eos_token_id=2)
+    common = dict(vocab_size=VOCAB, max_position_embeddings=64, bos_token_id=1, eos_token_id=2)
     llama = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, rms_norm_eps=1e-5, **common)
     return [
-        ("gpt2_tiny", transformers.GPT2Config(vocab_size=VOCAB, n_positions=32, n_embd=48, n_layer=2,
+        ("gpt2_tiny", transformers.GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=48, n_layer=2,
                                               n_head=3, bos_token_id=1, eos_token_id=2),
          transformers.GPT2LMHeadModel, torch.float32),
         ("llama_tiny", transformers.LlamaConfig(tie_word_embeddings=False, **llama),
@@ -55,6 +57,10 @@ def configs():
          transformers.MistralForCausalLM, torch.float32),
         ("qwen2_tiny", transformers.Qwen2Config(tie_word_embeddings=True, **llama),
          transformers.Qwen2ForCausalLM, torch.float32),
+        # Dynamic NTK rope past 16 positions: generation crosses it, each step with its own base.
+        ("llama_dynamic", transformers.LlamaConfig(**dict(llama, max_position_embeddings=16),
+                                                   rope_scaling={"type": "dynamic", "factor": 2.0}),
+         transformers.LlamaForCausalLM, torch.float32),
     ]
 
 
@@ -72,7 +78,7 @@ def inputs():
     return ids, mask
 
 
-NEW = 16
+NEW = 32
 PROMPTS = [[1, 17, 200, 45, 99, 3, 250, 7], [1, 64, 128, 9, 33], [1, 5, 6, 7, 8, 9, 10, 11, 12, 13]]
 
 
@@ -121,11 +127,21 @@ def main():
         size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
         print("%s: %s, %d bytes, logits range [%.2f, %.2f], full row vs alone %.2g" % (
             name, dtype, size, logits.min().item(), logits.max().item(), diff))
-        generate_goldens(name, ref)
         # Right padding leaves the real positions of row 1 as they are alone.
         with torch.no_grad():
             r1 = ref(input_ids=torch.tensor(ids[1:2, :8])).logits
         assert (r1[0] - logits[1, :8]).abs().max().item() < 1e-4, name
+        if name == "llama_dynamic":
+            # transformers 4.38 cannot generate past max_position_embeddings (its causal-mask
+            # buffer has that size), but a forward pass of 24 tokens runs the dynamic base. Last:
+            # 4.38 keeps the enlarged base for every later call of the same model.
+            long_ids = torch.tensor([[1] + [int(v) for v in np.random.default_rng(3).integers(3, VOCAB, 23)]])
+            with torch.no_grad():
+                long_logits = ref(input_ids=long_ids).logits
+            np.save(os.path.join(GOLDEN, "llama_dynamic_long_ids.npy"), long_ids.numpy().astype(np.int64))
+            np.save(os.path.join(GOLDEN, "llama_dynamic_long_logits.npy"), long_logits.numpy().astype(np.float32))
+        else:
+            generate_goldens(name, ref)
 
 
 if __name__ == "__main__":

@@ -216,6 +216,10 @@ const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *m) {
 const char *vkf_decoder_architecture(const vkf_decoder_model *m) {
   return m->lm_head ? m->fam->lm_arch : m->fam->base_arch;
 }
+int64_t vkf_decoder_max_positions(const vkf_decoder_model *m) {
+  return m->fam->positions ? m->f.config.max_position_embeddings
+                           : VKF_DECODER_MAX_ROTARY_POSITIONS;
+}
 int vkf_decoder_has_lm_head(const vkf_decoder_model *m) {
   return m->lm_head != 0;
 }
@@ -398,8 +402,7 @@ void vkf_decoder_graph_release(vkf_decoder_graph *out) {
 }
 
 static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_build_options *o) {
-  const vkf_hf_config *c = &m->f.config;
-  int64_t max = c->max_position_embeddings;
+  int64_t max = vkf_decoder_max_positions(m);
   int cached = o->mode != VKF_DECODER_FULL;
   if (o->batch < 0 || o->seq_len < 1 || o->seq_len > max ||
       (o->dtype != VKF_F32 && o->dtype != VKF_F16) ||

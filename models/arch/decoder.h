@@ -22,6 +22,12 @@ void vkf_decoder_destroy(vkf_decoder_model *model);
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *model);
 /* "GPT2LMHeadModel", "LlamaModel", ...: what the files hold. */
 const char *vkf_decoder_architecture(const vkf_decoder_model *model);
+/* Rotary models run at any position (transformers computes their angles for any index; dynamic
+ * NTK scaling exists to go past max_position_embeddings): they are bounded by this instead. */
+#define VKF_DECODER_MAX_ROTARY_POSITIONS (1 << 20)
+/* Positions the model can take: max_position_embeddings for learned positions (GPT-2), else
+ * VKF_DECODER_MAX_ROTARY_POSITIONS. */
+int64_t vkf_decoder_max_positions(const vkf_decoder_model *model);
 /* Whether logits can be computed (a language-model head, own or tied to the embeddings). */
 int vkf_decoder_has_lm_head(const vkf_decoder_model *model);
 
@@ -40,12 +46,12 @@ typedef enum vkf_decoder_mode {
 
 typedef struct vkf_decoder_build_options {
   int64_t batch;   /* 0: 1 */
-  int64_t seq_len; /* tokens per sequence, padding included; 1 .. max_position_embeddings */
+  int64_t seq_len; /* tokens per sequence, padding included; 1 .. vkf_decoder_max_positions */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; outputs stay f32 */
   int logits;            /* output logits: [B, N, V] (FULL) or [B, 1, V] */
   int last_hidden_state; /* output the final norm's output [B, N, D] (FULL only) */
   vkf_decoder_mode mode;
-  int64_t capacity;      /* PREFILL, DECODE: cache positions C (<= max_position_embeddings) */
+  int64_t capacity;      /* PREFILL, DECODE: cache positions C (<= vkf_decoder_max_positions) */
   vkf_dtype cache_dtype; /* of the cache: VKF_F32 (default) or VKF_F16 */
 } vkf_decoder_build_options;
 

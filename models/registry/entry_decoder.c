@@ -17,7 +17,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_decoder_model *m = impl;
   const vkf_hf_config *c = vkf_decoder_config(m);
-  int64_t max = c->max_position_embeddings;
+  int64_t max = vkf_decoder_max_positions(m);
   in[0] = (vkf_model_io){.name = "input_ids",
                          .dtype = VKF_I32,
                          .rank = 2,

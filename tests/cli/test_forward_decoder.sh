@@ -12,7 +12,7 @@ D=tests/models/data
 compare() { # name got want atol
   if out=$($npy compare "$2" "$3" "$4"); then ok; else bad "$1: $out"; fi
 }
-for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny; do
+for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny llama_dynamic; do
   if "$VKF" forward --model $D/$m --in input_ids=$G/input_ids.npy --in attention_mask=$G/attention_mask.npy \
     --out logits="$tmp/$m.npy" 2>"$tmp/err"; then
     compare "$m logits" "$tmp/$m.npy" $G/${m}_logits.npy 1e-4
@@ -33,6 +33,12 @@ if "$VKF" forward --model $D/llama_tiny --in input_ids="$tmp/row0.npy" --out log
   compare "llama_tiny without a mask" "$tmp/alone.npy" $G/llama_tiny_logits_nomask.npy 1e-4
 else bad "llama_tiny without a mask: $(cat "$tmp/err")"; fi
 
+# Dynamic NTK rope: 24 tokens past the model's 16 positions, the base grown as transformers does.
+if "$VKF" forward --model $D/llama_dynamic --in input_ids=$G/llama_dynamic_long_ids.npy \
+  --out logits="$tmp/dyn.npy" 2>"$tmp/err"; then
+  compare "llama_dynamic past its positions" "$tmp/dyn.npy" $G/llama_dynamic_long_logits.npy 1e-4
+else bad "llama_dynamic long: $(cat "$tmp/err")"; fi
+
 # f16 weights and activations: the same logits within f16's precision.
 if "$VKF" forward --model $D/qwen2_tiny --fp16 --in input_ids=$G/input_ids.npy \
   --in attention_mask=$G/attention_mask.npy --out logits="$tmp/q16.npy" 2>"$tmp/err"; then
@@ -43,9 +49,9 @@ else bad "qwen2_tiny fp16: $(cat "$tmp/err")"; fi
   grep -q "^MistralForCausalLM" "$tmp/list" && grep -q "^input   attention_mask .*optional (default 1)" "$tmp/list" &&
   grep -q "^output  logits .*\[batch, seq, 256\]" "$tmp/list" && ok || bad "list: $(cat "$tmp/list")"
 
-# Bad input: a prompt past the positions, ids outside the vocabulary, configs we do not run.
-$npy ints "$tmp/long.npy" 1,33 $(python3 -c 'print(",".join(["5"] * 33))')
-expect_error forward "prompt longer than the context" "33 tokens, longer than the model's 32" --model $D/gpt2_tiny --in input_ids="$tmp/long.npy" --out logits="$tmp/x.npy"
+# Bad input: a prompt past GPT-2's learned positions (rotary models have no such bound), ids outside the vocabulary, configs we do not run.
+$npy ints "$tmp/long.npy" 1,65 $(python3 -c 'print(",".join(["5"] * 65))')
+expect_error forward "prompt longer than the positions" "65 tokens, longer than the model's 64" --model $D/gpt2_tiny --in input_ids="$tmp/long.npy" --out logits="$tmp/x.npy"
 $npy ints "$tmp/oov.npy" 1,3 1,256,2
 expect_error forward "id outside the vocabulary" "value 256 at \[0, 1\] is outside \[0, 256)" --model $D/llama_tiny --in input_ids="$tmp/oov.npy" --out logits="$tmp/x.npy"
 edit_config() { # name model python-expression-on-c

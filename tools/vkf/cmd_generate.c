@@ -265,8 +265,10 @@ static vkf_status prepare(gen_state *g) {
   if (a->has_top_p) g->so.top_p = a->top_p;
   if (a->has_rep) g->so.repetition_penalty = a->repetition_penalty;
   g->batch = a->prompt_count + a->ids_count;
-  int64_t max_ctx = c->max_position_embeddings;
-  g->ctx = a->ctx ? a->ctx : (max_ctx < GEN_DEFAULT_CTX ? max_ctx : GEN_DEFAULT_CTX);
+  /* The default context: the config's maximum, at most 4096; --ctx may go past it for rotary
+   * models, which transformers runs at any position. */
+  int64_t max_ctx = vkf_decoder_max_positions(g->dec), cfg_ctx = c->max_position_embeddings;
+  g->ctx = a->ctx ? a->ctx : (cfg_ctx < GEN_DEFAULT_CTX ? cfg_ctx : GEN_DEFAULT_CTX);
   if (g->ctx > max_ctx)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "--ctx %lld is past the model's %lld positions", (long long)g->ctx,
