@@ -1,6 +1,7 @@
-/* Unicode for the tokenizers: strict UTF-8 decoding/encoding, the character properties, lower-casing
- * and canonical decomposition that BertTokenizer uses, and the classes the BPE patterns use (generated
- * from Python's unicodedata by tools/gen_unicode_tables.py into models/text/unicode_tables.c). */
+/* Unicode for the tokenizers: strict UTF-8 decoding/encoding, the character properties,
+ * lower-casing and canonical decomposition that BertTokenizer uses, canonical composition (NFC),
+ * and the classes the BPE patterns use (generated from Python's unicodedata by
+ * tools/gen_unicode_tables.py into models/text/unicode_tables.c). */
 #ifndef VKF_MODELS_UNICODE_H
 #define VKF_MODELS_UNICODE_H
 
@@ -37,6 +38,13 @@ typedef struct vkf_unicode_map {
   uint32_t out[4];
 } vkf_unicode_map;
 
+/* A canonical composition: `first` followed by `second` composes to `composite`. */
+typedef struct vkf_unicode_pair {
+  uint32_t first;
+  uint32_t second;
+  uint32_t composite;
+} vkf_unicode_pair;
+
 extern const char vkf_unicode_version[]; /* Unicode version of the tables, e.g. "14.0.0" */
 extern const vkf_unicode_run vkf_unicode_runs[];
 extern const size_t vkf_unicode_run_count;
@@ -46,6 +54,9 @@ extern const size_t vkf_unicode_lower_count;
 extern const vkf_unicode_map
     vkf_unicode_decomp[]; /* sorted by cp; Hangul syllables are algorithmic */
 extern const size_t vkf_unicode_decomp_count;
+extern const vkf_unicode_pair
+    vkf_unicode_comp[]; /* sorted by (first, second); excludes the full composition exclusions */
+extern const size_t vkf_unicode_comp_count;
 
 /* Property bits of `cp` (<= 0x10FFFF). */
 uint32_t vkf_unicode_props(uint32_t cp);
@@ -72,5 +83,12 @@ size_t vkf_unicode_decompose_cp(uint32_t cp, uint32_t out[4]);
 /* Stable sort of each run of non-starters by combining class (the canonical ordering step of NFD).
  */
 void vkf_unicode_canonical_order(uint32_t *cps, size_t count);
+/* The primary composite of `first` followed by `second` (Hangul LV and LVT algorithmically), or 0
+ * when the two do not compose. */
+uint32_t vkf_unicode_compose_pair(uint32_t first, uint32_t second);
+/* Canonical composition in place (the last step of NFC): `cps[0..count)` must be canonically
+ * decomposed and ordered; each character not blocked from the last starter is composed with it.
+ * Returns the new count (<= count). */
+size_t vkf_unicode_compose(uint32_t *cps, size_t count);
 
 #endif
