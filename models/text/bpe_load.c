@@ -88,6 +88,12 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
                            VKF_BPE_MAX_STEPS);
   vkf_bpe_norm *out = &b->norms[b->norm_count];
   const char *from = NULL, *to = NULL;
+  if (!strcmp(type, "NFC") || !strcmp(type, "NFD")) {
+    out->kind = !strcmp(type, "NFC") ? VKF_BPE_NORM_NFC : VKF_BPE_NORM_NFD;
+    out->from = out->to = NULL;
+    b->norm_count++;
+    return VKF_OK;
+  }
   if (!strcmp(type, "Prepend")) {
     out->kind = VKF_BPE_NORM_PREPEND;
     to = get_string(n, "prepend");
