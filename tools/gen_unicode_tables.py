@@ -159,6 +159,30 @@ def main():
     out.write("};\nconst size_t vkf_unicode_comp_count = sizeof(vkf_unicode_comp) / "
               "sizeof(vkf_unicode_comp[0]);\n")
 
+    # NFKD of the characters whose compatibility decomposition differs from the canonical one (up
+    # to 18 code points: U+FDFA), as spans of one flat array.
+    spans, data = [], []
+    for cp in range(0x110000):
+        if is_surrogate(cp) or HANGUL_FIRST <= cp <= HANGUL_LAST:
+            continue
+        ch = chr(cp)
+        kd = unicodedata.normalize("NFKD", ch)
+        if kd != ch and kd != unicodedata.normalize("NFD", ch):
+            assert len(kd) <= 18, hex(cp)
+            spans.append((cp, len(data), len(kd)))
+            data.extend(ord(c) for c in kd)
+    out.write("\n/* Compatibility decompositions (NFKD) that differ from the canonical ones: code "
+              "point,\n * start in vkf_unicode_compat_data, count; sorted by code point. */\n")
+    out.write("const vkf_unicode_span vkf_unicode_compat[] = {\n")
+    for i in range(0, len(spans), 4):
+        out.write("  " + " ".join("{0x%X, %d, %d}," % c for c in spans[i:i + 4]) + "\n")
+    out.write("};\nconst size_t vkf_unicode_compat_count = sizeof(vkf_unicode_compat) / "
+              "sizeof(vkf_unicode_compat[0]);\n")
+    out.write("const uint32_t vkf_unicode_compat_data[] = {\n")
+    for i in range(0, len(data), 10):
+        out.write("  " + " ".join("0x%X," % c for c in data[i:i + 10]) + "\n")
+    out.write("};\n")
+
 
 if __name__ == "__main__":
     main()

@@ -146,6 +146,24 @@ size_t vkf_unicode_decompose_cp(uint32_t cp, uint32_t out[4]) {
   return m->count;
 }
 
+size_t vkf_unicode_decompose_compat_cp(uint32_t cp, uint32_t out[VKF_UNICODE_MAX_DECOMP]) {
+  size_t lo = 0, hi = vkf_unicode_compat_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const vkf_unicode_span *sp = &vkf_unicode_compat[mid];
+    if (sp->cp == cp) {
+      for (uint32_t i = 0; i < sp->count; i++) out[i] = vkf_unicode_compat_data[sp->start + i];
+      return sp->count;
+    }
+    if (sp->cp < cp) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return vkf_unicode_decompose_cp(cp, out); /* the same as the canonical one */
+}
+
 void vkf_unicode_canonical_order(uint32_t *cps, size_t count) {
   /* Insertion sort keyed on combining class, never moving a mark across a starter (class 0);
    * runs of marks are short, so this is linear in practice. */
