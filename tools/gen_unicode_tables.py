@@ -5,7 +5,8 @@ those. Run with the Python whose transformers produced tests/models/golden/token
 
     python3 tools/gen_unicode_tables.py > models/text/unicode_tables.c
 
-Nothing here is needed at run time; the output is committed.
+Nothing here is needed at run time; the output is committed. The composition pairs (for NFC) are
+written last, so the tables before them do not change when they are added to.
 """
 import sys
 import unicodedata
@@ -74,6 +75,30 @@ def props_of(cp):
     return p
 
 
+def composition_pairs():
+    """(first, second, composite) for every character whose one-step canonical decomposition is a
+    pair and that NFC gives back: that leaves out the full composition exclusions (the
+    Composition_Exclusion list, singletons, and non-starter decompositions such as U+0344)."""
+    pairs = []
+    for cp in range(0x110000):
+        if is_surrogate(cp) or HANGUL_FIRST <= cp <= HANGUL_LAST:
+            continue
+        d = unicodedata.decomposition(chr(cp))
+        if not d or d.startswith("<"):
+            continue
+        parts = [int(x, 16) for x in d.split()]
+        if len(parts) != 2:
+            continue
+        ch = chr(cp)
+        if unicodedata.normalize("NFC", unicodedata.normalize("NFD", ch)) != ch:
+            continue  # excluded from composition
+        if unicodedata.normalize("NFC", chr(parts[0]) + chr(parts[1])) != ch:
+            continue  # a pair that does not recompose (a non-starter's decomposition)
+        pairs.append((parts[0], parts[1], cp))
+    pairs.sort()
+    return pairs
+
+
 def main():
     runs = []
     lower = []
@@ -123,6 +148,40 @@ def main():
 
     write_map("lower", lower)
     write_map("decomp", decomp)
+
+    comp = composition_pairs()
+    out.write("/* Canonical composition: (first, second) -> primary composite, sorted by (first, "
+              "second);\n * the full composition exclusions left out, Hangul syllables algorithmic. "
+              "*/\n")
+    out.write("const vkf_unicode_pair vkf_unicode_comp[] = {\n")
+    for i in range(0, len(comp), 4):
+        out.write("  " + " ".join("{0x%X, 0x%X, 0x%X}," % c for c in comp[i:i + 4]) + "\n")
+    out.write("};\nconst size_t vkf_unicode_comp_count = sizeof(vkf_unicode_comp) / "
+              "sizeof(vkf_unicode_comp[0]);\n")
+
+    # NFKD of the characters whose compatibility decomposition differs from the canonical one (up
+    # to 18 code points: U+FDFA), as spans of one flat array.
+    spans, data = [], []
+    for cp in range(0x110000):
+        if is_surrogate(cp) or HANGUL_FIRST <= cp <= HANGUL_LAST:
+            continue
+        ch = chr(cp)
+        kd = unicodedata.normalize("NFKD", ch)
+        if kd != ch and kd != unicodedata.normalize("NFD", ch):
+            assert len(kd) <= 18, hex(cp)
+            spans.append((cp, len(data), len(kd)))
+            data.extend(ord(c) for c in kd)
+    out.write("\n/* Compatibility decompositions (NFKD) that differ from the canonical ones: code "
+              "point,\n * start in vkf_unicode_compat_data, count; sorted by code point. */\n")
+    out.write("const vkf_unicode_span vkf_unicode_compat[] = {\n")
+    for i in range(0, len(spans), 4):
+        out.write("  " + " ".join("{0x%X, %d, %d}," % c for c in spans[i:i + 4]) + "\n")
+    out.write("};\nconst size_t vkf_unicode_compat_count = sizeof(vkf_unicode_compat) / "
+              "sizeof(vkf_unicode_compat[0]);\n")
+    out.write("const uint32_t vkf_unicode_compat_data[] = {\n")
+    for i in range(0, len(data), 10):
+        out.write("  " + " ".join("0x%X," % c for c in data[i:i + 10]) + "\n")
+    out.write("};\n")
 
 
 if __name__ == "__main__":

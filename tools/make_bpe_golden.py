@@ -2,7 +2,8 @@
 """Trains small byte-level and SentencePiece-style BPE tokenizers with Hugging Face `tokenizers` and
 writes the references that tests/models/test_bpe.c and tests/cli/test_tokenize.sh compare against:
 
-  tests/models/data/<name>/tokenizer.json     the trained tokenizer (gpt2, llama3, qwen2, llama2)
+  tests/models/data/<name>/tokenizer.json     the trained tokenizer (gpt2, llama3, qwen2, llama2,
+                                              qwen2_nfc: Qwen2's with its NFC normalizer)
   tests/models/golden/bpe/<name>.json         what `vkf tokenize --json --model DIR TEXTS...` prints
   tests/models/golden/bpe/<name>_decode.json  {"cases": [{"ids", "skip_special", "text"}]}: decode()
 
@@ -76,6 +77,22 @@ TEXTS = [
     "absent bytes: ภาษาไทย ☃ 𝔘𝔫𝔦 \u00a0nbsp\u3000ideographic",
     "!!!??? ... --- ###",
     "mixed\u2028separator\u0085next",
+]
+
+
+# Texts whose NFC differs from them, or that NFC must leave alone (qwen2_nfc's goldens add these).
+NFC_TEXTS = [
+    "e\u0301 A\u030A o\u0308 n\u0303 cafe\u0301 decomposed",
+    "\u1100\u1161\u11A8 \u1100\u1161 \u110B\u1167\u11BC jamo to syllables, \uAC00\u11A8 LV+T",
+    "\u0071\u0307\u0323 reordered, \u0073\u0323\u0307 \u1E0B\u0323 \u0041\u0327\u0301",
+    "\u2126 ohm, \u212B angstrom, \u212A kelvin, \u0340\u0341 tone marks, \u037E \u0387",
+    "\u0958 \u0915\u093C excluded, \u0344 \u0308\u0301 \u0F73 \u2ADC \u1F71",
+    "\u0301 leading mark, a\u0301\u0301 twice, a\u0315\u0301 blocked? a\u05B0\u0301",
+    "mixed: Caf\u00e9 cafe\u0301 \u0399\u0308\u0301 \u0435\u0308 \u05D1\u05BC \u3057\u3099 "
+    "\u30AB\u3099 \u0B47\u0B3E \u0DD9\u0DCF",
+    "emoji \U0001F600\u0301 \U0001F44D\U0001F3FD\u0308 \u2764\uFE0F\u0301 e\u20DD\u0301",
+    "already composed: \u00e9\u00c5\u00f1 \uD55C\uAD6D\uC5B4 \u1EC7 \u01D5 \u0390",
+    "\U000110A5\U000110BA \U00011131\U00011127 \U0001D15E \U0001D15F\U0001D165 musical",
 ]
 
 
@@ -157,6 +174,25 @@ def llama2():
     return doc, ["<s>", "</s>", "<unk>"]
 
 
+def qwen2_nfc():
+    """The qwen2 tokenizer with Qwen2's `"normalizer": {"type": "NFC"}`, trained on the corpus
+    with a few composed and decomposed lines added so that some merges involve them."""
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    extra = ["caf\u00e9 r\u00e9sum\u00e9 \u00c5ngstr\u00f6m \u03a9 \ud55c\uad6d\uc5b4 "
+             "\uac00\uac01"] * 4
+    tok.train_from_iterator(corpus() + extra, trainer=trainers.BpeTrainer(
+        vocab_size=700, special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    return json.loads(tok.to_str()), specials
+
+
 def encode(tok, doc, text):
     enc = tok.encode(text)
     ids, tokens = list(enc.ids), list(enc.tokens)
@@ -181,16 +217,16 @@ def encode(tok, doc, text):
     return ids, tokens
 
 
-def write(root, name, doc, specials):
+def write(root, name, doc, specials, extra_texts=()):
     folder = os.path.join(root, "tests/models/data", name)
     os.makedirs(folder, exist_ok=True)
     text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-    assert len(text.encode()) < 100_000, (name, len(text.encode()))
+    assert len(text.encode()) < 60_000, (name, len(text.encode()))
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         f.write(text)
     tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
     rows, decode_cases = [], []
-    for t in TEXTS + special_texts(specials):
+    for t in TEXTS + list(extra_texts) + special_texts(specials):
         ids, tokens = encode(tok, doc, t)
         # tokens are vocabulary strings (convert_ids_to_tokens), as `vkf tokenize` prints them; an
         # lstripped added token's Encoding.tokens would carry the stripped space instead.
@@ -220,6 +256,7 @@ def main():
     write(args.root, "llama3", *llama3(LLAMA3_PATTERN, True))
     write(args.root, "qwen2", *llama3(QWEN2_PATTERN, False))
     write(args.root, "llama2", *llama2())
+    write(args.root, "qwen2_nfc", *qwen2_nfc(), extra_texts=NFC_TEXTS)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,35 @@ static size_t utf8_len(const char *s) {
   return n ? n : 1;
 }
 
+/* NFD, NFC, NFKD or NFKC of the valid UTF-8 s[0..n), appended to *out: full canonical (or
+ * compatibility) decomposition, canonical ordering, then (NFC, NFKC) canonical composition, as
+ * unicode-normalization does for Hugging Face's normalizers of those names. */
+static void normalize_unicode(const char *s, size_t n, vkf_bpe_norm_kind kind, vkf_bpe_words *out) {
+  int compat = kind == VKF_BPE_NORM_NFKD || kind == VKF_BPE_NORM_NFKC;
+  uint32_t *cps = malloc((VKF_UNICODE_MAX_DECOMP * n + 1) * sizeof *cps);
+  if (!cps) {
+    out->failed = 1;
+    return;
+  }
+  size_t count = 0;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    size_t len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+    if (!len) cp = 0xFFFD, len = 1; /* not reached: the text was checked before it was split */
+    count += compat ? vkf_unicode_decompose_compat_cp(cp, cps + count)
+                    : vkf_unicode_decompose_cp(cp, cps + count);
+    i += len;
+  }
+  vkf_unicode_canonical_order(cps, count);
+  if (kind == VKF_BPE_NORM_NFC || kind == VKF_BPE_NORM_NFKC)
+    count = vkf_unicode_compose(cps, count);
+  for (size_t i = 0; i < count; i++) {
+    char utf8[4];
+    vkf_bpe_put(out, utf8, vkf_utf8_encode(cps[i], utf8));
+  }
+  free(cps);
+}
+
 /* The segment after every normalizer step, as one word in *out. */
 static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *out) {
   vkf_bpe_words cur = {0};
@@ -56,7 +85,9 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
   for (size_t k = 0; k < b->norm_count && !cur.failed; k++) {
     const vkf_bpe_norm *nm = &b->norms[k];
     vkf_bpe_words next = {0};
-    if (nm->kind == VKF_BPE_NORM_PREPEND) {
+    if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE) {
+      normalize_unicode(cur.data, cur.size, nm->kind, &next);
+    } else if (nm->kind == VKF_BPE_NORM_PREPEND) {
       if (cur.size) vkf_bpe_put(&next, nm->to, strlen(nm->to)); /* an empty segment stays empty */
       vkf_bpe_put(&next, cur.data, cur.size);
     } else {

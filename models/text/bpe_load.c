@@ -88,6 +88,20 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
                            VKF_BPE_MAX_STEPS);
   vkf_bpe_norm *out = &b->norms[b->norm_count];
   const char *from = NULL, *to = NULL;
+  static const struct {
+    const char *name;
+    vkf_bpe_norm_kind kind;
+  } unicode_forms[] = {{"NFC", VKF_BPE_NORM_NFC},
+                       {"NFD", VKF_BPE_NORM_NFD},
+                       {"NFKC", VKF_BPE_NORM_NFKC},
+                       {"NFKD", VKF_BPE_NORM_NFKD}};
+  for (size_t i = 0; i < sizeof unicode_forms / sizeof unicode_forms[0]; i++) {
+    if (strcmp(type, unicode_forms[i].name)) continue;
+    out->kind = unicode_forms[i].kind;
+    out->from = out->to = NULL;
+    b->norm_count++;
+    return VKF_OK;
+  }
   if (!strcmp(type, "Prepend")) {
     out->kind = VKF_BPE_NORM_PREPEND;
     to = get_string(n, "prepend");

@@ -14,11 +14,18 @@
 #define VKF_BPE_MAX_STEPS 8     /* normalizers, pre-tokenizers, decoders: Llama-2 uses 4 */
 #define VKF_BPE_MAX_TEMPLATE 16 /* pieces of a TemplateProcessing "single" template */
 
-typedef enum { VKF_BPE_NORM_PREPEND, VKF_BPE_NORM_REPLACE } vkf_bpe_norm_kind;
+typedef enum {
+  VKF_BPE_NORM_PREPEND,
+  VKF_BPE_NORM_REPLACE,
+  VKF_BPE_NORM_NFD, /* canonical decomposition + ordering */
+  VKF_BPE_NORM_NFC, /* NFD, then canonical composition */
+  VKF_BPE_NORM_NFKD, /* compatibility decomposition + ordering */
+  VKF_BPE_NORM_NFKC, /* NFKD, then canonical composition */
+} vkf_bpe_norm_kind;
 typedef struct vkf_bpe_norm {
   vkf_bpe_norm_kind kind;
-  char *from; /* Replace: the literal pattern; NULL for Prepend */
-  char *to;   /* Prepend: the prefix; Replace: the content */
+  char *from; /* Replace: the literal pattern; NULL for the others */
+  char *to;   /* Prepend: the prefix; Replace: the content; NULL for NF(K)D, NF(K)C */
 } vkf_bpe_norm;
 
 typedef enum { VKF_BPE_PRE_SPLIT, VKF_BPE_PRE_BYTE_LEVEL, VKF_BPE_PRE_METASPACE } vkf_bpe_pre_kind;

@@ -1,5 +1,5 @@
 /* Lookups into the generated Unicode tables, strict UTF-8 decoding, and the small algorithmic parts
- * of NFD (Hangul syllables, canonical ordering) the tokenizer needs. */
+ * of NFD and NFC (Hangul syllables, canonical ordering, composition) the tokenizers need. */
 #include "models/text/unicode.h"
 
 #define HANGUL_S_BASE 0xAC00u
@@ -8,6 +8,7 @@
 #define HANGUL_T_BASE 0x11A7u
 #define HANGUL_V_COUNT 21u
 #define HANGUL_T_COUNT 28u
+#define HANGUL_L_COUNT 19u
 #define HANGUL_S_COUNT 11172u
 #define SIGMA_CAPITAL 0x3A3u
 
@@ -145,6 +146,24 @@ size_t vkf_unicode_decompose_cp(uint32_t cp, uint32_t out[4]) {
   return m->count;
 }
 
+size_t vkf_unicode_decompose_compat_cp(uint32_t cp, uint32_t out[VKF_UNICODE_MAX_DECOMP]) {
+  size_t lo = 0, hi = vkf_unicode_compat_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const vkf_unicode_span *sp = &vkf_unicode_compat[mid];
+    if (sp->cp == cp) {
+      for (uint32_t i = 0; i < sp->count; i++) out[i] = vkf_unicode_compat_data[sp->start + i];
+      return sp->count;
+    }
+    if (sp->cp < cp) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return vkf_unicode_decompose_cp(cp, out); /* the same as the canonical one */
+}
+
 void vkf_unicode_canonical_order(uint32_t *cps, size_t count) {
   /* Insertion sort keyed on combining class, never moving a mark across a starter (class 0);
    * runs of marks are short, so this is linear in practice. */
@@ -161,4 +180,55 @@ void vkf_unicode_canonical_order(uint32_t *cps, size_t count) {
     }
     cps[j] = c;
   }
+}
+
+uint32_t vkf_unicode_compose_pair(uint32_t first, uint32_t second) {
+  if (first >= HANGUL_L_BASE && first < HANGUL_L_BASE + HANGUL_L_COUNT && second >= HANGUL_V_BASE &&
+      second < HANGUL_V_BASE + HANGUL_V_COUNT)
+    return HANGUL_S_BASE +
+           ((first - HANGUL_L_BASE) * HANGUL_V_COUNT + (second - HANGUL_V_BASE)) * HANGUL_T_COUNT;
+  /* LV syllable + trailing consonant (T_BASE itself is not a consonant) */
+  if (first >= HANGUL_S_BASE && first < HANGUL_S_BASE + HANGUL_S_COUNT &&
+      (first - HANGUL_S_BASE) % HANGUL_T_COUNT == 0 && second > HANGUL_T_BASE &&
+      second < HANGUL_T_BASE + HANGUL_T_COUNT)
+    return first + (second - HANGUL_T_BASE);
+  size_t lo = 0, hi = vkf_unicode_comp_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const vkf_unicode_pair *p = &vkf_unicode_comp[mid];
+    if (p->first == first && p->second == second) return p->composite;
+    if (p->first < first || (p->first == first && p->second < second)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return 0;
+}
+
+size_t vkf_unicode_compose(uint32_t *cps, size_t count) {
+  /* UAX #15's composition: `last_cc` is the class of the last character kept after the starter, 0
+   * when that is the starter itself; a character is blocked from the starter when one kept between
+   * them has class 0 or >= its own. Non-starters before the first starter are kept as they are. */
+  size_t starter = 0, out = 0;
+  int have_starter = 0;
+  uint32_t last_cc = 0;
+  for (size_t i = 0; i < count; i++) {
+    uint32_t c = cps[i];
+    uint32_t cc = vkf_unicode_ccc(vkf_unicode_props(c));
+    if (have_starter && (last_cc == 0 || last_cc < cc)) {
+      uint32_t composite = vkf_unicode_compose_pair(cps[starter], c);
+      if (composite) {
+        cps[starter] = composite;
+        continue;
+      }
+    }
+    if (cc == 0) {
+      starter = out;
+      have_starter = 1;
+    }
+    last_cc = cc;
+    cps[out++] = c;
+  }
+  return out;
 }

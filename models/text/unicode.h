@@ -1,6 +1,7 @@
-/* Unicode for the tokenizers: strict UTF-8 decoding/encoding, the character properties, lower-casing
- * and canonical decomposition that BertTokenizer uses, and the classes the BPE patterns use (generated
- * from Python's unicodedata by tools/gen_unicode_tables.py into models/text/unicode_tables.c). */
+/* Unicode for the tokenizers: strict UTF-8 decoding/encoding, the character properties,
+ * lower-casing and canonical decomposition that BertTokenizer uses, canonical composition (NFC),
+ * and the classes the BPE patterns use (generated from Python's unicodedata by
+ * tools/gen_unicode_tables.py into models/text/unicode_tables.c). */
 #ifndef VKF_MODELS_UNICODE_H
 #define VKF_MODELS_UNICODE_H
 
@@ -37,6 +38,22 @@ typedef struct vkf_unicode_map {
   uint32_t out[4];
 } vkf_unicode_map;
 
+/* A canonical composition: `first` followed by `second` composes to `composite`. */
+typedef struct vkf_unicode_pair {
+  uint32_t first;
+  uint32_t second;
+  uint32_t composite;
+} vkf_unicode_pair;
+
+/* Code point `cp` maps to data[start .. start + count) of a flat table. */
+typedef struct vkf_unicode_span {
+  uint32_t cp;
+  uint32_t start;
+  uint32_t count;
+} vkf_unicode_span;
+
+#define VKF_UNICODE_MAX_DECOMP 18 /* longest full compatibility decomposition (U+FDFA) */
+
 extern const char vkf_unicode_version[]; /* Unicode version of the tables, e.g. "14.0.0" */
 extern const vkf_unicode_run vkf_unicode_runs[];
 extern const size_t vkf_unicode_run_count;
@@ -46,6 +63,13 @@ extern const size_t vkf_unicode_lower_count;
 extern const vkf_unicode_map
     vkf_unicode_decomp[]; /* sorted by cp; Hangul syllables are algorithmic */
 extern const size_t vkf_unicode_decomp_count;
+extern const vkf_unicode_pair
+    vkf_unicode_comp[]; /* sorted by (first, second); excludes the full composition exclusions */
+extern const size_t vkf_unicode_comp_count;
+extern const vkf_unicode_span
+    vkf_unicode_compat[]; /* sorted by cp; NFKD where it differs from NFD, in _compat_data */
+extern const size_t vkf_unicode_compat_count;
+extern const uint32_t vkf_unicode_compat_data[];
 
 /* Property bits of `cp` (<= 0x10FFFF). */
 uint32_t vkf_unicode_props(uint32_t cp);
@@ -69,8 +93,18 @@ size_t vkf_unicode_lower_cp(uint32_t cp, uint32_t out[3]);
 int vkf_unicode_final_sigma(const uint32_t *cps, size_t count, size_t i);
 /* Writes the full canonical decomposition of `cp` (1..4 code points; Hangul: 2..3) to `out`. */
 size_t vkf_unicode_decompose_cp(uint32_t cp, uint32_t out[4]);
+/* Writes the full compatibility decomposition of `cp` (NFKD of the one character: 1 to
+ * VKF_UNICODE_MAX_DECOMP code points) to `out`. */
+size_t vkf_unicode_decompose_compat_cp(uint32_t cp, uint32_t out[VKF_UNICODE_MAX_DECOMP]);
 /* Stable sort of each run of non-starters by combining class (the canonical ordering step of NFD).
  */
 void vkf_unicode_canonical_order(uint32_t *cps, size_t count);
+/* The primary composite of `first` followed by `second` (Hangul LV and LVT algorithmically), or 0
+ * when the two do not compose. */
+uint32_t vkf_unicode_compose_pair(uint32_t first, uint32_t second);
+/* Canonical composition in place (the last step of NFC): `cps[0..count)` must be canonically
+ * decomposed and ordered; each character not blocked from the last starter is composed with it.
+ * Returns the new count (<= count). */
+size_t vkf_unicode_compose(uint32_t *cps, size_t count);
 
 #endif

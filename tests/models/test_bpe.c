@@ -1,6 +1,8 @@
 /* BPE tokenizers vs Hugging Face tokenizers: every golden of tools/make_bpe_golden.py encoded,
  * decoded and stream-decoded; byte fallback; merges as [a, b] pairs; long words; WordPiece through
- * the same interface; malformed files, unknown patterns and bad ids rejected with their names. */
+ * the same interface; malformed files, unknown patterns and bad ids rejected with their names; NFC
+ * of code point sequences vs Python's unicodedata.normalize; NFC, NFD, NFKC, NFKD normalizers, also
+ * in a Sequence. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -15,7 +17,7 @@
 #include "models/text/unicode.h"
 #include "tests/test_util.h"
 
-static const char *const NAMES[] = {"gpt2", "llama3", "qwen2", "llama2"};
+static const char *const NAMES[] = {"gpt2", "llama3", "qwen2", "llama2", "qwen2_nfc"};
 
 static char *path_of(const char *a, const char *b) {
   const char *root = getenv("VKF_SOURCE_DIR");
@@ -297,8 +299,8 @@ static void check_errors(const char *tmp) {
              " \"behavior\": \"Isolated\", \"invert\": false}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "unknown pattern \"\\w+\"");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
-             "\"normalizer\": {\"type\": \"NFKC\"}}");
-  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"NFKC\"");
+             "\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"Precompiled\"");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"Unigram\"");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
@@ -330,6 +332,108 @@ static void check_ignore_merges(const char *tmp) {
     free(ids);
     vkf_text_tokenizer_destroy(tok);
   }
+}
+
+/* NFC of short sequences as unicode.h's parts make it (decompose, order, compose), vs
+ * unicodedata.normalize("NFC", ...) of Python 3.11 (Unicode 14): composition, Hangul, reordering,
+ * singletons, composition exclusions, blocking, leading non-starters. */
+static void check_nfc(void) {
+  static const struct {
+    uint32_t in[4];
+    size_t in_count;
+    uint32_t want[4];
+    size_t want_count;
+  } cases[] = {
+      {{0x65, 0x301}, 2, {0xE9}, 1},
+      {{0x41, 0x30A}, 2, {0xC5}, 1},
+      {{0x1100, 0x1161, 0x11A8}, 3, {0xAC01}, 1},
+      {{0x71, 0x307, 0x323}, 3, {0x71, 0x323, 0x307}, 3},
+      {{0x2126}, 1, {0x3A9}, 1},
+      {{0x958}, 1, {0x915, 0x93C}, 2},
+      {{0x344}, 1, {0x308, 0x301}, 2},
+      {{0x61, 0x315, 0x301}, 3, {0xE1, 0x315}, 2},
+      {{0x61, 0x5B0, 0x301}, 3, {0xE1, 0x5B0}, 2},
+      {{0x301, 0x61}, 2, {0x301, 0x61}, 2},
+      {{0xAC00, 0x11A8}, 2, {0xAC01}, 1},
+      {{0xAC01, 0x11A8}, 2, {0xAC01, 0x11A8}, 2},
+      {{0x1100, 0x1161, 0x11A7}, 3, {0xAC00, 0x11A7}, 2},
+      {{0xB47, 0xB3E}, 2, {0xB4B}, 1},
+      {{0x1E0B, 0x323}, 2, {0x1E0D, 0x307}, 2},
+      {{0x110A5, 0x110BA}, 2, {0x110AB}, 1},
+      {{0x1D15F, 0x1D165}, 2, {0x1D158, 0x1D165, 0x1D165}, 3},
+      {{0xF71, 0xF72}, 2, {0xF71, 0xF72}, 2},
+      {{0x61, 0x301, 0x301}, 3, {0xE1, 0x301}, 2},
+      {{0x5D1, 0x5BC}, 2, {0x5D1, 0x5BC}, 2},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    uint32_t cps[16];
+    size_t n = 0;
+    for (size_t i = 0; i < cases[k].in_count; i++)
+      n += vkf_unicode_decompose_cp(cases[k].in[i], cps + n);
+    vkf_unicode_canonical_order(cps, n);
+    n = vkf_unicode_compose(cps, n);
+    CHECK_MSG(n == cases[k].want_count && !memcmp(cps, cases[k].want, n * sizeof *cps),
+              "NFC case %zu (U+%04X...): %zu code points, first U+%04X", k,
+              (unsigned)cases[k].in[0], n, (unsigned)cps[0]);
+  }
+  CHECK(vkf_unicode_compose_pair(0x65, 0x301) == 0xE9);
+  CHECK(vkf_unicode_compose_pair(0x915, 0x93C) == 0); /* U+0958 is a composition exclusion */
+  CHECK(vkf_unicode_compose_pair(0x3A9, 0x301) == 0x38F);
+}
+
+/* NFC, NFD, NFKC, NFKD as tokenizer.json normalizers, alone and in a Sequence with a Replace
+ * between: ids as Hugging Face tokenizers 0.15 gives them (no merges: a token a character). */
+static void check_unicode_normalizers(const char *tmp) {
+  static const char text[] = "\u00e9e\u0301\ufb01\u00b2\uff45\u0301";
+  static const struct {
+    const char *normalizer;
+    int32_t want[9];
+    size_t want_count;
+  } cases[] = {
+      {"{\"type\": \"NFC\"}", {4, 4, 8, 9, 10, 3}, 6},
+      {"{\"type\": \"NFD\"}", {1, 3, 1, 3, 8, 9, 10, 3}, 8},
+      {"{\"type\": \"NFKC\"}", {4, 4, 5, 6, 7, 4}, 6},
+      {"{\"type\": \"NFKD\"}", {1, 3, 1, 3, 5, 6, 7, 1, 3}, 9},
+      {"{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFD\"}, {\"type\": \"Replace\", "
+       "\"pattern\": {\"String\": \"\u0301\"}, \"content\": \"\u0300\"}, {\"type\": \"NFC\"}]}",
+       {0, 0, 8, 9, 10, 2},
+       6},
+      {"{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFKD\"}, {\"type\": \"Replace\", "
+       "\"pattern\": {\"String\": \"\u0301\"}, \"content\": \"\u0300\"}, {\"type\": \"NFKC\"}]}",
+       {0, 0, 5, 6, 7, 0},
+       6},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\u00e8\": 0, \"e\": 1, \"\u0300\": 2, "
+             "\"\u0301\": 3, \"\u00e9\": 4, \"f\": 5, \"i\": 6, \"2\": 7, \"\ufb01\": 8, "
+             "\"\u00b2\": 9, \"\uff45\": 10}, \"merges\": []}, \"normalizer\": %s}",
+             cases[k].normalizer);
+    write_file(tmp, "tokenizer.json", json);
+    vkf_text_tokenizer *tok = NULL;
+    CHECK_OK(vkf_text_tokenizer_load(tmp, &tok));
+    if (!tok) continue;
+    int32_t *ids;
+    size_t count;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, text, 1, &ids, &count));
+    CHECK_MSG(count == cases[k].want_count && !memcmp(ids, cases[k].want, count * sizeof *ids),
+              "normalizer %s: %zu ids", cases[k].normalizer, count);
+    free(ids);
+    vkf_text_tokenizer_destroy(tok);
+  }
+  /* the longest compatibility decomposition, and one that NFKC composes differently from NFC */
+  static const uint32_t fdfa[] = {0x635, 0x644, 0x649, 0x20,  0x627, 0x644, 0x644, 0x647, 0x20,
+                                  0x639, 0x644, 0x64A, 0x647, 0x20,  0x648, 0x633, 0x644, 0x645};
+  uint32_t cps[VKF_UNICODE_MAX_DECOMP + 4];
+  size_t n = vkf_unicode_decompose_compat_cp(0xFDFA, cps);
+  CHECK_MSG(n == 18 && !memcmp(cps, fdfa, sizeof fdfa), "NFKD U+FDFA: %zu code points", n);
+  n = vkf_unicode_decompose_compat_cp(0x1E9B, cps);
+  n += vkf_unicode_decompose_compat_cp(0x323, cps + n);
+  vkf_unicode_canonical_order(cps, n);
+  CHECK_MSG(n == 3 && cps[0] == 0x73 && cps[1] == 0x323 && cps[2] == 0x307, "NFKD U+1E9B U+0323");
+  n = vkf_unicode_compose(cps, n);
+  CHECK_MSG(n == 1 && cps[0] == 0x1E69, "NFKC U+1E9B U+0323: %zu, U+%04X", n, (unsigned)cps[0]);
 }
 
 /* BERT's WordPiece through the same interface: the ids of vkf_tokenizer_encode_all. */
@@ -365,10 +469,12 @@ int main(void) {
   check_errors(tmp);
   check_pair_merges(tmp);
   check_ignore_merges(tmp);
+  check_unicode_normalizers(tmp);
   char path[4096];
   snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
   unlink(path);
   rmdir(tmp);
   check_wordpiece();
+  check_nfc();
   return test_report();
 }
