@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Integers above 2^53 are not exact in a JSON double; no real size gets near that. */
 #define MAX_JSON_INT 9007199254740992.0
@@ -15,38 +17,49 @@
 vkf_status vkf_json_read_file(const char *path, char **out_text, size_t *out_size) {
   *out_text = NULL;
   *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  /* O_NONBLOCK: a FIFO named like the file must not hang the open. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     int err = errno;
     return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
                            "%s: cannot open: %s", path, strerror(err));
   }
-  vkf_status status = VKF_OK;
-  char *text = NULL;
-  long size = -1;
   struct stat sb;
-  /* A directory opens fine and ftell reports 2^63 - 1 on it: check the kind and size first. */
-  if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+  vkf_status status = VKF_OK;
+  /* The kind and size come first: a directory opens fine and reports 2^63 - 1 bytes to ftell. */
+  if (fstat(fd, &sb) != 0)
+    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot stat: %s", path, strerror(errno));
+  else if (S_ISDIR(sb.st_mode))
+    status = vkf_status_make(VKF_STATUS_IO, "%s: is a directory, not a file", path);
+  else if (!S_ISREG(sb.st_mode))
     status = vkf_status_make(VKF_STATUS_IO, "%s: not a regular file", path);
-  else if (sb.st_size > VKF_JSON_MAX_FILE_SIZE)
+  else if (sb.st_size < 0 || sb.st_size > VKF_JSON_MAX_FILE_SIZE)
     status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: %lld bytes, more than any JSON file a "
-                             "model ships (%d MiB at most)",
+                             "%s: %lld bytes, more than any JSON file a model ships (%d MiB at "
+                             "most)",
                              path, (long long)sb.st_size, VKF_JSON_MAX_FILE_SIZE >> 20);
-  else if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot seek: %s", path, strerror(errno));
-  else if (!(text = malloc((size_t)size + 1)))
-    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %ld bytes", path, size);
-  else if (fread(text, 1, (size_t)size, f) != (size_t)size)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: read failed", path);
-  fclose(f);
+  size_t size = status ? 0 : (size_t)sb.st_size, got = 0;
+  char *text = status ? NULL : malloc(size + 1);
+  if (!status && !text)
+    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu bytes", path, size);
+  while (!status && got < size) {
+    ssize_t n = read(fd, text + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      status = vkf_status_make(VKF_STATUS_IO, "%s: read failed: %s", path, strerror(errno));
+    else if (n == 0)
+      status = vkf_status_make(VKF_STATUS_IO, "%s: ended after %zu of %zu bytes", path, got, size);
+    else
+      got += (size_t)n;
+  }
+  close(fd);
   if (status) {
     free(text);
     return status;
   }
   text[size] = '\0';
   *out_text = text;
-  *out_size = (size_t)size;
+  *out_size = size;
   return VKF_OK;
 }
 

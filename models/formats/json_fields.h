@@ -15,7 +15,8 @@
 #define VKF_JSON_MAX_FILE_SIZE (16 << 20)
 
 /* Reads a regular file of at most VKF_JSON_MAX_FILE_SIZE bytes, NUL-terminated (caller frees).
- * NOT_FOUND for a missing file, IO for a directory or unreadable file, UNSUPPORTED past the size. */
+ * NOT_FOUND for a missing file, IO for a directory, FIFO or unreadable file, UNSUPPORTED past the
+ * size. */
 vkf_status vkf_json_read_file(const char *path, char **out_text, size_t *out_size);
 /* Parses a whole document that must be one JSON object (trailing whitespace allowed); PARSE names
  * the line and byte of the first error. */

@@ -2,19 +2,14 @@
  * choice between the two files that transformers 4.38.2 makes, and the range checks. */
 #include "models/generate/generation_config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-/* Integers above 2^53 are not exact in a JSON double; no token id or length gets near that. */
-#define MAX_JSON_INT 9007199254740992.0
+#include "models/formats/json_fields.h"
 
 static const vkf_generation_config k_defaults = {
     .bos_token_id = -1,
@@ -29,101 +24,20 @@ static const vkf_generation_config k_defaults = {
 
 /* ---- files ---- */
 
-/* The whole file, NUL-terminated; *out_text NULL (and OK) when it does not exist. fstat before
- * malloc, so a folder or a huge file is refused without allocating. */
+/* The whole file, NUL-terminated; *out_text NULL (and OK) when it does not exist. */
 static vkf_status read_optional_file(const char *path, char **out_text, size_t *out_size) {
-  *out_text = NULL;
-  *out_size = 0;
-  /* O_NONBLOCK: a FIFO named like the file must not hang the open. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT) return VKF_OK;
-    return vkf_status_make(VKF_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
+  vkf_status s = vkf_json_read_file(path, out_text, out_size);
+  if (vkf_status_code_of(s) == VKF_STATUS_NOT_FOUND) {
+    vkf_status_free(s);
+    return VKF_OK;
   }
-  struct stat sb;
-  vkf_status status = VKF_OK;
-  if (fstat(fd, &sb) != 0)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot stat: %s", path, strerror(errno));
-  else if (S_ISDIR(sb.st_mode))
-    status = vkf_status_make(VKF_STATUS_IO, "%s: is a directory, not a file", path);
-  else if (!S_ISREG(sb.st_mode))
-    status = vkf_status_make(VKF_STATUS_IO, "%s: not a regular file", path);
-  else if (sb.st_size < 0 || (uint64_t)sb.st_size > VKF_GENERATION_MAX_FILE_SIZE)
-    status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: %lld bytes, more than the %zu bytes a config may have", path,
-                             (long long)sb.st_size, VKF_GENERATION_MAX_FILE_SIZE);
-  size_t size = status ? 0 : (size_t)sb.st_size, got = 0;
-  char *text = status ? NULL : malloc(size + 1);
-  if (!status && !text)
-    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu bytes", path, size);
-  while (!status && got < size) {
-    ssize_t n = read(fd, text + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      status = vkf_status_make(VKF_STATUS_IO, "%s: read failed: %s", path, strerror(errno));
-    else if (n == 0)
-      status = vkf_status_make(VKF_STATUS_IO, "%s: ended after %zu of %zu bytes", path, got, size);
-    else
-      got += (size_t)n;
-  }
-  close(fd);
-  if (status) {
-    free(text);
-    return status;
-  }
-  text[size] = '\0';
-  *out_text = text;
-  *out_size = size;
-  return VKF_OK;
-}
-
-/* The whole document must be one JSON object (surrounding whitespace allowed). */
-static vkf_status parse_object(const char *json, size_t size, const char *name, cJSON **out_root) {
-  *out_root = NULL;
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(json, size, &end, 0);
-  const char *bad = NULL;
-  if (!root) {
-    bad = end && end >= json && end <= json + size ? end : json;
-  } else {
-    for (const char *p = end; p < json + size; p++) {
-      if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
-        bad = p;
-        break;
-      }
-    }
-  }
-  if (bad) {
-    int line = 1;
-    for (const char *p = json; p < bad; p++) line += *p == '\n';
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON (line %d, byte %zu)", name, line,
-                           (size_t)(bad - json));
-  }
-  if (!cJSON_IsObject(root)) {
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: top level is not a JSON object", name);
-  }
-  *out_root = root;
-  return VKF_OK;
+  return s;
 }
 
 /* ---- typed fields ---- */
 
-/* Absent and JSON null both read as "leave as is". */
-static const cJSON *field(const cJSON *obj, const char *key) {
-  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-  return item && !cJSON_IsNull(item) ? item : NULL;
-}
-
-static bool is_int(const cJSON *item) {
-  if (!cJSON_IsNumber(item)) return false;
-  double d = item->valuedouble;
-  return d == floor(d) && fabs(d) <= MAX_JSON_INT;
-}
-
 static vkf_status get_int(const char *file, const cJSON *item, const char *key, int64_t *value) {
-  if (!is_int(item))
+  if (!vkf_json_is_int(item))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" must be an integer", file, key);
   *value = (int64_t)item->valuedouble;
   return VKF_OK;
@@ -137,7 +51,7 @@ static vkf_status get_number(const char *file, const cJSON *item, const char *ke
 }
 
 static vkf_status get_eos(const char *file, const cJSON *item, vkf_generation_config *c) {
-  if (is_int(item)) {
+  if (vkf_json_is_int(item)) {
     c->eos_token_ids[0] = (int64_t)item->valuedouble;
     c->eos_token_id_count = 1;
     return VKF_OK;
@@ -153,7 +67,7 @@ static vkf_status get_eos(const char *file, const cJSON *item, vkf_generation_co
                            VKF_GENERATION_MAX_EOS);
   size_t i = 0;
   for (const cJSON *e = item->child; e; e = e->next, i++) {
-    if (!is_int(e))
+    if (!vkf_json_is_int(e))
       return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"eos_token_id\"[%zu] is not an integer",
                              file, i);
     c->eos_token_ids[i] = (int64_t)e->valuedouble;
@@ -191,7 +105,7 @@ static vkf_status read_fields(const char *file, const cJSON *obj, bool only_defa
                               vkf_generation_config *c) {
   for (int f = 0; f < FIELD_COUNT; f++) {
     const char *key = k_fields[f];
-    const cJSON *item = field(obj, key);
+    const cJSON *item = vkf_json_field(obj, key);
     if (!item || (only_defaults && !at_default(c, key))) continue;
     if (!strcmp(key, "eos_token_id")) {
       VKF_RETURN_IF_ERROR(get_eos(file, item, c));
@@ -277,7 +191,7 @@ static vkf_status from_model_config(const char *file, const cJSON *root, vkf_gen
   VKF_RETURN_IF_ERROR(read_fields(file, root, false, c));
   static const char *const nested[] = {"decoder", "generator", "text_config"};
   for (int i = 0; i < 3; i++) {
-    const cJSON *sub = field(root, nested[i]);
+    const cJSON *sub = vkf_json_field(root, nested[i]);
     if (sub && cJSON_IsObject(sub)) VKF_RETURN_IF_ERROR(read_fields(file, sub, true, c));
   }
   return VKF_OK;
@@ -338,7 +252,7 @@ vkf_status vkf_generation_config_parse(const char *json, size_t size, const char
   VKF_ASSERT(json && name && out_config && vocab_size > 0);
   memset(out_config, 0, sizeof *out_config);
   cJSON *root;
-  VKF_RETURN_IF_ERROR(parse_object(json, size, name, &root));
+  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
   vkf_generation_config c = k_defaults;
   c.source = VKF_GENERATION_FROM_GENERATION_CONFIG;
   vkf_status status = read_fields(name, root, false, &c);
@@ -370,8 +284,8 @@ vkf_status vkf_generation_config_load(const char *dir, int64_t vocab_size,
     status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for a path", dir);
   if (!status) status = read_optional_file(gen_path, &gen_text, &gen_size);
   if (!status) status = read_optional_file(model_path, &model_text, &model_size);
-  if (!status && gen_text) status = parse_object(gen_text, gen_size, gen_path, &gen);
-  if (!status && model_text) status = parse_object(model_text, model_size, model_path, &model);
+  if (!status && gen_text) status = vkf_json_parse_object(gen_text, gen_size, gen_path, &gen);
+  if (!status && model_text) status = vkf_json_parse_object(model_text, model_size, model_path, &model);
   if (!status) {
     bool legacy = gen && model &&
                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(gen, "_from_model_config")) &&

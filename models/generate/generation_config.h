@@ -11,7 +11,7 @@
 #include "models/generate/sampling.h"
 
 #define VKF_GENERATION_MAX_EOS 32                      /* entries of an eos_token_id list */
-#define VKF_GENERATION_MAX_FILE_SIZE ((size_t)4 << 20) /* either JSON file */
+/* Either JSON file is read through vkf_json_read_file, bounded by VKF_JSON_MAX_FILE_SIZE. */
 
 /* Where the values came from (Hugging Face's rule, see vkf_generation_config_load). */
 typedef enum vkf_generation_source {
@@ -53,7 +53,7 @@ typedef struct vkf_generation_config {
  *  - neither: the defaults.
  * A field that is JSON null reads as absent. Errors are one line naming the file and the field:
  * NOT_FOUND never (missing files are fine); IO for a path that is not a regular file (a folder)
- * or unreadable; UNSUPPORTED for a file above VKF_GENERATION_MAX_FILE_SIZE or an eos list above
+ * or unreadable; UNSUPPORTED for a file above VKF_JSON_MAX_FILE_SIZE or an eos list above
  * VKF_GENERATION_MAX_EOS; PARSE for invalid JSON or a field of the wrong type; INVALID_ARGUMENT
  * for values out of range (see the struct; token ids must be in [0, vocab_size)). *out_config is
  * zeroed on failure. */
