@@ -8,6 +8,10 @@ transformers' own classes with seeded random weights:
                 saved in BF16 (the reference runs the same BF16 values in fp32)
   llama_tied    LlamaForCausalLM: tied head, attention_bias, rope_scaling linear 2.0, F16 weights
   llama_dynamic LlamaForCausalLM: rope_scaling dynamic 2.0 over 16 positions (generation goes past)
+  llama3_rope   LlamaForCausalLM with rope_scaling {"rope_type": "llama3"}: transformers 4.38 has no
+                such type, so its reference is a 4.38 Llama whose rotary inv_freq buffers are
+                replaced by the Llama 3.1 frequencies, computed here from their published formula
+                (transformers' _compute_llama3_parameters); only its forward logits are golden
   mistral_tiny  MistralForCausalLM: 1 KV head, sliding_window 5 (shorter than the sequence)
   qwen2_tiny    Qwen2ForCausalLM: q/k/v biases, tied head
 and under tests/models/golden/decoder/:
@@ -96,6 +100,60 @@ def generate_goldens(name, ref):
         np.save(os.path.join(GOLDEN, "%s_generate_%d_logits.npy" % (name, i)), scores)
 
 
+def llama3_inv_freq(dim, base, factor, low, high, old_len):
+    """Llama 3.1's frequency scaling: long wavelengths divided by factor, short ones kept, a smooth
+    blend between (transformers >= 4.43, modeling_rope_utils._compute_llama3_parameters)."""
+    import math
+    inv = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    low_wavelen, high_wavelen = old_len / low, old_len / high
+    out = []
+    for f in inv.tolist():
+        wavelen = 2 * math.pi / f
+        if wavelen < high_wavelen:
+            out.append(f)
+        elif wavelen > low_wavelen:
+            out.append(f / factor)
+        else:
+            smooth = (old_len / wavelen - low) / (high - low)
+            out.append((1 - smooth) * f / factor + smooth * f)
+    return torch.tensor(out, dtype=torch.float32)
+
+
+def llama3_golden(ids, mask):
+    """A Llama with llama3 rope scaling: weights from a plain 4.38 Llama, config.json saying llama3."""
+    import json
+    torch.manual_seed(2024)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
+                                   max_position_embeddings=64, rope_theta=500000.0,
+                                   tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+    cfg._attn_implementation = "eager"
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0.0, 0.15)
+        for n_, p in model.named_parameters():
+            if "norm" in n_:
+                p.add_(1.0)
+    folder = os.path.join(DATA, "llama3_rope")
+    model.save_pretrained(folder, safe_serialization=True)
+    # Wavelengths of head dim 16 with base 5e5 span 6 .. 3.3e5 positions: with an original context
+    # of 64 and factors 1 / 4, some are kept, some divided by 8 and some blended.
+    scaling = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
+    conf_path = os.path.join(folder, "config.json")
+    conf = json.load(open(conf_path))
+    conf["rope_scaling"] = scaling
+    json.dump(conf, open(conf_path, "w"), indent=2)
+    inv = llama3_inv_freq(16, 500000.0, 8.0, 1.0, 4.0, 64)
+    for layer in model.model.layers:
+        layer.self_attn.rotary_emb.inv_freq.copy_(inv)
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask)).logits
+    np.save(os.path.join(GOLDEN, "llama3_rope_logits.npy"), logits.numpy().astype(np.float32))
+    print("llama3_rope: logits range [%.2f, %.2f]" % (logits.min().item(), logits.max().item()))
+
+
 def main():
     os.makedirs(GOLDEN, exist_ok=True)
     ids, mask = inputs()
@@ -104,6 +162,7 @@ def main():
     with open(os.path.join(GOLDEN, "generate_prompts.txt"), "w") as f:
         for p in PROMPTS:
             f.write(",".join(map(str, p)) + "\n")
+    llama3_golden(ids, mask)
     for i, (name, config, cls, dtype) in enumerate(configs()):
         torch.manual_seed(1000 + i)
         config._attn_implementation = "eager"

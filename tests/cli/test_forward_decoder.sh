@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# vkf forward on decoder-only language models (GPT-2, Llama, Mistral, Qwen2): full-sequence logits
+# vkf forward on decoder-only language models (GPT-2, Llama with default, linear, dynamic and llama3
+# rope, Mistral, Qwen2): full-sequence logits
 # against transformers 4.38 (tools/make_decoder_golden.py) on a batch with right and left padding
 # (every position, the padded ones included), without a mask, in fp16; bad configs and inputs.
 set -uo pipefail
@@ -12,7 +13,7 @@ D=tests/models/data
 compare() { # name got want atol
   if out=$($npy compare "$2" "$3" "$4"); then ok; else bad "$1: $out"; fi
 }
-for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny llama_dynamic; do
+for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny llama_dynamic llama3_rope; do
   if "$VKF" forward --model $D/$m --in input_ids=$G/input_ids.npy --in attention_mask=$G/attention_mask.npy \
     --out logits="$tmp/$m.npy" 2>"$tmp/err"; then
     compare "$m logits" "$tmp/$m.npy" $G/${m}_logits.npy 1e-4
