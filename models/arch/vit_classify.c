@@ -30,7 +30,7 @@ vkf_status vkf_vit_load_images(const vkf_vit_model *model, const char *const *pa
 
 void vkf_vit_top_k(const float *logits, int64_t label_count, int64_t k, int64_t *out_ids,
                    float *out_probs) {
-  if (k > label_count) k = label_count;
+  VKF_ASSERT(k >= 0 && k <= label_count);
   /* softmax in double, max subtracted first */
   double mx = -INFINITY, sum = 0;
   for (int64_t i = 0; i < label_count; i++) mx = logits[i] > mx ? logits[i] : mx;

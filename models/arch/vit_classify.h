@@ -14,8 +14,9 @@
 vkf_status vkf_vit_load_images(const vkf_vit_model *model, const char *const *paths, size_t count,
                                float *out_pixels);
 
-/* The min(k, label_count) most likely classes of one image: ids in decreasing logit order and
- * their softmax probabilities over all labels. */
+/* The k most likely classes of one image (k <= label_count: the caller caps it, and out_ids /
+ * out_probs hold k entries): ids in decreasing logit order and their softmax probabilities over
+ * all labels. */
 void vkf_vit_top_k(const float *logits, int64_t label_count, int64_t k, int64_t *out_ids,
                    float *out_probs);
 

@@ -2,6 +2,7 @@
  * each shard once, and one name-sorted table over the tensors of every shard. */
 #include "models/formats/checkpoint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -279,6 +280,35 @@ static vkf_status open_index(const char *model_dir, const char *index_path, cons
   return VKF_OK;
 }
 
+/* A PyTorch weight file in `dir`: pytorch_model.bin, else the first file named .bin, .pt, .pth or
+ * .ckpt; its name is copied into `out`; false when there is none. Only for the NOT_FOUND message.
+ */
+static int find_torch_weights(const char *dir, char *out, size_t out_size) {
+  static const char *const exts[] = {".bin", ".pt", ".pth", ".ckpt"};
+  struct stat sb;
+  char *preferred = join_path(dir, "pytorch_model.bin");
+  int found = preferred && stat(preferred, &sb) == 0;
+  free(preferred);
+  if (found) {
+    snprintf(out, out_size, "pytorch_model.bin");
+    return 1;
+  }
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  for (struct dirent *e; !found && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0] && !found; i++) {
+      size_t m = strlen(exts[i]);
+      if (n > m && !strcmp(e->d_name + n - m, exts[i])) {
+        snprintf(out, out_size, "%s", e->d_name);
+        found = 1;
+      }
+    }
+  }
+  closedir(d);
+  return found;
+}
+
 vkf_status vkf_checkpoint_open(const char *model_dir, vkf_checkpoint **out_checkpoint) {
   VKF_ASSERT(model_dir && out_checkpoint);
   *out_checkpoint = NULL;
@@ -300,7 +330,16 @@ vkf_status vkf_checkpoint_open(const char *model_dir, vkf_checkpoint **out_check
       status = read_index_file(index, &text, &size);
       if (vkf_status_code_of(status) == VKF_STATUS_NOT_FOUND) {
         vkf_status_free(status);
-        status = vkf_status_make(VKF_STATUS_NOT_FOUND, "neither %s nor %s exists", single, index);
+        char torch[256];
+        if (find_torch_weights(model_dir, torch, sizeof torch))
+          status = vkf_status_make(
+              VKF_STATUS_NOT_FOUND,
+              "neither %s nor %s exists; %s/%s is PyTorch weights, but only safetensors is read: "
+              "convert with python -c \"from transformers import AutoModel; "
+              "AutoModel.from_pretrained('%s').save_pretrained('%s', safe_serialization=True)\"",
+              single, index, model_dir, torch, model_dir, model_dir);
+        else
+          status = vkf_status_make(VKF_STATUS_NOT_FOUND, "neither %s nor %s exists", single, index);
       } else if (!status) {
         status = open_index(model_dir, index, text, size, out_checkpoint);
       }

@@ -67,6 +67,28 @@ static bool jpeg_tables_ok(const uint8_t *d, size_t size) {
   return true;
 }
 
+/* Width and height from a PNG's signature and IHDR chunk (big-endian), or false if not a PNG. */
+static bool png_header_size(const void *data, size_t size, uint32_t *out_w, uint32_t *out_h) {
+  static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  const unsigned char *d = data;
+  if (size < 24 || memcmp(d, sig, 8) != 0 || memcmp(d + 12, "IHDR", 4) != 0) return false;
+  *out_w = (uint32_t)d[16] << 24 | (uint32_t)d[17] << 16 | (uint32_t)d[18] << 8 | d[19];
+  *out_h = (uint32_t)d[20] << 24 | (uint32_t)d[21] << 16 | (uint32_t)d[22] << 8 | d[23];
+  return true;
+}
+
+static vkf_status check_size(const char *name, uint32_t width, uint32_t height) {
+  if (width == 0 || height == 0)
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: empty image (%ux%u pixels)", name, width, height);
+  if (width > VKF_IMAGE_MAX_SIDE || height > VKF_IMAGE_MAX_SIDE ||
+      (uint64_t)width * height > VKF_IMAGE_MAX_PIXELS)
+    return vkf_status_make(
+        VKF_STATUS_UNSUPPORTED,
+        "%s: image is %ux%u, larger than the limits of %u per side and %u pixels", name, width,
+        height, VKF_IMAGE_MAX_SIDE, VKF_IMAGE_MAX_PIXELS);
+  return VKF_OK;
+}
+
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
                             vkf_image *out_image) {
   memset(out_image, 0, sizeof *out_image);
@@ -83,19 +105,19 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
         "%s: corrupt JPEG (a Huffman table declares more than 256 codes, or too many tables)",
         name);
   }
-  /* Header first: the size limits apply before stb allocates anything for a hostile header. */
+  /* Header first: the size limits apply before stb allocates anything for a hostile header. A PNG's
+   * size is read from its IHDR here, since stb rejects an empty or huge one as "not an image". */
+  uint32_t png_w = 0, png_h = 0;
+  if (png_header_size(data, data_size, &png_w, &png_h)) {
+    VKF_RETURN_IF_ERROR(check_size(name, png_w, png_h));
+  }
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, (int)data_size, &width, &height, &channels)) {
     return vkf_status_make(VKF_STATUS_PARSE, "%s: not a PNG or JPEG image (%s)", name,
                            stbi_failure_reason());
   }
-  if (width <= 0 || height <= 0 || (uint32_t)width > VKF_IMAGE_MAX_SIDE ||
-      (uint32_t)height > VKF_IMAGE_MAX_SIDE ||
-      (uint64_t)width * (uint64_t)height > VKF_IMAGE_MAX_PIXELS) {
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: image is %dx%d, beyond the limits of %u per side and %u pixels",
-                           name, width, height, VKF_IMAGE_MAX_SIDE, VKF_IMAGE_MAX_PIXELS);
-  }
+  VKF_RETURN_IF_ERROR(
+      check_size(name, (uint32_t)(width < 0 ? 0 : width), (uint32_t)(height < 0 ? 0 : height)));
   /* Asking stb for 3 channels does Pillow's convert("RGB"): grey is replicated, alpha dropped. */
   unsigned char *pixels =
       stbi_load_from_memory(data, (int)data_size, &width, &height, &channels, 3);

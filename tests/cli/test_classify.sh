@@ -23,6 +23,30 @@ for entry in doc:
     assert len(p) == 5 and p == sorted(p, reverse=True) and 0 < p[-1] and p[0] <= 1, p
 EOF
 
+# --top beyond the label count (vit_tiny has 7, deit_cls_tiny 5: the default --top 5 is not less)
+# gives exactly the label count, in JSON and in text, never a crash or "(null)" rows.
+if "$VKF" classify --json --top 10 --model tests/models/data/vit_tiny "${images[0]}" >"$tmp/top.json" 2>"$tmp/err"; then ok; else bad "--top 10 --json exit $?: $(cat "$tmp/err")"; fi
+python3 - "$tmp/top.json" <<'EOF2' && ok || bad "--top 10 json: $(cat "$tmp/top.json")"
+import json, sys
+top = json.load(open(sys.argv[1]))[0]["top"]
+assert len(top) == 7 and len({t["id"] for t in top}) == 7 and all(t["label"] for t in top), top
+assert abs(sum(t["probability"] for t in top) - 1) < 1e-4, top
+EOF2
+if "$VKF" classify --top 10 --model tests/models/data/vit_tiny "${images[0]}" >"$tmp/top.txt" 2>/dev/null; then ok; else bad "--top 10 text exit $?"; fi
+[ "$(grep -c '%' "$tmp/top.txt")" -eq 7 ] && ! grep -q "(null)" "$tmp/top.txt" && ok || bad "--top 10 text: $(cat "$tmp/top.txt")"
+if "$VKF" classify --json --model tests/models/data/deit_cls_tiny "${images[0]}" >"$tmp/top5.json" 2>/dev/null; then ok; else bad "deit_cls_tiny --json exit $?"; fi
+
+# --compare-logits is a check: the run's own logits pass, other logits exit 1 with one line naming
+# the difference and the tolerance; --tolerance takes a number.
+if "$VKF" classify --model tests/models/data/vit_tiny --save-logits "$tmp/logits.npy" "${images[@]}" >/dev/null 2>&1 &&
+  "$VKF" classify --model tests/models/data/vit_tiny --compare-logits "$tmp/logits.npy" "${images[@]}" >/dev/null 2>"$tmp/err"; then ok; else bad "self compare: $(cat "$tmp/err")"; fi
+grep -q "top-1 agrees 2/2" "$tmp/err" && ok || bad "self compare report: $(cat "$tmp/err")"
+python3 tests/cli/npy_tool.py write "$tmp/other.npy" 2,7 5
+expect_error classify "compare-logits mismatch" "max |logit diff| .* (tolerance 0.001)" --model tests/models/data/vit_tiny --compare-logits "$tmp/other.npy" "${images[@]}"
+expect_error classify "compare-logits mismatch, loose tolerance" "tolerance 5" --model tests/models/data/vit_tiny --tolerance 5 --compare-logits "$tmp/other.npy" "${images[@]}"
+"$VKF" classify --model tests/models/data/vit_tiny --tolerance abc --compare-logits "$tmp/logits.npy" "${images[0]}" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--tolerance" "$tmp/err" && ok || bad "--tolerance abc: $(cat "$tmp/err")"
+
 # VKF_CHECK=1 compares every node with the interpreter and reports agreement.
 if VKF_CHECK=1 "$VKF" classify --model tests/models/data/vit_tiny "${images[0]}" >/dev/null 2>"$tmp/err"; then ok; else bad "VKF_CHECK run: $(cat "$tmp/err")"; fi
 grep -q "nodes agree with the interpreter" "$tmp/err" && ok || bad "no VKF_CHECK report"
@@ -43,5 +67,22 @@ expect_error classify "header past EOF" "header length" --model "$tmp/hdr" "${im
 expect_error classify "non-image file" "not a PNG or JPEG" tests/models/data/vit_tiny/config.json
 expect_error classify "missing image" "nope.jpg" "$tmp/nope.jpg"
 expect_error classify "bare model dir" "config.json" --model assets/images "${images[0]}"
+# An empty or oversized PNG is named as such, with its size, not "not a PNG or JPEG image".
+python3 - "$tmp" <<'EOF2'
+import struct, sys, zlib
+def png(w, h, path):
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                           + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b""))
+png(0, 0, sys.argv[1] + "/empty.png")
+png(20000, 20000, sys.argv[1] + "/huge.png")
+EOF2
+expect_error classify "0x0 PNG" "empty.png: empty image (0x0 pixels)" "$tmp/empty.png"
+expect_error classify "20000x20000 PNG" "huge.png: image is 20000x20000, larger than the limits" "$tmp/huge.png"
+# A folder with PyTorch weights only: say that only safetensors is read and how to convert.
+mkdir "$tmp/torch"
+cp tests/models/data/vit_tiny/*.json "$tmp/torch/"
+echo stub >"$tmp/torch/pytorch_model.bin"
+expect_error classify "pytorch_model.bin only" "pytorch_model.bin is PyTorch weights, but only safetensors is read: convert with python -c .*save_pretrained(.*safe_serialization=True)" --model "$tmp/torch" "${images[0]}"
 
 vkf_summary

@@ -23,21 +23,25 @@
 #define DEFAULT_MODEL_REL "tests/models/data/vit_tiny"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--device N|NAME] "
-          "IMAGE... | --pixel-values NPY\n"
-          "  --model DIR  Hugging Face ViT/DeiT folder (config.json, model.safetensors,\n"
-          "               preprocessor_config.json); default: the built-in tiny random-weight\n"
-          "               ViT (%s), whose labels are not meaningful\n"
-          "  --top K      labels per image (default 5)\n"
-          "  --json       one JSON document on stdout\n"
-          "  --fp16       f16 weights and activations\n"
-          "  --pixel-values NPY  run on f32 [B,3,S,S] pixel values instead of IMAGE files\n"
-          "  --save-logits NPY   write the logits, f32 [B, labels]\n"
-          "  --compare-logits NPY  report max |logit diff| and top-1/top-5 agreement with\n"
-          "               reference logits (e.g. from tools/make_vit_golden.py --full)\n"
-          "VKF_CHECK=1 compares every node with the CPU interpreter.\n",
-          DEFAULT_MODEL_REL);
+  fprintf(
+      f,
+      "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--device N|NAME] "
+      "IMAGE... | --pixel-values NPY\n"
+      "  --model DIR  Hugging Face ViT/DeiT folder (config.json, model.safetensors,\n"
+      "               preprocessor_config.json); default: the built-in tiny random-weight\n"
+      "               ViT (%s), whose labels are not meaningful\n"
+      "  --top K      labels per image (default 5; at most the checkpoint's label count)\n"
+      "  --json       one JSON document on stdout\n"
+      "  --fp16       f16 weights and activations\n"
+      "  --pixel-values NPY  run on f32 [B,3,S,S] pixel values instead of IMAGE files\n"
+      "  --save-logits NPY   write the logits, f32 [B, labels]\n"
+      "  --compare-logits NPY  check against reference logits (e.g. from\n"
+      "               tools/make_vit_golden.py --full): report max |logit diff| and top-1/top-5\n"
+      "               agreement; exit 1 when the max |diff| exceeds the tolerance or a top-1\n"
+      "               label differs\n"
+      "  --tolerance X  max |logit diff| allowed by --compare-logits (default 1e-3)\n"
+      "VKF_CHECK=1 compares every node with the CPU interpreter.\n",
+      DEFAULT_MODEL_REL);
 }
 
 static void json_string(const char *s) {
@@ -94,9 +98,10 @@ static void print_results(const vkf_vit_model *m, char **images, int64_t count, 
   free(probs);
 }
 
-/* Parity report against reference logits: max |diff|, top-1 and top-5 set agreement. */
+/* Parity check against reference logits: max |diff|, top-1 and top-5 set agreement, reported on
+ * stderr; MISMATCH when the max |diff| exceeds `tolerance` or any image's top-1 disagrees. */
 static vkf_status compare_logits(const char *path, const float *logits, int64_t count,
-                                 int64_t labels) {
+                                 int64_t labels, double tolerance) {
   vkf_npy_array ref = {0};
   VKF_RETURN_IF_ERROR(vkf_npy_load(path, &ref));
   vkf_status st = VKF_OK;
@@ -124,12 +129,18 @@ static vkf_status compare_logits(const char *path, const float *logits, int64_t 
     }
     top5 += same;
   }
-  if (!st)
+  /* !(max_err <= tolerance) also catches a NaN difference */
+  if (!st && (!(max_err <= tolerance) || top1 != count))
+    st = vkf_status_make(VKF_STATUS_MISMATCH,
+                         "logits differ from %s: max |logit diff| %.3g (tolerance %.3g); "
+                         "top-1 agrees %lld/%lld",
+                         path, max_err, tolerance, (long long)top1, (long long)count);
+  else if (!st)
     fprintf(stderr,
-            "vkf classify: vs %s: max |logit diff| %.3g; top-1 agrees %lld/%lld; top-%lld "
-            "set agrees %lld/%lld\n",
-            path, max_err, (long long)top1, (long long)count, (long long)k, (long long)top5,
-            (long long)count);
+            "vkf classify: vs %s: max |logit diff| %.3g (tolerance %.3g); top-1 agrees %lld/%lld; "
+            "top-%lld set agrees %lld/%lld\n",
+            path, max_err, tolerance, (long long)top1, (long long)count, (long long)k,
+            (long long)top5, (long long)count);
   vkf_npy_array_release(&ref);
   return st;
 }
@@ -152,6 +163,7 @@ static vkf_status load_pixel_npy(const char *path, int64_t s, float **out, int64
 int vkf_cli_classify(int argc, char **argv) {
   const char *model_dir = NULL, *device = NULL, *pixel_npy = NULL, *save = NULL, *compare = NULL;
   int64_t k = 5;
+  double tolerance = 1e-3;
   int json = 0;
   vkf_dtype dtype = VKF_F32;
   char **images = calloc((size_t)argc + 1, sizeof *images);
@@ -178,6 +190,15 @@ int vkf_cli_classify(int argc, char **argv) {
       k = strtoll(argv[++i], &end, 10);
       if (*end || k < 1) {
         fprintf(stderr, "vkf classify: --top needs a positive integer, got \"%s\"\n", argv[i]);
+        free(images);
+        return 2;
+      }
+    } else if (!strcmp(a, "--tolerance") && has_value) {
+      char *end = NULL;
+      tolerance = strtod(argv[++i], &end);
+      if (end == argv[i] || *end || !(tolerance >= 0) || isinf(tolerance)) {
+        fprintf(stderr, "vkf classify: --tolerance needs a finite number >= 0, got \"%s\"\n",
+                argv[i]);
         free(images);
         return 2;
       }
@@ -223,6 +244,8 @@ int vkf_cli_classify(int argc, char **argv) {
       images[i] = names[i];
     }
   }
+  /* The one place --top is capped: every caller below fills and prints exactly k rows. */
+  if (!st && k > vkf_vit_label_count(m)) k = vkf_vit_label_count(m);
   if (!st) {
     int64_t s = vkf_vit_image_size(m);
     if (!pixels) pixels = malloc((size_t)(count * 3 * s * s) * sizeof *pixels);
@@ -258,7 +281,7 @@ int vkf_cli_classify(int argc, char **argv) {
   }
   int64_t shape[2] = {count, m ? vkf_vit_label_count(m) : 0};
   if (!st && save) st = vkf_npy_save(save, VKF_NPY_F32, 2, shape, logits);
-  if (!st && compare) st = compare_logits(compare, logits, count, shape[1]);
+  if (!st && compare) st = compare_logits(compare, logits, count, shape[1], tolerance);
   if (!st) print_results(m, images, count, logits, k, json);
   if (!st && builtin)
     fprintf(stderr,
