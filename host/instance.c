@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NODELETE */
 #endif
 #include <ctype.h>
+#include <errno.h>
 #ifdef VKF_SANITIZE
 #include <dlfcn.h>
 #include <link.h>
@@ -208,12 +209,23 @@ vkf_status vkf_instance_choose_device(const vkf_instance *instance, const char *
     *out_index = best;
     return VKF_OK;
   }
-  char *end = NULL;
-  unsigned long index = strtoul(selector, &end, 10);
-  if (*selector && end && *end == 0) {
-    if (index >= instance->device_count)
-      return vkf_status_make(VKF_STATUS_NOT_FOUND, "device index %lu out of range (%u device%s)",
-                             index, instance->device_count, instance->device_count == 1 ? "" : "s");
+  char names[1024] = "";
+  for (uint32_t i = 0; i < instance->device_count; i++) {
+    size_t used = strlen(names);
+    snprintf(names + used, sizeof names - used, "%s%u: %s", i ? ", " : "", i,
+             instance->caps[i].name);
+  }
+  /* An empty selector ("--device ''", VKF_DEVICE= is unset) would match every name. */
+  if (!*selector)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "empty device selector: give an index or a name (devices: %s)", names);
+  /* Only plain decimal digits are an index (strtoul alone takes "-1" as ULONG_MAX, and " 1"). */
+  if (strspn(selector, "0123456789") == strlen(selector)) {
+    errno = 0;
+    unsigned long index = strtoul(selector, NULL, 10);
+    if (errno || index >= instance->device_count)
+      return vkf_status_make(VKF_STATUS_NOT_FOUND, "device index %s out of range (devices: %s)",
+                             selector, names);
     *out_index = (uint32_t)index;
     return VKF_OK;
   }
@@ -222,12 +234,12 @@ vkf_status vkf_instance_choose_device(const vkf_instance *instance, const char *
       *out_index = i;
       return VKF_OK;
     }
-  char names[1024] = "";
-  for (uint32_t i = 0; i < instance->device_count; i++) {
-    size_t used = strlen(names);
-    snprintf(names + used, sizeof names - used, "%s%u: %s", i ? ", " : "", i,
-             instance->caps[i].name);
-  }
+  const char *digits = selector + 1;
+  if (selector[0] == '-' && *digits && strspn(digits, "0123456789") == strlen(digits))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "device index %s is negative: give an index from 0 or a name "
+                           "(devices: %s)",
+                           selector, names);
   return vkf_status_make(VKF_STATUS_NOT_FOUND, "no device matches \"%s\" (devices: %s)", selector,
                          names);
 }

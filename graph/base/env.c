@@ -1,41 +1,95 @@
 /* The one place that calls getenv(): reads all VKF_* switches into a struct. */
 #include "graph/base/env.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/base/log.h"
+
 static vkf_env g_env;
 static int g_loaded;
+
+/* Invalid values are reported once per (re)load through vkf_log, which itself reads the env: the
+ * lines are kept here and printed after the struct is complete. */
+#define MAX_WARNINGS 16
+static char g_warnings[MAX_WARNINGS][320];
+static int g_warning_count;
+
+static void warn_invalid(const char *name, const char *value, const char *accepted,
+                         const char *fallback) {
+  if (g_warning_count == MAX_WARNINGS) return;
+  snprintf(g_warnings[g_warning_count++], sizeof g_warnings[0],
+           "%s=\"%.64s\" is not valid (accepted: %s); %s", name, value, accepted, fallback);
+}
 
 static const char *str_or_null(const char *name) {
   const char *v = getenv(name);
   return (v && *v) ? v : NULL;
 }
 
-static int int_or(const char *name, int fallback) {
+/* An integer in [lo, hi] written as plain digits; anything else warns and gives the fallback. */
+static int int_in(const char *name, int lo, int hi, int fallback, const char *accepted) {
   const char *v = getenv(name);
-  return (v && *v) ? atoi(v) : fallback;
+  if (!v || !*v) return fallback;
+  char *end = NULL;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (strspn(v, "0123456789") == strlen(v) && !errno && x >= lo && x <= hi) return (int)x;
+  char used[64];
+  snprintf(used, sizeof used, "using %d", fallback);
+  warn_invalid(name, v, accepted, used);
+  return fallback;
+}
+
+static int flag(const char *name) {
+  return int_in(name, 0, 1, 0, "0, 1");
+}
+
+/* A comma list whose items must be among `names` (or "all"); unknown items warn and are ignored. */
+static const char *list_of(const char *name, const char *const *names, const char *accepted) {
+  const char *v = str_or_null(name);
+  for (const char *p = v; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    int known = len == 3 && !strncmp(p, "all", 3);
+    for (size_t i = 0; names[i] && !known; i++)
+      known = strlen(names[i]) == len && !strncmp(p, names[i], len);
+    if (!known) {
+      warn_invalid(name, v, accepted, "unknown items are ignored");
+      break;
+    }
+    if (!end) break;
+    p = end + 1;
+  }
+  return v;
 }
 
 void vkf_env_reload(void) {
-  g_env.validate = int_or("VKF_VALIDATE", 0);
+  static const char *const dumps[] = {"passes", NULL};
+  static const char *const fusions[] = {"attention", "gemm", "elementwise", NULL};
+  g_warning_count = 0;
+  g_env.validate = flag("VKF_VALIDATE");
   g_env.device = str_or_null("VKF_DEVICE");
   g_env.device_profile = str_or_null("VKF_DEVICE_PROFILE");
   g_env.cache_dir = str_or_null("VKF_CACHE_DIR");
-  g_env.no_cache = int_or("VKF_NO_CACHE", 0);
-  g_env.dump = str_or_null("VKF_DUMP");
+  g_env.no_cache = flag("VKF_NO_CACHE");
+  g_env.dump = list_of("VKF_DUMP", dumps, "passes, all");
   g_env.dump_dir = str_or_null("VKF_DUMP_DIR");
-  g_env.profile = int_or("VKF_PROFILE", 0);
-  g_env.check = int_or("VKF_CHECK", 0);
-  g_env.update_golden = int_or("VKF_UPDATE_GOLDEN", 0);
-  g_env.no_fuse = str_or_null("VKF_NO_FUSE");
-  g_env.log_level = int_or("VKF_LOG", 1);
+  g_env.profile = flag("VKF_PROFILE");
+  g_env.check = flag("VKF_CHECK");
+  g_env.update_golden = flag("VKF_UPDATE_GOLDEN");
+  g_env.no_fuse =
+      list_of("VKF_NO_FUSE", fusions, "a comma list of attention, gemm, elementwise; all");
+  g_env.log_level = int_in("VKF_LOG", 0, 3, 1, "0 error, 1 warning, 2 info, 3 debug");
   g_env.python_site = str_or_null("VKF_PYTHON_SITE");
   g_env.xdg_cache_home = str_or_null("XDG_CACHE_HOME");
   g_env.home = str_or_null("HOME");
   g_env.virtual_env = str_or_null("VIRTUAL_ENV");
   g_env.pyenv_root = str_or_null("PYENV_ROOT");
   g_loaded = 1;
+  for (int i = 0; i < g_warning_count; i++) vkf_log(VKF_LOG_WARN, "%s", g_warnings[i]);
 }
 
 const vkf_env *vkf_env_get(void) {

@@ -32,5 +32,28 @@ ok "unknown profile: error naming it" '[ $rc -ne 0 ] && grep -q "unknown device 
 "$VKF" devices --device no-such-gpu >"$tmp/out" 2>"$tmp/err"; rc=$?
 ok "unknown device: error listing devices" '[ $rc -ne 0 ] && grep -q "no device matches \"no-such-gpu\" (devices: 0: " "$tmp/err"'
 
+# Strict selectors: a negative index or an empty one is a clear error, never a wrapped index or
+# a silent device 0.
+"$VKF" devices --device -1 >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "negative device index: one clear line" '[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^vkf: device index -1 is negative" "$tmp/err"'
+"$VKF" devices --device '' >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "empty device selector: error" '[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^vkf: empty device selector" "$tmp/err"'
+"$VKF" devices --device 99999999999999999999 >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "huge device index: out of range, as given" '[ $rc -eq 1 ] && grep -q "^vkf: device index 99999999999999999999 out of range (devices: 0: " "$tmp/err"'
+"$VKF" devices --device +0 >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "signed index is not an index" '[ $rc -eq 1 ] && grep -q "no device matches \"+0\"" "$tmp/err"'
+
+# Invalid switch values: one warning line each on stderr naming the variable, the value and the
+# accepted ones; nothing on stdout but the normal output.
+VKF_LOG=x VKF_DUMP=foo VKF_NO_FUSE=attention,bogus VKF_VALIDATE=yes "$VKF" devices --json >"$tmp/out" 2>"$tmp/err"; rc=$?
+ok "bad switches: still runs, JSON intact" '[ $rc -eq 0 ] && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/out"'
+ok "bad switches: four warnings" '[ "$(grep -c "^vkf: warning: VKF_" "$tmp/err")" -eq 4 ]'
+ok "VKF_LOG warning" 'grep -q "^vkf: warning: VKF_LOG=\"x\" is not valid (accepted: 0 error" "$tmp/err"'
+ok "VKF_DUMP warning" 'grep -q "^vkf: warning: VKF_DUMP=\"foo\" is not valid (accepted: passes" "$tmp/err"'
+ok "VKF_NO_FUSE warning" 'grep -q "^vkf: warning: VKF_NO_FUSE=\"attention,bogus\" is not valid (accepted: .*gemm" "$tmp/err"'
+ok "VKF_VALIDATE warning" 'grep -q "^vkf: warning: VKF_VALIDATE=\"yes\" is not valid (accepted: 0, 1)" "$tmp/err"'
+VKF_LOG=3 VKF_NO_FUSE=attention,gemm VKF_DUMP=passes VKF_DUMP_DIR="$tmp" VKF_VALIDATE=0 "$VKF" devices >/dev/null 2>"$tmp/err"
+ok "valid switches: no warning" '! grep -q "warning: VKF_" "$tmp/err"'
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
