@@ -25,5 +25,11 @@ ok "kernels written" 'grep -lq "void main" "$tmp"/kernels/*gemm*'
 ok "unknown stage fails with one line" '[ $rc -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]'
 "$VKF" dump --model "$tmp/none" >"$tmp/out" 2>"$tmp/err"; rc=$?
 ok "missing model fails with one line" '[ $rc -ne 0 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q config.json "$tmp/err"'
+# --format is for the graph stage only: plan and kernels have one format, so asking for another
+# is an error, not silently ignored.
+for stage in plan kernels passes; do
+  "$VKF" dump --model $model --stage $stage --format dot --out "$tmp/k-$stage" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  ok "--stage $stage --format dot rejected" '[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--format dot applies only to --stage graph" "$tmp/err" && [ ! -s "$tmp/out" ]'
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -25,7 +25,9 @@ static void usage(FILE *f) {
   fprintf(f, "usage: vkf dump --model DIR [--stage graph|passes|plan|kernels] [--format "
              "text|dot|json] [--out DIR] [--batch N] [--seq-len N] [--device N|NAME]\n"
              "  graph (default) and plan print to stdout; passes and kernels write files into\n"
-             "  --out (default: vkf-dump). The plan is lowered for the chosen device's caps\n"
+             "  --out (default: vkf-dump). --format is for --stage graph only (passes writes\n"
+             "  text, DOT and JSON; plan is text; kernels are GLSL). The plan is lowered for\n"
+             "  the chosen device's caps\n"
              "  (VKF_DEVICE_PROFILE applies).\n");
 }
 
@@ -172,6 +174,13 @@ int vkf_cli_dump(int argc, char **argv) {
     }
   }
   if (!a.model) return usage(stderr), 2;
+  /* Only the graph stage has formats; passes writes all three, plan and kernels are text/GLSL. */
+  if (strcmp(a.stage, "graph") && strcmp(a.format, "text")) {
+    fprintf(stderr,
+            "vkf dump: --format %s applies only to --stage graph (--stage %s has one format)\n",
+            a.format, a.stage);
+    return 2;
+  }
   vkf_status st = run(&a);
   return st ? vkf_cli_fail(st) : 0;
 }
