@@ -335,9 +335,11 @@ vkf_status vkf_checkpoint_open(const char *model_dir, vkf_checkpoint **out_check
           status = vkf_status_make(
               VKF_STATUS_NOT_FOUND,
               "neither %s nor %s exists; %s/%s is PyTorch weights, but only safetensors is read: "
-              "convert with python -c \"from transformers import AutoModel; "
-              "AutoModel.from_pretrained('%s').save_pretrained('%s', safe_serialization=True)\"",
-              single, index, model_dir, torch, model_dir, model_dir);
+              "convert every tensor (task heads included) with python -c \"import torch; "
+              "from safetensors.torch import save_file; sd = torch.load('%s/%s', "
+              "map_location='cpu'); save_file({k: v.clone().contiguous() for k, v in sd.items()}, "
+              "'%s')\"",
+              single, index, model_dir, torch, model_dir, torch, single);
         else
           status = vkf_status_make(VKF_STATUS_NOT_FOUND, "neither %s nor %s exists", single, index);
       } else if (!status) {

@@ -83,6 +83,6 @@ expect_error classify "20000x20000 PNG" "huge.png: image is 20000x20000, larger 
 mkdir "$tmp/torch"
 cp tests/models/data/vit_tiny/*.json "$tmp/torch/"
 echo stub >"$tmp/torch/pytorch_model.bin"
-expect_error classify "pytorch_model.bin only" "pytorch_model.bin is PyTorch weights, but only safetensors is read: convert with python -c .*save_pretrained(.*safe_serialization=True)" --model "$tmp/torch" "${images[0]}"
+expect_error classify "pytorch_model.bin only" "pytorch_model.bin is PyTorch weights, but only safetensors is read: convert every tensor .*save_file(.*model.safetensors')" --model "$tmp/torch" "${images[0]}"
 
 vkf_summary
