@@ -1,38 +1,30 @@
 /* The sentence-transformers files saved beside a BERT checkpoint (modules.json, the Pooling
  * module's config.json, sentence_bert_config.json) and the config.json fields vkf_hf_config leaves
  * out: what turns token vectors into the sentence vector the model was trained to give. */
-#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "models/arch/bert.h"
+#include "models/formats/json_fields.h"
 
 /* Parses `dir`/`file` as JSON into *out_root; a missing file leaves *out_root NULL and is OK. */
 static vkf_status read_json(const char *dir, const char *file, cJSON **out_root) {
   *out_root = NULL;
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    if (errno == ENOENT) return VKF_OK;
-    return vkf_status_make(VKF_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
-  }
   char *text = NULL;
-  long size = -1;
-  vkf_status s = VKF_OK;
-  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
-    s = vkf_status_make(VKF_STATUS_IO, "%s: cannot seek", path);
-  else if (!(text = malloc((size_t)size + 1)))
-    s = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: %ld bytes", path, size);
-  else if (fread(text, 1, (size_t)size, f) != (size_t)size)
-    s = vkf_status_make(VKF_STATUS_IO, "%s: read failed", path);
-  fclose(f);
-  if (!s) {
-    *out_root = cJSON_ParseWithLength(text, (size_t)size);
-    if (!*out_root) s = vkf_status_make(VKF_STATUS_PARSE, "%s: invalid JSON", path);
+  size_t size = 0;
+  vkf_status s = vkf_json_read_file(path, &text, &size);
+  if (vkf_status_code_of(s) == VKF_STATUS_NOT_FOUND) {
+    vkf_status_free(s);
+    return VKF_OK;
   }
+  /* Not vkf_json_parse_object: modules.json is an array. */
+  if (!s && !(*out_root = cJSON_ParseWithLength(text, size)))
+    s = vkf_status_make(VKF_STATUS_PARSE, "%s: invalid JSON", path);
   free(text);
   return s;
 }

@@ -65,11 +65,20 @@ static vkf_status parse_labels(const char *file, const cJSON *root, vkf_hf_confi
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"num_labels\" is %lld, must be >= 0", file,
                              (long long)num_labels);
+    if (num_labels > VKF_HF_MAX_LABELS)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"num_labels\" is %lld, more than the %lld a model can use",
+                             file, (long long)num_labels, (long long)VKF_HF_MAX_LABELS);
   }
   if (map) {
     if (!cJSON_IsObject(map))
       return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"id2label\" must be an object", file);
     int64_t n = cJSON_GetArraySize(map);
+    if (n > VKF_HF_MAX_LABELS)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"id2label\" has %lld entries, more than the %lld a model "
+                             "can use",
+                             file, (long long)n, (long long)VKF_HF_MAX_LABELS);
     if (num && num_labels != n) /* Hugging Face keeps id2label and only warns; so do we */
       vkf_log(VKF_LOG_WARN, "%s: num_labels is %lld but id2label has %lld entries; using id2label",
               file, (long long)num_labels, (long long)n);
@@ -130,12 +139,14 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   }
 
   /* Shared by ViTConfig and BertConfig alike. */
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "hidden_size", 768, &c->hidden_size));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "num_hidden_layers", 12, &c->num_hidden_layers));
   VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(file, root, "num_attention_heads", 12, &c->num_attention_heads));
-  VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(file, root, "intermediate_size", 3072, &c->intermediate_size));
+      vkf_json_get_size(file, root, "hidden_size", 768, VKF_HF_MAX_HIDDEN, &c->hidden_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "num_hidden_layers", 12, VKF_HF_MAX_LAYERS,
+                                        &c->num_hidden_layers));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "num_attention_heads", 12, VKF_HF_MAX_HIDDEN,
+                                        &c->num_attention_heads));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "intermediate_size", 3072,
+                                        VKF_HF_MAX_INTERMEDIATE, &c->intermediate_size));
   VKF_RETURN_IF_ERROR(vkf_json_get_double(file, root, "layer_norm_eps", 1e-12, &c->layer_norm_eps));
   if (!(c->layer_norm_eps > 0.0) || !isfinite(c->layer_norm_eps))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -155,23 +166,36 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
 
   c->pad_token_id = -1;
   if (c->family == VKF_HF_FAMILY_VISION) {
-    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "image_size", 224, &c->image_size));
-    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "patch_size", 16, &c->patch_size));
-    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "num_channels", 3, &c->num_channels));
+    VKF_RETURN_IF_ERROR(
+        vkf_json_get_size(file, root, "image_size", 224, VKF_HF_MAX_IMAGE_SIZE, &c->image_size));
+    VKF_RETURN_IF_ERROR(
+        vkf_json_get_size(file, root, "patch_size", 16, VKF_HF_MAX_IMAGE_SIZE, &c->patch_size));
+    VKF_RETURN_IF_ERROR(
+        vkf_json_get_size(file, root, "num_channels", 3, VKF_HF_MAX_CHANNELS, &c->num_channels));
     VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, root, "qkv_bias", true, &c->qkv_bias));
     if (c->image_size % c->patch_size != 0)
       return vkf_status_make(
           VKF_STATUS_INVALID_ARGUMENT,
           "%s: field \"image_size\" %lld is not divisible by \"patch_size\" %lld", file,
           (long long)c->image_size, (long long)c->patch_size);
+    /* Both sizes are bounded by VKF_HF_MAX_IMAGE_SIZE, so side * side fits in int64; the patch
+     * count (plus the class token) is a sequence length and bounded like positions. */
     int64_t side = c->image_size / c->patch_size;
     c->num_patches = side * side;
+    if (c->num_patches + 1 > VKF_HF_MAX_POSITIONS)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"image_size\" %lld with \"patch_size\" %lld gives %lld "
+                             "patches, more than the %lld positions a model can use",
+                             file, (long long)c->image_size, (long long)c->patch_size,
+                             (long long)c->num_patches, (long long)VKF_HF_MAX_POSITIONS - 1);
   } else {
     c->qkv_bias = true;
-    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "vocab_size", d->vocab_size, &c->vocab_size));
+    VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "vocab_size", d->vocab_size, VKF_HF_MAX_VOCAB,
+                                          &c->vocab_size));
+    VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "max_position_embeddings", 512,
+                                          VKF_HF_MAX_POSITIONS, &c->max_position_embeddings));
     VKF_RETURN_IF_ERROR(
-        vkf_json_get_positive_int(file, root, "max_position_embeddings", 512, &c->max_position_embeddings));
-    VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, root, "type_vocab_size", 2, &c->type_vocab_size));
+        vkf_json_get_size(file, root, "type_vocab_size", 2, VKF_HF_MAX_VOCAB, &c->type_vocab_size));
     /* An explicit null means "no padding token"; absence means the class default. */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(root, "pad_token_id");
     int64_t pad_default = pad && cJSON_IsNull(pad) ? -1 : d->pad_token_id;
@@ -250,6 +274,12 @@ static vkf_status parse_size(const char *file, const cJSON *root, const char *ke
     if (p->shortest_edge <= 0 || p->longest_edge < 0)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"%s\" has a non-positive edge length", file, key);
+    if (p->shortest_edge > VKF_HF_MAX_IMAGE_SIZE || p->longest_edge > VKF_HF_MAX_IMAGE_SIZE)
+      return vkf_status_make(
+          VKF_STATUS_INVALID_ARGUMENT,
+          "%s: field \"%s\" edge %lld is more than the %lld a model can use", file, key,
+          (long long)(p->shortest_edge > p->longest_edge ? p->shortest_edge : p->longest_edge),
+          (long long)VKF_HF_MAX_IMAGE_SIZE);
     p->size_mode = VKF_HF_SIZE_SHORTEST_EDGE;
     return VKF_OK;
   } else {
@@ -262,6 +292,11 @@ static vkf_status parse_size(const char *file, const cJSON *root, const char *ke
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"%s\" is %lldx%lld, sizes must be > 0", file, key,
                            (long long)*height, (long long)*width);
+  if (*height > VKF_HF_MAX_IMAGE_SIZE || *width > VKF_HF_MAX_IMAGE_SIZE)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"%s\" is %lldx%lld, more than the %lld a model can use",
+                           file, key, (long long)*height, (long long)*width,
+                           (long long)VKF_HF_MAX_IMAGE_SIZE);
   return VKF_OK;
 }
 

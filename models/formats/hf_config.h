@@ -120,6 +120,17 @@ typedef enum vkf_hf_size_mode {
 
 #define VKF_HF_MAX_CHANNELS 4
 
+/* Upper bounds on the sizes config.json and preprocessor_config.json may give: far above any real
+ * model, low enough that nothing derived from them (label tables, patch counts, products of two
+ * sizes) can overflow int64 or exhaust memory before a checkpoint is even read. */
+#define VKF_HF_MAX_LABELS ((int64_t)1 << 20)
+#define VKF_HF_MAX_HIDDEN ((int64_t)1 << 16)       /* hidden_size, num_attention_heads, kv heads */
+#define VKF_HF_MAX_INTERMEDIATE ((int64_t)1 << 18) /* intermediate_size / n_inner */
+#define VKF_HF_MAX_LAYERS ((int64_t)1 << 12)
+#define VKF_HF_MAX_VOCAB ((int64_t)1 << 24)     /* vocab_size, type_vocab_size */
+#define VKF_HF_MAX_POSITIONS ((int64_t)1 << 24) /* max_position_embeddings, num_patches + 1 */
+#define VKF_HF_MAX_IMAGE_SIZE ((int64_t)1 << 16) /* image_size, patch_size, preprocessor sizes */
+
 /* What the image processor does, in order: resize, center crop, rescale, normalize. */
 typedef struct vkf_hf_preprocessor {
   char processor_type[64]; /* image_processor_type / feature_extractor_type, or "" */

@@ -22,15 +22,18 @@ static const decoder_defaults k_llama_like[] = {
 };
 
 static vkf_status parse_gpt2(const char *f, const cJSON *r, vkf_hf_config *c) {
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "vocab_size", 50257, &c->vocab_size));
   VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(f, r, "n_positions", 1024, &c->max_position_embeddings));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "n_embd", 768, &c->hidden_size));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "n_layer", 12, &c->num_hidden_layers));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "n_head", 12, &c->num_attention_heads));
+      vkf_json_get_size(f, r, "vocab_size", 50257, VKF_HF_MAX_VOCAB, &c->vocab_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "n_positions", 1024, VKF_HF_MAX_POSITIONS,
+                                        &c->max_position_embeddings));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "n_embd", 768, VKF_HF_MAX_HIDDEN, &c->hidden_size));
+  VKF_RETURN_IF_ERROR(
+      vkf_json_get_size(f, r, "n_layer", 12, VKF_HF_MAX_LAYERS, &c->num_hidden_layers));
+  VKF_RETURN_IF_ERROR(
+      vkf_json_get_size(f, r, "n_head", 12, VKF_HF_MAX_HIDDEN, &c->num_attention_heads));
   /* n_inner null means 4 * n_embd. */
-  VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(f, r, "n_inner", 4 * c->hidden_size, &c->intermediate_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "n_inner", 4 * c->hidden_size,
+                                        VKF_HF_MAX_INTERMEDIATE, &c->intermediate_size));
   VKF_RETURN_IF_ERROR(vkf_json_get_double(f, r, "layer_norm_epsilon", 1e-5, &c->layer_norm_eps));
   const char *act = NULL;
   VKF_RETURN_IF_ERROR(vkf_json_get_string(f, r, "activation_function", &act));
@@ -85,8 +88,8 @@ static vkf_status parse_rope_scaling(const char *f, const cJSON *r, vkf_hf_confi
   VKF_RETURN_IF_ERROR(vkf_json_get_double(f, rs, "low_freq_factor", 1.0, &c->rope_low_freq_factor));
   VKF_RETURN_IF_ERROR(
       vkf_json_get_double(f, rs, "high_freq_factor", 4.0, &c->rope_high_freq_factor));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, rs, "original_max_position_embeddings", 8192,
-                                                &c->rope_original_max_positions));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, rs, "original_max_position_embeddings", 8192,
+                                        VKF_HF_MAX_POSITIONS, &c->rope_original_max_positions));
   if (!(c->rope_factor >= 1.0) || !isfinite(c->rope_factor) ||
       (c->rope_type == VKF_HF_ROPE_LLAMA3 &&
        !(c->rope_high_freq_factor > c->rope_low_freq_factor && c->rope_low_freq_factor > 0)))
@@ -98,19 +101,21 @@ static vkf_status parse_rope_scaling(const char *f, const cJSON *r, vkf_hf_confi
 
 static vkf_status parse_llama_like(const char *f, const cJSON *r, const decoder_defaults *d,
                                    vkf_hf_config *c) {
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "vocab_size", d->vocab, &c->vocab_size));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "max_position_embeddings", d->positions,
-                                                &c->max_position_embeddings));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "hidden_size", d->hidden, &c->hidden_size));
   VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(f, r, "intermediate_size", d->intermediate, &c->intermediate_size));
+      vkf_json_get_size(f, r, "vocab_size", d->vocab, VKF_HF_MAX_VOCAB, &c->vocab_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "max_position_embeddings", d->positions,
+                                        VKF_HF_MAX_POSITIONS, &c->max_position_embeddings));
   VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(f, r, "num_hidden_layers", d->layers, &c->num_hidden_layers));
-  VKF_RETURN_IF_ERROR(
-      vkf_json_get_positive_int(f, r, "num_attention_heads", d->heads, &c->num_attention_heads));
-  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(f, r, "num_key_value_heads",
-                                                d->kv_heads ? d->kv_heads : c->num_attention_heads,
-                                                &c->num_key_value_heads));
+      vkf_json_get_size(f, r, "hidden_size", d->hidden, VKF_HF_MAX_HIDDEN, &c->hidden_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "intermediate_size", d->intermediate,
+                                        VKF_HF_MAX_INTERMEDIATE, &c->intermediate_size));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "num_hidden_layers", d->layers, VKF_HF_MAX_LAYERS,
+                                        &c->num_hidden_layers));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "num_attention_heads", d->heads, VKF_HF_MAX_HIDDEN,
+                                        &c->num_attention_heads));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "num_key_value_heads",
+                                        d->kv_heads ? d->kv_heads : c->num_attention_heads,
+                                        VKF_HF_MAX_HIDDEN, &c->num_key_value_heads));
   VKF_RETURN_IF_ERROR(vkf_json_get_double(f, r, "rms_norm_eps", 1e-6, &c->layer_norm_eps));
   VKF_RETURN_IF_ERROR(vkf_json_get_double(f, r, "rope_theta", 10000.0, &c->rope_theta));
   if (!(c->rope_theta > 1.0) || !isfinite(c->rope_theta))

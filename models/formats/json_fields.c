@@ -2,65 +2,20 @@
  * read of a whole JSON file; shared by the config.json readers. */
 #include "models/formats/json_fields.h"
 
+#include "models/formats/file_read.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* Integers above 2^53 are not exact in a JSON double; no real size gets near that. */
 #define MAX_JSON_INT 9007199254740992.0
 
 vkf_status vkf_json_read_file(const char *path, char **out_text, size_t *out_size) {
-  *out_text = NULL;
-  *out_size = 0;
-  /* O_NONBLOCK: a FIFO named like the file must not hang the open. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    int err = errno;
-    return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "%s: cannot open: %s", path, strerror(err));
-  }
-  struct stat sb;
-  vkf_status status = VKF_OK;
-  /* The kind and size come first: a directory opens fine and reports 2^63 - 1 bytes to ftell. */
-  if (fstat(fd, &sb) != 0)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot stat: %s", path, strerror(errno));
-  else if (S_ISDIR(sb.st_mode))
-    status = vkf_status_make(VKF_STATUS_IO, "%s: is a directory, not a file", path);
-  else if (!S_ISREG(sb.st_mode))
-    status = vkf_status_make(VKF_STATUS_IO, "%s: not a regular file", path);
-  else if (sb.st_size < 0 || sb.st_size > VKF_JSON_MAX_FILE_SIZE)
-    status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: %lld bytes, more than any JSON file a model ships (%d MiB at "
-                             "most)",
-                             path, (long long)sb.st_size, VKF_JSON_MAX_FILE_SIZE >> 20);
-  size_t size = status ? 0 : (size_t)sb.st_size, got = 0;
-  char *text = status ? NULL : malloc(size + 1);
-  if (!status && !text)
-    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu bytes", path, size);
-  while (!status && got < size) {
-    ssize_t n = read(fd, text + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      status = vkf_status_make(VKF_STATUS_IO, "%s: read failed: %s", path, strerror(errno));
-    else if (n == 0)
-      status = vkf_status_make(VKF_STATUS_IO, "%s: ended after %zu of %zu bytes", path, got, size);
-    else
-      got += (size_t)n;
-  }
-  close(fd);
-  if (status) {
-    free(text);
-    return status;
-  }
-  text[size] = '\0';
-  *out_text = text;
-  *out_size = size;
-  return VKF_OK;
+  return vkf_file_read_bounded(path, VKF_JSON_MAX_FILE_SIZE, "a model's JSON file",
+                               out_text, out_size);
 }
 
 /* Parses a whole document that must be one JSON object (trailing whitespace allowed). */
@@ -124,6 +79,16 @@ vkf_status vkf_json_get_positive_int(const char *file, const cJSON *obj, const c
   if (*out_value <= 0)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: field \"%s\" is %lld, must be > 0",
                            file, key, (long long)*out_value);
+  return VKF_OK;
+}
+
+vkf_status vkf_json_get_size(const char *file, const cJSON *obj, const char *key, int64_t def,
+                             int64_t max, int64_t *out_value) {
+  VKF_RETURN_IF_ERROR(vkf_json_get_positive_int(file, obj, key, def, out_value));
+  if (*out_value > max)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"%s\" is %lld, more than the %lld a model can use", file,
+                           key, (long long)*out_value, (long long)max);
   return VKF_OK;
 }
 

@@ -32,6 +32,10 @@ vkf_status vkf_json_get_int(const char *file, const cJSON *obj, const char *key,
                             int64_t *out_value);
 vkf_status vkf_json_get_positive_int(const char *file, const cJSON *obj, const char *key,
                                      int64_t def, int64_t *out_value);
+/* A positive integer of at most `max`: a size read from a file is bounded by what a model can use
+ * before anything is allocated or multiplied from it (INVALID_ARGUMENT naming field, value, bound). */
+vkf_status vkf_json_get_size(const char *file, const cJSON *obj, const char *key, int64_t def,
+                             int64_t max, int64_t *out_value);
 vkf_status vkf_json_get_double(const char *file, const cJSON *obj, const char *key, double def,
                                double *out_value);
 vkf_status vkf_json_get_bool(const char *file, const cJSON *obj, const char *key, bool def,

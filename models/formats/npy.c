@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/base/half.h"
+#include "models/formats/file_read.h"
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -215,24 +216,11 @@ vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,
 vkf_status vkf_npy_load(const char *path, vkf_npy_array *out_array) {
   VKF_ASSERT(out_array && path);
   memset(out_array, 0, sizeof *out_array);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    int err = errno;
-    return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "%s: cannot open: %s", path, strerror(err));
-  }
-  vkf_status status = VKF_OK;
-  uint8_t *bytes = NULL;
-  long size = -1;
-  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot seek: %s", path, strerror(errno));
-  } else if (!(bytes = malloc(size ? (size_t)size : 1))) {
-    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %ld bytes", path, size);
-  } else if (fread(bytes, 1, (size_t)size, f) != (size_t)size) {
-    status = vkf_status_make(VKF_STATUS_IO, "%s: read failed", path);
-  }
-  fclose(f);
-  if (!status) status = vkf_npy_parse(bytes, (size_t)size, path, out_array);
+  char *bytes = NULL;
+  size_t size = 0;
+  vkf_status status =
+      vkf_file_read_bounded(path, VKF_NPY_MAX_FILE_SIZE, "a .npy file", &bytes, &size);
+  if (!status) status = vkf_npy_parse(bytes, size, path, out_array);
   free(bytes);
   return status;
 }

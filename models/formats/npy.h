@@ -9,6 +9,8 @@
 #include "graph/base/status.h"
 
 #define VKF_NPY_MAX_RANK 4
+/* Goldens and dumps are far smaller; past this a file is refused before anything is allocated. */
+#define VKF_NPY_MAX_FILE_SIZE ((size_t)4 << 30)
 
 /* Little-endian, C order only: '<f4', '<f2' (IEEE half bit patterns), '<i4', '<i8' (token ids as
  * numpy and torch save them). */
@@ -29,7 +31,8 @@ typedef struct vkf_npy_array {
   size_t data_size;                /* bytes */
 } vkf_npy_array;
 
-/* Reads the whole file. Errors name `path`: NOT_FOUND (missing), IO, PARSE (bad magic, bad or
+/* Reads the whole file. Errors name `path`: NOT_FOUND (missing), IO (also a directory, FIFO or
+ * other non-regular file), UNSUPPORTED (over VKF_NPY_MAX_FILE_SIZE bytes), PARSE (bad magic, bad or
  * truncated header, data shorter than the shape needs, trailing bytes), UNSUPPORTED (a dtype
  * other than the four above, naming its descr string, e.g. '<f8' or '>f4'; fortran_order True;
  * rank above VKF_NPY_MAX_RANK). On failure *out_array is zeroed and owns nothing. */

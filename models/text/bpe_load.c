@@ -6,40 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/formats/file_read.h"
 #include "models/text/bpe_model.h"
 #include "models/text/unicode.h"
 
 #define MAX_TOKENS (1u << 24) /* ids past 16M are not a real vocabulary */
 #define MAX_FILE_SIZE ((size_t)1 << 30)
-
-static vkf_status read_text(const char *path, char **out) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, size = 0;
-  char *data = malloc(cap + 1);
-  while (data) {
-    size += fread(data + size, 1, cap - size, f);
-    if (size < cap || cap >= MAX_FILE_SIZE) break;
-    char *bigger = realloc(data, cap * 2 + 1);
-    if (!bigger) free(data);
-    data = bigger;
-    cap *= 2;
-  }
-  int failed = ferror(f), too_big = data && size == cap && !feof(f);
-  fclose(f);
-  if (!data) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "reading %s", path);
-  if (failed || too_big) {
-    free(data);
-    return vkf_status_make(too_big ? VKF_STATUS_UNSUPPORTED : VKF_STATUS_IO,
-                           "%s: %s", path, too_big ? "larger than 1 GiB" : "read failed");
-  }
-  data[size] = '\0';
-  *out = data;
-  return VKF_OK;
-}
 
 static char *dup_string(const char *s) {
   size_t n = strlen(s) + 1;
@@ -512,8 +484,10 @@ vkf_status vkf_bpe_load(const char *path, vkf_bpe **out_bpe, char out_model_type
   *out_bpe = NULL;
   out_model_type[0] = '\0';
   char *text = NULL;
-  VKF_RETURN_IF_ERROR(read_text(path, &text));
-  cJSON *root = cJSON_Parse(text);
+  size_t text_size = 0;
+  VKF_RETURN_IF_ERROR(
+      vkf_file_read_bounded(path, MAX_FILE_SIZE, "a tokenizer.json", &text, &text_size));
+  cJSON *root = cJSON_ParseWithLength(text, text_size);
   free(text);
   if (!root) return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON", path);
   const char *type = get_string(cJSON_GetObjectItemCaseSensitive(root, "model"), "type");

@@ -15,9 +15,11 @@ struct vkf_text_tokenizer {
   vkf_tokenizer *wordpiece;
 };
 
+/* Anything by the name counts: a directory or FIFO called tokenizer.json is an error the reader
+ * names, not a reason to fall back silently to vocab.txt. */
 static int file_exists(const char *path) {
   struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  return stat(path, &st) == 0;
 }
 
 vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **out_tok) {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/formats/file_read.h"
+#include "models/formats/json_fields.h"
 #include "models/text/unicode.h"
 
 /* BertTokenizer's WordpieceTokenizer.max_input_chars_per_word: longer words become [UNK] whole. */
@@ -71,41 +73,8 @@ static void vocab_insert(vkf_tokenizer *tok, uint32_t id) {
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
-static vkf_status read_file(const char *path, char **out_data, size_t *out_size) {
-  *out_data = NULL;
-  *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "cannot open %s: %s", path, strerror(errno));
-  }
-  size_t cap = 1 << 16, size = 0;
-  char *data = malloc(cap + 1);
-  while (data) {
-    size_t got = fread(data + size, 1, cap - size, f);
-    size += got;
-    if (size < cap) break;
-    char *bigger = realloc(data, cap * 2 + 1);
-    if (!bigger) {
-      free(data);
-      data = NULL;
-      break;
-    }
-    data = bigger;
-    cap *= 2;
-  }
-  int failed = ferror(f);
-  fclose(f);
-  if (!data) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "reading %s: out of memory", path);
-  if (failed) {
-    free(data);
-    return vkf_status_make(VKF_STATUS_IO, "reading %s failed", path);
-  }
-  data[size] = '\0';
-  *out_data = data;
-  *out_size = size;
-  return VKF_OK;
-}
+/* No real vocab.txt comes near this (BERT's is 230 KB); past it the file is refused unread. */
+#define VOCAB_MAX_FILE_SIZE ((size_t)256 << 20)
 
 /* Lines as Python's text-mode readlines() sees them: "\n", "\r\n" and "\r" all end a line. */
 static vkf_status vocab_parse(vkf_tokenizer *tok, const char *path, size_t size) {
@@ -206,7 +175,7 @@ static vkf_status tokenizer_fill(vkf_tokenizer *tok, const char *model_dir) {
   snprintf(path, dir_size + 32, "%s/tokenizer_config.json", model_dir);
   char *config = NULL;
   size_t size = 0;
-  vkf_status config_status = read_file(path, &config, &size);
+  vkf_status config_status = vkf_json_read_file(path, &config, &size);
   if (vkf_status_code_of(config_status) == VKF_STATUS_NOT_FOUND) {
     vkf_status_free(config_status); /* optional: BERT defaults apply */
   } else if (config_status) {
@@ -217,7 +186,8 @@ static vkf_status tokenizer_fill(vkf_tokenizer *tok, const char *model_dir) {
   }
   if (!status) {
     snprintf(path, dir_size + 32, "%s/vocab.txt", model_dir);
-    status = read_file(path, &tok->vocab_text, &size);
+    status = vkf_file_read_bounded(path, VOCAB_MAX_FILE_SIZE, "a vocab.txt", &tok->vocab_text,
+                                   &size);
     if (vkf_status_code_of(status) == VKF_STATUS_NOT_FOUND) {
       status = vkf_status_annotate(status, "tokenizer vocabulary missing: ");
     }

@@ -302,6 +302,20 @@ static void test_errors(vkf_bert_model *tiny) {
   snprintf(dir, sizeof dir, "%s/roberta", root);
   make_variant(dir, "config.json", "\"model_type\": \"bert\"", "\"model_type\": \"roberta\"");
   expect_load_error(dir, VKF_STATUS_UNSUPPORTED, "model_type \"roberta\"");
+  /* A directory where a sentence-transformers JSON file belongs is named as such, not sized as
+   * 2^63 bytes by ftell. */
+  static const char *const dir_files[] = {"modules.json", "1_Pooling/config.json",
+                                          "sentence_bert_config.json"};
+  for (size_t i = 0; i < sizeof dir_files / sizeof *dir_files; i++) {
+    char path[600], needle[700];
+    snprintf(dir, sizeof dir, "%s/dir%zu", root, i);
+    make_variant(dir, "config.json", NULL, NULL);
+    snprintf(path, sizeof path, "%s/%s", dir, dir_files[i]);
+    unlink(path);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(needle, sizeof needle, "%s: is a directory, not a file", path);
+    expect_load_error(dir, VKF_STATUS_IO, needle);
+  }
   snprintf(dir, sizeof dir, "rm -rf '%s'", root);
   CHECK(system(dir) == 0);
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -309,6 +310,11 @@ static void check_errors(const char *tmp) {
   char path[4096];
   snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
   unlink(path);
+  /* A directory named tokenizer.json is reported, not skipped for a missing-tokenizer error. */
+  VKF_ASSERT(mkdir(path, 0700) == 0);
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_IO,
+               "tokenizer.json: is a directory, not a file");
+  rmdir(path);
 }
 
 /* ignore_merges (Llama-3): a word found whole in the vocabulary is one token even when the merges

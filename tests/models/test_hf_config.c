@@ -3,6 +3,7 @@
  * and the field. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "models/formats/hf_config.h"
@@ -176,6 +177,22 @@ static void test_config_errors(void) {
   CHECK_STATUS(vkf_hf_config_load(missing, &c), VKF_STATUS_NOT_FOUND, "nope/config.json");
   const char *bad = write_tmp("bad.json", "{\n  \"model_type\": \"vit\",\n  \"hidden_size\": ,\n}");
   CHECK_STATUS(vkf_hf_config_load(bad, &c), VKF_STATUS_PARSE, "bad.json: not valid JSON (line 3");
+  /* A directory in a JSON file's place: named as one before any allocation. */
+  char sub[128], dir_path[160];
+  snprintf(sub, sizeof sub, "%s/d", tmp_dir);
+  VKF_ASSERT(mkdir(sub, 0700) == 0);
+  snprintf(dir_path, sizeof dir_path, "%s/config.json", sub);
+  VKF_ASSERT(mkdir(dir_path, 0700) == 0);
+  CHECK_STATUS(vkf_hf_config_load(dir_path, &c), VKF_STATUS_IO,
+               "d/config.json: is a directory, not a file");
+  rmdir(dir_path);
+  vkf_hf_preprocessor pre;
+  snprintf(dir_path, sizeof dir_path, "%s/preprocessor_config.json", sub);
+  VKF_ASSERT(mkdir(dir_path, 0700) == 0);
+  CHECK_STATUS(vkf_hf_preprocessor_load(dir_path, &pre), VKF_STATUS_IO,
+               "d/preprocessor_config.json: is a directory, not a file");
+  rmdir(dir_path);
+  rmdir(sub);
   CHECK(c.arena == NULL);
 
   static const struct {
@@ -250,6 +267,53 @@ static void test_config_errors(void) {
        "config.json: field \"pad_token_id\" 30522 is outside the vocabulary of 30522"},
       {"{\"model_type\": \"bert\", \"pad_token_id\": true}", VKF_STATUS_PARSE,
        "field \"pad_token_id\" must be an integer"},
+      /* Sizes are bounded before anything is allocated or multiplied from them. */
+      {"{\"model_type\": \"vit\", \"num_labels\": 100000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "config.json: field \"num_labels\" is 100000000, more than the 1048576 a model can use"},
+      {"{\"model_type\": \"vit\", \"num_labels\": 48000000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"num_labels\" is 48000000000, more than the 1048576"},
+      {"{\"model_type\": \"vit\", \"image_size\": 25000000000, \"patch_size\": 1}",
+       VKF_STATUS_INVALID_ARGUMENT,
+       "config.json: field \"image_size\" is 25000000000, more than the 65536 a model can use"},
+      {"{\"model_type\": \"vit\", \"image_size\": 65536, \"patch_size\": 1}",
+       VKF_STATUS_INVALID_ARGUMENT,
+       "\"image_size\" 65536 with \"patch_size\" 1 gives 4294967296 patches, more than the "
+       "16777215 positions"},
+      {"{\"model_type\": \"vit\", \"patch_size\": 65537}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"patch_size\" is 65537, more than the 65536"},
+      {"{\"model_type\": \"vit\", \"num_channels\": 1000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"num_channels\" is 1000000, more than the 4"},
+      {"{\"model_type\": \"vit\", \"hidden_size\": 1048576, \"num_attention_heads\": 1}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"hidden_size\" is 1048576, more than the 65536"},
+      {"{\"model_type\": \"vit\", \"num_attention_heads\": 100000}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"num_attention_heads\" is 100000, more than the 65536"},
+      {"{\"model_type\": \"vit\", \"intermediate_size\": 1000000000}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"intermediate_size\" is 1000000000, more than the 262144"},
+      {"{\"model_type\": \"vit\", \"num_hidden_layers\": 5000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"num_hidden_layers\" is 5000, more than the 4096"},
+      {"{\"model_type\": \"bert\", \"vocab_size\": 4000000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"vocab_size\" is 4000000000, more than the 16777216"},
+      {"{\"model_type\": \"bert\", \"type_vocab_size\": 4000000000}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"type_vocab_size\" is 4000000000, more than the"},
+      {"{\"model_type\": \"bert\", \"max_position_embeddings\": 100000000}",
+       VKF_STATUS_INVALID_ARGUMENT,
+       "field \"max_position_embeddings\" is 100000000, more than the 16777216"},
+      {"{\"model_type\": \"gpt2\", \"n_embd\": 1000000, \"n_head\": 1}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"n_embd\" is 1000000, more than the 65536"},
+      {"{\"model_type\": \"gpt2\", \"n_layer\": 100000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"n_layer\" is 100000, more than the 4096"},
+      {"{\"model_type\": \"gpt2\", \"n_positions\": 100000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"n_positions\" is 100000000"},
+      {"{\"model_type\": \"gpt2\", \"n_inner\": 100000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"n_inner\" is 100000000"},
+      {"{\"model_type\": \"llama\", \"vocab_size\": 100000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"vocab_size\" is 100000000"},
+      {"{\"model_type\": \"llama\", \"num_key_value_heads\": 100000}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"num_key_value_heads\" is 100000"},
+      {"{\"model_type\": \"mistral\", \"max_position_embeddings\": 100000000}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"max_position_embeddings\" is 100000000"},
+      {"{\"model_type\": \"vit\", \"id2label\": {\"0\": \"a\"}, \"num_labels\": 48000000000}",
+       VKF_STATUS_INVALID_ARGUMENT, "field \"num_labels\" is 48000000000"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     vkf_status s = parse(cases[i].json, &c);
@@ -396,6 +460,12 @@ static void test_preprocessor(void) {
        "field \"size\" height and width must be integers"},
       {"{\"size\": {\"shortest_edge\": -1}}", VKF_STATUS_INVALID_ARGUMENT,
        "field \"size\" has a non-positive edge length"},
+      {"{\"size\": 25000000000}", VKF_STATUS_INVALID_ARGUMENT,
+       "preprocessor_config.json: field \"size\" is 25000000000x25000000000, more than the 65536"},
+      {"{\"crop_size\": {\"height\": 224, \"width\": 70000}}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"crop_size\" is 224x70000, more than the 65536"},
+      {"{\"size\": {\"shortest_edge\": 100000}}", VKF_STATUS_INVALID_ARGUMENT,
+       "field \"size\" edge 100000 is more than the 65536"},
       {"{\"crop_size\": {\"shortest_edge\": 224}}", VKF_STATUS_PARSE,
        "field \"crop_size\" must be an integer or an object with \"height\" and \"width\""},
       {"{\"crop_size\": -224}", VKF_STATUS_INVALID_ARGUMENT, "field \"crop_size\" is -224x-224"},

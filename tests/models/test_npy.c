@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "graph/base/half.h"
@@ -159,6 +160,20 @@ static void test_bad_files(void) {
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_UNSUPPORTED, "version.npy: .npy format version 9.0");
   p = write_tmp("hlen.npy", "\x93NUMPY\x01\x00\xff\x00{}", 12);
   CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_PARSE, "hlen.npy: truncated: header of 255 bytes");
+  /* A directory, a FIFO and a sparse file past the bound are refused before any allocation. */
+  p = tmp_path("dir.npy");
+  VKF_ASSERT(mkdir(p, 0700) == 0);
+  CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_IO, "dir.npy: is a directory, not a file");
+  rmdir(p);
+  p = tmp_path("fifo.npy");
+  VKF_ASSERT(mkfifo(p, 0600) == 0);
+  CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_IO, "fifo.npy: not a regular file");
+  unlink(p);
+  p = write_tmp("huge.npy", NULL, 0);
+  VKF_ASSERT(truncate(p, (off_t)VKF_NPY_MAX_FILE_SIZE + 1) == 0);
+  CHECK_STATUS(vkf_npy_load(p, &a), VKF_STATUS_UNSUPPORTED,
+               "huge.npy: 4294967297 bytes, more than a .npy file may have");
+  unlink(p);
 
   const char *ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
   p = write_npy_text("short.npy", ok, 23);

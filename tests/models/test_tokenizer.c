@@ -318,6 +318,18 @@ static void test_load_errors(void) {
   snprintf(vocab_path, sizeof(vocab_path), "%s/vocab.txt", dir);
   CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_NOT_FOUND, vocab_path);
   CHECK(tok == NULL);
+  /* A directory in a file's place is named as one (fopen + fread gave "reading ... failed"). */
+  char needle[700];
+  VKF_ASSERT(mkdir(vocab_path, 0700) == 0);
+  snprintf(needle, sizeof needle, "%s: is a directory, not a file", vocab_path);
+  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_IO, needle);
+  rmdir(vocab_path);
+  char config_path[600];
+  snprintf(config_path, sizeof config_path, "%s/tokenizer_config.json", dir);
+  VKF_ASSERT(mkdir(config_path, 0700) == 0);
+  snprintf(needle, sizeof needle, "%s: is a directory, not a file", config_path);
+  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_IO, needle);
+  rmdir(config_path);
 
   /* CRLF line ends, a duplicate (the later id wins, as in Python's dict), no tokenizer_config. */
   write_file(dir, "vocab.txt",
