@@ -6,13 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/base/log.h"
 
 static vkf_env g_env;
 static int g_loaded;
 
-/* Invalid values are reported once per (re)load through vkf_log, which itself reads the env: the
- * lines are kept here and printed after the struct is complete. */
+/* Invalid values are kept here, one line each; vkf_log_env_warnings (log.c, which reads the env
+ * for its level, so env.c does not call it back) prints them. */
 #define MAX_WARNINGS 16
 static char g_warnings[MAX_WARNINGS][320];
 static int g_warning_count;
@@ -89,7 +88,15 @@ void vkf_env_reload(void) {
   g_env.virtual_env = str_or_null("VIRTUAL_ENV");
   g_env.pyenv_root = str_or_null("PYENV_ROOT");
   g_loaded = 1;
-  for (int i = 0; i < g_warning_count; i++) vkf_log(VKF_LOG_WARN, "%s", g_warnings[i]);
+}
+
+int vkf_env_warning_count(void) {
+  if (!g_loaded) vkf_env_reload();
+  return g_warning_count;
+}
+
+const char *vkf_env_warning(int index) {
+  return index >= 0 && index < vkf_env_warning_count() ? g_warnings[index] : NULL;
 }
 
 const vkf_env *vkf_env_get(void) {

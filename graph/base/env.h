@@ -30,6 +30,10 @@ typedef struct vkf_env {
 const vkf_env *vkf_env_get(void);
 /* Re-reads the environment (tests that setenv() between cases). */
 void vkf_env_reload(void);
+/* Variables set to a value outside the accepted ones at the last (re)load: one line each, naming
+ * the variable, the value, the accepted values and what was used instead. */
+int vkf_env_warning_count(void);
+const char *vkf_env_warning(int index);
 /* True when `name` appears in the comma list `list` (NULL list: false). */
 int vkf_env_list_has(const char *list, const char *name);
 

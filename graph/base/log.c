@@ -16,3 +16,8 @@ void vkf_log(vkf_log_level level, const char *fmt, ...) {
   va_end(ap);
   fprintf(stderr, "vkf: %s: %s\n", tags[level], line);
 }
+
+void vkf_log_env_warnings(void) {
+  for (int i = 0; i < vkf_env_warning_count(); i++)
+    vkf_log(VKF_LOG_WARN, "%s", vkf_env_warning(i));
+}

@@ -12,4 +12,8 @@ typedef enum vkf_log_level {
 /* Printed when `level` <= VKF_LOG (default: warnings and errors). Thread-safe per line. */
 void vkf_log(vkf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Logs (as warnings) every environment value that was not accepted (vkf_env_warning); programs
+ * call it once at start. */
+void vkf_log_env_warnings(void);
+
 #endif

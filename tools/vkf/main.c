@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/base/log.h"
 #include "tools/vkf/cli.h"
 
 typedef struct command {
@@ -39,6 +40,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  vkf_log_env_warnings();
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
