@@ -12,6 +12,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/formats/file_read.h"
+#include "models/formats/json_fields.h"
+
 #define SINGLE_FILE_NAME "model.safetensors"
 #define INDEX_FILE_NAME "model.safetensors.index.json"
 
@@ -40,82 +43,6 @@ static char *join_path(const char *dir, const char *name) {
   if (slash) path[dir_len] = '/';
   memcpy(path + dir_len + (size_t)slash, name, name_len + 1);
   return path;
-}
-
-/* The whole file as a NUL-terminated string. Its size comes from fstat, so a directory or device
- * is refused before anything is allocated, and the size is bounded before malloc. */
-static vkf_status read_index_file(const char *path, char **out_text, size_t *out_size) {
-  *out_text = NULL;
-  *out_size = 0;
-  /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer; on a regular file it does
-   * nothing. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    int err = errno;
-    return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
-                           "%s: cannot open: %s", path, strerror(err));
-  }
-  struct stat sb;
-  vkf_status status = VKF_OK;
-  if (fstat(fd, &sb) != 0)
-    status = vkf_status_make(VKF_STATUS_IO, "%s: cannot stat: %s", path, strerror(errno));
-  else if (S_ISDIR(sb.st_mode))
-    status = vkf_status_make(VKF_STATUS_IO, "%s: is a directory, not a file", path);
-  else if (!S_ISREG(sb.st_mode))
-    status = vkf_status_make(VKF_STATUS_IO, "%s: not a regular file", path);
-  else if (sb.st_size < 0 || (uint64_t)sb.st_size > VKF_CHECKPOINT_MAX_INDEX_SIZE)
-    status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: %lld bytes, more than the %zu bytes an index may have", path,
-                             (long long)sb.st_size, VKF_CHECKPOINT_MAX_INDEX_SIZE);
-  size_t size = status ? 0 : (size_t)sb.st_size, got = 0;
-  char *text = status ? NULL : malloc(size + 1);
-  if (!status && !text)
-    status = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu bytes", path, size);
-  while (!status && got < size) {
-    ssize_t n = read(fd, text + got, size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      status = vkf_status_make(VKF_STATUS_IO, "%s: read failed: %s", path, strerror(errno));
-    else if (n == 0)
-      status = vkf_status_make(VKF_STATUS_IO, "%s: ended after %zu of %zu bytes", path, got, size);
-    else
-      got += (size_t)n;
-  }
-  close(fd);
-  if (status) {
-    free(text);
-    return status;
-  }
-  text[size] = '\0';
-  *out_text = text;
-  *out_size = size;
-  return VKF_OK;
-}
-
-/* The whole text must be one JSON object (surrounding whitespace allowed). */
-static vkf_status parse_index_json(const char *path, const char *text, size_t size,
-                                   cJSON **out_root) {
-  *out_root = NULL;
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(text, size, &end, 0);
-  const char *bad = NULL;
-  if (!root) {
-    bad = end && end >= text && end <= text + size ? end : text;
-  } else {
-    for (const char *p = end; p < text + size && !bad; p++)
-      if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') bad = p;
-  }
-  if (bad) {
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON (near byte %zu of %zu)", path,
-                           (size_t)(bad - text), size);
-  }
-  if (!cJSON_IsObject(root)) {
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: top level is not a JSON object", path);
-  }
-  *out_root = root;
-  return VKF_OK;
 }
 
 /* A shard must be a plain file name inside the model folder: no path separator and no ".." can
@@ -265,7 +192,7 @@ static vkf_checkpoint *checkpoint_new(const char *path) {
 static vkf_status open_index(const char *model_dir, const char *index_path, const char *text,
                              size_t size, vkf_checkpoint **out_checkpoint) {
   cJSON *root = NULL;
-  VKF_RETURN_IF_ERROR(parse_index_json(index_path, text, size, &root));
+  VKF_RETURN_IF_ERROR(vkf_json_parse_object(text, size, index_path, &root));
   vkf_checkpoint *ck = checkpoint_new(index_path);
   vkf_status status =
       ck ? open_shards(ck, model_dir, root)
@@ -327,7 +254,7 @@ vkf_status vkf_checkpoint_open(const char *model_dir, vkf_checkpoint **out_check
       vkf_status_free(status);
       char *text = NULL;
       size_t size = 0;
-      status = read_index_file(index, &text, &size);
+      status = vkf_file_read_bounded(index, VKF_CHECKPOINT_MAX_INDEX_SIZE, "an index", &text, &size);
       if (vkf_status_code_of(status) == VKF_STATUS_NOT_FOUND) {
         vkf_status_free(status);
         char torch[256];

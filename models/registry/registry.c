@@ -9,10 +9,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/formats/json_fields.h"
 #include "models/registry/arch_entry.h"
 #include "models/registry/model.h"
-
-enum { CONFIG_MAX_SIZE = 16 << 20 };
 
 static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit, &vkf_entry_bert,
                                                    &vkf_entry_decoder};
@@ -38,37 +37,15 @@ const char *vkf_model_supported(void) {
   return list;
 }
 
-/* config.json as a cJSON tree: a regular file of bounded size. */
+/* config.json as a cJSON tree (bounded, regular-file read; one JSON object). */
 static vkf_status read_config(const char *path, cJSON **out_root) {
   *out_root = NULL;
-  struct stat sb;
-  if (stat(path, &sb) != 0)
-    return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO, "%s: %s", path,
-                           strerror(errno));
-  if (!S_ISREG(sb.st_mode))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not a regular file", path);
-  if (sb.st_size > CONFIG_MAX_SIZE)
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: %lld bytes, larger than any config (%d)", path,
-                           (long long)sb.st_size, CONFIG_MAX_SIZE);
-  FILE *f = fopen(path, "rb");
-  if (!f) return vkf_status_make(VKF_STATUS_IO, "%s: %s", path, strerror(errno));
-  size_t size = (size_t)sb.st_size;
-  char *text = malloc(size + 1);
-  size_t got = text ? fread(text, 1, size, f) : 0;
-  fclose(f);
-  if (!text) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
-  if (got != size) {
-    free(text);
-    return vkf_status_make(VKF_STATUS_IO, "%s: short read", path);
-  }
-  *out_root = cJSON_ParseWithLength(text, size);
+  char *text = NULL;
+  size_t size = 0;
+  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
+  vkf_status s = vkf_json_parse_object(text, size, path, out_root);
   free(text);
-  if (!*out_root || !cJSON_IsObject(*out_root)) {
-    cJSON_Delete(*out_root);
-    *out_root = NULL;
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not a JSON object", path);
-  }
-  return VKF_OK;
+  return s;
 }
 
 static int listed(const char *const *names, const char *name) {

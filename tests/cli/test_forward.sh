@@ -104,7 +104,7 @@ echo '{"architectures": ["T5ForConditionalGeneration"], "model_type": "t5"}' >"$
 expect_error forward "unknown architecture" 'architecture "T5ForConditionalGeneration" (model_type "t5") is not supported' --model "$tmp/t5" --list
 expect_error forward "missing folder" "no-such-model" --model "$tmp/no-such-model" --list
 mkdir "$tmp/dir_config" "$tmp/dir_config/config.json"
-expect_error forward "config.json a directory" "config.json: not a regular file" --model "$tmp/dir_config" --list
+expect_error forward "config.json a directory" "config.json: is a directory, not a file" --model "$tmp/dir_config" --list
 cp -r "$tmp/sharded" "$tmp/trunc_shard"
 head -c 3000 "$tmp/sharded/model-00002-of-00003.safetensors" >"$tmp/trunc_shard/model-00002-of-00003.safetensors"
 expect_error forward "truncated shard" "model-00002-of-00003.safetensors" --model "$tmp/trunc_shard" --list

@@ -14,6 +14,7 @@
 #include "models/arch/bert.h"
 #include "models/formats/hf_config.h"
 #include "models/formats/model_paths.h"
+#include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -124,12 +125,6 @@ static int parse(int argc, char **argv, bench_bert_args *a) {
   return -1;
 }
 
-static const char *op_of(const vkf_graph *g, const char *node) {
-  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
-    if (!strcmp(vkf_graph_node(g, i)->name, node)) return vkf_op_name(vkf_graph_node(g, i)->op);
-  return "?";
-}
-
 /* Deterministic full-length inputs: [CLS] ids... [SEP], ids drawn from the ordinary vocabulary
  * (past the first 1000 entries, which hold BERT's special and unused tokens), mask all ones. */
 static void fill_inputs(int64_t batch, int64_t n, int64_t vocab, int32_t *ids, int32_t *mask) {
@@ -175,7 +170,7 @@ static vkf_status measure(vkf_device *dev, vkf_bert_model *m, const bench_bert_a
     if (!st) st = vkf_session_dispatch_times(vkf_runner_session(r), ns);
     out->gpu_ms += vkf_session_total_ns(vkf_runner_session(r)) / 1e6 / a->runs;
     for (uint32_t d = 0; d < nd && !st; d++) {
-      const char *op = op_of(bg.graph, vkf_plan_dispatch_get(plan, d)->node);
+      const char *op = vkf_bench_op_of(bg.graph, vkf_plan_dispatch_get(plan, d)->node);
       uint32_t k = 0;
       while (k < out->op_count && strcmp(out->ops[k].op, op)) k++;
       if (k == out->op_count && k < BENCH_BERT_MAX_OPS) out->ops[out->op_count++].op = op;

@@ -1,6 +1,8 @@
 /* Owns the warm-up / timed-run loop and its statistics for the bench subcommands. */
 #include "tools/vkf/bench_util.h"
 
+#include <string.h>
+
 #include <math.h>
 
 vkf_status vkf_bench_session_time(vkf_session *s, int warmup, int runs, vkf_bench_stats *out) {
@@ -27,4 +29,10 @@ vkf_status vkf_bench_plan_time(vkf_device *device, const vkf_plan *plan, int war
   vkf_status st = vkf_bench_session_time(s, warmup, runs, out);
   vkf_session_destroy(s);
   return st;
+}
+
+const char *vkf_bench_op_of(const vkf_graph *g, const char *node) {
+  for (uint32_t i = 0; node && i < vkf_graph_node_count(g); i++)
+    if (!strcmp(vkf_graph_node(g, i)->name, node)) return vkf_op_name(vkf_graph_node(g, i)->op);
+  return "?";
 }

@@ -3,6 +3,7 @@
 #ifndef VKF_TOOLS_BENCH_UTIL_H
 #define VKF_TOOLS_BENCH_UTIL_H
 
+#include "graph/ir/graph.h"
 #include "graph/lower/plan.h"
 #include "host/device.h"
 #include "host/session.h"
@@ -18,5 +19,9 @@ vkf_status vkf_bench_session_time(vkf_session *session, int warmup, int runs,
  * allocated), for kernels whose run time does not depend on the data. */
 vkf_status vkf_bench_plan_time(vkf_device *device, const vkf_plan *plan, int warmup, int runs,
                                vkf_bench_stats *out_stats);
+
+/* The op name ("matmul", "attention", ...) of the graph node a dispatch came from, for per-op-kind
+ * tables; "?" when no node has that name. */
+const char *vkf_bench_op_of(const vkf_graph *graph, const char *node);
 
 #endif

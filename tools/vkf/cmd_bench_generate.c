@@ -10,6 +10,7 @@
 #include "host/runner.h"
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
+#include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/generate_engine.h"
@@ -40,13 +41,6 @@ static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
-static const char *op_of(const vkf_graph *g, const char *node) {
-  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
-    if (node && !strcmp(vkf_graph_node(g, i)->name, node))
-      return vkf_op_name(vkf_graph_node(g, i)->op);
-  return "?";
 }
 
 static int parse(int argc, char **argv, bench_gen_args *a) {
@@ -156,7 +150,7 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
       if (ns && !vkf_session_dispatch_times(ses, ns)) {
         step_gpu_ns = vkf_session_total_ns(ses);
         for (uint32_t d = 0; d < nd; d++) {
-          const char *op = op_of(dg, vkf_plan_dispatch_get(plan, d)->node);
+          const char *op = vkf_bench_op_of(dg, vkf_plan_dispatch_get(plan, d)->node);
           uint32_t k = 0;
           while (k < op_count && strcmp(ops[k].op, op)) k++;
           if (k == op_count && op_count < 32) ops[op_count++].op = op;

@@ -12,6 +12,7 @@
 #include "graph/passes/passes.h"
 #include "host/runner.h"
 #include "models/arch/vit.h"
+#include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -87,14 +88,6 @@ static int parse(int argc, char **argv, bench_model_args *a) {
   }
   return -1;
 }
-
-/* Op kind of dispatch `d`: the op of the graph node it came from. */
-static const char *op_of(const vkf_graph *g, const char *node) {
-  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
-    if (!strcmp(vkf_graph_node(g, i)->name, node)) return vkf_op_name(vkf_graph_node(g, i)->op);
-  return "?";
-}
-
 static int by_time(const void *a, const void *b) {
   double x = ((const op_row *)a)->ns, y = ((const op_row *)b)->ns;
   return x < y ? 1 : x > y ? -1 : 0;
@@ -136,7 +129,7 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
     if (!st) st = vkf_session_dispatch_times(vkf_runner_session(r), ns);
     gpu += vkf_session_total_ns(vkf_runner_session(r)) / 1e6;
     for (uint32_t d = 0; d < nd && !st; d++) {
-      const char *op = op_of(vg.graph, vkf_plan_dispatch_get(plan, d)->node);
+      const char *op = vkf_bench_op_of(vg.graph, vkf_plan_dispatch_get(plan, d)->node);
       uint32_t k = 0;
       while (k < row_count && strcmp(rows[k].op, op)) k++;
       if (k == row_count) rows[row_count++].op = op; /* static op-table string */

@@ -14,6 +14,7 @@
 #include "models/formats/npy.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/json_out.h"
 
 /* The committed tiny checkpoint: no pretrained ViT weights can be installed by the set-up, so the
  * default model has seeded random weights and its labels say nothing about the image. */
@@ -44,20 +45,6 @@ static void usage(FILE *f) {
       DEFAULT_MODEL_REL);
 }
 
-static void json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
-}
-
 static const char *default_model(void) {
   static char path[4096];
   FILE *f = fopen(DEFAULT_MODEL_REL "/config.json", "r");
@@ -79,11 +66,11 @@ static void print_results(const vkf_vit_model *m, char **images, int64_t count, 
     vkf_vit_top_k(logits + i * labels, labels, k, ids, probs);
     if (json) {
       printf("%s\n  {\"image\": ", i ? "," : "");
-      json_string(images[i]);
+      vkf_cli_json_string(images[i]);
       printf(", \"top\": [");
       for (int64_t j = 0; j < k; j++) {
         printf("%s{\"id\": %lld, \"label\": ", j ? ", " : "", (long long)ids[j]);
-        json_string(vkf_vit_label(m, ids[j]));
+        vkf_cli_json_string(vkf_vit_label(m, ids[j]));
         printf(", \"probability\": %.6f}", probs[j]);
       }
       printf("]}");

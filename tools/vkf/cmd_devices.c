@@ -4,6 +4,7 @@
 
 #include "host/instance.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/json_out.h"
 
 static void print_version(char *out, size_t size, uint32_t v) {
   snprintf(out, size, "%u.%u.%u", (v >> 22) & 0x7f, (v >> 12) & 0x3ff, v & 0xfff);
@@ -21,29 +22,19 @@ static void subgroup_ops_text(uint32_t ops, char *out, size_t size) {
   if (!out[0]) snprintf(out, size, "none");
 }
 
-static void print_json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
-
 static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int last) {
   char api[32], ops[128];
   print_version(api, sizeof api, c->api_version);
   subgroup_ops_text(c->subgroup_ops, ops, sizeof ops);
   printf("  {\"index\": %u, \"chosen\": %s, \"name\": ", index, chosen ? "true" : "false");
-  print_json_string(c->name);
+  vkf_cli_json_string(c->name);
   printf(", \"vendor\": ");
-  print_json_string(c->vendor);
+  vkf_cli_json_string(c->vendor);
   printf(", \"vendor_id\": %u, \"device_id\": %u, \"type\": \"%s\", \"driver\": ", c->vendor_id,
          c->device_id, vkf_device_kind_name(c->kind));
-  print_json_string(c->driver_name);
+  vkf_cli_json_string(c->driver_name);
   printf(", \"driver_info\": ");
-  print_json_string(c->driver_info);
+  vkf_cli_json_string(c->driver_info);
   printf(", \"vulkan\": \"%s\", \"max_shared_memory_size\": %u, \"subgroup_size\": %u, "
          "\"subgroup_ops\": \"%s\", \"max_workgroup_size\": [%u, %u, %u], "
          "\"max_workgroup_invocations\": %u, \"fp16_arithmetic\": %s, \"storage_16bit\": %s, "
@@ -59,7 +50,7 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
          c->timestamp_period, c->cooperative_matrix ? "true" : "false",
          c->texel_rgba32f ? "true" : "false", c->texel_rgba16f ? "true" : "false",
          c->max_texel_buffer_elements);
-  if (c->profile[0]) print_json_string(c->profile);
+  if (c->profile[0]) vkf_cli_json_string(c->profile);
   else printf("null");
   printf(", \"heaps\": [");
   for (uint32_t h = 0; h < c->heap_count; h++)

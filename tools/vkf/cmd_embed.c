@@ -15,6 +15,7 @@
 #include "models/text/tokenizer.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/json_out.h"
 
 enum { EMBED_SHOWN_DIMS = 6 };
 
@@ -30,20 +31,6 @@ static void usage(FILE *f) {
           "Prints each text's vector (first %d dims and its norm) and, for two or more texts, the\n"
           "cosine similarity matrix. VKF_CHECK=1 compares every node with the CPU interpreter.\n",
           EMBED_SHOWN_DIMS);
-}
-
-static void json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
 }
 
 static double dot(const float *a, const float *b, int64_t n) {
@@ -63,13 +50,13 @@ static void print_json(const char *dir, const vkf_bert_model *m, char **texts, i
                        const size_t *tokens, const float *e, int64_t dim) {
   const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
   printf("{\"model\": ");
-  json_string(dir);
+  vkf_cli_json_string(dir);
   printf(", \"dim\": %lld, \"pooling\": \"%s\", \"normalized\": %s, \"embeddings\": [",
          (long long)dim, p->pooling == VKF_BERT_POOL_CLS ? "cls" : "mean",
          p->normalize ? "true" : "false");
   for (int64_t i = 0; i < count; i++) {
     printf("%s{\"text\": ", i ? ", " : "");
-    json_string(texts[i]);
+    vkf_cli_json_string(texts[i]);
     printf(", \"tokens\": %zu, \"embedding\": [", tokens[i]);
     for (int64_t d = 0; d < dim; d++) printf("%s%.9g", d ? ", " : "", e[i * dim + d]);
     printf("]}");

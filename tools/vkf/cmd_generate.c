@@ -15,6 +15,7 @@
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/generate_engine.h"
+#include "tools/vkf/json_out.h"
 
 enum { GEN_MAX_PROMPTS = 16, GEN_MAX_STOPS = 8, GEN_DEFAULT_CTX = 4096 };
 
@@ -183,26 +184,6 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void json_string(const char *s, size_t n) {
-  putchar('"');
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c == '\n')
-      printf("\\n");
-    else if (c == '\t')
-      printf("\\t");
-    else if (c == '\r')
-      printf("\\r");
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
 }
 
 static vkf_status append_text(gen_row *r, const char *s, size_t n) {
@@ -459,7 +440,7 @@ static void print_results(const gen_state *g) {
     for (int64_t i = r->prompt_len; i < r->len; i++)
       printf("%s%lld", i > r->prompt_len ? ", " : "", (long long)r->ids[i]);
     printf("], \"text\": ");
-    json_string(r->text ? r->text : "", r->text_size);
+    vkf_cli_json_string_n(r->text ? r->text : "", r->text_size);
     printf("}");
   }
   printf(g->batch > 1 ? "]\n" : "\n");

@@ -7,6 +7,7 @@
 #include "models/formats/model_paths.h"
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/json_out.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -17,43 +18,20 @@ static void usage(FILE *f) {
           "  --json       {\"model\": DIR, \"texts\": [{\"text\", \"ids\", \"tokens\"}]} on one "
           "line\n");
 }
-
-/* A JSON string as Python's json.dumps(..., ensure_ascii=False) writes it, so the output can be
- * compared byte for byte with a reference: quotes, backslashes and control characters escaped,
- * everything else (UTF-8 included) as is. */
-static void json_string(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    static const char short_escapes[] = "\b\f\n\r\t";
-    static const char short_names[] = "bfnrt";
-    const char *e = c ? strchr(short_escapes, c) : NULL;
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (e)
-      printf("\\%c", short_names[e - short_escapes]);
-    else if (c < 0x20)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
-}
-
 static void print_json(const char *dir, const vkf_text_tokenizer *tok, char **texts, int count,
                        int32_t **ids, const size_t *lens) {
   printf("{\"model\": ");
-  json_string(dir);
+  vkf_cli_json_string(dir);
   printf(", \"texts\": [");
   for (int i = 0; i < count; i++) {
     printf("%s{\"text\": ", i ? ", " : "");
-    json_string(texts[i]);
+    vkf_cli_json_string(texts[i]);
     printf(", \"ids\": [");
     for (size_t j = 0; j < lens[i]; j++) printf("%s%d", j ? ", " : "", ids[i][j]);
     printf("], \"tokens\": [");
     for (size_t j = 0; j < lens[i]; j++) {
       if (j) printf(", ");
-      json_string(vkf_text_tokenizer_id_to_token(tok, ids[i][j]));
+      vkf_cli_json_string(vkf_text_tokenizer_id_to_token(tok, ids[i][j]));
     }
     printf("]}");
   }
