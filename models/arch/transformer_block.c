@@ -157,6 +157,28 @@ static vkf_value heads_of(vkf_graph *g, const char *name, vkf_value split, int64
   return vkf_permute(g, name, s, to_bhnd); /* [B, count, N, Dh] */
 }
 
+void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
+                        const vkf_block_config *c, const vkf_block_weights *w, vkf_value memory,
+                        vkf_value *out_k, vkf_value *out_v) {
+  dims z = dims_of(c);
+  char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
+  VKF_NAME(at, "%s%s", np, nm->attention);
+  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh,
+          kvd = z.hkv * z.dh;
+  uint32_t out_axis = w->qkv.in_out ? 1 : 0;
+  vkf_block_linear lkv = {
+      vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
+      VKF_NO_VALUE, w->qkv.in_out};
+  if (vkf_value_valid(w->qkv.bias))
+    lkv.bias = vkf_slice(g, VKF_NAME(nm1, "%s.kv.bias", at), w->qkv.bias, 0, qd, qd + 2 * kvd);
+  vkf_value ykv =
+      project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE, VKF_NO_VALUE);
+  int64_t kvs[4] = {b, m, 2 * z.hkv, z.dh};
+  ykv = vkf_reshape(g, VKF_NAME(nm1, "%s.kv_split", at), ykv, 4, kvs);
+  *out_k = heads_of(g, VKF_NAME(nm1, "%s.k", at), ykv, 0, z.hkv);
+  *out_v = heads_of(g, VKF_NAME(nm1, "%s.v", at), ykv, z.hkv, z.hkv);
+}
+
 vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_names *nm,
                               const vkf_block_config *c, const vkf_block_weights *w,
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
@@ -175,29 +197,25 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     k = heads_of(g, VKF_NAME(nm1, "%s.k", at), y, z.h, z.hkv);
     v = heads_of(g, VKF_NAME(nm1, "%s.v", at), y, z.h + z.hkv, z.hkv);
   } else {
-    /* Cross attention: the fused weight's Q rows read x, its K and V rows read the memory. */
-    int64_t m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
+    /* Cross attention: the fused weight's Q rows read x, its K and V rows the memory (or a cache
+     * of them). */
+    int64_t qd = z.h * z.dh;
     uint32_t out_axis = w->qkv.in_out ? 1 : 0;
     vkf_block_linear lq = {
         vkf_slice(g, VKF_NAME(nm1, "%s.q.weight", at), w->qkv.weight, out_axis, 0, qd),
         VKF_NO_VALUE, w->qkv.in_out};
-    vkf_block_linear lkv = {
-        vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
-        VKF_NO_VALUE, w->qkv.in_out};
-    if (vkf_value_valid(w->qkv.bias)) {
+    if (vkf_value_valid(w->qkv.bias))
       lq.bias = vkf_slice(g, VKF_NAME(nm1, "%s.q.bias", at), w->qkv.bias, 0, 0, qd);
-      lkv.bias = vkf_slice(g, VKF_NAME(nm1, "%s.kv.bias", at), w->qkv.bias, 0, qd, qd + 2 * kvd);
-    }
     vkf_value yq = project(g, VKF_NAME(nm1, "%s.q_proj", at), x, &lq, VKF_ACT_NONE, VKF_NO_VALUE);
     int64_t qs[4] = {b, n, z.h, z.dh};
     yq = vkf_reshape(g, VKF_NAME(nm1, "%s.q_split", at), yq, 4, qs);
     q = heads_of(g, VKF_NAME(nm1, "%s.q", at), yq, 0, z.h);
-    vkf_value ykv =
-        project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE, VKF_NO_VALUE);
-    int64_t kvs[4] = {b, m, 2 * z.hkv, z.dh};
-    ykv = vkf_reshape(g, VKF_NAME(nm1, "%s.kv_split", at), ykv, 4, kvs);
-    k = heads_of(g, VKF_NAME(nm1, "%s.k", at), ykv, 0, z.hkv);
-    v = heads_of(g, VKF_NAME(nm1, "%s.v", at), ykv, z.hkv, z.hkv);
+    if (io && vkf_value_valid(io->cross_k)) {
+      k = io->cross_k;
+      v = io->cross_v;
+    } else {
+      vkf_block_cross_kv(g, np, nm, c, w, memory, &k, &v);
+    }
   }
   if (c->position == VKF_BLOCK_POS_ROTARY && io && io->rotate) {
     q = io->rotate(g, VKF_NAME(nm1, "%s.q_rotary", at), q, io->rotate_user);

@@ -104,6 +104,9 @@ typedef struct vkf_block_io {
   void *rotate_user;
   vkf_block_kv_fn kv; /* optional, self-attention only */
   void *kv_user;
+  /* Cross attention against a cache: the memory's K and V [B, Hkv, M, Dh] computed once per
+   * source (vkf_block_cross_kv) and read from device buffers; only q is projected. */
+  vkf_value cross_k, cross_v;
 } vkf_block_io;
 
 /* Load-time check of every tensor of one block: tensor_prefix + each name of `names`, with the
@@ -120,12 +123,19 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
 
 /* The attention sublayer without its norm and residual: q from x, k and v from `memory` (x for
  * self-attention; an encoder's output for cross attention, in which case qkv's Q rows and K, V rows
- * are applied separately). x [B, N, D], memory [B, M, D] -> [B, N, D] after the output projection,
+ * are applied separately; with io->cross_k / cross_v valid, cross attention reads those instead
+ * and `memory` only marks the attention as cross). x [B, N, D], memory [B, M, D] -> [B, N, D] after the output projection,
  * plus `residual` when valid (fused into the projection's epilogue). */
 vkf_value vkf_block_attention(vkf_graph *g, const char *node_prefix, const vkf_block_names *names,
                               const vkf_block_config *config, const vkf_block_weights *weights,
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
                               vkf_value residual);
+
+/* The K and V of cross attention over `memory` [B, M, D] (the K, V rows of the fused weight):
+ * [B, Hkv, M, Dh] each, as strided views of one projection. */
+void vkf_block_cross_kv(vkf_graph *g, const char *node_prefix, const vkf_block_names *names,
+                        const vkf_block_config *config, const vkf_block_weights *weights,
+                        vkf_value memory, vkf_value *out_k, vkf_value *out_v);
 
 /* The MLP sublayer without its norm: x [B, N, D] -> [B, N, D] (+ residual when valid). */
 vkf_value vkf_block_mlp_build(vkf_graph *g, const char *node_prefix, const vkf_block_names *names,

@@ -11,6 +11,7 @@
 
 #include "graph/base/log.h"
 #include "models/formats/hf_config_decoder.h"
+#include "models/formats/hf_config_seq2seq.h"
 #include "models/formats/json_fields.h"
 
 /* ---- config.json ---- */
@@ -27,7 +28,9 @@ static const struct model_defaults {
     {"bert", VKF_HF_FAMILY_TEXT, 30522, 0},        {"roberta", VKF_HF_FAMILY_TEXT, 50265, 1},
     {"xlm-roberta", VKF_HF_FAMILY_TEXT, 30522, 1}, {"gpt2", VKF_HF_FAMILY_DECODER, 50257, -1},
     {"llama", VKF_HF_FAMILY_DECODER, 32000, -1},   {"mistral", VKF_HF_FAMILY_DECODER, 32000, -1},
-    {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},
+    {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},  {"bart", VKF_HF_FAMILY_SEQ2SEQ, 50265, 1},
+    {"marian", VKF_HF_FAMILY_SEQ2SEQ, 58101, 58100}, {"t5", VKF_HF_FAMILY_SEQ2SEQ, 32128, 0},
+    {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},     {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
 };
 
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
@@ -127,7 +130,8 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   if (!d)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
-                           "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2)",
+                           "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
+                           "t5, mt5, d2l_transformer)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
@@ -135,6 +139,10 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   VKF_RETURN_IF_ERROR(parse_architectures(file, root, c));
   if (c->family == VKF_HF_FAMILY_DECODER) {
     VKF_RETURN_IF_ERROR(vkf_hf_config_parse_decoder(file, root, c));
+    return parse_labels(file, root, c);
+  }
+  if (c->family == VKF_HF_FAMILY_SEQ2SEQ) {
+    VKF_RETURN_IF_ERROR(vkf_hf_config_parse_seq2seq(file, root, c));
     return parse_labels(file, root, c);
   }
 

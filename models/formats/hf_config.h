@@ -11,11 +11,13 @@
 #include "graph/base/status.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
- * "xlm-roberta" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER. */
+ * "xlm-roberta" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart", "marian", "t5",
+ * "mt5", "d2l_transformer" -> SEQ2SEQ. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
   VKF_HF_FAMILY_TEXT,
   VKF_HF_FAMILY_DECODER,
+  VKF_HF_FAMILY_SEQ2SEQ,
 } vkf_hf_family;
 
 /* rope_scaling's "type" / "rope_type". */
@@ -76,6 +78,18 @@ typedef struct vkf_hf_config {
   bool o_proj_bias;                    /* the output projection has a bias */
   int64_t sliding_window;              /* keys within this many positions (0: unbounded) */
   int64_t bos_token_id, eos_token_id;  /* -1 when absent (generation_config.json may list more) */
+
+  /* SEQ2SEQ family (encoder–decoders: BartConfig, MarianConfig, T5Config and the seeds'
+   * Transformer, models/formats/hf_config_seq2seq.c). hidden_size is d_model; num_hidden_layers,
+   * num_attention_heads, intermediate_size and head_dim describe the encoder, the decoder_* fields
+   * the decoder (head_dim is shared: T5's d_kv, else d_model / heads). vocab_size is the target
+   * vocabulary, max_position_embeddings 0 for relative positions (T5). */
+  int64_t decoder_layers, decoder_heads, decoder_intermediate;
+  int64_t src_vocab_size;         /* the encoder's vocabulary (differs for d2l_transformer) */
+  int64_t decoder_start_token_id; /* -1 when absent */
+  bool scale_embedding;           /* token embeddings times sqrt(d_model) */
+  bool gated_mlp;                 /* T5 "gated-*" feed_forward_proj */
+  int64_t relative_buckets, relative_max_distance; /* T5 relative position buckets */
 
   /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */
