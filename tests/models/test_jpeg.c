@@ -1,0 +1,178 @@
+/* models/image JPEG decoding against Pillow 13 (libjpeg-turbo): every case of
+ * tests/models/golden/jpeg/manifest.txt (tools/make_jpeg_golden.py) either decodes to exactly
+ * Pillow's Image.open().convert("RGB") pixels, or fails where Pillow raises, with a one-line
+ * error naming the file. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/image/image.h"
+#include "tests/test_util.h"
+
+#define GOLDEN_DIR "tests/models/golden/jpeg/"
+
+/* A uint8 [H, W, 3] .npy as numpy.save writes it (format 1.0, C order); NULL if it is not one. */
+static uint8_t *load_u8_npy(const char *path, uint32_t *out_h, uint32_t *out_w) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  uint8_t head[10];
+  char dict[256] = {0};
+  uint8_t *pixels = NULL;
+  unsigned h = 0, w = 0, c = 0;
+  if (fread(head, 1, 10, f) == 10 && !memcmp(head, "\x93NUMPY\x01\x00", 8)) {
+    size_t len = (size_t)head[8] | (size_t)head[9] << 8;
+    const char *shape = NULL;
+    if (len < sizeof dict && fread(dict, 1, len, f) == len && strstr(dict, "'descr': '|u1'") &&
+        strstr(dict, "'fortran_order': False") && (shape = strstr(dict, "'shape': (")) &&
+        sscanf(shape, "'shape': (%u, %u, %u)", &h, &w, &c) == 3 && c == 3 && h && w && h <= 4096 &&
+        w <= 4096) {
+      size_t n = (size_t)h * w * 3;
+      pixels = malloc(n + 1);
+      if (pixels && (fread(pixels, 1, n + 1, f) != n)) { /* exactly n bytes, nothing after */
+        free(pixels);
+        pixels = NULL;
+      }
+    }
+  }
+  fclose(f);
+  *out_h = h;
+  *out_w = w;
+  return pixels;
+}
+
+static void run_ok_case(const char *name, const char *path, uint32_t want_w, uint32_t want_h) {
+  char npy[512];
+  snprintf(npy, sizeof npy, GOLDEN_DIR "%s.npy", name);
+  uint32_t h = 0, w = 0;
+  uint8_t *gold = load_u8_npy(npy, &h, &w);
+  CHECK_MSG(gold && w == want_w && h == want_h, "%s: cannot read a %ux%u uint8 golden", npy, want_w,
+            want_h);
+  vkf_image image;
+  vkf_status status = vkf_image_load(path, &image);
+  CHECK_MSG(status == VKF_OK, "%s: %s", name, vkf_status_message(status));
+  vkf_status_free(status);
+  if (gold && image.pixels) {
+    CHECK_MSG(image.width == w && image.height == h, "%s: decoded %ux%u, Pillow %ux%u", name,
+              image.width, image.height, w, h);
+    if (image.width == w && image.height == h) {
+      size_t n = (size_t)w * h * 3, differ = 0, first = 0;
+      int worst = 0;
+      for (size_t i = 0; i < n; i++) {
+        int d = abs((int)image.pixels[i] - (int)gold[i]);
+        if (d && !differ++) first = i;
+        worst = d > worst ? d : worst;
+      }
+      CHECK_MSG(differ == 0,
+                "%s: %zu of %zu values differ from Pillow (max %d levels; first at y %zu x %zu "
+                "channel %zu)",
+                name, differ, n, worst, first / 3 / w, first / 3 % w, first % 3);
+      if (differ == 0) fprintf(stderr, "%-32s %ux%u equal to Pillow\n", name, w, h);
+    }
+  }
+  vkf_image_destroy(&image);
+  free(gold);
+}
+
+static void run_error_case(const char *name, const char *path, const char *pillow) {
+  vkf_image image;
+  vkf_status status = vkf_image_load(path, &image);
+  const char *msg = vkf_status_message(status);
+  CHECK_MSG(status != VKF_OK, "%s: decoded %ux%u where Pillow raises %s", name, image.width,
+            image.height, pillow);
+  CHECK_MSG(status == VKF_OK || (strstr(msg, path) == msg && !strchr(msg, '\n')),
+            "%s: the error does not start with the file's name on one line: %s", name, msg);
+  CHECK(image.pixels == NULL && image.width == 0 && image.height == 0);
+  fprintf(stderr, "%-32s %s\n%-32s (Pillow: %s)\n", name, msg, "", pillow);
+  vkf_status_free(status);
+  vkf_image_destroy(&image);
+}
+
+static void test_goldens(void) {
+  FILE *f = fopen(GOLDEN_DIR "manifest.txt", "r");
+  CHECK_MSG(f != NULL, GOLDEN_DIR "manifest.txt: %s (run from the repo root)", strerror(errno));
+  if (!f) return;
+  char line[1024];
+  int ok = 0, bad = 0, modes[3] = {0};
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    line[strcspn(line, "\n")] = '\0';
+    char name[128], kind[16], path[300];
+    int used = 0;
+    if (sscanf(line, "%127s %15s %n", name, kind, &used) != 2) {
+      CHECK_MSG(0, "unparsable manifest line: %s", line);
+      continue;
+    }
+    snprintf(path, sizeof path, GOLDEN_DIR "%s.jpg", name);
+    unsigned w = 0, h = 0;
+    char mode[8] = "";
+    if (!strcmp(kind, "ok") && sscanf(line + used, "%ux%u %7s", &w, &h, mode) == 3) {
+      run_ok_case(name, path, w, h);
+      ok++;
+      modes[0] += !strcmp(mode, "L");
+      modes[1] += !strcmp(mode, "RGB");
+      modes[2] += !strcmp(mode, "CMYK");
+    } else if (!strcmp(kind, "error")) {
+      run_error_case(name, path, line + used);
+      bad++;
+    } else {
+      CHECK_MSG(0, "unparsable manifest line: %s", line);
+    }
+  }
+  fclose(f);
+  /* A truncated manifest must not pass quietly: every mode Pillow reads, and the broken files. */
+  CHECK_MSG(ok >= 20 && bad >= 10 && modes[0] >= 2 && modes[1] >= 15 && modes[2] >= 2,
+            "only %d decoded (%d L, %d RGB, %d CMYK) and %d failing cases", ok, modes[0], modes[1],
+            modes[2], bad);
+}
+
+static uint8_t *read_file(const char *path, size_t *out_size) {
+  *out_size = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *data = malloc((size_t)size + 1);
+  if (data && fread(data, 1, (size_t)size, f) == (size_t)size) *out_size = (size_t)size;
+  fclose(f);
+  return data;
+}
+
+/* Every prefix of a JPEG, and every single-byte change in its headers, fails cleanly or decodes
+ * to the declared size: no crash, no partial image (run under ASan by `make test-asan`). */
+static void test_prefixes_and_flips(void) {
+  size_t size;
+  uint8_t *jpg = read_file(GOLDEN_DIR "progressive_s420_41x29.jpg", &size);
+  CHECK(jpg && size > 500);
+  if (!jpg) return;
+  int decoded = 0;
+  for (size_t n = 0; n < size - 2; n++) { /* Pillow: progressive needs all scans and the EOI */
+    vkf_image image;
+    vkf_status status = vkf_image_decode(jpg, n, "cut.jpg", &image);
+    decoded += status == VKF_OK;
+    CHECK_MSG(status != VKF_OK, "a %zu-byte prefix of %zu decoded", n, size);
+    CHECK(image.pixels == NULL);
+    vkf_status_free(status);
+  }
+  CHECK(decoded == 0);
+  for (size_t i = 2; i < size && i < 700; i++) {
+    for (int bit = 0; bit < 8; bit += 3) {
+      jpg[i] ^= (uint8_t)(1u << bit);
+      vkf_image image;
+      vkf_status status = vkf_image_decode(jpg, size, "flip.jpg", &image);
+      CHECK(status != VKF_OK || (image.pixels && image.width && image.height));
+      vkf_status_free(status);
+      vkf_image_destroy(&image);
+      jpg[i] ^= (uint8_t)(1u << bit);
+    }
+  }
+  free(jpg);
+}
+
+int main(void) {
+  test_goldens();
+  test_prefixes_and_flips();
+  return test_report();
+}
