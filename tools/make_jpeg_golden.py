@@ -7,8 +7,12 @@ Pillow does, good or bad: subsamplings 4:4:4 / 4:2:2 / 4:2:0, progressive, greys
 files: truncated at several places, bit flips in the entropy-coded data (libjpeg warns and
 Pillow keeps the pixels), an extra 0xFF before the SOI, an unknown marker, trailing bytes.
 
+Also pixel_values_{vit_tiny,deit_tiny}.npy: the Hugging Face processor of those checkpoints
+(transformers 4.38.2) on the demo JPEGs and three of the above, which `vkf classify` must match.
+
 Needs Pillow 13 (its wheel bundles libjpeg-turbo 3.x; the C side links Debian's 2.1, whose
-decoded pixels are the same), numpy. Development time only; CI reads the committed files.
+decoded pixels are the same), numpy, transformers. Development time only; CI reads the
+committed files.
 
     /usr/bin/python3 -m pip install --target /tmp/pil13 pillow==13.0.0
     PYTHONPATH=/tmp/pil13 /usr/bin/python3 tools/make_jpeg_golden.py     (from the repo root)
@@ -141,6 +145,31 @@ def bad_dht(data):
     return bytes(b)
 
 
+# The whole classify input path: these images through the tiny checkpoints' processors.
+PROCESSOR_IMAGES = [os.path.join("assets", "images", f) for f in
+                    ("astronaut.jpg", "cat.jpg", "coffee.jpg", "rocket.jpg")] + [
+                    os.path.join(OUT, f + ".jpg") for f in
+                    ("grey_37x23", "cmyk_37x23", "progressive_s420_41x29")]
+PROCESSOR_MODELS = ("vit_tiny", "deit_tiny")
+
+
+def processor_goldens():
+    """pixel_values of Hugging Face's image processor (transformers 4.38.2, the checkpoint's own
+    preprocessor_config.json) on Pillow 13's Image.open().convert("RGB") of each image."""
+    import transformers
+    from transformers import AutoImageProcessor
+
+    images = [Image.open(p).convert("RGB") for p in PROCESSOR_IMAGES]
+    for model in PROCESSOR_MODELS:
+        proc = AutoImageProcessor.from_pretrained(os.path.join("tests", "models", "data", model))
+        px = proc(images=images, return_tensors="np")["pixel_values"].astype("<f4")
+        np.save(os.path.join(OUT, f"pixel_values_{model}.npy"), px)
+        print(f"pixel_values_{model}: {type(proc).__name__} (transformers "
+              f"{transformers.__version__}) {px.shape}")
+    with open(os.path.join(OUT, "pixel_values_images.txt"), "w") as f:
+        f.write("\n".join(PROCESSOR_IMAGES) + "\n")
+
+
 def main():
     assert PIL.__version__.split(".")[0] == "13", f"need Pillow 13, have {PIL.__version__}"
     os.makedirs(OUT, exist_ok=True)
@@ -167,6 +196,7 @@ def main():
         print(f"{name}: {len(data)} bytes, {mode} {rgb.shape[1]}x{rgb.shape[0]}")
     with open(os.path.join(OUT, "manifest.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    processor_goldens()
 
 
 if __name__ == "__main__":

@@ -3,11 +3,15 @@
  * Pillow's Image.open().convert("RGB") pixels, or fails where Pillow raises, with a one-line
  * error naming the file. */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/arch/vit.h"
+#include "models/arch/vit_classify.h"
+#include "models/formats/npy.h"
 #include "models/image/image.h"
 #include "tests/test_util.h"
 
@@ -171,8 +175,60 @@ static void test_prefixes_and_flips(void) {
   free(jpg);
 }
 
+/* What `vkf classify` feeds the model (vkf_vit_load_images: decode + the checkpoint's processor)
+ * against Hugging Face's processor on Pillow 13's pixels, for the demo JPEGs and grey, CMYK and
+ * progressive ones: within 1e-6 (measured: equal). */
+static void test_processor_pixel_values(void) {
+  static const char *const models[] = {"vit_tiny", "deit_tiny"};
+  char lines[16][256];
+  const char *paths[16];
+  size_t count = 0;
+  FILE *f = fopen(GOLDEN_DIR "pixel_values_images.txt", "r");
+  CHECK(f != NULL);
+  while (f && count < 16 && fgets(lines[count], sizeof lines[count], f)) {
+    lines[count][strcspn(lines[count], "\n")] = '\0';
+    paths[count] = lines[count];
+    count++;
+  }
+  if (f) fclose(f);
+  CHECK(count >= 7);
+  for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+    char dir[128], npy[256];
+    snprintf(dir, sizeof dir, "tests/models/data/%s", models[k]);
+    snprintf(npy, sizeof npy, GOLDEN_DIR "pixel_values_%s.npy", models[k]);
+    vkf_vit_model *m = NULL;
+    vkf_npy_array want = {0};
+    CHECK_OK(vkf_vit_load(dir, &m));
+    CHECK_OK(vkf_npy_load(npy, &want));
+    if (!m || !want.data) {
+      vkf_vit_destroy(m);
+      vkf_npy_array_release(&want);
+      continue;
+    }
+    int64_t s = vkf_vit_image_size(m);
+    CHECK(want.dtype == VKF_NPY_F32 && want.rank == 4 && want.shape[0] == (int64_t)count &&
+          want.shape[1] == 3 && want.shape[2] == s && want.shape[3] == s);
+    float *got = malloc(want.data_size);
+    CHECK_OK(vkf_vit_load_images(m, paths, count, got));
+    const float *ref = want.data;
+    double max_err = 0;
+    for (size_t i = 0; i < want.element_count; i++) {
+      double e = fabs((double)got[i] - ref[i]);
+      max_err = e > max_err ? e : max_err;
+    }
+    CHECK_MSG(max_err <= 1e-6, "%s: pixel_values differ from Hugging Face's by up to %.3g",
+              models[k], max_err);
+    fprintf(stderr, "%s pixel_values of %zu images: max |diff| %.3g from Hugging Face's\n",
+            models[k], count, max_err);
+    free(got);
+    vkf_npy_array_release(&want);
+    vkf_vit_destroy(m);
+  }
+}
+
 int main(void) {
   test_goldens();
+  test_processor_pixel_values();
   test_prefixes_and_flips();
   return test_report();
 }
