@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""JPEG decoding goldens for models/image/jpeg_decode.c (tests/models/test_jpeg.c): small JPEGs
+"""JPEG (and PNG) decoding goldens for models/image/jpeg_decode.c (tests/models/test_jpeg.c): small JPEGs
 written with Pillow 13 (libjpeg-turbo) and what Pillow 13 makes of each, Image.open(path)
 .convert("RGB") as a uint8 [H, W, 3] .npy, or the exception it raises. Every case is whatever
 Pillow does, good or bad: subsamplings 4:4:4 / 4:2:2 / 4:2:0, progressive, greyscale, RGB
 (Adobe transform 0), CMYK and YCCK (Adobe, inverted), restart markers, odd sizes, and broken
 files: truncated at several places, bit flips in the entropy-coded data (libjpeg warns and
-Pillow keeps the pixels), an extra 0xFF before the SOI, an unknown marker, trailing bytes.
+Pillow keeps the pixels), an extra 0xFF before the SOI, an unknown marker, trailing bytes. And
+PNGs (stb_image's side) in the layouts where a decoder could differ from Pillow: 16-bit, 1/2/4-bit
+grey and palette, tRNS, Adam7.
 
 Also pixel_values_{vit_tiny,deit_tiny}.npy: the Hugging Face processor of those checkpoints
 (transformers 4.38.2) on the demo JPEGs and three of the above, which `vkf classify` must match.
@@ -19,6 +21,8 @@ committed files.
 """
 import io
 import os
+import struct
+import zlib
 
 import numpy as np
 import PIL
@@ -137,6 +141,76 @@ def cases():
     yield "soi_only", b"\xff\xd8\xff\xd9"
 
 
+def png_chunk(kind, body):
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def png_bytes(samples, bit_depth, color_type, interlace=False, plte=None, trns=None):
+    """A PNG written by hand, for what Pillow cannot write: 16-bit RGB(A) and grey+alpha,
+    1/2/4-bit grey and palette, Adam7 interlacing. samples: [H, W, channels] integers."""
+    h, w, _ = samples.shape
+
+    def raw_rows(px):
+        out = b""
+        for row in px:
+            flat = row.reshape(-1)
+            if bit_depth == 16:
+                out += b"\0" + flat.astype(">u2").tobytes()
+            elif bit_depth == 8:
+                out += b"\0" + flat.astype(np.uint8).tobytes()
+            else:  # pack several samples per byte, most significant first
+                per = 8 // bit_depth
+                flat = np.concatenate([flat, np.zeros((-len(flat)) % per, flat.dtype)])
+                packed = np.zeros(len(flat) // per, np.int64)
+                for k in range(per):
+                    packed = packed << bit_depth | flat[k::per]
+                out += b"\0" + packed.astype(np.uint8).tobytes()
+        return out
+
+    if interlace:  # Adam7: seven sub-images, each filtered on its own; empty passes omitted
+        passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4),
+                  (1, 0, 2, 2), (0, 1, 1, 2)]
+        raw = b"".join(raw_rows(samples[y0::dy, x0::dx]) for x0, y0, dx, dy in passes
+                       if samples[y0::dy, x0::dx].size)
+    else:
+        raw = raw_rows(samples)
+    ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, 1 if interlace else 0)
+    data = b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr)
+    if plte is not None:
+        data += png_chunk(b"PLTE", bytes(plte))
+    if trns is not None:
+        data += png_chunk(b"tRNS", trns)
+    return data + png_chunk(b"IDAT", zlib.compress(raw, 9)) + png_chunk(b"IEND", b"")
+
+
+def png_cases():
+    """PNG goes through stb_image: the layouts where it could differ from Pillow."""
+    rng = np.random.default_rng(1018)
+    rgb16 = rng.integers(0, 65536, (11, 13, 3))
+    yield "rgb16_13x11.png", png_bytes(rgb16, 16, 2)
+    yield "rgba16_13x11.png", png_bytes(rng.integers(0, 65536, (11, 13, 4)), 16, 6)
+    yield "greyalpha16_13x11.png", png_bytes(rng.integers(0, 65536, (11, 13, 2)), 16, 4)
+    # Pillow opens 16-bit grey as "I;16" and convert("RGB") clips values to 255.
+    grey16 = rng.integers(0, 65536, (11, 13, 1))
+    grey16[0, :8, 0] = [0, 1, 254, 255, 256, 300, 65535, 1000]
+    yield "grey16_13x11.png", png_bytes(grey16, 16, 0)
+    yield "grey16_trns_13x11.png", png_bytes(grey16, 16, 0, trns=struct.pack(">H", 255))
+    yield "rgb16_adam7_13x11.png", png_bytes(rgb16, 16, 2, interlace=True)
+    yield "rgb8_adam7_13x11.png", png_bytes(rng.integers(0, 256, (11, 13, 3)), 8, 2,
+                                            interlace=True)
+    for depth in (1, 2, 4):
+        yield f"grey{depth}_13x11.png", png_bytes(rng.integers(0, 1 << depth, (11, 13, 1)),
+                                                  depth, 0)
+        colours = rng.integers(0, 256, (1 << depth) * 3)
+        yield f"palette{depth}_13x11.png", png_bytes(
+            rng.integers(0, 1 << depth, (11, 13, 1)), depth, 3, plte=colours,
+            trns=bytes([0, 128]))
+    yield "grey8_trns_13x11.png", png_bytes(rng.integers(0, 256, (11, 13, 1)), 8, 0,
+                                            trns=struct.pack(">H", 7))
+    yield "grey4_adam7_13x11.png", png_bytes(rng.integers(0, 16, (11, 13, 1)), 4, 0,
+                                             interlace=True)
+
+
 def bad_dht(data):
     """A Huffman table whose code counts add up to 512 (stb_image 2.27 overran its arrays)."""
     i = data.index(b"\xff\xc4")
@@ -175,11 +249,13 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     lines = [
         "# Goldens for tests/models/test_jpeg.c, written by tools/make_jpeg_golden.py; do not edit.",
-        f"# Pillow {PIL.__version__}: Image.open(NAME.jpg).convert('RGB') -> NAME.npy (uint8",
+        f"# Pillow {PIL.__version__}: Image.open(FILE).convert('RGB') -> FILE's stem + .npy (uint8",
         "# [H, W, 3]), or 'error' with what Pillow raised.",
     ]
-    for name, data in cases():
-        path = os.path.join(OUT, name + ".jpg")
+    files = [(n + ".jpg", d) for n, d in cases()] + list(png_cases())
+    for file, data in files:
+        name = os.path.splitext(file)[0]
+        path = os.path.join(OUT, file)
         with open(path, "wb") as f:
             f.write(data)
         try:
@@ -188,11 +264,11 @@ def main():
                 rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
         except Exception as e:  # noqa: BLE001 -- any failure is the golden
             msg = f"{type(e).__name__}: {e}".replace("\n", " ")
-            lines.append(f"{name} error {msg}")
+            lines.append(f"{file} error {msg}")
             print(f"{name}: {len(data)} bytes, error {msg}")
             continue
         np.save(os.path.join(OUT, name + ".npy"), rgb)
-        lines.append(f"{name} ok {rgb.shape[1]}x{rgb.shape[0]} {mode}")
+        lines.append(f"{file} ok {rgb.shape[1]}x{rgb.shape[0]} {mode}")
         print(f"{name}: {len(data)} bytes, {mode} {rgb.shape[1]}x{rgb.shape[0]}")
     with open(os.path.join(OUT, "manifest.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -28,6 +28,24 @@ static bool png_header_size(const void *data, size_t size, uint32_t *out_w, uint
   return true;
 }
 
+/* A 16-bit greyscale PNG as Pillow's "I;16" -> "RGB": min(value, 255), replicated. */
+static vkf_status decode_png_grey16(const void *data, size_t data_size, const char *name,
+                                    vkf_image *out_image) {
+  int width = 0, height = 0, channels = 0;
+  stbi_us *grey = stbi_load_16_from_memory(data, (int)data_size, &width, &height, &channels, 1);
+  if (!grey) {
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: cannot decode image (%s)", name,
+                           stbi_failure_reason());
+  }
+  vkf_status status = vkf_image_create((uint32_t)width, (uint32_t)height, out_image);
+  for (size_t i = 0; status == VKF_OK && i < (size_t)width * (size_t)height; i++) {
+    uint8_t v = grey[i] > 255 ? 255 : (uint8_t)grey[i];
+    out_image->pixels[3 * i] = out_image->pixels[3 * i + 1] = out_image->pixels[3 * i + 2] = v;
+  }
+  free(grey);
+  return status;
+}
+
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
                             vkf_image *out_image) {
   memset(out_image, 0, sizeof *out_image);
@@ -60,6 +78,9 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
   }
   VKF_RETURN_IF_ERROR(vkf_image_check_decoded_size(name, (uint32_t)(width < 0 ? 0 : width),
                                                    (uint32_t)(height < 0 ? 0 : height)));
+  /* Pillow opens 16-bit grey as "I;16", whose convert("RGB") clips each value to 255; every other
+   * 16-bit layout it reads by the high byte, as stb does. IHDR: bit depth at 24, colour type 25. */
+  if (d[24] == 16 && d[25] == 0) return decode_png_grey16(data, data_size, name, out_image);
   /* Asking stb for 3 channels does Pillow's convert("RGB"): grey is replicated, alpha dropped. */
   unsigned char *pixels =
       stbi_load_from_memory(data, (int)data_size, &width, &height, &channels, 3);

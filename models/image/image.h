@@ -39,12 +39,14 @@ void vkf_image_destroy(vkf_image *image);
  * Pillow's settings and Pillow's own header checks, pixel for pixel equal to Pillow's (CMYK and
  * YCCK included, read as Adobe-inverted); a JPEG that ends before its last scanline is an error,
  * as Pillow's "image file is truncated" (jpeg_decode.c). PNG goes through stb_image, built for
- * PNG only. A difference from Pillow, by design: 16-bit greyscale PNG samples keep their high
- * byte (Pillow clips "I;16" values to 255). EXIF orientation is ignored, as Image.open and the
- * image processors ignore it (Hugging Face's pipelines call exif_transpose in load_image; the
- * goldens here, like `vkf classify`, follow Image.open). Hostile files: sizes are checked before
- * decoding. Errors: NOT_FOUND (no such file), IO (unreadable), PARSE (not a PNG/JPEG, corrupt,
- * truncated), UNSUPPORTED (larger than VKF_IMAGE_MAX_*); the message starts with `path`. */
+ * PNG only: 16-bit samples keep their high byte as in Pillow, except 16-bit grey, which Pillow
+ * opens as "I;16" and clips to 255, and so do we (tests/models/test_jpeg.c checks the layouts
+ * against Pillow: 16-bit, 1/2/4-bit grey and palette, tRNS, Adam7). EXIF orientation is ignored, as
+ * Image.open and the image processors ignore it (Hugging Face's pipelines call exif_transpose in
+ * load_image; the goldens here, like `vkf classify`, follow Image.open). Hostile files: sizes are
+ * checked before decoding. Errors: NOT_FOUND (no such file), IO (unreadable), PARSE (not a
+ * PNG/JPEG, corrupt, truncated), UNSUPPORTED (larger than VKF_IMAGE_MAX_*); the message starts with
+ * `path`. */
 vkf_status vkf_image_load(const char *path, vkf_image *out_image);
 /* The same from memory; `name` is used in error messages only (a path or "<stdin>"). */
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,

@@ -1,7 +1,7 @@
-/* models/image JPEG decoding against Pillow 13 (libjpeg-turbo): every case of
- * tests/models/golden/jpeg/manifest.txt (tools/make_jpeg_golden.py) either decodes to exactly
- * Pillow's Image.open().convert("RGB") pixels, or fails where Pillow raises, with a one-line
- * error naming the file. */
+/* models/image decoding against Pillow 13: every case of tests/models/golden/jpeg/manifest.txt
+ * (tools/make_jpeg_golden.py; JPEGs, and PNGs in the layouts where decoders differ) either
+ * decodes to exactly Pillow's Image.open().convert("RGB") pixels, or fails where Pillow raises,
+ * with a one-line error naming the file. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -98,22 +98,25 @@ static void test_goldens(void) {
   CHECK_MSG(f != NULL, GOLDEN_DIR "manifest.txt: %s (run from the repo root)", strerror(errno));
   if (!f) return;
   char line[1024];
-  int ok = 0, bad = 0, modes[3] = {0};
+  int ok = 0, bad = 0, pngs = 0, modes[3] = {0};
   while (fgets(line, sizeof line, f)) {
     if (line[0] == '#' || line[0] == '\n') continue;
     line[strcspn(line, "\n")] = '\0';
-    char name[128], kind[16], path[300];
+    char file[128], kind[16], path[300], name[128];
     int used = 0;
-    if (sscanf(line, "%127s %15s %n", name, kind, &used) != 2) {
+    if (sscanf(line, "%127s %15s %n", file, kind, &used) != 2 || !strchr(file, '.')) {
       CHECK_MSG(0, "unparsable manifest line: %s", line);
       continue;
     }
-    snprintf(path, sizeof path, GOLDEN_DIR "%s.jpg", name);
+    snprintf(path, sizeof path, GOLDEN_DIR "%s", file);
+    snprintf(name, sizeof name, "%.*s", (int)(strchr(file, '.') - file), file);
+    bool png = strstr(file, ".png") != NULL;
     unsigned w = 0, h = 0;
     char mode[8] = "";
     if (!strcmp(kind, "ok") && sscanf(line + used, "%ux%u %7s", &w, &h, mode) == 3) {
       run_ok_case(name, path, w, h);
       ok++;
+      pngs += png;
       modes[0] += !strcmp(mode, "L");
       modes[1] += !strcmp(mode, "RGB");
       modes[2] += !strcmp(mode, "CMYK");
