@@ -131,6 +131,8 @@ def cases():
     yield "corrupt_entropy_progressive", flip(prog, [ps + 10, ps + 11])
     rst = save(photo(64, 40), quality=90, restart_marker_blocks=1)
     yield "corrupt_entropy_restart", flip(rst, [scan_start(rst) + 30, scan_start(rst) + 31])
+    last = prog.rindex(b"\xff\xda")  # the last scan (a refinement), repeated: libjpeg warns
+    yield "repeated_last_scan", prog[:-2] + prog[last:-2] * 5 + b"\xff\xd9"
     yield "trailing_garbage", s420 + b"\x00garbage after EOI\xff\xd8\xff"
     yield "unknown_marker_tem", insert_before_sos(s420, b"\xff\x01")
     yield "two_components", s420.replace(b"\xff\xc0\x00\x11\x08\x00\x17\x00\x25\x03",

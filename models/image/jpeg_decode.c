@@ -12,13 +12,19 @@
 #include "models/image/jpeg_header.h"
 
 /* How a decode left through longjmp. */
-enum { JUMP_ERROR = 1, JUMP_TRUNCATED, JUMP_END_AFTER_IMAGE };
+enum { JUMP_ERROR = 1, JUMP_TRUNCATED, JUMP_END_AFTER_IMAGE, JUMP_TOO_MANY_SCANS };
+
+/* A progressive JPEG may hold any number of scans, each a pass over the whole coefficient buffer,
+ * so a small crafted file can take minutes (libjpeg-turbo's own tools cap them the same way).
+ * Encoders write about 10; Pillow has no cap, so past this we differ from it, by design. */
+#define VKF_JPEG_MAX_SCANS 1000
 
 /* Heap-allocated, so that nothing changed between setjmp and longjmp is a local variable. */
 typedef struct jpeg_job {
   struct jpeg_decompress_struct cinfo;
   struct jpeg_error_mgr err;
   struct jpeg_source_mgr src;
+  struct jpeg_progress_mgr progress;
   jmp_buf jump;
   bool finishing; /* every scanline is out; only jpeg_finish_decompress is left */
   char message[JMSG_LENGTH_MAX];
@@ -40,6 +46,11 @@ static void on_error(j_common_ptr cinfo) {
 
 static void on_message(j_common_ptr cinfo) {
   (void)cinfo;
+}
+
+static void on_progress(j_common_ptr cinfo) {
+  if (((j_decompress_ptr)cinfo)->input_scan_number > VKF_JPEG_MAX_SCANS)
+    longjmp(job_of(cinfo)->jump, JUMP_TOO_MANY_SCANS);
 }
 
 static void src_noop(j_decompress_ptr cinfo) {
@@ -105,6 +116,8 @@ static void decode(jpeg_job *job, const uint8_t *data, size_t size, int componen
   job->src.resync_to_restart = jpeg_resync_to_restart;
   job->src.term_source = src_noop;
   cinfo->src = &job->src;
+  job->progress.progress_monitor = on_progress;
+  cinfo->progress = &job->progress;
   /* Pillow skips tables-only datastreams (an EOI before any scan) and reads the next one. */
   while (jpeg_read_header(cinfo, FALSE) == JPEG_HEADER_TABLES_ONLY) {
   }
@@ -174,6 +187,9 @@ vkf_status vkf_image_decode_jpeg(const uint8_t *data, size_t size, const char *n
                              "%s: image file is truncated (the JPEG data ends before the image "
                              "does)",
                              name);
+  } else if (jumped == JUMP_TOO_MANY_SCANS) {
+    status = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: JPEG has more than %d scans", name,
+                             VKF_JPEG_MAX_SCANS);
   } /* JUMP_END_AFTER_IMAGE: every row is decoded; Pillow keeps the image without an EOI */
   jpeg_destroy_decompress(&job->cinfo);
   if (status == VKF_OK) {

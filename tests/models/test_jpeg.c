@@ -229,9 +229,43 @@ static void test_processor_pixel_values(void) {
   }
 }
 
+/* A progressive JPEG's scans each pass over the whole image, so their number is capped (1000,
+ * far above the ~10 encoders write; Pillow has no cap). Repeating the last scan of a real file
+ * keeps it decodable (golden case repeated_last_scan, equal to Pillow with 5 repeats). */
+static void test_scan_cap(void) {
+  size_t size;
+  uint8_t *jpg = read_file(GOLDEN_DIR "progressive_s420_41x29.jpg", &size);
+  CHECK(jpg && size > 500);
+  if (!jpg) return;
+  size_t last = 0;
+  for (size_t i = 0; i + 1 < size; i++) last = jpg[i] == 0xFF && jpg[i + 1] == 0xDA ? i : last;
+  size_t scan = size - 2 - last; /* the last SOS up to the EOI */
+  for (int repeats = 990; repeats <= 1000; repeats += 10) {
+    size_t n = size + (size_t)repeats * scan;
+    uint8_t *many = malloc(n);
+    memcpy(many, jpg, size - 2);
+    for (int r = 0; r < repeats; r++) memcpy(many + size - 2 + (size_t)r * scan, jpg + last, scan);
+    memcpy(many + n - 2, "\xff\xd9", 2);
+    vkf_image image;
+    vkf_status status = vkf_image_decode(many, n, "scans.jpg", &image);
+    int scans = 0; /* the file's own scans plus the repeats */
+    for (size_t i = 0; i + 1 < size; i++) scans += jpg[i] == 0xFF && jpg[i + 1] == 0xDA;
+    if (scans + repeats > 1000) {
+      CHECK_STATUS(status, VKF_STATUS_UNSUPPORTED, "scans.jpg: JPEG has more than 1000 scans");
+    } else {
+      CHECK_MSG(status == VKF_OK, "%d scans: %s", scans + repeats, vkf_status_message(status));
+      vkf_status_free(status);
+    }
+    vkf_image_destroy(&image);
+    free(many);
+  }
+  free(jpg);
+}
+
 int main(void) {
   test_goldens();
   test_processor_pixel_values();
   test_prefixes_and_flips();
+  test_scan_cap();
   return test_report();
 }
