@@ -94,9 +94,9 @@ static void row_to_rgb(const uint8_t *in, int components, uint32_t width, uint8_
       memcpy(out, in + 3 * (size_t)x, 3);
     } else {
       const uint8_t *p = in + 4 * (size_t)x;
-      int nk = 255 - (255 - p[3]);
+      int nk = 255 - (uint8_t)~p[3]; /* Pillow's k is the inverted sample, nk = 255 - k */
       for (int c = 0; c < 3; c++) {
-        int v = nk - muldiv255(255 - p[c], nk);
+        int v = nk - muldiv255((uint8_t)~p[c], nk);
         out[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
       }
     }
