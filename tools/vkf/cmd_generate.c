@@ -312,6 +312,11 @@ static vkf_status prepare(gen_state *g) {
   g->max_new = a->max_new > 0 ? a->max_new
                               : (int64_t)vkf_generation_config_new_token_limit(
                                     &g->gc, (size_t)g->longest);
+  /* Beam search copies every cache row each step (kv_reorder.h): without --ctx its cache holds
+   * just what the generation can reach. */
+  g->num_beams = a->num_beams ? a->num_beams : g->gc.num_beams;
+  if (g->num_beams > 1 && !a->ctx && g->longest + g->max_new < g->ctx)
+    g->ctx = g->longest + g->max_new;
   for (int64_t b = 0; b < g->batch; b++)
     if (g->rows[b].prompt_len + g->max_new > g->ctx)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -324,7 +329,6 @@ static vkf_status prepare(gen_state *g) {
   if (a->ignore_eos) g->stop.eos_id_count = 0;
   g->stop.stop_strings = a->stops;
   g->stop.stop_string_count = (size_t)a->stop_count;
-  g->num_beams = a->num_beams ? a->num_beams : g->gc.num_beams;
   if (g->num_beams > 1 && (a->stop_count || a->save_logits || g->so.do_sample))
     return vkf_status_make(
         VKF_STATUS_UNSUPPORTED, "%s does not combine with %lld beams%s",
