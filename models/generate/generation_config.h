@@ -39,8 +39,7 @@ typedef struct vkf_generation_config {
   double top_p;                 /* [0, 1]; 1 disables */
   double repetition_penalty;    /* > 0; 1 disables */
   int64_t no_repeat_ngram_size; /* >= 0; 0 disables */
-  /* Beam search and the processors it shares with encoder-decoders (models/generate/beam_search.h).
-   */
+  /* Beam search and the processors encoder-decoders use (models/generate/beam_search.h). */
   int64_t num_beams;                 /* >= 1; 1: greedy or sampling */
   double length_penalty;             /* finite; the exponent of a hypothesis' length */
   vkf_early_stopping early_stopping; /* "early_stopping": true, false or "never" */
