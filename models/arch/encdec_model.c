@@ -206,6 +206,9 @@ static vkf_status check_tensors(vkf_encdec_model *m) {
    * (then lm_head.weight); the seeds' Transformer has its own dense layer with a bias. */
   int task = nested || fam->kind == ENCDEC_D2L || vkf_arch_has(m->f.ck, "", "lm_head.weight") ||
              vkf_arch_has(m->f.ck, "", "final_logits_bias");
+  /* A tied T5 head leaves no tensor of its own: config.json's class name says it is there. */
+  for (size_t i = 0; i < c->architecture_count; i++)
+    if (!strcmp(c->architectures[i], fam->lm_arch)) task = 1;
   if (fam->kind == ENCDEC_D2L) {
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "decoder.dense.weight", c->vocab_size,
                                          c->hidden_size));

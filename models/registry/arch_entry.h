@@ -23,5 +23,6 @@ typedef struct vkf_arch_entry {
 extern const vkf_arch_entry vkf_entry_vit;
 extern const vkf_arch_entry vkf_entry_bert;
 extern const vkf_arch_entry vkf_entry_decoder;
+extern const vkf_arch_entry vkf_entry_encdec;
 
 #endif

@@ -23,6 +23,10 @@ typedef struct vkf_model_io {
   int required;        /* inputs: must be given; absent optional ones are filled with `fill` */
   int32_t fill;        /* attention_mask 1, token_type_ids 0 */
   int64_t value_bound; /* integer inputs: every value must lie in [0, value_bound) (0: unchecked) */
+  /* Encoder–decoders: 1 when dim 1 is the decoder's (target) sequence, shared by the target inputs
+   * and independent of the source's; an absent optional target input (decoder_input_ids) means
+   * "run the encoder alone" and is not filled. */
+  int target;
 } vkf_model_io;
 
 typedef struct vkf_model vkf_model;
@@ -64,14 +68,17 @@ typedef struct vkf_model_array {
 /* Checks a set of inputs against the declaration: every name known and given once, every required
  * input present, dtype and rank right, fixed dims equal, batch and sequence dims shared by all and
  * within max_seq, integer values inside [0, value_bound). On success *out_batch and *out_seq_len
- * (0 for models without a sequence) are what vkf_model_build needs. One-line errors name the input,
+ * (0 for models without a sequence) are what vkf_model_build needs, and *out_target_len (may be
+ * NULL) the target inputs' sequence length (0 when none is given). One-line errors name the input,
  * the dim or the first bad value and its position. */
 vkf_status vkf_model_check_inputs(const vkf_model *model, const vkf_model_array *inputs,
-                                  uint32_t count, int64_t *out_batch, int64_t *out_seq_len);
+                                  uint32_t count, int64_t *out_batch, int64_t *out_seq_len,
+                                  int64_t *out_target_len);
 
 typedef struct vkf_model_build_options {
   int64_t batch;   /* 0: 1 */
   int64_t seq_len; /* text models: tokens per sequence; 0: 128 (clamped to the model's maximum) */
+  int64_t target_len; /* encoder–decoders: decoder tokens per sequence; 0: the encoder alone */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; I/O stays f32/i32 */
   const char *const *outputs; /* names of the outputs to compute; NULL: every declared output */
   uint32_t output_count;

@@ -14,7 +14,7 @@
 #include "models/registry/model.h"
 
 static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit, &vkf_entry_bert,
-                                                   &vkf_entry_decoder};
+                                                   &vkf_entry_decoder, &vkf_entry_encdec};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
 struct vkf_model {
@@ -185,9 +185,13 @@ static vkf_status check_values(const vkf_model_io *io, const vkf_model_array *a)
 }
 
 vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inputs, uint32_t count,
-                                  int64_t *out_batch, int64_t *out_seq_len) {
+                                  int64_t *out_batch, int64_t *out_seq_len,
+                                  int64_t *out_target_len) {
   *out_batch = 0;
   *out_seq_len = 0;
+  if (out_target_len) *out_target_len = 0;
+  int64_t target = -1;
+  const char *target_from = NULL;
   char list[512];
   int seen[VKF_MODEL_MAX_IO] = {0};
   int64_t batch = -1, seq = -1;
@@ -235,7 +239,18 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
                                  batch_from, batch);
         batch = v, batch_from = io->name;
       }
-      if (is_seq) {
+      if (is_seq && io->target) {
+        if (v > io->max_seq)
+          return vkf_status_make(VKF_STATUS_SHAPE,
+                                 "input %s: sequence of %" PRId64
+                                 " tokens, longer than the model's %" PRId64 " positions",
+                                 io->name, v, io->max_seq);
+        if (target >= 0 && v != target)
+          return vkf_status_make(VKF_STATUS_SHAPE,
+                                 "input %s has sequence length %" PRId64 " but %s has %" PRId64,
+                                 io->name, v, target_from, target);
+        target = v, target_from = io->name;
+      } else if (is_seq) {
         if (v > io->max_seq)
           return vkf_status_make(VKF_STATUS_SHAPE,
                                  "input %s: sequence of %" PRId64
@@ -256,6 +271,7 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
                              vkf_model_architecture(m), m->inputs[i].name);
   *out_batch = batch > 0 ? batch : 1;
   *out_seq_len = seq > 0 ? seq : 0;
+  if (out_target_len) *out_target_len = target > 0 ? target : 0;
   return VKF_OK;
 }
 

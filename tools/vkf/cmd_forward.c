@@ -70,6 +70,8 @@ static void list(const vkf_model *m) {
     print_shape(io);
     if (io->required)
       printf("  required");
+    else if (io->target)
+      printf("  optional (absent: the encoder alone)");
     else
       printf("  optional (default %d)", io->fill);
     if (io->value_bound) printf("  values in [0, %" PRId64 ")", io->value_bound);
@@ -157,15 +159,16 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   vkf_model_array given[FORWARD_MAX_ARGS] = {0};
   const char *names[FORWARD_MAX_ARGS];
   for (int k = 0; k < out_count; k++) names[k] = out[k].name;
-  int64_t batch = 0, seq = 0;
+  int64_t batch = 0, seq = 0, target = 0;
   vkf_model_graph mg = {0};
   vkf_cli_device dev = {0};
   vkf_runner *r = NULL;
   const int check = vkf_env_get()->check;
   vkf_status st = load_inputs(in, in_count, arrays, given);
-  if (!st) st = vkf_model_check_inputs(m, given, (uint32_t)in_count, &batch, &seq);
+  if (!st) st = vkf_model_check_inputs(m, given, (uint32_t)in_count, &batch, &seq, &target);
   vkf_model_build_options bo = {.batch = batch,
                                 .seq_len = seq,
+                                .target_len = target,
                                 .dtype = dtype,
                                 .outputs = names,
                                 .output_count = (uint32_t)out_count};
