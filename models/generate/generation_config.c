@@ -400,6 +400,14 @@ void vkf_generation_config_sampling(const vkf_generation_config *config,
       .temperature = config->temperature,
       .top_k = config->top_k,
       .top_p = config->top_p == 0 ? VKF_SAMPLING_TOP_P_ZERO : config->top_p,
+      .min_length = config->min_length,
+      .min_new_tokens = config->min_new_tokens > 0 ? config->min_new_tokens : 0,
+      .eos_ids = config->eos_token_ids,
+      .eos_id_count = config->eos_token_id_count,
+      .forced_bos = config->forced_bos_token_id >= 0,
+      .forced_bos_token_id = config->forced_bos_token_id,
+      .forced_eos_ids = config->forced_eos_token_ids,
+      .forced_eos_id_count = config->forced_eos_token_id_count,
   };
   /* A greedy config may carry temperature 0, which the options would read as "off" anyway. */
   if (!config->do_sample) out_options->temperature = 0;

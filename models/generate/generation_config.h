@@ -78,7 +78,8 @@ vkf_status vkf_generation_config_load(const char *dir, int64_t vocab_size,
 vkf_status vkf_generation_config_parse(const char *json, size_t size, const char *name,
                                        int64_t vocab_size, vkf_generation_config *out_config);
 
-/* The processors and warpers generate() would run for this config (see vkf_sampling_options). */
+/* The processors and warpers generate() would run for this config (see vkf_sampling_options;
+ * borrows the config's id lists; the caller sets prompt_len and max_length). */
 void vkf_generation_config_sampling(const vkf_generation_config *config,
                                     vkf_sampling_options *out_options);
 

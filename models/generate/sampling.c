@@ -257,6 +257,26 @@ static vkf_status top_p(double p, size_t vocab_size, float *scores) {
   return VKF_OK;
 }
 
+/* Only this token may come: every other score -inf, its own 0 (as Hugging Face sets them). */
+static void force_tokens(const int64_t *keep, size_t keep_count, size_t vocab_size, float *scores) {
+  for (size_t i = 0; i < vocab_size; i++) scores[i] = -INFINITY;
+  for (size_t k = 0; k < keep_count; k++)
+    if (keep[k] >= 0 && (uint64_t)keep[k] < vocab_size) scores[keep[k]] = 0.0f;
+}
+
+static void length_processors(const vkf_sampling_options *o, size_t id_count, size_t vocab_size,
+                              float *scores) {
+  int ban_eos = (o->min_length > 0 && (int64_t)id_count < o->min_length) ||
+                (o->min_new_tokens > 0 &&
+                 (int64_t)id_count - (int64_t)o->prompt_len < o->min_new_tokens);
+  for (size_t k = 0; ban_eos && k < o->eos_id_count; k++)
+    if (o->eos_ids[k] >= 0 && (uint64_t)o->eos_ids[k] < vocab_size)
+      scores[o->eos_ids[k]] = -INFINITY;
+  if (o->forced_bos && id_count == 1) force_tokens(&o->forced_bos_token_id, 1, vocab_size, scores);
+  if (o->forced_eos_id_count && o->max_length > 0 && (int64_t)id_count == o->max_length - 1)
+    force_tokens(o->forced_eos_ids, o->forced_eos_id_count, vocab_size, scores);
+}
+
 vkf_status vkf_sampling_process(const vkf_sampling_options *options, const int64_t *ids,
                                 size_t id_count, size_t vocab_size, float *scores) {
   VKF_ASSERT(options && scores && vocab_size > 0 && (ids || id_count == 0));
@@ -273,6 +293,7 @@ vkf_status vkf_sampling_process(const vkf_sampling_options *options, const int64
         repetition_penalty(o->repetition_penalty, ids, id_count, vocab_size, scores));
   if (o->no_repeat_ngram_size > 0)
     no_repeat_ngram((size_t)o->no_repeat_ngram_size, ids, id_count, scores);
+  length_processors(o, id_count, vocab_size, scores);
   if (!o->do_sample) return VKF_OK;
   if (o->temperature != 0 && o->temperature != 1.0) {
     const float t = (float)o->temperature;

@@ -30,6 +30,20 @@ typedef struct vkf_sampling_options {
   bool do_sample;
   double repetition_penalty;
   int64_t no_repeat_ngram_size;
+  /* Length processors, after the n-gram ban (generate()'s order): MinLengthLogitsProcessor
+   * (while id_count < min_length every eos id gets -inf), MinNewTokensLengthLogitsProcessor (while
+   * id_count - prompt_len < min_new_tokens), ForcedBOSTokenLogitsProcessor (at id_count 1 every
+   * token but forced_bos_token_id gets -inf, that one 0), ForcedEOSTokenLogitsProcessor (at
+   * id_count == max_length - 1 the same for the forced eos ids). Zero / false: off. Borrowed. */
+  int64_t min_length, min_new_tokens;
+  size_t prompt_len;
+  const int64_t *eos_ids;
+  size_t eos_id_count;
+  bool forced_bos;
+  int64_t forced_bos_token_id;
+  const int64_t *forced_eos_ids;
+  size_t forced_eos_id_count;
+  int64_t max_length;
   double temperature;
   int64_t top_k;
   double top_p;

@@ -15,6 +15,7 @@
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/generate_beam.h"
+#include "tools/vkf/gen_backend.h"
 #include "tools/vkf/generate_engine.h"
 #include "tools/vkf/json_out.h"
 
@@ -34,7 +35,10 @@ typedef struct gen_args {
 
 /* One sequence being generated. */
 typedef struct gen_row {
-  int64_t *ids; /* prompt then generated, capacity ctx */
+  int64_t *ids; /* prompt (an encoder-decoder's: its decoder start token) then generated, capacity
+                   ctx */
+  int64_t *src; /* encoder-decoders: the source ids */
+  int64_t src_len;
   int64_t prompt_len, len;
   int done;
   char *text; /* decoded generated text */
@@ -211,6 +215,9 @@ typedef struct gen_state {
   gen_args a;
   vkf_model *model;
   vkf_decoder_model *dec;
+  vkf_encdec_model *encdec;
+  vkf_gen_model gm;
+  int64_t start_id; /* encoder-decoders: the decoder start token */
   vkf_text_tokenizer *tok;
   vkf_generation_config gc;
   vkf_sampling_options so;
@@ -219,7 +226,7 @@ typedef struct gen_state {
   gen_row rows[GEN_MAX_PROMPTS];
   float *saved; /* --save-logits: [max_new, vocab] */
   size_t saved_steps;
-  double prefill_s, decode_s;
+  double prefill_s, decode_s, encode_s;
   int64_t decoded_tokens;
 } gen_state;
 
@@ -228,16 +235,31 @@ typedef struct gen_state {
 static vkf_status prepare(gen_state *g) {
   gen_args *a = &g->a;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &g->model));
-  if (strcmp(vkf_model_family(g->model), "decoder") != 0)
+  const char *family = vkf_model_family(g->model);
+  if (strcmp(family, "decoder") != 0 && strcmp(family, "encdec") != 0)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: %s is not a decoder-only language model (GPT-2, Llama, Mistral, "
-                           "Qwen2)",
+                           "%s: %s is not a language model (GPT-2, Llama, Mistral, Qwen2; BART, "
+                           "Marian, T5, the seeds' Transformer)",
                            a->model, vkf_model_architecture(g->model));
-  g->dec = vkf_model_impl(g->model);
-  const vkf_hf_config *c = vkf_decoder_config(g->dec);
-  if (!vkf_decoder_has_lm_head(g->dec))
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head", a->model,
-                           vkf_model_architecture(g->model));
+  const vkf_hf_config *c;
+  int64_t max_ctx, src_vocab, max_src = 0;
+  if (!strcmp(family, "encdec")) {
+    g->gm.encdec = g->encdec = vkf_model_impl(g->model);
+    c = vkf_encdec_config(g->encdec);
+    if (!vkf_encdec_has_lm_head(g->encdec))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head",
+                             a->model, vkf_model_architecture(g->model));
+    max_ctx = max_src = vkf_encdec_max_positions(g->encdec);
+    src_vocab = vkf_encdec_source_vocab(g->encdec);
+  } else {
+    g->gm.decoder = g->dec = vkf_model_impl(g->model);
+    c = vkf_decoder_config(g->dec);
+    if (!vkf_decoder_has_lm_head(g->dec))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head",
+                             a->model, vkf_model_architecture(g->model));
+    max_ctx = vkf_decoder_max_positions(g->dec);
+    src_vocab = c->vocab_size;
+  }
   g->vocab = c->vocab_size;
   vkf_status ts = vkf_text_tokenizer_load(a->model, &g->tok);
   if (ts && a->prompt_count) return ts;
@@ -255,13 +277,26 @@ static vkf_status prepare(gen_state *g) {
   if (a->has_rep) g->so.repetition_penalty = a->repetition_penalty;
   g->batch = a->prompt_count + a->ids_count;
   /* The default context: the config's maximum, at most 4096; --ctx may go past it for rotary
-   * models, which transformers runs at any position. */
-  int64_t max_ctx = vkf_decoder_max_positions(g->dec), cfg_ctx = c->max_position_embeddings;
+   * models, which transformers runs at any position. An encoder-decoder's context is its
+   * decoder's: the start token and the new tokens. */
+  int64_t cfg_ctx = c->max_position_embeddings ? c->max_position_embeddings : max_ctx;
   g->ctx = a->ctx ? a->ctx : (cfg_ctx < GEN_DEFAULT_CTX ? cfg_ctx : GEN_DEFAULT_CTX);
   if (g->ctx > max_ctx)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "--ctx %lld is past the model's %lld positions", (long long)g->ctx,
                            (long long)max_ctx);
+  if (g->encdec) {
+    /* generate() starts the decoder with decoder_start_token_id, else bos_token_id. */
+    g->start_id = g->gc.decoder_start_token_id >= 0 ? g->gc.decoder_start_token_id
+                  : c->decoder_start_token_id >= 0  ? c->decoder_start_token_id
+                  : g->gc.bos_token_id >= 0         ? g->gc.bos_token_id
+                                                    : c->bos_token_id;
+    if (g->start_id < 0 || g->start_id >= g->vocab)
+      return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                             "%s: no decoder_start_token_id (nor bos_token_id) in the vocabulary "
+                             "to start the decoder with",
+                             a->model);
+  }
   for (int64_t b = 0; b < g->batch; b++) {
     gen_row *r = &g->rows[b];
     int64_t *ids = NULL;
@@ -279,16 +314,30 @@ static vkf_status prepare(gen_state *g) {
                                (long long)b);
       }
       for (size_t i = 0; i < n; i++)
-        if (ids[i] >= g->vocab) {
+        if (ids[i] >= src_vocab) {
           int64_t bad = ids[i];
           free(ids);
           return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                                  "prompt %lld: the tokenizer gives id %" PRId64
                                  " (token %zu), outside the model's vocabulary of %" PRId64,
-                                 (long long)b, bad, i, g->vocab);
+                                 (long long)b, bad, i, src_vocab);
         }
     } else {
-      VKF_RETURN_IF_ERROR(parse_ids(a->ids[b - a->prompt_count], g->vocab, &ids, &n));
+      VKF_RETURN_IF_ERROR(parse_ids(a->ids[b - a->prompt_count], src_vocab, &ids, &n));
+    }
+    if (g->encdec) {
+      if ((int64_t)n > max_src) {
+        free(ids);
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                               "source %lld has %zu tokens, more than the model's %lld positions",
+                               (long long)b, n, (long long)max_src);
+      }
+      /* The source goes to the encoder; the decoder's prompt is its start token. */
+      r->src = ids, r->src_len = (int64_t)n;
+      ids = malloc(sizeof *ids);
+      if (!ids) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "prompt");
+      ids[0] = g->start_id;
+      n = 1;
     }
     if ((int64_t)n >= g->ctx) {
       free(ids);
@@ -324,6 +373,8 @@ static vkf_status prepare(gen_state *g) {
                              "of %lld (--ctx, at most %lld)",
                              (long long)b, (long long)g->rows[b].prompt_len, (long long)g->max_new,
                              (long long)g->ctx, (long long)max_ctx);
+  g->so.prompt_len = (size_t)g->longest;
+  g->so.max_length = g->longest + g->max_new;
   vkf_generation_config_stop_criteria(&g->gc, (size_t)g->longest, &g->stop);
   g->stop.max_new_tokens = (size_t)g->max_new;
   if (a->ignore_eos) g->stop.eos_id_count = 0;
@@ -351,9 +402,16 @@ static vkf_status advance(gen_state *g, int64_t b, const float *logits_row, floa
   gen_row *r = &g->rows[b];
   if (g->saved) memcpy(g->saved + g->saved_steps++ * g->vocab, logits_row, g->vocab * 4);
   memcpy(work, logits_row, (size_t)g->vocab * sizeof *work);
+  /* Hugging Face left-pads a batch to its longest prompt: a shorter row's lengths, as the length
+   * processors count them, are `shift` more than its own. */
+  vkf_sampling_options o = g->so;
+  int64_t shift = g->longest - r->prompt_len;
+  o.prompt_len = (size_t)r->prompt_len;
+  o.min_length = o.min_length > shift ? o.min_length - shift : 0;
+  o.max_length = o.max_length - shift;
   int64_t token = 0;
-  VKF_RETURN_IF_ERROR(vkf_sampling_next(&g->so, r->ids, (size_t)r->len, (size_t)g->vocab, work,
-                                        rng, &token));
+  VKF_RETURN_IF_ERROR(
+      vkf_sampling_next(&o, r->ids, (size_t)r->len, (size_t)g->vocab, work, rng, &token));
   r->ids[r->len++] = token;
   if (r->dec) {
     const char *piece = NULL;
@@ -395,12 +453,24 @@ static vkf_status push_tokens(gen_state *g, gen_row *r, const int64_t *tokens, i
   return VKF_OK;
 }
 
+/* What padded sources carry (masked out): the config's pad id, else 0. */
+static int64_t source_pad_id(const gen_state *g) {
+  const vkf_hf_config *c = g->encdec ? vkf_encdec_config(g->encdec) : NULL;
+  if (!c) return 0;
+  return c->pad_token_id >= 0 && c->pad_token_id < vkf_encdec_source_vocab(g->encdec)
+             ? c->pad_token_id
+             : 0;
+}
+
 /* --num-beams: the generation config's beam settings over the loop in generate_beam.c. */
 static vkf_status generate_beams(gen_state *g, vkf_cli_device *dev) {
   const vkf_generation_config *c = &g->gc;
-  const int64_t *prompts[GEN_MAX_PROMPTS];
-  int64_t lens[GEN_MAX_PROMPTS];
-  for (int64_t b = 0; b < g->batch; b++) prompts[b] = g->rows[b].ids, lens[b] = g->rows[b].len;
+  const int64_t *prompts[GEN_MAX_PROMPTS], *sources[GEN_MAX_PROMPTS];
+  int64_t lens[GEN_MAX_PROMPTS], source_lens[GEN_MAX_PROMPTS];
+  for (int64_t b = 0; b < g->batch; b++) {
+    prompts[b] = g->rows[b].ids, lens[b] = g->rows[b].len;
+    sources[b] = g->rows[b].src, source_lens[b] = g->rows[b].src_len;
+  }
   vkf_gen_beam_request q = {
       .batch = g->batch,
       .prompts = prompts,
@@ -410,6 +480,9 @@ static vkf_status generate_beams(gen_state *g, vkf_cli_device *dev) {
       .dtype = g->a.fp16 ? VKF_F16 : VKF_F32,
       .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32,
       .chunk = g->a.chunk,
+      .source_ids = sources,
+      .source_lens = source_lens,
+      .source_pad_id = source_pad_id(g),
       .beam = {.num_beams = g->num_beams,
                .length_penalty = c->length_penalty,
                .early_stopping = c->early_stopping,
@@ -431,7 +504,7 @@ static vkf_status generate_beams(gen_state *g, vkf_cli_device *dev) {
   vkf_gen_beam_result res[GEN_MAX_PROMPTS];
   int64_t steps = 0;
   double t0 = now_s();
-  vkf_status s = vkf_gen_beam_run(dev->device, g->dec, &q, res, &steps);
+  vkf_status s = vkf_gen_beam_run(dev->device, &g->gm, &q, res, &steps);
   g->decode_s = now_s() - t0;
   g->decoded_tokens = steps * g->batch * g->num_beams;
   for (int64_t b = 0; !s && b < g->batch; b++) {
@@ -454,14 +527,24 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
     vkf_status s = generate_beams(g, dev);
     return s ? s : flush_text(g);
   }
-  vkf_gen_engine_options eo = {.batch = g->batch,
-                               .prompt_len = g->longest,
-                               .capacity = g->ctx,
-                               .dtype = g->a.fp16 ? VKF_F16 : VKF_F32,
-                               .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32,
-                               .chunk = g->a.chunk};
-  vkf_gen_engine *e = NULL;
-  VKF_RETURN_IF_ERROR(vkf_gen_engine_create(dev->device, g->dec, &eo, &e));
+  const int64_t *sources[GEN_MAX_PROMPTS];
+  int64_t source_lens[GEN_MAX_PROMPTS];
+  for (int64_t b = 0; b < g->batch; b++)
+    sources[b] = g->rows[b].src, source_lens[b] = g->rows[b].src_len;
+  vkf_gen_backend_options eo = {.rows = g->batch,
+                                .prompt_len = g->longest,
+                                .capacity = g->ctx,
+                                .dtype = g->a.fp16 ? VKF_F16 : VKF_F32,
+                                .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32,
+                                .chunk = g->a.chunk,
+                                .sources = g->batch,
+                                .source_ids = sources,
+                                .source_lens = source_lens,
+                                .source_pad_id = source_pad_id(g)};
+  vkf_gen_backend e = {0};
+  double t_open = now_s();
+  VKF_RETURN_IF_ERROR(vkf_gen_backend_open(dev->device, &g->gm, &eo, &e));
+  g->encode_s = now_s() - t_open;
   int32_t *ids = malloc((size_t)(g->batch * g->longest) * sizeof *ids);
   float *work = malloc((size_t)g->vocab * sizeof *work);
   int32_t tokens[GEN_MAX_PROMPTS];
@@ -477,7 +560,7 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
   vkf_rng_seed(&rng, g->a.seed);
   const float *logits = NULL;
   double t0 = now_s();
-  if (!s) s = vkf_gen_engine_prefill(e, ids, lens, &logits);
+  if (!s) s = e.prefill(e.impl, ids, lens, &logits);
   g->prefill_s = now_s() - t0;
   for (int64_t b = 0; !s && b < g->batch; b++) s = advance(g, b, logits + b * g->vocab, work, &rng);
   t0 = now_s();
@@ -492,7 +575,7 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
       tokens[b] = (int32_t)r->ids[r->len - 1];
       positions[b] = r->len - 1;
     }
-    s = vkf_gen_engine_step(e, tokens, positions, &logits);
+    s = e.step(e.impl, tokens, positions, &logits);
     for (int64_t b = 0; !s && b < g->batch; b++) {
       if (g->rows[b].done) continue;
       s = advance(g, b, logits + b * g->vocab, work, &rng);
@@ -501,8 +584,8 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
   }
   g->decode_s = now_s() - t0;
   if (!s) s = flush_text(g);
-  if (!s) {
-    vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e);
+  if (!s && g->dec) {
+    vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e.impl);
     fprintf(stderr,
             "vkf generate: prompt %.1f tokens/s (%lld tokens), generation %.1f tokens/s (%lld "
             "steps); device memory: weights and prefill plan %.1f MiB, decode plan %.1f MiB, KV "
@@ -512,8 +595,15 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
             g->decode_s > 0 ? (double)g->decoded_tokens / g->decode_s : 0.0,
             (long long)g->decoded_tokens, mem.prefill_plan / 1048576.0,
             mem.decode_plan / 1048576.0, mem.cache / 1048576.0);
+  } else if (!s) {
+    fprintf(stderr,
+            "vkf generate: encoder and plans %.2f s, first step %.3f s, generation %.1f "
+            "tokens/s (%lld steps)\n",
+            g->encode_s, g->prefill_s,
+            g->decode_s > 0 ? (double)g->decoded_tokens / g->decode_s : 0.0,
+            (long long)g->decoded_tokens);
   }
-  vkf_gen_engine_destroy(e);
+  vkf_gen_backend_close(&e);
   free(ids);
   free(work);
   return s;
@@ -533,7 +623,10 @@ static void print_results(const gen_state *g) {
   for (int64_t b = 0; b < g->batch; b++) {
     const gen_row *r = &g->rows[b];
     printf("%s{\"prompt_ids\": [", b ? ", " : "");
-    for (int64_t i = 0; i < r->prompt_len; i++) printf("%s%lld", i ? ", " : "", (long long)r->ids[i]);
+    /* An encoder-decoder's prompt is its source; the decoder start token is not shown. */
+    const int64_t *pi = r->src ? r->src : r->ids;
+    int64_t pn = r->src ? r->src_len : r->prompt_len;
+    for (int64_t i = 0; i < pn; i++) printf("%s%lld", i ? ", " : "", (long long)pi[i]);
     printf("], \"generated_ids\": [");
     for (int64_t i = r->prompt_len; i < r->len; i++)
       printf("%s%lld", i > r->prompt_len ? ", " : "", (long long)r->ids[i]);
@@ -562,6 +655,7 @@ int vkf_cli_generate(int argc, char **argv) {
   int validation = vkf_cli_device_close(&dev);
   for (int64_t b = 0; b < GEN_MAX_PROMPTS; b++) {
     free(g.rows[b].ids);
+    free(g.rows[b].src);
     free(g.rows[b].text);
     vkf_text_decoder_destroy(g.rows[b].dec);
   }

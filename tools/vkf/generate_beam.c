@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/vkf/generate_engine.h"
 #include "tools/vkf/kv_reorder.h"
 
 typedef struct beam_run {
-  vkf_gen_engine *engine;
+  vkf_gen_backend engine;
   vkf_kv_reorder *reorder;
   vkf_beam_search *search;
   int32_t *ids;       /* [rows, longest]: right-padded prompts for the prefill */
@@ -22,7 +21,7 @@ typedef struct beam_run {
 static void release(beam_run *b) {
   vkf_beam_search_destroy(b->search);
   vkf_kv_reorder_destroy(b->reorder);
-  vkf_gen_engine_destroy(b->engine);
+  vkf_gen_backend_close(&b->engine);
   free(b->ids);
   free(b->lens);
   free(b->padded);
@@ -77,7 +76,7 @@ static vkf_status results(beam_run *b, const vkf_gen_beam_request *q, int64_t lo
   return VKF_OK;
 }
 
-vkf_status vkf_gen_beam_run(vkf_device *device, vkf_decoder_model *model,
+vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
                             const vkf_gen_beam_request *q, vkf_gen_beam_result *out,
                             int64_t *out_steps) {
   *out_steps = 0;
@@ -87,7 +86,8 @@ vkf_status vkf_gen_beam_run(vkf_device *device, vkf_decoder_model *model,
     if (q->prompt_lens[s] > longest) longest = q->prompt_lens[s];
   vkf_beam_options bo = q->beam;
   bo.batch = q->batch;
-  bo.vocab_size = vkf_decoder_config(model)->vocab_size;
+  bo.vocab_size = model->encdec ? vkf_encdec_config(model->encdec)->vocab_size
+                                : vkf_decoder_config(model->decoder)->vocab_size;
   bo.prompt_len = longest;
   bo.max_length = longest + q->max_new;
   const int64_t rows = q->batch * bo.num_beams;
@@ -99,16 +99,20 @@ vkf_status vkf_gen_beam_run(vkf_device *device, vkf_decoder_model *model,
                                        (long long)bo.num_beams, (long long)q->batch);
   if (!s) s = layout(&b, q, longest);
   if (!s) s = vkf_beam_search_create(&bo, b.padded, &b.search);
-  vkf_gen_engine_options eo = {.batch = rows,
-                               .prompt_len = longest,
-                               .capacity = q->capacity,
-                               .dtype = q->dtype,
-                               .cache_dtype = q->cache_dtype,
-                               .chunk = q->chunk};
-  if (!s) s = vkf_gen_engine_create(device, model, &eo, &b.engine);
-  if (!s) s = vkf_kv_reorder_create(device, vkf_gen_engine_cache(b.engine), &b.reorder);
+  vkf_gen_backend_options eo = {.rows = rows,
+                                .prompt_len = longest,
+                                .capacity = q->capacity,
+                                .dtype = q->dtype,
+                                .cache_dtype = q->cache_dtype,
+                                .chunk = q->chunk,
+                                .sources = q->batch,
+                                .source_ids = q->source_ids,
+                                .source_lens = q->source_lens,
+                                .source_pad_id = q->source_pad_id};
+  if (!s) s = vkf_gen_backend_open(device, model, &eo, &b.engine);
+  if (!s) s = vkf_kv_reorder_create(device, b.engine.cache(b.engine.impl), &b.reorder);
   const float *logits = NULL;
-  if (!s) s = vkf_gen_engine_prefill(b.engine, b.ids, b.lens, &logits);
+  if (!s) s = b.engine.prefill(b.engine.impl, b.ids, b.lens, &logits);
   for (int64_t k = 0; !s; k++) {
     bool finished = false;
     s = vkf_beam_search_step(b.search, logits, &finished);
@@ -120,7 +124,7 @@ vkf_status vkf_gen_beam_run(vkf_device *device, vkf_decoder_model *model,
       b.tokens[r] = (int32_t)tokens[r];
       b.positions[r] = b.lens[r] + k; /* token k of the row goes right after its prompt */
     }
-    if (!s) s = vkf_gen_engine_step(b.engine, b.tokens, b.positions, &logits);
+    if (!s) s = b.engine.step(b.engine.impl, b.tokens, b.positions, &logits);
     (*out_steps)++;
   }
   if (!s) s = results(&b, q, longest, out);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "host/device.h"
-#include "models/arch/decoder.h"
+#include "tools/vkf/gen_backend.h"
 #include "models/generate/beam_search.h"
 
 typedef struct vkf_gen_beam_request {
@@ -19,6 +19,10 @@ typedef struct vkf_gen_beam_request {
   int64_t capacity;              /* cache positions: every prompt + max_new must fit */
   vkf_dtype dtype, cache_dtype;
   int64_t chunk; /* prefill chunk (0: the engine's default) */
+  /* Encoder–decoders: each source (prompts are then the decoder start tokens). */
+  const int64_t *const *source_ids;
+  const int64_t *source_lens;
+  int64_t source_pad_id;
   /* num_beams, length_penalty, early_stopping, eos / pad ids and the processors; batch,
    * vocab_size, prompt_len and max_length are filled in here. */
   vkf_beam_options beam;
@@ -37,7 +41,7 @@ typedef struct vkf_gen_beam_result {
  * n-gram bans see the padding, lengths count it), while the model runs each row unpadded at its
  * own positions, which is what the attention mask makes of the padded row. out[batch]; *out_steps
  * gets the decode steps run (for the speed line). */
-vkf_status vkf_gen_beam_run(vkf_device *device, vkf_decoder_model *model,
+vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
                             const vkf_gen_beam_request *request, vkf_gen_beam_result *out,
                             int64_t *out_steps);
 

@@ -1,0 +1,135 @@
+/* The two backends of `vkf generate`: the decoder-only engine (generate_engine.c) as it is, and the
+ * encoder–decoder engine (seq2seq_engine.c) with its sources encoded at open and its "prefill" a
+ * step of the decoder start tokens at position 0. */
+#include "tools/vkf/gen_backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/vkf/generate_engine.h"
+#include "tools/vkf/seq2seq_engine.h"
+
+static vkf_status dec_prefill(void *impl, const int32_t *ids, const int64_t *lens,
+                              const float **out) {
+  return vkf_gen_engine_prefill(impl, ids, lens, out);
+}
+static vkf_status dec_step(void *impl, const int32_t *tokens, const int64_t *positions,
+                           const float **out) {
+  return vkf_gen_engine_step(impl, tokens, positions, out);
+}
+static vkf_kv_cache *dec_cache(void *impl) {
+  return vkf_gen_engine_cache(impl);
+}
+static void dec_destroy(void *impl) {
+  vkf_gen_engine_destroy(impl);
+}
+
+typedef struct s2s_backend {
+  vkf_s2s_engine *engine;
+  int64_t rows;
+  int32_t *tokens;
+  int64_t *positions;
+} s2s_backend;
+
+static vkf_status s2s_step(void *impl, const int32_t *tokens, const int64_t *positions,
+                           const float **out) {
+  s2s_backend *b = impl;
+  return vkf_s2s_engine_step(b->engine, tokens, positions, out);
+}
+/* The decoder's prompt is one start token per row (lens are 1): a step at position 0. */
+static vkf_status s2s_prefill(void *impl, const int32_t *ids, const int64_t *lens,
+                              const float **out) {
+  s2s_backend *b = impl;
+  for (int64_t r = 0; r < b->rows; r++) {
+    if (lens[r] != 1)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "row %lld: an encoder-decoder's decoder prompt is its start token "
+                             "alone, not %lld tokens",
+                             (long long)r, (long long)lens[r]);
+    b->positions[r] = 0;
+  }
+  (void)ids;
+  for (int64_t r = 0; r < b->rows; r++) b->tokens[r] = ids[r];
+  return vkf_s2s_engine_step(b->engine, b->tokens, b->positions, out);
+}
+static vkf_kv_cache *s2s_cache(void *impl) {
+  return vkf_s2s_engine_cache(((s2s_backend *)impl)->engine);
+}
+static void s2s_destroy(void *impl) {
+  s2s_backend *b = impl;
+  if (!b) return;
+  vkf_s2s_engine_destroy(b->engine);
+  free(b->tokens);
+  free(b->positions);
+  free(b);
+}
+
+/* Every row's source, right-padded to the longest, and its mask; then the encoder. */
+static vkf_status encode_sources(s2s_backend *b, const vkf_gen_backend_options *o, int64_t src_len) {
+  int64_t per = o->rows / o->sources;
+  int32_t *ids = malloc((size_t)(o->rows * src_len) * sizeof *ids);
+  int32_t *mask = malloc((size_t)(o->rows * src_len) * sizeof *mask);
+  vkf_status s = ids && mask ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "sources");
+  for (int64_t r = 0; !s && r < o->rows; r++) {
+    int64_t src = r / per, n = o->source_lens[src];
+    for (int64_t t = 0; t < src_len; t++) {
+      ids[r * src_len + t] = (int32_t)(t < n ? o->source_ids[src][t] : o->source_pad_id);
+      mask[r * src_len + t] = t < n;
+    }
+  }
+  if (!s) s = vkf_s2s_engine_encode(b->engine, ids, mask);
+  free(ids);
+  free(mask);
+  return s;
+}
+
+static vkf_status open_s2s(vkf_device *device, vkf_encdec_model *model,
+                           const vkf_gen_backend_options *o, vkf_gen_backend *out) {
+  if (o->sources < 1 || o->rows % o->sources)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%lld rows for %lld sources",
+                           (long long)o->rows, (long long)o->sources);
+  int64_t src_len = 0;
+  for (int64_t i = 0; i < o->sources; i++)
+    if (o->source_lens[i] > src_len) src_len = o->source_lens[i];
+  s2s_backend *b = calloc(1, sizeof *b);
+  if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  b->rows = o->rows;
+  b->tokens = malloc((size_t)o->rows * sizeof *b->tokens);
+  b->positions = malloc((size_t)o->rows * sizeof *b->positions);
+  vkf_s2s_engine_options eo = {.rows = o->rows,
+                               .src_len = src_len,
+                               .capacity = o->capacity,
+                               .dtype = o->dtype,
+                               .cache_dtype = o->cache_dtype};
+  vkf_status s = b->tokens && b->positions
+                     ? vkf_s2s_engine_create(device, model, &eo, &b->engine)
+                     : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  if (!s) s = encode_sources(b, o, src_len);
+  if (s) {
+    s2s_destroy(b);
+    return s;
+  }
+  *out = (vkf_gen_backend){b, s2s_prefill, s2s_step, s2s_cache, s2s_destroy};
+  return VKF_OK;
+}
+
+vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
+                                const vkf_gen_backend_options *o, vkf_gen_backend *out) {
+  memset(out, 0, sizeof *out);
+  if (model->encdec) return open_s2s(device, model->encdec, o, out);
+  vkf_gen_engine_options eo = {.batch = o->rows,
+                               .prompt_len = o->prompt_len,
+                               .capacity = o->capacity,
+                               .dtype = o->dtype,
+                               .cache_dtype = o->cache_dtype,
+                               .chunk = o->chunk};
+  vkf_gen_engine *e = NULL;
+  VKF_RETURN_IF_ERROR(vkf_gen_engine_create(device, model->decoder, &eo, &e));
+  *out = (vkf_gen_backend){e, dec_prefill, dec_step, dec_cache, dec_destroy};
+  return VKF_OK;
+}
+
+void vkf_gen_backend_close(vkf_gen_backend *b) {
+  if (b->impl) b->destroy(b->impl);
+  memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,56 @@
+/* What the generation loops of `vkf generate` (greedy / sampling in cmd_generate.c, beams in
+ * generate_beam.c) drive: a model on the device that takes each row's prompt, then one token per
+ * row per step, and returns logits; its self-attention cache can be reordered. A decoder-only
+ * model's prompt is the user's prompt; an encoder–decoder's is its decoder start token, its source
+ * having been encoded when the backend was opened. */
+#ifndef VKF_TOOLS_GEN_BACKEND_H
+#define VKF_TOOLS_GEN_BACKEND_H
+
+#include <stdint.h>
+
+#include "host/device.h"
+#include "host/kv_cache.h"
+#include "models/arch/decoder.h"
+#include "models/arch/encdec.h"
+
+typedef struct vkf_gen_backend {
+  void *impl;
+  /* Right-padded prompts ids [rows, prompt_len], lens[r] in [1, prompt_len]: logits [rows, vocab]
+   * of each row's last prompt token. */
+  vkf_status (*prefill)(void *impl, const int32_t *ids, const int64_t *lens,
+                        const float **out_logits);
+  /* One token per row at positions[r] (the row's earlier tokens fill 0 .. positions[r]-1). */
+  vkf_status (*step)(void *impl, const int32_t *tokens, const int64_t *positions,
+                     const float **out_logits);
+  vkf_kv_cache *(*cache)(void *impl);
+  void (*destroy)(void *impl);
+} vkf_gen_backend;
+
+/* What a backend is opened for. Row r belongs to source r / (rows / sources) (beams of one source
+ * are adjacent). */
+typedef struct vkf_gen_backend_options {
+  int64_t rows;
+  int64_t prompt_len; /* the longest prompt (decoder-only) */
+  int64_t capacity;   /* cache positions of the decoder */
+  vkf_dtype dtype, cache_dtype;
+  int64_t chunk; /* decoder-only prefill chunk (0: the engine's default) */
+  /* Encoder–decoders: each source's ids (unpadded) and length, and the pad id they are padded
+   * with (attention_mask 0 there). */
+  int64_t sources;
+  const int64_t *const *source_ids;
+  const int64_t *source_lens;
+  int64_t source_pad_id;
+} vkf_gen_backend_options;
+
+/* Which model a generation runs: exactly one of the two. */
+typedef struct vkf_gen_model {
+  vkf_decoder_model *decoder;
+  vkf_encdec_model *encdec;
+} vkf_gen_model;
+
+/* Opens the engine for `model` (for an encoder–decoder: and encodes the sources). */
+vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
+                                const vkf_gen_backend_options *options, vkf_gen_backend *out);
+void vkf_gen_backend_close(vkf_gen_backend *backend);
+
+#endif
