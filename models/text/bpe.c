@@ -17,6 +17,7 @@ int32_t vkf_bpe_token_to_id(const vkf_bpe *b, const char *token) {
 }
 int32_t vkf_bpe_bos_id(const vkf_bpe *b) { return b->bos_id; }
 int32_t vkf_bpe_eos_id(const vkf_bpe *b) { return b->eos_id; }
+int vkf_bpe_is_unigram(const vkf_bpe *b) { return b->scores != NULL; }
 int vkf_bpe_is_special(const vkf_bpe *b, int32_t id) {
   return id >= 0 && (size_t)id < b->token_count && b->special[id];
 }

@@ -582,23 +582,25 @@ vkf_status vkf_bpe_load(const char *path, vkf_bpe **out_bpe, char out_model_type
   cJSON *root = cJSON_ParseWithLength(text, text_size);
   free(text);
   if (!root) return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON", path);
+  vkf_status st = vkf_bpe_from_json(root, path, out_bpe, out_model_type);
+  cJSON_Delete(root);
+  return st;
+}
+
+vkf_status vkf_bpe_from_json(const cJSON *root, const char *path, vkf_bpe **out_bpe,
+                             char out_model_type[32]) {
+  *out_bpe = NULL;
+  out_model_type[0] = '\0';
   const char *type = get_string(cJSON_GetObjectItemCaseSensitive(root, "model"), "type");
-  if (!type) {
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: model.type is missing", path);
-  }
+  if (!type) return vkf_status_make(VKF_STATUS_PARSE, "%s: model.type is missing", path);
   snprintf(out_model_type, 32, "%s", type);
   int unigram = !strcmp(type, "Unigram");
-  if (strcmp(type, "BPE") && !unigram) {
-    cJSON_Delete(root);
-    return VKF_OK;
-  }
+  if (strcmp(type, "BPE") && !unigram) return VKF_OK;
   vkf_bpe *b = calloc(1, sizeof *b);
   vkf_status st = b && (b->path = dup_string(path)) ? VKF_OK
                                                     : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
   if (!st) st = unigram ? load_unigram(b, root) : load_model(b, root);
   if (!st) st = load_steps(b, root);
-  cJSON_Delete(root);
   if (st) {
     vkf_bpe_destroy(b);
     return st;
