@@ -80,15 +80,18 @@ static vkf_status add_specials(cJSON *doc, const cJSON *vocab, const cJSON *conf
       long id = strtol(item->string, &end, 10);
       const cJSON *content = cJSON_GetObjectItemCaseSensitive(item, "content");
       if (*end || id < 0 || id >= (1L << 24) || !cJSON_IsString(content))
-        return vkf_status_make(VKF_STATUS_PARSE, "%s: added_tokens_decoder[\"%s\"] is not an id "
-                               "with a content", config_path, item->string);
+        return vkf_status_make(VKF_STATUS_PARSE,
+                               "%s: added_tokens_decoder[\"%s\"] is not an id "
+                               "with a content",
+                               config_path, item->string);
       cJSON *t = cJSON_Duplicate(item, 1);
       if (!t || !cJSON_AddItemToArray(added, t) || !cJSON_AddNumberToObject(t, "id", (double)id))
         return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", config_path);
     }
     return VKF_OK;
   }
-  static const char *const keys[] = {"bos_token", "pad_token", "eos_token", "unk_token", "mask_token"};
+  static const char *const keys[] = {"bos_token", "pad_token", "eos_token", "unk_token",
+                                     "mask_token"};
   static const char *const defaults[] = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};
   for (size_t k = 0; k < 5; k++) {
     const char *name = token_name(config, keys[k], defaults[k]);
@@ -99,8 +102,8 @@ static vkf_status add_specials(cJSON *doc, const cJSON *vocab, const cJSON *conf
   return VKF_OK;
 }
 
-static vkf_status build(cJSON *doc, const char *dir, const char *vocab_path, const char *merges_path,
-                        const char *config_path) {
+static vkf_status build(cJSON *doc, const char *dir, const char *vocab_path,
+                        const char *merges_path, const char *config_path) {
   char *text = NULL;
   size_t size;
   cJSON *config = NULL, *vocab = NULL;
@@ -141,9 +144,12 @@ static vkf_status build(cJSON *doc, const char *dir, const char *vocab_path, con
     const cJSON *cls_id = cJSON_GetObjectItemCaseSensitive(v, cls);
     const cJSON *sep_id = cJSON_GetObjectItemCaseSensitive(v, sep);
     if (!cJSON_IsNumber(cls_id) || !cJSON_IsNumber(sep_id))
-      st = vkf_status_make(VKF_STATUS_PARSE, "%s: the cls_token \"%s\" or sep_token \"%s\" is not in "
-                           "the vocabulary", vocab_path, cls, sep);
-    cJSON *cls_pair = cJSON_AddArrayToObject(post, "cls"), *sep_pair = cJSON_AddArrayToObject(post, "sep");
+      st = vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: the cls_token \"%s\" or sep_token \"%s\" is not in "
+                           "the vocabulary",
+                           vocab_path, cls, sep);
+    cJSON *cls_pair = cJSON_AddArrayToObject(post, "cls"),
+          *sep_pair = cJSON_AddArrayToObject(post, "sep");
     if (!st && (!pre || !post || !dec || !cls_pair || !sep_pair ||
                 !cJSON_AddStringToObject(pre, "type", "ByteLevel") ||
                 !cJSON_AddBoolToObject(pre, "add_prefix_space", prefix) ||

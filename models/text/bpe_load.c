@@ -77,8 +77,8 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
   const char *regex = get_string(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "Regex");
   if (!strcmp(type, "Precompiled")) {
     const char *map = get_string(n, "precompiled_charsmap");
-    if (!map)
-      return vkf_status_make(VKF_STATUS_PARSE, "%s: normalizer Precompiled lacks "
+    if (!map || !*map) /* tokenizers cannot read an empty one either */
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: normalizer \"Precompiled\" lacks its "
                              "precompiled_charsmap", b->path);
     out->kind = VKF_BPE_NORM_PRECOMPILED;
     out->from = out->to = NULL;

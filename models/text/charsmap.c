@@ -19,8 +19,10 @@ vkf_status vkf_charsmap_parse(const uint8_t *blob, size_t size, const char *wher
   uint32_t trie = (uint32_t)blob[0] | (uint32_t)blob[1] << 8 | (uint32_t)blob[2] << 16 |
                   (uint32_t)blob[3] << 24;
   if (trie % 4 || trie == 0 || trie > size - 4)
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: precompiled_charsmap: trie size %u does not fit "
-                           "in %zu bytes", where, trie, size);
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: precompiled_charsmap: trie size %u does not fit "
+                           "in %zu bytes",
+                           where, trie, size);
   out->unit_count = trie / 4;
   out->normalized_size = size - 4 - trie;
   out->units = malloc(trie);
@@ -31,8 +33,8 @@ vkf_status vkf_charsmap_parse(const uint8_t *blob, size_t size, const char *wher
   }
   for (size_t i = 0; i < out->unit_count; i++) {
     const uint8_t *u = blob + 4 + 4 * i;
-    out->units[i] = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 |
-                    (uint32_t)u[3] << 24;
+    out->units[i] =
+        (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
   }
   memcpy(out->normalized, blob + 4 + trie, out->normalized_size);
   out->normalized[out->normalized_size] = '\0'; /* a string running off the end stops here */
@@ -82,13 +84,21 @@ void vkf_charsmap_free(vkf_charsmap *m) {
 }
 
 /* Darts-clone unit fields */
-static uint32_t unit_offset(uint32_t u) { return (u >> 10) << ((u & (1u << 9)) >> 6); }
-static uint32_t unit_label(uint32_t u) { return u & ((1u << 31) | 0xFF); }
-static int unit_has_leaf(uint32_t u) { return (u >> 8) & 1; }
-static uint32_t unit_value(uint32_t u) { return u & ((1u << 31) - 1); }
+static uint32_t unit_offset(uint32_t u) {
+  return (u >> 10) << ((u & (1u << 9)) >> 6);
+}
+static uint32_t unit_label(uint32_t u) {
+  return u & ((1u << 31) | 0xFF);
+}
+static int unit_has_leaf(uint32_t u) {
+  return (u >> 8) & 1;
+}
+static uint32_t unit_value(uint32_t u) {
+  return u & ((1u << 31) - 1);
+}
 
-int vkf_charsmap_match(const vkf_charsmap *m, const char *s, size_t n, int longest,
-                       size_t *out_len, const char **out_repl) {
+int vkf_charsmap_match(const vkf_charsmap *m, const char *s, size_t n, int longest, size_t *out_len,
+                       const char **out_repl) {
   if (!m->unit_count) return 0;
   size_t pos = unit_offset(m->units[0]);
   int found = 0;
@@ -112,7 +122,8 @@ int vkf_charsmap_match(const vkf_charsmap *m, const char *s, size_t n, int longe
   return found;
 }
 
-/* ---- grapheme clusters ------------------------------------------------------------------------ */
+/* ---- grapheme clusters ------------------------------------------------------------------------
+ */
 
 enum { G_OTHER, G_CR, G_LF, G_CONTROL, G_EXTEND, G_ZWJ, G_RI, G_L, G_V, G_T, G_LV, G_LVT, G_PICTO };
 
@@ -148,16 +159,24 @@ size_t vkf_grapheme_len(const char *s, size_t n) {
     size_t len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
     if (!len) break;
     int c = gclass(cp), join;
-    if (prev == G_CR) join = c == G_LF;
-    else if (prev == G_LF || prev == G_CONTROL || c == G_CR || c == G_LF || c == G_CONTROL) join = 0;
-    else if (prev == G_L) join = c == G_L || c == G_V || c == G_LV || c == G_LVT || c == G_EXTEND ||
-                                 c == G_ZWJ;
-    else if (prev == G_LV || prev == G_V) join = c == G_V || c == G_T || c == G_EXTEND || c == G_ZWJ;
-    else if (prev == G_LVT || prev == G_T) join = c == G_T || c == G_EXTEND || c == G_ZWJ;
-    else if (c == G_EXTEND || c == G_ZWJ) join = 1;
-    else if (prev == G_ZWJ) join = c == G_PICTO && picto_seen;
-    else if (prev == G_RI) join = c == G_RI && ri_count % 2 == 1;
-    else join = 0;
+    if (prev == G_CR)
+      join = c == G_LF;
+    else if (prev == G_LF || prev == G_CONTROL || c == G_CR || c == G_LF || c == G_CONTROL)
+      join = 0;
+    else if (prev == G_L)
+      join = c == G_L || c == G_V || c == G_LV || c == G_LVT || c == G_EXTEND || c == G_ZWJ;
+    else if (prev == G_LV || prev == G_V)
+      join = c == G_V || c == G_T || c == G_EXTEND || c == G_ZWJ;
+    else if (prev == G_LVT || prev == G_T)
+      join = c == G_T || c == G_EXTEND || c == G_ZWJ;
+    else if (c == G_EXTEND || c == G_ZWJ)
+      join = 1;
+    else if (prev == G_ZWJ)
+      join = c == G_PICTO && picto_seen;
+    else if (prev == G_RI)
+      join = c == G_RI && ri_count % 2 == 1;
+    else
+      join = 0;
     if (!join) break;
     if (c == G_RI) ri_count++;
     if (c == G_PICTO) picto_seen = 1;
@@ -167,7 +186,8 @@ size_t vkf_grapheme_len(const char *s, size_t n) {
   return i;
 }
 
-/* ---- Hugging Face's Precompiled normalizer ---------------------------------------------------- */
+/* ---- Hugging Face's Precompiled normalizer ----------------------------------------------------
+ */
 
 void vkf_charsmap_normalize_hf(const vkf_charsmap *m, const char *s, size_t n, char **out,
                                size_t *out_size) {
@@ -186,8 +206,10 @@ void vkf_charsmap_normalize_hf(const vkf_charsmap *m, const char *s, size_t n, c
       if (!c) c = 1;
       const char *piece = s + i;
       size_t piece_size = c;
-      if (whole) piece = repl, piece_size = strlen(repl);
-      else if (vkf_charsmap_match(m, s + i, c, 0, &len, &repl)) piece = repl, piece_size = strlen(repl);
+      if (whole)
+        piece = repl, piece_size = strlen(repl);
+      else if (vkf_charsmap_match(m, s + i, c, 0, &len, &repl))
+        piece = repl, piece_size = strlen(repl);
       if (size + piece_size + 1 > cap) {
         while (size + piece_size + 1 > cap) cap *= 2;
         char *grown = realloc(buf, cap);

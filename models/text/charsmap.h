@@ -27,8 +27,8 @@ void vkf_charsmap_free(vkf_charsmap *m);
 
 /* The first (shortest, `longest` 0) or longest (`longest` 1) key that prefixes s[0..n): its
  * length in *out_len and its replacement (NUL-terminated, owned by the map). 0 when none. */
-int vkf_charsmap_match(const vkf_charsmap *m, const char *s, size_t n, int longest,
-                       size_t *out_len, const char **out_repl);
+int vkf_charsmap_match(const vkf_charsmap *m, const char *s, size_t n, int longest, size_t *out_len,
+                       const char **out_repl);
 
 /* Hugging Face's Precompiled normalizer on valid UTF-8 s[0..n): each grapheme shorter than 6
  * bytes whose first prefix match exists is replaced whole by that match's string; otherwise each

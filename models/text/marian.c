@@ -1,6 +1,7 @@
 /* MarianTokenizer: the slow tokenizer's split on its special tokens, remove_language_code's regex
  * ">>.+<<" (a match at the start is kept as a token, every match anywhere is deleted), source.spm
- * pieces through vocab.json (unknown piece -> unk id), and convert_tokens_to_string on target.spm. */
+ * pieces through vocab.json (unknown piece -> unk id), and convert_tokens_to_string on target.spm.
+ */
 #include "models/text/marian.h"
 
 #include <cjson/cJSON.h>
@@ -23,15 +24,15 @@ static const char *const SPECIAL_DEFAULTS[SP_COUNT] = {"</s>", "<unk>", "<pad>"}
 typedef struct vocab {
   char **by_id; /* id -> piece (the last key naming an id wins, as {v: k for k, v}) */
   size_t id_count;
-  char **keys;  /* piece -> id, open addressing over keys/ids */
+  char **keys; /* piece -> id, open addressing over keys/ids */
   int32_t *ids;
   size_t mask;
 } vocab;
 
 struct vkf_marian {
   vkf_spm *source, *target;
-  vocab enc;     /* vocab.json */
-  vocab dec;     /* target_vocab_file with separate_vocabs, else unused (enc decodes) */
+  vocab enc; /* vocab.json */
+  vocab dec; /* target_vocab_file with separate_vocabs, else unused (enc decodes) */
   int separate;
   char *special[SP_COUNT];
   int32_t special_ids[SP_COUNT];
@@ -80,8 +81,11 @@ static vkf_status vocab_load(const char *path, vocab *v) {
   cJSON_ArrayForEach(item, root) {
     if (!vkf_json_is_int(item) || item->valuedouble < 0 || item->valuedouble >= MAX_IDS) {
       st = vkf_status_make(VKF_STATUS_PARSE, "%s: \"%s\" has id %s, not an integer in [0, %u)",
-                           path, item->string, cJSON_IsNumber(item) ? "out of range" : "of a "
-                           "wrong type", MAX_IDS);
+                           path, item->string,
+                           cJSON_IsNumber(item) ? "out of range"
+                                                : "of a "
+                                                  "wrong type",
+                           MAX_IDS);
       break;
     }
     if (item->valuedouble > max_id) max_id = item->valuedouble;
@@ -95,7 +99,8 @@ static vkf_status vocab_load(const char *path, vocab *v) {
     v->keys = calloc(slots, sizeof *v->keys);
     v->ids = calloc(slots, sizeof *v->ids);
     v->mask = slots - 1;
-    if (!v->by_id || !v->keys || !v->ids) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+    if (!v->by_id || !v->keys || !v->ids)
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
   }
   cJSON_ArrayForEach(item, root) {
     if (st) break;
@@ -134,8 +139,10 @@ static vkf_status read_config(vkf_marian *m, const char *dir, char **target_voca
       st = vkf_status_make(VKF_STATUS_PARSE, "%s: %s is not a string", path, SPECIAL_KEYS[k]);
     const char *s = f ? f->valuestring : SPECIAL_DEFAULTS[k];
     size_t n = strlen(s) + 1;
-    if (!st && (m->special[k] = malloc(n))) memcpy(m->special[k], s, n);
-    else if (!st) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+    if (!st && (m->special[k] = malloc(n)))
+      memcpy(m->special[k], s, n);
+    else if (!st)
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
   }
   bool separate = false;
   if (!st) st = vkf_json_get_bool(path, root, "separate_vocabs", false, &separate);
@@ -158,10 +165,11 @@ static vkf_status read_config(vkf_marian *m, const char *dir, char **target_voca
 vkf_status vkf_marian_load(const char *dir, vkf_marian **out) {
   *out = NULL;
   vkf_marian *m = calloc(1, sizeof *m);
-  char *src = join(dir, "source.spm"), *tgt = join(dir, "target.spm"), *voc = join(dir, "vocab.json");
+  char *src = join(dir, "source.spm"), *tgt = join(dir, "target.spm"),
+       *voc = join(dir, "vocab.json");
   char *target_vocab = NULL;
-  vkf_status st = m && src && tgt && voc ? VKF_OK
-                                         : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", dir);
+  vkf_status st =
+      m && src && tgt && voc ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", dir);
   if (!st) st = read_config(m, dir, &target_vocab);
   if (!st) st = vkf_spm_load(src, &m->source);
   if (!st) st = vkf_spm_load(tgt, &m->target);
@@ -192,14 +200,20 @@ void vkf_marian_destroy(vkf_marian *m) {
   free(m);
 }
 
-static const vocab *decoding(const vkf_marian *m) { return m->separate ? &m->dec : &m->enc; }
+static const vocab *decoding(const vkf_marian *m) {
+  return m->separate ? &m->dec : &m->enc;
+}
 
-size_t vkf_marian_vocab_count(const vkf_marian *m) { return decoding(m)->id_count; }
+size_t vkf_marian_vocab_count(const vkf_marian *m) {
+  return decoding(m)->id_count;
+}
 const char *vkf_marian_id_to_token(const vkf_marian *m, int32_t id) {
   const vocab *v = decoding(m);
   return id >= 0 && (size_t)id < v->id_count ? v->by_id[id] : NULL;
 }
-int32_t vkf_marian_eos_id(const vkf_marian *m) { return m->special_ids[SP_EOS]; }
+int32_t vkf_marian_eos_id(const vkf_marian *m) {
+  return m->special_ids[SP_EOS];
+}
 
 /* ---- encoding -------------------------------------------------------------------------------- */
 
@@ -355,8 +369,10 @@ vkf_status vkf_marian_decode(const vkf_marian *m, const int32_t *id_list, size_t
     const char *tok = vkf_marian_id_to_token(m, id_list[i]);
     if (!tok) {
       free(run), free(buf);
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "id %d (position %zu) is not in the "
-                             "vocabulary of %zu tokens", id_list[i], i, vkf_marian_vocab_count(m));
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "id %d (position %zu) is not in the "
+                             "vocabulary of %zu tokens",
+                             id_list[i], i, vkf_marian_vocab_count(m));
     }
     if (skip_special && is_special(m, id_list[i])) continue;
     if (!special_token(m, tok)) {
@@ -371,8 +387,10 @@ vkf_status vkf_marian_decode(const vkf_marian *m, const int32_t *id_list, size_t
       if (size + n + 1 > cap) {
         cap = (size + n + 1) * 2;
         char *grown = realloc(buf, cap);
-        if (!grown) ok = 0;
-        else buf = grown;
+        if (!grown)
+          ok = 0;
+        else
+          buf = grown;
       }
       if (ok) memcpy(buf + size, parts[p], n), size += n;
     }
@@ -386,8 +404,10 @@ vkf_status vkf_marian_decode(const vkf_marian *m, const int32_t *id_list, size_t
   /* "▁" left by unknown pieces becomes a space too; then strip() */
   size_t w = 0;
   for (size_t r = 0; r < size;) {
-    if (r + 3 <= size && !memcmp(buf + r, "\xE2\x96\x81", 3)) buf[w++] = ' ', r += 3;
-    else buf[w++] = buf[r++];
+    if (r + 3 <= size && !memcmp(buf + r, "\xE2\x96\x81", 3))
+      buf[w++] = ' ', r += 3;
+    else
+      buf[w++] = buf[r++];
   }
   size = w;
   size_t start = 0, len;

@@ -1,6 +1,6 @@
-/* MarianTokenizer (transformers 4.38, a slow tokenizer over sentencepiece): source.spm pieces mapped
- * through vocab.json, a leading ">>xx<<" language code kept as a token, </s> appended; decoding
- * through target.spm. */
+/* MarianTokenizer (transformers 4.38, a slow tokenizer over sentencepiece): source.spm pieces
+ * mapped through vocab.json, a leading ">>xx<<" language code kept as a token, </s> appended;
+ * decoding through target.spm. */
 #ifndef VKF_MODELS_TEXT_MARIAN_H
 #define VKF_MODELS_TEXT_MARIAN_H
 

@@ -70,33 +70,33 @@ static int next_field(reader *r, uint32_t *field, int *wire, uint64_t *value, re
   *field = (uint32_t)(key >> 3);
   *wire = (int)(key & 7);
   switch (*wire) {
-  case 0:
-    return read_varint(r, value) ? 1 : -1;
-  case 1:
-    if (r->end - r->p < 8) return -1;
-    r->p += 8;
-    return 1;
-  case 5:
-    if (r->end - r->p < 4) return -1;
-    *value = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 |
-             (uint64_t)r->p[3] << 24;
-    r->p += 4;
-    return 1;
-  case 2: {
-    uint64_t n;
-    if (!read_varint(r, &n) || n > (uint64_t)(r->end - r->p)) return -1;
-    *payload = (reader){r->p, r->p + n, r->start};
-    r->p += n;
-    return 1;
-  }
-  default:
-    return -1; /* groups (3, 4) and undefined wire types */
+    case 0:
+      return read_varint(r, value) ? 1 : -1;
+    case 1:
+      if (r->end - r->p < 8) return -1;
+      r->p += 8;
+      return 1;
+    case 5:
+      if (r->end - r->p < 4) return -1;
+      *value = (uint64_t)r->p[0] | (uint64_t)r->p[1] << 8 | (uint64_t)r->p[2] << 16 |
+               (uint64_t)r->p[3] << 24;
+      r->p += 4;
+      return 1;
+    case 2: {
+      uint64_t n;
+      if (!read_varint(r, &n) || n > (uint64_t)(r->end - r->p)) return -1;
+      *payload = (reader){r->p, r->p + n, r->start};
+      r->p += n;
+      return 1;
+    }
+    default:
+      return -1; /* groups (3, 4) and undefined wire types */
   }
 }
 
 static vkf_status malformed(const vkf_spm *s, const reader *r, const char *what) {
-  return vkf_status_make(VKF_STATUS_PARSE, "%s: not a SentencePiece model: %s at byte %zu",
-                         s->path, what, (size_t)(r->p - r->start));
+  return vkf_status_make(VKF_STATUS_PARSE, "%s: not a SentencePiece model: %s at byte %zu", s->path,
+                         what, (size_t)(r->p - r->start));
 }
 
 static vkf_status read_piece(vkf_spm *s, reader *r) {
@@ -131,7 +131,8 @@ static vkf_status read_piece(vkf_spm *s, reader *r) {
         i += len;
       }
       free(p->text);
-      if (!(p->text = malloc(n + 1))) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", s->path);
+      if (!(p->text = malloc(n + 1)))
+        return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", s->path);
       memcpy(p->text, payload.p, n);
       p->text[n] = '\0';
       p->size = (uint32_t)n;
@@ -146,8 +147,8 @@ static vkf_status read_piece(vkf_spm *s, reader *r) {
     }
   }
   if (got < 0) return malformed(s, r, "a malformed piece");
-  if (!p->text) return vkf_status_make(VKF_STATUS_PARSE, "%s: piece %zu has no string", s->path,
-                                       s->count - 1);
+  if (!p->text)
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: piece %zu has no string", s->path, s->count - 1);
   return VKF_OK;
 }
 
@@ -157,13 +158,16 @@ static vkf_status read_trainer(vkf_spm *s, reader *r) {
   uint64_t value = 0;
   reader payload;
   while ((got = next_field(r, &field, &wire, &value, &payload)) > 0) {
-    if (wire == 0 && field == 3) s->model_type = (int)(value > 100 ? 100 : value);
-    else if (wire == 0 && field == 35) s->byte_fallback = value != 0;
+    if (wire == 0 && field == 3)
+      s->model_type = (int)(value > 100 ? 100 : value);
+    else if (wire == 0 && field == 35)
+      s->byte_fallback = value != 0;
     else if (wire == 2 && field == 44) {
       size_t n = (size_t)(payload.end - payload.p);
       if (n > MAX_PIECE_BYTES) return malformed(s, r, "an oversized unk_surface");
       free(s->unk_surface);
-      if (!(s->unk_surface = malloc(n + 1))) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", s->path);
+      if (!(s->unk_surface = malloc(n + 1)))
+        return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", s->path);
       memcpy(s->unk_surface, payload.p, n);
       s->unk_surface[n] = '\0';
     }
@@ -179,8 +183,8 @@ static vkf_status read_normalizer(vkf_spm *s, reader *r) {
   while ((got = next_field(r, &field, &wire, &value, &payload)) > 0) {
     if (wire == 2 && field == 2) {
       vkf_charsmap_free(&s->map);
-      VKF_RETURN_IF_ERROR(vkf_charsmap_parse(payload.p, (size_t)(payload.end - payload.p), s->path,
-                                             &s->map));
+      VKF_RETURN_IF_ERROR(
+          vkf_charsmap_parse(payload.p, (size_t)(payload.end - payload.p), s->path, &s->map));
     } else if (wire == 0 && field == 3) {
       s->add_dummy_prefix = value != 0;
     } else if (wire == 0 && field == 4) {
@@ -211,7 +215,8 @@ static void insert(vkf_spm *s, uint32_t *slots, size_t id) {
   const piece *p = &s->pieces[id];
   for (size_t i = hash(p->text, p->size) & s->slot_mask;; i = (i + 1) & s->slot_mask) {
     uint32_t v = slots[i];
-    if (!v || (s->pieces[v - 1].size == p->size && !memcmp(s->pieces[v - 1].text, p->text, p->size))) {
+    if (!v ||
+        (s->pieces[v - 1].size == p->size && !memcmp(s->pieces[v - 1].text, p->text, p->size))) {
       slots[i] = (uint32_t)id + 1;
       return;
     }
@@ -251,8 +256,8 @@ vkf_status vkf_spm_load(const char *path, vkf_spm **out_spm) {
   *out_spm = NULL;
   char *data = NULL;
   size_t size = 0;
-  VKF_RETURN_IF_ERROR(vkf_file_read_bounded(path, MAX_FILE_SIZE, "a SentencePiece model", &data,
-                                            &size));
+  VKF_RETURN_IF_ERROR(
+      vkf_file_read_bounded(path, MAX_FILE_SIZE, "a SentencePiece model", &data, &size));
   vkf_spm *s = calloc(1, sizeof *s);
   size_t path_size = strlen(path) + 1;
   if (!s || !(s->path = malloc(path_size))) {
@@ -270,18 +275,24 @@ vkf_status vkf_spm_load(const char *path, vkf_spm **out_spm) {
   vkf_status st = VKF_OK;
   int seen_trainer = 0;
   while (!st && (got = next_field(&r, &field, &wire, &value, &payload)) != 0) {
-    if (got < 0) st = malformed(s, &r, "a malformed or truncated field");
-    else if (field == 1 && wire == 2) st = read_piece(s, &payload);
-    else if (field == 2 && wire == 2) st = read_trainer(s, &payload), seen_trainer = 1;
-    else if (field == 3 && wire == 2) st = read_normalizer(s, &payload);
+    if (got < 0)
+      st = malformed(s, &r, "a malformed or truncated field");
+    else if (field == 1 && wire == 2)
+      st = read_piece(s, &payload);
+    else if (field == 2 && wire == 2)
+      st = read_trainer(s, &payload), seen_trainer = 1;
+    else if (field == 3 && wire == 2)
+      st = read_normalizer(s, &payload);
   }
   free(data);
   if (!st && (!s->count || !seen_trainer))
     st = vkf_status_make(VKF_STATUS_PARSE, "%s: not a SentencePiece model: %s", path,
                          s->count ? "no trainer_spec" : "no pieces");
   if (!st && s->model_type != VKF_SPM_UNIGRAM && s->model_type != VKF_SPM_BPE)
-    st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model_type %d is not supported (only "
-                         "UNIGRAM = 1 and BPE = 2)", path, s->model_type);
+    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: model_type %d is not supported (only "
+                         "UNIGRAM = 1 and BPE = 2)",
+                         path, s->model_type);
   if (!st) st = index_pieces(s);
   if (st) {
     vkf_spm_destroy(s);
@@ -303,7 +314,9 @@ void vkf_spm_destroy(vkf_spm *s) {
   free(s);
 }
 
-size_t vkf_spm_piece_count(const vkf_spm *s) { return s->count; }
+size_t vkf_spm_piece_count(const vkf_spm *s) {
+  return s->count;
+}
 const char *vkf_spm_piece(const vkf_spm *s, int32_t id) {
   return id >= 0 && (size_t)id < s->count ? s->pieces[id].text : NULL;
 }
@@ -313,7 +326,9 @@ int vkf_spm_piece_type(const vkf_spm *s, int32_t id) {
 int32_t vkf_spm_piece_id(const vkf_spm *s, const char *p, size_t n) {
   return find_in(s, s->all_slots, p, n);
 }
-int32_t vkf_spm_unk_id(const vkf_spm *s) { return s->unk_id; }
+int32_t vkf_spm_unk_id(const vkf_spm *s) {
+  return s->unk_id;
+}
 
 /* ---- growable byte buffer -------------------------------------------------------------------- */
 
@@ -387,8 +402,10 @@ static void normalize(const vkf_spm *s, const char *p, size_t n, buf *out) {
       while (sp_size && sp[0] == ' ') sp++, sp_size--;
     if (sp_size) {
       for (size_t i = 0; i < sp_size; i++) {
-        if (s->escape_whitespaces && sp[i] == ' ') put(out, SPACE, 3);
-        else put(out, sp + i, 1);
+        if (s->escape_whitespaces && sp[i] == ' ')
+          put(out, SPACE, 3);
+        else
+          put(out, sp + i, 1);
       }
       prev_space = sp[sp_size - 1] == ' ';
     }
@@ -396,7 +413,8 @@ static void normalize(const vkf_spm *s, const char *p, size_t n, buf *out) {
     prev_space = prev_space && s->remove_extra_whitespaces;
   }
   if (s->remove_extra_whitespaces)
-    while (out->size >= space_size && !memcmp(out->data + out->size - space_size, space, space_size))
+    while (out->size >= space_size &&
+           !memcmp(out->data + out->size - space_size, space, space_size))
       out->size -= space_size;
 }
 
@@ -532,8 +550,10 @@ vkf_status vkf_spm_encode(const vkf_spm *s, const char *text, size_t n, char **o
       if (all) continue;
     }
     put(&pieces, p, len);
-    if (unk && i && segs[i - 1].id == s->unk_id && k) ends[k - 1] = pieces.size; /* merged */
-    else ends[k++] = pieces.size;
+    if (unk && i && segs[i - 1].id == s->unk_id && k)
+      ends[k - 1] = pieces.size; /* merged */
+    else
+      ends[k++] = pieces.size;
   }
   free(segs);
   free(norm.data);
@@ -574,8 +594,10 @@ int vkf_spm_decode_pieces(const vkf_spm *s, const char *const *pieces, size_t co
           !memcmp(p, SPACE, 3))
         p += 3, n -= 3;
       for (size_t k = 0; k < n;) {
-        if (k + 3 <= n && !memcmp(p + k, SPACE, 3)) put(&out, " ", 1), k += 3;
-        else put(&out, p + k, 1), k++;
+        if (k + 3 <= n && !memcmp(p + k, SPACE, 3))
+          put(&out, " ", 1), k += 3;
+        else
+          put(&out, p + k, 1), k++;
       }
     }
     if (out.size > before) bos_ws = 0;

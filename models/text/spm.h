@@ -12,8 +12,14 @@
 typedef struct vkf_spm vkf_spm;
 
 enum { VKF_SPM_UNIGRAM = 1, VKF_SPM_BPE = 2 };
-enum { VKF_SPM_NORMAL = 1, VKF_SPM_UNKNOWN = 2, VKF_SPM_CONTROL = 3, VKF_SPM_USER_DEFINED = 4,
-       VKF_SPM_UNUSED = 5, VKF_SPM_BYTE = 6 };
+enum {
+  VKF_SPM_NORMAL = 1,
+  VKF_SPM_UNKNOWN = 2,
+  VKF_SPM_CONTROL = 3,
+  VKF_SPM_USER_DEFINED = 4,
+  VKF_SPM_UNUSED = 5,
+  VKF_SPM_BYTE = 6
+};
 
 /* Reads the model file at `path`. Errors: NOT_FOUND/IO for the file; PARSE naming the file for
  * truncated or malformed protobuf (with the byte offset), a piece count or string past the bounds,
