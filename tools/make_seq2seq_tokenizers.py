@@ -9,8 +9,11 @@ tests/models/test_seq2seq_tokenizers.c and tests/cli/test_tokenize.sh compare ag
   tests/models/data/tok_bart/    vocab.json, merges.txt (BartTokenizer) and tokenizer.json
                                  (BartTokenizerFast)
   tests/models/data/tok_bart_slow/  the same without tokenizer.json (the slow fallback)
+  tests/models/data/spm_bpe/bpe.model  a SentencePiece BPE model (merge by score)
   tests/models/golden/seq2seq/<name>.json         what `vkf tokenize --json --model DIR TEXTS` prints
   tests/models/golden/seq2seq/<name>_decode.json  {"cases": [{"ids", "skip_special", "text"}]}
+  tests/models/golden/seq2seq/spm_pieces.json     {"models": [{"model", "cases": [{"text", "pieces",
+                                                  "decoded"}]}]}: the sentencepiece library itself
 
     PYTHONPATH=/tmp/pyextra /usr/bin/python3 tools/make_seq2seq_tokenizers.py [--root .]
 
@@ -113,13 +116,18 @@ def train_spm(tmp, name, lines, vocab_size, model_type="unigram"):
     rules = os.path.join(tmp, "rules.tsv")
     with open(rules, "w", encoding="utf-8") as f:
         f.write(nfkc_rules())
-    prefix = os.path.join(tmp, name)
-    spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=prefix, vocab_size=vocab_size, model_type=model_type,
-        character_coverage=0.98, normalization_rule_tsv=rules, hard_vocab_limit=False,
-        pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1, minloglevel=2,
-        input_sentence_size=0, shuffle_input_sentence=False, seed_sentencepiece_size=100000)
-    return prefix + ".model"
+    cwd = os.getcwd()
+    os.chdir(tmp)  # the model records these paths: relative ones keep the files reproducible
+    try:
+        spm.SentencePieceTrainer.train(
+            input=name + ".txt", model_prefix=name, vocab_size=vocab_size,
+            model_type=model_type, character_coverage=0.98, normalization_rule_tsv="rules.tsv",
+            hard_vocab_limit=False, pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1,
+            minloglevel=2, input_sentence_size=0, shuffle_input_sentence=False,
+            seed_sentencepiece_size=100000)
+    finally:
+        os.chdir(cwd)
+    return os.path.join(tmp, name + ".model")
 
 
 def t5(tmp, folder):
@@ -183,6 +191,22 @@ def bart(tmp, folder, slow_folder):
     return fast, BartTokenizer.from_pretrained(slow_folder)
 
 
+def write_spm_goldens(root, models):
+    """SentencePieceProcessor.encode(text, out_type=str) and decode_pieces of those pieces."""
+    import sentencepiece as spm
+    out = []
+    for rel in models:
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(root, rel))
+        cases = []
+        for t in TEXTS + special_texts(["</s>", "<unk>", "<s>"]):
+            pieces = sp.encode(t, out_type=str)
+            cases.append({"text": t, "pieces": pieces, "decoded": sp.decode_pieces(pieces)})
+        out.append({"model": rel, "cases": cases})
+    with open(os.path.join(root, "tests/models/golden/seq2seq/spm_pieces.json"), "w",
+              encoding="utf-8") as f:
+        f.write(json.dumps({"models": out}, ensure_ascii=False, indent=0) + "\n")
+
+
 def write_goldens(root, name, tok, specials):
     rows, cases = [], []
     for t in TEXTS + special_texts(specials):
@@ -223,6 +247,14 @@ def main():
         specials = ["<s>", "</s>", "<pad>", "<unk>", "<mask>"]
         write_goldens(args.root, "tok_bart", fast, specials)
         write_goldens(args.root, "tok_bart_slow", slow, specials)
+        bpe_dir = os.path.join(data, "spm_bpe")
+        shutil.rmtree(bpe_dir, ignore_errors=True)
+        os.makedirs(bpe_dir)
+        shutil.copy(train_spm(tmp, "bpe", PROSE, 220, "bpe"), os.path.join(bpe_dir, "bpe.model"))
+        write_spm_goldens(args.root, ["tests/models/data/tok_t5/spiece.model",
+                                      "tests/models/data/tok_marian/source.spm",
+                                      "tests/models/data/tok_marian/target.spm",
+                                      "tests/models/data/spm_bpe/bpe.model"])
 
 
 if __name__ == "__main__":

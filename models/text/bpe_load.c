@@ -513,6 +513,7 @@ static vkf_status load_unigram(vkf_bpe *b, const cJSON *root) {
   if (max_id >= MAX_TOKENS)
     return vkf_status_make(VKF_STATUS_PARSE, "%s: token id %.0f out of range", b->path, max_id);
   b->token_count = (size_t)(max_id + 1);
+  b->piece_count = count;
   b->tokens = calloc(b->token_count + 1, sizeof *b->tokens);
   b->token_sizes = calloc(b->token_count + 1, sizeof *b->token_sizes);
   b->special = calloc(b->token_count + 1, 1);

@@ -87,6 +87,7 @@ struct vkf_bpe {
   double *scores;
   double min_score;       /* over the whole vocabulary, as tokenizers computes it */
   size_t max_token_bytes; /* longest vocabulary string: bounds the prefix search */
+  size_t piece_count;     /* ids of the model's vocabulary; added tokens past it are not pieces */
   int byte_fallback, fuse_unk, ignore_merges;
   int32_t byte_ids[256]; /* <0xNN> ids, -1 where absent */
   vkf_bpe_norm norms[VKF_BPE_MAX_STEPS];

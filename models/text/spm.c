@@ -481,39 +481,93 @@ static seg *unigram(const vkf_spm *s, const char *w, size_t n, size_t *out_count
 }
 
 /* bpe_model.cc: characters, then the adjacent pair whose concatenation is a piece with the highest
- * score merged (ties: the leftmost) until none is left. Quadratic in the symbols of a text. */
+ * score merged (ties: the leftmost) until none is left. A heap of candidate pairs, stale ones
+ * skipped when popped, keeps it O(n log n) on a text that is one long symbol sequence. */
+typedef struct pair {
+  float score;
+  uint32_t left, right; /* symbol indexes */
+  uint32_t size;        /* bytes of the merged piece when queued: a changed symbol makes it stale */
+  int32_t id;
+} pair;
+
+static int pair_before(const pair *a, const pair *b) {
+  return a->score > b->score || (a->score == b->score && a->left < b->left);
+}
+
+static void pair_push(pair *h, size_t *n, pair p) {
+  size_t i = (*n)++;
+  while (i && pair_before(&p, &h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = p;
+}
+
+static pair pair_pop(pair *h, size_t *n) {
+  pair top = h[0], last = h[--*n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && pair_before(&h[c + 1], &h[c])) c++;
+    if (!pair_before(&h[c], &last)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = last;
+  return top;
+}
+
+static void maybe_pair(const vkf_spm *s, const char *w, const seg *segs, const uint32_t *next,
+                       uint32_t left, pair *heap, size_t *heap_n) {
+  uint32_t right = next[left];
+  if (right == UINT32_MAX) return;
+  size_t len = segs[right].end - segs[left].start;
+  if (len > s->max_piece_bytes) return;
+  int32_t id = find_in(s, s->slots, w + segs[left].start, len);
+  if (id < 0 || s->pieces[id].type == VKF_SPM_UNUSED) return;
+  pair_push(heap, heap_n, (pair){s->pieces[id].score, left, right, (uint32_t)len, id});
+}
+
 static seg *bpe(const vkf_spm *s, const char *w, size_t n, size_t *out_count) {
   seg *segs = malloc((n + 1) * sizeof *segs);
-  if (!segs) return NULL;
-  size_t count = 0;
+  uint32_t *next = malloc((n + 1) * sizeof *next), *prev = malloc((n + 1) * sizeof *prev);
+  pair *heap = malloc((3 * n + 1) * sizeof *heap); /* n - 1 initial pairs, two per merge */
+  if (!segs || !next || !prev || !heap) {
+    free(segs), free(next), free(prev), free(heap);
+    return NULL;
+  }
+  size_t count = 0, heap_n = 0;
   for (size_t i = 0; i < n;) {
     size_t len = char_len(w + i, n - i);
     segs[count++] = (seg){i, i + len, -1};
     i += len;
   }
-  for (;;) {
-    long best = -1;
-    float best_score = 0.0f;
-    int32_t best_id = -1;
-    for (size_t i = 0; i + 1 < count; i++) {
-      size_t len = segs[i + 1].end - segs[i].start;
-      if (len > s->max_piece_bytes) continue;
-      int32_t id = find_in(s, s->slots, w + segs[i].start, len);
-      if (id < 0 || s->pieces[id].type == VKF_SPM_UNUSED) continue;
-      if (best < 0 || s->pieces[id].score > best_score)
-        best = (long)i, best_score = s->pieces[id].score, best_id = id;
-    }
-    if (best < 0) break;
-    segs[best].end = segs[best + 1].end;
-    segs[best].id = best_id;
-    memmove(segs + best + 1, segs + best + 2, (count - (size_t)best - 2) * sizeof *segs);
-    count--;
-  }
   for (size_t i = 0; i < count; i++) {
-    int32_t id = find_in(s, s->slots, w + segs[i].start, segs[i].end - segs[i].start);
-    segs[i].id = id < 0 ? s->unk_id : id;
+    prev[i] = i ? (uint32_t)i - 1 : UINT32_MAX;
+    next[i] = i + 1 < count ? (uint32_t)i + 1 : UINT32_MAX;
   }
-  *out_count = count;
+  for (size_t i = 0; i + 1 < count; i++) maybe_pair(s, w, segs, next, (uint32_t)i, heap, &heap_n);
+  while (heap_n) {
+    pair p = pair_pop(heap, &heap_n);
+    /* stale: either symbol was merged away or grew since the pair was queued */
+    if (segs[p.left].end == segs[p.left].start || segs[p.right].end == segs[p.right].start ||
+        next[p.left] != p.right || segs[p.right].end - segs[p.left].start != p.size)
+      continue;
+    segs[p.left].end = segs[p.right].end;
+    segs[p.right].end = segs[p.right].start; /* emptied */
+    next[p.left] = next[p.right];
+    if (next[p.right] != UINT32_MAX) prev[next[p.right]] = p.left;
+    if (prev[p.left] != UINT32_MAX) maybe_pair(s, w, segs, next, prev[p.left], heap, &heap_n);
+    maybe_pair(s, w, segs, next, p.left, heap, &heap_n);
+  }
+  size_t k = 0;
+  for (uint32_t i = count ? 0 : UINT32_MAX; i != UINT32_MAX; i = next[i]) {
+    int32_t id = find_in(s, s->slots, w + segs[i].start, segs[i].end - segs[i].start);
+    segs[k++] = (seg){segs[i].start, segs[i].end, id < 0 ? s->unk_id : id};
+  }
+  free(next), free(prev), free(heap);
+  *out_count = k;
   return segs;
 }
 

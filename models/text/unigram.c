@@ -31,7 +31,7 @@ size_t vkf_unigram_encode(const vkf_bpe *b, const char *w, size_t n, int32_t *ou
     for (size_t end = at + 1; end <= n && end - at <= b->max_token_bytes; end++) {
       if (end < n && ((uint8_t)w[end] & 0xC0) == 0x80) continue; /* not a character boundary */
       int32_t id = vkf_bpe_find(b, w + at, end - at);
-      if (id < 0) continue;
+      if (id < 0 || (size_t)id >= b->piece_count) continue;
       double score = here + b->scores[id];
       if (best[end].start == SIZE_MAX || score > best[end].score) best[end] = (node){score, at, id};
       if (end - at == mblen) single = 1;
@@ -69,7 +69,7 @@ size_t vkf_unigram_encode(const vkf_bpe *b, const char *w, size_t n, int32_t *ou
       continue;
     }
     int32_t whole = vkf_bpe_find(b, w + start, end - start); /* a fused run can be a piece */
-    if (whole >= 0) {
+    if (whole >= 0 && (size_t)whole < b->piece_count) {
       out[written++] = whole;
       continue;
     }

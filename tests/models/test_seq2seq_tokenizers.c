@@ -1,7 +1,8 @@
 /* Encoder-decoder tokenizers vs transformers 4.38: T5 (Unigram tokenizer.json with a Precompiled
  * charsmap), Marian (source.spm / target.spm / vocab.json), BART (tokenizer.json, and the slow
  * vocab.json + merges.txt folder): every golden of tools/make_seq2seq_tokenizers.py encoded,
- * decoded and stream-decoded; the charsmap trie and graphemes; bad and truncated files. */
+ * decoded and stream-decoded; SentencePiece Unigram and BPE models vs the sentencepiece library;
+ * the charsmap and graphemes; bad and truncated files. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -236,6 +237,57 @@ static void check_spm_reader(void) {
   vkf_spm_destroy(spm);
 }
 
+/* Each model of spm_pieces.json (Unigram and BPE) against the sentencepiece library: the pieces of
+ * encode(text, out_type=str) and decode_pieces of them. */
+static void check_spm_goldens(void) {
+  cJSON *g = load_json("tests/models/golden/seq2seq/spm_pieces.json");
+  const cJSON *model;
+  int models = 0;
+  cJSON_ArrayForEach(model, cJSON_GetObjectItem(g, "models")) {
+    const char *rel = cJSON_GetObjectItem(model, "model")->valuestring;
+    char *p = path_of(rel, "");
+    vkf_spm *spm = NULL;
+    CHECK_OK(vkf_spm_load(p, &spm));
+    free(p);
+    if (!spm) continue;
+    const cJSON *c;
+    int cases = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(model, "cases")) {
+      const char *text = cJSON_GetObjectItem(c, "text")->valuestring;
+      const cJSON *want = cJSON_GetObjectItem(c, "pieces"), *w;
+      char *pieces;
+      size_t *ends, count;
+      CHECK_OK(vkf_spm_encode(spm, text, strlen(text), &pieces, &ends, &count));
+      size_t k = 0;
+      int same = (size_t)cJSON_GetArraySize(want) == count;
+      const char *list[512];
+      cJSON_ArrayForEach(w, want) {
+        size_t start = k ? ends[k - 1] : 0, n = strlen(w->valuestring);
+        same &= k < count && ends[k] - start == n && !memcmp(pieces + start, w->valuestring, n);
+        if (k < 512) list[k] = w->valuestring;
+        k++;
+      }
+      CHECK_MSG(same, "%s: pieces of \"%s\" differ", rel, text);
+      free(pieces);
+      free(ends);
+      char *out = NULL;
+      size_t size = 0, cap = 0;
+      CHECK(vkf_spm_decode_pieces(spm, list, k < 512 ? k : 512, &out, &size, &cap));
+      const char *decoded = cJSON_GetObjectItem(c, "decoded")->valuestring;
+      CHECK_MSG(size == strlen(decoded) && (!size || !memcmp(out, decoded, size)),
+                "%s: decode_pieces of \"%s\": \"%.*s\" want \"%s\"", rel, text, (int)size,
+                out ? out : "", decoded);
+      free(out);
+      cases++;
+    }
+    CHECK_MSG(cases >= 40, "%s: %d cases", rel, cases);
+    vkf_spm_destroy(spm);
+    models++;
+  }
+  CHECK_MSG(models == 4, "%d spm models", models);
+  cJSON_Delete(g);
+}
+
 static void check_errors(const char *tmp) {
   vkf_text_tokenizer *tok = NULL;
   /* Marian: missing files named */
@@ -330,6 +382,7 @@ int main(void) {
     check_golden(CASES[k].name, CASES[k].kind);
   check_charsmap();
   check_spm_reader();
+  check_spm_goldens();
   check_errors(tmp);
   rmdir(tmp);
   return test_report();
