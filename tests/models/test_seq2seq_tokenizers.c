@@ -171,6 +171,11 @@ static void check_golden(const char *name, const char *kind) {
   CHECK_MSG(cases >= 100, "%s: %d decode cases", name, cases);
   cJSON_Delete(g);
 
+  /* what generation needs: T5 and Marian end with </s> and start from decoder_start_token_id */
+  const char *eos = vkf_text_tokenizer_id_to_token(tok, vkf_text_tokenizer_eos_id(tok));
+  CHECK_MSG(eos && !strcmp(eos, "</s>"), "%s: eos", name);
+  int32_t bos = vkf_text_tokenizer_bos_id(tok);
+  CHECK_MSG(!strcmp(kind, "BPE") ? bos == 0 : bos == -1, "%s: bos %d", name, bos);
   int32_t bad[] = {1, (int32_t)vkf_text_tokenizer_vocab_count(tok)};
   char *text = NULL;
   CHECK_STATUS(vkf_text_tokenizer_decode(tok, bad, 2, 0, &text), VKF_STATUS_INVALID_ARGUMENT,
