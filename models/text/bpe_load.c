@@ -200,6 +200,7 @@ static vkf_status add_dec(vkf_bpe *b, const cJSON *d) {
   vkf_bpe_dec *out = &b->decs[b->dec_count];
   memset(out, 0, sizeof *out);
   const char *from = NULL, *to = NULL;
+  char rep[8]; /* Metaspace's replacement: `from` points here until it is copied below */
   if (!strcmp(type, "ByteLevel")) {
     out->kind = VKF_BPE_DEC_BYTE_LEVEL;
   } else if (!strcmp(type, "ByteFallback")) {
@@ -223,7 +224,6 @@ static vkf_status add_dec(vkf_bpe *b, const cJSON *d) {
     out->stop = (size_t)stop->valuedouble;
   } else if (!strcmp(type, "Metaspace")) {
     out->kind = VKF_BPE_DEC_METASPACE;
-    char rep[8];
     VKF_RETURN_IF_ERROR(one_char(b, get_string(d, "replacement"), "Metaspace replacement", rep));
     vkf_bpe_prepend scheme;
     VKF_RETURN_IF_ERROR(prepend_scheme(b, d, &scheme));

@@ -225,8 +225,8 @@ static void check_spm_reader(void) {
   char *text;
   size_t *ends, count;
   /* full-width letters and a decomposed accent through the charsmap, runs of spaces, unknowns */
-  CHECK_OK(vkf_spm_encode(spm, "  \xEF\xBD\x86oo   ba\xCC\x81r \xE2\x98\x83\xE2\x98\x83 ", 27,
-                          &text, &ends, &count));
+  const char *input = "  \xEF\xBD\x86oo   ba\xCC\x81r \xE2\x98\x83\xE2\x98\x83 ";
+  CHECK_OK(vkf_spm_encode(spm, input, strlen(input), &text, &ends, &count));
   CHECK_MSG(count > 0 && !memcmp(text, "\xE2\x96\x81", 3) && strstr(text, "foo") &&
                 strstr(text, "b\xC3\xA1r") && strstr(text, "\xE2\x98\x83\xE2\x98\x83") &&
                 !strstr(text, "  "),
