@@ -9,6 +9,8 @@ tests/models/test_seq2seq_tokenizers.c and tests/cli/test_tokenize.sh compare ag
   tests/models/data/tok_bart/    vocab.json, merges.txt (BartTokenizer) and tokenizer.json
                                  (BartTokenizerFast)
   tests/models/data/tok_bart_slow/  the same without tokenizer.json (the slow fallback)
+  tests/models/data/tok_t5_hub/  tok_t5's tokenizer.json in the older form of the Hub's t5-small:
+                                 Precompiled alone, WhitespaceSplit + Metaspace without a scheme
   tests/models/data/spm_bpe/bpe.model  a SentencePiece BPE model (merge by score)
   tests/models/golden/seq2seq/<name>.json         what `vkf tokenize --json --model DIR TEXTS` prints
   tests/models/golden/seq2seq/<name>_decode.json  {"cases": [{"ids", "skip_special", "text"}]}
@@ -140,6 +142,30 @@ def t5(tmp, folder):
     return T5TokenizerFast.from_pretrained(folder)
 
 
+def t5_hub(src, folder):
+    from tokenizers import Tokenizer
+    from transformers import T5TokenizerFast
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(src, "tokenizer.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["normalizer"] = doc["normalizer"]["normalizers"][0]
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"},
+        {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}]}
+    doc["decoder"] = {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+    with open(os.path.join(src, "tokenizer_config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    del config["add_prefix_space"]  # with it transformers would convert spiece.model instead
+    with open(os.path.join(folder, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(config, ensure_ascii=False, indent=2) + "\n")
+    tok = T5TokenizerFast.from_pretrained(folder)
+    assert tok.backend_tokenizer.to_str() == Tokenizer.from_file(
+        os.path.join(folder, "tokenizer.json")).to_str()  # the file itself is what runs
+    return tok
+
+
 def save(tok, tmp, name):
     d = os.path.join(tmp, name)
     tok.save_pretrained(d)
@@ -241,6 +267,10 @@ def main():
         tok = t5(tmp, folders["tok_t5"])
         write_goldens(args.root, "tok_t5", tok, ["</s>", "<pad>", "<unk>", "<extra_id_0>",
                                                  "<extra_id_7>"])
+        folders["tok_t5_hub"] = os.path.join(data, "tok_t5_hub")
+        shutil.rmtree(folders["tok_t5_hub"], ignore_errors=True)
+        tok = t5_hub(folders["tok_t5"], folders["tok_t5_hub"])
+        write_goldens(args.root, "tok_t5_hub", tok, ["</s>", "<pad>", "<extra_id_0>"])
         tok = marian(tmp, folders["tok_marian"])
         write_goldens(args.root, "tok_marian", tok, ["</s>", "<unk>", "<pad>", ">>de<<"])
         fast, slow = bart(tmp, folders["tok_bart"], folders["tok_bart_slow"])

@@ -186,6 +186,21 @@ static void byte_level(const vkf_bpe_pre *p, const char *s, size_t n, vkf_bpe_wo
   vkf_bpe_words_free(&split);
 }
 
+/* WhitespaceSplit: the runs between White_Space characters, which are dropped. */
+static void whitespace_split(const char *s, size_t n, vkf_bpe_words *out) {
+  for (size_t i = 0, len; i < n;) {
+    if (is_space_at(s, n, i, &len)) {
+      vkf_bpe_end_word(out);
+      i += len;
+    } else {
+      len = utf8_len(s + i);
+      vkf_bpe_put(out, s + i, len);
+      i += len;
+    }
+  }
+  vkf_bpe_end_word(out);
+}
+
 static void metaspace(const vkf_bpe_pre *p, const char *s, size_t n, int first, vkf_bpe_words *out) {
   size_t rep = strlen(p->replacement);
   int prepend = p->prepend == VKF_BPE_PREPEND_ALWAYS || (p->prepend == VKF_BPE_PREPEND_FIRST && first);
@@ -388,6 +403,7 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
       size_t wn = cur.ends[w] - vkf_bpe_word_start(&cur, w);
       if (p->kind == VKF_BPE_PRE_SPLIT) split_pattern(p->pattern, ws, wn, &next, cps, offs);
       else if (p->kind == VKF_BPE_PRE_BYTE_LEVEL) byte_level(p, ws, wn, &next, cps, offs);
+      else if (p->kind == VKF_BPE_PRE_WHITESPACE_SPLIT) whitespace_split(ws, wn, &next);
       else metaspace(p, ws, wn, first && w == 0, &next);
     }
     next.failed |= cur.failed;

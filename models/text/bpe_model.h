@@ -34,7 +34,12 @@ typedef struct vkf_bpe_norm {
   int strip_left, strip_right; /* Strip */
 } vkf_bpe_norm;
 
-typedef enum { VKF_BPE_PRE_SPLIT, VKF_BPE_PRE_BYTE_LEVEL, VKF_BPE_PRE_METASPACE } vkf_bpe_pre_kind;
+typedef enum {
+  VKF_BPE_PRE_SPLIT,
+  VKF_BPE_PRE_BYTE_LEVEL,
+  VKF_BPE_PRE_METASPACE,
+  VKF_BPE_PRE_WHITESPACE_SPLIT, /* words between White_Space runs (older T5 files) */
+} vkf_bpe_pre_kind;
 typedef enum { VKF_BPE_PREPEND_ALWAYS, VKF_BPE_PREPEND_FIRST, VKF_BPE_PREPEND_NEVER } vkf_bpe_prepend;
 typedef struct vkf_bpe_pre {
   vkf_bpe_pre_kind kind;

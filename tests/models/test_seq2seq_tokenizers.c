@@ -19,8 +19,11 @@
 
 static const struct {
   const char *name, *kind;
-} CASES[] = {
-    {"tok_t5", "Unigram"}, {"tok_marian", "Marian"}, {"tok_bart", "BPE"}, {"tok_bart_slow", "BPE"}};
+} CASES[] = {{"tok_t5", "Unigram"},
+             {"tok_t5_hub", "Unigram"},
+             {"tok_marian", "Marian"},
+             {"tok_bart", "BPE"},
+             {"tok_bart_slow", "BPE"}};
 
 static char *path_of(const char *a, const char *b) {
   const char *root = getenv("VKF_SOURCE_DIR");
@@ -333,6 +336,34 @@ static void check_errors(const char *tmp) {
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "model_type 3");
   write_bytes(tmp, "source.spm", "\x0a\x08\x0a\x01\x61\x15\x00\x00\x00\x00\x12\x02\x18\x01", 14);
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "UNKNOWN");
+  /* corrupted bytes (a fixed pseudo-random sequence): an error naming the file, or a model that
+   * encodes and decodes without reading out of bounds (the sanitizer builds check that) */
+  uint32_t seed = 12345;
+  char *mutated = malloc(size);
+  char spm_path[4096];
+  snprintf(spm_path, sizeof spm_path, "%s/source.spm", tmp);
+  for (int round = 0; round < 300; round++) {
+    memcpy(mutated, model, size);
+    for (int k = 0; k < 1 + round % 4; k++) {
+      seed = seed * 1103515245u + 12345u;
+      mutated[(seed >> 8) % size] = (char)(seed >> 24);
+    }
+    write_bytes(tmp, "source.spm", mutated, size);
+    vkf_spm *spm = NULL;
+    vkf_status st = vkf_spm_load(spm_path, &spm);
+    CHECK_MSG(!st || strstr(vkf_status_message(st), "source.spm"), "round %d: %s", round,
+              vkf_status_message(st));
+    vkf_status_free(st);
+    if (!spm) continue;
+    char *text;
+    size_t *ends, count;
+    const char *input = "  Caf\xC3\xA9 ＡＢＣ \xE2\x98\x83 the quick  fox ";
+    CHECK_OK(vkf_spm_encode(spm, input, strlen(input), &text, &ends, &count));
+    free(text);
+    free(ends);
+    vkf_spm_destroy(spm);
+  }
+  free(mutated);
   free(model);
   const char *names[] = {"source.spm", "target.spm", "vocab.json"};
   for (size_t i = 0; i < 3; i++) {
