@@ -11,7 +11,7 @@ tests/models/test_seq2seq_tokenizers.c and tests/cli/test_tokenize.sh compare ag
   tests/models/data/tok_bart_slow/  the same without tokenizer.json (the slow fallback)
   tests/models/data/tok_t5_hub/  tok_t5's tokenizer.json in the older form of the Hub's t5-small:
                                  Precompiled alone, WhitespaceSplit + Metaspace without a scheme
-  tests/models/data/spm_bpe/bpe.model  a SentencePiece BPE model (merge by score)
+  tests/models/data/spm_bpe/bpe.model  a SentencePiece BPE model (merge by score, byte fallback)
   tests/models/golden/seq2seq/<name>.json         what `vkf tokenize --json --model DIR TEXTS` prints
   tests/models/golden/seq2seq/<name>_decode.json  {"cases": [{"ids", "skip_special", "text"}]}
   tests/models/golden/seq2seq/spm_pieces.json     {"models": [{"model", "cases": [{"text", "pieces",
@@ -108,7 +108,7 @@ def nfkc_rules():
     return "\n".join(lines) + "\n"
 
 
-def train_spm(tmp, name, lines, vocab_size, model_type="unigram"):
+def train_spm(tmp, name, lines, vocab_size, model_type="unigram", byte_fallback=False):
     import sentencepiece as spm
     corpus = os.path.join(tmp, name + ".txt")
     with open(corpus, "w", encoding="utf-8") as f:
@@ -126,7 +126,7 @@ def train_spm(tmp, name, lines, vocab_size, model_type="unigram"):
             model_type=model_type, character_coverage=0.98, normalization_rule_tsv="rules.tsv",
             hard_vocab_limit=False, pad_id=0, eos_id=1, unk_id=2, bos_id=-1, num_threads=1,
             minloglevel=2, input_sentence_size=0, shuffle_input_sentence=False,
-            seed_sentencepiece_size=100000)
+            seed_sentencepiece_size=100000, byte_fallback=byte_fallback)
     finally:
         os.chdir(cwd)
     return os.path.join(tmp, name + ".model")
@@ -280,7 +280,8 @@ def main():
         bpe_dir = os.path.join(data, "spm_bpe")
         shutil.rmtree(bpe_dir, ignore_errors=True)
         os.makedirs(bpe_dir)
-        shutil.copy(train_spm(tmp, "bpe", PROSE, 220, "bpe"), os.path.join(bpe_dir, "bpe.model"))
+        shutil.copy(train_spm(tmp, "bpe", PROSE, 420, "bpe", byte_fallback=True),
+                    os.path.join(bpe_dir, "bpe.model"))
         write_spm_goldens(args.root, ["tests/models/data/tok_t5/spiece.model",
                                       "tests/models/data/tok_marian/source.spm",
                                       "tests/models/data/tok_marian/target.spm",

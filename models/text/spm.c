@@ -625,15 +625,51 @@ vkf_status vkf_spm_encode(const vkf_spm *s, const char *text, size_t n, char **o
   return VKF_OK;
 }
 
+/* The byte of a "<0xNN>" piece, or -1. */
+static int byte_of(const char *p, size_t n) {
+  if (n != 6 || memcmp(p, "<0x", 3) || p[5] != '>') return -1;
+  int v = 0;
+  for (int i = 3; i < 5; i++) {
+    char c = p[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+/* A run of byte pieces as text: each valid UTF-8 character, U+FFFD for each byte of none. */
+static void put_bytes(buf *out, const uint8_t *bytes, size_t n) {
+  for (size_t i = 0; i < n;) {
+    uint32_t cp;
+    size_t len = vkf_utf8_decode(bytes + i, n - i, &cp);
+    if (len)
+      put(out, (const char *)bytes + i, len), i += len;
+    else
+      put(out, "\xEF\xBF\xBD", 3), i++;
+  }
+}
+
 int vkf_spm_decode_pieces(const vkf_spm *s, const char *const *pieces, size_t count, char **data,
                           size_t *size, size_t *cap) {
   buf out = {*data, *size, *cap, 0};
   int bos_ws = 1; /* still at the beginning: only empty surfaces so far */
-  for (size_t i = 0; i < count; i++) {
+  uint8_t *bytes = malloc(count + 1);
+  size_t byte_count = 0;
+  if (!bytes) out.failed = 1;
+  for (size_t i = 0; i < count && bytes; i++) {
     const char *p = pieces[i];
     size_t n = strlen(p), before = out.size;
     int32_t id = vkf_spm_piece_id(s, p, n);
     int type = id < 0 ? VKF_SPM_UNKNOWN : s->pieces[id].type;
+    if (type == VKF_SPM_BYTE && byte_of(p, n) >= 0) { /* decoded with the run it belongs to */
+      bytes[byte_count++] = (uint8_t)byte_of(p, n);
+      continue;
+    }
+    put_bytes(&out, bytes, byte_count);
+    byte_count = 0;
+    if (out.size > before) bos_ws = 0;
+    before = out.size;
     if (type == VKF_SPM_CONTROL) {
       /* invisible */
     } else if (type == VKF_SPM_UNKNOWN) {
@@ -656,6 +692,8 @@ int vkf_spm_decode_pieces(const vkf_spm *s, const char *const *pieces, size_t co
     }
     if (out.size > before) bos_ws = 0;
   }
+  if (bytes) put_bytes(&out, bytes, byte_count);
+  free(bytes);
   *data = out.data;
   *size = out.size;
   *cap = out.cap;
