@@ -38,7 +38,11 @@ vkf_status vkf_kv_cache_create(vkf_device *device, const vkf_kv_cache_options *o
   for (int64_t i = 0; i < 2 * o.layers && !s; i++) {
     char label[64];
     snprintf(label, sizeof label, "kv_cache.%lld.%s", (long long)(i / 2), i % 2 ? "v" : "k");
-    s = vkf_buffer_create(device, each, label, &c->buffers[i]);
+    /* Plans round every input buffer up to their alignment (at most 256 bytes); a cache bound
+     * as an input must be at least that big whatever its shape. */
+    s = each > UINT64_MAX - 255 ? vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "KV cache: size overflows")
+                                : vkf_buffer_create(device, (each + 255) & ~(uint64_t)255, label,
+                                                    &c->buffers[i]);
   }
   if (s) {
     vkf_kv_cache_destroy(c);
