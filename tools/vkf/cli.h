@@ -21,6 +21,7 @@ int vkf_cli_bench_gemm(int argc, char **argv);
 int vkf_cli_bench_attention(int argc, char **argv); /* cmd_bench_attention.c */
 int vkf_cli_bench_rows(int argc, char **argv);      /* cmd_bench_rows.c */
 int vkf_cli_bench_generate(int argc, char **argv);  /* cmd_bench_generate.c */
+int vkf_cli_bench_seq2seq(int argc, char **argv);   /* cmd_bench_seq2seq.c */
 int vkf_cli_bench_data(int argc, char **argv);      /* cmd_bench_data.c */
 
 /* Prints "vkf: <message>" on stderr as one line and returns 1 (frees the status). */

@@ -24,6 +24,9 @@ static const bench_command benches[] = {
     {"model", vkf_cli_bench_model,
      "ViT/DeiT latency + per-op GPU time, BERT sentences/s (default all-MiniLM-L6-v2, batch 1 "
      "and 32 at 128 tokens): [--model DIR] [--batch N] [--fp16] [--json]"},
+    {"seq2seq", vkf_cli_bench_seq2seq,
+     "encoder-decoder translation speed: tokens/s, GPU time shares (encoder, self-attention, "
+     "cross-attention, GEMMs): --model DIR [--src-len S] [--gen N] [--rows R]"},
     {"rows", vkf_cli_bench_rows,
      "softmax / layernorm kernels: ms ± sd, GB/s, variant [--softmax SHAPE] [--layernorm SHAPE]"},
 };
