@@ -299,25 +299,28 @@ class D2LTransformer(nn.Module):
 
 
 def self_check(model, src, valid_lens, tgt):
-    """The two decoding paths agree and padding changes nothing; raises AssertionError if not."""
+    """The two decoding paths agree and padding changes nothing, up to float32 rounding (1e-5 of
+    the largest value); raises AssertionError if not."""
     with torch.no_grad():
         enc = model.encode(src, valid_lens)
         full = model.decode_full(tgt, enc, valid_lens)
+        tol_h = 1e-5 * max(1.0, enc.abs().max().item())
+        tol = 1e-5 * max(1.0, full.abs().max().item())
         state = model.decoder.init_state(enc, valid_lens)
         steps = [model.decode_step(tgt[:, t:t + 1], state, t)[0] for t in range(tgt.shape[1])]
         diff = (torch.cat(steps, 1) - full).abs().max().item()
-        assert diff < 1e-4, "incremental vs full-sequence logits differ by %g" % diff
+        assert diff < tol, "incremental vs full-sequence logits differ by %g" % diff
         for b in range(src.shape[0]):
             n = int(valid_lens[b])
             alone = model.encode(src[b:b + 1, :n], valid_lens[b:b + 1])
             d = (alone[0] - enc[b, :n]).abs().max().item()
-            assert d < 1e-4, "row %d: padding changes the encoder output by %g" % (b, d)
+            assert d < tol_h, "row %d: padding changes the encoder output by %g" % (b, d)
             # Different pad ids change nothing either: padded keys are masked out.
             other = src[b:b + 1].clone()
             other[0, n:] = (other[0, n:] + 7) % model.config["src_vocab_size"]
             d = (model.encode(other, valid_lens[b:b + 1])[0, :n] - enc[b, :n]).abs().max().item()
-            assert d < 1e-4, "row %d: padded ids leak into the encoder output (%g)" % (b, d)
+            assert d < tol_h, "row %d: padded ids leak into the encoder output (%g)" % (b, d)
             la = model.decode_full(tgt[b:b + 1], alone, valid_lens[b:b + 1])
             d = (la[0] - full[b]).abs().max().item()
-            assert d < 1e-4, "row %d: padding changes the decoder logits by %g" % (b, d)
+            assert d < tol, "row %d: padding changes the decoder logits by %g" % (b, d)
     return diff
