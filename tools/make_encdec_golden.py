@@ -16,7 +16,7 @@ save_pretrained(safe_serialization=True), except d2l_tiny written by tools/seeds
                d_ff 33, gated-gelu, untied head, 2 encoder / 3 decoder layers
   d2l_tiny     the seeds' Transformer, F32: num_hiddens 30, 3 heads (head dim 10), ffn 37, 2 + 2
                blocks, source vocab = --vocab-size, target vocab = --d2l-tgt-vocab-size
-Weights are N(0, 1.2 / sqrt(fan_in)) for matrices, N(0, 0.5) (T5: N(0, 2.5)) for token tables,
+Weights are N(0, 3 / sqrt(fan_in)) (T5 v1.1: 1.5) for matrices, N(0, 0.5) (T5: N(0, 2.5)) for token tables,
 1 + N(0, 0.1) for norm scales and N(0, 0.1) for biases: logits are well separated, so greedy and
 beam choices do not hinge on rounding. The script asserts it: every greedy step's top-1 beats the
 top-2 by > 1e-2, every beam search's best finished hypothesis beats the runner-up by > 1e-3, and
@@ -64,14 +64,19 @@ MAX_NEW = 16
 SRC_LENS = (11, 7)  # the batch: row 0 full, row 1 right-padded
 DEC_LEN = 6  # decoder_input_ids of the forward golden: decoder_start + 5 ids
 BEAMS = 4
-GAIN = 3.0  # matrices N(0, GAIN / sqrt(fan_in)): the layers, not the token residual, dominate
+# Matrices are N(0, gain / sqrt(fan_in)): large enough that the layers, not the token's own
+# embedding on the residual path, decide the next token (at 1.2 every decoder falls into repeating
+# one token). T5 v1.1 gets less: at 3.0 its float32 logits were off float64 by up to 1e-2 (its
+# unscaled attention and gated FFN amplify rounding), at 1.5 by < 1e-4.
+GAIN_DEFAULT = 3.0
+GAIN = {"t5v11_tiny": 1.5}
 EOS_MARGIN = 1.5
 MIN_GREEDY = 4
 MIN_DISTINCT = 3
 COND_TOL = 1e-4  # float32 goldens vs the same model in float64
 # Where the seed search starts: the first attempt that passed every check in an earlier run with
 # the default arguments (saves minutes; with other arguments the search goes on from there).
-FIRST_ATTEMPT = {"bart_tiny": 107, "marian_tiny": 252, "t5_tiny": 0, "t5v11_tiny": 14,
+FIRST_ATTEMPT = {"bart_tiny": 107, "marian_tiny": 252, "t5_tiny": 59, "t5v11_tiny": 20,
                  "d2l_tiny": 372}  # mean eos logit this far below the mean top logit: eos wins at some steps
 
 
@@ -179,7 +184,7 @@ def scale_weights(model, name, gen):
             elif pname.endswith("lm_head.weight"):
                 p.copy_(z * 0.5)  # untied head (T5 v1.1)
             elif len(shape) == 2:
-                p.copy_(z * (GAIN / math.sqrt(shape[1])))
+                p.copy_(z * (GAIN.get(name, GAIN_DEFAULT) / math.sqrt(shape[1])))
             else:
                 raise ValueError("unexpected parameter %s %s" % (pname, shape))
         if hasattr(model, "final_logits_bias") and name == "marian_tiny":
@@ -284,6 +289,22 @@ def check_beam(model, inputs, gc, out, what):
         noisy = run_beam(model, inputs, gc, what, LogitsProcessorList([Noise(seed, 1e-3)]))
         assert torch.equal(noisy.sequences, out.sequences), "%s: noise changes the beams" % what
     return (s[:, 0] - s[:, 1]).min().item()
+
+
+def check_beam_score(model, row, out, gc, what):
+    """sequences_scores = sum over the new tokens (eos included) of log_softmax(raw logits) at the
+    chosen id, / (number of new tokens, eos included) ** length_penalty. Processors that only set
+    other ids to -inf (no_repeat_ngram, min_length) leave it so; forced tokens would count 0."""
+    if gc.forced_bos_token_id is not None or gc.forced_eos_token_id is not None:
+        return
+    seq = out.sequences[0]
+    with torch.no_grad():
+        lg = model(input_ids=torch.tensor([row]), decoder_input_ids=seq[None, :-1]).logits[0]
+    lsm = torch.log_softmax(lg.double(), -1)
+    total = lsm[torch.arange(len(seq) - 1), seq[1:]].sum().item()
+    want = total / (len(seq) - 1) ** gc.length_penalty
+    got = out.sequences_scores[0].item()
+    assert abs(want - got) < 1e-4, "%s: score %g, formula %g" % (what, got, want)
 
 
 def save(folder, name, array):
@@ -419,6 +440,7 @@ def write_hf_goldens(name, model, ids, folder, rows, input_ids, mask, dec, vocab
                 batch_out = o
             else:
                 entry["alone"].append(info)
+                check_beam_score(model, rows[label], o, gc, what)
                 mine = trim(batch_out.sequences[label].tolist(), ids["eos_token_id"])
                 assert mine == o.sequences[0].tolist(), "%s: batch vs alone" % what
                 assert abs(batch_out.sequences_scores[label] - o.sequences_scores[0]) < 1e-4, what
