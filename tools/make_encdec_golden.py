@@ -16,14 +16,44 @@ save_pretrained(safe_serialization=True), except d2l_tiny written by tools/seeds
                d_ff 33, gated-gelu, untied head, 2 encoder / 3 decoder layers
   d2l_tiny     the seeds' Transformer, F32: num_hiddens 30, 3 heads (head dim 10), ffn 37, 2 + 2
                blocks, source vocab = --vocab-size, target vocab = --d2l-tgt-vocab-size
-Weights are N(0, 3 / sqrt(fan_in)) (T5 v1.1: 1.5) for matrices, N(0, 0.5) (T5: N(0, 2.5)) for token tables,
-1 + N(0, 0.1) for norm scales and N(0, 0.1) for biases: logits are well separated, so greedy and
-beam choices do not hinge on rounding. The script asserts it: every greedy step's top-1 beats the
-top-2 by > 1e-2, every beam search's best finished hypothesis beats the runner-up by > 1e-3, and
-beam results do not change when 1e-3 noise is added to every step's scores.
+Weights are N(0, 3 / sqrt(fan_in)) (T5 v1.1: 1.5) for matrices, N(0, 0.5) (T5: N(0, 2.5)) for
+token tables, 1 + N(0, 0.1) for norm scales and N(0, 0.1) for biases, and the head's eos row is
+moved so that eos wins at some steps (place_eos): logits are well separated, so greedy and
+beam choices do not hinge on rounding. Seeds are searched until every check holds:
+  - float32 outputs within 1e-4 of the same model run in float64 (the goldens are the math, not
+    float32 luck);
+  - every greedy step's top-1 beats the top-2 by > 1e-2; each beam search's best finished
+    hypothesis beats the runner-up by > 1e-3 (as a sum of log-probs), and its results do not
+    change when noise of 1e-3 is added to every step's scores (three noise seeds);
+  - variety: each greedy run makes >= 4 tokens with >= 3 distinct ids, the two sources' greedy
+    outputs differ, and some beam search with length_penalty 1 or 2 ends on eos before the limit.
+Checked as facts (a failure is a bug, reported as such for d2l_tiny): padding changes no real
+position (each row alone), generate()'s scores equal a teacher-forced forward's logits, beam
+results of the batch equal those of each source alone, sequences_scores follow the formula in
+check_beam_score(), and seeds_transformer agrees with the seeds' code (check_seeds_transformer).
 
-Goldens (tests/models/golden/<name>/): see golden.json in each folder, which names every file,
-its meaning and the generation settings; the layout is described in write_hf_goldens().
+Goldens (tests/models/golden/<name>/; golden.json in each folder names every file with its dtype
+and shape, the sources, the special ids and every generation setting). S = 11, B = 2, V = vocab:
+  input_ids, attention_mask         int64 [2, S]  source 0 of length 11, source 1 of length 7
+                                    right-padded with pad_token_id (d2l: valid_lens int64 [2])
+  encoder_last_hidden_state         float32 [2, S, d_model] (padded positions included)
+  decoder_input_ids                 int64 [2, 6]  decoder_start_token_id + 5 ids
+  logits                            float32 [2, 6, V]  forward(input_ids, attention_mask,
+                                    decoder_input_ids), no decoder mask (causal only)
+  greedy_<i>_sequences              int64 [1+N]  greedy generate() of source i alone (no padding,
+                                    use_cache, max_new_tokens 16, stops after eos): decoder_start
+                                    then the N new ids; greedy_<i>_ids int64 [N] the new ids only
+  greedy_<i>_logits                 float32 [N, V]  raw logits of each step (teacher-forced forward
+                                    over the sequence; equal to generate()'s scores)
+  <setting>_sequences, _scores      int64 [2, L], float32 [2]  beam search of the batch
+  <setting>_<i>_sequences, _scores  int64 [1, L_i], float32 [1]  of source i alone
+  settings: beam_lp1 (num_beams 4, length_penalty 1, early_stopping false), beam_lp2_early
+  (length_penalty 2, early_stopping true), beam_ngram2_never (no_repeat_ngram_size 2,
+  early_stopping "never"), all max_new_tokens 16; gencfg (bart_tiny only): generate() with no
+  settings, so generation_config.json's apply (num_beams 4, length_penalty 2, no_repeat_ngram 3,
+  early_stopping true, forced_bos 0, forced_eos 2, min_length 5, max_length 18).
+  Beam and greedy settings name only what differs from GenerationConfig's defaults plus the
+  special ids; the checkpoints' own generation_config.json is not used (except by gencfg).
 
 CLI:
     /usr/bin/python3 tools/make_encdec_golden.py [--only NAME[,NAME...]] [--vocab-size V]
@@ -70,14 +100,14 @@ BEAMS = 4
 # unscaled attention and gated FFN amplify rounding), at 1.5 by < 1e-4.
 GAIN_DEFAULT = 3.0
 GAIN = {"t5v11_tiny": 1.5}
-EOS_MARGIN = 1.5
+EOS_MARGIN = 1.5  # mean eos logit this far below the mean best logit: eos wins at some steps
 MIN_GREEDY = 4
 MIN_DISTINCT = 3
 COND_TOL = 1e-4  # float32 goldens vs the same model in float64
 # Where the seed search starts: the first attempt that passed every check in an earlier run with
 # the default arguments (saves minutes; with other arguments the search goes on from there).
 FIRST_ATTEMPT = {"bart_tiny": 107, "marian_tiny": 252, "t5_tiny": 59, "t5v11_tiny": 20,
-                 "d2l_tiny": 372}  # mean eos logit this far below the mean top logit: eos wins at some steps
+                 "d2l_tiny": 372}
 
 
 def place_eos(model, eos, input_ids, mask, dec):
@@ -102,6 +132,10 @@ def place_eos(model, eos, input_ids, mask, dec):
         c = (target - logits[:, eos].mean()) / (m @ m)
         with torch.no_grad():
             head.weight[eos] += c * m
+
+
+SPECIAL_KEYS = ("bos_token_id", "pad_token_id", "eos_token_id", "decoder_start_token_id",
+                "forced_bos_token_id", "forced_eos_token_id")
 
 
 def special_ids(name, vocab, overrides):
@@ -133,7 +167,8 @@ def hf_model(name, vocab, ids):
             vocab_size=vocab, decoder_vocab_size=vocab, d_model=35, encoder_layers=2,
             decoder_layers=2, encoder_attention_heads=5, decoder_attention_heads=5,
             encoder_ffn_dim=43, decoder_ffn_dim=43, max_position_embeddings=64,
-            activation_function="swish", scale_embedding=True, share_encoder_decoder_embeddings=True,
+            activation_function="swish", scale_embedding=True,
+            share_encoder_decoder_embeddings=True,
             dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, **ids)
         return cfg, transformers.MarianMTModel, torch.float16
     t5 = dict(vocab_size=vocab, num_layers=2, num_decoder_layers=3, num_heads=3,
@@ -179,7 +214,7 @@ def scale_weights(model, name, gen):
             elif pname.endswith("relative_attention_bias.weight"):
                 p.copy_(z)
             elif "shared" in pname or "embed_tokens" in pname or "embed_positions" in pname:
-                # Logits of std ~2.5: separated, yet not so peaked that every beam is the greedy path.
+                # Logits of std ~2.5: separated, not so peaked that every beam is the greedy path.
                 p.copy_(z * (2.5 if name.startswith("t5") else 0.5))
             elif pname.endswith("lm_head.weight"):
                 p.copy_(z * 0.5)  # untied head (T5 v1.1)
@@ -243,8 +278,9 @@ BEAM_SETTINGS = [
 
 # BART-CNN-like defaults, stored in bart_tiny's generation_config.json (the "gencfg" golden runs
 # generate() with no settings so they come from the file).
+# forced_bos/eos_token_id come from the special ids (0 and 2 by default).
 BART_GENCFG = dict(num_beams=4, length_penalty=2.0, no_repeat_ngram_size=3, early_stopping=True,
-                   forced_bos_token_id=0, forced_eos_token_id=2, min_length=5, max_length=18)
+                   min_length=5, max_length=18)
 
 
 @contextlib.contextmanager
@@ -341,8 +377,9 @@ def write_hf_goldens(name, model, ids, folder, rows, input_ids, mask, dec, vocab
     m64 = copy.deepcopy(model).double()
     with torch.no_grad(), float64_default():
         out64 = m64(input_ids=X, attention_mask=M, decoder_input_ids=D)
-    for a, b64, what in [(out.encoder_last_hidden_state, out64.encoder_last_hidden_state, "encoder"),
-                         (out.logits, out64.logits, "logits")]:
+    for a, b64, what in [
+            (out.encoder_last_hidden_state, out64.encoder_last_hidden_state, "encoder"),
+            (out.logits, out64.logits, "logits")]:
         err = (a.double() - b64).abs().max().item()
         assert err < COND_TOL, "%s: float32 %s off float64 by %g" % (name, what, err)
     save(folder, "input_ids", input_ids)
@@ -364,12 +401,14 @@ def write_hf_goldens(name, model, ids, folder, rows, input_ids, mask, dec, vocab
         n = len(row)
         d = (alone.encoder_last_hidden_state[0] - out.encoder_last_hidden_state[r, :n]).abs().max()
         d2 = (alone.logits[0] - out.logits[r]).abs().max()
-        assert d < 1e-4 and d2 < 5e-4, "%s row %d: padding changes outputs (%g, %g)" % (name, r, d, d2)
+        assert d < 1e-4 and d2 < 5e-4, "%s row %d: padding changes outputs (%g, %g)" % (
+            name, r, d, d2)
 
     greedy_gc = gen_config(ids, num_beams=1, max_new_tokens=MAX_NEW)
     gaps = []
     for r, row in enumerate(rows):
-        inputs = dict(input_ids=torch.tensor([row]), attention_mask=torch.ones(1, len(row), dtype=torch.long))
+        inputs = dict(input_ids=torch.tensor([row]),
+                      attention_mask=torch.ones(1, len(row), dtype=torch.long))
         with torch.no_grad():
             g = model.generate(**inputs, generation_config=greedy_gc, output_scores=True,
                                return_dict_in_generate=True)
@@ -390,7 +429,8 @@ def write_hf_goldens(name, model, ids, folder, rows, input_ids, mask, dec, vocab
         meta["greedy"].append({"source": r, "new_tokens": len(seq) - 1,
                                "ended_with_eos": seq[-1].item() == ids["eos_token_id"]})
     # Goldens worth having: every greedy run makes a few tokens, and some beam ends on eos.
-    assert min(x["new_tokens"] for x in meta["greedy"]) >= MIN_GREEDY, "%s: greedy stops at once" % name
+    assert min(x["new_tokens"] for x in meta["greedy"]) >= MIN_GREEDY, \
+        "%s: greedy stops at once" % name
     # Random decoders fall into one-token loops that ignore the source: ask for some variety.
     for r in range(len(rows)):
         got = np.load(os.path.join(folder, "greedy_%d_ids.npy" % r))
@@ -475,7 +515,10 @@ def make_hf(name, args, overrides):
             model.generation_config = GenerationConfig(
                 bos_token_id=ids["bos_token_id"], eos_token_id=ids["eos_token_id"],
                 pad_token_id=ids["pad_token_id"],
-                decoder_start_token_id=ids["decoder_start_token_id"], **BART_GENCFG)
+                decoder_start_token_id=ids["decoder_start_token_id"],
+                forced_bos_token_id=ids.get("forced_bos_token_id", ids["bos_token_id"]),
+                forced_eos_token_id=ids.get("forced_eos_token_id", ids["eos_token_id"]),
+                **BART_GENCFG)
         rows, input_ids, mask, dec = make_sources(name, vocab, ids, seed)
         rng = np.random.default_rng(seed + 1)
         probe = np.concatenate([dec[:, :1], rng.integers(3, vocab - 1, (2, MAX_NEW))], 1)
@@ -528,8 +571,9 @@ def make_d2l(args, overrides):
             greedy = [ref.greedy(torch.tensor([row]), torch.tensor([len(row)]), MAX_NEW)
                       for row in rows]
             r64 = copy.deepcopy(ref).double()
-            err = max((r64.encode(X, valid) - enc.double()).abs().max().item(),
-                      (r64.decode_full(D, r64.encode(X, valid), valid) - logits.double()).abs().max().item())
+            enc64 = r64.encode(X, valid)
+            err = max((enc64 - enc.double()).abs().max().item(),
+                      (r64.decode_full(D, enc64, valid) - logits.double()).abs().max().item())
             for row, (g, lg) in zip(rows, greedy):
                 src = torch.tensor([row])
                 tgt = torch.cat([torch.tensor([[ids["decoder_start_token_id"]]]), g[:, :-1]], 1)
@@ -557,7 +601,10 @@ def make_d2l(args, overrides):
     save(golden, "encoder_last_hidden_state", enc.numpy())
     save(golden, "logits", logits.numpy())
     meta = {"model": "tests/models/data/" + name, "special_ids": ids, "sources": rows,
-            "greedy": [], "files": {
+            "greedy": [], "reference": "tools/seeds_transformer.py",
+            "note": "a decoding step adds the positional encoding of its position (tokens "
+                    "before it); the book's predict_step adds position 0 at every step",
+            "files": {
                 "input_ids": "int64 [2, S] sources (each ends with eos), right-padded with pad",
                 "attention_mask": "int64 [2, S]; valid_lens int64 [2] = its row sums",
                 "encoder_last_hidden_state": "float32 [2, S, 30] encode(input_ids, valid_lens)",
@@ -589,8 +636,7 @@ def make_full(folder):
         encoder_attention_heads=12, decoder_attention_heads=12, encoder_ffn_dim=3072,
         decoder_ffn_dim=3072, max_position_embeddings=1024, activation_function="gelu",
         scale_embedding=False, bos_token_id=0, pad_token_id=1, eos_token_id=2,
-        decoder_start_token_id=2, forced_eos_token_id=2, forced_bos_token_id=0,
-        no_repeat_ngram_size=3, num_beams=4, early_stopping=True)
+        decoder_start_token_id=2, forced_eos_token_id=2)
     t5 = transformers.T5Config(
         vocab_size=32128, d_model=512, d_kv=64, d_ff=2048, num_layers=6, num_heads=8,
         relative_attention_num_buckets=32, relative_attention_max_distance=128,
@@ -601,6 +647,11 @@ def make_full(folder):
             ("t5-small", t5, transformers.T5ForConditionalGeneration)]):
         torch.manual_seed(4242 + i)
         model = cls(cfg).eval()
+        if sub == "bart-base":  # bart-base's generation defaults
+            model.generation_config = GenerationConfig(
+                bos_token_id=0, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2,
+                forced_bos_token_id=0, forced_eos_token_id=2, no_repeat_ngram_size=3, num_beams=4,
+                early_stopping=True)
         out_dir = os.path.join(folder, sub)
         model.save_pretrained(out_dir, safe_serialization=True)
         rng = np.random.default_rng(11 + i)
@@ -614,7 +665,8 @@ def make_full(folder):
         save(out_dir, "golden_decoder_input_ids", dec)
         save(out_dir, "golden_encoder_last_hidden_state", out.encoder_last_hidden_state.numpy())
         save(out_dir, "golden_logits", out.logits.numpy())
-        print("%s: %d parameters -> %s" % (sub, sum(p.numel() for p in model.parameters()), out_dir))
+        count = sum(p.numel() for p in model.parameters())
+        print("%s: %d parameters -> %s" % (sub, count, out_dir))
 
 
 def parse_overrides(items):
@@ -628,6 +680,9 @@ def parse_overrides(items):
             raise SystemExit("--special wants NAME.KEY=INT, got %r" % item)
         if name not in NAMES:
             raise SystemExit("--special: unknown checkpoint %r" % name)
+        if field not in SPECIAL_KEYS:
+            raise SystemExit("--special: unknown key %r (known: %s)" % (
+                field, ", ".join(SPECIAL_KEYS)))
     return out
 
 

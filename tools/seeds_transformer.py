@@ -259,7 +259,8 @@ class D2LTransformer(nn.Module):
         finished earlier keep going: callers decoding one source at a time see exact lengths)."""
         enc = self.encode(src, valid_lens)
         state = self.decoder.init_state(enc, valid_lens)
-        token = torch.full((src.shape[0], 1), self.config["decoder_start_token_id"], dtype=torch.long)
+        start = self.config["decoder_start_token_id"]
+        token = torch.full((src.shape[0], 1), start, dtype=torch.long)
         ids, logits = [], []
         done = torch.zeros(src.shape[0], dtype=torch.bool)
         for step in range(max_new_tokens):
