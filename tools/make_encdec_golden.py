@@ -519,6 +519,9 @@ def make_hf(name, args, overrides):
                 forced_bos_token_id=ids.get("forced_bos_token_id", ids["bos_token_id"]),
                 forced_eos_token_id=ids.get("forced_eos_token_id", ids["eos_token_id"]),
                 **BART_GENCFG)
+        else:  # only the special ids: no processor is on unless a caller asks for it
+            model.generation_config = GenerationConfig(**{
+                k: v for k, v in ids.items() if not k.startswith("forced_")})
         rows, input_ids, mask, dec = make_sources(name, vocab, ids, seed)
         rng = np.random.default_rng(seed + 1)
         probe = np.concatenate([dec[:, :1], rng.integers(3, vocab - 1, (2, MAX_NEW))], 1)
