@@ -90,6 +90,13 @@ static int file_exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
+/* A Marian folder (target.spm) whose source.spm is missing is still Marian's. */
+static int target_spm_exists(const char *model_dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/target.spm", model_dir);
+  return file_exists(path);
+}
+
 vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **out_tok) {
   *out_tok = NULL;
   size_t n = strlen(model_dir) + 32;
@@ -114,8 +121,9 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
     else if (type[0])
       st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model type \"%s\" is not supported (only "
                            "BPE and Unigram; WordPiece needs a vocab.txt beside it)", json, type);
-    else if (file_exists(spm)) /* Marian: source.spm + target.spm + vocab.json */
-      st = vkf_marian_load(model_dir, &t->marian);
+    else if (file_exists(spm) || target_spm_exists(model_dir)) /* Marian: source.spm +
+                                                                 target.spm + vocab.json */
+      st = vkf_marian_load(model_dir, &t->marian); /* names whichever file is missing */
     else if (file_exists(bpe_vocab) || file_exists(merges)) /* BartTokenizer without a fast file */
       st = vkf_bpe_load_files(model_dir, &t->bpe);
     else
