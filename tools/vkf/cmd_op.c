@@ -66,8 +66,9 @@ static vkf_status check_int_input(const op_args *a, const op_inputs *in, int i, 
   for (size_t k = 0; k < n; k++)
     if (v[k] < lo || v[k] >= hi)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                             "%s: %s %" PRId32 " at flat index %zu is outside [0, %" PRId64 ")",
-                             a->in_path[i], what, v[k], k, hi);
+                             "%s: %s %" PRId32 " at flat index %zu is outside [%" PRId64
+                             ", %" PRId64 ")",
+                             a->in_path[i], what, v[k], k, lo, hi);
   return VKF_OK;
 }
 
