@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "graph/base/log.h"
 #include "host/buffer.h"
+#include "host/cache_file.h"
 #include "host/device_internal.h"
 #include "host/kernel.h"
 
@@ -33,23 +33,29 @@ static vkf_status find_compute_queue(VkPhysicalDevice pd, uint32_t *out_family) 
   return VKF_OK;
 }
 
+/* The pipeline cache file is a self-checking entry (host/cache_file.h) keyed by the device it
+ * came from; the driver would only check its own header, and a corrupt body can crash a driver. */
+#define MAX_PIPELINE_CACHE_BYTES ((size_t)256 << 20)
+
+static void pipeline_cache_key(const vkf_device *device, uint64_t *key1, uint64_t *key2) {
+  uint32_t ids[3] = {device->caps.vendor_id, device->caps.device_id, device->caps.driver_version};
+  *key1 = vkf_hash64(vkf_hash64(0, "vkf pipeline cache", 18), ids, sizeof ids);
+  *key2 = vkf_hash64(*key1 ^ 0x9e3779b97f4a7c15ull, ids, sizeof ids);
+}
+
 static void load_pipeline_cache(vkf_device *device) {
   const char *dir = vkf_shader_compiler_cache_dir(device->compiler);
   void *data = NULL;
   size_t size = 0;
   if (dir) {
     snprintf(device->pipeline_cache_path, sizeof device->pipeline_cache_path,
-             "%s/pipelines-%04x-%04x-%08x.bin", dir, device->caps.vendor_id, device->caps.device_id,
-             device->caps.driver_version);
-    FILE *f = fopen(device->pipeline_cache_path, "rb");
-    if (f) {
-      if (fseek(f, 0, SEEK_END) == 0) {
-        long len = ftell(f);
-        if (len > 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc((size_t)len)) != NULL)
-          size = fread(data, 1, (size_t)len, f);
-      }
-      fclose(f);
-    }
+             "%s/pipelines-%04x-%04x-%08x.bin.vkfc", dir, device->caps.vendor_id,
+             device->caps.device_id, device->caps.driver_version);
+    uint64_t key1, key2;
+    pipeline_cache_key(device, &key1, &key2);
+    if (!vkf_cache_file_load("pipeline", device->pipeline_cache_path, key1, key2,
+                             MAX_PIPELINE_CACHE_BYTES, &data, &size))
+      data = NULL, size = 0;
   }
   /* The driver validates the header (vendor, device, UUID) and ignores a foreign blob. */
   VkPipelineCacheCreateInfo info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
@@ -71,20 +77,15 @@ static void save_pipeline_cache(vkf_device *device) {
   size_t size = 0;
   if (device->vk.vkGetPipelineCacheData(device->handle, device->pipeline_cache, &size, NULL) !=
           VK_SUCCESS ||
-      size == 0)
+      size == 0 || size > MAX_PIPELINE_CACHE_BYTES)
     return;
   void *data = malloc(size);
   if (!data) return;
   if (device->vk.vkGetPipelineCacheData(device->handle, device->pipeline_cache, &size, data) ==
       VK_SUCCESS) {
-    char tmp[1300];
-    snprintf(tmp, sizeof tmp, "%s.%d.tmp", device->pipeline_cache_path, (int)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (f) {
-      int ok = fwrite(data, 1, size, f) == size;
-      ok = (fclose(f) == 0) && ok;
-      if (!ok || rename(tmp, device->pipeline_cache_path) != 0) remove(tmp);
-    }
+    uint64_t key1, key2;
+    pipeline_cache_key(device, &key1, &key2);
+    vkf_cache_file_write(device->pipeline_cache_path, key1, key2, data, size);
   }
   free(data);
 }

@@ -12,24 +12,18 @@
 
 #include "graph/base/env.h"
 #include "graph/base/log.h"
+#include "host/cache_file.h"
 #include "shaders/embedded.h"
+
+/* The largest module accepted from the cache: ours are tens of KiB. */
+#define MAX_SPIRV_BYTES ((size_t)64 << 20)
 
 struct vkf_shader_compiler {
   shaderc_compiler_t shaderc;
-  char cache_dir[1024]; /* "" when caching is off */
-  uint64_t version_hash;  /* compiler + embedded headers: part of every key */
+  char cache_dir[1024];  /* "" when caching is off */
+  uint64_t version_hash; /* compiler + embedded headers: part of every key */
   uint32_t disk_hits, compiles;
 };
-
-uint64_t vkf_hash64(uint64_t seed, const void *data, size_t size) {
-  uint64_t h = seed ^ 0xcbf29ce484222325ull;
-  const unsigned char *p = data;
-  for (size_t i = 0; i < size; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 static int mkdir_p(const char *path) {
   char tmp[1024];
@@ -71,7 +65,7 @@ vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler) {
   unsigned version = 0, revision = 0;
   shaderc_get_spv_version(&version, &revision);
   char tag[64];
-  snprintf(tag, sizeof tag, "shaderc spv %u.%u vkf-key-1", version, revision);
+  snprintf(tag, sizeof tag, "shaderc spv %u.%u vkf-key-2", version, revision);
   uint64_t h = vkf_hash64(0, tag, strlen(tag));
   /* Any embedded header may be #included, so all of them are part of every key. */
   for (unsigned i = 0; i < vkf_embedded_shader_count; i++) {
@@ -130,40 +124,28 @@ static void release_include(void *user, shaderc_include_result *r) {
   free(r);
 }
 
+/* Entries are self-checking files (host/cache_file.h), named by the 128-bit key. */
 static void cache_path(const vkf_shader_compiler *c, uint64_t key1, uint64_t key2, char *out,
                        size_t size) {
-  snprintf(out, size, "%s/%016llx%016llx.spv", c->cache_dir, (unsigned long long)key1,
+  snprintf(out, size, "%s/%016llx%016llx.spv.vkfc", c->cache_dir, (unsigned long long)key1,
            (unsigned long long)key2);
 }
 
-static int read_cached(const char *path, uint32_t **out_words, size_t *out_size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
-  long len = -1;
-  if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
-  uint32_t *words = NULL;
-  int ok = len >= 20 && len % 4 == 0 && fseek(f, 0, SEEK_SET) == 0 &&
-           (words = malloc((size_t)len)) != NULL && fread(words, 1, (size_t)len, f) == (size_t)len &&
-           words[0] == 0x07230203u; /* SPIR-V magic: a torn or foreign file is recompiled */
-  fclose(f);
-  if (!ok) {
-    free(words);
+/* A verified entry must still be a SPIR-V module: the magic and a whole number of words. */
+static int read_cached(const char *path, uint64_t key1, uint64_t key2, uint32_t **out_words,
+                       size_t *out_size) {
+  void *data = NULL;
+  size_t size = 0;
+  if (!vkf_cache_file_load("SPIR-V", path, key1, key2, MAX_SPIRV_BYTES, &data, &size)) return 0;
+  if (size < 20 || size % 4 != 0 || ((const uint32_t *)data)[0] != 0x07230203u) {
+    vkf_log(VKF_LOG_WARN, "SPIR-V cache entry %s holds no SPIR-V module (%zu bytes), rebuilding it",
+            path, size);
+    free(data);
     return 0;
   }
-  *out_words = words;
-  *out_size = (size_t)len;
+  *out_words = data;
+  *out_size = size;
   return 1;
-}
-
-static void write_cached(const char *path, const void *words, size_t size) {
-  char tmp[1300];
-  snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return;
-  int ok = fwrite(words, 1, size, f) == size;
-  ok = (fclose(f) == 0) && ok;
-  /* rename() is atomic: concurrent test processes never see a half-written module. */
-  if (!ok || rename(tmp, path) != 0) remove(tmp);
 }
 
 vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const char *source,
@@ -186,7 +168,7 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
   char path[1200];
   if (c->cache_dir[0]) {
     cache_path(c, key1, key2, path, sizeof path);
-    if (read_cached(path, out_words, out_size)) {
+    if (read_cached(path, key1, key2, out_words, out_size)) {
       c->disk_hits++;
       return VKF_OK;
     }
@@ -194,7 +176,8 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
 
   shaderc_compile_options_t opts = shaderc_compile_options_initialize();
   if (!opts) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "shaderc options");
-  shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
+  shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan,
+                                         shaderc_env_version_vulkan_1_1);
   shaderc_compile_options_set_optimization_level(opts, shaderc_optimization_level_performance);
   shaderc_compile_options_set_include_callbacks(opts, resolve_include, release_include, NULL);
   for (uint32_t i = 0; i < define_count; i++) {
@@ -234,7 +217,7 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
       *out_words = words;
       *out_size = size;
       c->compiles++;
-      if (c->cache_dir[0]) write_cached(path, words, size);
+      if (c->cache_dir[0]) vkf_cache_file_write(path, key1, key2, words, size);
     }
   }
   shaderc_result_release(result);

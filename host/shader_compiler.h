@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "graph/base/status.h"
+#include "host/cache_file.h" /* vkf_hash64, for cache keys elsewhere in host/ */
 
 typedef struct vkf_shader_define {
   const char *name;
@@ -17,7 +18,9 @@ typedef struct vkf_shader_define {
 typedef struct vkf_shader_compiler vkf_shader_compiler;
 
 /* The cache directory is VKF_CACHE_DIR, else $XDG_CACHE_HOME/vkformer, else ~/.cache/vkformer;
- * VKF_NO_CACHE=1 disables it. A directory that cannot be created only disables caching. */
+ * VKF_NO_CACHE=1 disables it. A directory that cannot be created only disables caching. Entries
+ * carry a hash of their key and content (host/cache_file.h): a corrupt one is discarded with a
+ * warning, compiled again and rewritten. */
 vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler);
 void vkf_shader_compiler_destroy(vkf_shader_compiler *compiler);
 /* NULL when disk caching is off. */
@@ -32,8 +35,5 @@ void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *o
 vkf_status vkf_shader_compile(vkf_shader_compiler *compiler, const char *name, const char *source,
                               const vkf_shader_define *defines, uint32_t define_count,
                               uint32_t **out_words, size_t *out_size);
-
-/* 64-bit FNV-1a, exposed for cache keys elsewhere in host/. */
-uint64_t vkf_hash64(uint64_t seed, const void *data, size_t size);
 
 #endif

@@ -109,6 +109,12 @@ vkf_status vkf_ref_l2_normalize(vkf_interp *it, const vkf_node *n) {
   return VKF_OK;
 }
 
+/* A run-time length clamped to [0, n], as the kernels clamp it (graph/ir/ops.def): the masks
+ * below would treat any other value the same way, the clamp says so. */
+static int64_t clamp_len(int32_t len, int64_t n) {
+  return len < 0 ? 0 : len > n ? n : len;
+}
+
 /* softmax over `count` scores where allowed[j]; all-masked gives zeros. */
 static void masked_softmax_row(const double *s, const unsigned char *allowed, int64_t count,
                                float *y) {
@@ -140,7 +146,7 @@ vkf_status vkf_ref_softmax(vkf_interp *it, const vkf_node *n) {
   for (int64_t r = 0; r < rows; r++) {
     int64_t i = r % r_dim, b = r / rows_per_batch;
     int64_t limit = ncols;
-    if (vl) limit = tvl->rank == 1 ? vl[b] : vl[b * r_dim + i];
+    if (vl) limit = clamp_len(tvl->rank == 1 ? vl[b] : vl[b * r_dim + i], ncols);
     for (int64_t j = 0; j < ncols; j++) {
       allowed[j] = j < limit && (!n->attrs.softmax.causal || j <= i + (ncols - r_dim));
       s[j] = (double)x[r * ncols + j] * n->attrs.softmax.scale;
@@ -190,7 +196,7 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
       int64_t kh = hh / (h / hk);
       const float *kb = k + (b * hk + kh) * nk * d;
       const float *vb = v + (b * hk + kh) * nk * dv;
-      int64_t limit = kv_len ? kv_len[b] : nk;
+      int64_t limit = kv_len ? clamp_len(kv_len[b], nk) : nk;
       for (int64_t i = 0; i < nq; i++) {
         const float *qi = q + ((b * h + hh) * nq + i) * d;
         int64_t diag = i + (nk - nq); /* bottom-right aligned diagonal */

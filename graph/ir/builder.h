@@ -53,7 +53,9 @@ vkf_value vkf_l2_normalize(vkf_graph *g, const char *name, vkf_value x, float ep
 /* ---- softmax and attention ---- */
 typedef struct vkf_softmax_options {
   float scale;          /* 0: 1 */
-  vkf_value valid_lens; /* optional i32 [B] or [B, R] for x [B, ..., R, N] (D2L masked_softmax) */
+  vkf_value valid_lens; /* optional i32 [B] or [B, R] for x [B, ..., R, N] (D2L masked_softmax);
+                           run-time values are clamped to [0, N]: negative masks the whole row,
+                           past N masks nothing (never an out-of-bounds read) */
   int causal;           /* row i of R sees column j iff j <= i + (N - R) */
   vkf_value bias;       /* optional additive, broadcastable to x */
 } vkf_softmax_options;
@@ -65,7 +67,9 @@ vkf_value vkf_softmax(vkf_graph *g, const char *name, vkf_value x,
 
 typedef struct vkf_attention_options {
   float scale;      /* 0: 1/sqrt(D) */
-  vkf_value kv_len; /* optional i32 [B]: keys j >= kv_len[b] are padding */
+  vkf_value kv_len; /* optional i32 [B]: keys j >= kv_len[b] are padding; run-time values are
+                       clamped to [0, Nk] (negative: every key masked, a zero row; past Nk: none
+                       masked), so no value reads outside k and v */
   int causal;       /* bottom-right aligned: query i of Nq sees key j iff j <= i + (Nk - Nq) */
   int windowed;     /* 0: no sliding window (window_left/right ignored) */
   int32_t window_left, window_right; /* with windowed: -1 unbounded, else max distance from the

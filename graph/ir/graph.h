@@ -54,12 +54,14 @@ enum {
   VKF_IN_NORM_GAMMA = 1, /* optional [D] */
   VKF_IN_NORM_BETA = 2,  /* optional [D] (layernorm only) */
   VKF_IN_SOFTMAX_X = 0,
-  VKF_IN_SOFTMAX_VALID_LENS = 1, /* optional i32 [B] (per batch) or [B, R] (per row) */
+  VKF_IN_SOFTMAX_VALID_LENS = 1, /* optional i32 [B] (per batch) or [B, R] (per row), clamped to
+                                    [0, N] */
   VKF_IN_SOFTMAX_BIAS = 2,       /* optional, broadcastable to x */
   VKF_IN_ATTENTION_Q = 0,        /* [B, H, Nq, D] (or [B, Nq, D]: one head) */
   VKF_IN_ATTENTION_K = 1,        /* [B, Hkv, Nk, D], H % Hkv == 0 */
   VKF_IN_ATTENTION_V = 2,        /* [B, Hkv, Nk, Dv] */
-  VKF_IN_ATTENTION_KV_LEN = 3,   /* optional i32 [B]: keys at or past kv_len[b] are masked */
+  VKF_IN_ATTENTION_KV_LEN = 3,   /* optional i32 [B]: keys at or past kv_len[b] are masked;
+                                    clamped to [0, Nk] */
   VKF_IN_ATTENTION_BIAS = 4,     /* optional, broadcastable to [B, H, Nq, Nk] */
   VKF_IN_GATHER_TABLE = 0,       /* [V, D] */
   VKF_IN_GATHER_IDS = 1,         /* i32 [...] */

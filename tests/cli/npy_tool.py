@@ -6,6 +6,7 @@
   npy_tool.py ints64 PATH SHAPE VALUES  the same as int64
   npy_tool.py halves PATH SHAPE SEED  like write, as float16
   npy_tool.py compare A B ATOL        exit 1 when any |a - b| > ATOL or shapes differ
+  npy_tool.py zeros PATH START END    exit 1 unless flat elements [START, END) are all 0
 """
 import random
 import struct
@@ -61,6 +62,11 @@ def main():
         worst = max((abs(x - y) for x, y in zip(a, b)), default=0.0)
         if sa != sb or len(a) != len(b) or worst > float(sys.argv[4]):
             print("mismatch: shapes %s vs %s, max |diff| %g" % (sa, sb, worst))
+            sys.exit(1)
+    elif cmd == "zeros":
+        _, values = read(sys.argv[2])
+        part = values[int(sys.argv[3]):int(sys.argv[4])]
+        if len(part) != int(sys.argv[4]) - int(sys.argv[3]) or any(v != 0 for v in part):
             sys.exit(1)
     else:
         sys.exit("unknown command " + cmd)

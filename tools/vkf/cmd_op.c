@@ -2,7 +2,10 @@
  * from .npy files, so any kernel can be checked against numpy.
  *   vkf op matmul --in a.npy --in b.npy --out c.npy [--attr transpose_b=1] [--cpu]
  *   vkf op kv_write --in cache.npy --in rows.npy --in start.npy --out cache_after.npy
- * Optional inputs are named: --in bias=b.npy. Attributes: --attr key=value. */
+ * Optional inputs are named: --in bias=b.npy. Attributes: --attr key=value, each parsed strictly
+ * (tools/vkf/op_attrs.h) and range-checked against the inputs' shapes. */
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +16,14 @@
 #include "models/formats/npy.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/op_attrs.h"
 
-enum { MAX_INPUTS = 8, MAX_ATTRS = 16 };
+enum { MAX_INPUTS = 8, MAX_LENS = 64 };
 
 typedef struct op_args {
-  const char *op;
+  vkf_op_attrs attrs; /* attrs.op is the op's name */
   const char *in_slot[MAX_INPUTS], *in_path[MAX_INPUTS];
   int in_count;
-  const char *attr_key[MAX_ATTRS], *attr_val[MAX_ATTRS];
-  int attr_count;
   const char *out_path, *device;
   int cpu;
 } op_args;
@@ -32,145 +34,187 @@ typedef struct op_inputs {
   int count;
 } op_inputs;
 
-static const char *attr(const op_args *a, const char *key) {
-  for (int i = 0; i < a->attr_count; i++)
-    if (strcmp(a->attr_key[i], key) == 0) return a->attr_val[i];
-  return NULL;
-}
-
-static float attr_f(const op_args *a, const char *key, float fallback) {
-  const char *v = attr(a, key);
-  return v ? strtof(v, NULL) : fallback;
-}
-
-static int attr_i(const op_args *a, const char *key, int fallback) {
-  const char *v = attr(a, key);
-  return v ? atoi(v) : fallback;
-}
-
-/* Parses "1,2,3" into up to `max` integers; returns the count. */
-static int int_list(const char *s, int64_t *out, int max) {
-  int n = 0;
-  while (s && *s && n < max) {
-    char *end;
-    out[n++] = strtoll(s, &end, 10);
-    s = *end == ',' ? end + 1 : NULL;
-  }
-  return n;
-}
-
-/* The positional (unnamed) input number `index`, or the named one. */
-static vkf_value input(const op_args *a, const op_inputs *in, int index, const char *name) {
+/* Index into the inputs of the positional (unnamed) input number `index`, or of the named one;
+ * -1 when absent. */
+static int input_at(const op_args *a, int index, const char *name) {
   int positional = 0;
   for (int i = 0; i < a->in_count; i++) {
     if (a->in_slot[i] ? (name && strcmp(a->in_slot[i], name) == 0) : positional++ == index)
-      return in->values[i];
+      return i;
   }
-  return VKF_NO_VALUE;
+  return -1;
 }
 
-static vkf_activation activation(const char *name) {
-  if (!name || !strcmp(name, "none")) return VKF_ACT_NONE;
-  if (!strcmp(name, "gelu")) return VKF_ACT_GELU_ERF;
-  if (!strcmp(name, "gelu_tanh")) return VKF_ACT_GELU_TANH;
-  if (!strcmp(name, "relu")) return VKF_ACT_RELU;
-  if (!strcmp(name, "silu")) return VKF_ACT_SILU;
-  return VKF_ACT_COUNT;
+static vkf_value input(const op_args *a, const op_inputs *in, int index, const char *name) {
+  int i = input_at(a, index, name);
+  return i < 0 ? VKF_NO_VALUE : in->values[i];
 }
 
-/* Emits the op's node; returns its value (VKF_NO_VALUE + sticky graph error on failure). */
+static const vkf_tensor *input_tensor(vkf_graph *g, const op_args *a, const op_inputs *in,
+                                      int index, const char *name) {
+  vkf_value v = input(a, in, index, name);
+  return v.id ? vkf_graph_tensor(g, v) : NULL;
+}
+
+/* Every value of the int32 input `i` lies in [lo, hi); what else an input holds (its dtype, its
+ * shape) is the builder's to check. `what` names the values in the message. */
+static vkf_status check_int_input(const op_args *a, const op_inputs *in, int i, const char *what,
+                                  int64_t lo, int64_t hi) {
+  if (i < 0 || in->arrays[i].dtype != VKF_NPY_I32) return VKF_OK;
+  const int32_t *v = in->arrays[i].data;
+  size_t n = in->arrays[i].data_size / sizeof(int32_t);
+  for (size_t k = 0; k < n; k++)
+    if (v[k] < lo || v[k] >= hi)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: %s %" PRId32 " at flat index %zu is outside [%" PRId64
+                             ", %" PRId64 ")",
+                             a->in_path[i], what, v[k], k, lo, hi);
+  return VKF_OK;
+}
+
+#define TRY(expr)                        \
+  do {                                   \
+    if ((*out_err = (expr)) != VKF_OK) { \
+      return VKF_NO_VALUE;               \
+    }                                    \
+  } while (0)
+
+static const char *const ACTIVATIONS[] = {"none", "gelu", "gelu_tanh", "relu", "silu", NULL};
+static const vkf_activation ACTIVATION_OF[] = {VKF_ACT_NONE, VKF_ACT_GELU_ERF, VKF_ACT_GELU_TANH,
+                                               VKF_ACT_RELU, VKF_ACT_SILU};
+static const char *const DTYPES[] = {"f32", "f16", "i32", NULL};
+static const vkf_dtype DTYPE_OF[] = {VKF_F32, VKF_F16, VKF_I32};
+
+/* The rank of input 0 minus one, the upper bound of an axis attribute (0 when it is missing:
+ * the builder then names the missing input). */
+static int64_t last_axis(vkf_graph *g, const op_args *a, const op_inputs *in) {
+  const vkf_tensor *x = input_tensor(g, a, in, 0, NULL);
+  return x ? (int64_t)x->rank - 1 : 0;
+}
+
+/* Emits the op's node; returns its value (VKF_NO_VALUE with *out_err, or a sticky graph error). */
 static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_status *out_err) {
-  const char *op = a->op;
+  const char *op = a->attrs.op;
+  const vkf_op_attrs *at = &a->attrs;
   vkf_value x = input(a, in, 0, NULL), y = input(a, in, 1, NULL);
-  *out_err = VKF_OK;
+  *out_err = vkf_op_attrs_check_keys(at);
+  if (*out_err) return VKF_NO_VALUE;
+  int64_t i64;
   if (!strcmp(op, "matmul")) {
-    vkf_matmul_options o = {.transpose_b = attr_i(a, "transpose_b", 0),
-                            .bias = input(a, in, 2, "bias"),
-                            .activation = activation(attr(a, "activation")),
+    int act;
+    vkf_matmul_options o = {.bias = input(a, in, 2, "bias"),
                             .residual = input(a, in, 3, "residual")};
-    if (o.activation == VKF_ACT_COUNT) {
-      *out_err = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                 "unknown activation \"%s\" (none, gelu, gelu_tanh, relu, silu)",
-                                 attr(a, "activation"));
-      return VKF_NO_VALUE;
-    }
+    TRY(vkf_op_attr_int(at, "transpose_b", 0, 1, 0, &i64));
+    o.transpose_b = (int)i64;
+    TRY(vkf_op_attr_choice(at, "activation", ACTIVATIONS, 0, &act));
+    o.activation = ACTIVATION_OF[act];
     return vkf_matmul(g, "op", x, y, &o);
   }
   if (!strcmp(op, "add")) return vkf_add(g, "op", x, y);
   if (!strcmp(op, "sub")) return vkf_sub(g, "op", x, y);
   if (!strcmp(op, "mul")) return vkf_mul(g, "op", x, y);
   if (!strcmp(op, "div")) return vkf_div(g, "op", x, y);
-  if (!strcmp(op, "scale")) return vkf_scale(g, "op", x, attr_f(a, "value", 1.0f));
+  if (!strcmp(op, "scale")) {
+    float value;
+    TRY(vkf_op_attr_float(at, "value", -INFINITY, INFINITY, 1.0f, &value));
+    return vkf_scale(g, "op", x, value);
+  }
   if (!strcmp(op, "gelu")) return vkf_gelu(g, "op", x);
   if (!strcmp(op, "gelu_tanh")) return vkf_gelu_tanh(g, "op", x);
   if (!strcmp(op, "relu")) return vkf_relu(g, "op", x);
   if (!strcmp(op, "silu")) return vkf_silu(g, "op", x);
   if (!strcmp(op, "exp")) return vkf_exp(g, "op", x);
   if (!strcmp(op, "tanh")) return vkf_tanh(g, "op", x);
-  if (!strcmp(op, "layernorm") || !strcmp(op, "rmsnorm")) {
-    vkf_norm_options o = {.eps = attr_f(a, "eps", 0.0f),
-                          .gamma = input(a, in, 1, "gamma"),
-                          .beta = input(a, in, 2, "beta")};
+  if (!strcmp(op, "layernorm") || !strcmp(op, "rmsnorm") || !strcmp(op, "l2_normalize")) {
+    /* 0 picks the op's default; a negative eps would take the square root of a negative. */
+    float eps;
+    TRY(vkf_op_attr_float(at, "eps", 0.0, INFINITY, 0.0f, &eps));
+    if (op[0] == 'l' && op[1] == '2') return vkf_l2_normalize(g, "op", x, eps);
+    vkf_norm_options o = {
+        .eps = eps, .gamma = input(a, in, 1, "gamma"), .beta = input(a, in, 2, "beta")};
     return op[0] == 'l' ? vkf_layernorm(g, "op", x, &o) : vkf_rmsnorm(g, "op", x, &o);
   }
-  if (!strcmp(op, "l2_normalize")) return vkf_l2_normalize(g, "op", x, attr_f(a, "eps", 0.0f));
   if (!strcmp(op, "softmax")) {
-    vkf_softmax_options o = {.scale = attr_f(a, "scale", 0.0f),
-                             .valid_lens = input(a, in, 1, "valid_lens"),
-                             .causal = attr_i(a, "causal", 0),
+    vkf_softmax_options o = {.valid_lens = input(a, in, 1, "valid_lens"),
                              .bias = input(a, in, 2, "bias")};
+    TRY(vkf_op_attr_float(at, "scale", -INFINITY, INFINITY, 0.0f, &o.scale));
+    TRY(vkf_op_attr_int(at, "causal", 0, 1, 0, &i64));
+    o.causal = (int)i64;
+    /* A valid length counts columns: [0, N]. (The device clamps any other value into that range
+     * by design; from the command line it is a mistake worth naming.) */
+    const vkf_tensor *tx = x.id ? vkf_graph_tensor(g, x) : NULL;
+    if (tx)
+      TRY(check_int_input(a, in, input_at(a, 1, "valid_lens"), "valid length", 0,
+                          tx->shape[tx->rank - 1] + 1));
     return vkf_softmax(g, "op", x, &o);
   }
   if (!strcmp(op, "attention")) {
-    vkf_attention_options o = {.scale = attr_f(a, "scale", 0.0f),
-                               .causal = attr_i(a, "causal", 0),
-                               .bias = input(a, in, 3, "bias")};
-    int64_t lens[64];
-    const char *kv = attr(a, "kv_len");
-    if (kv) {
-      int n = int_list(kv, lens, 64);
+    vkf_attention_options o = {.bias = input(a, in, 3, "bias")};
+    TRY(vkf_op_attr_float(at, "scale", -INFINITY, INFINITY, 0.0f, &o.scale));
+    TRY(vkf_op_attr_int(at, "causal", 0, 1, 0, &i64));
+    o.causal = (int)i64;
+    /* kv_len counts keys: [0, Nk], 0 included (a fully padded batch entry gives zero rows, as
+     * the op defines a fully masked row). */
+    const vkf_tensor *tk = input_tensor(g, a, in, 1, NULL);
+    int64_t lens[MAX_LENS];
+    int n = 0;
+    int64_t nk = tk && tk->rank >= 2 ? tk->shape[tk->rank - 2] : INT32_MAX;
+    TRY(vkf_op_attr_ints(at, "kv_len", 0, nk, MAX_LENS, lens, &n));
+    if (n) {
       int32_t *data = vkf_arena_alloc(vkf_graph_arena(g), (size_t)n * sizeof(int32_t));
+      if (!data) TRY(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory"));
       for (int i = 0; i < n; i++) data[i] = (int32_t)lens[i];
       int64_t shape[1] = {n};
       o.kv_len = vkf_graph_constant(g, "kv_len", VKF_I32, 1, shape, data);
     }
-    const char *w = attr(a, "window");
-    if (w) {
-      int64_t lr[2] = {-1, -1};
-      if (int_list(w, lr, 2) != 2) {
-        *out_err = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "window= needs LEFT,RIGHT");
-        return VKF_NO_VALUE;
-      }
-      o.windowed = 1, o.window_left = (int32_t)lr[0], o.window_right = (int32_t)lr[1];
-    }
+    int64_t lr[2];
+    TRY(vkf_op_attr_ints(at, "window", -1, INT32_MAX, 2, lr, &n));
+    if (n == 1)
+      TRY(vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "attribute window=%s needs LEFT,RIGHT",
+                          vkf_op_attr(at, "window")));
+    if (n == 2) o.windowed = 1, o.window_left = (int32_t)lr[0], o.window_right = (int32_t)lr[1];
     return vkf_attention(g, "op", x, y, input(a, in, 2, NULL), &o);
   }
   if (!strcmp(op, "permute")) {
     int64_t axes[VKF_MAX_DIMS];
     uint32_t ax[VKF_MAX_DIMS];
-    int n = int_list(attr(a, "axes"), axes, VKF_MAX_DIMS);
+    int n = 0;
+    TRY(vkf_op_attr_ints(at, "axes", 0, last_axis(g, a, in), VKF_MAX_DIMS, axes, &n));
+    const vkf_tensor *tx = x.id ? vkf_graph_tensor(g, x) : NULL;
+    if (tx && n != (int)tx->rank)
+      TRY(vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                          "attribute axes needs one entry per dim "
+                          "of the input (%u)",
+                          tx->rank));
     for (int i = 0; i < n; i++) ax[i] = (uint32_t)axes[i];
-    if (n != (int)vkf_graph_tensor(g, x)->rank) {
-      *out_err = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "axes= needs one entry per dim");
-      return VKF_NO_VALUE;
-    }
     return vkf_copy(g, "op", vkf_permute(g, "view", x, ax));
   }
-  if (!strcmp(op, "slice"))
-    return vkf_copy(g, "op", vkf_slice(g, "view", x, (uint32_t)attr_i(a, "axis", 0),
-                                       attr_i(a, "start", 0), attr_i(a, "end", 0)));
+  if (!strcmp(op, "slice")) {
+    int64_t axis, start, end;
+    TRY(vkf_op_attr_int(at, "axis", 0, last_axis(g, a, in), 0, &axis));
+    TRY(vkf_op_attr_int(at, "start", INT64_MIN, INT64_MAX, 0, &start));
+    TRY(vkf_op_attr_int(at, "end", INT64_MIN, INT64_MAX, 0, &end));
+    return vkf_copy(g, "op", vkf_slice(g, "view", x, (uint32_t)axis, start, end));
+  }
   if (!strcmp(op, "copy")) return vkf_copy(g, "op", x);
   if (!strcmp(op, "cast")) {
-    const char *d = attr(a, "dtype");
-    vkf_dtype dt = d && !strcmp(d, "f16") ? VKF_F16 : d && !strcmp(d, "i32") ? VKF_I32 : VKF_F32;
-    return vkf_cast(g, "op", x, dt);
+    int d;
+    TRY(vkf_op_attr_choice(at, "dtype", DTYPES, 0, &d));
+    return vkf_cast(g, "op", x, DTYPE_OF[d]);
   }
   if (!strcmp(op, "concat")) {
     vkf_value xs[MAX_INPUTS];
     for (int i = 0; i < in->count; i++) xs[i] = in->values[i];
-    return vkf_concat(g, "op", xs, (uint32_t)in->count, (uint32_t)attr_i(a, "axis", 0));
+    TRY(vkf_op_attr_int(at, "axis", 0, last_axis(g, a, in), 0, &i64));
+    return vkf_concat(g, "op", xs, (uint32_t)in->count, (uint32_t)i64);
   }
-  if (!strcmp(op, "gather")) return vkf_gather(g, "op", x, y);
+  if (!strcmp(op, "gather")) {
+    /* The interpreter stops at an id outside the table; the device kernel cannot report one, so
+     * ids are checked here, before either runs. */
+    const vkf_tensor *table = input_tensor(g, a, in, 0, NULL);
+    if (table) TRY(check_int_input(a, in, input_at(a, 1, NULL), "id", 0, table->shape[0]));
+    return vkf_gather(g, "op", x, y);
+  }
   if (!strcmp(op, "patch_embed")) return vkf_patch_embed(g, "op", x, y, input(a, in, 2, "bias"));
   if (!strcmp(op, "mean_pool")) return vkf_mean_pool(g, "op", x, input(a, in, 1, "mask"));
   if (!strcmp(op, "kv_write")) /* --in cache --in rows --in start: the cache after the write */
@@ -179,7 +223,8 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
                              "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
                              "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
                              "softmax, attention, permute, slice, copy, cast, concat, gather, "
-                             "patch_embed, mean_pool, kv_write)", op);
+                             "patch_embed, mean_pool, kv_write)",
+                             op);
   return VKF_NO_VALUE;
 }
 
@@ -237,8 +282,9 @@ static vkf_status run(const op_args *a) {
       st = vkf_status_make(VKF_STATUS_DEVICE, "validation reported errors");
   }
   if (!st) {
-    vkf_npy_dtype nd = ot->dtype == VKF_F16 ? VKF_NPY_F16 : ot->dtype == VKF_I32 ? VKF_NPY_I32
-                                                                                 : VKF_NPY_F32;
+    vkf_npy_dtype nd = ot->dtype == VKF_F16   ? VKF_NPY_F16
+                       : ot->dtype == VKF_I32 ? VKF_NPY_I32
+                                              : VKF_NPY_F32;
     st = vkf_npy_save(a->out_path, nd, (int)ot->rank, ot->shape, result);
   }
   free(result);
@@ -260,29 +306,34 @@ int vkf_cli_op(int argc, char **argv) {
       } else {
         a.in_path[a.in_count++] = v;
       }
-    } else if (!strcmp(arg, "--attr") && i + 1 < argc && a.attr_count < MAX_ATTRS) {
+    } else if (!strcmp(arg, "--attr") && i + 1 < argc) {
       char *v = argv[++i], *eq = strchr(v, '=');
-      if (!eq) return vkf_cli_fail(vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                                                   "--attr needs key=value, got \"%s\"", v));
+      if (!eq)
+        return vkf_cli_fail(
+            vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--attr needs key=value, got \"%s\"", v));
+      if (a.attrs.count == VKF_OP_MAX_ATTRS)
+        return vkf_cli_fail(
+            vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "more than %d --attr", VKF_OP_MAX_ATTRS));
       *eq = 0;
-      a.attr_key[a.attr_count] = v;
-      a.attr_val[a.attr_count++] = eq + 1;
+      a.attrs.key[a.attrs.count] = v;
+      a.attrs.val[a.attrs.count++] = eq + 1;
     } else if (!strcmp(arg, "--out") && i + 1 < argc) {
       a.out_path = argv[++i];
     } else if (!strcmp(arg, "--device") && i + 1 < argc) {
       a.device = argv[++i];
     } else if (!strcmp(arg, "--cpu")) {
       a.cpu = 1;
-    } else if (arg[0] != '-' && !a.op) {
-      a.op = arg;
+    } else if (arg[0] != '-' && !a.attrs.op) {
+      a.attrs.op = arg;
     } else {
       fprintf(stderr, "vkf op: unexpected argument \"%s\"\n", arg);
       return 2;
     }
   }
-  if (!a.op || !a.out_path || a.in_count == 0) {
-    fprintf(stderr, "usage: vkf op OP --in [slot=]x.npy ... --out y.npy [--attr key=value ...] "
-                    "[--cpu] [--device N|NAME]\n");
+  if (!a.attrs.op || !a.out_path || a.in_count == 0) {
+    fprintf(stderr,
+            "usage: vkf op OP --in [slot=]x.npy ... --out y.npy [--attr key=value ...] "
+            "[--cpu] [--device N|NAME]\n");
     return 2;
   }
   vkf_status st = run(&a);
