@@ -99,9 +99,9 @@ $npy halves "$tmp/half.npy" 1,3,32,32 1
 expect_error forward "f16 pixels" "float16 data" --model tests/models/data/vit_tiny --in pixel_values="$tmp/half.npy" --out logits="$tmp/x.npy"
 $npy write "$tmp/small.npy" 1,3,16,16 1
 expect_error forward "wrong image size" "input pixel_values: shape \[1,3,16,16\], expected \[-1,3,32,32\]" --model tests/models/data/vit_tiny --in pixel_values="$tmp/small.npy" --out logits="$tmp/x.npy"
-mkdir "$tmp/t5"
-echo '{"architectures": ["T5ForConditionalGeneration"], "model_type": "t5"}' >"$tmp/t5/config.json"
-expect_error forward "unknown architecture" 'architecture "T5ForConditionalGeneration" (model_type "t5") is not supported' --model "$tmp/t5" --list
+mkdir "$tmp/xlnet"
+echo '{"architectures": ["XLNetLMHeadModel"], "model_type": "xlnet"}' >"$tmp/xlnet/config.json"
+expect_error forward "unknown architecture" 'architecture "XLNetLMHeadModel" (model_type "xlnet") is not supported' --model "$tmp/xlnet" --list
 expect_error forward "missing folder" "no-such-model" --model "$tmp/no-such-model" --list
 mkdir "$tmp/dir_config" "$tmp/dir_config/config.json"
 expect_error forward "config.json a directory" "config.json: is a directory, not a file" --model "$tmp/dir_config" --list

@@ -86,7 +86,7 @@ cp $D/gpt2/tokenizer.json "$tmp/talk/"
 expect_error generate "context too small" "plus 32 new tokens exceeds the context of 20" --model $D/llama_tiny --ids "$P0" --max-new-tokens 32 --ctx 20
 expect_error generate "ctx past the positions" "ctx 128 is past the model's 64 positions" --model $D/gpt2_tiny --ids "$P0" --ctx 128
 expect_error generate "id outside the vocabulary" "entry 1 is not an id in \[0, 256)" --model $D/llama_tiny --ids 1,256
-expect_error generate "not a decoder" "BertForMaskedLM is not a decoder-only language model" --model $D/bert_tiny --ids 1,2
+expect_error generate "not a language model" "BertForMaskedLM is not a language model" --model $D/bert_tiny --ids 1,2
 expect_error generate "prompt ids past the vocabulary" "the tokenizer gives id 265 (token 1), outside the model's vocabulary of 256" --model "$tmp/talk" --prompt "a b"
 expect_error generate "prompt without a tokenizer" "tokenizer.json" --model $D/llama_tiny --prompt "hello"
 expect_error generate "one prompt for --save-logits" "save-logits takes one prompt" --model $D/llama_tiny --ids 1,2 --ids 1,3 --save-logits "$tmp/x.npy"
