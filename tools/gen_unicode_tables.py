@@ -12,7 +12,7 @@ import sys
 import unicodedata
 
 # Property bits; models/text/unicode.h mirrors these values.
-REMOVE = 1 << 0       # dropped by BertTokenizer._clean_text: U+0000, U+FFFD, category C* but \t \n \r
+REMOVE = 1 << 0       # dropped by BertNormalizer clean_text: U+0000, U+FFFD, category C* but Cn, \t \n \r
 SPACE = 1 << 1        # _is_whitespace: ' ', \t, \n, \r, category Zs (becomes ' ')
 SPLIT = 1 << 2        # str.split() separator (str.isspace) that survives cleaning (U+2028, U+2029)
 PUNCT = 1 << 3        # _is_punctuation: ASCII non-alphanumeric or category P*
@@ -44,7 +44,10 @@ def props_of(cp):
     ch = chr(cp)
     cat = unicodedata.category(ch)
     p = 0
-    if cp == 0 or cp == 0xFFFD or (cat.startswith("C") and ch not in "\t\n\r"):
+    # The fast tokenizer's BertNormalizer (the `tokenizers` library, what sentence-transformers
+    # runs) drops controls, formats, surrogates and private use, but keeps unassigned code points
+    # (category Cn), which then become [UNK]; Python's slow BertTokenizer drops those too.
+    if cp == 0 or cp == 0xFFFD or (cat.startswith("C") and cat != "Cn" and ch not in "\t\n\r"):
         p |= REMOVE
     if ch in " \t\n\r" or cat == "Zs":
         p |= SPACE

@@ -75,9 +75,7 @@ TOKENIZE_MINILM = [
     "a  \t b\n\nc",
     "x = foo(3.14159) + bar[2];",
     "supercalifragilisticexpialidocious",
-    # Not "ΟΔΥΣΣΕΥΣ": transformers 4.38 (slow and fast) lowercase character by character, so a
-    # word-final capital sigma becomes σ, while the committed tokenizer goldens (transformers 5's
-    # BertTokenizerLegacy) apply Python's Final_Sigma rule (ς), which the C tokenizer follows.
+    # "ΟΔΥΣΣΕΥΣ" and the other sigma cases: tests/models/tokenizer_cases.txt (fast tokenizer: σ).
     "",
     "hello [SEP] world",
     "ÉCOLE",

@@ -1,6 +1,6 @@
 /* The WordPiece tokenizer: vocab.txt + tokenizer_config.json loading, a hashed vocabulary, and
- * BertTokenizer's pipeline (special-token split, clean, CJK split, lower, strip accents,
- * punctuation split, greedy WordPiece) up to padded, masked batches. */
+ * BertTokenizerFast's pipeline (special tokens split from the raw text, clean, CJK split, lower,
+ * strip accents, punctuation split, greedy WordPiece) up to padded, masked batches. */
 #include "models/text/tokenizer.h"
 
 #include <cjson/cJSON.h>
@@ -350,19 +350,11 @@ static int special_match(const vkf_tokenizer *tok, const uint32_t *cps, size_t n
 /* One whitespace-delimited word (cleaned, CJK already apart): the BasicTokenizer steps after the
  * split, then WordPiece on each punctuation-delimited piece. */
 static void encode_word(encoder *e, const uint32_t *cps, size_t n) {
-  size_t special_size = 0;
-  int s = special_match(e->tok, cps, n, &special_size);
-  if (s >= 0 && special_size == n) { /* never_split: a bare special token stays whole */
-    emit(e, e->tok->special_ids[s]);
-    return;
-  }
   e->lowered.count = 0;
   for (size_t i = 0; i < n && !e->oom; i++) {
     if (!u32_reserve(&e->lowered, 3)) {
       e->oom = 1;
-    } else if (vkf_unicode_final_sigma(cps, n, i)) {
-      e->lowered.data[e->lowered.count++] = 0x3C2;
-    } else {
+    } else { /* code point by code point, as Rust's char::to_lowercase: Σ is always σ */
       e->lowered.count += vkf_unicode_lower_cp(cps[i], e->lowered.data + e->lowered.count);
     }
   }
@@ -382,13 +374,6 @@ static void encode_word(encoder *e, const uint32_t *cps, size_t n) {
     if (!(vkf_unicode_props(e->stripped.data[i]) & VKF_UNICODE_MN)) {
       e->stripped.data[kept++] = e->stripped.data[i];
     }
-  }
-  /* BasicTokenizer skips the punctuation split for a word that became a special token's text
-   * ("<MASK>" lowered to "<mask>"); WordPiece then finds it whole in the vocabulary. */
-  s = special_match(e->tok, e->stripped.data, kept, &special_size);
-  if (s >= 0 && special_size == kept) {
-    emit(e, e->tok->special_ids[s]);
-    return;
   }
   size_t start = 0;
   for (size_t i = 0; i < kept && !e->full; i++) {

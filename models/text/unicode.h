@@ -10,7 +10,8 @@
 
 /* Property bits; tools/gen_unicode_tables.py writes the same values. */
 enum {
-  VKF_UNICODE_REMOVE = 1u << 0, /* dropped when cleaning: U+0000, U+FFFD, category C* but \t\n\r */
+  VKF_UNICODE_REMOVE = 1u << 0, /* dropped when cleaning: U+0000, U+FFFD, category C* but Cn
+                                   (unassigned, kept as the fast tokenizer keeps it) and \t\n\r */
   VKF_UNICODE_SPACE = 1u << 1,  /* ' ', \t, \n, \r or category Zs: cleaned to ' ' */
   VKF_UNICODE_SPLIT = 1u << 2,  /* other separators Python's str.split() honours (U+2028/9) */
   VKF_UNICODE_PUNCT = 1u << 3,  /* ASCII non-alphanumeric or category P* */
