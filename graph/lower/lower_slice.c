@@ -8,9 +8,10 @@
  * by position). A matmul whose weight alone is too big (an LM head [vocab, D] read as B [N, K])
  * is sliced along N instead: rows of B, columns of the output, the bias and the residual; one
  * whose leading dims are down to a single index and still too big is sliced along M (rows of A,
- * the output and the residual). (Gather slices its own table in lower_gather.c.) What still does
- * not fit is refused by vkf_plan_check_limits and split into runs by the caller (batch_split.c).
- */
+ * the output and the residual). Attention, patch embedding, gather and mean pooling, whose
+ * operands carry the batch as dim 0 (kv_len [B], ids [B, T], images [B, C, H, W]), are sliced
+ * along that dim. (Gather slices its own table in lower_gather.c.) What still does not fit is
+ * refused by vkf_plan_check_limits and split into runs by the caller (batch_split.c). */
 #include "graph/lower/lower.h"
 
 /* Bytes vkf_lower_bind would bind for `t`. */
@@ -170,8 +171,68 @@ static int sliced_along_m(const vkf_lower_ctx *ctx, vkf_lower_fn fn, const vkf_l
   return 1;
 }
 
+/* Ops whose operands carry the batch as dim 0 without lining up right-aligned with the output
+ * (attention's kv_len [B], patch_embed's image [B, C, H, W] -> [B, N, E], gather's ids [B, T] ->
+ * [B, T, D], mean_pool's mask): a bit per input slot that carries dim 0; 0: not such an op. The
+ * attention bias carries it when it has the output's rank (it broadcasts right-aligned). */
+static uint32_t batch_first_slots(const vkf_lower_node *n) {
+  switch (n->op) {
+    case VKF_OP_ATTENTION: {
+      const vkf_plan_tensor *q = &n->inputs[VKF_IN_ATTENTION_Q];
+      const vkf_plan_tensor *bias = &n->inputs[VKF_IN_ATTENTION_BIAS];
+      uint32_t slots = 1u << VKF_IN_ATTENTION_Q | 1u << VKF_IN_ATTENTION_K |
+                       1u << VKF_IN_ATTENTION_V | 1u << VKF_IN_ATTENTION_KV_LEN;
+      if (n->input_count > VKF_IN_ATTENTION_BIAS && vkf_plan_tensor_present(bias) &&
+          bias->rank == q->rank)
+        slots |= 1u << VKF_IN_ATTENTION_BIAS;
+      return slots;
+    }
+    case VKF_OP_PATCH_EMBED: return 1u << VKF_IN_PATCH_IMAGE;
+    case VKF_OP_GATHER: return 1u << VKF_IN_GATHER_IDS;
+    case VKF_OP_MEAN_POOL: return 1u << VKF_IN_POOL_X | 1u << VKF_IN_POOL_MASK;
+    default: return 0;
+  }
+}
+
+/* Batch rows [start, start + len) of a batch-first op: dim 0 of the output and of every slot in
+ * `slots` that has the whole batch there (a size-1 dim broadcasts and stays whole). */
+static vkf_lower_node slice_batch_first(const vkf_lower_node *n, uint32_t slots, int64_t start,
+                                        int64_t len) {
+  vkf_lower_node s = *n;
+  int64_t full = n->output.shape[0];
+  for (uint32_t i = 0; i <= n->input_count; i++) {
+    vkf_plan_tensor *t = i < n->input_count ? &s.inputs[i] : &s.output;
+    if (i < n->input_count && (!(slots >> i & 1) || !vkf_plan_tensor_present(t))) continue;
+    if (t->rank < 1 || t->shape[0] != full) continue;
+    t->offset += (uint64_t)(start * t->strides[0]) * vkf_dtype_size(t->dtype);
+    t->shape[0] = len;
+  }
+  return s;
+}
+
+/* Halves the batch of a batch-first op until its bindings fit, one dispatch group per slice (a
+ * single row that still does not fit goes to the op and the limit check as it is). */
+static vkf_status sliced_batch_first(const vkf_lower_ctx *ctx, vkf_lower_fn fn,
+                                     const vkf_lower_node *n, uint32_t slots) {
+  int64_t full = n->output.shape[0], len = full;
+  for (;;) {
+    vkf_lower_node s = slice_batch_first(n, slots, 0, len);
+    if (fits(ctx, &s) || len <= 1) break;
+    len = (len + 1) / 2;
+  }
+  for (int64_t start = 0; start < full; start += len) {
+    vkf_lower_node s = slice_batch_first(n, slots, start, start + len <= full ? len : full - start);
+    VKF_RETURN_IF_ERROR(fn(ctx, &s));
+  }
+  return VKF_OK;
+}
+
 vkf_status vkf_lower_sliced(const vkf_lower_ctx *ctx, vkf_lower_fn fn, const vkf_lower_node *n) {
   uint32_t rows = row_dims(n);
+  uint32_t batch_slots = batch_first_slots(n);
+  if (batch_slots && ctx->caps->max_storage_buffer_range && n->output.rank >= 1 &&
+      n->output.shape[0] > 1 && strides_non_negative(n) && !fits(ctx, n))
+    return sliced_batch_first(ctx, fn, n, batch_slots);
   const vkf_plan_tensor *out = &n->output;
   if (!ctx->caps->max_storage_buffer_range || rows == UINT32_MAX || !strides_non_negative(n) ||
       fits(ctx, n))

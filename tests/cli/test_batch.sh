@@ -122,13 +122,24 @@ grep -q "^batch split: batch 12: 3 runs of 4 rows; the whole batch exceeds: node
 "$VKF" dump --model "$D/vit_tiny" --stage plan --batch 12 >"$tmp/plan1.txt" 2>"$tmp/err"
 grep -q "^batch split: batch 12: 1 run" "$tmp/plan1.txt" && ok || bad "dump one run: $(head -1 "$tmp/plan1.txt")"
 
-# One row that alone exceeds a limit: bert_tiny's logits at 128 tokens are 112 KiB.
+# One row that alone exceeds a limit: llama_tiny (rotary positions, any length) at 300 tokens,
+# whose embedded row is 75 KiB: an error naming the node and the limit. (bert_tiny's logits at
+# 128 tokens, 112 KiB, are sliced along the rows instead: they run.)
 v=()
-for ((t = 0; t < 128; t++)); do v+=($(((t * 7 + 3) % 219))); done
-$npy ints "$tmp/long.npy" 2,128 "$(IFS=,; echo "${v[*]} ${v[*]}" | tr ' ' ',')"
+for ((t = 0; t < 300; t++)); do v+=($(((t * 7 + 3) % 256))); done
+$npy ints "$tmp/long.npy" 2,300 "$(IFS=,; echo "${v[*]},${v[*]}")"
 export VKF_DEVICE_PROFILE=tiny-buffers
 expect_error forward "one row too big" "even one batch row exceeds the device's limits: node \".*\" (.*): binding [0-9] spans [0-9]* bytes, over the device's maxStorageBufferRange (65536 bytes)" \
-  --model "$D/bert_tiny" --in input_ids="$tmp/long.npy" --out logits="$tmp/long_out.npy"
+  --model "$D/llama_tiny" --in input_ids="$tmp/long.npy" --out logits="$tmp/long_out.npy"
+v=()
+for ((t = 0; t < 128; t++)); do v+=($(((t * 7 + 3) % 219))); done
+$npy ints "$tmp/long_bert.npy" 1,128 "$(IFS=,; echo "${v[*]}")"
+if "$VKF" forward --model "$D/bert_tiny" --in input_ids="$tmp/long_bert.npy" --out logits="$tmp/lb_small.npy" 2>"$tmp/err"; then
+  unset VKF_DEVICE_PROFILE
+  if "$VKF" forward --model "$D/bert_tiny" --in input_ids="$tmp/long_bert.npy" --out logits="$tmp/lb.npy" 2>"$tmp/err"; then
+    compare "bert_tiny logits sliced along the rows" "$tmp/lb_small.npy" "$tmp/lb.npy" 1e-6
+  else bad "bert_tiny 128 tokens: $(cat "$tmp/err")"; fi
+else bad "bert_tiny 128 tokens under tiny-buffers: $(cat "$tmp/err")"; fi
 unset VKF_DEVICE_PROFILE
 
 vkf_summary
