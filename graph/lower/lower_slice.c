@@ -4,7 +4,7 @@
  * (KV_WRITE slices itself in lower_kv_write.c: its `start` is indexed per batch.)
  * Only ops whose leading output dims map one to one onto the inputs' right-aligned leading dims
  * (or broadcast over them) are sliced: matmul, elementwise ops and generated chains, copies and
- * casts of one shape, layernorm / RMSNorm and softmax without valid lengths (those index batches
+ * casts of one shape, concats (the dims before the axis), layernorm / RMSNorm and softmax without valid lengths (those index batches
  * by position). A matmul whose weight alone is too big (an LM head [vocab, D] read as B [N, K])
  * is sliced along N instead: rows of B, columns of the output, the bias and the residual; one
  * whose leading dims are down to a single index and still too big is sliced along M (rows of A,
@@ -45,6 +45,13 @@ static uint32_t row_dims(const vkf_lower_node *n) {
      * every output element to the input element at the same index. */
     case VKF_OP_COPY: case VKF_OP_CAST:
       return n->input_count == 1 && same_shape(&n->inputs[0], &n->output) ? 0 : UINT32_MAX;
+    /* A concat is a copy per input: the dims before its axis are shared by all. */
+    case VKF_OP_CONCAT: {
+      for (uint32_t i = 0; i < n->input_count; i++)
+        if (n->inputs[i].rank != n->output.rank) return UINT32_MAX;
+      return n->attrs->concat.axis < n->output.rank ? n->output.rank - n->attrs->concat.axis
+                                                     : UINT32_MAX;
+    }
     case VKF_OP_FUSED_ELEMENTWISE: return 0;
     case VKF_OP_MATMUL: return 2;
     case VKF_OP_LAYERNORM: case VKF_OP_RMSNORM: return 1;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Any batch on any device (issue #18 item 8): under VKF_DEVICE_PROFILE=tiny-buffers (64 KiB
-# storage bindings, 4 MiB allocations) the tiny checkpoints' batches need several runs; classify,
+# storage bindings and allocations) the tiny checkpoints' batches need several runs; classify,
 # embed and forward (bert_tiny, vit_tiny, gpt2_tiny) must give every row what it gets when run
 # alone (within 1e-6) and what the whole batch gets in one run on the real caps; the split shows
 # in `vkf dump --stage plan` and in the info log; a row that alone exceeds a limit is a one-line
@@ -49,10 +49,9 @@ forward_case() {
   compare "$name split vs each row alone" "$tmp/${name}_split.npy" "$tmp/${name}_alone.npy" 1e-6
 }
 
-# Token ids: 6 rows of 32, every row different (bert_tiny: 219 ids; gpt2_tiny: 256). The fused
-# QKV output of one row (12 KiB in bert_tiny, 18 KiB in gpt2_tiny) feeds the attention, which is
-# not sliced: 5 and 3 rows fit 64 KiB, so both split into 2 runs of 3 (vit_tiny's 12 KiB of
-# pixels per row likewise, in patch_embed).
+# Token ids: 6 rows of 32, every row different (bert_tiny: 219 ids; gpt2_tiny: 256). Big nodes
+# are sliced; the arena (20 KiB per row in bert_tiny, 40 KiB in gpt2_tiny) and vit_tiny's 12 KiB
+# of pixels per row outgrow 64 KiB allocations, so each batch runs as 2 to 6 runs.
 ids() { # VOCAB OUT
   local v=() r t
   for ((r = 0; r < 6; r++)); do for ((t = 0; t < 32; t++)); do v+=($(((r * 37 + t * 11 + 5) % $1))); done; done
@@ -116,7 +115,7 @@ else bad "embed split: $(cat "$tmp/err")"; fi
 
 # dump --stage plan shows the split the runs use (and one run on the real caps).
 VKF_DEVICE_PROFILE=tiny-buffers "$VKF" dump --model "$D/vit_tiny" --stage plan --batch 12 >"$tmp/plan.txt" 2>"$tmp/err"
-grep -q "^batch split: batch 12: 3 runs of 4 rows; the whole batch exceeds: node \".*\" (.*): binding [0-9] spans [0-9]* bytes, over the device's maxStorageBufferRange (65536 bytes)$" "$tmp/plan.txt" &&
+grep -q "^batch split: batch 12: 3 runs of 4 rows; the whole batch exceeds: .* [0-9]* bytes, over the device's max[A-Za-z]* (65536 bytes)$" "$tmp/plan.txt" &&
   grep -Eq "^plan: [0-9]+ buffers, [0-9]+ dispatches, [0-9]+ barriers$" "$tmp/plan.txt" && ok ||
   bad "dump split: $(head -3 "$tmp/plan.txt") $(cat "$tmp/err")"
 "$VKF" dump --model "$D/vit_tiny" --stage plan --batch 12 >"$tmp/plan1.txt" 2>"$tmp/err"
