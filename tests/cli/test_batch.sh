@@ -122,8 +122,8 @@ grep -q "^batch split: batch 12: 3 runs of 4 rows; the whole batch exceeds: .* [
 grep -q "^batch split: batch 12: 1 run" "$tmp/plan1.txt" && ok || bad "dump one run: $(head -1 "$tmp/plan1.txt")"
 
 # One row that alone exceeds a limit: llama_tiny (rotary positions, any length) at 300 tokens,
-# whose embedded row is 75 KiB: an error naming the node and the limit. (bert_tiny's logits at
-# 128 tokens, 112 KiB, are sliced along the rows instead: they run.)
+# whose embedded row is 75 KiB (a gather of one sequence is not sliced), and bert_tiny at 128
+# tokens, whose arena is 80 KiB: errors naming the node or buffer and the limit.
 v=()
 for ((t = 0; t < 300; t++)); do v+=($(((t * 7 + 3) % 256))); done
 $npy ints "$tmp/long.npy" 2,300 "$(IFS=,; echo "${v[*]},${v[*]}")"
@@ -133,12 +133,13 @@ expect_error forward "one row too big" "even one batch row exceeds the device's 
 v=()
 for ((t = 0; t < 128; t++)); do v+=($(((t * 7 + 3) % 219))); done
 $npy ints "$tmp/long_bert.npy" 1,128 "$(IFS=,; echo "${v[*]}")"
-if "$VKF" forward --model "$D/bert_tiny" --in input_ids="$tmp/long_bert.npy" --out logits="$tmp/lb_small.npy" 2>"$tmp/err"; then
-  unset VKF_DEVICE_PROFILE
-  if "$VKF" forward --model "$D/bert_tiny" --in input_ids="$tmp/long_bert.npy" --out logits="$tmp/lb.npy" 2>"$tmp/err"; then
-    compare "bert_tiny logits sliced along the rows" "$tmp/lb_small.npy" "$tmp/lb.npy" 1e-6
-  else bad "bert_tiny 128 tokens: $(cat "$tmp/err")"; fi
-else bad "bert_tiny 128 tokens under tiny-buffers: $(cat "$tmp/err")"; fi
+expect_error forward "one row's arena too big" "even one batch row exceeds the device's limits: plan buffer \"arena\": [0-9]* bytes, over the device's maxMemoryAllocationSize (65536 bytes)" \
+  --model "$D/bert_tiny" --in input_ids="$tmp/long_bert.npy" --out logits="$tmp/long_out.npy"
+# generate does not split its prompts: 12 prompts that do not fit are one clear line too.
+prompts=()
+for ((i = 0; i < 12; i++)); do prompts+=(--ids "$(seq -s, 3 40)"); done
+expect_error generate "prefill of many prompts" "over\|exceed.* the device's max[A-Za-z]*" \
+  --model "$D/gpt2_tiny" "${prompts[@]}" --max-new-tokens 2 --greedy
 unset VKF_DEVICE_PROFILE
 
 vkf_summary
