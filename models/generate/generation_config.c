@@ -20,6 +20,11 @@ static const vkf_generation_config k_defaults = {
     .top_k = 50,
     .top_p = 1.0,
     .repetition_penalty = 1.0,
+    .num_beams = 1,
+    .length_penalty = 1.0,
+    .min_new_tokens = -1,
+    .forced_bos_token_id = -1,
+    .decoder_start_token_id = -1,
 };
 
 /* ---- files ---- */
@@ -50,30 +55,45 @@ static vkf_status get_number(const char *file, const cJSON *item, const char *ke
   return VKF_OK;
 }
 
-static vkf_status get_eos(const char *file, const cJSON *item, vkf_generation_config *c) {
+/* An int or a list of ints ("eos_token_id", "forced_eos_token_id") into
+ * ids[VKF_GENERATION_MAX_EOS]. */
+static vkf_status get_id_list(const char *file, const cJSON *item, const char *key, int64_t *ids,
+                              size_t *count) {
   if (vkf_json_is_int(item)) {
-    c->eos_token_ids[0] = (int64_t)item->valuedouble;
-    c->eos_token_id_count = 1;
+    ids[0] = (int64_t)item->valuedouble;
+    *count = 1;
     return VKF_OK;
   }
   if (!cJSON_IsArray(item))
     return vkf_status_make(VKF_STATUS_PARSE,
-                           "%s: field \"eos_token_id\" must be an integer or a list of integers",
-                           file);
+                           "%s: field \"%s\" must be an integer or a list of integers", file, key);
   int n = cJSON_GetArraySize(item);
   if (n > VKF_GENERATION_MAX_EOS)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: field \"eos_token_id\" lists %d ids, more than %d", file, n,
-                           VKF_GENERATION_MAX_EOS);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: field \"%s\" lists %d ids, more than %d",
+                           file, key, n, VKF_GENERATION_MAX_EOS);
   size_t i = 0;
   for (const cJSON *e = item->child; e; e = e->next, i++) {
     if (!vkf_json_is_int(e))
-      return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"eos_token_id\"[%zu] is not an integer",
-                             file, i);
-    c->eos_token_ids[i] = (int64_t)e->valuedouble;
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\"[%zu] is not an integer", file, key,
+                             i);
+    ids[i] = (int64_t)e->valuedouble;
   }
-  c->eos_token_id_count = i;
+  *count = i;
   return VKF_OK;
+}
+
+/* "early_stopping": true, false or "never" (BeamHypotheses' three modes). */
+static vkf_status get_early_stopping(const char *file, const cJSON *item, vkf_early_stopping *out) {
+  if (cJSON_IsBool(item)) {
+    *out = cJSON_IsTrue(item) ? VKF_EARLY_STOPPING_TRUE : VKF_EARLY_STOPPING_FALSE;
+    return VKF_OK;
+  }
+  if (cJSON_IsString(item) && !strcmp(item->valuestring, "never")) {
+    *out = VKF_EARLY_STOPPING_NEVER;
+    return VKF_OK;
+  }
+  return vkf_status_make(VKF_STATUS_PARSE,
+                         "%s: field \"early_stopping\" must be true, false or \"never\"", file);
 }
 
 /* Whether each field still holds GenerationConfig's default (from_model_config's test for taking
@@ -90,13 +110,38 @@ static bool at_default(const vkf_generation_config *c, const char *key) {
   if (!strcmp(key, "top_k")) return c->top_k == d->top_k;
   if (!strcmp(key, "top_p")) return c->top_p == d->top_p;
   if (!strcmp(key, "repetition_penalty")) return c->repetition_penalty == d->repetition_penalty;
+  if (!strcmp(key, "num_beams")) return c->num_beams == d->num_beams;
+  if (!strcmp(key, "length_penalty")) return c->length_penalty == d->length_penalty;
+  if (!strcmp(key, "early_stopping")) return c->early_stopping == d->early_stopping;
+  if (!strcmp(key, "min_length")) return c->min_length == d->min_length;
+  if (!strcmp(key, "min_new_tokens")) return c->min_new_tokens == d->min_new_tokens;
+  if (!strcmp(key, "forced_bos_token_id")) return c->forced_bos_token_id == d->forced_bos_token_id;
+  if (!strcmp(key, "forced_eos_token_id")) return c->forced_eos_token_id_count == 0;
+  if (!strcmp(key, "decoder_start_token_id"))
+    return c->decoder_start_token_id == d->decoder_start_token_id;
   return c->no_repeat_ngram_size == d->no_repeat_ngram_size;
 }
 
 static const char *const k_fields[] = {
-    "eos_token_id",   "bos_token_id",       "pad_token_id",         "max_length",
-    "max_new_tokens", "do_sample",          "temperature",          "top_k",
-    "top_p",          "repetition_penalty", "no_repeat_ngram_size",
+    "eos_token_id",
+    "bos_token_id",
+    "pad_token_id",
+    "max_length",
+    "max_new_tokens",
+    "do_sample",
+    "temperature",
+    "top_k",
+    "top_p",
+    "repetition_penalty",
+    "no_repeat_ngram_size",
+    "num_beams",
+    "length_penalty",
+    "early_stopping",
+    "min_length",
+    "min_new_tokens",
+    "forced_bos_token_id",
+    "forced_eos_token_id",
+    "decoder_start_token_id",
 };
 enum { FIELD_COUNT = sizeof k_fields / sizeof k_fields[0] };
 
@@ -108,7 +153,14 @@ static vkf_status read_fields(const char *file, const cJSON *obj, bool only_defa
     const cJSON *item = vkf_json_field(obj, key);
     if (!item || (only_defaults && !at_default(c, key))) continue;
     if (!strcmp(key, "eos_token_id")) {
-      VKF_RETURN_IF_ERROR(get_eos(file, item, c));
+      VKF_RETURN_IF_ERROR(get_id_list(file, item, key, c->eos_token_ids, &c->eos_token_id_count));
+    } else if (!strcmp(key, "forced_eos_token_id")) {
+      VKF_RETURN_IF_ERROR(
+          get_id_list(file, item, key, c->forced_eos_token_ids, &c->forced_eos_token_id_count));
+    } else if (!strcmp(key, "early_stopping")) {
+      VKF_RETURN_IF_ERROR(get_early_stopping(file, item, &c->early_stopping));
+    } else if (!strcmp(key, "length_penalty")) {
+      VKF_RETURN_IF_ERROR(get_number(file, item, key, &c->length_penalty));
     } else if (!strcmp(key, "do_sample")) {
       if (!cJSON_IsBool(item))
         return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"do_sample\" must be true or false",
@@ -121,12 +173,17 @@ static vkf_status read_fields(const char *file, const cJSON *obj, bool only_defa
     } else if (!strcmp(key, "repetition_penalty")) {
       VKF_RETURN_IF_ERROR(get_number(file, item, key, &c->repetition_penalty));
     } else {
-      int64_t *dst = !strcmp(key, "bos_token_id")     ? &c->bos_token_id
-                     : !strcmp(key, "pad_token_id")   ? &c->pad_token_id
-                     : !strcmp(key, "max_length")     ? &c->max_length
-                     : !strcmp(key, "max_new_tokens") ? &c->max_new_tokens
-                     : !strcmp(key, "top_k")          ? &c->top_k
-                                                      : &c->no_repeat_ngram_size;
+      int64_t *dst = !strcmp(key, "bos_token_id")             ? &c->bos_token_id
+                     : !strcmp(key, "pad_token_id")           ? &c->pad_token_id
+                     : !strcmp(key, "max_length")             ? &c->max_length
+                     : !strcmp(key, "max_new_tokens")         ? &c->max_new_tokens
+                     : !strcmp(key, "top_k")                  ? &c->top_k
+                     : !strcmp(key, "num_beams")              ? &c->num_beams
+                     : !strcmp(key, "min_length")             ? &c->min_length
+                     : !strcmp(key, "min_new_tokens")         ? &c->min_new_tokens
+                     : !strcmp(key, "forced_bos_token_id")    ? &c->forced_bos_token_id
+                     : !strcmp(key, "decoder_start_token_id") ? &c->decoder_start_token_id
+                                                              : &c->no_repeat_ngram_size;
       VKF_RETURN_IF_ERROR(get_int(file, item, key, dst));
     }
   }
@@ -242,6 +299,27 @@ static vkf_status check(const char *file, int64_t vocab_size, const vkf_generati
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"no_repeat_ngram_size\" is %lld, must be >= 0", file,
                            (long long)c->no_repeat_ngram_size);
+  if (c->num_beams < 1 || c->num_beams > 1024)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"num_beams\" is %lld, must be in 1..1024", file,
+                           (long long)c->num_beams);
+  if (!isfinite(c->length_penalty))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"length_penalty\" is %g, must be finite", file,
+                           c->length_penalty);
+  if (c->min_length < 0 || c->min_new_tokens < -1)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: field \"%s\" is %lld, must be >= 0",
+                           file, c->min_length < 0 ? "min_length" : "min_new_tokens",
+                           (long long)(c->min_length < 0 ? c->min_length : c->min_new_tokens));
+  if (c->forced_bos_token_id != -1)
+    VKF_RETURN_IF_ERROR(
+        check_token(file, "forced_bos_token_id", c->forced_bos_token_id, vocab_size));
+  for (size_t i = 0; i < c->forced_eos_token_id_count; i++)
+    VKF_RETURN_IF_ERROR(
+        check_token(file, "forced_eos_token_id", c->forced_eos_token_ids[i], vocab_size));
+  if (c->decoder_start_token_id != -1)
+    VKF_RETURN_IF_ERROR(
+        check_token(file, "decoder_start_token_id", c->decoder_start_token_id, vocab_size));
   return VKF_OK;
 }
 
@@ -285,7 +363,8 @@ vkf_status vkf_generation_config_load(const char *dir, int64_t vocab_size,
   if (!status) status = read_optional_file(gen_path, &gen_text, &gen_size);
   if (!status) status = read_optional_file(model_path, &model_text, &model_size);
   if (!status && gen_text) status = vkf_json_parse_object(gen_text, gen_size, gen_path, &gen);
-  if (!status && model_text) status = vkf_json_parse_object(model_text, model_size, model_path, &model);
+  if (!status && model_text)
+    status = vkf_json_parse_object(model_text, model_size, model_path, &model);
   if (!status) {
     bool legacy = gen && model &&
                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(gen, "_from_model_config")) &&

@@ -8,9 +8,10 @@
 #include <stdint.h>
 
 #include "graph/base/status.h"
+#include "models/generate/beam_search.h"
 #include "models/generate/sampling.h"
 
-#define VKF_GENERATION_MAX_EOS 32                      /* entries of an eos_token_id list */
+#define VKF_GENERATION_MAX_EOS 32 /* entries of an eos_token_id / forced_eos_token_id list */
 /* Either JSON file is read through vkf_json_read_file, bounded by VKF_JSON_MAX_FILE_SIZE. */
 
 /* Where the values came from (Hugging Face's rule, see vkf_generation_config_load). */
@@ -22,7 +23,8 @@ typedef enum vkf_generation_source {
 
 /* GenerationConfig's defaults for what a file leaves out: no eos/bos/pad ids (-1, count 0),
  * max_length 20, max_new_tokens unset (-1), do_sample false, temperature 1.0, top_k 50, top_p 1.0,
- * repetition_penalty 1.0, no_repeat_ngram_size 0. */
+ * repetition_penalty 1.0, no_repeat_ngram_size 0, num_beams 1, length_penalty 1.0, early_stopping
+ * false, min_length 0, min_new_tokens unset (-1), no forced bos/eos, no decoder_start_token_id. */
 typedef struct vkf_generation_config {
   vkf_generation_source source;
   int64_t eos_token_ids[VKF_GENERATION_MAX_EOS]; /* "eos_token_id": an int or a list */
@@ -37,6 +39,16 @@ typedef struct vkf_generation_config {
   double top_p;                 /* [0, 1]; 1 disables */
   double repetition_penalty;    /* > 0; 1 disables */
   int64_t no_repeat_ngram_size; /* >= 0; 0 disables */
+  /* Beam search and the processors encoder-decoders use (models/generate/beam_search.h). */
+  int64_t num_beams;                 /* >= 1; 1: greedy or sampling */
+  double length_penalty;             /* finite; the exponent of a hypothesis' length */
+  vkf_early_stopping early_stopping; /* "early_stopping": true, false or "never" */
+  int64_t min_length;                /* >= 0; 0 disables */
+  int64_t min_new_tokens;            /* -1: unset; else >= 0 */
+  int64_t forced_bos_token_id;       /* -1: none */
+  int64_t forced_eos_token_ids[VKF_GENERATION_MAX_EOS]; /* an int or a list */
+  size_t forced_eos_token_id_count;
+  int64_t decoder_start_token_id; /* -1: none */
 } vkf_generation_config;
 
 /* The settings of model folder `dir`, for a vocabulary of `vocab_size` (> 0) tokens. As in
@@ -53,10 +65,10 @@ typedef struct vkf_generation_config {
  *  - neither: the defaults.
  * A field that is JSON null reads as absent. Errors are one line naming the file and the field:
  * NOT_FOUND never (missing files are fine); IO for a path that is not a regular file (a folder)
- * or unreadable; UNSUPPORTED for a file above VKF_JSON_MAX_FILE_SIZE or an eos list above
- * VKF_GENERATION_MAX_EOS; PARSE for invalid JSON or a field of the wrong type; INVALID_ARGUMENT
- * for values out of range (see the struct; token ids must be in [0, vocab_size)). *out_config is
- * zeroed on failure. */
+ * or unreadable; UNSUPPORTED for a file above VKF_JSON_MAX_FILE_SIZE or an eos or forced eos list
+ * above VKF_GENERATION_MAX_EOS; PARSE for invalid JSON or a field of the wrong type;
+ * INVALID_ARGUMENT for values out of range (see the struct; token ids must be in [0, vocab_size)).
+ * *out_config is zeroed on failure. */
 vkf_status vkf_generation_config_load(const char *dir, int64_t vocab_size,
                                       vkf_generation_config *out_config);
 

@@ -1,6 +1,8 @@
-/* Image decoding (through stb_image, see stb_impl.c), centre crop, and the Hugging Face
+/* Image decoding (JPEG through libjpeg-turbo as Pillow does it, jpeg_decode.c; PNG through
+ * stb_image, stb_impl.c), centre crop, and the Hugging Face
  * preprocessing pipeline to CHW float. The Pillow-exact resize lives in image_resample.c. */
 #include "models/image/image.h"
+#include "models/image/jpeg_decode.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,57 +18,6 @@
 /* Files past this are not images we would decode anyway (the pixel limit is far lower). */
 #define VKF_IMAGE_MAX_FILE_SIZE ((size_t)1 << 30)
 
-/* Reads as stb's memory reader does: past the end, bytes are 0. */
-static uint8_t byte_at(const uint8_t *data, size_t size, size_t i) {
-  return i < size ? data[i] : 0;
-}
-
-/* stb_image 2.27, the version Debian 12 ships, trusts the code counts of a JPEG Huffman table:
- * counts adding up to more than 256 write past fixed arrays inside its decoder (upstream 2.28
- * checks). This checks the DHT segment body at `at` (just after FF C4) the way stb reads it.
- * `budget` caps the tables looked at over a whole file: real JPEGs hold a few dozen, while a
- * crafted one could make the FF C4 scan below quadratic. */
-static bool jpeg_dht_ok(const uint8_t *d, size_t size, size_t at, uint32_t *budget) {
-  long left = ((long)byte_at(d, size, at) << 8 | byte_at(d, size, at + 1)) - 2;
-  size_t p = at + 2;
-  while (left > 0) {
-    if (p >= size) return true; /* only zeros follow: empty tables */
-    if ((*budget)-- == 0) return false;
-    uint8_t q = byte_at(d, size, p);
-    if ((q >> 4) > 1 || (q & 15) > 3) return true; /* stb rejects this table before using it */
-    long total = 0;
-    for (size_t i = 0; i < 16; i++) total += byte_at(d, size, p + 1 + i);
-    if (total > 256) return false;
-    p += 17 + (size_t)total;
-    left -= 17 + total;
-  }
-  return true;
-}
-
-/* True unless some Huffman table that stb could read is oversized. Up to the frame header we walk
- * the segments exactly as stb does (so APPn payloads such as ICC profiles are skipped by length).
- * After it, entropy-coded data and stb's marker recovery make emulation fragile, so every FF C4
- * pair is checked as a table; valid scans never hold one (an FF there is stuffed as FF 00). */
-static bool jpeg_tables_ok(const uint8_t *d, size_t size) {
-  if (size < 2 || d[0] != 0xFF || d[1] != 0xD8) return true; /* not a JPEG */
-  uint32_t budget = 1u << 16;
-  size_t i = 2;
-  for (;;) {
-    while (i < size && d[i] != 0xFF) i++; /* stb skips padding between segments */
-    while (i < size && d[i] == 0xFF) i++; /* and repeated FF fill bytes */
-    if (i >= size) return true;           /* stb: no frame, an error */
-    uint8_t marker = d[i++];
-    if (marker == 0xC0 || marker == 0xC1 || marker == 0xC2) break; /* the frames stb decodes */
-    if (marker == 0xC4 && !jpeg_dht_ok(d, size, i, &budget)) return false;
-    /* Every segment stb accepts before the frame consumes exactly its length field. */
-    i += (size_t)byte_at(d, size, i) << 8 | byte_at(d, size, i + 1);
-  }
-  for (; i + 1 < size; i++) {
-    if (d[i] == 0xFF && d[i + 1] == 0xC4 && !jpeg_dht_ok(d, size, i + 2, &budget)) return false;
-  }
-  return true;
-}
-
 /* Width and height from a PNG's signature and IHDR chunk (big-endian), or false if not a PNG. */
 static bool png_header_size(const void *data, size_t size, uint32_t *out_w, uint32_t *out_h) {
   static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
@@ -77,16 +28,22 @@ static bool png_header_size(const void *data, size_t size, uint32_t *out_w, uint
   return true;
 }
 
-static vkf_status check_size(const char *name, uint32_t width, uint32_t height) {
-  if (width == 0 || height == 0)
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: empty image (%ux%u pixels)", name, width, height);
-  if (width > VKF_IMAGE_MAX_SIDE || height > VKF_IMAGE_MAX_SIDE ||
-      (uint64_t)width * height > VKF_IMAGE_MAX_PIXELS)
-    return vkf_status_make(
-        VKF_STATUS_UNSUPPORTED,
-        "%s: image is %ux%u, larger than the limits of %u per side and %u pixels", name, width,
-        height, VKF_IMAGE_MAX_SIDE, VKF_IMAGE_MAX_PIXELS);
-  return VKF_OK;
+/* A 16-bit greyscale PNG as Pillow's "I;16" -> "RGB": min(value, 255), replicated. */
+static vkf_status decode_png_grey16(const void *data, size_t data_size, const char *name,
+                                    vkf_image *out_image) {
+  int width = 0, height = 0, channels = 0;
+  stbi_us *grey = stbi_load_16_from_memory(data, (int)data_size, &width, &height, &channels, 1);
+  if (!grey) {
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: cannot decode image (%s)", name,
+                           stbi_failure_reason());
+  }
+  vkf_status status = vkf_image_create((uint32_t)width, (uint32_t)height, out_image);
+  for (size_t i = 0; status == VKF_OK && i < (size_t)width * (size_t)height; i++) {
+    uint8_t v = grey[i] > 255 ? 255 : (uint8_t)grey[i];
+    out_image->pixels[3 * i] = out_image->pixels[3 * i + 1] = out_image->pixels[3 * i + 2] = v;
+  }
+  free(grey);
+  return status;
 }
 
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
@@ -99,25 +56,31 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %zu bytes is too large for an image file",
                            name, data_size);
   }
-  if (!jpeg_tables_ok(data, data_size)) {
-    return vkf_status_make(
-        VKF_STATUS_PARSE,
-        "%s: corrupt JPEG (a Huffman table declares more than 256 codes, or too many tables)",
-        name);
+  /* Only what Pillow identifies: a JPEG starts with FF D8 FF (no fill bytes before the SOI, which
+   * stb_image would skip), a PNG with its signature. JPEG never reaches stb (built PNG-only). */
+  const uint8_t *d = data;
+  if (data_size >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) {
+    return vkf_image_decode_jpeg(d, data_size, name, out_image);
   }
-  /* Header first: the size limits apply before stb allocates anything for a hostile header. A PNG's
-   * size is read from its IHDR here, since stb rejects an empty or huge one as "not an image". */
+  /* The size limits apply before stb allocates anything for a hostile header. The size is read
+   * from the IHDR here, since stb rejects an empty or huge one as "not an image". */
   uint32_t png_w = 0, png_h = 0;
-  if (png_header_size(data, data_size, &png_w, &png_h)) {
-    VKF_RETURN_IF_ERROR(check_size(name, png_w, png_h));
+  if (!png_header_size(data, data_size, &png_w, &png_h)) {
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: not a PNG or JPEG image (it starts with neither the PNG signature "
+                           "nor FF D8 FF)",
+                           name);
   }
+  VKF_RETURN_IF_ERROR(vkf_image_check_decoded_size(name, png_w, png_h));
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, (int)data_size, &width, &height, &channels)) {
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: not a PNG or JPEG image (%s)", name,
-                           stbi_failure_reason());
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: corrupt PNG (%s)", name, stbi_failure_reason());
   }
-  VKF_RETURN_IF_ERROR(
-      check_size(name, (uint32_t)(width < 0 ? 0 : width), (uint32_t)(height < 0 ? 0 : height)));
+  VKF_RETURN_IF_ERROR(vkf_image_check_decoded_size(name, (uint32_t)(width < 0 ? 0 : width),
+                                                   (uint32_t)(height < 0 ? 0 : height)));
+  /* Pillow opens 16-bit grey as "I;16", whose convert("RGB") clips each value to 255; every other
+   * 16-bit layout it reads by the high byte, as stb does. IHDR: bit depth at 24, colour type 25. */
+  if (d[24] == 16 && d[25] == 0) return decode_png_grey16(data, data_size, name, out_image);
   /* Asking stb for 3 channels does Pillow's convert("RGB"): grey is replicated, alpha dropped. */
   unsigned char *pixels =
       stbi_load_from_memory(data, (int)data_size, &width, &height, &channels, 3);

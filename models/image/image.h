@@ -24,23 +24,29 @@ typedef struct vkf_image {
 
 /* INVALID_ARGUMENT naming `what` when a size is 0 or past the VKF_IMAGE_MAX_* limits. */
 vkf_status vkf_image_check_size(uint32_t width, uint32_t height, const char *what);
+/* The same limits for a file's declared size, as decoders report them: PARSE "NAME: empty
+ * image" for a zero side, UNSUPPORTED "NAME: image is WxH, larger than the limits ...". */
+vkf_status vkf_image_check_decoded_size(const char *name, uint32_t width, uint32_t height);
 /* Allocates a zero-filled (black) image. Fails only on out of memory or a size of 0 or past the
  * VKF_IMAGE_MAX_* limits. `*out_image` is zeroed first. */
 vkf_status vkf_image_create(uint32_t width, uint32_t height, vkf_image *out_image);
 /* Frees the pixels and zeroes the struct. */
 void vkf_image_destroy(vkf_image *image);
 
-/* Decodes a PNG or JPEG file to RGB the way Pillow's Image.open(path).convert("RGB") does:
+/* Decodes a PNG or JPEG file to RGB the way Pillow 13's Image.open(path).convert("RGB") does:
  * grey is replicated into R=G=B, alpha is dropped (not composited), palettes are expanded.
- * Differences from Pillow, by design: 16-bit PNG samples keep their high byte (Pillow clips
- * "I;16" values to 255), and JPEGs are decoded by stb_image, whose IDCT and chroma upsampling
- * differ from libjpeg-turbo's by a few levels at most (tests/models/test_image.c bounds it).
- * EXIF orientation is ignored, as Pillow and Hugging Face ignore it. Hostile files: sizes are
- * checked before decoding, and JPEG Huffman tables that overrun stb_image 2.27's arrays (Debian
- * 12's version; fixed upstream in 2.28) are refused before stb reads them. Fuzzing under ASan
- * found nothing else; UBSan still reports an out-of-range shift inside stb on some corrupt JPEGs.
- * Errors: NOT_FOUND (no such file), IO (unreadable), PARSE (not a PNG/JPEG, corrupt, truncated),
- * UNSUPPORTED (larger than VKF_IMAGE_MAX_*); the message names `path` and stb's reason. */
+ * JPEG (data starting FF D8 FF, as Pillow identifies it) is decoded by libjpeg-turbo with
+ * Pillow's settings and Pillow's own header checks, pixel for pixel equal to Pillow's (CMYK and
+ * YCCK included, read as Adobe-inverted); a JPEG that ends before its last scanline is an error,
+ * as Pillow's "image file is truncated" (jpeg_decode.c). PNG goes through stb_image, built for
+ * PNG only: 16-bit samples keep their high byte as in Pillow, except 16-bit grey, which Pillow
+ * opens as "I;16" and clips to 255, and so do we (tests/models/test_jpeg.c checks the layouts
+ * against Pillow: 16-bit, 1/2/4-bit grey and palette, tRNS, Adam7). EXIF orientation is ignored, as
+ * Image.open and the image processors ignore it (Hugging Face's pipelines call exif_transpose in
+ * load_image; the goldens here, like `vkf classify`, follow Image.open). Hostile files: sizes are
+ * checked before decoding. Errors: NOT_FOUND (no such file), IO (unreadable), PARSE (not a
+ * PNG/JPEG, corrupt, truncated), UNSUPPORTED (larger than VKF_IMAGE_MAX_*); the message starts with
+ * `path`. */
 vkf_status vkf_image_load(const char *path, vkf_image *out_image);
 /* The same from memory; `name` is used in error messages only (a path or "<stdin>"). */
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
@@ -82,8 +88,8 @@ vkf_status vkf_image_center_crop(const vkf_image *image, uint32_t crop_width, ui
 
 /* The fields of a Hugging Face preprocessor_config.json that ViT-family image processors use
  * (ViTImageProcessor, DeiTImageProcessor, BeitImageProcessor, ...). A zero struct does nothing but
- * convert uint8 to float; models/formats/hf_config.h fills it from the JSON, starting from the defaults
- * below for keys the file leaves out. */
+ * convert uint8 to float; models/formats/hf_config.h fills it from the JSON, starting from the
+ * defaults below for keys the file leaves out. */
 typedef struct vkf_image_preprocess_params {
   bool do_resize;
   /* "size": either {"height", "width"} (shortest_edge == 0) or {"shortest_edge": n}, which scales

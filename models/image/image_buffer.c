@@ -1,5 +1,6 @@
-/* The vkf_image type itself: allocation within the size limits and release. Decoding (image.c)
- * and resizing (image_resample.c) both build on it, so neither calls into the other for it. */
+/* The vkf_image type itself: allocation within the size limits and release. Decoding (image.c,
+ * jpeg_decode.c) and resizing (image_resample.c) both build on it, so neither calls into the other
+ * for it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,18 @@ vkf_status vkf_image_check_size(uint32_t width, uint32_t height, const char *wha
                            "pixels)",
                            what, width, height, VKF_IMAGE_MAX_SIDE, VKF_IMAGE_MAX_PIXELS);
   }
+  return VKF_OK;
+}
+
+vkf_status vkf_image_check_decoded_size(const char *name, uint32_t width, uint32_t height) {
+  if (width == 0 || height == 0)
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: empty image (%ux%u pixels)", name, width, height);
+  if (width > VKF_IMAGE_MAX_SIDE || height > VKF_IMAGE_MAX_SIDE ||
+      (uint64_t)width * height > VKF_IMAGE_MAX_PIXELS)
+    return vkf_status_make(
+        VKF_STATUS_UNSUPPORTED,
+        "%s: image is %ux%u, larger than the limits of %u per side and %u pixels", name, width,
+        height, VKF_IMAGE_MAX_SIDE, VKF_IMAGE_MAX_PIXELS);
   return VKF_OK;
 }
 

@@ -1,10 +1,12 @@
-/* BPE encoding as Hugging Face tokenizers does it: added tokens split the text first, then each
- * remaining segment is normalized, pre-tokenized into vkf_bpe_words, and each word merged by rank. */
+/* BPE and Unigram encoding as Hugging Face tokenizers does it: added tokens split the text first,
+ * then each remaining segment is normalized, pre-tokenized into vkf_bpe_words, and each word merged
+ * by rank (BPE) or segmented by Viterbi (Unigram, unigram.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "models/text/bpe_model.h"
 #include "models/text/unicode.h"
+#include "models/text/unigram.h"
 
 size_t vkf_bpe_vocab_count(const vkf_bpe *b) { return b->token_count; }
 const char *vkf_bpe_id_to_token(const vkf_bpe *b, int32_t id) {
@@ -15,6 +17,7 @@ int32_t vkf_bpe_token_to_id(const vkf_bpe *b, const char *token) {
 }
 int32_t vkf_bpe_bos_id(const vkf_bpe *b) { return b->bos_id; }
 int32_t vkf_bpe_eos_id(const vkf_bpe *b) { return b->eos_id; }
+int vkf_bpe_is_unigram(const vkf_bpe *b) { return b->scores != NULL; }
 int vkf_bpe_is_special(const vkf_bpe *b, int32_t id) {
   return id >= 0 && (size_t)id < b->token_count && b->special[id];
 }
@@ -78,6 +81,12 @@ static void normalize_unicode(const char *s, size_t n, vkf_bpe_norm_kind kind, v
   free(cps);
 }
 
+static int is_space_at(const char *s, size_t n, size_t i, size_t *len) {
+  uint32_t cp;
+  *len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+  return *len && (vkf_unicode_props(cp) & VKF_UNICODE_WHITE_SPACE);
+}
+
 /* The segment after every normalizer step, as one word in *out. */
 static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *out) {
   vkf_bpe_words cur = {0};
@@ -85,7 +94,32 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
   for (size_t k = 0; k < b->norm_count && !cur.failed; k++) {
     const vkf_bpe_norm *nm = &b->norms[k];
     vkf_bpe_words next = {0};
-    if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE) {
+    if (nm->kind == VKF_BPE_NORM_PRECOMPILED) {
+      char *text;
+      size_t size;
+      vkf_charsmap_normalize_hf(&nm->map, cur.data, cur.size, &text, &size);
+      if (!text) next.failed = 1;
+      vkf_bpe_put(&next, text, size);
+      free(text);
+    } else if (nm->kind == VKF_BPE_NORM_STRIP) {
+      size_t start = 0, end = cur.size, len;
+      while (nm->strip_left && start < end && is_space_at(cur.data, end, start, &len)) start += len;
+      while (nm->strip_right && end > start) {
+        size_t back = end - 1;
+        while (back > start && ((uint8_t)cur.data[back] & 0xC0) == 0x80) back--;
+        if (!is_space_at(cur.data, end, back, &len)) break;
+        end = back;
+      }
+      vkf_bpe_put(&next, cur.data + start, end - start);
+    } else if (nm->kind == VKF_BPE_NORM_SPACE_RUNS) {
+      size_t to = strlen(nm->to);
+      for (size_t i = 0; i < cur.size;) {
+        size_t j = i;
+        while (j < cur.size && cur.data[j] == ' ') j++;
+        if (j - i >= 2) vkf_bpe_put(&next, nm->to, to), i = j;
+        else vkf_bpe_put(&next, cur.data + i, 1), i++;
+      }
+    } else if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE) {
       normalize_unicode(cur.data, cur.size, nm->kind, &next);
     } else if (nm->kind == VKF_BPE_NORM_PREPEND) {
       if (cur.size) vkf_bpe_put(&next, nm->to, strlen(nm->to)); /* an empty segment stays empty */
@@ -150,6 +184,21 @@ static void byte_level(const vkf_bpe_pre *p, const char *s, size_t n, vkf_bpe_wo
   out->failed |= tmp.failed | split.failed;
   vkf_bpe_words_free(&tmp);
   vkf_bpe_words_free(&split);
+}
+
+/* WhitespaceSplit: the runs between White_Space characters, which are dropped. */
+static void whitespace_split(const char *s, size_t n, vkf_bpe_words *out) {
+  for (size_t i = 0, len; i < n;) {
+    if (is_space_at(s, n, i, &len)) {
+      vkf_bpe_end_word(out);
+      i += len;
+    } else {
+      len = utf8_len(s + i);
+      vkf_bpe_put(out, s + i, len);
+      i += len;
+    }
+  }
+  vkf_bpe_end_word(out);
 }
 
 static void metaspace(const vkf_bpe_pre *p, const char *s, size_t n, int first, vkf_bpe_words *out) {
@@ -301,11 +350,6 @@ static void bpe_word(const vkf_bpe *b, const char *w, size_t n, scratch *s, ids 
 
 /* ---- added tokens ---------------------------------------------------------------------------- */
 
-static int is_space_at(const char *s, size_t n, size_t i, size_t *len) {
-  uint32_t cp;
-  *len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
-  return *len && (vkf_unicode_props(cp) & VKF_UNICODE_WHITE_SPACE);
-}
 
 static int is_word_char(uint32_t cp) {
   return cp == '_' || (vkf_unicode_props(cp) & (VKF_UNICODE_LETTER | VKF_UNICODE_NUMBER));
@@ -359,6 +403,7 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
       size_t wn = cur.ends[w] - vkf_bpe_word_start(&cur, w);
       if (p->kind == VKF_BPE_PRE_SPLIT) split_pattern(p->pattern, ws, wn, &next, cps, offs);
       else if (p->kind == VKF_BPE_PRE_BYTE_LEVEL) byte_level(p, ws, wn, &next, cps, offs);
+      else if (p->kind == VKF_BPE_PRE_WHITESPACE_SPLIT) whitespace_split(ws, wn, &next);
       else metaspace(p, ws, wn, first && w == 0, &next);
     }
     next.failed |= cur.failed;
@@ -367,8 +412,19 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
   }
   free(cps);
   free(offs);
-  for (size_t w = 0; w < cur.count && !cur.failed; w++)
-    bpe_word(b, cur.data + vkf_bpe_word_start(&cur, w), cur.ends[w] - vkf_bpe_word_start(&cur, w), sc, out);
+  for (size_t w = 0; w < cur.count && !cur.failed; w++) {
+    const char *ws = cur.data + vkf_bpe_word_start(&cur, w);
+    size_t wn = cur.ends[w] - vkf_bpe_word_start(&cur, w);
+    if (!b->scores) {
+      bpe_word(b, ws, wn, sc, out);
+      continue;
+    }
+    int32_t *got = malloc((wn + 1) * sizeof *got);
+    size_t k = got ? vkf_unigram_encode(b, ws, wn, got) : SIZE_MAX;
+    if (k == SIZE_MAX) out->failed = 1;
+    for (size_t i = 0; k != SIZE_MAX && i < k; i++) push_id(out, got[i]);
+    free(got);
+  }
   out->failed |= cur.failed;
   vkf_bpe_words_free(&cur);
 }

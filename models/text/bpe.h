@@ -18,6 +18,18 @@ typedef struct vkf_bpe vkf_bpe;
  * UNSUPPORTED quoting the type (or the regex) of a normalizer, pre-tokenizer, decoder or
  * post-processor this code does not reproduce. */
 vkf_status vkf_bpe_load(const char *path, vkf_bpe **out_bpe, char out_model_type[32]);
+/* The same from a parsed tokenizer.json document; `path` names it in messages (vkf_bpe_load_files
+ * builds one from vocab.json + merges.txt). */
+typedef struct cJSON cJSON;
+vkf_status vkf_bpe_from_json(const cJSON *root, const char *path, vkf_bpe **out_bpe,
+                             char out_model_type[32]);
+/* BartTokenizer / RobertaTokenizer / GPT2Tokenizer files without tokenizer.json: `dir`/vocab.json
+ * and merges.txt (its first line skipped and its last dropped, as the slow tokenizers read it),
+ * with tokenizer_config.json's added_tokens_decoder (or the <s> <pad> </s> <unk> <mask> defaults,
+ * <mask> taking the space before it) matched first, GPT-2's byte-level pre-tokenization without a
+ * prefix space, cls_token ... sep_token around the sequence, and byte-level decoding. Errors:
+ * NOT_FOUND naming a missing file; PARSE naming the file and entry for malformed content. */
+vkf_status vkf_bpe_load_files(const char *dir, vkf_bpe **out_bpe);
 void vkf_bpe_destroy(vkf_bpe *bpe);
 
 size_t vkf_bpe_vocab_count(const vkf_bpe *bpe); /* largest id + 1 */
@@ -28,6 +40,7 @@ int32_t vkf_bpe_token_to_id(const vkf_bpe *bpe, const char *token); /* -1 when a
 int32_t vkf_bpe_bos_id(const vkf_bpe *bpe); /* the template's first special token, or -1 */
 int32_t vkf_bpe_eos_id(const vkf_bpe *bpe); /* the template's last special token, or -1 */
 int vkf_bpe_is_special(const vkf_bpe *bpe, int32_t id);
+int vkf_bpe_is_unigram(const vkf_bpe *bpe); /* a Unigram model (T5) rather than BPE */
 
 /* Encodes `size` bytes of UTF-8 `text` as Hugging Face's tokenizer.encode(text,
  * add_special_tokens) does, with no truncation. *out_ids is a new array the caller frees.

@@ -74,9 +74,33 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
     b->norm_count++;
     return VKF_OK;
   }
+  const char *regex = get_string(cJSON_GetObjectItemCaseSensitive(n, "pattern"), "Regex");
+  if (!strcmp(type, "Precompiled")) {
+    const char *map = get_string(n, "precompiled_charsmap");
+    if (!map || !*map) /* tokenizers cannot read an empty one either */
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: normalizer \"Precompiled\" lacks its "
+                             "precompiled_charsmap", b->path);
+    out->kind = VKF_BPE_NORM_PRECOMPILED;
+    out->from = out->to = NULL;
+    VKF_RETURN_IF_ERROR(vkf_charsmap_parse_base64(map, b->path, &out->map));
+    b->norm_count++;
+    return VKF_OK;
+  }
+  if (!strcmp(type, "Strip")) {
+    out->kind = VKF_BPE_NORM_STRIP;
+    out->from = out->to = NULL;
+    out->strip_left = get_bool(n, "strip_left", 1);
+    out->strip_right = get_bool(n, "strip_right", 1);
+    b->norm_count++;
+    return VKF_OK;
+  }
   if (!strcmp(type, "Prepend")) {
     out->kind = VKF_BPE_NORM_PREPEND;
     to = get_string(n, "prepend");
+  } else if (!strcmp(type, "Replace") && regex && !strcmp(regex, " {2,}")) {
+    /* the one regex the SentencePiece converters write: runs of spaces */
+    out->kind = VKF_BPE_NORM_SPACE_RUNS;
+    to = get_string(n, "content");
   } else if (!strcmp(type, "Replace")) {
     out->kind = VKF_BPE_NORM_REPLACE;
     VKF_RETURN_IF_ERROR(replace_pattern(b, n, "normalizer", &from));
@@ -148,6 +172,8 @@ static vkf_status add_pre(vkf_bpe *b, const cJSON *p) {
     out->kind = VKF_BPE_PRE_BYTE_LEVEL;
     out->add_prefix_space = get_bool(p, "add_prefix_space", 1);
     out->pattern = get_bool(p, "use_regex", 1) ? VKF_PRETOK_GPT2 : VKF_PRETOK_NONE;
+  } else if (!strcmp(type, "WhitespaceSplit")) {
+    out->kind = VKF_BPE_PRE_WHITESPACE_SPLIT;
   } else if (!strcmp(type, "Metaspace")) {
     out->kind = VKF_BPE_PRE_METASPACE;
     VKF_RETURN_IF_ERROR(one_char(b, get_string(p, "replacement"), "Metaspace replacement",
@@ -176,6 +202,7 @@ static vkf_status add_dec(vkf_bpe *b, const cJSON *d) {
   vkf_bpe_dec *out = &b->decs[b->dec_count];
   memset(out, 0, sizeof *out);
   const char *from = NULL, *to = NULL;
+  char rep[8]; /* Metaspace's replacement: `from` points here until it is copied below */
   if (!strcmp(type, "ByteLevel")) {
     out->kind = VKF_BPE_DEC_BYTE_LEVEL;
   } else if (!strcmp(type, "ByteFallback")) {
@@ -199,7 +226,6 @@ static vkf_status add_dec(vkf_bpe *b, const cJSON *d) {
     out->stop = (size_t)stop->valuedouble;
   } else if (!strcmp(type, "Metaspace")) {
     out->kind = VKF_BPE_DEC_METASPACE;
-    char rep[8];
     VKF_RETURN_IF_ERROR(one_char(b, get_string(d, "replacement"), "Metaspace replacement", rep));
     vkf_bpe_prepend scheme;
     VKF_RETURN_IF_ERROR(prepend_scheme(b, d, &scheme));
@@ -390,6 +416,29 @@ static vkf_status load_merges(vkf_bpe *b, const cJSON *merges) {
   return st;
 }
 
+/* added_tokens: each into the vocabulary (an entry repeating a vocabulary string keeps it) and
+ * into the list matched before the model. */
+static vkf_status load_added(vkf_bpe *b, const cJSON *added) {
+  const cJSON *item;
+  cJSON_ArrayForEach(item, added) {
+    const char *content = get_string(item, "content");
+    double id = cJSON_GetObjectItemCaseSensitive(item, "id")->valuedouble;
+    VKF_RETURN_IF_ERROR(set_token(b, content, id, "added_tokens"));
+    if (!*content) continue;
+    vkf_bpe_added *a = &b->added[b->added_count++];
+    a->id = (int32_t)id;
+    a->content = b->tokens[a->id];
+    a->size = b->token_sizes[a->id];
+    a->special = (uint8_t)get_bool(item, "special", 0);
+    a->lstrip = (uint8_t)get_bool(item, "lstrip", 0);
+    a->rstrip = (uint8_t)get_bool(item, "rstrip", 0);
+    a->single_word = (uint8_t)get_bool(item, "single_word", 0);
+    a->normalized = (uint8_t)get_bool(item, "normalized", !a->special);
+    b->special[a->id] |= a->special;
+  }
+  return VKF_OK;
+}
+
 static vkf_status load_model(vkf_bpe *b, const cJSON *root) {
   const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
   const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
@@ -428,22 +477,7 @@ static vkf_status load_model(vkf_bpe *b, const cJSON *root) {
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: vocab", b->path);
   cJSON_ArrayForEach(item, vocab) VKF_RETURN_IF_ERROR(set_token(b, item->string, item->valuedouble,
                                                                 "model.vocab"));
-  cJSON_ArrayForEach(item, added) {
-    const char *content = get_string(item, "content");
-    double id = cJSON_GetObjectItemCaseSensitive(item, "id")->valuedouble;
-    VKF_RETURN_IF_ERROR(set_token(b, content, id, "added_tokens"));
-    if (!*content) continue;
-    vkf_bpe_added *a = &b->added[b->added_count++];
-    a->id = (int32_t)id;
-    a->content = b->tokens[a->id];
-    a->size = b->token_sizes[a->id];
-    a->special = (uint8_t)get_bool(item, "special", 0);
-    a->lstrip = (uint8_t)get_bool(item, "lstrip", 0);
-    a->rstrip = (uint8_t)get_bool(item, "rstrip", 0);
-    a->single_word = (uint8_t)get_bool(item, "single_word", 0);
-    a->normalized = (uint8_t)get_bool(item, "normalized", !a->special);
-    b->special[a->id] |= a->special;
-  }
+  VKF_RETURN_IF_ERROR(load_added(b, added));
   VKF_RETURN_IF_ERROR(index_vocab(b));
   const char *unk = get_string(model, "unk_token");
   b->unk_id = unk ? vkf_bpe_find(b, unk, strlen(unk)) : -1;
@@ -457,6 +491,67 @@ static vkf_status load_model(vkf_bpe *b, const cJSON *root) {
   if (merges && !cJSON_IsArray(merges))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: model.merges is not an array", b->path);
   return load_merges(b, merges);
+}
+
+/* model.vocab of a Unigram model: [[piece, score], ...], the id being the position. */
+static vkf_status load_unigram(vkf_bpe *b, const cJSON *root) {
+  const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+  const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
+  const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), *item;
+  if (!cJSON_IsArray(vocab))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: model.vocab of a Unigram model is not an array",
+                           b->path);
+  size_t count = (size_t)cJSON_GetArraySize(vocab);
+  if (!count || count >= MAX_TOKENS)
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: model.vocab: %zu pieces", b->path, count);
+  double max_id = (double)count - 1;
+  cJSON_ArrayForEach(item, added) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(item, "id");
+    if (!cJSON_IsNumber(id) || !get_string(item, "content"))
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: added_tokens: entry without id or content",
+                             b->path);
+    if (id->valuedouble > max_id) max_id = id->valuedouble;
+  }
+  if (max_id >= MAX_TOKENS)
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: token id %.0f out of range", b->path, max_id);
+  b->token_count = (size_t)(max_id + 1);
+  b->piece_count = count;
+  b->tokens = calloc(b->token_count + 1, sizeof *b->tokens);
+  b->token_sizes = calloc(b->token_count + 1, sizeof *b->token_sizes);
+  b->special = calloc(b->token_count + 1, 1);
+  b->scores = calloc(b->token_count + 1, sizeof *b->scores);
+  b->added = calloc((size_t)cJSON_GetArraySize(added) + 1, sizeof *b->added);
+  if (!b->tokens || !b->token_sizes || !b->special || !b->scores || !b->added)
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: vocab", b->path);
+  size_t id = 0;
+  b->min_score = 1e300;
+  cJSON_ArrayForEach(item, vocab) {
+    const cJSON *piece = cJSON_GetArrayItem(item, 0), *score = cJSON_GetArrayItem(item, 1);
+    if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2 || !cJSON_IsString(piece) ||
+        !cJSON_IsNumber(score))
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: model.vocab[%zu] is not [piece, score]",
+                             b->path, id);
+    VKF_RETURN_IF_ERROR(set_token(b, piece->valuestring, (double)id, "model.vocab"));
+    b->scores[id] = score->valuedouble;
+    if (score->valuedouble < b->min_score) b->min_score = score->valuedouble;
+    if (b->token_sizes[id] > b->max_token_bytes) b->max_token_bytes = b->token_sizes[id];
+    id++;
+  }
+  VKF_RETURN_IF_ERROR(load_added(b, added));
+  VKF_RETURN_IF_ERROR(index_vocab(b));
+  const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_id");
+  b->unk_id = -1;
+  if (cJSON_IsNumber(unk)) {
+    if (!(unk->valuedouble >= 0 && unk->valuedouble < (double)count))
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: model.unk_id %.0f is not in the vocabulary of "
+                             "%zu pieces", b->path, unk->valuedouble, count);
+    b->unk_id = (int32_t)unk->valuedouble;
+  } else if (unk && !cJSON_IsNull(unk)) {
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: model.unk_id is not a number", b->path);
+  }
+  b->byte_fallback = get_bool(model, "byte_fallback", 0);
+  b->fuse_unk = 1;
+  return VKF_OK;
 }
 
 static vkf_status load_steps(vkf_bpe *b, const cJSON *root) {
@@ -490,22 +585,25 @@ vkf_status vkf_bpe_load(const char *path, vkf_bpe **out_bpe, char out_model_type
   cJSON *root = cJSON_ParseWithLength(text, text_size);
   free(text);
   if (!root) return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON", path);
+  vkf_status st = vkf_bpe_from_json(root, path, out_bpe, out_model_type);
+  cJSON_Delete(root);
+  return st;
+}
+
+vkf_status vkf_bpe_from_json(const cJSON *root, const char *path, vkf_bpe **out_bpe,
+                             char out_model_type[32]) {
+  *out_bpe = NULL;
+  out_model_type[0] = '\0';
   const char *type = get_string(cJSON_GetObjectItemCaseSensitive(root, "model"), "type");
-  if (!type) {
-    cJSON_Delete(root);
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: model.type is missing", path);
-  }
+  if (!type) return vkf_status_make(VKF_STATUS_PARSE, "%s: model.type is missing", path);
   snprintf(out_model_type, 32, "%s", type);
-  if (strcmp(type, "BPE")) {
-    cJSON_Delete(root);
-    return VKF_OK;
-  }
+  int unigram = !strcmp(type, "Unigram");
+  if (strcmp(type, "BPE") && !unigram) return VKF_OK;
   vkf_bpe *b = calloc(1, sizeof *b);
   vkf_status st = b && (b->path = dup_string(path)) ? VKF_OK
                                                     : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
-  if (!st) st = load_model(b, root);
+  if (!st) st = unigram ? load_unigram(b, root) : load_model(b, root);
   if (!st) st = load_steps(b, root);
-  cJSON_Delete(root);
   if (st) {
     vkf_bpe_destroy(b);
     return st;
@@ -517,11 +615,15 @@ vkf_status vkf_bpe_load(const char *path, vkf_bpe **out_bpe, char out_model_type
 void vkf_bpe_destroy(vkf_bpe *b) {
   if (!b) return;
   for (size_t i = 0; b->tokens && i < b->token_count; i++) free(b->tokens[i]);
-  for (size_t i = 0; i < b->norm_count; i++) free(b->norms[i].from), free(b->norms[i].to);
+  for (size_t i = 0; i < b->norm_count; i++) {
+    free(b->norms[i].from), free(b->norms[i].to);
+    vkf_charsmap_free(&b->norms[i].map);
+  }
   for (size_t i = 0; i < b->dec_count; i++) free(b->decs[i].from), free(b->decs[i].to);
   free(b->tokens);
   free(b->token_sizes);
   free(b->special);
+  free(b->scores);
   free(b->slots);
   free(b->merge_keys);
   free(b->merge_ranks);

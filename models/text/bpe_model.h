@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "models/text/bpe.h"
+#include "models/text/charsmap.h"
 #include "models/text/pretokenize.h"
 
 #define VKF_BPE_MAX_STEPS 8     /* normalizers, pre-tokenizers, decoders: Llama-2 uses 4 */
@@ -21,14 +22,24 @@ typedef enum {
   VKF_BPE_NORM_NFC, /* NFD, then canonical composition */
   VKF_BPE_NORM_NFKD, /* compatibility decomposition + ordering */
   VKF_BPE_NORM_NFKC, /* NFKD, then canonical composition */
+  VKF_BPE_NORM_PRECOMPILED, /* SentencePiece's charsmap, per grapheme (charsmap.h) */
+  VKF_BPE_NORM_STRIP,       /* White_Space off the left and/or right end */
+  VKF_BPE_NORM_SPACE_RUNS,  /* Replace of the Regex " {2,}": each run of 2+ spaces becomes `to` */
 } vkf_bpe_norm_kind;
 typedef struct vkf_bpe_norm {
   vkf_bpe_norm_kind kind;
   char *from; /* Replace: the literal pattern; NULL for the others */
   char *to;   /* Prepend: the prefix; Replace: the content; NULL for NF(K)D, NF(K)C */
+  vkf_charsmap map;       /* Precompiled */
+  int strip_left, strip_right; /* Strip */
 } vkf_bpe_norm;
 
-typedef enum { VKF_BPE_PRE_SPLIT, VKF_BPE_PRE_BYTE_LEVEL, VKF_BPE_PRE_METASPACE } vkf_bpe_pre_kind;
+typedef enum {
+  VKF_BPE_PRE_SPLIT,
+  VKF_BPE_PRE_BYTE_LEVEL,
+  VKF_BPE_PRE_METASPACE,
+  VKF_BPE_PRE_WHITESPACE_SPLIT, /* words between White_Space runs (older T5 files) */
+} vkf_bpe_pre_kind;
 typedef enum { VKF_BPE_PREPEND_ALWAYS, VKF_BPE_PREPEND_FIRST, VKF_BPE_PREPEND_NEVER } vkf_bpe_prepend;
 typedef struct vkf_bpe_pre {
   vkf_bpe_pre_kind kind;
@@ -77,6 +88,11 @@ struct vkf_bpe {
   int32_t *merge_ids;
   size_t merge_mask;
   int32_t unk_id; /* -1: none */
+  /* Unigram (scores != NULL): log-probability of each id, Viterbi instead of merges */
+  double *scores;
+  double min_score;       /* over the whole vocabulary, as tokenizers computes it */
+  size_t max_token_bytes; /* longest vocabulary string: bounds the prefix search */
+  size_t piece_count;     /* ids of the model's vocabulary; added tokens past it are not pieces */
   int byte_fallback, fuse_unk, ignore_merges;
   int32_t byte_ids[256]; /* <0xNN> ids, -1 where absent */
   vkf_bpe_norm norms[VKF_BPE_MAX_STEPS];

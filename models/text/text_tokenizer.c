@@ -7,13 +7,81 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "models/formats/json_fields.h"
 #include "models/text/bpe.h"
+#include "models/text/marian.h"
 #include "models/text/tokenizer.h"
 
 struct vkf_text_tokenizer {
-  vkf_bpe *bpe;             /* exactly one of these two */
+  vkf_bpe *bpe;             /* exactly one of these three */
   vkf_tokenizer *wordpiece;
+  vkf_marian *marian;
+  int clean_up; /* tokenizer_config.json's clean_up_tokenization_spaces (BPE, Unigram, Marian) */
 };
+
+/* transformers' clean_up_tokenization: these replacements in this order. */
+static const char *const CLEAN_UPS[][2] = {{" .", "."},     {" ?", "?"},   {" !", "!"},
+                                           {" ,", ","},     {" ' ", "'"},  {" n't", "n't"},
+                                           {" 'm", "'m"},   {" 's", "'s"}, {" 've", "'ve"},
+                                           {" 're", "'re"}};
+#define CLEAN_UP_COUNT (sizeof CLEAN_UPS / sizeof CLEAN_UPS[0])
+
+/* Applies CLEAN_UPS to out[0..n) in place (each only shortens) and returns the new length. */
+static size_t clean_up(char *out, size_t n) {
+  for (size_t f = 0; f < CLEAN_UP_COUNT; f++) {
+    size_t fl = strlen(CLEAN_UPS[f][0]), tl = strlen(CLEAN_UPS[f][1]), w = 0;
+    for (size_t r = 0; r < n;) {
+      if (r + fl <= n && !memcmp(out + r, CLEAN_UPS[f][0], fl)) {
+        memcpy(out + w, CLEAN_UPS[f][1], tl);
+        w += tl;
+        r += fl;
+      } else {
+        out[w++] = out[r++];
+      }
+    }
+    n = w;
+  }
+  out[n] = '\0';
+  return n;
+}
+
+/* Length of the longest end of s[0..n) that begins a clean-up pattern without completing it: text
+ * a later token may still change. */
+static size_t clean_up_pending(const char *s, size_t n) {
+  size_t best = 0;
+  for (size_t f = 0; f < CLEAN_UP_COUNT; f++) {
+    size_t fl = strlen(CLEAN_UPS[f][0]);
+    for (size_t k = fl - 1; k > best; k--)
+      if (k <= n && !memcmp(s + n - k, CLEAN_UPS[f][0], k)) best = k;
+  }
+  return best;
+}
+
+/* tokenizer_config.json's clean_up_tokenization_spaces; 0 when the file or the field is absent
+ * (the tokenizer.json-only folders are checked against tokenizers' own decode). */
+static vkf_status read_clean_up(const char *model_dir, int *out) {
+  *out = 0;
+  size_t n = strlen(model_dir) + 32;
+  char *path = malloc(n), *text = NULL;
+  if (!path) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
+  snprintf(path, n, "%s/tokenizer_config.json", model_dir);
+  size_t size;
+  vkf_status st = vkf_json_read_file(path, &text, &size);
+  if (vkf_status_code_of(st) == VKF_STATUS_NOT_FOUND) {
+    vkf_status_free(st);
+    free(path);
+    return VKF_OK;
+  }
+  cJSON *root = NULL;
+  if (!st) st = vkf_json_parse_object(text, size, path, &root);
+  bool value = false;
+  if (!st) st = vkf_json_get_bool(path, root, "clean_up_tokenization_spaces", false, &value);
+  *out = value;
+  cJSON_Delete(root);
+  free(text);
+  free(path);
+  return st;
+}
 
 /* Anything by the name counts: a directory or FIFO called tokenizer.json is an error the reader
  * names, not a reason to fall back silently to vocab.txt. */
@@ -25,14 +93,18 @@ static int file_exists(const char *path) {
 vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **out_tok) {
   *out_tok = NULL;
   size_t n = strlen(model_dir) + 32;
-  char *json = malloc(n), *vocab = malloc(n);
+  char *json = malloc(n), *vocab = malloc(n), *spm = malloc(n), *bpe_vocab = malloc(n);
+  char *merges = malloc(n);
   vkf_text_tokenizer *t = calloc(1, sizeof *t);
-  if (!json || !vocab || !t) {
-    free(json), free(vocab), free(t);
+  if (!json || !vocab || !spm || !bpe_vocab || !merges || !t) {
+    free(json), free(vocab), free(spm), free(bpe_vocab), free(merges), free(t);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
   }
   snprintf(json, n, "%s/tokenizer.json", model_dir);
   snprintf(vocab, n, "%s/vocab.txt", model_dir);
+  snprintf(spm, n, "%s/source.spm", model_dir);
+  snprintf(bpe_vocab, n, "%s/vocab.json", model_dir);
+  snprintf(merges, n, "%s/merges.txt", model_dir);
   vkf_status st = VKF_OK;
   char type[32] = "";
   int has_vocab = file_exists(vocab);
@@ -41,13 +113,17 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
     if (has_vocab) st = vkf_tokenizer_load(model_dir, &t->wordpiece);
     else if (type[0])
       st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model type \"%s\" is not supported (only "
-                           "BPE; WordPiece needs a vocab.txt beside it)", json, type);
+                           "BPE and Unigram; WordPiece needs a vocab.txt beside it)", json, type);
+    else if (file_exists(spm)) /* Marian: source.spm + target.spm + vocab.json */
+      st = vkf_marian_load(model_dir, &t->marian);
+    else if (file_exists(bpe_vocab) || file_exists(merges)) /* BartTokenizer without a fast file */
+      st = vkf_bpe_load_files(model_dir, &t->bpe);
     else
-      st = vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: no tokenizer: neither tokenizer.json nor "
-                           "vocab.txt", model_dir);
+      st = vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: no tokenizer: none of tokenizer.json, "
+                           "vocab.txt, source.spm (Marian), vocab.json + merges.txt", model_dir);
   }
-  free(json);
-  free(vocab);
+  if (!st && !t->wordpiece) st = read_clean_up(model_dir, &t->clean_up);
+  free(json), free(vocab), free(spm), free(bpe_vocab), free(merges);
   if (st) {
     vkf_text_tokenizer_destroy(t);
     return st;
@@ -60,28 +136,37 @@ void vkf_text_tokenizer_destroy(vkf_text_tokenizer *t) {
   if (!t) return;
   vkf_bpe_destroy(t->bpe);
   vkf_tokenizer_destroy(t->wordpiece);
+  vkf_marian_destroy(t->marian);
   free(t);
 }
 
 const char *vkf_text_tokenizer_kind(const vkf_text_tokenizer *t) {
-  return t->bpe ? "BPE" : "WordPiece";
+  if (t->marian) return "Marian";
+  if (t->bpe) return vkf_bpe_is_unigram(t->bpe) ? "Unigram" : "BPE";
+  return "WordPiece";
 }
 size_t vkf_text_tokenizer_vocab_count(const vkf_text_tokenizer *t) {
+  if (t->marian) return vkf_marian_vocab_count(t->marian);
   return t->bpe ? vkf_bpe_vocab_count(t->bpe) : vkf_tokenizer_vocab_count(t->wordpiece);
 }
 int32_t vkf_text_tokenizer_bos_id(const vkf_text_tokenizer *t) {
+  if (t->marian) return -1; /* Marian starts decoding from config.decoder_start_token_id */
   return t->bpe ? vkf_bpe_bos_id(t->bpe) : vkf_tokenizer_token_to_id(t->wordpiece, "[CLS]");
 }
 int32_t vkf_text_tokenizer_eos_id(const vkf_text_tokenizer *t) {
+  if (t->marian) return vkf_marian_eos_id(t->marian);
   return t->bpe ? vkf_bpe_eos_id(t->bpe) : vkf_tokenizer_token_to_id(t->wordpiece, "[SEP]");
 }
 const char *vkf_text_tokenizer_id_to_token(const vkf_text_tokenizer *t, int32_t id) {
+  if (t->marian) return vkf_marian_id_to_token(t->marian, id);
   return t->bpe ? vkf_bpe_id_to_token(t->bpe, id) : vkf_tokenizer_id_to_token(t->wordpiece, id);
 }
 
 vkf_status vkf_text_tokenizer_encode(const vkf_text_tokenizer *t, const char *text,
                                      int add_special, int32_t **out_ids, size_t *out_count) {
   if (t->bpe) return vkf_bpe_encode(t->bpe, text, strlen(text), add_special, out_ids, out_count);
+  if (t->marian)
+    return vkf_marian_encode(t->marian, text, strlen(text), add_special, out_ids, out_count);
   VKF_RETURN_IF_ERROR(vkf_tokenizer_encode_all(t->wordpiece, text, out_ids, out_count));
   if (!add_special) { /* drop [CLS] and [SEP] */
     memmove(*out_ids, *out_ids + 1, (*out_count - 2) * sizeof **out_ids);
@@ -122,23 +207,7 @@ static vkf_status wordpiece_decode(const vkf_tokenizer *wp, const int32_t *ids, 
     n += len;
   }
   out[n] = '\0';
-  static const char *const fixes[][2] = {{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","},
-                                         {" ' ", "'"}, {" n't", "n't"}, {" 'm", "'m"},
-                                         {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (size_t f = 0; f < sizeof fixes / sizeof fixes[0]; f++) {
-    size_t fl = strlen(fixes[f][0]), tl = strlen(fixes[f][1]), w = 0;
-    for (size_t r = 0; r < n;) { /* replacements only shorten: in place */
-      if (r + fl <= n && !memcmp(out + r, fixes[f][0], fl)) {
-        memcpy(out + w, fixes[f][1], tl);
-        w += tl;
-        r += fl;
-      } else {
-        out[w++] = out[r++];
-      }
-    }
-    n = w;
-    out[n] = '\0';
-  }
+  n = clean_up(out, n);
   *out_text = out;
   *out_size = n;
   return VKF_OK;
@@ -147,9 +216,23 @@ static vkf_status wordpiece_decode(const vkf_tokenizer *wp, const int32_t *ids, 
 static vkf_status decode_any(const vkf_text_tokenizer *t, const int32_t *ids, size_t count,
                              int skip_special, int hold, char **out_text, size_t *out_size,
                              size_t *out_held_from) {
-  if (t->bpe)
-    return vkf_bpe_decode(t->bpe, ids, count, skip_special, hold, out_text, out_size,
-                          out_held_from);
+  if (t->bpe || t->marian) {
+    VKF_RETURN_IF_ERROR(t->bpe ? vkf_bpe_decode(t->bpe, ids, count, skip_special, hold, out_text,
+                                                out_size, out_held_from)
+                               : vkf_marian_decode(t->marian, ids, count, skip_special, hold,
+                                                   out_text, out_size, out_held_from));
+    if (!t->clean_up) return VKF_OK;
+    /* The clean-up runs over the settled text; held bytes (never ASCII) stay as they are, and an
+     * end that may still become a pattern is held too. */
+    char *s = *out_text;
+    size_t held = *out_held_from, tail = *out_size - held;
+    size_t cleaned = clean_up(s, held);
+    memmove(s + cleaned, s + held, tail);
+    s[cleaned + tail] = '\0';
+    *out_size = cleaned + tail;
+    *out_held_from = hold ? cleaned - clean_up_pending(s, cleaned) : cleaned;
+    return VKF_OK;
+  }
   VKF_RETURN_IF_ERROR(wordpiece_decode(t->wordpiece, ids, count, skip_special, out_text, out_size));
   *out_held_from = *out_size;
   return VKF_OK;

@@ -1,6 +1,7 @@
 /* One tokenizer interface for the CLI and generation: a checkpoint folder's tokenizer.json (BPE:
- * GPT-2, Llama, Qwen2, Mistral) or its vocab.txt (WordPiece, BERT), with encode, decode and a
- * streaming decoder that only ever returns complete UTF-8. */
+ * GPT-2, Llama, Qwen2, Mistral, BART; Unigram: T5), Marian's source.spm/target.spm/vocab.json, the
+ * slow byte-level BPE files vocab.json + merges.txt (BART), or vocab.txt (WordPiece, BERT), with
+ * encode, decode and a streaming decoder that only ever returns complete UTF-8. */
 #ifndef VKF_MODELS_TEXT_TOKENIZER_H
 #define VKF_MODELS_TEXT_TOKENIZER_H
 
@@ -11,15 +12,19 @@
 
 typedef struct vkf_text_tokenizer vkf_text_tokenizer;
 
-/* Loads `model_dir`/tokenizer.json when its model is BPE; otherwise the WordPiece tokenizer of
- * `model_dir`/vocab.txt (see tokenizer.h), which also serves a tokenizer.json whose model is
- * WordPiece or Unigram when vocab.txt is there. Errors: NOT_FOUND naming both files when neither
- * exists; UNSUPPORTED naming the model type of a non-BPE tokenizer.json without a vocab.txt; the
- * loaders' errors otherwise. *out_tok is immutable and may be shared between threads. */
+/* Loads, by the first file present: `model_dir`/tokenizer.json when its model is BPE or Unigram
+ * (a WordPiece or other tokenizer.json falls back to vocab.txt when that is there); source.spm
+ * (MarianTokenizer, see marian.h); vocab.json or merges.txt (BartTokenizer's files, bpe.h);
+ * vocab.txt (WordPiece, tokenizer.h). tokenizer_config.json's clean_up_tokenization_spaces, when
+ * true, applies transformers' clean-up to decoded text (all but WordPiece, which always does).
+ * Errors: NOT_FOUND naming the files looked for when none exists; UNSUPPORTED naming the model
+ * type of another tokenizer.json without a vocab.txt; the loaders' errors otherwise. *out_tok is
+ * immutable and may be shared between threads. */
 vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **out_tok);
 void vkf_text_tokenizer_destroy(vkf_text_tokenizer *tok);
 
-const char *vkf_text_tokenizer_kind(const vkf_text_tokenizer *tok); /* "BPE" or "WordPiece" */
+/* "BPE", "Unigram", "Marian" or "WordPiece" */
+const char *vkf_text_tokenizer_kind(const vkf_text_tokenizer *tok);
 size_t vkf_text_tokenizer_vocab_count(const vkf_text_tokenizer *tok);  /* largest id + 1 */
 int32_t vkf_text_tokenizer_bos_id(const vkf_text_tokenizer *tok);      /* -1 when unknown */
 int32_t vkf_text_tokenizer_eos_id(const vkf_text_tokenizer *tok);      /* -1 when unknown */

@@ -37,6 +37,28 @@ check "bert_tiny" $G/tokenize_bert_tiny.json --model tests/models/data/bert_tiny
 for name in gpt2 llama3 llama2 qwen2 qwen2_nfc; do
   check "BPE $name" tests/models/golden/bpe/$name.json --model tests/models/data/$name
 done
+# Encoder-decoder tokenizers (tools/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as
+# transformers 4.38 converts it, and in the Hub's older WhitespaceSplit form), Marian's
+# SentencePiece models + vocab.json, BART's tokenizer.json and its vocab.json + merges.txt.
+for name in tok_t5 tok_t5_hub tok_marian tok_bart tok_bart_slow; do
+  check "seq2seq $name" tests/models/golden/seq2seq/$name.json --model tests/models/data/$name
+done
+mkdir -p "$tmp/marian"
+cp tests/models/data/tok_marian/* "$tmp/marian/"
+rm "$tmp/marian/target.spm"
+expect_error tokenize "Marian without target.spm" "marian/target.spm" --model "$tmp/marian" hello
+cp tests/models/data/tok_marian/target.spm "$tmp/marian/"
+head -c 300 tests/models/data/tok_marian/source.spm >"$tmp/marian/source.spm"
+expect_error tokenize "truncated source.spm" "marian/source.spm: not a SentencePiece model" --model "$tmp/marian" hello
+printf 'garbage, not a protobuf\n' >"$tmp/marian/source.spm"
+expect_error tokenize "garbage source.spm" "marian/source.spm: not a SentencePiece model" --model "$tmp/marian" hello
+cp tests/models/data/tok_marian/source.spm "$tmp/marian/"
+rm "$tmp/marian/vocab.json"
+expect_error tokenize "Marian without vocab.json" "marian/vocab.json" --model "$tmp/marian" hello
+mkdir -p "$tmp/badunigram"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["model"]["vocab"][5] = ["x"]; json.dump(d, open(sys.argv[2], "w"))' \
+  tests/models/data/tok_t5/tokenizer.json "$tmp/badunigram/tokenizer.json"
+expect_error tokenize "malformed Unigram vocab" 'badunigram/tokenizer.json: model.vocab\[5\] is not \[piece, score\]' --model "$tmp/badunigram" hello
 
 # Text form: one block per text with its ids and tokens.
 "$VKF" tokenize --model tests/models/data/bert_tiny "A man is eating food." >"$tmp/out" 2>&1 && ok || bad "text: $(cat "$tmp/out")"
@@ -49,7 +71,7 @@ long=$(python3 -c 'print(" ".join(["man"] * 200))')
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["texts"][0]["ids"]) == 202' "$tmp/long" &&
   ok || bad "long text: $(head -c 300 "$tmp/long")"
 
-expect_error tokenize "no tokenizer files" "vocab.txt" --model tests/models/data/vit_tiny hello
+expect_error tokenize "no tokenizer files" "vocab.txt, source.spm" --model tests/models/data/vit_tiny hello
 expect_error tokenize "invalid UTF-8" "text 1: text is not valid UTF-8: byte 0xFF" --model tests/models/data/bert_tiny ok "$(printf 'a\xffb')"
 expect_error tokenize "missing folder" "no-such-model" --model "$tmp/no-such-model" hello
 mkdir -p "$tmp/badpattern"

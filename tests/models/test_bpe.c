@@ -287,7 +287,7 @@ static void check_pair_merges(const char *tmp) {
 
 static void check_errors(const char *tmp) {
   vkf_text_tokenizer *tok = NULL;
-  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_NOT_FOUND, "tokenizer.json nor vocab.txt");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_NOT_FOUND, "none of tokenizer.json, vocab.txt");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "not valid JSON");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
@@ -301,9 +301,9 @@ static void check_errors(const char *tmp) {
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "unknown pattern \"\\w+\"");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
              "\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}}");
-  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"Precompiled\"");
-  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}");
-  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"Unigram\"");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"Precompiled\" lacks");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"WordLevel\"");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
              " \"merges\": [\"a b\"]}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"a\" + \"b\"");

@@ -14,6 +14,7 @@
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/generate_beam.h"
 #include "tools/vkf/generate_engine.h"
 #include "tools/vkf/json_out.h"
 
@@ -25,7 +26,7 @@ typedef struct gen_args {
   int prompt_count, ids_count;
   const char *stops[GEN_MAX_STOPS];
   int stop_count;
-  int64_t max_new, ctx, top_k, chunk;
+  int64_t max_new, ctx, top_k, chunk, num_beams;
   double temperature, top_p, repetition_penalty;
   uint64_t seed;
   int greedy, sample, ignore_eos, json, fp16, cache_fp16, has_top_k, has_top_p, has_temp, has_rep;
@@ -39,22 +40,27 @@ typedef struct gen_row {
   char *text; /* decoded generated text */
   size_t text_size, text_cap;
   vkf_text_decoder *dec;
+  float score; /* beam search: the sequence's score (sum of log-probabilities / length^penalty) */
 } gen_row;
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3)... [--max-new-tokens N]\n"
-          "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
-          "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
-          "                    [--ctx N] [--chunk N] [--fp16] [--cache-fp16] [--json]\n"
-          "                    [--save-logits F.npy]\n"
-          "  Several prompts run as one batch; each gets the tokens it gets alone. Defaults come\n"
-          "  from the checkpoint's generation_config.json (else config.json), as transformers'\n"
-          "  generate() reads them. --ctx: KV cache positions (default: the smaller of the\n"
-          "  model's maximum and %d). --chunk: prompts longer run in chunks of N tokens against\n"
-          "  the cache (default 512). --save-logits: float32 [steps, vocab] of one prompt, the raw\n"
-          "  logits of every generated step. Text streams to stdout, speeds go to stderr.\n",
-          GEN_DEFAULT_CTX);
+  fprintf(
+      f,
+      "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3)... [--max-new-tokens N]\n"
+      "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
+      "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
+      "                    [--num-beams N] [--ctx N] [--chunk N] [--fp16] [--cache-fp16]\n"
+      "                    [--json] [--save-logits F.npy]\n"
+      "  Several prompts run as one batch; each gets the tokens it gets alone. Defaults come\n"
+      "  from the checkpoint's generation_config.json (else config.json), as transformers'\n"
+      "  generate() reads them. --ctx: KV cache positions (default: the smaller of the\n"
+      "  model's maximum and %d). --chunk: prompts longer run in chunks of N tokens against\n"
+      "  the cache (default 512). --save-logits: float32 [steps, vocab] of one prompt, the raw\n"
+      "  logits of every generated step. Text streams to stdout, speeds go to stderr.\n"
+      "  --num-beams N (or num_beams in generation_config.json): beam search as generate()\n"
+      "  runs it, with the config's length_penalty, early_stopping, min_length and the other\n"
+      "  beam settings; each prompt's best sequence is printed when all are done.\n",
+      GEN_DEFAULT_CTX);
 }
 
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -118,6 +124,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       ok = parse_i64(v, 1, 1 << 24, &a->max_new);
     } else if (!strcmp(o, "--ctx")) {
       ok = parse_i64(v, 1, 1 << 24, &a->ctx);
+    } else if (!strcmp(o, "--num-beams")) {
+      ok = parse_i64(v, 1, 1024, &a->num_beams);
     } else if (!strcmp(o, "--chunk")) {
       ok = parse_i64(v, 1, 1 << 24, &a->chunk);
     } else if (!strcmp(o, "--top-k")) {
@@ -207,7 +215,7 @@ typedef struct gen_state {
   vkf_generation_config gc;
   vkf_sampling_options so;
   vkf_stop_criteria stop;
-  int64_t vocab, batch, ctx, longest, max_new;
+  int64_t vocab, batch, ctx, longest, max_new, num_beams;
   gen_row rows[GEN_MAX_PROMPTS];
   float *saved; /* --save-logits: [max_new, vocab] */
   size_t saved_steps;
@@ -304,6 +312,11 @@ static vkf_status prepare(gen_state *g) {
   g->max_new = a->max_new > 0 ? a->max_new
                               : (int64_t)vkf_generation_config_new_token_limit(
                                     &g->gc, (size_t)g->longest);
+  /* Beam search copies every cache row each step (kv_reorder.h): without --ctx its cache holds
+   * just what the generation can reach. */
+  g->num_beams = a->num_beams ? a->num_beams : g->gc.num_beams;
+  if (g->num_beams > 1 && !a->ctx && g->longest + g->max_new < g->ctx)
+    g->ctx = g->longest + g->max_new;
   for (int64_t b = 0; b < g->batch; b++)
     if (g->rows[b].prompt_len + g->max_new > g->ctx)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -316,6 +329,13 @@ static vkf_status prepare(gen_state *g) {
   if (a->ignore_eos) g->stop.eos_id_count = 0;
   g->stop.stop_strings = a->stops;
   g->stop.stop_string_count = (size_t)a->stop_count;
+  if (g->num_beams > 1 && (a->stop_count || a->save_logits || g->so.do_sample))
+    return vkf_status_make(
+        VKF_STATUS_UNSUPPORTED, "%s does not combine with %lld beams%s",
+        a->stop_count    ? "--stop"
+        : a->save_logits ? "--save-logits"
+                         : "sampling (do_sample, --temperature, --top-k, --top-p)",
+        (long long)g->num_beams, a->stop_count || a->save_logits ? "" : " (--greedy turns it off)");
   if (a->save_logits) {
     if (g->batch != 1)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--save-logits takes one prompt");
@@ -348,7 +368,92 @@ static vkf_status advance(gen_state *g, int64_t b, const float *logits_row, floa
   return VKF_OK;
 }
 
+/* The decoders' last bytes (an incomplete UTF-8 character at the end). */
+static vkf_status flush_text(gen_state *g) {
+  for (int64_t b = 0; b < g->batch; b++) {
+    gen_row *r = &g->rows[b];
+    const char *tail = NULL;
+    size_t n = 0;
+    if (r->dec) VKF_RETURN_IF_ERROR(vkf_text_decoder_flush(r->dec, &tail, &n));
+    if (n) VKF_RETURN_IF_ERROR(append_text(r, tail, n));
+    if (n && g->batch == 1 && !g->a.json) fwrite(tail, 1, n, stdout);
+  }
+  return VKF_OK;
+}
+
+/* Row b's decoded text of its generated ids (beam search has them only at the end). */
+static vkf_status push_tokens(gen_state *g, gen_row *r, const int64_t *tokens, int64_t count) {
+  for (int64_t i = 0; i < count; i++) {
+    r->ids[r->len++] = tokens[i];
+    if (!r->dec) continue;
+    const char *piece = NULL;
+    size_t n = 0;
+    VKF_RETURN_IF_ERROR(vkf_text_decoder_push(r->dec, (int32_t)tokens[i], &piece, &n));
+    VKF_RETURN_IF_ERROR(append_text(r, piece, n));
+    if (g->batch == 1 && !g->a.json) fwrite(piece, 1, n, stdout);
+  }
+  return VKF_OK;
+}
+
+/* --num-beams: the generation config's beam settings over the loop in generate_beam.c. */
+static vkf_status generate_beams(gen_state *g, vkf_cli_device *dev) {
+  const vkf_generation_config *c = &g->gc;
+  const int64_t *prompts[GEN_MAX_PROMPTS];
+  int64_t lens[GEN_MAX_PROMPTS];
+  for (int64_t b = 0; b < g->batch; b++) prompts[b] = g->rows[b].ids, lens[b] = g->rows[b].len;
+  vkf_gen_beam_request q = {
+      .batch = g->batch,
+      .prompts = prompts,
+      .prompt_lens = lens,
+      .max_new = g->max_new,
+      .capacity = g->ctx,
+      .dtype = g->a.fp16 ? VKF_F16 : VKF_F32,
+      .cache_dtype = g->a.fp16 || g->a.cache_fp16 ? VKF_F16 : VKF_F32,
+      .chunk = g->a.chunk,
+      .beam = {.num_beams = g->num_beams,
+               .length_penalty = c->length_penalty,
+               .early_stopping = c->early_stopping,
+               .num_return_sequences = 1,
+               .eos_ids = g->stop.eos_ids,
+               .eos_id_count = g->stop.eos_id_count,
+               /* generate() pads with the first eos id when the config has no pad id */
+               .pad_token_id = c->pad_token_id >= 0    ? c->pad_token_id
+                               : c->eos_token_id_count ? c->eos_token_ids[0]
+                                                       : -1,
+               .repetition_penalty = g->so.repetition_penalty,
+               .no_repeat_ngram_size = g->so.no_repeat_ngram_size,
+               .min_length = c->min_length,
+               .min_new_tokens = c->min_new_tokens > 0 ? c->min_new_tokens : 0,
+               .forced_bos_token_id = c->forced_bos_token_id,
+               .forced_eos_ids = c->forced_eos_token_ids,
+               .forced_eos_id_count = c->forced_eos_token_id_count},
+  };
+  vkf_gen_beam_result res[GEN_MAX_PROMPTS];
+  int64_t steps = 0;
+  double t0 = now_s();
+  vkf_status s = vkf_gen_beam_run(dev->device, g->dec, &q, res, &steps);
+  g->decode_s = now_s() - t0;
+  g->decoded_tokens = steps * g->batch * g->num_beams;
+  for (int64_t b = 0; !s && b < g->batch; b++) {
+    s = push_tokens(g, &g->rows[b], res[b].generated, res[b].count);
+    g->rows[b].score = res[b].score;
+  }
+  for (int64_t b = 0; b < g->batch; b++) free(res[b].generated);
+  if (!s)
+    fprintf(stderr,
+            "vkf generate: %lld beams, %.1f row-tokens/s (%lld steps of %lld rows, prefill "
+            "included)\n",
+            (long long)g->num_beams,
+            g->decode_s > 0 ? (double)g->decoded_tokens / g->decode_s : 0.0, (long long)steps,
+            (long long)(g->batch * g->num_beams));
+  return s;
+}
+
 static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
+  if (g->num_beams > 1) {
+    vkf_status s = generate_beams(g, dev);
+    return s ? s : flush_text(g);
+  }
   vkf_gen_engine_options eo = {.batch = g->batch,
                                .prompt_len = g->longest,
                                .capacity = g->ctx,
@@ -395,14 +500,7 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
     }
   }
   g->decode_s = now_s() - t0;
-  for (int64_t b = 0; !s && b < g->batch; b++) {
-    gen_row *r = &g->rows[b];
-    const char *tail = NULL;
-    size_t n = 0;
-    if (r->dec) s = vkf_text_decoder_flush(r->dec, &tail, &n);
-    if (!s && n) s = append_text(r, tail, n);
-    if (!s && n && g->batch == 1 && !g->a.json) fwrite(tail, 1, n, stdout);
-  }
+  if (!s) s = flush_text(g);
   if (!s) {
     vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e);
     fprintf(stderr,
@@ -441,6 +539,7 @@ static void print_results(const gen_state *g) {
       printf("%s%lld", i > r->prompt_len ? ", " : "", (long long)r->ids[i]);
     printf("], \"text\": ");
     vkf_cli_json_string_n(r->text ? r->text : "", r->text_size);
+    if (g->num_beams > 1) printf(", \"sequence_score\": %.9g", (double)r->score);
     printf("}");
   }
   printf(g->batch > 1 ? "]\n" : "\n");

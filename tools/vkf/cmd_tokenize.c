@@ -12,9 +12,10 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf tokenize [--model DIR] [--json] TEXT...\n"
-          "  --model DIR  checkpoint folder with the tokenizer files (tokenizer.json: BPE;\n"
-          "               vocab.txt and tokenizer_config.json: WordPiece); default:\n"
-          "               all-MiniLM-L6-v2\n"
+          "  --model DIR  checkpoint folder with the tokenizer files (tokenizer.json: BPE or\n"
+          "               Unigram; source.spm + target.spm + vocab.json: Marian;\n"
+          "               vocab.json + merges.txt: BART/RoBERTa/GPT-2; vocab.txt and\n"
+          "               tokenizer_config.json: WordPiece); default: all-MiniLM-L6-v2\n"
           "  --json       {\"model\": DIR, \"texts\": [{\"text\", \"ids\", \"tokens\"}]} on one "
           "line\n");
 }

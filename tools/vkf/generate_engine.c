@@ -191,6 +191,10 @@ vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const i
   return read_logits(e, e->decode, g->logits, out_logits);
 }
 
+struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *e) {
+  return e->cache;
+}
+
 struct vkf_runner *vkf_gen_engine_decode_runner(const vkf_gen_engine *e) {
   return e->decode;
 }

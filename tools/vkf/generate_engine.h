@@ -39,6 +39,9 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *engine, const int32_t *ids, co
 vkf_status vkf_gen_engine_step(vkf_gen_engine *engine, const int32_t *tokens,
                                const int64_t *positions, const float **out_logits);
 
+/* The KV cache both plans bind (beam search reorders its rows between steps, kv_reorder.h). */
+struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *engine);
+
 /* The decode plan's runner and graph (per-dispatch profiles; the runner's session holds the
  * timestamps of the last step when profiling). */
 struct vkf_runner *vkf_gen_engine_decode_runner(const vkf_gen_engine *engine);
