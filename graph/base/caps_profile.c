@@ -11,6 +11,7 @@ typedef struct profile {
   uint32_t subgroup_ops_mask; /* ops kept */
   int fp16_arithmetic, storage_16bit;
   uint64_t max_storage_buffer_range;
+  uint64_t max_memory_allocation_size; /* 0: keep the device's */
 } profile;
 
 /* Each row is a class whose limits a real vendor ships; values are the spec minimum or the
@@ -18,15 +19,20 @@ typedef struct profile {
 static const profile profiles[] = {
     /* Generic phone: Vulkan minimum shared memory, no fp16 math, small workgroups, no subgroup
      * arithmetic (many Mali/Adreno drivers expose it only partially). */
-    {"mobile", 16384, 128, 0, VKF_SUBGROUP_BASIC, 0, 1, 128u << 20},
+    {"mobile", 16384, 128, 0, VKF_SUBGROUP_BASIC, 0, 1, 128u << 20, 0},
     /* Arm Mali (Valhall): 32 KiB shared, subgroup 16, fp16 storage but no assumed fp16 math. */
     {"mali", 32768, 256, 16, VKF_SUBGROUP_BASIC | VKF_SUBGROUP_VOTE | VKF_SUBGROUP_BALLOT, 0, 1,
-     1u << 30},
+     1u << 30, 0},
     /* Qualcomm Adreno 6xx/7xx: 32 KiB shared, wave 64. */
-    {"adreno", 32768, 1024, 64, ~0u, 1, 1, 1u << 30},
+    {"adreno", 32768, 1024, 64, ~0u, 1, 1, 1u << 30, 0},
+    /* Not a device class: limits so small that the committed tiny checkpoints (hidden 32-64)
+     * need their big nodes sliced and their batches split into several runs (the arena
+     * outgrows one allocation), so those paths run in CI with a few rows; 64 KiB still holds
+     * each tiny weight whole. */
+    {"tiny-buffers", 32768, 1024, 0, ~0u, 1, 1, 64u << 10, 64u << 10},
 };
 
-const char *vkf_caps_profile_names(void) { return "mobile, mali, adreno"; }
+const char *vkf_caps_profile_names(void) { return "mobile, mali, adreno, tiny-buffers"; }
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
@@ -52,6 +58,9 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   caps->storage_16bit = caps->storage_16bit && p->storage_16bit;
   if (caps->max_storage_buffer_range > p->max_storage_buffer_range)
     caps->max_storage_buffer_range = p->max_storage_buffer_range;
+  if (p->max_memory_allocation_size &&
+      caps->max_memory_allocation_size > p->max_memory_allocation_size)
+    caps->max_memory_allocation_size = p->max_memory_allocation_size;
   caps->cooperative_matrix = 0;
   strncpy(caps->profile, p->name, sizeof caps->profile - 1);
   return VKF_OK;

@@ -120,7 +120,9 @@ vkf_status vkf_lower_graph(const vkf_graph *g, const vkf_device_caps *caps,
     return st;
   }
   vkf_plan_finalize(out->plan);
-  return VKF_OK;
+  st = vkf_plan_check_limits(out->plan, caps);
+  if (st) vkf_lowered_free(out);
+  return st;
 }
 
 void vkf_lowered_free(vkf_lowered *l) {

@@ -80,10 +80,18 @@ typedef struct vkf_lowered {
   vkf_plan_tensor *tensors; /* indexed by tensor id; heap */
 } vkf_lowered;
 
-/* The graph must carry a valid memory plan (vkf_memory_plan_build). */
+/* The graph must carry a valid memory plan (vkf_memory_plan_build). A plan that would exceed a
+ * device limit even after slicing (vkf_plan_check_limits) is an OUT_OF_MEMORY status naming the
+ * node or buffer and the limit. */
 vkf_status vkf_lower_graph(const vkf_graph *graph, const vkf_device_caps *caps,
                            const vkf_lower_options *options, vkf_lowered *out_lowered);
 void vkf_lowered_free(vkf_lowered *lowered);
+
+/* OK when every binding, dispatch and buffer of `plan` is within the caps' limits
+ * (maxStorageBufferRange, maxTexelBufferElements, maxComputeWorkGroupCount,
+ * maxMemoryAllocationSize, the largest heap); otherwise OUT_OF_MEMORY naming the first node or
+ * buffer past a limit, its size and the limit. Limits the caps leave at 0 are not checked. */
+vkf_status vkf_plan_check_limits(const vkf_plan *plan, const vkf_device_caps *caps);
 
 /* Calls `fn` for `node`, or, when a binding of the node would exceed the device's
  * maxStorageBufferRange, once per slice of its leading (batch) dims so that every binding fits

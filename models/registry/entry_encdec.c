@@ -46,14 +46,20 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   uint32_t n = 0;
   /* Fixed slots so the build can tell them apart: logits first when there is a head. */
   if (vkf_encdec_has_lm_head(m))
-    out[n++] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
+    out[n++] = (vkf_model_io){.name = "logits",
+                              .dtype = VKF_F32,
+                              .rank = 3,
+                              .shape = {-1, -1, c->vocab_size},
+                              .target = 1};
   out[n++] = (vkf_model_io){.name = "encoder_last_hidden_state",
                             .dtype = VKF_F32,
                             .rank = 3,
                             .shape = {-1, -1, c->hidden_size}};
-  out[n++] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->hidden_size}};
+  out[n++] = (vkf_model_io){.name = "last_hidden_state",
+                            .dtype = VKF_F32,
+                            .rank = 3,
+                            .shape = {-1, -1, c->hidden_size},
+                            .target = 1};
   *out_count = n;
 }
 

@@ -23,8 +23,8 @@ typedef struct vkf_model_io {
   int required;        /* inputs: must be given; absent optional ones are filled with `fill` */
   int32_t fill;        /* attention_mask 1, token_type_ids 0 */
   int64_t value_bound; /* integer inputs: every value must lie in [0, value_bound) (0: unchecked) */
-  /* Encoder–decoders: 1 when dim 1 is the decoder's (target) sequence, shared by the target inputs
-   * and independent of the source's; an absent optional target input (decoder_input_ids) means
+  /* Encoder–decoders: 1 when dim 1 is the decoder's (target) sequence (inputs and outputs), shared
+   * by the target inputs and independent of the source's; an absent optional target input (decoder_input_ids) means
    * "run the encoder alone" and is not filled. */
   int target;
 } vkf_model_io;

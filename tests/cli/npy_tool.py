@@ -7,6 +7,8 @@
   npy_tool.py halves PATH SHAPE SEED  like write, as float16
   npy_tool.py compare A B ATOL        exit 1 when any |a - b| > ATOL or shapes differ
   npy_tool.py zeros PATH START END    exit 1 unless flat elements [START, END) are all 0
+  npy_tool.py rows IN FIRST COUNT OUT rows [FIRST, FIRST + COUNT) of dim 0 (any dtype above)
+  npy_tool.py stack OUT IN...         the inputs concatenated along dim 0 (same dtype and dims)
 """
 import random
 import struct
@@ -33,6 +35,14 @@ def read(path):
     for d in shape:
         count *= d
     return shape, struct.unpack("<%d%s" % (count, fmt), data[10 + hlen:10 + hlen + count * struct.calcsize(fmt)])
+
+
+FORMATS = {"<f4": "f", "<f2": "e", "<i4": "i", "<i8": "q"}
+
+
+def descr_of(path):
+    data = open(path, "rb").read(10 + 256)
+    return data[10:].decode(errors="replace").split("'descr': '")[1].split("'")[0]
 
 
 def main():
@@ -68,6 +78,19 @@ def main():
         part = values[int(sys.argv[3]):int(sys.argv[4])]
         if len(part) != int(sys.argv[4]) - int(sys.argv[3]) or any(v != 0 for v in part):
             sys.exit(1)
+    elif cmd == "rows":
+        shape, values = read(sys.argv[2])
+        first, count = int(sys.argv[3]), int(sys.argv[4])
+        row = len(values) // shape[0]
+        descr = descr_of(sys.argv[2])
+        write(sys.argv[5], (count,) + shape[1:], values[first * row:(first + count) * row], descr,
+              FORMATS[descr])
+    elif cmd == "stack":
+        parts = [read(p) for p in sys.argv[3:]]
+        descr = descr_of(sys.argv[3])
+        rows = sum(shape[0] for shape, _ in parts)
+        write(sys.argv[2], (rows,) + parts[0][0][1:], [v for _, vs in parts for v in vs], descr,
+              FORMATS[descr])
     else:
         sys.exit("unknown command " + cmd)
 

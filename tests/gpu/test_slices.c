@@ -42,6 +42,30 @@ int main(void) {
   for (int i = 0; i < 4; i++) free(data[i]);
   vkf_graph_destroy(g);
 
+  /* Fused attention sliced along its batch: q [3, 2, 7, 16] (896 bytes per batch row), k and v
+   * [3, 2, 9, 16] (1152), a per-batch bias [3, 2, 7, 9] and kv_len [3], under 2 KiB bindings: one
+   * batch row per dispatch, kv_len and the bias sliced with it. */
+  CHECK_OK(vkf_graph_create("fused", &g));
+  int64_t fq[4] = {3, 2, 7, 16}, fk[4] = {3, 2, 9, 16}, fb[4] = {3, 2, 7, 9}, fl[1] = {3};
+  q = vkf_graph_input(g, "q", VKF_F32, 4, fq);
+  k = vkf_graph_input(g, "k", VKF_F32, 4, fk);
+  v = vkf_graph_input(g, "v", VKF_F32, 4, fk);
+  bias = vkf_graph_input(g, "bias", VKF_F32, 4, fb);
+  vkf_value lens = vkf_graph_input(g, "kv_len", VKF_I32, 1, fl);
+  vkf_attention_options ao = {.kv_len = lens, .bias = bias};
+  vkf_graph_output(g, vkf_attention(g, "attn", q, k, v, &ao), "y");
+  int32_t lv[3] = {9, 4, 6};
+  void *fd[4] = {filled(3 * 2 * 7 * 16, 11), filled(3 * 2 * 9 * 16, 12),
+                 filled(3 * 2 * 9 * 16, 13), filled(3 * 2 * 7 * 9, 14)};
+  vkf_input_binding fin[5] = {{q, fd[0], 3 * 2 * 7 * 16 * 4}, {k, fd[1], 3 * 2 * 9 * 16 * 4},
+                              {v, fd[2], 3 * 2 * 9 * 16 * 4}, {bias, fd[3], 3 * 2 * 7 * 9 * 4},
+                              {lens, lv, sizeof lv}};
+  caps.max_storage_buffer_range = 2048;
+  op_check_with(&t, g, fin, 5, &caps, TOL, "fused attention, 2 KiB bindings");
+  caps.max_storage_buffer_range = 512;
+  for (int i = 0; i < 4; i++) free(fd[i]);
+  vkf_graph_destroy(g);
+
   /* layernorm([3, 5, 40]) + b[40] */
   CHECK_OK(vkf_graph_create("norm_add", &g));
   int64_t xs[3] = {3, 5, 40}, ds[1] = {40};

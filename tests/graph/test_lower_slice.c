@@ -1,7 +1,8 @@
 /* Lowering of nodes whose bindings exceed maxStorageBufferRange, without a GPU: a batched matmul,
  * a softmax and a broadcasting add become one dispatch per slice of their leading dims, every
  * binding within the limit and the slices together covering the whole output; a softmax with
- * valid lengths (which index batches by position) is left whole. */
+ * valid lengths (which index batches by position) is left whole, and lowering refuses it where it
+ * then exceeds the range. */
 #include <string.h>
 
 #include "graph/ir/builder.h"
@@ -76,8 +77,33 @@ int main(void) {
   CHECK_MSG(n > 3, "sum: %u dispatches", n);
   vkf_graph_destroy(g);
 
-  /* Softmax with valid lengths is not sliced: one dispatch (whose binding then exceeds the
-   * range, which the device reports when it records it). */
+  /* One sequence's projection: [1, 40, 8] x [8, 16] has no batch to slice and a 2560-byte
+   * output, so it is sliced along M (rows of A and the output, B whole), halved to 5 rows. */
+  CHECK_OK(vkf_graph_create("rows", &g));
+  int64_t as[3] = {1, 40, 8}, ws[2] = {8, 16};
+  x = vkf_graph_input(g, "x", VKF_F32, 3, as);
+  vkf_value w = vkf_graph_input(g, "w", VKF_F32, 2, ws);
+  vkf_graph_output(g, vkf_matmul(g, "proj", x, w, &(vkf_matmul_options){0}), "y");
+  n = lower_and_count(g, &caps, "proj", 2, &bytes);
+  CHECK_MSG(n == 8, "proj: %u dispatches", n);
+  CHECK_MSG(bytes == 40 * 16 * 4, "proj: output bindings cover %llu bytes",
+            (unsigned long long)bytes);
+  vkf_graph_destroy(g);
+
+  /* A copy of one shape (a [4, 8, 40] permuted view made dense) is sliced like an elementwise
+   * op. */
+  CHECK_OK(vkf_graph_create("copy", &g));
+  int64_t cs[3] = {4, 40, 8};
+  x = vkf_graph_input(g, "x", VKF_F32, 3, cs);
+  uint32_t perm[3] = {0, 2, 1};
+  vkf_graph_output(g, vkf_copy(g, "dense", vkf_permute(g, "t", x, perm)), "y");
+  n = lower_and_count(g, &caps, "dense", 1, &bytes);
+  CHECK_MSG(n >= 4, "dense: %u dispatches", n);
+  vkf_graph_destroy(g);
+
+  /* Softmax with valid lengths is not sliced: one dispatch, and where its binding then exceeds
+   * the range, lowering fails naming the node and the limit (vkf_plan_check_limits) instead of
+   * leaving it to the device. */
   CHECK_OK(vkf_graph_create("masked", &g));
   int64_t ss[3] = {4, 8, 40}, ls[1] = {4};
   x = vkf_graph_input(g, "x", VKF_F32, 3, ss);
@@ -86,9 +112,13 @@ int main(void) {
                    "y");
   CHECK_OK(vkf_memory_plan_build(g, NULL));
   vkf_lowered low;
-  CHECK_OK(vkf_lower_graph(g, &caps, NULL, &low));
+  CHECK_STATUS(vkf_lower_graph(g, &caps, NULL, &low), VKF_STATUS_OUT_OF_MEMORY,
+               "node \"masked\" (softmax.comp): binding 0 spans 5120 bytes, over the device's "
+               "maxStorageBufferRange (512 bytes)");
+  vkf_device_caps roomy = small_range_caps(8192);
+  CHECK_OK(vkf_lower_graph(g, &roomy, NULL, &low));
   uint32_t masked = 0;
-  for (uint32_t i = 0; i < vkf_plan_dispatch_count(low.plan); i++)
+  for (uint32_t i = 0; low.plan && i < vkf_plan_dispatch_count(low.plan); i++)
     masked += strcmp(vkf_plan_dispatch_get(low.plan, i)->node, "masked") == 0;
   CHECK_MSG(masked == 1, "masked softmax: %u dispatches", masked);
   vkf_lowered_free(&low);

@@ -1,17 +1,15 @@
 /* vkf classify: top-K labels for images with a Hugging Face ViT/DeiT checkpoint, on the device
- * (all images in one batch); VKF_CHECK=1 compares every node with the interpreter. */
+ * (all images in one batch, split into runs that fit the device: tools/vkf/batch_cli.h);
+ * VKF_CHECK=1 compares every node with the interpreter. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/base/env.h"
-#include "graph/passes/passes.h"
-#include "host/check.h"
-#include "host/runner.h"
 #include "models/arch/vit.h"
 #include "models/arch/vit_classify.h"
 #include "models/formats/npy.h"
+#include "tools/vkf/batch_cli.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
@@ -147,6 +145,26 @@ static vkf_status load_pixel_npy(const char *path, int64_t s, float **out, int64
   return VKF_OK;
 }
 
+typedef struct vit_build {
+  vkf_vit_model *model;
+  vkf_dtype dtype;
+} vit_build;
+
+/* Slots: input 0 pixel_values [rows, 3, S, S], output 0 logits [rows, labels]. */
+static vkf_status build_rows(void *user, int64_t rows, vkf_batch_graph *out) {
+  const vit_build *b = user;
+  vkf_vit_build_options bo = {.batch = rows, .dtype = b->dtype};
+  vkf_vit_graph vg;
+  *out = (vkf_batch_graph){0};
+  VKF_RETURN_IF_ERROR(vkf_vit_build(b->model, &bo, &vg));
+  *out = (vkf_batch_graph){.graph = vg.graph,
+                           .input_count = 1,
+                           .output_count = 1,
+                           .inputs = {vg.pixel_values},
+                           .outputs = {vg.logits}};
+  return VKF_OK;
+}
+
 int vkf_cli_classify(int argc, char **argv) {
   const char *model_dir = NULL, *device = NULL, *pixel_npy = NULL, *save = NULL, *compare = NULL;
   int64_t k = 5;
@@ -211,11 +229,8 @@ int vkf_cli_classify(int argc, char **argv) {
   if (builtin) model_dir = default_model();
 
   vkf_vit_model *m = NULL;
-  vkf_vit_graph vg = {0};
   vkf_cli_device dev = {0};
-  vkf_runner *r = NULL;
   float *pixels = NULL, *logits = NULL;
-  const int check = vkf_env_get()->check;
   vkf_status st = vkf_vit_load(model_dir, &m);
   if (!st && vkf_vit_head_of(m) == VKF_VIT_HEAD_NONE)
     st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no classification head", model_dir,
@@ -233,10 +248,13 @@ int vkf_cli_classify(int argc, char **argv) {
   }
   /* The one place --top is capped: every caller below fills and prints exactly k rows. */
   if (!st && k > vkf_vit_label_count(m)) k = vkf_vit_label_count(m);
+  size_t pixels_size = 0, logits_size = 0;
   if (!st) {
     int64_t s = vkf_vit_image_size(m);
-    if (!pixels) pixels = malloc((size_t)(count * 3 * s * s) * sizeof *pixels);
-    logits = malloc((size_t)(count * vkf_vit_label_count(m)) * sizeof *logits);
+    pixels_size = (size_t)(count * 3 * s * s) * sizeof *pixels;
+    logits_size = (size_t)(count * vkf_vit_label_count(m)) * sizeof *logits;
+    if (!pixels) pixels = malloc(pixels_size);
+    logits = malloc(logits_size);
     st = pixels && logits
              ? VKF_OK
              : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld images", (long long)count);
@@ -244,28 +262,11 @@ int vkf_cli_classify(int argc, char **argv) {
   /* Images first: a bad file fails before any device work. */
   if (!st && !pixel_npy)
     st = vkf_vit_load_images(m, (const char *const *)images, (size_t)count, pixels);
-  vkf_vit_build_options bo = {.batch = count, .dtype = dtype};
-  if (!st) st = vkf_vit_build(m, &bo, &vg);
-  if (!st && check) st = vkf_check_pin_all(vg.graph);
-  if (!st) st = vkf_passes_run(vg.graph, NULL, NULL); /* verify, fusions, memory plan */
+  vit_build vb = {.model = m, .dtype = dtype};
+  vkf_batch_input in = {pixels, pixels_size};
+  vkf_batch_output out = {logits, logits_size};
   if (!st) st = vkf_cli_device_open(device, &dev);
-  if (!st) st = vkf_runner_create(dev.device, vg.graph, NULL, &r);
-  const vkf_tensor *in = st ? NULL : vkf_graph_tensor(vg.graph, vg.pixel_values);
-  if (!st) st = vkf_runner_set(r, vg.pixel_values, pixels, vkf_tensor_size(in));
-  if (!st) st = vkf_runner_run(r);
-  if (!st)
-    st = vkf_runner_get(r, vg.logits, logits,
-                        (size_t)(count * vkf_vit_label_count(m)) * sizeof *logits);
-  if (!st && check) {
-    vkf_check_report rep;
-    st = vkf_check_run(r, vg.graph, NULL, &rep);
-    if (!st)
-      fprintf(stderr,
-              "vkf classify: VKF_CHECK: %u nodes agree with the interpreter (closest to "
-              "the bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
-              rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
-              100.0 * rep.worst_ratio);
-  }
+  if (!st) st = vkf_cli_batch_run("vkf classify", dev.device, count, build_rows, &vb, &in, &out);
   int64_t shape[2] = {count, m ? vkf_vit_label_count(m) : 0};
   if (!st && save) st = vkf_npy_save(save, VKF_NPY_F32, 2, shape, logits);
   if (!st && compare) st = compare_logits(compare, logits, count, shape[1], tolerance);
@@ -275,9 +276,7 @@ int vkf_cli_classify(int argc, char **argv) {
             "vkf classify: used the built-in tiny ViT with random weights (%s): its labels "
             "are not meaningful; pass --model DIR for a real checkpoint\n",
             model_dir);
-  vkf_runner_destroy(r);
   int validation = vkf_cli_device_close(&dev);
-  vkf_graph_destroy(vg.graph);
   vkf_vit_destroy(m);
   free(pixels);
   free(logits);

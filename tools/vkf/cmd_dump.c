@@ -1,7 +1,8 @@
 /* vkf dump: what vkformer makes of a model, stage by stage, for debugging:
  *   graph   the graph as built (text, DOT or JSON)
  *   passes  the graph after every pass, three files per pass, into --out DIR
- *   plan    the lowered plan for the chosen device (dispatches, bindings, barriers)
+ *   plan    how the batch splits into runs on the chosen device, and the lowered plan of one run
+ *           (dispatches, bindings, barriers)
  *   kernels the GLSL of every distinct kernel in the plan, one file each, into --out DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "host/instance.h"
 #include "models/registry/model.h"
 #include "shaders/embedded.h"
+#include "tools/vkf/batch_cli.h"
 #include "tools/vkf/cli.h"
 
 typedef struct dump_args {
@@ -27,8 +29,10 @@ static void usage(FILE *f) {
              "  graph (default) and plan print to stdout; passes and kernels write files into\n"
              "  --out (default: vkf-dump). --format is for --stage graph only (passes writes\n"
              "  text, DOT and JSON; plan is text; kernels are GLSL). The plan is lowered for\n"
-             "  the chosen device's caps\n"
-             "  (VKF_DEVICE_PROFILE applies).\n");
+             "  the chosen device's caps (VKF_DEVICE_PROFILE applies); a batch too big for one\n"
+             "  run is split as classify/embed/forward split it: plan prints the split first\n"
+             "  (\"batch split: ...\": runs, rows, and the limit the whole batch exceeds) and the\n"
+             "  plan of one run.\n");
 }
 
 static vkf_status dump_graph(vkf_graph *g, const char *format) {
@@ -114,12 +118,50 @@ static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
   return VKF_OK;
 }
 
+/* The plan and kernels stages: the batch is split as the runner would split it on this device
+ * (tools/vkf/batch_cli.h); the split goes first ("batch split: ..."), then the plan of one run of
+ * the first run's rows (the runs' plans differ only in their row count). */
+static vkf_status dump_lowered(const dump_args *a, vkf_model *m) {
+  vkf_device_caps caps;
+  vkf_cli_model_build mb = {.model = m, .seq_len = a->seq_len};
+  vkf_batch_split split;
+  char line[512];
+  vkf_batch_graph bg = {0};
+  vkf_lowered low = {0};
+  vkf_status st = device_caps(a->device, &caps);
+  if (!st) st = vkf_cli_batch_split(&caps, a->batch, vkf_cli_model_build_fn, &mb, &split);
+  if (!st) {
+    vkf_batch_split_describe(&split, line, sizeof line);
+    if (a->stage[0] == 'p')
+      printf("batch split: %s\n", line);
+    else
+      fprintf(stderr, "vkf dump: %s\n", line);
+  }
+  if (!st) st = vkf_cli_model_build_fn(&mb, split.rows_per_run, &bg);
+  if (!st) st = vkf_passes_run(bg.graph, NULL, NULL);
+  if (!st) st = vkf_lower_graph(bg.graph, &caps, NULL, &low);
+  if (!st && a->stage[0] == 'p') vkf_plan_dump_text(low.plan, stdout);
+  if (!st && a->stage[0] == 'k') {
+    mkdir(a->out, 0755);
+    st = dump_kernels(low.plan, a->out);
+  }
+  vkf_lowered_free(&low);
+  if (bg.graph) vkf_graph_destroy(bg.graph);
+  return st;
+}
+
 static vkf_status run(const dump_args *a) {
   vkf_model *m = NULL;
+  VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &m));
+  vkf_status st = VKF_OK;
+  if (!strcmp(a->stage, "plan") || !strcmp(a->stage, "kernels")) {
+    st = dump_lowered(a, m);
+    vkf_model_close(m);
+    return st;
+  }
   vkf_model_graph mg = {0};
   vkf_model_build_options mo = {.batch = a->batch, .seq_len = a->seq_len};
-  VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &m));
-  vkf_status st = vkf_model_build(m, &mo, &mg);
+  st = vkf_model_build(m, &mo, &mg);
   if (st) {
     vkf_model_close(m);
     return st;
@@ -134,18 +176,6 @@ static vkf_status run(const dump_args *a) {
     if (!st)
       fprintf(stderr, "vkf dump: %u passes written to %s (arena peak %zu bytes, naive %zu)\n",
               report.count, a->out, report.peak_size, report.naive_size);
-  } else if (!strcmp(a->stage, "plan") || !strcmp(a->stage, "kernels")) {
-    vkf_device_caps caps;
-    vkf_lowered low = {0};
-    st = vkf_passes_run(mg.graph, NULL, NULL);
-    if (!st) st = device_caps(a->device, &caps);
-    if (!st) st = vkf_lower_graph(mg.graph, &caps, NULL, &low);
-    if (!st && a->stage[0] == 'p') vkf_plan_dump_text(low.plan, stdout);
-    if (!st && a->stage[0] == 'k') {
-      mkdir(a->out, 0755);
-      st = dump_kernels(low.plan, a->out);
-    }
-    vkf_lowered_free(&low);
   } else {
     st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                          "unknown stage \"%s\" (graph, passes, plan, kernels)", a->stage);

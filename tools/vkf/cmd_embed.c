@@ -1,18 +1,15 @@
 /* vkf embed: sentence embeddings of texts with a BERT-family checkpoint on the device (all texts
- * in one padded batch) and, for two or more, their cosine similarity matrix; VKF_CHECK=1 compares
- * every node with the interpreter. */
+ * in one padded batch, split into runs that fit the device: tools/vkf/batch_cli.h) and, for two or
+ * more, their cosine similarity matrix; VKF_CHECK=1 compares every node with the interpreter. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/base/env.h"
-#include "graph/passes/passes.h"
-#include "host/check.h"
-#include "host/runner.h"
 #include "models/arch/bert.h"
 #include "models/formats/model_paths.h"
 #include "models/text/tokenizer.h"
+#include "tools/vkf/batch_cli.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
@@ -101,6 +98,27 @@ static void print_text(const char *dir, const vkf_bert_model *m, char **texts, i
   }
 }
 
+typedef struct bert_build {
+  vkf_bert_model *model;
+  int64_t seq_len;
+  vkf_dtype dtype;
+} bert_build;
+
+/* Slots: inputs input_ids, attention_mask [rows, seq]; output sentence_embedding [rows, dim]. */
+static vkf_status build_rows(void *user, int64_t rows, vkf_batch_graph *out) {
+  const bert_build *b = user;
+  vkf_bert_build_options bo = {.batch = rows, .seq_len = b->seq_len, .dtype = b->dtype};
+  vkf_bert_graph bg;
+  *out = (vkf_batch_graph){0};
+  VKF_RETURN_IF_ERROR(vkf_bert_build(b->model, &bo, &bg));
+  *out = (vkf_batch_graph){.graph = bg.graph,
+                           .input_count = 2,
+                           .output_count = 1,
+                           .inputs = {bg.input_ids, bg.attention_mask},
+                           .outputs = {bg.sentence_embedding}};
+  return VKF_OK;
+}
+
 int vkf_cli_embed(int argc, char **argv) {
   const char *model_dir = NULL, *device = NULL;
   int json = 0;
@@ -141,15 +159,12 @@ int vkf_cli_embed(int argc, char **argv) {
   char *found = NULL;
   vkf_bert_model *m = NULL;
   vkf_tokenizer *tok = NULL;
-  vkf_bert_graph bg = {0};
   vkf_cli_device dev = {0};
-  vkf_runner *r = NULL;
   int32_t *ids = NULL, *mask = NULL;
   size_t *tokens = calloc((size_t)count, sizeof *tokens);
   float *e = NULL;
   size_t len = 0;
   int64_t dim = 0;
-  const int check = vkf_env_get()->check;
   /* The default model's NOT_FOUND message lists where it looked and the pip command. */
   vkf_status st = model_dir ? VKF_OK : vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
   if (!st && !model_dir) model_dir = found;
@@ -168,32 +183,15 @@ int vkf_cli_embed(int argc, char **argv) {
     for (int64_t i = 0; !st && i < count; i++)
       for (size_t j = 0; j < len; j++) tokens[i] += (size_t)mask[(size_t)i * len + j];
   }
-  vkf_bert_build_options bo = {.batch = count, .seq_len = (int64_t)len, .dtype = dtype};
-  if (!st) st = vkf_bert_build(m, &bo, &bg);
-  if (!st && check) st = vkf_check_pin_all(bg.graph);
-  if (!st) st = vkf_passes_run(bg.graph, NULL, NULL); /* fusions (e.g. the heads merge), plan */
-  if (!st) st = vkf_cli_device_open(device, &dev);
-  if (!st) st = vkf_runner_create(dev.device, bg.graph, NULL, &r);
+  bert_build bb = {.model = m, .seq_len = (int64_t)len, .dtype = dtype};
   size_t in_size = (size_t)count * len * sizeof *ids;
-  if (!st) st = vkf_runner_set(r, bg.input_ids, ids, in_size);
-  if (!st) st = vkf_runner_set(r, bg.attention_mask, mask, in_size);
-  if (!st) st = vkf_runner_run(r);
-  if (!st) st = vkf_runner_get(r, bg.sentence_embedding, e, (size_t)(count * dim) * sizeof *e);
-  if (!st && check) {
-    vkf_check_report rep;
-    st = vkf_check_run(r, bg.graph, NULL, &rep);
-    if (!st)
-      fprintf(stderr,
-              "vkf embed: VKF_CHECK: %u nodes agree with the interpreter (closest to the "
-              "bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
-              rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
-              100.0 * rep.worst_ratio);
-  }
+  vkf_batch_input in[2] = {{ids, in_size}, {mask, in_size}};
+  vkf_batch_output out = {e, (size_t)(count * dim) * sizeof *e};
+  if (!st) st = vkf_cli_device_open(device, &dev);
+  if (!st) st = vkf_cli_batch_run("vkf embed", dev.device, count, build_rows, &bb, in, &out);
   if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim);
   if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim);
-  vkf_runner_destroy(r);
   int validation = vkf_cli_device_close(&dev);
-  vkf_graph_destroy(bg.graph);
   vkf_tokenizer_destroy(tok);
   vkf_bert_destroy(m);
   free(found);

@@ -1,17 +1,14 @@
 /* vkf forward: any supported checkpoint on named inputs from .npy files, its named outputs written
- * as float32 .npy; --list prints the declared inputs and outputs. VKF_CHECK=1 compares every node
- * with the interpreter. */
+ * as float32 .npy; --list prints the declared inputs and outputs. Any batch: runs split to fit the
+ * device (tools/vkf/batch_cli.h). VKF_CHECK=1 compares every node with the interpreter. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/base/env.h"
-#include "graph/passes/passes.h"
-#include "host/check.h"
-#include "host/runner.h"
 #include "models/formats/npy.h"
 #include "models/registry/model.h"
+#include "tools/vkf/batch_cli.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -70,8 +67,6 @@ static void list(const vkf_model *m) {
     print_shape(io);
     if (io->required)
       printf("  required");
-    else if (io->target)
-      printf("  optional (absent: the encoder alone)");
     else
       printf("  optional (default %d)", io->fill);
     if (io->value_bound) printf("  values in [0, %" PRId64 ")", io->value_bound);
@@ -105,43 +100,71 @@ static vkf_status load_inputs(const named_path *in, int count, vkf_npy_array *ar
   return VKF_OK;
 }
 
-/* Binds every input of the graph: given ones (int64 narrowed: the values were range-checked),
- * absent optional ones filled with their default. */
-static vkf_status bind_inputs(const vkf_model *m, vkf_runner *r, const vkf_model_graph *mg,
-                              const vkf_model_array *given, int given_count) {
+/* The caller's dims: the batch, the (source) sequence and an encoder–decoder's target sequence. */
+typedef struct dims {
+  int64_t batch, seq, target;
+} dims;
+
+/* A declared input's or output's shape with the caller's dims resolved (dim 0 the batch, any
+ * other -1 the sequence, or the target sequence for target I/O); returns its element count. */
+static size_t resolved_shape(const vkf_model_io *io, dims z, int64_t *shape) {
+  size_t count = 1;
+  for (uint32_t d = 0; d < io->rank; d++) {
+    shape[d] = io->shape[d] >= 0 ? io->shape[d] : d == 0 ? z.batch : io->target ? z.target : z.seq;
+    count *= (size_t)shape[d];
+  }
+  return count;
+}
+
+/* The whole batch of every declared input: given 32-bit data as it is, int64 ids narrowed (the
+ * values were range-checked), absent optional inputs filled with their default. Narrowed and
+ * filled arrays are allocated into owned[i]. */
+static vkf_status gather_inputs(const vkf_model *m, dims z, const vkf_model_array *given,
+                                int given_count, vkf_batch_input *out, void **owned) {
   for (uint32_t i = 0; i < vkf_model_input_count(m); i++) {
-    if (!vkf_value_valid(mg->inputs[i])) continue;
     const vkf_model_io *io = vkf_model_input(m, i);
-    const vkf_tensor *t = vkf_graph_tensor(mg->graph, mg->inputs[i]);
-    size_t count = (size_t)vkf_tensor_element_count(t), size = vkf_tensor_size(t);
+    if (io->target && !z.target) continue; /* absent decoder inputs: the encoder alone */
+    int64_t shape[VKF_MAX_DIMS];
+    size_t count = resolved_shape(io, z, shape);
     const vkf_model_array *a = NULL;
     for (int k = 0; k < given_count; k++)
       if (!strcmp(given[k].name, io->name)) a = &given[k];
+    out[i].size = count * 4; /* i32 or f32 */
     if (a && !a->int64) {
-      VKF_RETURN_IF_ERROR(vkf_runner_set(r, mg->inputs[i], a->data, size));
+      out[i].data = a->data;
       continue;
     }
     int32_t *v = malloc(count * sizeof *v + 1);
     if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "input %s", io->name);
     for (size_t j = 0; j < count; j++) v[j] = a ? (int32_t)((const int64_t *)a->data)[j] : io->fill;
-    vkf_status s = vkf_runner_set(r, mg->inputs[i], v, size);
-    free(v);
-    VKF_RETURN_IF_ERROR(s);
+    owned[i] = v;
+    out[i].data = v;
   }
   return VKF_OK;
 }
 
-static vkf_status write_outputs(const vkf_model *m, vkf_runner *r, const vkf_model_graph *mg,
+/* Host arrays for the requested outputs (others stay NULL: not read). */
+static vkf_status alloc_outputs(const vkf_model *m, dims z, const named_path *out, int count,
+                                vkf_batch_output *arrays) {
+  for (int k = 0; k < count; k++) {
+    int i = vkf_model_find_output(m, out[k].name);
+    int64_t shape[VKF_MAX_DIMS];
+    arrays[i].size = resolved_shape(vkf_model_output(m, (uint32_t)i), z, shape) * 4;
+    arrays[i].data = malloc(arrays[i].size + 1);
+    if (!arrays[i].data) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "output %s", out[k].name);
+  }
+  return VKF_OK;
+}
+
+static vkf_status write_outputs(const vkf_model *m, dims z, const vkf_batch_output *arrays,
                                 const named_path *out, int count) {
   for (int k = 0; k < count; k++) {
-    vkf_value v = mg->outputs[vkf_model_find_output(m, out[k].name)];
-    const vkf_tensor *t = vkf_graph_tensor(mg->graph, v);
-    float *data = malloc(vkf_tensor_size(t) + 1);
-    if (!data) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "output %s", out[k].name);
-    vkf_status s = vkf_runner_get(r, v, data, vkf_tensor_size(t));
-    if (!s) s = vkf_npy_save(out[k].path, VKF_NPY_F32, (int)t->rank, t->shape, data);
-    free(data);
-    VKF_RETURN_IF_ERROR(s);
+    int i = vkf_model_find_output(m, out[k].name);
+    const vkf_model_io *io = vkf_model_output(m, (uint32_t)i);
+    int64_t shape[VKF_MAX_DIMS];
+    resolved_shape(io, z, shape);
+    VKF_RETURN_IF_ERROR(
+        vkf_npy_save(out[k].path, VKF_NPY_F32, (int)io->rank, shape, arrays[i].data));
   }
   return VKF_OK;
 }
@@ -160,39 +183,35 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   const char *names[FORWARD_MAX_ARGS];
   for (int k = 0; k < out_count; k++) names[k] = out[k].name;
   int64_t batch = 0, seq = 0, target = 0;
-  vkf_model_graph mg = {0};
   vkf_cli_device dev = {0};
-  vkf_runner *r = NULL;
-  const int check = vkf_env_get()->check;
+  vkf_batch_input inputs[VKF_MODEL_MAX_IO] = {{0}};
+  vkf_batch_output outputs[VKF_MODEL_MAX_IO] = {{0}};
+  void *owned[VKF_MODEL_MAX_IO] = {0};
   vkf_status st = load_inputs(in, in_count, arrays, given);
   if (!st) st = vkf_model_check_inputs(m, given, (uint32_t)in_count, &batch, &seq, &target);
-  vkf_model_build_options bo = {.batch = batch,
-                                .seq_len = seq,
-                                .target_len = target,
-                                .dtype = dtype,
-                                .outputs = names,
-                                .output_count = (uint32_t)out_count};
-  if (!st) st = vkf_model_build(m, &bo, &mg);
-  if (!st && check) st = vkf_check_pin_all(mg.graph);
-  if (!st) st = vkf_passes_run(mg.graph, NULL, NULL);
+  dims z = {batch, seq, target};
+  /* An unknown output name is the builder's error (it lists the declared ones): build once. */
+  vkf_cli_model_build mb = {.model = m,
+                            .seq_len = seq,
+                            .target_len = target,
+                            .dtype = dtype,
+                            .outputs = names,
+                            .output_count = (uint32_t)out_count};
+  vkf_batch_graph probe = {0};
+  if (!st) st = vkf_cli_model_build_fn(&mb, 1, &probe);
+  if (probe.graph) vkf_graph_destroy(probe.graph);
+  if (!st) st = gather_inputs(m, z, given, in_count, inputs, owned);
+  if (!st) st = alloc_outputs(m, z, out, out_count, outputs);
   if (!st) st = vkf_cli_device_open(device, &dev);
-  if (!st) st = vkf_runner_create(dev.device, mg.graph, NULL, &r);
-  if (!st) st = bind_inputs(m, r, &mg, given, in_count);
-  if (!st) st = vkf_runner_run(r);
-  if (!st) st = write_outputs(m, r, &mg, out, out_count);
-  if (!st && check) {
-    vkf_check_report rep;
-    st = vkf_check_run(r, mg.graph, NULL, &rep);
-    if (!st)
-      fprintf(stderr,
-              "vkf forward: VKF_CHECK: %u nodes agree with the interpreter (closest to the "
-              "bound: \"%s\", max error %.3g, %.0f%% of tolerance)\n",
-              rep.nodes_checked, rep.worst_node ? rep.worst_node : "-", rep.worst_error,
-              100.0 * rep.worst_ratio);
-  }
-  vkf_runner_destroy(r);
+  if (!st)
+    st = vkf_cli_batch_run("vkf forward", dev.device, batch, vkf_cli_model_build_fn, &mb, inputs,
+                           outputs);
+  if (!st) st = write_outputs(m, z, outputs, out, out_count);
   int validation = vkf_cli_device_close(&dev);
-  vkf_graph_destroy(mg.graph);
+  for (int i = 0; i < VKF_MODEL_MAX_IO; i++) {
+    free(owned[i]);
+    free(outputs[i].data);
+  }
   for (int i = 0; i < in_count; i++) vkf_npy_array_release(&arrays[i]);
   vkf_model_close(m);
   if (!st && validation)
