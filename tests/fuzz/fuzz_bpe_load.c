@@ -37,10 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fuzz_check_status(s);
       continue;
     }
-    for (size_t i = 0; i < count; i++) {
-      FUZZ_ASSERT(ids[i] >= 0 && (size_t)ids[i] < vocab);
-      FUZZ_ASSERT(vkf_bpe_id_to_token(bpe, ids[i]) != NULL);
-    }
+    /* In range, but not necessarily a token: a post-processor template emits the ids its file
+     * gives, as Hugging Face's TemplateProcessing does without checking them (decode then names
+     * such an id in a clear error). */
+    for (size_t i = 0; i < count; i++) FUZZ_ASSERT(ids[i] >= 0 && (size_t)ids[i] < vocab);
     for (int hold = 0; hold < 2; hold++) {
       char *out = NULL;
       size_t out_size = 0, held = 0;
