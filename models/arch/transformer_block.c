@@ -233,15 +233,17 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
       .bias = io ? io->bias : VKF_NO_VALUE,
   };
   /* An fp16 cache read by f32 activations: attention runs on the cache's dtype (its softmax state
-   * is fp32 whatever the storage) and its output comes back to the activations' dtype. */
+   * is fp32 whatever the storage) and its output comes back to the activations' dtype. The dtypes
+   * are read once: tensor pointers die when a new node grows the graph's tensor array (the
+   * sanitizer suite caught a read of kt after vkf_attention). */
   const vkf_tensor *qt = vkf_value_valid(q) ? vkf_graph_tensor(g, q) : NULL;
   const vkf_tensor *kt = vkf_value_valid(k) ? vkf_graph_tensor(g, k) : NULL;
   vkf_dtype act_dtype = qt ? qt->dtype : VKF_F32;
-  if (qt && kt && kt->dtype != qt->dtype)
-    q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kt->dtype);
+  int cast = qt && kt && kt->dtype != qt->dtype;
+  vkf_dtype kv_dtype = kt ? kt->dtype : act_dtype;
+  if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kv_dtype);
   vkf_value a = vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
-  if (qt && kt && kt->dtype != act_dtype)
-    a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
+  if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
   static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
   int64_t merged[3] = {b, n, z.h * z.dh};

@@ -206,6 +206,9 @@ vkf_status vkf_bpe_decode(const vkf_bpe *b, const int32_t *ids, size_t count, in
   free(cur.ends);
   *out_text = cur.data;
   *out_size = cur.size - 1;
+  /* A later decoder can remove held bytes (Llama 2's Strip drops a leading space that a held
+   * <0x20> run produced): never hold more than the text, or held_from wraps (found by fuzzing). */
+  if (held > *out_size) held = *out_size;
   if (out_held_from) *out_held_from = *out_size - held;
   return VKF_OK;
 }

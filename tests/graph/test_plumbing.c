@@ -23,6 +23,11 @@ int main(void) {
   vkf_status_free(s);
   CHECK(vkf_status_code_of(VKF_OK) == VKF_STATUS_OK);
   CHECK(strcmp(vkf_status_message(VKF_OK), "") == 0);
+  /* A quoted file field with control bytes still gives a one-line message (found by fuzzing). */
+  s = vkf_status_make(VKF_STATUS_PARSE, "type \"%s\"", "a\nb\tc\x1b[2J\x7f");
+  s = vkf_status_annotate(s, "f\r: ");
+  CHECK(strcmp(vkf_status_message(s), "f\\r: type \"a\\nb\\tc\\x1b[2J\\x7f\"") == 0);
+  vkf_status_free(s);
 
   vkf_arena *arena = vkf_arena_create();
   CHECK(arena != NULL);
