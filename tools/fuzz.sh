@@ -77,8 +77,10 @@ fuzz_one() {
   local dirs=("$OUT/corpus/$t" "$OUT/seeds/$t")
   [ -d "tests/fuzz/crashers/$t" ] && dirs+=("tests/fuzz/crashers/$t")
   local rc=0
+  # FUZZ_SEED (set by `make test`) fixes libFuzzer's random seed, so a CI smoke explores the same
+  # way each time; without it every run explores anew (the long runs).
   "$bin" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$t/" "${dirs[@]}" >"$log" 2>&1 || rc=$?
+    ${FUZZ_SEED:+-seed="$FUZZ_SEED"} -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$t/" "${dirs[@]}" >"$log" 2>&1 || rc=$?
   local execs rate cov ft
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n1)

@@ -28,6 +28,26 @@ static bool png_header_size(const void *data, size_t size, uint32_t *out_w, uint
   return true;
 }
 
+/* Every chunk's declared length fits in the file: stb_image grows its IDAT buffer to a chunk's
+ * declared end before reading it, so a 100-byte file claiming a 2 GiB chunk would allocate 2 GiB
+ * first (tests/fuzz/crashers/fuzz_image/png_chunk_past_end). */
+static vkf_status png_check_chunks(const uint8_t *d, size_t size, const char *name) {
+  size_t at = 8;
+  while (size - at >= 12) {
+    uint32_t len = (uint32_t)d[at] << 24 | (uint32_t)d[at + 1] << 16 | (uint32_t)d[at + 2] << 8 |
+                   d[at + 3];
+    size_t left = size - at - 12;
+    if (len > left)
+      return vkf_status_make(VKF_STATUS_PARSE,
+                             "%s: corrupt PNG (chunk \"%.4s\" at byte %zu declares %u bytes, the "
+                             "file has %zu left)",
+                             name, (const char *)d + at + 4, at, len, left);
+    if (!memcmp(d + at + 4, "IEND", 4)) break;
+    at += 12 + (size_t)len;
+  }
+  return VKF_OK;
+}
+
 /* A 16-bit greyscale PNG as Pillow's "I;16" -> "RGB": min(value, 255), replicated. */
 static vkf_status decode_png_grey16(const void *data, size_t data_size, const char *name,
                                     vkf_image *out_image) {
@@ -72,6 +92,7 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
                            name);
   }
   VKF_RETURN_IF_ERROR(vkf_image_check_decoded_size(name, png_w, png_h));
+  VKF_RETURN_IF_ERROR(png_check_chunks(d, data_size, name));
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, (int)data_size, &width, &height, &channels)) {
     return vkf_status_make(VKF_STATUS_PARSE, "%s: corrupt PNG (%s)", name, stbi_failure_reason());
