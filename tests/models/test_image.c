@@ -253,9 +253,10 @@ static void test_bad_files(void) {
   uint8_t *png = read_file(GOLDEN_DIR "coffee_288x192.png", &size);
   CHECK(png != NULL && size > 1000);
   if (!png) return;
-  /* Cut in the pixel data, just after the header, and inside the signature. */
+  /* Cut in the pixel data (its IDAT chunk now declares more than the file holds), just after the
+   * header, and inside the signature. */
   CHECK_STATUS(vkf_image_decode(png, size / 2, "half.png", &image), VKF_STATUS_PARSE,
-               "half.png: cannot decode image");
+               "half.png: corrupt PNG (chunk \"IDAT\"");
   CHECK(image.pixels == NULL);
   CHECK_STATUS(vkf_image_decode(png, 40, "header.png", &image), VKF_STATUS_PARSE, "header.png");
   CHECK_STATUS(vkf_image_decode(png, 5, "sig.png", &image), VKF_STATUS_PARSE, "sig.png");
