@@ -155,9 +155,14 @@ static void record_copy(vkf_device *device, VkCommandBuffer cb, void *user) {
                                   0, 1, &after, 0, NULL, 0, NULL);
 }
 
+/* The staging buffer: STAGING_CHUNK_SIZE, or less where the caps allow less in one allocation (a
+ * device profile can clamp them to 64 KiB); transfers go through it in chunks of its size. */
 static vkf_status ensure_staging(vkf_device *device) {
   if (device->staging) return VKF_OK;
-  return allocate(device, STAGING_CHUNK_SIZE, "staging buffer", 1, &device->staging);
+  uint64_t size = STAGING_CHUNK_SIZE, cap = device->caps.max_memory_allocation_size;
+  if (cap && cap < size) size = cap & ~(uint64_t)255;
+  if (size < 256) size = 256;
+  return allocate(device, size, "staging buffer", 1, &device->staging);
 }
 
 static void flush_range(const vkf_buffer *b, int invalidate) {
@@ -184,7 +189,8 @@ vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t of
   }
   VKF_RETURN_IF_ERROR(ensure_staging(device));
   for (uint64_t done = 0; done < size;) {
-    uint64_t n = size - done < STAGING_CHUNK_SIZE ? size - done : STAGING_CHUNK_SIZE;
+    uint64_t chunk = device->staging->size;
+    uint64_t n = size - done < chunk ? size - done : chunk;
     memcpy(device->staging->mapped, (const char *)data + done, n);
     flush_range(device->staging, 0);
     copy_job job = {.src = device->staging->handle,
@@ -207,7 +213,8 @@ vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uin
   }
   VKF_RETURN_IF_ERROR(ensure_staging(device));
   for (uint64_t done = 0; done < size;) {
-    uint64_t n = size - done < STAGING_CHUNK_SIZE ? size - done : STAGING_CHUNK_SIZE;
+    uint64_t chunk = device->staging->size;
+    uint64_t n = size - done < chunk ? size - done : chunk;
     copy_job job = {.src = buffer->handle,
                     .dst = device->staging->handle,
                     .region = {.srcOffset = offset + done, .dstOffset = 0, .size = n}};
