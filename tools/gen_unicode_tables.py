@@ -17,8 +17,7 @@ SPACE = 1 << 1        # _is_whitespace: ' ', \t, \n, \r, category Zs (becomes ' 
 SPLIT = 1 << 2        # str.split() separator (str.isspace) that survives cleaning (U+2028, U+2029)
 PUNCT = 1 << 3        # _is_punctuation: ASCII non-alphanumeric or category P*
 MN = 1 << 4           # category Mn: dropped by accent stripping after NFD
-CASED = 1 << 5        # Unicode Cased (as Python's Final_Sigma rule sees it)
-IGNORABLE = 1 << 6    # Unicode Case_Ignorable (as Python's Final_Sigma rule sees it)
+# bits 5 and 6: unused (they held Python's Final_Sigma context, which the fast tokenizer lacks)
 CJK = 1 << 7          # BasicTokenizer._is_chinese_char
 CCC_SHIFT = 8         # canonical combining class in bits 8..15
 # For the BPE pre-tokenizers' patterns (Hugging Face tokenizers' regexes): \p{L}, \p{N}, and \s as
@@ -33,7 +32,6 @@ WHITE_SPACE_CPS = set(range(0x9, 0xE)) | {0x20, 0x85, 0xA0, 0x1680, 0x2028, 0x20
 CJK_RANGES = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
               (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
-CAP_SIGMA = "\u03a3"
 
 
 def is_surrogate(cp):
@@ -58,14 +56,6 @@ def props_of(cp):
         p |= PUNCT
     if cat == "Mn":
         p |= MN
-    # Python does not expose Cased / Case_Ignorable, so they are read off its Final_Sigma rule:
-    # "A c Σ" lowers to a final sigma iff c is skipped (ignorable); "c Σ" iff c is cased and not.
-    ignorable = (("A" + ch + CAP_SIGMA).lower()[-1] == "\u03c2"
-                 and (ch + CAP_SIGMA).lower()[-1] == "\u03c3")
-    if ignorable:
-        p |= IGNORABLE
-    elif (ch + CAP_SIGMA).lower()[-1] == "\u03c2":
-        p |= CASED
     if any(a <= cp <= b for a, b in CJK_RANGES):
         p |= CJK
     p |= unicodedata.combining(ch) << CCC_SHIFT

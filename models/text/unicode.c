@@ -10,7 +10,6 @@
 #define HANGUL_T_COUNT 28u
 #define HANGUL_L_COUNT 19u
 #define HANGUL_S_COUNT 11172u
-#define SIGMA_CAPITAL 0x3A3u
 
 uint32_t vkf_unicode_props(uint32_t cp) {
   /* Last run whose start <= cp; runs[0].start is 0, so there always is one. */
@@ -103,25 +102,6 @@ size_t vkf_unicode_lower_cp(uint32_t cp, uint32_t out[3]) {
   }
   for (uint32_t i = 0; i < m->count; i++) out[i] = m->out[i];
   return m->count;
-}
-
-/* Python's handle_capital_sigma: \p{cased} \p{case-ignorable}* U+03A3 !(\p{case-ignorable}*
- * \p{cased}). A character that is both cased and case-ignorable is skipped, as Python skips it. */
-int vkf_unicode_final_sigma(const uint32_t *cps, size_t count, size_t i) {
-  if (cps[i] != SIGMA_CAPITAL) return 0;
-  size_t j = i;
-  uint32_t p = 0;
-  while (j > 0) {
-    p = vkf_unicode_props(cps[--j]);
-    if (!(p & VKF_UNICODE_IGNORABLE)) break;
-    p = 0;
-  }
-  if (!(p & VKF_UNICODE_CASED)) return 0;
-  for (j = i + 1; j < count; j++) {
-    p = vkf_unicode_props(cps[j]);
-    if (!(p & VKF_UNICODE_IGNORABLE)) return !(p & VKF_UNICODE_CASED);
-  }
-  return 1;
 }
 
 size_t vkf_unicode_decompose_cp(uint32_t cp, uint32_t out[4]) {

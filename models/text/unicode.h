@@ -16,8 +16,7 @@ enum {
   VKF_UNICODE_SPLIT = 1u << 2,  /* other separators Python's str.split() honours (U+2028/9) */
   VKF_UNICODE_PUNCT = 1u << 3,  /* ASCII non-alphanumeric or category P* */
   VKF_UNICODE_MN = 1u << 4,     /* non-spacing mark: removed by accent stripping */
-  VKF_UNICODE_CASED = 1u << 5,  /* Cased, for the Final_Sigma rule */
-  VKF_UNICODE_IGNORABLE = 1u << 6, /* Case_Ignorable, for the Final_Sigma rule */
+  /* bits 5 and 6: unused */
   VKF_UNICODE_CJK = 1u << 7,       /* a CJK ideograph as BERT defines it: a token of its own */
   /* bits 8..15: canonical combining class */
   VKF_UNICODE_LETTER = 1u << 16,      /* general category L*: the patterns' \p{L} */
@@ -85,13 +84,9 @@ size_t vkf_utf8_decode(const uint8_t *s, size_t size, uint32_t *out_cp);
 /* Writes the UTF-8 form of `cp` to `out` (room for 4 bytes); returns its length. */
 size_t vkf_utf8_encode(uint32_t cp, char *out);
 
-/* Writes the lower-case form of `cp` (as Python's str.lower(), 1..3 code points) to `out` and
- * returns the count. The capital sigma's context rule is the caller's (see
- * vkf_unicode_final_sigma). */
+/* Writes the lower-case form of `cp` alone (1..3 code points; no context rule: a capital sigma is
+ * always σ, as Rust's char::to_lowercase in the tokenizers library) to `out`; returns the count. */
 size_t vkf_unicode_lower_cp(uint32_t cp, uint32_t out[3]);
-/* True when the capital sigma at `cps[i]` is word-final by Python's Final_Sigma rule: a cased
- * letter before it and none after it, skipping case-ignorable characters on both sides. */
-int vkf_unicode_final_sigma(const uint32_t *cps, size_t count, size_t i);
 /* Writes the full canonical decomposition of `cp` (1..4 code points; Hangul: 2..3) to `out`. */
 size_t vkf_unicode_decompose_cp(uint32_t cp, uint32_t out[4]);
 /* Writes the full compatibility decomposition of `cp` (NFKD of the one character: 1 to
