@@ -135,17 +135,9 @@ vkf_value vkf_nystrom_attention(vkf_graph *g, const vkf_arch_weights *w, const c
 vkf_value vkf_linformer_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
                                   vkf_value v, vkf_value e, vkf_value f, float scale) {
   char nm[LR_NAME_MAX];
-  static const uint32_t tr[4] = {0, 1, 3, 2};
-  vkf_matmul_options tb = {.transpose_b = 1};
-  /* (E k)ᵀ = kᵀ Eᵀ: [B, H, Dh, N] x [(H,) kp, N]ᵀ -> [B, H, Dh, kp], read back transposed. */
-  vkf_value kt = vkf_copy(g, VKF_NAME(nm, "%s.kt", name),
-                          vkf_permute(g, VKF_NAME(nm, "%s.kt_view", name), k, tr));
-  vkf_value vt = vkf_copy(g, VKF_NAME(nm, "%s.vt", name),
-                          vkf_permute(g, VKF_NAME(nm, "%s.vt_view", name), v, tr));
-  vkf_value kp = vkf_matmul(g, VKF_NAME(nm, "%s.ek_t", name), kt, e, &tb);
-  vkf_value vp = vkf_matmul(g, VKF_NAME(nm, "%s.fv_t", name), vt, f, &tb);
-  kp = vkf_permute(g, VKF_NAME(nm, "%s.ek", name), kp, tr); /* [B, H, kp, Dh] */
-  vp = vkf_permute(g, VKF_NAME(nm, "%s.fv", name), vp, tr);
+  /* E k: [(H,) kp, N] x [B, H, N, Dh] -> [B, H, kp, Dh], E broadcast over the batch (and heads). */
+  vkf_value kp = vkf_matmul(g, VKF_NAME(nm, "%s.ek", name), e, k, NULL);
+  vkf_value vp = vkf_matmul(g, VKF_NAME(nm, "%s.fv", name), f, v, NULL);
   vkf_attention_options ao = {.scale = scale};
   return vkf_attention(g, name, q, kp, vp, &ao);
 }
