@@ -5,7 +5,7 @@
 # scaling takes one max over the whole batch, so a row alone differs from the row in a batch, in
 # Hugging Face as here); landmarks with the conv skip (head dim 9), the per-head scaling without
 # conv (F16 storage), full attention (num_landmarks == segment_means_seq_len, BF16 storage); the
-# mobile device profile; then bad input, each a one-line error.
+# mobile device profile; --fp16 within 6e-2; then bad input, each a one-line error.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
@@ -41,6 +41,13 @@ forward nys_perhead "" "$tmp/hb.npy" && forward nys_perhead row0_ "$tmp/h0.npy" 
 forward nys_conv "" "$tmp/hm.npy" VKF_DEVICE_PROFILE=mobile &&
   python3 $NPY compare "$tmp/hm.npy" $G/nys_conv/last_hidden_state.npy 1e-3 && ok ||
   bad "nys_conv mobile: $(cat "$tmp/err")"
+# f16 weights and activations (the reductions, the conv and the pseudo-inverse in f16 storage).
+for m in nys_conv nys_perhead; do
+  "$VKF" forward --fp16 --model "$D/$m" --in input_ids=$G/$m/input_ids.npy \
+    --in attention_mask=$G/$m/attention_mask.npy --in token_type_ids=$G/$m/token_type_ids.npy \
+    --out last_hidden_state="$tmp/h16.npy" 2>"$tmp/err" &&
+    python3 $NPY compare "$tmp/h16.npy" $G/$m/last_hidden_state.npy 6e-2 && ok || bad "$m --fp16: $(cat "$tmp/err")"
+done
 
 # Bad input.
 m=$D/nys_conv
