@@ -10,11 +10,16 @@ Checkpoints (tests/models/data/<name>/, BigBirdModel.save_pretrained(safe_serial
   bigbird_tiny_r3     BF16 storage, block_sparse, block_size 3, num_random_blocks 3: hidden 24,
                       2 heads of 12, use_bias false (no Q/K/V biases), rescale_embeddings true, relu
   bigbird_full_tiny   F32, original_full: hidden 24, 3 heads of 8, 2 layers
+  bigbird_mlm_tiny    BigBirdForMaskedLM, F32, block_sparse, block_size 4, 1 random block: hidden
+                      16, 2 heads, decoder tied to the word embeddings
+  bigbird_cls_tiny    BigBirdForSequenceClassification, F32, block_sparse, block_size 2, 2 random
+                      blocks: hidden 16, 2 heads, 3 labels
 Weights: matrices N(0, 2 / sqrt(fan_in)), tables N(0, 0.5), LayerNorm scales 1 + N(0, 0.1), biases
 N(0, 0.1) (BF16: rounded to bfloat16, and the reference runs those rounded values in float32).
 
 Goldens (tests/models/golden/bigbird/<case>/): input_ids, attention_mask, token_type_ids int64
-[B, T]; last_hidden_state float32 [B, T, D]; pooler_output float32 [B, D]; case.json (model,
+[B, T]; last_hidden_state float32 [B, T, D]; pooler_output float32 [B, D]; logits (heads: [B, T,
+vocab] or [B, labels]); case.json (model,
 mode HF ran, T). Each case runs a fresh model (BigBirdModel.forward switches a model to
 original_full for good when it falls back). Cases (row 1 is right-padded; some have a hole):
   sparse_r2       bigbird_tiny, T 50 (padded to 52 inside HF): block_sparse
@@ -23,6 +28,8 @@ original_full for good when it falls back). Cases (row 1 is right-padded; some h
   sparse_r3_bf16  bigbird_tiny_r3, T 50 (padded to 51; threshold 33): block_sparse
   full            bigbird_full_tiny, T 20: original_full
   len1024         bigbird_tiny, T 1024, B 1: the "old plans" branch of HF's random blocks
+  mlm             bigbird_mlm_tiny, T 30 (padded to 32): block_sparse, logits [2, 30, 99]
+  cls             bigbird_cls_tiny, T 25 (padded to 26): block_sparse, logits [2, 3]
 Checked as facts (the script fails otherwise): float32 outputs within 1e-4 of the same model in
 float64 at unmasked positions; the attention type HF ended with is the one listed; and the
 block-sparse cases give the same outputs (1e-5, every position) when HF's block-sparse attention
@@ -40,7 +47,8 @@ import sys
 import numpy as np
 import torch
 import transformers
-from transformers import BigBirdConfig, BigBirdModel
+from transformers import (BigBirdConfig, BigBirdForMaskedLM, BigBirdForSequenceClassification,
+                          BigBirdModel)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "models", "data")
@@ -63,6 +71,14 @@ MODELS = {
     "bigbird_full_tiny": dict(hidden_size=24, num_attention_heads=3, intermediate_size=33,
                               hidden_act="gelu_new", max_position_embeddings=64,
                               attention_type="original_full", dtype="F32"),
+    "bigbird_mlm_tiny": dict(hidden_size=16, num_attention_heads=2, intermediate_size=23,
+                             hidden_act="gelu_new", max_position_embeddings=64, block_size=4,
+                             num_random_blocks=1, attention_type="block_sparse", dtype="F32",
+                             cls=BigBirdForMaskedLM),
+    "bigbird_cls_tiny": dict(hidden_size=16, num_attention_heads=2, intermediate_size=23,
+                             hidden_act="gelu", max_position_embeddings=64, block_size=2,
+                             num_random_blocks=2, attention_type="block_sparse", dtype="F32",
+                             num_labels=3, cls=BigBirdForSequenceClassification),
 }
 
 # case: (model, T, batch, rows' valid lengths, a hole (row, position) masked inside, HF's mode)
@@ -73,15 +89,18 @@ CASES = {
     "sparse_r3_bf16": ("bigbird_tiny_r3", 50, [50, 40], None, "block_sparse"),
     "full": ("bigbird_full_tiny", 20, [20, 13], (0, 5), "original_full"),
     "len1024": ("bigbird_tiny", 1024, [1001], None, "block_sparse"),
+    "mlm": ("bigbird_mlm_tiny", 30, [30, 22], None, "block_sparse"),
+    "cls": ("bigbird_cls_tiny", 25, [25, 19], (0, 3), "block_sparse"),
 }
 
 
 def make_config(spec):
     spec = dict(spec)
     spec.pop("dtype")
+    cls = spec.pop("cls", BigBirdModel)
     return BigBirdConfig(vocab_size=99, num_hidden_layers=2, pad_token_id=0,
                          hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-                         architectures=["BigBirdModel"], **spec)
+                         architectures=[cls.__name__], **spec)
 
 
 def randomize(model, gen, bf16):
@@ -100,16 +119,25 @@ def randomize(model, gen, bf16):
             p.copy_(v)
 
 
+def model_class(name):
+    return MODELS[name].get("cls", BigBirdModel)
+
+
+def base(model):
+    """The BigBirdModel inside a task-head model."""
+    return getattr(model, "bert", model)
+
+
 def build(name, gen):
     spec = MODELS[name]
-    model = BigBirdModel(make_config(spec)).eval()
+    model = model_class(name)(make_config(spec)).eval()
     randomize(model, gen, spec["dtype"] == "BF16")
     return model
 
 
 def fresh(name, state, dtype=torch.float32):
     """A new model with the saved weights: HF's fallback to original_full sticks to a model."""
-    model = BigBirdModel(make_config(MODELS[name])).eval()
+    model = model_class(name)(make_config(MODELS[name])).eval()
     model.load_state_dict(state)
     return model.to(dtype)
 
@@ -170,11 +198,11 @@ def check_layout(case, name, state, ids, mask, tt, golden):
     cls.bigbird_block_sparse_attention = sparse_as_layout
     try:
         with torch.no_grad():
-            h = fresh(name, state)(input_ids=ids, attention_mask=mask,
-                                   token_type_ids=tt).last_hidden_state
+            h = base(fresh(name, state))(input_ids=ids, attention_mask=mask,
+                                         token_type_ids=tt).last_hidden_state
     finally:
         cls.bigbird_block_sparse_attention = orig
-    model = fresh(name, state)
+    model = base(fresh(name, state))
     model.set_attention_type("original_full")
     with torch.no_grad():
         f = model(input_ids=ids, attention_mask=mask, token_type_ids=tt).last_hidden_state
@@ -198,13 +226,20 @@ def main():
     for case, (name, T, lens, hole, mode) in CASES.items():
         cfg = make_config(MODELS[name])
         ids, mask, tt = inputs(gen, cfg.vocab_size, cfg.type_vocab_size, T, lens, hole)
-        outs = {}
+        outs, logits = {}, {}
         for dt in (torch.float32, torch.float64):
             model = fresh(name, states[name], dt)
             with torch.no_grad():
-                o = model(input_ids=ids, attention_mask=mask, token_type_ids=tt)
-            assert model.attention_type == mode, (case, model.attention_type)
+                o = base(model)(input_ids=ids, attention_mask=mask, token_type_ids=tt)
+                if model is not base(model):  # the head on a fresh model: same fallback rule
+                    logits[dt] = fresh(name, states[name], dt)(
+                        input_ids=ids, attention_mask=mask, token_type_ids=tt).logits
+            assert base(model).attention_type == mode, (case, base(model).attention_type)
             outs[dt] = o
+        if logits:
+            lerr = (logits[torch.float32].double() - logits[torch.float64]).abs().max().item()
+            print("%-15s logits f32 vs f64 %.2e" % (case, lerr))
+            assert lerr < TOL, case
         h32 = outs[torch.float32].last_hidden_state
         h64 = outs[torch.float64].last_hidden_state
         err = ((h32.double() - h64).abs() * mask[..., None]).max().item()
@@ -222,6 +257,9 @@ def main():
         np.save(os.path.join(folder, "last_hidden_state.npy"), h32.numpy().astype(np.float32))
         np.save(os.path.join(folder, "pooler_output.npy"),
                 outs[torch.float32].pooler_output.numpy().astype(np.float32))
+        if logits:
+            np.save(os.path.join(folder, "logits.npy"),
+                    logits[torch.float32].numpy().astype(np.float32))
         with open(os.path.join(folder, "case.json"), "w") as f:
             json.dump({"model": name, "mode": mode, "T": T, "lens": lens, "hole": hole}, f)
             f.write("\n")

@@ -36,6 +36,7 @@ struct vkf_bigbird_model {
   vkf_arch_files f;
   const char *prefix; /* "bert." (task-head checkpoints) or "" (BigBirdModel) */
   int has_pooler;
+  vkf_bigbird_head head;
   layout_entry *layouts;
 };
 
@@ -103,7 +104,8 @@ static vkf_status check_tensors(vkf_bigbird_model *m) {
     VKF_RETURN_IF_ERROR(expect(m, "pooler.weight", d, d));
     VKF_RETURN_IF_ERROR(expect(m, "pooler.bias", d, 0));
   }
-  return VKF_OK;
+  m->head = vkf_bigbird_head_find(m->f.ck);
+  return vkf_bigbird_head_expect(m->f.ck, m->head, c);
 }
 
 vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model) {
@@ -142,6 +144,12 @@ const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *m) {
 }
 int vkf_bigbird_has_pooler(const vkf_bigbird_model *m) {
   return m->has_pooler;
+}
+vkf_bigbird_head vkf_bigbird_head_of(const vkf_bigbird_model *m) {
+  return m->head;
+}
+const char *vkf_bigbird_architecture(const vkf_bigbird_model *m) {
+  return vkf_bigbird_head_architecture(m->head);
 }
 
 int vkf_bigbird_runs_sparse(const vkf_bigbird_model *m, int64_t seq_len) {
@@ -396,6 +404,9 @@ vkf_status vkf_bigbird_build(vkf_bigbird_model *m, const vkf_bigbird_build_optio
   if ((want & VKF_BIGBIRD_OUT_POOLER_OUTPUT) && !m->has_pooler)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no pooler (pooler_output)",
                            m->f.dir);
+  if ((want & VKF_BIGBIRD_OUT_LOGITS) && m->head == VKF_BIGBIRD_HEAD_NONE)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no task head (logits)",
+                           m->f.dir);
   int sparse = vkf_bigbird_runs_sparse(m, t);
   int64_t bs = c->block_size, n = sparse ? (t + bs - 1) / bs * bs : t;
   if (n > c->max_position_embeddings)
@@ -410,7 +421,7 @@ vkf_status vkf_bigbird_build(vkf_bigbird_model *m, const vkf_bigbird_build_optio
                            "config.json has no pad_token_id",
                            m->f.dir, (long long)t, (long long)bs);
   vkf_graph *g = NULL;
-  VKF_RETURN_IF_ERROR(vkf_graph_create("BigBirdModel", &g));
+  VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_bigbird_architecture(m), &g));
   char nm[VKF_ARCH_NAME_MAX];
 
   int64_t bt[2] = {batch, t};
@@ -450,9 +461,14 @@ vkf_status vkf_bigbird_build(vkf_bigbird_model *m, const vkf_bigbird_build_optio
     x = vkf_block_build(g, np, block_names(c), &bc, &w, &io, x);
   }
 
-  if (want & VKF_BIGBIRD_OUT_LAST_HIDDEN_STATE) {
-    vkf_value h = n > t ? vkf_slice(g, "last_hidden_state.unpadded", x, 1, 0, t) : x;
+  vkf_value h = n > t ? vkf_slice(g, "last_hidden_state.unpadded", x, 1, 0, t) : x;
+  if (want & VKF_BIGBIRD_OUT_LAST_HIDDEN_STATE)
     out->last_hidden_state = vkf_arch_f32_output(g, h, "last_hidden_state");
+  if (want & VKF_BIGBIRD_OUT_LOGITS) {
+    vkf_arch_weights hw = weights_of(m, 0, dt);
+    vkf_value logits = vkf_bigbird_head_build(
+        &hw, g, m->head, c, weight(m, g, "embeddings.word_embeddings.weight", dt), h);
+    out->logits = vkf_arch_f32_output(g, logits, "logits");
   }
   if (want & VKF_BIGBIRD_OUT_POOLER_OUTPUT)
     out->pooler_output = vkf_arch_f32_output(g, pooler(m, g, x, batch, dt), "pooler_output");

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/bigbird_heads.h"
 #include "models/formats/hf_config.h"
 
 /* A loaded checkpoint; owns the weights' mapping, converted weights and the layout tables that
@@ -23,6 +24,10 @@ void vkf_bigbird_destroy(vkf_bigbird_model *model);
 
 const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *model);
 int vkf_bigbird_has_pooler(const vkf_bigbird_model *model);
+/* The task head in the checkpoint and the Hugging Face class it makes ("BigBirdModel",
+ * "BigBirdForMaskedLM", "BigBirdForSequenceClassification"). */
+vkf_bigbird_head vkf_bigbird_head_of(const vkf_bigbird_model *model);
+const char *vkf_bigbird_architecture(const vkf_bigbird_model *model);
 /* Whether BigBirdModel.forward runs `seq_len` tokens block-sparse: attention_type block_sparse and
  * seq_len > (5 + 2·num_random_blocks)·block_size; otherwise (its "Changing attention type to
  * 'original_full'" warning) full attention. */
@@ -31,6 +36,7 @@ int vkf_bigbird_runs_sparse(const vkf_bigbird_model *model, int64_t seq_len);
 enum {
   VKF_BIGBIRD_OUT_LAST_HIDDEN_STATE = 1, /* f32 [B, T, D] */
   VKF_BIGBIRD_OUT_POOLER_OUTPUT = 2,     /* f32 [B, D]: tanh(pooler(first token)) */
+  VKF_BIGBIRD_OUT_LOGITS = 4, /* f32 [B, T, vocab] (ForMaskedLM) or [B, labels] (ForSequence...) */
 };
 
 typedef struct vkf_bigbird_build_options {
@@ -45,15 +51,16 @@ typedef struct vkf_bigbird_graph {
   vkf_value input_ids;      /* i32 [B, T] */
   vkf_value attention_mask; /* i32 [B, T], any pattern of 0/1 */
   vkf_value token_type_ids; /* i32 [B, T] in [0, type_vocab_size) */
-  vkf_value last_hidden_state, pooler_output;
+  vkf_value last_hidden_state, pooler_output, logits;
 } vkf_bigbird_graph;
 
 /* Emits BigBirdModel's forward pass: word embeddings (times sqrt(D) with rescale_embeddings) +
- * token types + learned positions, LayerNorm, post-norm layers, the pooler. Block-sparse builds
- * pad the sequence to a multiple of block_size with pad_token_id (mask 0, type 0) as HF does, mask
- * padding with a -10000 key bias, zero the attention output of masked queries (HF multiplies by
- * from_mask) and trim the output back to T. Errors (INVALID_ARGUMENT naming the sizes: a padded
- * length past max_position_embeddings, padding without a pad_token_id) leave *out zeroed. */
+ * token types + learned positions, LayerNorm, post-norm layers, the pooler and the task head.
+ * Block-sparse builds pad the sequence to a multiple of block_size with pad_token_id (mask 0, type
+ * 0) as HF does, mask padding with a -10000 key bias, zero the attention output of masked queries
+ * (HF multiplies by from_mask) and trim the output back to T. Errors (INVALID_ARGUMENT naming the
+ * sizes: a padded length past max_position_embeddings, padding without a pad_token_id) leave *out
+ * zeroed. */
 vkf_status vkf_bigbird_build(vkf_bigbird_model *model, const vkf_bigbird_build_options *options,
                              vkf_bigbird_graph *out);
 

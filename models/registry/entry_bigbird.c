@@ -1,5 +1,6 @@
 /* BigBird in the model registry: input_ids, attention_mask, token_type_ids in (Hugging Face's
- * defaults for the optional two); last_hidden_state and pooler_output out. */
+ * defaults for the optional two); last_hidden_state, pooler_output and the task head's logits out.
+ */
 #include "models/arch/bigbird.h"
 #include "models/registry/arch_entry.h"
 
@@ -10,13 +11,13 @@ static void destroy(void *impl) {
   vkf_bigbird_destroy(impl);
 }
 static const char *architecture(const void *impl) {
-  (void)impl;
-  return "BigBirdModel";
+  return vkf_bigbird_architecture(impl);
 }
 
 /* Outputs in declaration order with their build bits. */
 static uint32_t outputs_of(const vkf_bigbird_model *m, vkf_model_io *out, uint32_t *bits) {
-  int64_t d = vkf_bigbird_config(m)->hidden_size;
+  const vkf_hf_config *c = vkf_bigbird_config(m);
+  int64_t d = c->hidden_size;
   uint32_t n = 0;
   out[n] = (vkf_model_io){
       .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, d}};
@@ -24,6 +25,15 @@ static uint32_t outputs_of(const vkf_bigbird_model *m, vkf_model_io *out, uint32
   if (vkf_bigbird_has_pooler(m)) {
     out[n] = (vkf_model_io){.name = "pooler_output", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
     bits[n++] = VKF_BIGBIRD_OUT_POOLER_OUTPUT;
+  }
+  if (vkf_bigbird_head_of(m) == VKF_BIGBIRD_HEAD_MASKED_LM) {
+    out[n] = (vkf_model_io){
+        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
+    bits[n++] = VKF_BIGBIRD_OUT_LOGITS;
+  } else if (vkf_bigbird_head_of(m) == VKF_BIGBIRD_HEAD_CLASSIFICATION) {
+    out[n] =
+        (vkf_model_io){.name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, c->num_labels}};
+    bits[n++] = VKF_BIGBIRD_OUT_LOGITS;
   }
   return n;
 }
@@ -76,13 +86,15 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   out->inputs[2] = bg.token_type_ids;
   for (uint32_t i = 0; i < n; i++)
     if (want[i])
-      out->outputs[i] =
-          bits[i] == VKF_BIGBIRD_OUT_LAST_HIDDEN_STATE ? bg.last_hidden_state : bg.pooler_output;
+      out->outputs[i] = bits[i] == VKF_BIGBIRD_OUT_LAST_HIDDEN_STATE ? bg.last_hidden_state
+                        : bits[i] == VKF_BIGBIRD_OUT_POOLER_OUTPUT   ? bg.pooler_output
+                                                                     : bg.logits;
   return VKF_OK;
 }
 
 static const char *const model_types[] = {"big_bird", NULL};
-static const char *const architectures[] = {"BigBirdModel", NULL};
+static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM",
+                                            "BigBirdForSequenceClassification", NULL};
 
 const vkf_arch_entry vkf_entry_bigbird = {"bigbird", model_types,  architectures, load,
                                           destroy,   architecture, declare,       build};

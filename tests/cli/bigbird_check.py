@@ -2,8 +2,8 @@
 """Checks vkf's BigBird outputs against the goldens of tools/make_bigbird_golden.py without numpy
 (CLI tests only; run from the repository root).
 
-  bigbird_check.py GOLDEN_DIR HIDDEN.npy POOLED.npy TOL   last_hidden_state at unmasked positions
-                                                          and pooler_output within TOL
+  bigbird_check.py GOLDEN_DIR HIDDEN.npy POOLED.npy TOL [LOGITS.npy]   last_hidden_state at
+      unmasked positions, pooler_output (and a task head's logits, every position) within TOL
 """
 import os
 import sys
@@ -22,9 +22,15 @@ def main():
     d = sh[-1]
     e = max((abs(x - y) for i, (x, y) in enumerate(zip(h, gh)) if mask[i // d]), default=0.0)
     ep = max((abs(x - y) for x, y in zip(p, gp)), default=0.0)
-    if e > tol or ep > tol:
-        sys.exit("%s: max |diff| %g (last_hidden_state, unmasked), %g (pooler_output), tol %g"
-                 % (g, e, ep, tol))
+    el = 0.0
+    if len(sys.argv) > 5:
+        (sl, lg), (sgl, glg) = read(sys.argv[5]), read(g + "/logits.npy")
+        if sl != sgl:
+            sys.exit("logits shape %s, golden %s" % (sl, sgl))
+        el = max((abs(x - y) for x, y in zip(lg, glg)), default=0.0)
+    if e > tol or ep > tol or el > tol:
+        sys.exit("%s: max |diff| %g (last_hidden_state, unmasked), %g (pooler_output), %g (logits),"
+                 " tol %g" % (g, e, ep, el, tol))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # BigBirdModel through vkf forward against transformers 4.38.2 (goldens from
 # tools/make_bigbird_golden.py): last_hidden_state at unmasked positions and pooler_output within
 # 1e-3 for block_sparse with 1..3 random blocks (an odd head dim, BF16 storage), the fallback to
-# original_full for a short sequence, original_full and the 1024-token length; a batch of two equal
+# original_full for a short sequence, original_full, the 1024-token length, BigBirdForMaskedLM's
+# and BigBirdForSequenceClassification's logits; a batch of two equal
 # to each row alone; the mobile device profile; --fp16; then bad input, one line each.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
@@ -11,21 +12,25 @@ D=tests/models/data
 G=tests/models/golden/bigbird
 npy="python3 tests/cli/npy_tool.py"
 
-# run MODEL CASE OUT_PREFIX [ENV...]: vkf forward on the case's inputs.
+# run MODEL CASE OUT_PREFIX [ENV...]: vkf forward on the case's inputs (and logits for a head).
 run() {
-  local m=$1 c=$2 o=$3
+  local m=$1 c=$2 o=$3 logits=()
   shift 3
+  [ -f "$G/$c/logits.npy" ] && logits=(--out logits=$o.l.npy)
   env "$@" "$VKF" forward --model "$D/$m" --in input_ids=$G/$c/input_ids.npy \
     --in attention_mask=$G/$c/attention_mask.npy --in token_type_ids=$G/$c/token_type_ids.npy \
-    --out last_hidden_state=$o.h.npy --out pooler_output=$o.p.npy 2>"$tmp/err"
+    --out last_hidden_state=$o.h.npy --out pooler_output=$o.p.npy "${logits[@]}" 2>"$tmp/err"
 }
 
 cases="bigbird_tiny:sparse_r2 bigbird_tiny:fallback bigbird_tiny_r1:sparse_r1_odd
-  bigbird_tiny_r3:sparse_r3_bf16 bigbird_full_tiny:full bigbird_tiny:len1024"
+  bigbird_tiny_r3:sparse_r3_bf16 bigbird_full_tiny:full bigbird_tiny:len1024 bigbird_mlm_tiny:mlm
+  bigbird_cls_tiny:cls"
 for mc in $cases; do
-  m=${mc%%:*} c=${mc#*:}
+  m=${mc%%:*} c=${mc#*:} logits=()
+  [ -f "$G/$c/logits.npy" ] && logits=("$tmp/$c.l.npy")
   if run "$m" "$c" "$tmp/$c"; then
-    python3 tests/cli/bigbird_check.py "$G/$c" "$tmp/$c.h.npy" "$tmp/$c.p.npy" 1e-3 && ok || bad "$c"
+    python3 tests/cli/bigbird_check.py "$G/$c" "$tmp/$c.h.npy" "$tmp/$c.p.npy" 1e-3 "${logits[@]}" &&
+      ok || bad "$c"
   else
     bad "$c: $(cat "$tmp/err")"
   fi

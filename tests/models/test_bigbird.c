@@ -2,7 +2,8 @@
  * block layout, and every golden case of tools/make_bigbird_golden.py built through the model
  * registry and run by the CPU reference interpreter against transformers 4.38.2's
  * last_hidden_state and pooler_output (block-sparse with 1..3 random blocks, an odd head dim,
- * BF16 storage, the fallback to original_full, original_full, the 1024-token "old plan" length);
+ * BF16 storage, the fallback to original_full, original_full, the 1024-token "old plan" length,
+ * BigBirdForMaskedLM's and BigBirdForSequenceClassification's logits);
  * then the build errors. The GPU runs are tests/cli/test_bigbird.sh. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ static void test_layout(void) {
 }
 
 typedef struct golden {
-  vkf_npy_array ids, mask, types, hidden, pooled;
+  vkf_npy_array ids, mask, types, hidden, pooled, logits; /* logits: heads only */
 } golden;
 
 static int load_golden(const char *name, golden *g) {
@@ -96,6 +97,8 @@ static int load_golden(const char *name, golden *g) {
       return 0;
     }
   }
+  snprintf(p, sizeof p, GOLDEN "%s/logits.npy", name);
+  vkf_status_free(vkf_npy_load(p, &g->logits)); /* absent for BigBirdModel cases */
   return 1;
 }
 
@@ -105,6 +108,7 @@ static void release_golden(golden *g) {
   vkf_npy_array_release(&g->types);
   vkf_npy_array_release(&g->hidden);
   vkf_npy_array_release(&g->pooled);
+  vkf_npy_array_release(&g->logits);
 }
 
 static int32_t *as_i32(const vkf_npy_array *a) {
@@ -130,7 +134,10 @@ static void run_case(const char *model_name, const char *case_name, int expect_s
     return;
   }
   int64_t b = g.ids.shape[0], t = g.ids.shape[1], d = g.hidden.shape[2];
-  CHECK(strcmp(vkf_model_architecture(model), "BigBirdModel") == 0);
+  const char *arch = vkf_model_architecture(model);
+  CHECK(strcmp(arch, strstr(model_name, "mlm")   ? "BigBirdForMaskedLM"
+                     : strstr(model_name, "cls") ? "BigBirdForSequenceClassification"
+                                                 : "BigBirdModel") == 0);
   CHECK(vkf_bigbird_runs_sparse(vkf_model_impl(model), t) == expect_sparse);
   vkf_model_build_options o = {.batch = b, .seq_len = t};
   vkf_model_graph mg;
@@ -141,11 +148,15 @@ static void run_case(const char *model_name, const char *case_name, int expect_s
     int32_t *ids = as_i32(&g.ids), *mask = as_i32(&g.mask), *types = as_i32(&g.types);
     size_t bt = (size_t)(b * t) * sizeof(int32_t);
     float *h = malloc(g.hidden.data_size), *p = malloc(g.pooled.data_size);
+    float *lg = g.logits.data ? malloc(g.logits.data_size) : NULL;
     vkf_input_binding in[3] = {
         {mg.inputs[0], ids, bt}, {mg.inputs[1], mask, bt}, {mg.inputs[2], types, bt}};
-    vkf_output_binding out[2] = {{mg.outputs[0], h, g.hidden.data_size},
-                                 {mg.outputs[1], p, g.pooled.data_size}};
-    s = vkf_interp_evaluate(mg.graph, in, 3, out, 2);
+    int li = vkf_model_find_output(model, "logits");
+    CHECK(li == (lg ? 2 : -1));
+    vkf_output_binding out[3] = {{mg.outputs[0], h, g.hidden.data_size},
+                                 {mg.outputs[1], p, g.pooled.data_size},
+                                 {li >= 0 ? mg.outputs[li] : VKF_NO_VALUE, lg, g.logits.data_size}};
+    s = vkf_interp_evaluate(mg.graph, in, 3, out, lg && li >= 0 ? 3 : 2);
     CHECK_MSG(!s, "%s: %s", case_name, vkf_status_message(s));
     vkf_status_free(s);
     const float *gh = g.hidden.data, *gp = g.pooled.data;
@@ -159,9 +170,17 @@ static void run_case(const char *model_name, const char *case_name, int expect_s
     double worst_pool = 0;
     for (size_t i = 0; i < g.pooled.element_count; i++)
       if (fabs(p[i] - gp[i]) > worst_pool) worst_pool = fabs(p[i] - gp[i]);
-    printf("%-15s %s: max |diff| %.2e unmasked, %.2e masked, pooler %.2e\n", case_name,
-           expect_sparse ? "block_sparse" : "original_full", worst, worst_masked, worst_pool);
-    CHECK_MSG(worst <= TOL && worst_masked <= TOL && worst_pool <= TOL, "%s", case_name);
+    double worst_logit = 0; /* every position: masked ones match too */
+    for (size_t i = 0; lg && i < g.logits.element_count; i++) {
+      double e = fabs(lg[i] - ((const float *)g.logits.data)[i]);
+      if (e > worst_logit) worst_logit = e;
+    }
+    printf("%-15s %s: max |diff| %.2e unmasked, %.2e masked, pooler %.2e, logits %.2e\n", case_name,
+           expect_sparse ? "block_sparse" : "original_full", worst, worst_masked, worst_pool,
+           worst_logit);
+    CHECK_MSG(worst <= TOL && worst_masked <= TOL && worst_pool <= TOL && worst_logit <= TOL, "%s",
+              case_name);
+    free(lg);
     free(ids);
     free(mask);
     free(types);
@@ -203,6 +222,8 @@ int main(void) {
   run_case("bigbird_tiny_r3", "sparse_r3_bf16", 1);
   run_case("bigbird_full_tiny", "full", 0);
   run_case("bigbird_tiny", "len1024", 1);
+  run_case("bigbird_mlm_tiny", "mlm", 1);
+  run_case("bigbird_cls_tiny", "cls", 1);
   test_build_errors();
   return test_report();
 }
