@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/base/log.h"
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/bigbird_layout.h"
@@ -408,6 +409,13 @@ vkf_status vkf_bigbird_build(vkf_bigbird_model *m, const vkf_bigbird_build_optio
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no task head (logits)",
                            m->f.dir);
   int sparse = vkf_bigbird_runs_sparse(m, t);
+  /* Hugging Face warns here; at info level, since every build (batch-split probes included) would
+   * repeat it. */
+  if (c->block_sparse && !sparse)
+    vkf_log(VKF_LOG_INFO,
+            "%s: attention type 'block_sparse' is not possible for %lld tokens <= %lld "
+            "((5 + 2 * num_random_blocks) * block_size); running 'original_full'",
+            m->f.dir, (long long)t, (long long)((5 + 2 * c->num_random_blocks) * c->block_size));
   int64_t bs = c->block_size, n = sparse ? (t + bs - 1) / bs * bs : t;
   if (n > c->max_position_embeddings)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
