@@ -24,6 +24,12 @@ vkf_status vkf_hf_config_parse_bigbird(const char *f, const cJSON *r, vkf_hf_con
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"num_random_blocks\" %lld is outside [0, %d]", f,
                            (long long)c->num_random_blocks, VKF_HF_MAX_RANDOM_BLOCKS);
+  /* A decoder (BigBirdForCausalLM, cross attention) would need causal masks this encoder lacks. */
+  bool decoder = false;
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(f, r, "is_decoder", false, &decoder));
+  if (decoder)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"is_decoder\" true: BigBird runs as an encoder only", f);
   VKF_RETURN_IF_ERROR(vkf_json_get_bool(f, r, "use_bias", true, &c->qkv_bias));
   return vkf_json_get_bool(f, r, "rescale_embeddings", false, &c->rescale_embeddings);
 }

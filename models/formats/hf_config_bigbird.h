@@ -11,7 +11,8 @@
 /* Fills the BigBird fields of `c` from `root` and applies BigBirdConfig's own defaults to the
  * shared ones it changes (hidden_act "gelu_new", 4096 positions) when the file omits them. An
  * unknown attention_type is UNSUPPORTED naming the value; block_size must be positive and at most
- * max_position_embeddings, num_random_blocks in [0, VKF_HF_MAX_RANDOM_BLOCKS]. */
+ * max_position_embeddings, num_random_blocks in [0, VKF_HF_MAX_RANDOM_BLOCKS]; is_decoder true is
+ * UNSUPPORTED. */
 vkf_status vkf_hf_config_parse_bigbird(const char *file, const cJSON *root, vkf_hf_config *c);
 
 #endif

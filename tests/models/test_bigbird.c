@@ -49,6 +49,8 @@ static void test_config(void) {
                      "\"block_size\": 65}",
                      &c),
                VKF_STATUS_INVALID_ARGUMENT, "block_size");
+  CHECK_STATUS(parse("{\"model_type\": \"big_bird\", \"is_decoder\": true}", &c),
+               VKF_STATUS_UNSUPPORTED, "\"is_decoder\" true");
   CHECK_STATUS(parse("{\"model_type\": \"big_bird\", \"use_bias\": 1}", &c), VKF_STATUS_PARSE,
                "use_bias");
 }
