@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "graph/base/log.h"
+#include "models/formats/hf_config_bigbird.h"
 #include "models/formats/hf_config_decoder.h"
 #include "models/formats/hf_config_seq2seq.h"
 #include "models/formats/json_fields.h"
@@ -32,6 +33,7 @@ static const struct model_defaults {
     {"marian", VKF_HF_FAMILY_SEQ2SEQ, 58101, 58100}, {"t5", VKF_HF_FAMILY_SEQ2SEQ, 32128, 0},
     {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},     {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
     {"nystromformer", VKF_HF_FAMILY_TEXT, 30000, 1},
+    {"big_bird", VKF_HF_FAMILY_TEXT, 50358, 0},
 };
 
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
@@ -132,7 +134,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
                            "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
-                           "t5, mt5, d2l_transformer, nystromformer)",
+                           "t5, mt5, d2l_transformer, nystromformer, big_bird)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
@@ -215,6 +217,8 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"pad_token_id\" %lld is outside the vocabulary of %lld",
                              file, (long long)c->pad_token_id, (long long)c->vocab_size);
+    if (strcmp(c->model_type, "big_bird") == 0)
+      VKF_RETURN_IF_ERROR(vkf_hf_config_parse_bigbird(file, root, c));
   }
   return parse_labels(file, root, c);
 }

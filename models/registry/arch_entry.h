@@ -25,5 +25,6 @@ extern const vkf_arch_entry vkf_entry_bert;
 extern const vkf_arch_entry vkf_entry_decoder;
 extern const vkf_arch_entry vkf_entry_encdec;
 extern const vkf_arch_entry vkf_entry_nystromformer;
+extern const vkf_arch_entry vkf_entry_bigbird;
 
 #endif
