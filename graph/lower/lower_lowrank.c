@@ -79,5 +79,7 @@ vkf_status vkf_lower_depthwise_conv(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_plan_dispatch_push_u32(&d, (uint32_t)w->strides[1]);
   vkf_plan_dispatch_push_u32(&d, y_off);
   for (uint32_t i = 0; i < 4; i++) vkf_plan_dispatch_push_u32(&d, (uint32_t)y->strides[i]);
-  return finish_1d(ctx, &d, outputs);
+  /* one invocation per 32 outputs along N (RUN in the shader) */
+  int64_t runs = (x->shape[2] + 31) / 32;
+  return finish_1d(ctx, &d, x->shape[0] * x->shape[1] * runs * x->shape[3]);
 }
