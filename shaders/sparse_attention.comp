@@ -135,6 +135,16 @@ bool mask_bit(int mid, uint r, int key, int ks) {
 #endif
 }
 
+// Word (o / 32) of local row r of mask `mid` (mid >= 0).
+uint mask_word(int mid, uint r, int o) {
+#ifdef AUX_MASKS
+  r = min(r, p.bq - 1u);
+  return uint(masks_tab[p.masks_off + (uint(mid) * p.bq + r) * ((p.bk + 31u) / 32u) + uint(o) / 32u]);
+#else
+  return 0xFFFFFFFFu;
+#endif
+}
+
 // Entry e of layout head lh: key block and mask id; false when the entry is out of range (a
 // table bound at run time that the builder could not check).
 bool entry_at(uint lh, int e, out int kblock, out int mid) {
@@ -184,8 +194,12 @@ const bool HAS_BIAS = false;
 #if CPU_BCAST
 #define ROW_END r1
 // Visible: inside the block and kv_len (hi), causal, and the entry's mask bit for this row.
+// The mask word is addressed by the chunk (c0 - ks, a multiple of 16: its 16 keys share one
+// word), not by the lane's key, so every lane loads the same address: one load instead of a loop
+// over the lanes on lavapipe.
 #define VISIBLE(key, row)                                                                       \
-  ((key) < hi && (!causal || (key) <= (row) + diag) && mask_bit(mid, uint((row) - qstart), key, ks))
+  ((key) < hi && (!causal || (key) <= (row) + diag) &&                                          \
+   (mid < 0 || ((mask_word(mid, uint((row) - qstart), c0 - ks) >> (uint((key) - ks) % 32u)) & 1u) != 0u))
 #include "attention_cpu_macros.glsl"
 
 void main() {
