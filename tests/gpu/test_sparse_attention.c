@@ -209,5 +209,40 @@ int main(int argc, char **argv) {
   /* clang-format on */
 
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&t, &cases[i]);
+  /* Bindings past the device's range: the walker slices the batch, the lowering the heads (with
+   * their per-head layouts); 20000-byte bindings hold two heads of one batch row. */
+  {
+    const sp_case c = {"sliced heads and batch",
+                       VKF_F32,
+                       2,
+                       4,
+                       4,
+                       64,
+                       64,
+                       32,
+                       32,
+                       8,
+                       8,
+                       4,
+                       2,
+                       2,
+                       lens2,
+                       1,
+                       1,
+                       0,
+                       0,
+                       0,
+                       0,
+                       NULL};
+    if (!g_filter || strstr(c.label, g_filter)) {
+      vkf_device_caps caps = *vkf_device_caps_get(t.device);
+      caps.max_storage_buffer_range = 20000;
+      sp_inputs in;
+      vkf_graph *g = build(&c, &in);
+      op_check_with(&t, g, in.bind, in.count, &caps, TOL[VKF_F32], c.label);
+      free_inputs(&in);
+      vkf_graph_destroy(g);
+    }
+  }
   return gpu_test_finish(&t);
 }
