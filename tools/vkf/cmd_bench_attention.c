@@ -271,6 +271,9 @@ int vkf_cli_bench_attention(int argc, char **argv) {
     if (!strcmp(argv[i], "--kind") &&
         (!strcmp(argv[i + 1], "nystrom") || !strcmp(argv[i + 1], "linformer")))
       return vkf_cli_bench_attention_lowrank(argc, argv);
+  /* A sparsity pattern: the block-sparse kernel (bench_attention_sparse.c). */
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--pattern")) return vkf_cli_bench_attention_sparse(argc, argv);
   bench_args a = {.runs = 5, .warmup = 1, .unfused = 1};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
