@@ -11,7 +11,7 @@
 #include "graph/base/status.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
- * "xlm-roberta" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart", "marian", "t5",
+ * "xlm-roberta", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart", "marian", "t5",
  * "mt5", "d2l_transformer" -> SEQ2SEQ. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
@@ -90,6 +90,10 @@ typedef struct vkf_hf_config {
   bool scale_embedding;           /* token embeddings times sqrt(d_model) */
   bool gated_mlp;                 /* T5 "gated-*" feed_forward_proj */
   int64_t relative_buckets, relative_max_distance; /* T5 relative position buckets */
+
+  /* Longformer ("longformer", TEXT family): each layer's local attention window, even and
+   * positive ([num_hidden_layers], models/formats/hf_config_longformer.c); NULL for others. */
+  const int64_t *attention_window;
 
   /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */
