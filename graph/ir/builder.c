@@ -146,6 +146,26 @@ vkf_value vkf_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k
   return vkf_graph_add_node(g, VKF_OP_ATTENTION, name, in, count, &attrs);
 }
 
+vkf_value vkf_sparse_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
+                               vkf_value v, vkf_value rows, vkf_value cols,
+                               const vkf_sparse_attention_options *options) {
+  vkf_sparse_attention_options o = options ? *options : (vkf_sparse_attention_options){0};
+  vkf_node_attrs attrs = {0};
+  float scale = o.scale;
+  if (scale == 0 && tensor_ok(g, q)) {
+    const vkf_tensor *tq = vkf_graph_tensor(g, q);
+    scale = tq->rank ? (float)(1.0 / sqrt((double)tq->shape[tq->rank - 1])) : 1.0f;
+  }
+  attrs.sparse_attention.scale = scale;
+  attrs.sparse_attention.block_q = o.block_q;
+  attrs.sparse_attention.block_k = o.block_k;
+  attrs.sparse_attention.causal = o.causal != 0;
+  attrs.sparse_attention.merge_heads = o.merge_heads != 0;
+  vkf_value in[8] = {q, k, v, rows, cols, o.masks, o.kv_len, o.key_bias};
+  uint32_t count = o.key_bias.id ? 8 : o.kv_len.id ? 7 : o.masks.id ? 6 : 5;
+  return vkf_graph_add_node(g, VKF_OP_SPARSE_ATTENTION, name, in, count, &attrs);
+}
+
 vkf_value vkf_reshape(vkf_graph *g, const char *name, vkf_value x, uint32_t rank,
                       const int64_t *shape) {
   if (g->error) return VKF_NO_VALUE;

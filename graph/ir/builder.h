@@ -83,6 +83,26 @@ typedef struct vkf_attention_options {
 vkf_value vkf_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k, vkf_value v,
                         const vkf_attention_options *options);
 
+typedef struct vkf_sparse_attention_options {
+  float scale;               /* 0: 1/sqrt(D) */
+  uint32_t block_q, block_k; /* tokens per query / key block, >= 1 */
+  int causal;                /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
+  int merge_heads;           /* output [B, Nq, H, Dv] as the output projection reads it */
+  vkf_value masks;           /* optional i32 [M, block_q, ceil(block_k / 32)] */
+  vkf_value kv_len;          /* optional i32 [B], clamped to [0, Nk] as for vkf_attention */
+  vkf_value key_bias;        /* optional f32 [B, Nk], added to every score of key j */
+} vkf_sparse_attention_options;
+
+/* Block-sparse attention: key j is visible to query i iff the block of j is listed in the CSR row
+ * (rows i32 [L, Nqb + 1], cols i32 [L, E, 2], L = 1 or H; graph/ir/sparse_layout.h) of the block
+ * of i, the entry's mask bit is set (mask id -1: the whole block), j < kv_len[b] and the causal
+ * rule holds. Output row = softmax(scale·q·k + key_bias) over the visible keys · v; a row with no
+ * visible key is zeros. q [B, H, Nq, D], k [B, Hkv, Nk, D], v [B, Hkv, Nk, Dv] -> [B, H, Nq, Dv].
+ * Constant tables with data are checked when the node is built (vkf_sparse_layout_check). */
+vkf_value vkf_sparse_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
+                               vkf_value v, vkf_value rows, vkf_value cols,
+                               const vkf_sparse_attention_options *options);
+
 /* ---- layout (views share storage; no copies) ---- */
 /* One entry may be -1 (inferred). A strided (non-contiguous) input is first copied by a node
  * named "<name>.contiguous", as torch's reshape does. */

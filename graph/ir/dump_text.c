@@ -44,6 +44,12 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
                   a->attention.causal, a->attention.window_left, a->attention.window_right,
                   a->attention.merge_heads ? " merge_heads=1" : "");
       break;
+    case VKF_OP_SPARSE_ATTENTION:
+      at = append(buf, size, at, "scale=%.9g block=[%u,%u] causal=%d%s", a->sparse_attention.scale,
+                  a->sparse_attention.block_q, a->sparse_attention.block_k,
+                  a->sparse_attention.causal,
+                  a->sparse_attention.merge_heads ? " merge_heads=1" : "");
+      break;
     case VKF_OP_PERMUTE:
       at = append(buf, size, at, "axes=[");
       for (uint32_t i = 0; i < rank; i++)

@@ -73,6 +73,15 @@ enum {
   VKF_IN_KV_WRITE_CACHE = 0,     /* [B, H, C, D] contiguous, written in place */
   VKF_IN_KV_WRITE_ROWS = 1,      /* [B, H, T, D], T <= C, may be strided */
   VKF_IN_KV_WRITE_START = 2,     /* i32 [B]: row t goes to cache position start[b] + t */
+  /* Block-sparse attention (graph/ir/sparse_layout.h describes the layout tables). */
+  VKF_IN_SPARSE_Q = 0,        /* [B, H, Nq, D] (may be a strided view) */
+  VKF_IN_SPARSE_K = 1,        /* [B, Hkv, Nk, D], H % Hkv == 0 */
+  VKF_IN_SPARSE_V = 2,        /* [B, Hkv, Nk, Dv] */
+  VKF_IN_SPARSE_ROWS = 3,     /* i32 [L, Nqb + 1]: CSR row offsets per layout head (L = 1 or H) */
+  VKF_IN_SPARSE_COLS = 4,     /* i32 [L, E, 2]: (key block, mask id or -1) per entry */
+  VKF_IN_SPARSE_MASKS = 5,    /* optional i32 [M, block_q, ceil(block_k / 32)] bit masks */
+  VKF_IN_SPARSE_KV_LEN = 6,   /* optional i32 [B], clamped to [0, Nk] as for attention */
+  VKF_IN_SPARSE_KEY_BIAS = 7, /* optional f32 [B, Nk], added to every score of key j */
 };
 
 typedef enum vkf_activation {
@@ -120,6 +129,12 @@ typedef struct vkf_node_attrs {
       int merge_heads;      /* rank 4 only: the output is [B, Nq, H, Dv], heads side by side as
                                the output projection reads them, instead of [B, H, Nq, Dv] */
     } attention;
+    struct {
+      float scale;               /* applied to q·k before the key bias */
+      uint32_t block_q, block_k; /* tokens per query / key block, >= 1 */
+      int causal;                /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
+      int merge_heads;           /* output [B, Nq, H, Dv] instead of [B, H, Nq, Dv] */
+    } sparse_attention;
     struct {
       uint32_t rank;
       int64_t shape[VKF_MAX_DIMS]; /* the target shape, -1 already resolved */
