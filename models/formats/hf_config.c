@@ -25,20 +25,13 @@ static const struct model_defaults {
   int64_t vocab_size;
   int64_t pad_token_id;
 } model_defaults[] = {
-    {"vit", VKF_HF_FAMILY_VISION, 0, -1},
-    {"deit", VKF_HF_FAMILY_VISION, 0, -1},
-    {"bert", VKF_HF_FAMILY_TEXT, 30522, 0},
-    {"roberta", VKF_HF_FAMILY_TEXT, 50265, 1},
-    {"xlm-roberta", VKF_HF_FAMILY_TEXT, 30522, 1},
-    {"gpt2", VKF_HF_FAMILY_DECODER, 50257, -1},
-    {"llama", VKF_HF_FAMILY_DECODER, 32000, -1},
-    {"mistral", VKF_HF_FAMILY_DECODER, 32000, -1},
-    {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},
-    {"bart", VKF_HF_FAMILY_SEQ2SEQ, 50265, 1},
-    {"marian", VKF_HF_FAMILY_SEQ2SEQ, 58101, 58100},
-    {"t5", VKF_HF_FAMILY_SEQ2SEQ, 32128, 0},
-    {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},
-    {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
+    {"vit", VKF_HF_FAMILY_VISION, 0, -1},          {"deit", VKF_HF_FAMILY_VISION, 0, -1},
+    {"bert", VKF_HF_FAMILY_TEXT, 30522, 0},        {"roberta", VKF_HF_FAMILY_TEXT, 50265, 1},
+    {"xlm-roberta", VKF_HF_FAMILY_TEXT, 30522, 1}, {"gpt2", VKF_HF_FAMILY_DECODER, 50257, -1},
+    {"llama", VKF_HF_FAMILY_DECODER, 32000, -1},   {"mistral", VKF_HF_FAMILY_DECODER, 32000, -1},
+    {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},  {"bart", VKF_HF_FAMILY_SEQ2SEQ, 50265, 1},
+    {"marian", VKF_HF_FAMILY_SEQ2SEQ, 58101, 58100}, {"t5", VKF_HF_FAMILY_SEQ2SEQ, 32128, 0},
+    {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},     {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
     {"longformer", VKF_HF_FAMILY_TEXT, 30522, 1},
 };
 
@@ -137,12 +130,11 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   for (size_t i = 0; i < sizeof model_defaults / sizeof *model_defaults; i++)
     if (strcmp(model_defaults[i].model_type, model_type) == 0) d = &model_defaults[i];
   if (!d)
-    return vkf_status_make(
-        VKF_STATUS_UNSUPPORTED,
-        "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
-        "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
-        "t5, mt5, d2l_transformer, longformer)",
-        file, model_type);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
+                           "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
+                           "t5, mt5, d2l_transformer, longformer)",
+                           file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
   c->family = d->family;
@@ -217,8 +209,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     /* An explicit null means "no padding token"; absence means the class default. */
     const cJSON *pad = cJSON_GetObjectItemCaseSensitive(root, "pad_token_id");
     int64_t pad_default = pad && cJSON_IsNull(pad) ? -1 : d->pad_token_id;
-    VKF_RETURN_IF_ERROR(
-        vkf_json_get_int(file, root, "pad_token_id", pad_default, &c->pad_token_id));
+    VKF_RETURN_IF_ERROR(vkf_json_get_int(file, root, "pad_token_id", pad_default, &c->pad_token_id));
     if (c->pad_token_id < -1 || c->pad_token_id >= c->vocab_size)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: field \"pad_token_id\" %lld is outside the vocabulary of %lld",
@@ -276,8 +267,7 @@ static vkf_status parse_size(const char *file, const cJSON *root, const char *ke
   if (vkf_json_is_int(item)) {
     *height = *width = (int64_t)item->valuedouble;
     if (allow_shortest_edge) p->size_mode = VKF_HF_SIZE_HEIGHT_WIDTH;
-  } else if (cJSON_IsObject(item) && vkf_json_field(item, "height") &&
-             vkf_json_field(item, "width")) {
+  } else if (cJSON_IsObject(item) && vkf_json_field(item, "height") && vkf_json_field(item, "width")) {
     const cJSON *h = vkf_json_field(item, "height"), *w = vkf_json_field(item, "width");
     if (!vkf_json_is_int(h) || !vkf_json_is_int(w))
       return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\" height and width must be integers",
@@ -286,8 +276,7 @@ static vkf_status parse_size(const char *file, const cJSON *root, const char *ke
     *width = (int64_t)w->valuedouble;
     if (allow_shortest_edge) p->size_mode = VKF_HF_SIZE_HEIGHT_WIDTH;
   } else if (allow_shortest_edge && cJSON_IsObject(item) && vkf_json_field(item, "shortest_edge")) {
-    const cJSON *se = vkf_json_field(item, "shortest_edge"),
-                *le = vkf_json_field(item, "longest_edge");
+    const cJSON *se = vkf_json_field(item, "shortest_edge"), *le = vkf_json_field(item, "longest_edge");
     if (!vkf_json_is_int(se) || (le && !vkf_json_is_int(le)))
       return vkf_status_make(VKF_STATUS_PARSE,
                              "%s: field \"%s\" shortest_edge and longest_edge must be integers",
@@ -396,8 +385,7 @@ static vkf_status parse_preprocessor(const char *file, const cJSON *root, vkf_hf
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"rescale_factor\" is %g, must be a positive number", file,
                            p->rescale_factor);
-  VKF_RETURN_IF_ERROR(
-      vkf_json_get_bool(file, root, "do_normalize", p->do_normalize, &p->do_normalize));
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, root, "do_normalize", p->do_normalize, &p->do_normalize));
   int mean_count = 0, std_count = 0;
   float mean[VKF_HF_MAX_CHANNELS], std[VKF_HF_MAX_CHANNELS];
   VKF_RETURN_IF_ERROR(parse_channels(file, root, "image_mean", mean, &mean_count));

@@ -11,8 +11,8 @@
 #include "graph/base/status.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
- * "xlm-roberta", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart",
- * "marian", "t5", "mt5", "d2l_transformer" -> SEQ2SEQ. */
+ * "xlm-roberta", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart", "marian", "t5",
+ * "mt5", "d2l_transformer" -> SEQ2SEQ. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
   VKF_HF_FAMILY_TEXT,
@@ -24,8 +24,8 @@ typedef enum vkf_hf_family {
 typedef enum vkf_hf_rope_type {
   VKF_HF_ROPE_DEFAULT = 0, /* no rope_scaling */
   VKF_HF_ROPE_LINEAR,      /* positions divided by factor */
-  VKF_HF_ROPE_DYNAMIC, /* NTK: the base grows once the sequence passes max_position_embeddings */
-  VKF_HF_ROPE_LLAMA3,  /* Llama 3.1: wavelength-dependent scaling of the frequencies */
+  VKF_HF_ROPE_DYNAMIC,     /* NTK: the base grows once the sequence passes max_position_embeddings */
+  VKF_HF_ROPE_LLAMA3,      /* Llama 3.1: wavelength-dependent scaling of the frequencies */
 } vkf_hf_rope_type;
 
 typedef enum vkf_hf_act {
@@ -145,8 +145,8 @@ typedef enum vkf_hf_size_mode {
 #define VKF_HF_MAX_HIDDEN ((int64_t)1 << 16)       /* hidden_size, num_attention_heads, kv heads */
 #define VKF_HF_MAX_INTERMEDIATE ((int64_t)1 << 18) /* intermediate_size / n_inner */
 #define VKF_HF_MAX_LAYERS ((int64_t)1 << 12)
-#define VKF_HF_MAX_VOCAB ((int64_t)1 << 24)      /* vocab_size, type_vocab_size */
-#define VKF_HF_MAX_POSITIONS ((int64_t)1 << 24)  /* max_position_embeddings, num_patches + 1 */
+#define VKF_HF_MAX_VOCAB ((int64_t)1 << 24)     /* vocab_size, type_vocab_size */
+#define VKF_HF_MAX_POSITIONS ((int64_t)1 << 24) /* max_position_embeddings, num_patches + 1 */
 #define VKF_HF_MAX_IMAGE_SIZE ((int64_t)1 << 16) /* image_size, patch_size, preprocessor sizes */
 
 /* What the image processor does, in order: resize, center crop, rescale, normalize. */

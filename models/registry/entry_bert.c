@@ -109,5 +109,5 @@ static const char *const model_types[] = {"bert", NULL};
 static const char *const architectures[] = {"BertModel", "BertForMaskedLM",
                                             "BertForSequenceClassification", NULL};
 
-const vkf_arch_entry vkf_entry_bert = {"bert",       model_types, architectures, load, destroy,
-                                       architecture, declare,     build,         NULL};
+const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,  architectures, load,
+                                       destroy, architecture, declare,       build, NULL};

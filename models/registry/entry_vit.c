@@ -66,5 +66,5 @@ static const char *const architectures[] = {"ViTModel",
                                             "DeiTForImageClassificationWithTeacher",
                                             NULL};
 
-const vkf_arch_entry vkf_entry_vit = {"vit",        model_types, architectures, load, destroy,
-                                      architecture, declare,     build,         NULL};
+const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,  architectures, load,
+                                      destroy, architecture, declare,       build, NULL};

@@ -24,8 +24,8 @@ typedef struct vkf_model_io {
   int32_t fill;        /* attention_mask 1, token_type_ids 0 */
   int64_t value_bound; /* integer inputs: every value must lie in [0, value_bound) (0: unchecked) */
   /* Encoder–decoders: 1 when dim 1 is the decoder's (target) sequence (inputs and outputs), shared
-   * by the target inputs and independent of the source's; an absent optional target input
-   * (decoder_input_ids) means "run the encoder alone" and is not filled. */
+   * by the target inputs and independent of the source's; an absent optional target input (decoder_input_ids) means
+   * "run the encoder alone" and is not filled. */
   int target;
 } vkf_model_io;
 
@@ -85,7 +85,7 @@ enum { VKF_MODEL_MAX_DERIVED = 4 };
 typedef struct vkf_model_derived {
   int64_t build_param;
   uint32_t count;
-  void *data[VKF_MODEL_MAX_DERIVED];  /* whole batch, row-major i32 / f32, owned */
+  void *data[VKF_MODEL_MAX_DERIVED]; /* whole batch, row-major i32 / f32, owned */
   size_t size[VKF_MODEL_MAX_DERIVED]; /* bytes */
 } vkf_model_derived;
 
@@ -100,7 +100,7 @@ typedef struct vkf_model_build_options {
   int64_t batch;   /* 0: 1 */
   int64_t seq_len; /* text models: tokens per sequence; 0: 128 (clamped to the model's maximum) */
   int64_t target_len; /* encoder–decoders: decoder tokens per sequence; 0: the encoder alone */
-  vkf_dtype dtype;    /* VKF_F32 (default) or VKF_F16: weights and activations; I/O stays f32/i32 */
+  vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; I/O stays f32/i32 */
   const char *const *outputs; /* names of the outputs to compute; NULL: every declared output */
   uint32_t output_count;
   /* vkf_model_derive's result for the inputs this build will run; NULL (a probe without data, a
@@ -113,7 +113,7 @@ typedef struct vkf_model_build_options {
  * asked for is VKF_NO_VALUE. Inputs are i32 or f32 graph inputs of the declared shape with the
  * batch and sequence dims resolved. */
 typedef struct vkf_model_graph {
-  vkf_graph *graph;     /* owned by the caller: vkf_graph_destroy; the model must outlive it */
+  vkf_graph *graph; /* owned by the caller: vkf_graph_destroy; the model must outlive it */
   uint32_t input_count; /* the declared inputs, then the derived ones */
   vkf_value inputs[VKF_MODEL_MAX_IO];
   vkf_value outputs[VKF_MODEL_MAX_IO];
