@@ -16,6 +16,7 @@ struct vkf_longformer_model {
   vkf_arch_files f;
   const char *prefix; /* "longformer." (task-head checkpoints) or "" */
   int has_pooler;
+  vkf_longformer_head head;
   vkf_longformer_layouts *layouts;
 };
 
@@ -96,6 +97,19 @@ static vkf_status check_tensors(vkf_longformer_model *m) {
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, p, "pooler.dense.weight", d, d));
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, p, "pooler.dense.bias", d, 0));
   }
+  /* Heads sit outside the "longformer." prefix. */
+  int64_t labels = c->num_labels;
+  if (vkf_arch_has(m->f.ck, "", "classifier.out_proj.weight")) {
+    m->head = VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION;
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.dense.weight", d, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.dense.bias", d, 0));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.out_proj.weight", labels, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.out_proj.bias", labels, 0));
+  } else if (vkf_arch_has(m->f.ck, "", "classifier.weight")) {
+    m->head = VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION;
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.weight", labels, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.bias", labels, 0));
+  }
   return VKF_OK;
 }
 
@@ -138,6 +152,15 @@ const vkf_hf_config *vkf_longformer_config(const vkf_longformer_model *m) {
 }
 int vkf_longformer_has_pooler(const vkf_longformer_model *m) {
   return m->has_pooler;
+}
+vkf_longformer_head vkf_longformer_head_of(const vkf_longformer_model *m) {
+  return m->head;
+}
+const char *vkf_longformer_architecture(const vkf_longformer_model *m) {
+  return m->head == VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION ? "LongformerForTokenClassification"
+         : m->head == VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION
+             ? "LongformerForSequenceClassification"
+             : "LongformerModel";
 }
 int64_t vkf_longformer_max_seq(const vkf_longformer_model *m) {
   return m->f.config.max_position_embeddings - m->f.config.pad_token_id - 1;
@@ -239,13 +262,13 @@ static vkf_value flat_rows(vkf_longformer_model *m, vkf_graph *g, const char *na
   return vkf_cast(g, name, f, VKF_I32);
 }
 
-static vkf_value linear(vkf_longformer_model *m, vkf_graph *g, const char *module, vkf_value x,
-                        vkf_dtype dt) {
+static vkf_value linear(vkf_longformer_model *m, vkf_graph *g, const char *prefix,
+                        const char *module, vkf_value x, vkf_dtype dt) {
   char a[VKF_ARCH_NAME_MAX], b[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX];
-  vkf_arch_weights w = weights_of(m, m->prefix, dt);
+  vkf_arch_weights w = weights_of(m, prefix, dt);
   vkf_matmul_options o = {.transpose_b = 1,
                           .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module))};
-  return vkf_matmul(g, NAME(nm, "%s%s", m->prefix, module), x,
+  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
                     vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
 }
 
@@ -312,8 +335,11 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
   if ((want & VKF_LONGFORMER_OUT_POOLER_OUTPUT) && !m->has_pooler)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no pooler (pooler_output)",
                            m->f.dir);
+  if ((want & VKF_LONGFORMER_OUT_LOGITS) && m->head == VKF_LONGFORMER_HEAD_NONE)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no task head (logits)",
+                           m->f.dir);
   vkf_graph *g = NULL;
-  VKF_RETURN_IF_ERROR(vkf_graph_create("LongformerModel", &g));
+  VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_longformer_architecture(m), &g));
   char nm[VKF_ARCH_NAME_MAX + 64], key[VKF_ARCH_NAME_MAX];
   const char *pre = m->prefix;
   vkf_arch_weights aw = weights_of(m, pre, dt);
@@ -321,12 +347,12 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
   int64_t bs[2] = {batch, seq}, bnp[2] = {batch, np}, bp[2] = {batch, p};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bs);
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bs);
-  vkf_value glob = vkf_graph_input(g, "global_attention_mask", VKF_I32, 2, bs);
   vkf_value types = vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bs);
   vkf_value pos = vkf_graph_input(g, "position_ids", VKF_I32, 2, bs);
   vkf_value scatter = vkf_graph_input(g, "scatter_index", VKF_I32, 2, bnp);
+  int64_t bk[2] = {batch, p + np};
+  vkf_value key_bias = vkf_graph_input(g, "key_bias", VKF_F32, 2, bk);
   vkf_value gidx = p ? vkf_graph_input(g, "global_index", VKF_I32, 2, bp) : VKF_NO_VALUE;
-  vkf_value pbias = p ? vkf_graph_input(g, "prefix_bias", VKF_F32, 2, bp) : VKF_NO_VALUE;
 
   /* Embeddings; the window padding's rows are one constant row (pad id, pad position, type 0). */
   vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", pre),
@@ -354,16 +380,10 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
                 vkf_arch_weight(&aw, g, "embeddings.LayerNorm.weight"),
                 vkf_arch_weight(&aw, g, "embeddings.LayerNorm.bias"));
 
-  /* Masks: local keys are real non-global tokens; global rows see every real token. */
-  vkf_value mask_f = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
-  vkf_value glob_f = vkf_cast(g, "global_attention_mask.f32", glob, VKF_F32);
-  vkf_value local_keys =
-      vkf_sub(g, "local_keys", mask_f, vkf_mul(g, "global_keys", mask_f, glob_f));
-  vkf_longformer_attn_io io = {.batch = batch, .np = np, .prefix = p};
-  io.key_bias = keep_to_bias(m, g, "local_key_bias", local_keys, batch, seq, np);
+  /* The local rows' key masks come from the host (key_bias); global rows see every real token. */
+  vkf_longformer_attn_io io = {.batch = batch, .np = np, .prefix = p, .key_bias = key_bias};
   if (p) {
-    vkf_value kb[2] = {pbias, io.key_bias};
-    io.key_bias = vkf_concat(g, "key_bias", kb, 2, 1);
+    vkf_value mask_f = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
     int64_t b4[4] = {batch, 1, 1, np};
     io.global_bias =
         vkf_reshape(g, "global_key_bias",
@@ -403,8 +423,22 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
     int64_t bd[2] = {batch, d};
     cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", pre), cls, 2, bd);
     vkf_value pooled =
-        vkf_tanh(g, NAME(nm, "%spooler", pre), linear(m, g, "pooler.dense", cls, dt));
+        vkf_tanh(g, NAME(nm, "%spooler", pre), linear(m, g, pre, "pooler.dense", cls, dt));
     out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
+  }
+  if (want & VKF_LONGFORMER_OUT_LOGITS) {
+    vkf_value logits;
+    if (m->head == VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION) {
+      logits = linear(m, g, "", "classifier", x, dt); /* [B, S, labels] */
+    } else {
+      /* LongformerClassificationHead: dense, tanh, out_proj on the first token. */
+      vkf_value cls = vkf_slice(g, "classifier.first_token", x, 1, 0, 1);
+      int64_t bd[2] = {batch, d};
+      cls = vkf_reshape(g, "classifier.first_token_flat", cls, 2, bd);
+      vkf_value h = vkf_tanh(g, "classifier.tanh", linear(m, g, "", "classifier.dense", cls, dt));
+      logits = linear(m, g, "", "classifier.out_proj", h, dt); /* [B, labels] */
+    }
+    out->logits = vkf_arch_f32_output(g, logits, "logits");
   }
   if (!st) st = vkf_graph_status(g);
   if (st) {
@@ -413,8 +447,8 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
     return vkf_status_annotate(st, "building Longformer from %s: ", m->f.dir);
   }
   out->graph = g;
-  vkf_value in[8] = {ids, mask, glob, types, pos, scatter, gidx, pbias};
+  vkf_value in[8] = {ids, mask, VKF_NO_VALUE, types, pos, scatter, key_bias, gidx};
   for (int i = 0; i < 8; i++) out->inputs[i] = in[i];
-  out->derived_count = p ? 4 : 2;
+  out->derived_count = p ? 4 : 3;
   return VKF_OK;
 }

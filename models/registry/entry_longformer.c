@@ -1,6 +1,7 @@
 /* Longformer in the model registry: input_ids, attention_mask, global_attention_mask,
- * token_type_ids in (Hugging Face's defaults for the optional three: ones, zeros, zeros);
- * last_hidden_state and pooler_output out. Where the global tokens are is read on the host
+ * token_type_ids in (Hugging Face's defaults for the optional three: ones; none, or the first
+ * token for LongformerForSequenceClassification; zeros); last_hidden_state, pooler_output and the
+ * task head's logits out. Where the global tokens are is read on the host
  * (vkf_model_derive -> vkf_longformer_derive): the graph takes the derived position ids and
  * indices as inputs after the declared ones, and its shapes depend only on the most global tokens
  * in a row of the batch. */
@@ -16,12 +17,12 @@ static void destroy(void *impl) {
   vkf_longformer_destroy(impl);
 }
 static const char *architecture(const void *impl) {
-  (void)impl;
-  return "LongformerModel";
+  return vkf_longformer_architecture(impl);
 }
 
 static uint32_t outputs_of(const vkf_longformer_model *m, vkf_model_io *out, uint32_t *bits) {
-  int64_t d = vkf_longformer_config(m)->hidden_size;
+  const vkf_hf_config *c = vkf_longformer_config(m);
+  int64_t d = c->hidden_size;
   uint32_t n = 0;
   out[n] = (vkf_model_io){
       .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, d}};
@@ -29,6 +30,16 @@ static uint32_t outputs_of(const vkf_longformer_model *m, vkf_model_io *out, uin
   if (vkf_longformer_has_pooler(m)) {
     out[n] = (vkf_model_io){.name = "pooler_output", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
     bits[n++] = VKF_LONGFORMER_OUT_POOLER_OUTPUT;
+  }
+  vkf_longformer_head head = vkf_longformer_head_of(m);
+  if (head == VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION) {
+    out[n] = (vkf_model_io){
+        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->num_labels}};
+    bits[n++] = VKF_LONGFORMER_OUT_LOGITS;
+  } else if (head == VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION) {
+    out[n] =
+        (vkf_model_io){.name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, c->num_labels}};
+    bits[n++] = VKF_LONGFORMER_OUT_LOGITS;
   }
   return n;
 }
@@ -74,8 +85,9 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   for (uint32_t i = 0; i < out->input_count; i++) out->inputs[i] = lg.inputs[i];
   for (uint32_t i = 0; i < n; i++)
     if (want[i])
-      out->outputs[i] =
-          bits[i] == VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE ? lg.last_hidden_state : lg.pooler_output;
+      out->outputs[i] = bits[i] == VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE ? lg.last_hidden_state
+                        : bits[i] == VKF_LONGFORMER_OUT_POOLER_OUTPUT   ? lg.pooler_output
+                                                                        : lg.logits;
   return VKF_OK;
 }
 
@@ -93,7 +105,8 @@ static vkf_status derive(const void *impl, const int32_t *const *inputs, int64_t
 }
 
 static const char *const model_types[] = {"longformer", NULL};
-static const char *const architectures[] = {"LongformerModel", NULL};
+static const char *const architectures[] = {"LongformerModel", "LongformerForTokenClassification",
+                                            "LongformerForSequenceClassification", NULL};
 
 const vkf_arch_entry vkf_entry_longformer = {
     "longformer", model_types, architectures, load, destroy, architecture, declare, build, derive};

@@ -89,9 +89,11 @@ typedef struct vkf_model_derived {
   size_t size[VKF_MODEL_MAX_DERIVED]; /* bytes */
 } vkf_model_derived;
 
-/* Derives them from the whole batch: inputs[i] is declared input i's data, complete (defaults
- * filled, int32), `batch` rows of `seq_len`. Models without derived inputs give count 0. *out is
- * zeroed first; release with vkf_model_derived_release. */
+/* Derives them from the whole batch: inputs[i] is declared input i's data (int32, `batch` rows of
+ * `seq_len`), or NULL for an optional input the caller did not give, whose default is then the
+ * architecture's (LongformerForSequenceClassification's global_attention_mask puts the first
+ * token global, as Hugging Face does when it is None). Models without derived inputs give count
+ * 0. *out is zeroed first; release with vkf_model_derived_release. */
 vkf_status vkf_model_derive(const vkf_model *model, const int32_t *const *inputs, int64_t batch,
                             int64_t seq_len, vkf_model_derived *out);
 void vkf_model_derived_release(vkf_model_derived *derived);

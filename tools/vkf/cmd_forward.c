@@ -143,13 +143,16 @@ static vkf_status gather_inputs(const vkf_model *m, dims z, const vkf_model_arra
   return VKF_OK;
 }
 
-/* The inputs the model derives from the values of the declared ones (vkf_model_derive) go into
- * the slots after the declared inputs. */
-static vkf_status derive_inputs(const vkf_model *m, dims z, vkf_batch_input *inputs,
-                                vkf_model_derived *out) {
+/* The inputs the model derives from the values of the declared ones (vkf_model_derive; NULL for
+ * those not given) go into the slots after the declared inputs. */
+static vkf_status derive_inputs(const vkf_model *m, dims z, const vkf_model_array *given,
+                                int given_count, vkf_batch_input *inputs, vkf_model_derived *out) {
   uint32_t declared = vkf_model_input_count(m);
   const int32_t *data[VKF_MODEL_MAX_IO] = {0};
-  for (uint32_t i = 0; i < declared; i++) data[i] = inputs[i].data;
+  for (int k = 0; k < given_count; k++) {
+    int i = vkf_model_find_input(m, given[k].name);
+    if (i >= 0) data[i] = inputs[i].data;
+  }
   VKF_RETURN_IF_ERROR(vkf_model_derive(m, data, z.batch, z.seq, out));
   if (declared + out->count > VKF_MODEL_MAX_IO)
     return vkf_status_make(VKF_STATUS_INTERNAL, "%u inputs, more than %d", declared + out->count,
@@ -218,7 +221,7 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   if (!st) st = vkf_cli_model_build_fn(&mb, 1, &probe);
   if (probe.graph) vkf_graph_destroy(probe.graph);
   if (!st) st = gather_inputs(m, z, given, in_count, inputs, owned);
-  if (!st) st = derive_inputs(m, z, inputs, &derived);
+  if (!st) st = derive_inputs(m, z, given, in_count, inputs, &derived);
   if (!st) mb.derived = &derived;
   if (!st) st = alloc_outputs(m, z, out, out_count, outputs);
   if (!st) st = vkf_cli_device_open(device, &dev);
