@@ -23,6 +23,13 @@ Goldens (tests/models/golden/<name>/, golden.json lists them). B = 2, S = 19 (f3
                      included, as HF returns them after trimming the window padding)
   pooler_output      float32 [2, hidden]
   last_hidden_state_local, pooler_output_local: the same without global_attention_mask
+Task heads (checkpoints with the "longformer." prefix, no pooler):
+  longformer_tokcls_tiny  LongformerForTokenClassification, F32: hidden 18, 3 heads of 6, windows
+                          [4, 8], 3 labels; logits [2, 9, 3]
+  longformer_seqcls_tiny  LongformerForSequenceClassification, F16 storage: hidden 21, 3 heads of
+                          7, windows [8, 4], 2 labels; logits [2, 2]
+  logits, and logits_local without global_attention_mask (for sequence classification HF then
+  makes the first token global)
 
     /usr/bin/python3 tools/make_longformer_golden.py [--data DIR] [--golden DIR]
 """
@@ -32,7 +39,8 @@ import os
 
 import numpy as np
 import torch
-from transformers import LongformerConfig, LongformerModel
+from transformers import (LongformerConfig, LongformerForSequenceClassification,
+                          LongformerForTokenClassification, LongformerModel)
 
 CASES = {
     "longformer_tiny": dict(
@@ -49,6 +57,18 @@ CASES = {
                     sep_token_id=2),
         dtype=torch.bfloat16, seq=17, row1_len=10, seed=16,
         globals=[[0, 12], [3, 14]]),
+    "longformer_tokcls_tiny": dict(
+        cls=LongformerForTokenClassification,
+        config=dict(vocab_size=30, hidden_size=18, num_hidden_layers=2, num_attention_heads=3,
+                    intermediate_size=23, attention_window=[4, 8], max_position_embeddings=40,
+                    type_vocab_size=1, pad_token_id=1, num_labels=3),
+        dtype=torch.float32, seq=9, row1_len=6, seed=17, globals=[[2], [0, 4]]),
+    "longformer_seqcls_tiny": dict(
+        cls=LongformerForSequenceClassification,
+        config=dict(vocab_size=30, hidden_size=21, num_hidden_layers=2, num_attention_heads=3,
+                    intermediate_size=23, attention_window=[8, 4], max_position_embeddings=40,
+                    type_vocab_size=1, pad_token_id=1, num_labels=2),
+        dtype=torch.float16, seq=11, row1_len=7, seed=18, globals=[[0, 6], [0]]),
 }
 
 
@@ -91,13 +111,14 @@ def main():
     for name, case in CASES.items():
         gen = torch.Generator().manual_seed(case["seed"])
         config = LongformerConfig(**case["config"])
-        model = LongformerModel(config).eval()
+        cls = case.get("cls", LongformerModel)
+        model = cls(config).eval()
         randomize(model, gen)
         if case["dtype"] != torch.float32:
             model = model.to(case["dtype"]).to(torch.float32)  # the stored values, run in f32
         d = os.path.join(a.data, name)
         os.makedirs(d, exist_ok=True)
-        stored = LongformerModel(LongformerConfig(**case["config"])).eval()
+        stored = cls(LongformerConfig(**case["config"])).eval()
         stored.load_state_dict(model.state_dict())
         stored.to(case["dtype"]).save_pretrained(d, safe_serialization=True)
         ids, mask, glob = inputs(case, config.vocab_size, config.pad_token_id, gen)
@@ -107,17 +128,21 @@ def main():
         with torch.no_grad():
             out = model(input_ids=ids, attention_mask=mask, global_attention_mask=glob)
             loc = model(input_ids=ids, attention_mask=mask)
+        if cls is LongformerModel:
+            outs = [("last_hidden_state", out.last_hidden_state),
+                    ("pooler_output", out.pooler_output),
+                    ("last_hidden_state_local", loc.last_hidden_state),
+                    ("pooler_output_local", loc.pooler_output)]
+            moved = float((out.last_hidden_state - loc.last_hidden_state).abs().max())
+        else:  # without global_attention_mask: HF's default (sequence classification: <s>)
+            outs = [("logits", out.logits), ("logits_local", loc.logits)]
+            moved = float((out.logits - loc.logits).abs().max())
         for key, value in [("input_ids", ids), ("attention_mask", mask),
-                           ("global_attention_mask", glob),
-                           ("last_hidden_state", out.last_hidden_state),
-                           ("pooler_output", out.pooler_output),
-                           ("last_hidden_state_local", loc.last_hidden_state),
-                           ("pooler_output_local", loc.pooler_output)]:
+                           ("global_attention_mask", glob)] + outs:
             v = value.numpy()
             save(os.path.join(g, key + ".npy"), v)
             files[key] = {"dtype": str(v.dtype), "shape": list(v.shape)}
         # How much the global tokens matter: the check is meaningless if they do not.
-        moved = float((out.last_hidden_state - loc.last_hidden_state).abs().max())
         assert moved > 0.05, (name, moved)
         with open(os.path.join(g, "golden.json"), "w") as f:
             json.dump({"model": name, "transformers": "4.38.2", "files": files,

@@ -16,6 +16,14 @@ static vkf_status check_window(const char *file, const cJSON *item, int64_t laye
                            "%s: field \"attention_window\" of layer %lld is %.0f; it must be an "
                            "even value in [2, %lld]",
                            file, (long long)layer, v, (long long)VKF_HF_MAX_POSITIONS);
+  /* A one-token overlap breaks the sliding chunks' first-chunk copy in transformers 4.38
+   * (every forward raises "The expanded size of the tensor (0) must match..."). */
+  if (v == 2)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"attention_window\" of layer %lld is 2, which transformers' "
+                           "LongformerSelfAttention cannot run (its sliding chunks need a window "
+                           "of at least 4)",
+                           file, (long long)layer);
   *out = (int64_t)v;
   return VKF_OK;
 }

@@ -56,24 +56,30 @@ static float *load_f32(const char *dir, const char *name, size_t *count) {
   return v;
 }
 
-/* Runs rows [first, first + b.rows) of the batch with `derived` computed over `whole` (the batch
- * these rows belong to) through the interpreter; outputs malloc'ed. */
-static vkf_status run(vkf_model *m, const batch *b, int with_global, float **hidden,
-                      float **pooled) {
+/* Runs the rows of `b` through the interpreter (derived inputs from these rows; with_global 0:
+ * global_attention_mask not given) and returns the named outputs, malloc'ed. */
+static vkf_status run_outputs(vkf_model *m, const batch *b, int with_global,
+                              const char *const *names, int count, float **outs) {
   const int32_t *data[IN_DECLARED];
   int32_t *zeros = calloc((size_t)(b->rows * b->seq), sizeof *zeros);
   for (int i = 0; i < IN_DECLARED; i++) data[i] = b->in[i] ? b->in[i] : zeros;
   if (!with_global) data[IN_GLOBAL] = NULL; /* not given: HF's None */
   vkf_model_derived d;
   vkf_status st = vkf_model_derive(m, data, b->rows, b->seq, &d);
-  static const char *const outs[2] = {"last_hidden_state", "pooler_output"};
-  vkf_model_build_options o = {
-      .batch = b->rows, .seq_len = b->seq, .outputs = outs, .output_count = 2, .derived = &d};
+  vkf_model_build_options o = {.batch = b->rows,
+                               .seq_len = b->seq,
+                               .outputs = names,
+                               .output_count = (uint32_t)count,
+                               .derived = &d};
   vkf_model_graph mg = {0};
   if (!st) st = vkf_model_build(m, &o, &mg);
-  int64_t dm = vkf_model_output(m, 0)->shape[2];
-  size_t hn = (size_t)(b->rows * b->seq * dm), pn = (size_t)(b->rows * dm);
-  *hidden = malloc(hn * 4), *pooled = malloc(pn * 4);
+  vkf_output_binding out[4];
+  for (int k = 0; k < count; k++) {
+    const vkf_model_io *io = vkf_model_output(m, (uint32_t)vkf_model_find_output(m, names[k]));
+    size_t n = (size_t)b->rows * (size_t)io->shape[io->rank - 1] * (io->rank == 3 ? b->seq : 1);
+    outs[k] = malloc(n * 4);
+    out[k] = (vkf_output_binding){mg.outputs[vkf_model_find_output(m, names[k])], outs[k], n * 4};
+  }
   if (!st) {
     vkf_input_binding in[VKF_MODEL_MAX_IO];
     size_t n = 0;
@@ -83,13 +89,20 @@ static vkf_status run(vkf_model *m, const batch *b, int with_global, float **hid
       size_t size = i < IN_DECLARED ? (size_t)(b->rows * b->seq) * 4 : d.size[i - IN_DECLARED];
       in[n++] = (vkf_input_binding){mg.inputs[i], p, size};
     }
-    vkf_output_binding out[2] = {{mg.outputs[0], *hidden, hn * 4},
-                                 {mg.outputs[1], *pooled, pn * 4}};
-    st = vkf_interp_evaluate(mg.graph, in, n, out, 2);
+    st = vkf_interp_evaluate(mg.graph, in, n, out, (size_t)count);
   }
   if (mg.graph) vkf_graph_destroy(mg.graph);
   vkf_model_derived_release(&d);
   free(zeros);
+  return st;
+}
+
+static vkf_status run(vkf_model *m, const batch *b, int with_global, float **hidden,
+                      float **pooled) {
+  static const char *const names[2] = {"last_hidden_state", "pooler_output"};
+  float *outs[2] = {NULL, NULL};
+  vkf_status st = run_outputs(m, b, with_global, names, 2, outs);
+  *hidden = outs[0], *pooled = outs[1];
   return st;
 }
 
@@ -207,6 +220,8 @@ static void check_errors(void) {
                "\"attention_window\" of layer 1 is 7; it must be an even value");
   write_config(dir, "[4, 8]");
   CHECK_STATUS(vkf_model_open(dir, &m), VKF_STATUS_INVALID_ARGUMENT, "has 2 entries");
+  write_config(dir, "[4, 2, 4]");
+  CHECK_STATUS(vkf_model_open(dir, &m), VKF_STATUS_UNSUPPORTED, "of layer 1 is 2, which");
   write_config(dir, "0");
   CHECK_STATUS(vkf_model_open(dir, &m), VKF_STATUS_INVALID_ARGUMENT, "of layer 0 is 0");
   /* [4, 6, 4]: 5 tokens pad to 6, which the 4-token layers cannot chunk (HF asserts). */
@@ -236,10 +251,43 @@ static void check_errors(void) {
   }
 }
 
+/* A task head: logits within 1e-3 of LongformerFor*Classification's, with the golden's global
+ * tokens and without a global_attention_mask (sequence classification then makes the first
+ * token global, as HF does). */
+static void check_head(const char *name, const char *arch) {
+  char dir[256], gold[256];
+  snprintf(dir, sizeof dir, "tests/models/data/%s", name);
+  snprintf(gold, sizeof gold, "tests/models/golden/%s", name);
+  vkf_model *m = NULL;
+  CHECK_OK(vkf_model_open(dir, &m));
+  if (!m) return;
+  CHECK(!strcmp(vkf_model_architecture(m), arch));
+  CHECK(vkf_model_find_output(m, "pooler_output") < 0); /* heads are built without the pooler */
+  batch b = {0};
+  b.in[IN_IDS] = load_ids(gold, "input_ids", &b.rows, &b.seq);
+  b.in[IN_MASK] = load_ids(gold, "attention_mask", &b.rows, &b.seq);
+  b.in[IN_GLOBAL] = load_ids(gold, "global_attention_mask", &b.rows, &b.seq);
+  for (int with_global = 1; with_global >= 0; with_global--) {
+    size_t n = 0;
+    float *want = load_f32(gold, with_global ? "logits" : "logits_local", &n);
+    static const char *const names[1] = {"logits"};
+    float *got = NULL;
+    CHECK_OK(run_outputs(m, &b, with_global, names, 1, &got));
+    double e = got && want ? max_diff_masked(got, want, NULL, n, 1) : 1e30;
+    printf("%s%s: logits max diff %.3g\n", name, with_global ? "" : " (no global mask)", e);
+    CHECK_MSG(e < 1e-3, "%s logits differ by %g", name, e);
+    free(got), free(want);
+  }
+  for (int i = 0; i < IN_DECLARED; i++) free(b.in[i]);
+  vkf_model_close(m);
+}
+
 int main(void) {
   check_derive();
   check_errors();
   check_model("longformer_tiny");
   check_model("longformer_tiny_bf16");
+  check_head("longformer_tokcls_tiny", "LongformerForTokenClassification");
+  check_head("longformer_seqcls_tiny", "LongformerForSequenceClassification");
   return test_report();
 }
