@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # LongformerModel through vkf forward against transformers 4.38.2 (tools/make_longformer_golden.py):
 # last_hidden_state (real positions) and pooler_output within 1e-3 with and without global tokens,
-# per-layer windows and a BF16 checkpoint; each row alone equals its row of the batch, also when
+# per-layer windows and a BF16 checkpoint; the token and sequence classification heads' logits
+# (an F16 checkpoint); each row alone equals its row of the batch, also when
 # the tiny-buffers profile splits the batch into runs; the mobile profile; then bad input as one
 # line (a global_attention_mask of the wrong shape, an odd attention_window, a window that does
 # not divide the padded length).
@@ -44,6 +45,18 @@ for m in longformer_tiny longformer_tiny_bf16; do
     --in global_attention_mask=$g/global_attention_mask.npy --out last_hidden_state=$tmp/hm.npy \
     --out pooler_output=$tmp/pm.npy 2>"$tmp/err" &&
     python3 tests/cli/longformer_check.py "$g" "" "$tmp/hm.npy" "$tmp/pm.npy" && ok || bad "$m mobile: $(cat "$tmp/err")"
+done
+
+# Task heads: logits within 1e-3, with the golden's global tokens and without a global mask
+# (sequence classification then makes the first token global, as transformers does).
+for m in longformer_tokcls_tiny longformer_seqcls_tiny; do
+  g=$G/$m
+  in="--in input_ids=$g/input_ids.npy --in attention_mask=$g/attention_mask.npy"
+  "$VKF" forward --model "$D/$m" $in --in global_attention_mask=$g/global_attention_mask.npy \
+    --out logits=$tmp/l.npy 2>"$tmp/err" && $NPY compare $tmp/l.npy $g/logits.npy 1e-3 &&
+    ok || bad "$m logits: $(cat "$tmp/err")"
+  "$VKF" forward --model "$D/$m" $in --out logits=$tmp/ll.npy 2>"$tmp/err" &&
+    $NPY compare $tmp/ll.npy $g/logits_local.npy 1e-3 && ok || bad "$m logits without a global mask: $(cat "$tmp/err")"
 done
 
 # Bad input.
