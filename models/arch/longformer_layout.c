@@ -30,7 +30,14 @@ static vkf_status build(int64_t one_sided, int64_t np, int64_t prefix, vkf_spars
   int64_t qb = (np + b - 1) / b, pb = prefix / b;
   int64_t reach = (one_sided + b - 1) / b; /* window blocks on each side of the query block */
   int64_t per_row = pb + 2 * reach + 1;
-  /* Sizes come from a checked sequence length (at most VKF_HF_MAX_POSITIONS), so these fit. */
+  /* Sequence and prefix come from checked lengths (at most VKF_HF_MAX_POSITIONS each), so the
+   * product fits int64; the tables must also fit the op's 32-bit indexing. */
+  if (qb * per_row > ((int64_t)1 << 27))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "Longformer local attention: %lld query blocks x %lld key blocks each "
+                           "(%lld global slots, window %lld) is too large a layout",
+                           (long long)qb, (long long)per_row, (long long)prefix,
+                           (long long)(2 * one_sided));
   VKF_RETURN_IF_ERROR(vkf_sparse_layout_alloc(out, 1, (uint32_t)np, (uint32_t)(prefix + np),
                                               (uint32_t)b, (uint32_t)b, (uint32_t)(qb * per_row),
                                               (uint32_t)(2 * reach + 1)));
