@@ -56,6 +56,8 @@ static float *load_f32(const char *dir, const char *name, size_t *count) {
   return v;
 }
 
+static vkf_dtype run_dtype = VKF_F32; /* the build's weights and activations */
+
 /* Runs the rows of `b` through the interpreter (derived inputs from these rows; with_global 0:
  * global_attention_mask not given) and returns the named outputs, malloc'ed. */
 static vkf_status run_outputs(vkf_model *m, const batch *b, int with_global,
@@ -70,6 +72,7 @@ static vkf_status run_outputs(vkf_model *m, const batch *b, int with_global,
                                .seq_len = b->seq,
                                .outputs = names,
                                .output_count = (uint32_t)count,
+                               .dtype = run_dtype,
                                .derived = &d};
   vkf_model_graph mg = {0};
   if (!st) st = vkf_model_build(m, &o, &mg);
@@ -282,6 +285,30 @@ static void check_head(const char *name, const char *arch) {
   vkf_model_close(m);
 }
 
+/* f16 weights and activations (--fp16): the same graph, within f16's rounding. */
+static void check_fp16(void) {
+  vkf_model *m = NULL;
+  CHECK_OK(vkf_model_open("tests/models/data/longformer_tiny", &m));
+  if (!m) return;
+  const char *gold = "tests/models/golden/longformer_tiny";
+  batch b = {0};
+  b.in[IN_IDS] = load_ids(gold, "input_ids", &b.rows, &b.seq);
+  b.in[IN_MASK] = load_ids(gold, "attention_mask", &b.rows, &b.seq);
+  b.in[IN_GLOBAL] = load_ids(gold, "global_attention_mask", &b.rows, &b.seq);
+  size_t hn = 0;
+  float *want = load_f32(gold, "last_hidden_state", &hn), *h = NULL, *p = NULL;
+  run_dtype = VKF_F16;
+  CHECK_OK(run(m, &b, 1, &h, &p));
+  run_dtype = VKF_F32;
+  double e =
+      h && want ? max_diff_masked(h, want, b.in[IN_MASK], (size_t)(b.rows * b.seq), 30) : 1e30;
+  printf("longformer_tiny f16: last_hidden_state max diff %.3g\n", e);
+  CHECK_MSG(e < 5e-2, "f16 differs by %g", e);
+  free(h), free(p), free(want);
+  for (int i = 0; i < IN_DECLARED; i++) free(b.in[i]);
+  vkf_model_close(m);
+}
+
 int main(void) {
   check_derive();
   check_errors();
@@ -289,5 +316,6 @@ int main(void) {
   check_model("longformer_tiny_bf16");
   check_head("longformer_tokcls_tiny", "LongformerForTokenClassification");
   check_head("longformer_seqcls_tiny", "LongformerForSequenceClassification");
+  check_fp16();
   return test_report();
 }
