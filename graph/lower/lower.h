@@ -108,6 +108,7 @@ vkf_status vkf_lower_copy(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_mean_pool(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
+vkf_status vkf_lower_sparse_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node); /* slices its heads */
 vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *node);    /* slices itself */
 
 #endif

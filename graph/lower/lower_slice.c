@@ -194,6 +194,10 @@ static uint32_t batch_first_slots(const vkf_lower_node *n) {
         slots |= 1u << VKF_IN_ATTENTION_BIAS;
       return slots;
     }
+    /* (the layout tables have no batch dim) */
+    case VKF_OP_SPARSE_ATTENTION:
+      return 1u << VKF_IN_SPARSE_Q | 1u << VKF_IN_SPARSE_K | 1u << VKF_IN_SPARSE_V |
+             1u << VKF_IN_SPARSE_KV_LEN | 1u << VKF_IN_SPARSE_KEY_BIAS;
     case VKF_OP_PATCH_EMBED: return 1u << VKF_IN_PATCH_IMAGE;
     case VKF_OP_GATHER: return 1u << VKF_IN_GATHER_IDS;
     case VKF_OP_MEAN_POOL: return 1u << VKF_IN_POOL_X | 1u << VKF_IN_POOL_MASK;

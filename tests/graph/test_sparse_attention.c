@@ -9,6 +9,7 @@
 #include "graph/interp/interp.h"
 #include "graph/ir/builder.h"
 #include "graph/ir/sparse_layout.h"
+#include "tests/sparse_random_layout.h"
 #include "tests/test_util.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -20,30 +21,6 @@ static uint32_t rnd(void) {
 }
 static float frand(void) {
   return (float)(rnd() % 20001) / 10000.0f - 1.0f;
-}
-
-/* A random layout: each (head, query block) lists a random ascending subset of key blocks, a
- * third of them through a random token mask. */
-static void random_layout(vkf_sparse_layout *l, uint32_t heads, uint32_t nq, uint32_t nk,
-                          uint32_t bq, uint32_t bk) {
-  uint32_t nqb = (nq + bq - 1) / bq, nkb = (nk + bk - 1) / bk, masks = 3;
-  CHECK_OK(vkf_sparse_layout_alloc(l, heads, nq, nk, bq, bk, nqb * nkb, masks));
-  uint32_t words = vkf_sparse_mask_words(bk);
-  for (uint32_t i = 0; i < masks * bq * words; i++) l->masks[i] = (int32_t)(rnd() ^ rnd() << 16);
-  for (uint32_t h = 0; h < heads; h++) {
-    int32_t *rows = l->rows + h * (nqb + 1), *cols = l->cols + (size_t)h * l->entries * 2;
-    uint32_t e = 0;
-    for (uint32_t qb = 0; qb < nqb; qb++) {
-      rows[qb] = (int32_t)e;
-      for (uint32_t kb = 0; kb < nkb; kb++) {
-        if (rnd() % 3 == 0) continue;
-        cols[2 * e] = (int32_t)kb;
-        cols[2 * e + 1] = rnd() % 3 == 0 ? (int32_t)(rnd() % masks) : -1;
-        e++;
-      }
-    }
-    rows[nqb] = (int32_t)e;
-  }
 }
 
 static int visible(const vkf_sparse_layout *l, uint32_t h, int64_t i, int64_t j) {
@@ -68,7 +45,8 @@ typedef struct sparse_case {
 
 static void run_case(const sparse_case *c) {
   vkf_sparse_layout l;
-  random_layout(&l, c->layout_heads, c->nq, c->nk, c->bq, c->bk);
+  CHECK_OK(sparse_random_layout(&l, c->layout_heads, c->nq, c->nk, c->bq, c->bk, 2, 3,
+                                c->nq * 7 + c->bk));
   size_t nqv = (size_t)c->b * c->h * c->nq * c->d, nkv = (size_t)c->b * c->hk * c->nk * c->d;
   size_t nvv = (size_t)c->b * c->hk * c->nk * c->dv, ny = (size_t)c->b * c->h * c->nq * c->dv;
   size_t nbias = (size_t)c->b * c->h * c->nq * c->nk;
