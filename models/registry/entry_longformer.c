@@ -60,6 +60,8 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                            .required = i == 0,
                            .fill = i == 1,
                            .value_bound = bounds[i]};
+  if (vkf_longformer_head_of(m) == VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION)
+    in[2].fill_note = "the first token global, as transformers does when it is None";
   *in_count = 4;
   uint32_t bits[VKF_MODEL_MAX_IO];
   *out_count = outputs_of(m, out, bits);

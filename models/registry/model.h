@@ -22,6 +22,7 @@ typedef struct vkf_model_io {
   int64_t max_seq;     /* largest sequence length the checkpoint has positions for (0: not text) */
   int required;        /* inputs: must be given; absent optional ones are filled with `fill` */
   int32_t fill;        /* attention_mask 1, token_type_ids 0 */
+  const char *fill_note; /* a default that is not one value, in words (NULL: `fill`) */
   int64_t value_bound; /* integer inputs: every value must lie in [0, value_bound) (0: unchecked) */
   /* Encoder–decoders: 1 when dim 1 is the decoder's (target) sequence (inputs and outputs), shared
    * by the target inputs and independent of the source's; an absent optional target input (decoder_input_ids) means

@@ -67,6 +67,8 @@ static void list(const vkf_model *m) {
     print_shape(io);
     if (io->required)
       printf("  required");
+    else if (io->fill_note)
+      printf("  optional (default: %s)", io->fill_note);
     else
       printf("  optional (default %d)", io->fill);
     if (io->value_bound) printf("  values in [0, %" PRId64 ")", io->value_bound);
