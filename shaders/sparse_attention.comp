@@ -20,7 +20,9 @@
 //   SUBGROUP_REDUCE=0|1 (GPU body) row max / sum with subgroup arithmetic (LANES = subgroup size)
 //   VEC4=0|1, TEXEL=0|1 (CPU body) as in attention.comp
 //   AUX_MASKS, AUX_LEN, AUX_BIAS: binding (6 or 7) of the mask table, kv_len and the key bias, or
-//                       unset when absent (the plan's 8 bindings hold at most two of the three)
+//                       unset when absent; AUX_PACKED=7 instead of the last two when all three are
+//                       given (the plan has 8 bindings): kv_len and the bias packed into one buffer
+//                       by sparse_attention_pack.comp
 // Bindings: 0 q [B,H,Nq,D], 1 k [B,Hkv,Nk,D], 2 v [B,Hkv,Nk,DV] (samplerBuffer under TEXEL),
 //   3 out [B,H,Nq,DV] or [B,Nq,H,DV] (flags bit 0), 4 rows int[L, NQB+1], 5 cols int[L, E, 2],
 //   6, 7: the AUX tables: masks int[M, BQ, ceil(BK/32)], kv_len int[B], key_bias [B, Nk].
@@ -95,6 +97,9 @@ layout(std430, binding = AUX_LEN) readonly buffer LB { int kv_len[]; };
 #ifdef AUX_BIAS
 layout(std430, binding = AUX_BIAS) readonly buffer BB { T_BIAS key_bias[]; };
 #endif
+#ifdef AUX_PACKED // kv_len and the key bias packed by sparse_attention_pack.comp
+layout(std430, binding = AUX_PACKED) readonly buffer PB { uint packed[]; };
+#endif
 
 layout(push_constant) uniform Params {
   uint q_off, k_off, v_off, o_off; // element 0 of each tensor in its bound range
@@ -153,6 +158,8 @@ void row_range(uint lh, uint qblk, out int e0, out int e1) {
 int key_limit(uint b) {
 #ifdef AUX_LEN
   return clamp(kv_len[p.len_off + b], 0, int(p.nk));
+#elif defined(AUX_PACKED)
+  return clamp(int(packed[p.len_off + b]), 0, int(p.nk));
 #else
   return int(p.nk);
 #endif
@@ -161,12 +168,14 @@ int key_limit(uint b) {
 float bias_at(uint b, uint hh, uint i, int j) {
 #ifdef AUX_BIAS
   return float(key_bias[p.bias_off + b * p.nk + uint(j)]);
+#elif defined(AUX_PACKED)
+  return uintBitsToFloat(packed[p.bias_off + b * p.nk + uint(j)]);
 #else
   return 0.0;
 #endif
 }
 
-#ifdef AUX_BIAS
+#if defined(AUX_BIAS) || defined(AUX_PACKED)
 const bool HAS_BIAS = true;
 #else
 const bool HAS_BIAS = false;

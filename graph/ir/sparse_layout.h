@@ -41,4 +41,49 @@ vkf_status vkf_sparse_layout_alloc(vkf_sparse_layout *out, uint32_t heads, uint3
                                    uint32_t block_q, uint32_t block_k, uint32_t entries,
                                    uint32_t mask_count);
 
+/* A pattern of visible (query i, key j) pairs, i aligned to the keys as the op's causal rule
+ * (i' = i + Nk - Nq). A pair is visible when any component says so:
+ *  - window: window_left / window_right >= 0 (tokens; -1: that side unbounded):
+ *    i' - window_left <= j <= i' + window_right, every `dilation`-th key only when dilation > 1
+ *    ((i' - j) % dilation == 0: a dilated window);
+ *  - strided (the Sparse Transformer's, Child et al. 2019, with stride l): |i' - j| < l or
+ *    (i' - j) % l == 0;
+ *  - fixed (theirs too, block l, c summary tokens): floor(j / l) == floor(i' / l) or
+ *    j % l >= l - c;
+ *  - global tokens: the first `global_tokens` positions, or those flagged in `global_flags`
+ *    (length max(Nq, Nk), may be NULL): their rows see every key, every row sees their keys;
+ *  - random: `random_blocks` distinct key blocks per query block (per layout head), drawn with
+ *    `seed` among the blocks no other component lists.
+ * The causal cut, kv_len and padding stay the op's business (the Sparse Transformer's patterns
+ * are causal: give the op causal=1). */
+typedef struct vkf_sparse_pattern {
+  uint32_t block_q, block_k;
+  int32_t window_left, window_right;   /* -1 and -1: no window */
+  uint32_t dilation;                   /* 0 or 1: every key of the window */
+  uint32_t stride;                     /* strided pattern's l; 0: none */
+  uint32_t fixed_block, fixed_summary; /* fixed pattern's l and c; 0: none */
+  uint32_t global_tokens;
+  const uint8_t *global_flags; /* optional, one byte per position */
+  uint32_t random_blocks;
+  uint64_t seed;
+  int require_rows;       /* every query block must list at least one key block */
+  int forbid_wide_window; /* a window side wider than the sequence is an error */
+} vkf_sparse_pattern;
+
+/* Builds the layout of `pattern` for nq queries and nk keys with `heads` layout heads (1, or H:
+ * the heads differ by their random blocks only). Token masks are deduplicated. */
+vkf_status vkf_sparse_layout_from_pattern(const vkf_sparse_pattern *pattern, uint32_t heads,
+                                          uint32_t nq, uint32_t nk, vkf_sparse_layout *out);
+
+/* Parses "window:W,dilated:W:D,strided:L,fixed:L:C,global:G,random:R,seed:S" (any subset, comma
+ * separated; window:W is W/2 tokens on each side, window:L:R left and right) into `out`, leaving
+ * its block sizes and flags alone. One-line error naming the bad item. */
+vkf_status vkf_sparse_pattern_parse(const char *text, vkf_sparse_pattern *out);
+
+/* Builds a layout from a dense 0/1 block table [heads, Nqb, Nkb] (any non-zero: listed); every
+ * listed block is visible whole. */
+vkf_status vkf_sparse_layout_from_blocks(const int32_t *blocks, uint32_t heads, uint32_t nq,
+                                         uint32_t nk, uint32_t block_q, uint32_t block_k,
+                                         vkf_sparse_layout *out);
+
 #endif

@@ -3,6 +3,9 @@
  * tables, and slicing along the heads when one batch row's q/k/v exceed a binding's range. */
 #include "graph/lower/lower_sparse_attention.h"
 
+#include "graph/lower/lower_rows.h"
+
+#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -140,11 +143,32 @@ static vkf_status check(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
                              "sparse_attention \"%s\": input %u (layout table, kv_len or key "
                              "bias) must be contiguous",
                              n->name, s);
-  if (optional(n, VKF_IN_SPARSE_MASKS) && optional(n, VKF_IN_SPARSE_KV_LEN) && bias)
-    return unsupported(n,
-                       "masks, kv_len and key_bias together need 9 bindings (the limit is 8); "
-                       "give the padding as key_bias or fold kv_len into the layout");
   return VKF_OK;
+}
+
+/* Masks, kv_len and a key bias together would need 9 bindings (the plan has 8): a small dispatch
+ * packs kv_len and the bias into one scratch buffer [B ints | B * Nk floats] that the attention
+ * kernel reads through binding 7 (AUX_PACKED). */
+static vkf_status pack_len_bias(const vkf_lower_ctx *ctx, const vkf_lower_node *n,
+                                uint32_t *out_buffer, uint64_t *out_size) {
+  const vkf_plan_tensor *kv_len = &n->inputs[VKF_IN_SPARSE_KV_LEN],
+                        *bias = &n->inputs[VKF_IN_SPARSE_KEY_BIAS];
+  uint64_t batch = (uint64_t)bias->shape[0], count = batch * (uint64_t)bias->shape[1];
+  uint64_t size = (batch + count) * 4;
+  if (size >= UINT32_MAX) return unsupported(n, "the packed kv_len and key bias exceed 4 GiB");
+  char name[160];
+  snprintf(name, sizeof name, "%s.len_bias%u", n->name, vkf_plan_buffer_count(ctx->plan));
+  *out_buffer = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, size);
+  *out_size = size;
+  vkf_plan_dispatch d = {.node = n->name, .shader = "sparse_attention_pack.comp"};
+  vkf_plan_dispatch_define(&d, bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
+  uint32_t len_off = vkf_lower_bind(ctx, &d, kv_len, VKF_ACCESS_READ);
+  uint32_t bias_off = vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ);
+  vkf_plan_dispatch_bind(&d, *out_buffer, 0, size, VKF_ACCESS_WRITE);
+  uint32_t push[] = {len_off, bias_off, 0, (uint32_t)batch, (uint32_t)count};
+  for (size_t i = 0; i < sizeof push / sizeof push[0]; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
+  VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, vkf_div_up(batch + count, 64), n->name, d.groups));
+  return vkf_plan_add_dispatch(ctx->plan, &d);
 }
 
 static vkf_status lower_one(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
@@ -180,10 +204,17 @@ static vkf_status lower_one(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
   static const char *aux_masks[] = {"AUX_MASKS=6", "AUX_MASKS=7"};
   static const char *aux_len[] = {"AUX_LEN=6", "AUX_LEN=7"};
   static const char *aux_bias[] = {"AUX_BIAS=6", "AUX_BIAS=7"};
-  uint32_t aux = 0;
-  if (masks) vkf_plan_dispatch_define(&d, aux_masks[aux++]);
-  if (kv_len) vkf_plan_dispatch_define(&d, aux_len[aux++]);
-  if (bias) vkf_plan_dispatch_define(&d, aux_bias[aux++]);
+  uint32_t aux = 0, packed = VKF_PLAN_NO_BUFFER;
+  uint64_t packed_size = 0;
+  if (masks && kv_len && bias) {
+    VKF_RETURN_IF_ERROR(pack_len_bias(ctx, n, &packed, &packed_size));
+    vkf_plan_dispatch_define(&d, "AUX_MASKS=6");
+    vkf_plan_dispatch_define(&d, "AUX_PACKED=7");
+  } else {
+    if (masks) vkf_plan_dispatch_define(&d, aux_masks[aux++]);
+    if (kv_len) vkf_plan_dispatch_define(&d, aux_len[aux++]);
+    if (bias) vkf_plan_dispatch_define(&d, aux_bias[aux++]);
+  }
   uint32_t spec[7] = {c.local_size, cpu ? 1 : c.rows,  cpu ? 8 : c.bc,  s.d,
                       s.dv,         cpu ? 1 : c.lanes, cpu ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
@@ -209,8 +240,14 @@ static vkf_status lower_one(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
   uint32_t rows_off = vkf_lower_bind(ctx, &d, rows, VKF_ACCESS_READ);
   uint32_t cols_off = vkf_lower_bind(ctx, &d, cols, VKF_ACCESS_READ);
   uint32_t masks_off = masks ? vkf_lower_bind(ctx, &d, masks, VKF_ACCESS_READ) : 0;
-  uint32_t len_off = kv_len ? vkf_lower_bind(ctx, &d, kv_len, VKF_ACCESS_READ) : 0;
-  uint32_t bias_off = bias ? vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ) : 0;
+  uint32_t len_off = 0, bias_off = 0;
+  if (packed != VKF_PLAN_NO_BUFFER) {
+    vkf_plan_dispatch_bind(&d, packed, 0, packed_size, VKF_ACCESS_READ);
+    bias_off = batch; /* the bias follows the B lengths */
+  } else {
+    len_off = kv_len ? vkf_lower_bind(ctx, &d, kv_len, VKF_ACCESS_READ) : 0;
+    bias_off = bias ? vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ) : 0;
+  }
   /* CPU body: vec4 loads when every q/k/v row starts at a multiple of 4 elements, through
    * texel views where the device has the format (a gather instead of a loop over lanes). */
   int vec4 = cpu && q_off % 4 == 0 && k_off % 4 == 0 && v_off % 4 == 0;

@@ -17,6 +17,7 @@
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/op_attrs.h"
+#include "tools/vkf/op_sparse.h"
 
 enum { MAX_INPUTS = 8, MAX_LENS = 64 };
 
@@ -175,6 +176,20 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
     if (n == 2) o.windowed = 1, o.window_left = (int32_t)lr[0], o.window_right = (int32_t)lr[1];
     return vkf_attention(g, "op", x, y, input(a, in, 2, NULL), &o);
   }
+  if (!strcmp(op, "sparse_attention")) {
+    int r = input_at(a, -1, "rows"), c = input_at(a, -1, "cols"), m = input_at(a, -1, "masks");
+    vkf_op_sparse_inputs si = {.q = x,
+                               .k = y,
+                               .v = input(a, in, 2, NULL),
+                               .key_bias = input(a, in, 3, "key_bias"),
+                               .rows = r < 0 ? NULL : &in->arrays[r],
+                               .cols = c < 0 ? NULL : &in->arrays[c],
+                               .masks = m < 0 ? NULL : &in->arrays[m],
+                               .rows_path = r < 0 ? NULL : a->in_path[r],
+                               .cols_path = c < 0 ? NULL : a->in_path[c],
+                               .masks_path = m < 0 ? NULL : a->in_path[m]};
+    return vkf_op_build_sparse(g, at, &si, out_err);
+  }
   if (!strcmp(op, "permute")) {
     int64_t axes[VKF_MAX_DIMS];
     uint32_t ax[VKF_MAX_DIMS];
@@ -219,13 +234,20 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
   if (!strcmp(op, "mean_pool")) return vkf_mean_pool(g, "op", x, input(a, in, 1, "mask"));
   if (!strcmp(op, "kv_write")) /* --in cache --in rows --in start: the cache after the write */
     return vkf_kv_write(g, "op", x, y, input(a, in, 2, "start"));
-  *out_err = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                             "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
-                             "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
-                             "softmax, attention, permute, slice, copy, cast, concat, gather, "
-                             "patch_embed, mean_pool, kv_write)",
-                             op);
+  *out_err = vkf_status_make(
+      VKF_STATUS_INVALID_ARGUMENT,
+      "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
+      "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
+      "softmax, attention, sparse_attention, permute, slice, copy, cast, concat, gather, "
+      "patch_embed, mean_pool, kv_write)",
+      op);
   return VKF_NO_VALUE;
+}
+
+static int is_layout_table(const op_args *a, int i) {
+  const char *s = a->in_slot[i];
+  return !strcmp(a->attrs.op, "sparse_attention") && s &&
+         (!strcmp(s, "rows") || !strcmp(s, "cols") || !strcmp(s, "masks"));
 }
 
 static vkf_dtype dtype_of(vkf_npy_dtype d) {
@@ -245,6 +267,8 @@ static vkf_status run(const op_args *a) {
                            "%s: int64 arrays are not op inputs (save it as int32)", a->in_path[i]);
       break;
     }
+    /* sparse_attention's layout tables are constants the builder checks (op_sparse.c). */
+    if (is_layout_table(a, i)) continue;
     char name[32];
     snprintf(name, sizeof name, "in%d", i);
     int64_t shape[VKF_MAX_DIMS];
@@ -264,7 +288,8 @@ static vkf_status run(const op_args *a) {
     vkf_interp *it = NULL;
     st = vkf_interp_create(g, &it);
     for (int i = 0; i < in.count && !st; i++)
-      st = vkf_interp_set(it, in.values[i], in.arrays[i].data, in.arrays[i].data_size);
+      if (in.values[i].id)
+        st = vkf_interp_set(it, in.values[i], in.arrays[i].data, in.arrays[i].data_size);
     if (!st) st = vkf_interp_run(it);
     if (!st) st = vkf_interp_get(it, out, result, vkf_tensor_size(ot));
     vkf_interp_destroy(it);
@@ -274,7 +299,8 @@ static vkf_status run(const op_args *a) {
     vkf_runner *r = NULL;
     if (!st) st = vkf_runner_create(dev.device, g, NULL, &r);
     for (int i = 0; i < in.count && !st; i++)
-      st = vkf_runner_set(r, in.values[i], in.arrays[i].data, in.arrays[i].data_size);
+      if (in.values[i].id)
+        st = vkf_runner_set(r, in.values[i], in.arrays[i].data, in.arrays[i].data_size);
     if (!st) st = vkf_runner_run(r);
     if (!st) st = vkf_runner_get(r, out, result, vkf_tensor_size(ot));
     vkf_runner_destroy(r);

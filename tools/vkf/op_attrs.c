@@ -18,6 +18,7 @@ static const struct {
     {"l2_normalize", "eps"},
     {"softmax", "scale, causal"},
     {"attention", "scale, causal, kv_len, window"},
+    {"sparse_attention", "scale, causal, kv_len, block, pattern, layout, per_head, strict_window"},
     {"permute", "axes"},
     {"slice", "axis, start, end"},
     {"cast", "dtype"},
