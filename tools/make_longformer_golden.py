@@ -23,6 +23,8 @@ Goldens (tests/models/golden/<name>/, golden.json lists them). B = 2, S = 19 (f3
                      included, as HF returns them after trimming the window padding)
   pooler_output      float32 [2, hidden]
   last_hidden_state_local, pooler_output_local: the same without global_attention_mask
+  longformer_wide_tiny  F32: hidden 16, 2 heads of 8, 2 layers, attention_window [80, 40] (wider
+                        than the 32-token blocks of the sparse layout), 200 positions, S = 150
 Task heads (checkpoints with the "longformer." prefix, no pooler):
   longformer_tokcls_tiny  LongformerForTokenClassification, F32: hidden 18, 3 heads of 6, windows
                           [4, 8], 3 labels; logits [2, 9, 3]
@@ -57,6 +59,12 @@ CASES = {
                     sep_token_id=2),
         dtype=torch.bfloat16, seq=17, row1_len=10, seed=16,
         globals=[[0, 12], [3, 14]]),
+    "longformer_wide_tiny": dict(
+        config=dict(vocab_size=30, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                    intermediate_size=20, attention_window=[80, 40], max_position_embeddings=200,
+                    type_vocab_size=1, pad_token_id=1),
+        dtype=torch.float32, seq=150, row1_len=97, seed=19,
+        globals=[[0, 33, 34, 120], [5, 64]]),
     "longformer_tokcls_tiny": dict(
         cls=LongformerForTokenClassification,
         config=dict(vocab_size=30, hidden_size=18, num_hidden_layers=2, num_attention_heads=3,

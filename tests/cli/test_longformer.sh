@@ -13,7 +13,7 @@ D=tests/models/data
 G=tests/models/golden
 NPY="python3 tests/cli/npy_tool.py"
 
-for m in longformer_tiny longformer_tiny_bf16; do
+for m in longformer_tiny longformer_tiny_bf16 longformer_wide_tiny; do
   g=$G/$m
   in="--in input_ids=$g/input_ids.npy --in attention_mask=$g/attention_mask.npy"
   if "$VKF" forward --model "$D/$m" $in --in global_attention_mask=$g/global_attention_mask.npy \
@@ -37,10 +37,13 @@ for m in longformer_tiny longformer_tiny_bf16; do
       --out last_hidden_state=$tmp/h$r.npy 2>"$tmp/err" &&
       $NPY compare $tmp/h$r.npy $tmp/h_batch$r.npy 1e-5 && ok || bad "$m row $r alone: $(cat "$tmp/err")"
   done
-  # Runs of fewer rows (64 KiB buffers split the batch) give the same batch.
-  VKF_DEVICE_PROFILE=tiny-buffers "$VKF" forward --model "$D/$m" $in \
-    --in global_attention_mask=$g/global_attention_mask.npy --out last_hidden_state=$tmp/hs.npy 2>"$tmp/err" &&
-    $NPY compare $tmp/hs.npy $tmp/h.npy 1e-5 && ok || bad "$m split batch: $(cat "$tmp/err")"
+  # Runs of fewer rows (64 KiB buffers split the batch) give the same batch (a row of the wide
+  # model alone needs more than 64 KiB).
+  if [ $m != longformer_wide_tiny ]; then
+    VKF_DEVICE_PROFILE=tiny-buffers "$VKF" forward --model "$D/$m" $in \
+      --in global_attention_mask=$g/global_attention_mask.npy --out last_hidden_state=$tmp/hs.npy 2>"$tmp/err" &&
+      $NPY compare $tmp/hs.npy $tmp/h.npy 1e-5 && ok || bad "$m split batch: $(cat "$tmp/err")"
+  fi
   VKF_DEVICE_PROFILE=mobile "$VKF" forward --model "$D/$m" $in \
     --in global_attention_mask=$g/global_attention_mask.npy --out last_hidden_state=$tmp/hm.npy \
     --out pooler_output=$tmp/pm.npy 2>"$tmp/err" &&

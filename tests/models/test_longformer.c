@@ -1,7 +1,8 @@
 /* LongformerModel through the model registry, run by the CPU reference interpreter, against
  * transformers 4.38.2 (tools/make_longformer_golden.py): last_hidden_state and pooler_output
  * within 1e-3 at every position (padding too: HF zeroes its attention output, so does the
- * scatter) with and without global tokens, for per-layer windows and a
+ * scatter) with and without global tokens, for per-layer windows (some wider than a layout
+ * block) and a
  * BF16 checkpoint; each row alone equals the batch; the host-derived inputs (positions, global
  * indices) as HF computes them; config and input errors as one line. The device path is
  * tests/cli/test_longformer.sh. */
@@ -12,6 +13,7 @@
 
 #include "graph/interp/interp.h"
 #include "models/arch/longformer.h"
+#include "models/arch/longformer_internal.h"
 #include "models/formats/npy.h"
 #include "models/registry/model.h"
 #include "tests/test_util.h"
@@ -309,11 +311,49 @@ static void check_fp16(void) {
   vkf_model_close(m);
 }
 
+/* The local layout against the band's definition, token by token: key k of [prefix | np] is
+ * visible to query q iff k is in the prefix or |k - prefix - q| <= one_sided; and every row lists
+ * at most prefix/32 + 2·ceil(one_sided/32) + 1 blocks (linear cost). */
+static void check_layout(void) {
+  const int64_t cases[][3] = {{2, 24, 0},   {2, 24, 32},  {3, 18, 32},  {40, 160, 64},
+                              {20, 150, 0}, {31, 96, 32}, {32, 100, 0}, {256, 1000, 96}};
+  vkf_longformer_layouts *cache = NULL;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int64_t w = cases[c][0], np = cases[c][1], p = cases[c][2], bad = 0, widest = 0;
+    vkf_status st = VKF_OK;
+    const vkf_sparse_layout *l = vkf_longformer_layout(&cache, w, np, p, &st);
+    CHECK_OK(st);
+    if (!l) continue;
+    const int64_t b = VKF_LONGFORMER_BLOCK;
+    for (int64_t q = 0; q < np; q++) {
+      int64_t row = q / b, lo = l->rows[row], hi = l->rows[row + 1];
+      if (hi - lo > widest) widest = hi - lo;
+      for (int64_t k = 0; k < p + np; k++) {
+        int seen = 0;
+        for (int64_t e = lo; e < hi; e++) {
+          if (l->cols[2 * e] != k / b) continue;
+          int32_t mask = l->cols[2 * e + 1];
+          seen = mask < 0 || ((uint32_t)l->masks[(mask * b + q % b)] >> (k % b) & 1u);
+        }
+        int64_t d = k - p - q;
+        int want = k < p || (d <= w && -d <= w);
+        bad += seen != want;
+      }
+    }
+    CHECK_MSG(bad == 0, "window %lld, %lld tokens, prefix %lld: %lld pairs differ", (long long)w,
+              (long long)np, (long long)p, (long long)bad);
+    CHECK(widest <= p / b + 2 * ((w + b - 1) / b) + 1);
+  }
+  vkf_longformer_layouts_free(&cache);
+}
+
 int main(void) {
+  check_layout();
   check_derive();
   check_errors();
   check_model("longformer_tiny");
   check_model("longformer_tiny_bf16");
+  check_model("longformer_wide_tiny");
   check_head("longformer_tokcls_tiny", "LongformerForTokenClassification");
   check_head("longformer_seqcls_tiny", "LongformerForSequenceClassification");
   check_fp16();
