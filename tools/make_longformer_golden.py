@@ -23,6 +23,8 @@ Goldens (tests/models/golden/<name>/, golden.json lists them). B = 2, S = 19 (f3
                      included, as HF returns them after trimming the window padding)
   pooler_output      float32 [2, hidden]
   last_hidden_state_local, pooler_output_local: the same without global_attention_mask
+  *_leftpad (longformer_tiny): row 0 left-padded by 3 (a global flag on one padding position), so
+        the pooler reads a padding position
   longformer_wide_tiny  F32: hidden 16, 2 heads of 8, 2 layers, attention_window [80, 40] (wider
                         than the 32-token blocks of the sparse layout), 200 positions, S = 150
 Task heads (checkpoints with the "longformer." prefix, no pooler):
@@ -145,6 +147,18 @@ def main():
         else:  # without global_attention_mask: HF's default (sequence classification: <s>)
             outs = [("logits", out.logits), ("logits_local", loc.logits)]
             moved = float((out.logits - loc.logits).abs().max())
+        if name == "longformer_tiny":
+            # Left padding: the pooler reads a padding position, whose attention output HF zeroes.
+            lids, lmask, lglob = ids.clone(), mask.clone(), glob.clone()
+            lids[0, :3] = config.pad_token_id
+            lmask[0, :3] = 0
+            lglob[0, 1] = 1  # a global flag on padding: still padding
+            with torch.no_grad():
+                left = model(input_ids=lids, attention_mask=lmask, global_attention_mask=lglob)
+            outs += [("input_ids_leftpad", lids), ("attention_mask_leftpad", lmask),
+                     ("global_attention_mask_leftpad", lglob),
+                     ("last_hidden_state_leftpad", left.last_hidden_state),
+                     ("pooler_output_leftpad", left.pooler_output)]
         for key, value in [("input_ids", ids), ("attention_mask", mask),
                            ("global_attention_mask", glob)] + outs:
             v = value.numpy()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LongformerModel through vkf forward against transformers 4.38.2 (tools/make_longformer_golden.py):
 # last_hidden_state (real positions) and pooler_output within 1e-3 with and without global tokens,
-# per-layer windows and a BF16 checkpoint; --fp16 within f16 rounding; the token and sequence classification heads' logits
+# per-layer windows and a BF16 checkpoint; left padding at every position; --fp16 within f16 rounding; the token and sequence classification heads' logits
 # (an F16 checkpoint); each row alone equals its row of the batch, also when
 # the tiny-buffers profile splits the batch into runs; the mobile profile; then bad input as one
 # line (a global_attention_mask of the wrong shape, an odd attention_window, a window that does
@@ -49,6 +49,14 @@ for m in longformer_tiny longformer_tiny_bf16 longformer_wide_tiny; do
     --out pooler_output=$tmp/pm.npy 2>"$tmp/err" &&
     python3 tests/cli/longformer_check.py "$g" "" "$tmp/hm.npy" "$tmp/pm.npy" && ok || bad "$m mobile: $(cat "$tmp/err")"
 done
+# Left padding, every position (HF zeroes the attention output of padding rows, and so does the
+# scatter): the pooler reads a padding position.
+g=$G/longformer_tiny
+"$VKF" forward --model "$D/longformer_tiny" --in input_ids=$g/input_ids_leftpad.npy \
+  --in attention_mask=$g/attention_mask_leftpad.npy --in global_attention_mask=$g/global_attention_mask_leftpad.npy \
+  --out last_hidden_state=$tmp/hlp.npy --out pooler_output=$tmp/plp.npy 2>"$tmp/err" &&
+  $NPY compare $tmp/hlp.npy $g/last_hidden_state_leftpad.npy 1e-3 &&
+  $NPY compare $tmp/plp.npy $g/pooler_output_leftpad.npy 1e-3 && ok || bad "left padding: $(cat "$tmp/err")"
 # f16 weights and activations: within f16's rounding over three layers (measured 0.08 where
 # values reach 3.2; the goldens with and without global tokens differ by 3.4).
 g=$G/longformer_tiny
