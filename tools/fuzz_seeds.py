@@ -93,6 +93,20 @@ def main():
                 add("fuzz_text_decoder", f"{name}_{j}", bytes([i + skip]) + ids)
     add("fuzz_text_decoder", "bert_tiny", bytes([0]) + b"".join(struct.pack("<H", x) for x in range(2, 60)))
 
+    for name, rel in [("spm_bpe", "spm_bpe/bpe.model"), ("marian_source", "tok_marian/source.spm"),
+                      ("marian_target", "tok_marian/target.spm"), ("t5", "tok_t5/spiece.model")]:
+        add("fuzz_spm", name, read(f"{data}/{rel}") + SEP + TEXTS[2])
+    # fuzz_text_files: source.spm, target.spm, vocab.json, merges.txt, tokenizer_config.json, text
+    marian, bart = f"{data}/tok_marian", f"{data}/tok_bart_slow"
+    add("fuzz_text_files", "marian", SEP.join([read(f"{marian}/source.spm"), read(f"{marian}/target.spm"),
+                                               read(f"{marian}/vocab.json"), b"",
+                                               read(f"{marian}/tokenizer_config.json"), TEXTS[5]]))
+    add("fuzz_text_files", "bart", SEP.join([b"", b"", read(f"{bart}/vocab.json"), read(f"{bart}/merges.txt"),
+                                             read(f"{bart}/tokenizer_config.json"), TEXTS[1]]))
+    add("fuzz_text_files", "bart_bare", SEP.join([b"", b"", read(f"{bart}/vocab.json"),
+                                                  read(f"{bart}/merges.txt"), b"", TEXTS[2]]))
+    add("fuzz_bpe_load", "t5_unigram", SEP.join([read(f"{data}/tok_t5/tokenizer.json"), TEXTS[2]]))
+
     for target, files in seeds.items():
         d = os.path.join(out, target)
         shutil.rmtree(d, ignore_errors=True)

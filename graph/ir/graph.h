@@ -73,6 +73,8 @@ enum {
   VKF_IN_KV_WRITE_CACHE = 0,     /* [B, H, C, D] contiguous, written in place */
   VKF_IN_KV_WRITE_ROWS = 1,      /* [B, H, T, D], T <= C, may be strided */
   VKF_IN_KV_WRITE_START = 2,     /* i32 [B]: row t goes to cache position start[b] + t */
+  VKF_IN_CONV_X = 0,             /* [B, H, N, D], may be strided */
+  VKF_IN_CONV_WEIGHT = 1,        /* [H, K], K odd: one filter along N per channel H */
   /* Block-sparse attention (graph/ir/sparse_layout.h describes the layout tables). */
   VKF_IN_SPARSE_Q = 0,        /* [B, H, Nq, D] (may be a strided view) */
   VKF_IN_SPARSE_K = 1,        /* [B, Hkv, Nk, D], H % Hkv == 0 */
@@ -92,6 +94,13 @@ typedef enum vkf_activation {
   VKF_ACT_SILU,
   VKF_ACT_COUNT
 } vkf_activation;
+
+/* What REDUCE computes along its axis. */
+typedef enum vkf_reduce_kind {
+  VKF_REDUCE_SUM = 0,
+  VKF_REDUCE_MAX,
+  VKF_REDUCE_COUNT
+} vkf_reduce_kind;
 
 /* One instruction of a fused elementwise program. Registers 0..input_count-1 hold the node's
  * inputs (broadcast to the output shape); instruction i writes register input_count + i. `op` is
@@ -156,6 +165,10 @@ typedef struct vkf_node_attrs {
       uint32_t count;
       const vkf_ew_instr *instrs; /* arena-owned */
     } fused;
+    struct {
+      vkf_reduce_kind kind;
+      uint32_t axis; /* reduced to size 1 (kept, as torch's keepdim=True) */
+    } reduce;
   };
 } vkf_node_attrs;
 

@@ -242,7 +242,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   int cast = qt && kt && kt->dtype != qt->dtype;
   vkf_dtype kv_dtype = kt ? kt->dtype : act_dtype;
   if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kv_dtype);
-  vkf_value a = vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
+  vkf_value a = self && io && io->attend ? io->attend(g, at, q, k, v, io->attend_user)
+                                         : vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
   if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
   static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */

@@ -96,6 +96,11 @@ typedef vkf_value (*vkf_block_rotate_fn)(vkf_graph *g, const char *name, vkf_val
 typedef void (*vkf_block_kv_fn)(vkf_graph *g, const char *name, vkf_value *k, vkf_value *v,
                                 void *user);
 
+/* Attention other than the fused dense one (block-sparse patterns): q [B, H, N, Dh], k and v
+ * [B, Hkv, N, Dh] of self-attention -> [B, H, N, Dh], named `name`. */
+typedef vkf_value (*vkf_block_attend_fn)(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
+                                         vkf_value v, void *user);
+
 /* Run-time tensors a block reads besides its input. */
 typedef struct vkf_block_io {
   vkf_value kv_len;           /* optional i32 [B]: keys at or past kv_len[b] are padding */
@@ -104,6 +109,9 @@ typedef struct vkf_block_io {
   void *rotate_user;
   vkf_block_kv_fn kv; /* optional, self-attention only */
   void *kv_user;
+  vkf_block_attend_fn attend; /* optional, self-attention only: replaces vkf_attention (kv_len,
+                                 bias and the config's causal / window are then not applied) */
+  void *attend_user;
   /* Cross attention against a cache: the memory's K and V [B, Hkv, M, Dh] computed once per
    * source (vkf_block_cross_kv) and read from device buffers; only q is projected. */
   vkf_value cross_k, cross_v;
@@ -124,8 +132,8 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
 /* The attention sublayer without its norm and residual: q from x, k and v from `memory` (x for
  * self-attention; an encoder's output for cross attention, in which case qkv's Q rows and K, V rows
  * are applied separately; with io->cross_k / cross_v valid, cross attention reads those instead
- * and `memory` only marks the attention as cross). x [B, N, D], memory [B, M, D] -> [B, N, D] after the output projection,
- * plus `residual` when valid (fused into the projection's epilogue). */
+ * and `memory` only marks the attention as cross). x [B, N, D], memory [B, M, D] -> [B, N, D] after
+ * the output projection, plus `residual` when valid (fused into the projection's epilogue). */
 vkf_value vkf_block_attention(vkf_graph *g, const char *node_prefix, const vkf_block_names *names,
                               const vkf_block_config *config, const vkf_block_weights *weights,
                               const vkf_block_io *io, vkf_value x, vkf_value memory,

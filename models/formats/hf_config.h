@@ -11,8 +11,8 @@
 #include "graph/base/status.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
- * "xlm-roberta", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart", "marian", "t5",
- * "mt5", "d2l_transformer" -> SEQ2SEQ. */
+ * "xlm-roberta", "big_bird", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER;
+ * "bart", "marian", "t5", "mt5", "d2l_transformer" -> SEQ2SEQ. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
   VKF_HF_FAMILY_TEXT,
@@ -91,6 +91,13 @@ typedef struct vkf_hf_config {
   bool gated_mlp;                 /* T5 "gated-*" feed_forward_proj */
   int64_t relative_buckets, relative_max_distance; /* T5 relative position buckets */
 
+  /* BigBird (model_type "big_bird", TEXT family, models/formats/hf_config_bigbird.c); qkv_bias
+   * holds its use_bias. */
+  bool block_sparse;         /* attention_type "block_sparse" (else "original_full") */
+  int64_t block_size;        /* tokens per block, in [1, max_position_embeddings] */
+  int64_t num_random_blocks; /* in [0, VKF_HF_MAX_RANDOM_BLOCKS] */
+  bool rescale_embeddings;   /* word embeddings times sqrt(hidden_size) */
+
   /* Longformer ("longformer", TEXT family): each layer's local attention window, even and
    * positive ([num_hidden_layers], models/formats/hf_config_longformer.c); NULL for others. */
   const int64_t *attention_window;
@@ -148,6 +155,7 @@ typedef enum vkf_hf_size_mode {
 #define VKF_HF_MAX_VOCAB ((int64_t)1 << 24)     /* vocab_size, type_vocab_size */
 #define VKF_HF_MAX_POSITIONS ((int64_t)1 << 24) /* max_position_embeddings, num_patches + 1 */
 #define VKF_HF_MAX_IMAGE_SIZE ((int64_t)1 << 16) /* image_size, patch_size, preprocessor sizes */
+#define VKF_HF_MAX_RANDOM_BLOCKS 1024 /* BigBird's num_random_blocks */
 
 /* What the image processor does, in order: resize, center crop, rescale, normalize. */
 typedef struct vkf_hf_preprocessor {

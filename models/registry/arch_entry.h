@@ -27,6 +27,8 @@ extern const vkf_arch_entry vkf_entry_vit;
 extern const vkf_arch_entry vkf_entry_bert;
 extern const vkf_arch_entry vkf_entry_decoder;
 extern const vkf_arch_entry vkf_entry_encdec;
+extern const vkf_arch_entry vkf_entry_nystromformer;
+extern const vkf_arch_entry vkf_entry_bigbird;
 extern const vkf_arch_entry vkf_entry_longformer;
 
 #endif

@@ -13,8 +13,9 @@
 #include "models/registry/arch_entry.h"
 #include "models/registry/model.h"
 
-static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit, &vkf_entry_bert,
-                                                   &vkf_entry_decoder, &vkf_entry_encdec,
+static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit,     &vkf_entry_bert,
+                                                  &vkf_entry_decoder, &vkf_entry_encdec,
+                                                  &vkf_entry_nystromformer, &vkf_entry_bigbird,
                                                    &vkf_entry_longformer};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 

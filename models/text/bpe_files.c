@@ -2,6 +2,7 @@
  * tokenizer_config.json) turned into the tokenizer.json document the fast converter would write,
  * then loaded by the one BPE loader. */
 #include <cjson/cJSON.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,9 @@ static vkf_status add_specials(cJSON *doc, const cJSON *vocab, const cJSON *conf
   for (size_t k = 0; k < 5; k++) {
     const char *name = token_name(config, keys[k], defaults[k]);
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(vocab, name);
-    if (cJSON_IsNumber(id) && !add_token(added, (int)id->valuedouble, name, k == 4))
+    /* an id that is no int is left to the vocabulary's own check, which names it */
+    if (cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble <= INT32_MAX &&
+        !add_token(added, (int)id->valuedouble, name, k == 4))
       return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", config_path);
   }
   return VKF_OK;

@@ -45,16 +45,46 @@ static size_t clean_up(char *out, size_t n) {
   return n;
 }
 
-/* Length of the longest end of s[0..n) that begins a clean-up pattern without completing it: text
- * a later token may still change. */
-static size_t clean_up_pending(const char *s, size_t n) {
-  size_t best = 0;
-  for (size_t f = 0; f < CLEAN_UP_COUNT; f++) {
-    size_t fl = strlen(CLEAN_UPS[f][0]);
-    for (size_t k = fl - 1; k > best; k--)
-      if (k <= n && !memcmp(s + n - k, CLEAN_UPS[f][0], k)) best = k;
+/* What a later token may append that reaches back across the end: every end of a pattern, and the
+ * letters after a quote, since " ' " -> "'" can join "n ' t" (or "  ' m") into a pattern that
+ * begins before the end (" n't", " 'm"). */
+static const char *const CLEAN_UP_REACH[] = {" t", " m", " s", " ve", " re"};
+#define CLEAN_UP_REACH_COUNT (sizeof CLEAN_UP_REACH / sizeof CLEAN_UP_REACH[0])
+
+static size_t common_prefix(const char *a, size_t an, const char *b, size_t bn) {
+  size_t i = 0;
+  while (i < an && i < bn && a[i] == b[i]) i++;
+  return i;
+}
+
+/* Of clean_up(raw[0..n)), the length no continuation can change: the shortest common prefix of
+ * it and the cleaned text of raw + each continuation that can reach back. */
+static vkf_status clean_up_settled(const char *raw, size_t n, size_t *out_settled) {
+  *out_settled = 0;
+  enum { LONGEST = 8 }; /* longer than every continuation */
+  char *base = malloc(n + 1), *grown = malloc(n + LONGEST + 1);
+  if (!base || !grown) {
+    free(base);
+    free(grown);
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "text decoder: %zu bytes", n);
   }
-  return best;
+  memcpy(base, raw, n);
+  size_t base_n = clean_up(base, n), settled = base_n;
+  for (size_t f = 0; f < CLEAN_UP_COUNT + CLEAN_UP_REACH_COUNT; f++) {
+    const char *pattern = f < CLEAN_UP_COUNT ? CLEAN_UPS[f][0] : CLEAN_UP_REACH[f - CLEAN_UP_COUNT];
+    for (size_t k = 0; pattern[k]; k++) {
+      size_t cn = strlen(pattern + k);
+      memcpy(grown, raw, n);
+      memcpy(grown + n, pattern + k, cn);
+      size_t grown_n = clean_up(grown, n + cn);
+      size_t same = common_prefix(base, base_n, grown, grown_n);
+      if (same < settled) settled = same;
+    }
+  }
+  free(base);
+  free(grown);
+  *out_settled = settled;
+  return VKF_OK;
 }
 
 /* tokenizer_config.json's clean_up_tokenization_spaces; 0 when the file or the field is absent
@@ -183,8 +213,8 @@ vkf_status vkf_text_tokenizer_encode(const vkf_text_tokenizer *t, const char *te
   return VKF_OK;
 }
 
-/* BertTokenizer's decode: tokens joined by spaces, "##" pieces glued to the previous one, and
- * clean_up_tokenization_spaces' fixed replacements. */
+/* BertTokenizer's decode: tokens joined by spaces, "##" pieces glued to the previous one (the
+ * clean-up follows in decode_any). */
 static int wordpiece_special(const char *tok) {
   static const char *const names[] = {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -215,7 +245,6 @@ static vkf_status wordpiece_decode(const vkf_tokenizer *wp, const int32_t *ids, 
     n += len;
   }
   out[n] = '\0';
-  n = clean_up(out, n);
   *out_text = out;
   *out_size = n;
   return VKF_OK;
@@ -230,19 +259,29 @@ static vkf_status decode_any(const vkf_text_tokenizer *t, const int32_t *ids, si
                                : vkf_marian_decode(t->marian, ids, count, skip_special, hold,
                                                    out_text, out_size, out_held_from));
     if (!t->clean_up) return VKF_OK;
-    /* The clean-up runs over the settled text; held bytes (never ASCII) stay as they are, and an
-     * end that may still become a pattern is held too. */
-    char *s = *out_text;
-    size_t held = *out_held_from, tail = *out_size - held;
-    size_t cleaned = clean_up(s, held);
-    memmove(s + cleaned, s + held, tail);
-    s[cleaned + tail] = '\0';
-    *out_size = cleaned + tail;
-    *out_held_from = hold ? cleaned - clean_up_pending(s, cleaned) : cleaned;
-    return VKF_OK;
+  } else {
+    /* BertTokenizer always cleans up */
+    VKF_RETURN_IF_ERROR(
+        wordpiece_decode(t->wordpiece, ids, count, skip_special, out_text, out_size));
+    *out_held_from = *out_size;
   }
-  VKF_RETURN_IF_ERROR(wordpiece_decode(t->wordpiece, ids, count, skip_special, out_text, out_size));
-  *out_held_from = *out_size;
+  /* The clean-up runs over the settled text; held bytes (never ASCII) stay as they are, and the
+   * end that a later token may still rewrite is held too. */
+  char *s = *out_text;
+  size_t held = *out_held_from, tail = *out_size - held, settled = 0;
+  if (hold) {
+    vkf_status st = clean_up_settled(s, held, &settled);
+    if (st) {
+      free(s);
+      *out_text = NULL;
+      return st;
+    }
+  }
+  size_t cleaned = clean_up(s, held);
+  memmove(s + cleaned, s + held, tail);
+  s[cleaned + tail] = '\0';
+  *out_size = cleaned + tail;
+  *out_held_from = hold ? settled : cleaned;
   return VKF_OK;
 }
 
@@ -282,6 +321,27 @@ void vkf_text_decoder_destroy(vkf_text_decoder *d) {
   free(d);
 }
 
+/* Drops all but the last WINDOW_KEEP ids when the kept ids decode, alone, to the end of the
+ * current text: then later decodes see the same left context. Not otherwise: kept ids that decode
+ * to nothing (skipped specials) lose the space a word gets after earlier text, and kept bytes
+ * that are the valid end of an invalid byte-fallback run would turn back from U+FFFDs into text.
+ * The window then grows until a later cut holds (a long run of such ids costs quadratic time). */
+static vkf_status cut_window(vkf_text_decoder *d) {
+  char *kept;
+  size_t kept_size, kept_held;
+  VKF_RETURN_IF_ERROR(decode_any(d->tok, d->ids + d->count - WINDOW_KEEP, WINDOW_KEEP,
+                                 d->skip_special, 1, &kept, &kept_size, &kept_held));
+  size_t settled = d->emitted;
+  int same_end = kept_held > 0 && kept_held == kept_size && kept_held <= settled &&
+                 !memcmp(kept, d->text + settled - kept_held, kept_held);
+  free(kept);
+  if (!same_end) return VKF_OK;
+  memmove(d->ids, d->ids + d->count - WINDOW_KEEP, WINDOW_KEEP * sizeof d->ids[0]);
+  d->count = WINDOW_KEEP;
+  d->emitted = kept_held;
+  return VKF_OK;
+}
+
 vkf_status vkf_text_decoder_push(vkf_text_decoder *d, int32_t id, const char **out_text,
                                  size_t *out_size) {
   *out_text = "";
@@ -306,19 +366,7 @@ vkf_status vkf_text_decoder_push(vkf_text_decoder *d, int32_t id, const char **o
     *out_size = held - d->emitted;
     d->emitted = held;
   }
-  /* Cut the window only when nothing is held, so no character straddles the cut; the kept ids
-   * give the decoders the same left context in later decodes as in this one. */
-  if (d->count >= WINDOW_MAX && held == size) {
-    memmove(d->ids, d->ids + d->count - WINDOW_KEEP, WINDOW_KEEP * sizeof d->ids[0]);
-    d->count = WINDOW_KEEP;
-    char *kept;
-    size_t kept_size, kept_held;
-    vkf_status st = decode_any(d->tok, d->ids, d->count, d->skip_special, 1, &kept, &kept_size,
-                               &kept_held);
-    if (st) return st;
-    free(kept);
-    d->emitted = kept_held;
-  }
+  if (d->count >= WINDOW_MAX && held == size) return cut_window(d);
   return VKF_OK;
 }
 
