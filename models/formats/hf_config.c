@@ -12,6 +12,7 @@
 #include "graph/base/log.h"
 #include "models/formats/hf_config_bigbird.h"
 #include "models/formats/hf_config_decoder.h"
+#include "models/formats/hf_config_longformer.h"
 #include "models/formats/hf_config_seq2seq.h"
 #include "models/formats/json_fields.h"
 
@@ -34,6 +35,7 @@ static const struct model_defaults {
     {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},     {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
     {"nystromformer", VKF_HF_FAMILY_TEXT, 30000, 1},
     {"big_bird", VKF_HF_FAMILY_TEXT, 50358, 0},
+    {"longformer", VKF_HF_FAMILY_TEXT, 30522, 1},
 };
 
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
@@ -134,7 +136,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
                            "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
-                           "t5, mt5, d2l_transformer, nystromformer, big_bird)",
+                           "t5, mt5, d2l_transformer, nystromformer, big_bird, longformer)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
@@ -219,6 +221,8 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
                              file, (long long)c->pad_token_id, (long long)c->vocab_size);
     if (strcmp(c->model_type, "big_bird") == 0)
       VKF_RETURN_IF_ERROR(vkf_hf_config_parse_bigbird(file, root, c));
+    if (!strcmp(model_type, "longformer"))
+      VKF_RETURN_IF_ERROR(vkf_hf_config_parse_longformer(file, root, c));
   }
   return parse_labels(file, root, c);
 }

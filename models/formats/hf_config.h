@@ -11,8 +11,8 @@
 #include "graph/base/status.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
- * "xlm-roberta", "big_bird" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER; "bart",
- * "marian", "t5", "mt5", "d2l_transformer" -> SEQ2SEQ. */
+ * "xlm-roberta", "big_bird", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER;
+ * "bart", "marian", "t5", "mt5", "d2l_transformer" -> SEQ2SEQ. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
   VKF_HF_FAMILY_TEXT,
@@ -97,6 +97,10 @@ typedef struct vkf_hf_config {
   int64_t block_size;        /* tokens per block, in [1, max_position_embeddings] */
   int64_t num_random_blocks; /* in [0, VKF_HF_MAX_RANDOM_BLOCKS] */
   bool rescale_embeddings;   /* word embeddings times sqrt(hidden_size) */
+
+  /* Longformer ("longformer", TEXT family): each layer's local attention window, even and
+   * positive ([num_hidden_layers], models/formats/hf_config_longformer.c); NULL for others. */
+  const int64_t *attention_window;
 
   /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */

@@ -18,6 +18,9 @@ typedef struct vkf_arch_entry {
   /* Builds with the outputs flagged in want[i] (declaration order); fills out->inputs/outputs. */
   vkf_status (*build)(void *impl, const vkf_model_build_options *options, const int *want,
                       vkf_model_graph *out);
+  /* Optional (NULL: nothing derived): vkf_model_derive for this architecture. */
+  vkf_status (*derive)(const void *impl, const int32_t *const *inputs, int64_t batch,
+                       int64_t seq_len, vkf_model_derived *out);
 } vkf_arch_entry;
 
 extern const vkf_arch_entry vkf_entry_vit;
@@ -26,5 +29,6 @@ extern const vkf_arch_entry vkf_entry_decoder;
 extern const vkf_arch_entry vkf_entry_encdec;
 extern const vkf_arch_entry vkf_entry_nystromformer;
 extern const vkf_arch_entry vkf_entry_bigbird;
+extern const vkf_arch_entry vkf_entry_longformer;
 
 #endif

@@ -110,4 +110,4 @@ static const char *const architectures[] = {"BertModel", "BertForMaskedLM",
                                             "BertForSequenceClassification", NULL};
 
 const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,  architectures, load,
-                                       destroy, architecture, declare,       build};
+                                       destroy, architecture, declare,       build, NULL};

@@ -97,4 +97,4 @@ static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM"
                                             "BigBirdForSequenceClassification", NULL};
 
 const vkf_arch_entry vkf_entry_bigbird = {"bigbird", model_types,  architectures, load,
-                                          destroy,   architecture, declare,       build};
+                                          destroy,   architecture, declare,       build, NULL};

@@ -67,4 +67,4 @@ static const char *const architectures[] = {
     "MistralModel",    "Qwen2ForCausalLM", "Qwen2Model",       NULL};
 
 const vkf_arch_entry vkf_entry_decoder = {"decoder", model_types,  architectures, load,
-                                          destroy,   architecture, declare,       build};
+                                          destroy,   architecture, declare,       build, NULL};

@@ -110,4 +110,4 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
                                             NULL};
 
 const vkf_arch_entry vkf_entry_encdec = {"encdec", model_types,  architectures, load,
-                                         destroy,  architecture, declare,       build};
+                                         destroy,  architecture, declare,       build, NULL};

@@ -67,4 +67,4 @@ static const char *const architectures[] = {"ViTModel",
                                             NULL};
 
 const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,  architectures, load,
-                                      destroy, architecture, declare,       build};
+                                      destroy, architecture, declare,       build, NULL};

@@ -22,6 +22,7 @@ typedef struct vkf_model_io {
   int64_t max_seq;     /* largest sequence length the checkpoint has positions for (0: not text) */
   int required;        /* inputs: must be given; absent optional ones are filled with `fill` */
   int32_t fill;        /* attention_mask 1, token_type_ids 0 */
+  const char *fill_note; /* a default that is not one value, in words (NULL: `fill`) */
   int64_t value_bound; /* integer inputs: every value must lie in [0, value_bound) (0: unchecked) */
   /* Encoder–decoders: 1 when dim 1 is the decoder's (target) sequence (inputs and outputs), shared
    * by the target inputs and independent of the source's; an absent optional target input (decoder_input_ids) means
@@ -75,6 +76,29 @@ vkf_status vkf_model_check_inputs(const vkf_model *model, const vkf_model_array 
                                   uint32_t count, int64_t *out_batch, int64_t *out_seq_len,
                                   int64_t *out_target_len);
 
+/* Inputs an architecture derives on the host from the values of the declared ones, because they
+ * change what the graph is (Longformer: RoBERTa position ids, where the global tokens are, which
+ * output rows their global attention replaces). They follow the declared inputs in
+ * vkf_model_graph.inputs, each batch-first, so that a batch split into runs slices them as it
+ * slices the declared inputs; `build_param` is what the graph's shapes take from the values
+ * (Longformer: the most global tokens in a row of the whole batch, so every run has one shape). */
+enum { VKF_MODEL_MAX_DERIVED = 4 };
+typedef struct vkf_model_derived {
+  int64_t build_param;
+  uint32_t count;
+  void *data[VKF_MODEL_MAX_DERIVED]; /* whole batch, row-major i32 / f32, owned */
+  size_t size[VKF_MODEL_MAX_DERIVED]; /* bytes */
+} vkf_model_derived;
+
+/* Derives them from the whole batch: inputs[i] is declared input i's data (int32, `batch` rows of
+ * `seq_len`), or NULL for an optional input the caller did not give, whose default is then the
+ * architecture's (LongformerForSequenceClassification's global_attention_mask puts the first
+ * token global, as Hugging Face does when it is None). Models without derived inputs give count
+ * 0. *out is zeroed first; release with vkf_model_derived_release. */
+vkf_status vkf_model_derive(const vkf_model *model, const int32_t *const *inputs, int64_t batch,
+                            int64_t seq_len, vkf_model_derived *out);
+void vkf_model_derived_release(vkf_model_derived *derived);
+
 typedef struct vkf_model_build_options {
   int64_t batch;   /* 0: 1 */
   int64_t seq_len; /* text models: tokens per sequence; 0: 128 (clamped to the model's maximum) */
@@ -82,6 +106,10 @@ typedef struct vkf_model_build_options {
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; I/O stays f32/i32 */
   const char *const *outputs; /* names of the outputs to compute; NULL: every declared output */
   uint32_t output_count;
+  /* vkf_model_derive's result for the inputs this build will run; NULL (a probe without data, a
+   * dump) builds as for inputs without any data-dependent feature (Longformer: no global token).
+   * The derived inputs are in the graph either way. */
+  const vkf_model_derived *derived;
 } vkf_model_build_options;
 
 /* The graph of one build: inputs[i] / outputs[i] follow the declaration's order; an output not
@@ -89,6 +117,7 @@ typedef struct vkf_model_build_options {
  * batch and sequence dims resolved. */
 typedef struct vkf_model_graph {
   vkf_graph *graph; /* owned by the caller: vkf_graph_destroy; the model must outlive it */
+  uint32_t input_count; /* the declared inputs, then the derived ones */
   vkf_value inputs[VKF_MODEL_MAX_IO];
   vkf_value outputs[VKF_MODEL_MAX_IO];
 } vkf_model_graph;

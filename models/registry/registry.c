@@ -15,7 +15,8 @@
 
 static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit,     &vkf_entry_bert,
                                                   &vkf_entry_decoder, &vkf_entry_encdec,
-                                                  &vkf_entry_nystromformer, &vkf_entry_bigbird};
+                                                  &vkf_entry_nystromformer, &vkf_entry_bigbird,
+                                                   &vkf_entry_longformer};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
 struct vkf_model {
@@ -296,5 +297,22 @@ vkf_status vkf_model_build(vkf_model *m, const vkf_model_build_options *options,
   }
   if (!o.seq_len && m->input_count && m->inputs[0].max_seq)
     o.seq_len = m->inputs[0].max_seq < 128 ? m->inputs[0].max_seq : 128;
-  return m->entry->build(m->impl, &o, want, out);
+  VKF_RETURN_IF_ERROR(m->entry->build(m->impl, &o, want, out));
+  if (!out->input_count) out->input_count = m->input_count;
+  return VKF_OK;
+}
+
+vkf_status vkf_model_derive(const vkf_model *m, const int32_t *const *inputs, int64_t batch,
+                            int64_t seq_len, vkf_model_derived *out) {
+  memset(out, 0, sizeof *out);
+  if (!m->entry->derive) return VKF_OK;
+  vkf_status st = m->entry->derive(m->impl, inputs, batch, seq_len, out);
+  if (st) vkf_model_derived_release(out);
+  return st;
+}
+
+void vkf_model_derived_release(vkf_model_derived *d) {
+  if (!d) return;
+  for (uint32_t i = 0; i < VKF_MODEL_MAX_DERIVED; i++) free(d->data[i]);
+  memset(d, 0, sizeof *d);
 }

@@ -89,12 +89,13 @@ vkf_status vkf_cli_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out
                                .target_len = mb->target_len,
                                .dtype = mb->dtype,
                                .outputs = mb->outputs,
-                               .output_count = mb->output_count};
+                               .output_count = mb->output_count,
+                               .derived = mb->derived};
   vkf_model_graph mg;
   *out = (vkf_batch_graph){0};
   VKF_RETURN_IF_ERROR(vkf_model_build(mb->model, &o, &mg));
   out->graph = mg.graph;
-  out->input_count = vkf_model_input_count(mb->model);
+  out->input_count = mg.input_count;
   out->output_count = vkf_model_output_count(mb->model);
   for (uint32_t i = 0; i < out->input_count; i++) out->inputs[i] = mg.inputs[i];
   for (uint32_t i = 0; i < out->output_count; i++) out->outputs[i] = mg.outputs[i];

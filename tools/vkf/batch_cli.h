@@ -25,7 +25,7 @@ vkf_status vkf_cli_batch_run(const char *tool, vkf_device *device, int64_t batch
                              const vkf_batch_output *outputs);
 
 /* A vkf_cli_build_fn over the model registry (user: a vkf_cli_model_build *): slots follow the
- * model's declared inputs and outputs. */
+ * model's declared inputs (then its derived ones, vkf_model_derive) and outputs. */
 typedef struct vkf_cli_model_build {
   vkf_model *model;
   int64_t seq_len;    /* text models: tokens per row */
@@ -33,6 +33,7 @@ typedef struct vkf_cli_model_build {
   vkf_dtype dtype;
   const char *const *outputs; /* names to compute; NULL: all */
   uint32_t output_count;
+  const vkf_model_derived *derived; /* the whole batch's derived inputs (NULL: none known) */
 } vkf_cli_model_build;
 vkf_status vkf_cli_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out);
 

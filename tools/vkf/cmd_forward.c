@@ -67,6 +67,8 @@ static void list(const vkf_model *m) {
     print_shape(io);
     if (io->required)
       printf("  required");
+    else if (io->fill_note)
+      printf("  optional (default: %s)", io->fill_note);
     else
       printf("  optional (default %d)", io->fill);
     if (io->value_bound) printf("  values in [0, %" PRId64 ")", io->value_bound);
@@ -143,6 +145,25 @@ static vkf_status gather_inputs(const vkf_model *m, dims z, const vkf_model_arra
   return VKF_OK;
 }
 
+/* The inputs the model derives from the values of the declared ones (vkf_model_derive; NULL for
+ * those not given) go into the slots after the declared inputs. */
+static vkf_status derive_inputs(const vkf_model *m, dims z, const vkf_model_array *given,
+                                int given_count, vkf_batch_input *inputs, vkf_model_derived *out) {
+  uint32_t declared = vkf_model_input_count(m);
+  const int32_t *data[VKF_MODEL_MAX_IO] = {0};
+  for (int k = 0; k < given_count; k++) {
+    int i = vkf_model_find_input(m, given[k].name);
+    if (i >= 0) data[i] = inputs[i].data;
+  }
+  VKF_RETURN_IF_ERROR(vkf_model_derive(m, data, z.batch, z.seq, out));
+  if (declared + out->count > VKF_MODEL_MAX_IO)
+    return vkf_status_make(VKF_STATUS_INTERNAL, "%u inputs, more than %d", declared + out->count,
+                           VKF_MODEL_MAX_IO);
+  for (uint32_t k = 0; k < out->count; k++)
+    inputs[declared + k] = (vkf_batch_input){out->data[k], out->size[k]};
+  return VKF_OK;
+}
+
 /* Host arrays for the requested outputs (others stay NULL: not read). */
 static vkf_status alloc_outputs(const vkf_model *m, dims z, const named_path *out, int count,
                                 vkf_batch_output *arrays) {
@@ -187,6 +208,7 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   vkf_batch_input inputs[VKF_MODEL_MAX_IO] = {{0}};
   vkf_batch_output outputs[VKF_MODEL_MAX_IO] = {{0}};
   void *owned[VKF_MODEL_MAX_IO] = {0};
+  vkf_model_derived derived = {0};
   vkf_status st = load_inputs(in, in_count, arrays, given);
   if (!st) st = vkf_model_check_inputs(m, given, (uint32_t)in_count, &batch, &seq, &target);
   dims z = {batch, seq, target};
@@ -201,6 +223,8 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   if (!st) st = vkf_cli_model_build_fn(&mb, 1, &probe);
   if (probe.graph) vkf_graph_destroy(probe.graph);
   if (!st) st = gather_inputs(m, z, given, in_count, inputs, owned);
+  if (!st) st = derive_inputs(m, z, given, in_count, inputs, &derived);
+  if (!st) mb.derived = &derived;
   if (!st) st = alloc_outputs(m, z, out, out_count, outputs);
   if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st)
@@ -208,6 +232,7 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
                            outputs);
   if (!st) st = write_outputs(m, z, outputs, out, out_count);
   int validation = vkf_cli_device_close(&dev);
+  vkf_model_derived_release(&derived);
   for (int i = 0; i < VKF_MODEL_MAX_IO; i++) {
     free(owned[i]);
     free(outputs[i].data);
