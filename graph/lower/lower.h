@@ -109,5 +109,6 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
 vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_mean_pool(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *node);    /* slices itself */
+vkf_status vkf_lower_linear(const vkf_lower_ctx *ctx, const vkf_lower_node *node);      /* LINEAR_FEATURES, LINEAR_ATTENTION, LINEAR_STATE_WRITE */
 
 #endif
