@@ -24,7 +24,7 @@ for path in "" --cpu; do
     linear_attention "${qkv[@]}" --attr gate=1 $path
   expect_error op "gate without causal $path" "a gate or a state needs causal=1" \
     linear_attention "${qkv[@]}" --in gate="$tmp/gate.npy" $path
-  expect_error op "state of the wrong shape $path" "state \[2,3,7,5\], expected \[2,3,7,6\]" \
+  expect_error op "state of the wrong shape $path" "state \[2,3,45,7\], expected \[2,3,7,6\]" \
     linear_state_write --in "$tmp/pk.npy" --in "$tmp/pk.npy" --in "$tmp/v.npy" --out "$tmp/o.npy" $path
 done
 vkf_summary
