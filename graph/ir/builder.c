@@ -231,6 +231,19 @@ vkf_value vkf_mean_pool(vkf_graph *g, const char *name, vkf_value x, vkf_value m
   return vkf_graph_add_node(g, VKF_OP_MEAN_POOL, name, in, mask.id ? 2 : 1, NULL);
 }
 
+vkf_value vkf_reduce(vkf_graph *g, const char *name, vkf_value x, vkf_reduce_kind kind,
+                     uint32_t axis) {
+  vkf_node_attrs attrs = {0};
+  attrs.reduce.kind = kind;
+  attrs.reduce.axis = axis;
+  return vkf_graph_add_node(g, VKF_OP_REDUCE, name, &x, 1, &attrs);
+}
+
+vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_value weight) {
+  vkf_value in[2] = {x, weight};
+  return vkf_graph_add_node(g, VKF_OP_DEPTHWISE_CONV, name, in, 2, NULL);
+}
+
 vkf_value vkf_kv_write(vkf_graph *g, const char *name, vkf_value cache, vkf_value rows,
                        vkf_value start) {
   vkf_value in[3] = {cache, rows, start};

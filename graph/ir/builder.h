@@ -112,6 +112,17 @@ vkf_value vkf_patch_embed(vkf_graph *g, const char *name, vkf_value image, vkf_v
  * (sentence-transformers mean pooling; an all-zero mask gives zeros). */
 vkf_value vkf_mean_pool(vkf_graph *g, const char *name, vkf_value x, vkf_value mask);
 
+/* ---- reductions and filters (low-rank attention: Nystromformer) ---- */
+/* Sum or max of x along `axis`, keeping it as a dim of size 1 (torch's keepdim=True); x may be a
+ * strided view. Sums accumulate in fp32. */
+vkf_value vkf_reduce(vkf_graph *g, const char *name, vkf_value x, vkf_reduce_kind kind,
+                     uint32_t axis);
+/* Depthwise convolution along the sequence, zero padded, output the input's length (torch's
+ * Conv2d(H, H, (K, 1), padding=(K // 2, 0), groups=H, bias=False)):
+ * y[b, h, n, d] = sum_t weight[h, t] · x[b, h, n + t - K/2, d]. x [B, H, N, D] (may be strided),
+ * weight [H, K] with K odd -> [B, H, N, D]. */
+vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_value weight);
+
 /* ---- state ---- */
 /* Writes new key/value rows into a cache, in place, at positions known only at run time:
  * for every b, h, t < T, d with 0 <= start[b] + t < C, cache[b, h, start[b] + t, d] =

@@ -84,6 +84,8 @@ enum {
   VKF_IN_LSTATE_K = 1,           /* phi(k) [B, H, T, F] */
   VKF_IN_LSTATE_V = 2,           /* v [B, H, T, Dv] */
   VKF_IN_LSTATE_GATE = 3,        /* optional gate logits [B, H, T] */
+  VKF_IN_CONV_X = 0,             /* [B, H, N, D], may be strided */
+  VKF_IN_CONV_WEIGHT = 1,        /* [H, K], K odd: one filter along N per channel H */
 };
 
 /* Feature maps of linear attention (LINEAR_FEATURES); x' = scale * x. */
@@ -102,6 +104,13 @@ typedef enum vkf_activation {
   VKF_ACT_SILU,
   VKF_ACT_COUNT
 } vkf_activation;
+
+/* What REDUCE computes along its axis. */
+typedef enum vkf_reduce_kind {
+  VKF_REDUCE_SUM = 0,
+  VKF_REDUCE_MAX,
+  VKF_REDUCE_COUNT
+} vkf_reduce_kind;
 
 /* One instruction of a fused elementwise program. Registers 0..input_count-1 hold the node's
  * inputs (broadcast to the output shape); instruction i writes register input_count + i. `op` is
@@ -169,6 +178,10 @@ typedef struct vkf_node_attrs {
       uint32_t count;
       const vkf_ew_instr *instrs; /* arena-owned */
     } fused;
+    struct {
+      vkf_reduce_kind kind;
+      uint32_t axis; /* reduced to size 1 (kept, as torch's keepdim=True) */
+    } reduce;
   };
 } vkf_node_attrs;
 

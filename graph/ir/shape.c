@@ -447,3 +447,42 @@ vkf_status vkf_shape_kv_write(const vkf_graph *g, const vkf_node *n, vkf_tensor 
   *out = *cache;
   return VKF_OK;
 }
+
+/* x [...] -> the same shape with dim `axis` 1 (keepdim). */
+vkf_status vkf_shape_reduce(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
+  const vkf_tensor *x = in_at(g, n, 0);
+  shape_buf sa;
+  VKF_RETURN_IF_ERROR(need_float(x, "input"));
+  uint32_t axis = n->attrs.reduce.axis;
+  if ((unsigned)n->attrs.reduce.kind >= VKF_REDUCE_COUNT)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "bad reduction kind %d",
+                           (int)n->attrs.reduce.kind);
+  if (axis >= x->rank)
+    return vkf_status_make(VKF_STATUS_SHAPE, "axis %u out of range for input %s", axis,
+                           fmt_shape(x, &sa));
+  if (x->shape[axis] < 1)
+    return vkf_status_make(VKF_STATUS_SHAPE, "input %s is empty along axis %u", fmt_shape(x, &sa),
+                           axis);
+  int64_t shape[VKF_MAX_DIMS];
+  memcpy(shape, x->shape, sizeof shape);
+  shape[axis] = 1;
+  set_out(out, x->dtype, x->rank, shape);
+  return VKF_OK;
+}
+
+/* x [B, H, N, D], weight [H, K] (K odd, the same dtype) -> [B, H, N, D]. */
+vkf_status vkf_shape_depthwise_conv(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
+  const vkf_tensor *x = in_at(g, n, VKF_IN_CONV_X), *w = in_at(g, n, VKF_IN_CONV_WEIGHT);
+  shape_buf sa, sb;
+  VKF_RETURN_IF_ERROR(need_float(x, "input"));
+  VKF_RETURN_IF_ERROR(need_float(w, "weight"));
+  if (x->rank != 4 || w->rank != 2 || w->shape[0] != x->shape[1] || w->shape[1] % 2 == 0 ||
+      w->dtype != x->dtype)
+    return vkf_status_make(VKF_STATUS_SHAPE,
+                           "input %s %s and weight %s %s: expected [B,H,N,D] and [H,K] of the same "
+                           "dtype with K odd",
+                           vkf_dtype_name(x->dtype), fmt_shape(x, &sa), vkf_dtype_name(w->dtype),
+                           fmt_shape(w, &sb));
+  set_out(out, x->dtype, 4, x->shape);
+  return VKF_OK;
+}

@@ -25,6 +25,8 @@ static vkf_lower_fn lower_fn_for(vkf_op op) {
     case VKF_OP_KV_WRITE: return vkf_lower_kv_write;
     case VKF_OP_LINEAR_FEATURES: case VKF_OP_LINEAR_ATTENTION: case VKF_OP_LINEAR_STATE_WRITE:
       return vkf_lower_linear;
+    case VKF_OP_REDUCE: return vkf_lower_reduce;
+    case VKF_OP_DEPTHWISE_CONV: return vkf_lower_depthwise_conv;
     default: return NULL;
   }
 }

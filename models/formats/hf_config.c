@@ -31,6 +31,7 @@ static const struct model_defaults {
     {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},  {"bart", VKF_HF_FAMILY_SEQ2SEQ, 50265, 1},
     {"marian", VKF_HF_FAMILY_SEQ2SEQ, 58101, 58100}, {"t5", VKF_HF_FAMILY_SEQ2SEQ, 32128, 0},
     {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},     {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
+    {"nystromformer", VKF_HF_FAMILY_TEXT, 30000, 1},
 };
 
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
@@ -131,7 +132,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
                            "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
-                           "t5, mt5, d2l_transformer)",
+                           "t5, mt5, d2l_transformer, nystromformer)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
@@ -146,7 +147,8 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     return parse_labels(file, root, c);
   }
 
-  /* Shared by ViTConfig and BertConfig alike. */
+  /* Shared by ViTConfig and BertConfig alike; NystromformerConfig differs in three defaults. */
+  bool nystrom = strcmp(model_type, "nystromformer") == 0;
   VKF_RETURN_IF_ERROR(
       vkf_json_get_size(file, root, "hidden_size", 768, VKF_HF_MAX_HIDDEN, &c->hidden_size));
   VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "num_hidden_layers", 12, VKF_HF_MAX_LAYERS,
@@ -155,7 +157,8 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
                                         &c->num_attention_heads));
   VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "intermediate_size", 3072,
                                         VKF_HF_MAX_INTERMEDIATE, &c->intermediate_size));
-  VKF_RETURN_IF_ERROR(vkf_json_get_double(file, root, "layer_norm_eps", 1e-12, &c->layer_norm_eps));
+  VKF_RETURN_IF_ERROR(vkf_json_get_double(file, root, "layer_norm_eps", nystrom ? 1e-5 : 1e-12,
+                                          &c->layer_norm_eps));
   if (!(c->layer_norm_eps > 0.0) || !isfinite(c->layer_norm_eps))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: field \"layer_norm_eps\" is %g, must be a positive number", file,
@@ -169,7 +172,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
 
   const char *act;
   VKF_RETURN_IF_ERROR(vkf_json_get_string(file, root, "hidden_act", &act));
-  c->hidden_act = VKF_HF_ACT_GELU;
+  c->hidden_act = nystrom ? VKF_HF_ACT_GELU_TANH : VKF_HF_ACT_GELU; /* "gelu_new" */
   if (act) VKF_RETURN_IF_ERROR(vkf_hf_act_parse(file, "hidden_act", act, &c->hidden_act));
 
   c->pad_token_id = -1;
@@ -200,7 +203,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     c->qkv_bias = true;
     VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "vocab_size", d->vocab_size, VKF_HF_MAX_VOCAB,
                                           &c->vocab_size));
-    VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "max_position_embeddings", 512,
+    VKF_RETURN_IF_ERROR(vkf_json_get_size(file, root, "max_position_embeddings", nystrom ? 510 : 512,
                                           VKF_HF_MAX_POSITIONS, &c->max_position_embeddings));
     VKF_RETURN_IF_ERROR(
         vkf_json_get_size(file, root, "type_vocab_size", 2, VKF_HF_MAX_VOCAB, &c->type_vocab_size));

@@ -24,5 +24,6 @@ extern const vkf_arch_entry vkf_entry_vit;
 extern const vkf_arch_entry vkf_entry_bert;
 extern const vkf_arch_entry vkf_entry_decoder;
 extern const vkf_arch_entry vkf_entry_encdec;
+extern const vkf_arch_entry vkf_entry_nystromformer;
 
 #endif

@@ -14,7 +14,8 @@
 #include "models/registry/model.h"
 
 static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit, &vkf_entry_bert,
-                                                   &vkf_entry_decoder, &vkf_entry_encdec};
+                                                  &vkf_entry_decoder, &vkf_entry_encdec,
+                                                  &vkf_entry_nystromformer};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
 struct vkf_model {

@@ -19,6 +19,8 @@ int vkf_cli_bench_is_bert(int argc, char **argv); /* no --model, or its model_ty
 int vkf_cli_bench(int argc, char **argv);      /* dispatches `vkf bench <what>` (cmd_bench.c) */
 int vkf_cli_bench_gemm(int argc, char **argv);
 int vkf_cli_bench_attention(int argc, char **argv); /* cmd_bench_attention.c */
+/* --kind nystrom|linformer of vkf bench attention (bench_attention_lowrank.c). */
+int vkf_cli_bench_attention_lowrank(int argc, char **argv);
 int vkf_cli_bench_rows(int argc, char **argv);      /* cmd_bench_rows.c */
 int vkf_cli_bench_generate(int argc, char **argv);  /* cmd_bench_generate.c */
 int vkf_cli_bench_seq2seq(int argc, char **argv);   /* cmd_bench_seq2seq.c */

@@ -272,6 +272,11 @@ int vkf_cli_bench_attention(int argc, char **argv) {
   for (int i = 0; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--kind") && vkf_bench_linear_kind(argv[i + 1]))
       return vkf_bench_linear_attention(argc, argv);
+  /* The low-rank kinds have their own options and table (bench_attention_lowrank.c). */
+  for (int i = 0; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--kind") &&
+        (!strcmp(argv[i + 1], "nystrom") || !strcmp(argv[i + 1], "linformer")))
+      return vkf_cli_bench_attention_lowrank(argc, argv);
   bench_args a = {.runs = 5, .warmup = 1, .unfused = 1};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;

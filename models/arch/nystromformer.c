@@ -1,0 +1,255 @@
+/* NystromformerModel: loading with every tensor checked, and the graph (see nystromformer.h). */
+#include "models/arch/nystromformer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ir/builder.h"
+#include "models/arch/arch_weights.h"
+#include "models/arch/lowrank_attention.h"
+#include "models/arch/transformer_block.h"
+
+enum { NY_NAME_MAX = VKF_ARCH_NAME_MAX };
+#define NAME VKF_NAME
+
+/* HF's extended attention mask adds finfo(float32).min; any magnitude that absorbs every score
+ * does the same and stays finite after the attention kernel's log2(e) scaling (as BERT). */
+#define NY_MASKED_SCORE 1e30f
+
+struct vkf_nystromformer {
+  vkf_arch_files f;
+  vkf_nystrom_config ny;
+  const char *prefix; /* "nystromformer." (task-head checkpoints) or "" */
+};
+
+static vkf_status expect(const vkf_nystromformer *m, const char *name, int64_t d0, int64_t d1) {
+  return vkf_arch_expect2(m->f.ck, m->prefix, name, d0, d1);
+}
+
+static vkf_status check_tensors(vkf_nystromformer *m) {
+  m->prefix = vkf_checkpoint_find(m->f.ck, "nystromformer.embeddings.word_embeddings.weight")
+                  ? "nystromformer."
+                  : "";
+  const vkf_hf_config *c = &m->f.config;
+  int64_t d = c->hidden_size, inter = c->intermediate_size;
+  VKF_RETURN_IF_ERROR(expect(m, "embeddings.word_embeddings.weight", c->vocab_size, d));
+  /* max_position_embeddings + 2 rows: positions start at 2. */
+  VKF_RETURN_IF_ERROR(
+      expect(m, "embeddings.position_embeddings.weight", c->max_position_embeddings + 2, d));
+  VKF_RETURN_IF_ERROR(expect(m, "embeddings.token_type_embeddings.weight", c->type_vocab_size, d));
+  VKF_RETURN_IF_ERROR(expect(m, "embeddings.LayerNorm.weight", d, 0));
+  VKF_RETURN_IF_ERROR(expect(m, "embeddings.LayerNorm.bias", d, 0));
+  static const char *const sq[] = {"attention.self.query", "attention.self.key",
+                                   "attention.self.value", "attention.output.dense"};
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+    char n[NY_NAME_MAX];
+    for (int i = 0; i < 4; i++) {
+      VKF_RETURN_IF_ERROR(
+          expect(m, NAME(n, "encoder.layer.%lld.%s.weight", (long long)l, sq[i]), d, d));
+      VKF_RETURN_IF_ERROR(
+          expect(m, NAME(n, "encoder.layer.%lld.%s.bias", (long long)l, sq[i]), d, 0));
+    }
+    static const char *const norms[] = {"attention.output.LayerNorm", "output.LayerNorm"};
+    for (int i = 0; i < 2; i++) {
+      VKF_RETURN_IF_ERROR(
+          expect(m, NAME(n, "encoder.layer.%lld.%s.weight", (long long)l, norms[i]), d, 0));
+      VKF_RETURN_IF_ERROR(
+          expect(m, NAME(n, "encoder.layer.%lld.%s.bias", (long long)l, norms[i]), d, 0));
+    }
+    VKF_RETURN_IF_ERROR(
+        expect(m, NAME(n, "encoder.layer.%lld.intermediate.dense.weight", (long long)l), inter, d));
+    VKF_RETURN_IF_ERROR(
+        expect(m, NAME(n, "encoder.layer.%lld.intermediate.dense.bias", (long long)l), inter, 0));
+    VKF_RETURN_IF_ERROR(
+        expect(m, NAME(n, "encoder.layer.%lld.output.dense.weight", (long long)l), d, inter));
+    VKF_RETURN_IF_ERROR(
+        expect(m, NAME(n, "encoder.layer.%lld.output.dense.bias", (long long)l), d, 0));
+    if (m->ny.conv_kernel_size) {
+      int64_t dims[4] = {c->num_attention_heads, 1, m->ny.conv_kernel_size, 1};
+      VKF_RETURN_IF_ERROR(vkf_arch_expect(
+          m->f.ck, m->prefix,
+          NAME(n, "encoder.layer.%lld.attention.self.conv.weight", (long long)l), 4, dims));
+    }
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_nystromformer_load(const char *model_dir, vkf_nystromformer **out) {
+  *out = NULL;
+  vkf_nystromformer *m = calloc(1, sizeof *m);
+  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
+  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
+  char path[4096];
+  if (!s && strcmp(m->f.config.model_type, "nystromformer") != 0)
+    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                        "%s/config.json: model_type \"%s\" is not supported (nystromformer)",
+                        model_dir, m->f.config.model_type);
+  if (!s) {
+    snprintf(path, sizeof path, "%s/config.json", model_dir);
+    s = vkf_nystrom_config_load(path, &m->ny);
+  }
+  if (!s) s = vkf_arch_files_open_weights(&m->f);
+  if (!s) s = check_tensors(m);
+  if (s) {
+    vkf_nystromformer_destroy(m);
+    return s;
+  }
+  *out = m;
+  return VKF_OK;
+}
+
+void vkf_nystromformer_destroy(vkf_nystromformer *m) {
+  if (!m) return;
+  vkf_arch_files_close(&m->f);
+  free(m);
+}
+
+const vkf_hf_config *vkf_nystromformer_config(const vkf_nystromformer *m) {
+  return &m->f.config;
+}
+const vkf_nystrom_config *vkf_nystromformer_nystrom_config(const vkf_nystromformer *m) {
+  return &m->ny;
+}
+
+static vkf_value layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *prefix,
+                           const char *module, vkf_value x, float eps) {
+  char a[NY_NAME_MAX], b[NY_NAME_MAX], nm[NY_NAME_MAX];
+  vkf_norm_options o = {.eps = eps,
+                        .gamma = vkf_arch_weight(w, g, NAME(a, "%s%s.weight", prefix, module)),
+                        .beta = vkf_arch_weight(w, g, NAME(b, "%s%s.bias", prefix, module))};
+  return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
+}
+
+static vkf_value linear(const vkf_arch_weights *w, vkf_graph *g, const char *prefix,
+                        const char *module, vkf_value x, vkf_value residual, vkf_activation act) {
+  char a[NY_NAME_MAX], b[NY_NAME_MAX], nm[NY_NAME_MAX];
+  vkf_matmul_options o = {.transpose_b = 1,
+                          .bias = vkf_arch_weight(w, g, NAME(b, "%s%s.bias", prefix, module)),
+                          .activation = act,
+                          .residual = residual};
+  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
+                    vkf_arch_weight(w, g, NAME(a, "%s%s.weight", prefix, module)), &o);
+}
+
+/* [B, N, D] -> [B, H, N, Dh] (a strided view, as transpose_for_scores). */
+static vkf_value heads(vkf_graph *g, const char *name, vkf_value x, int64_t b, int64_t n, int64_t h,
+                       int64_t dh) {
+  int64_t s[4] = {b, n, h, dh};
+  static const uint32_t ax[4] = {0, 2, 1, 3};
+  char nm[2 * NY_NAME_MAX];
+  return vkf_permute(g, name, vkf_reshape(g, NAME(nm, "%s.split", name), x, 4, s), ax);
+}
+
+static void fill_value(float *out, size_t count, const void *user) {
+  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
+}
+
+/* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
+static vkf_value mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask, int64_t b,
+                           int64_t n) {
+  static const float minus = -NY_MASKED_SCORE;
+  int64_t one[1] = {1};
+  vkf_arch_weights w32 = *w;
+  w32.dtype = VKF_F32;
+  vkf_value lowest = vkf_arch_computed(&w32, g, "attention_mask.masked_score", VKF_F32, 1, one,
+                                       fill_value, &minus);
+  vkf_value mf = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
+  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, NY_MASKED_SCORE);
+  bias = vkf_add(g, "attention_mask.bias", bias, lowest);
+  int64_t shape[4] = {b, 1, 1, n};
+  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
+}
+
+/* NystromformerAttention + the MLP of NystromformerLayer (post-norm). x [B, N, D]. */
+static vkf_value layer(vkf_nystromformer *m, const vkf_arch_weights *w, vkf_graph *g, int64_t l,
+                       vkf_value x, vkf_value bias, int64_t b, int64_t n) {
+  const vkf_hf_config *c = &m->f.config;
+  int64_t h = c->num_attention_heads, dh = c->head_dim, d = c->hidden_size;
+  char lp[64], nm[NY_NAME_MAX], wn[NY_NAME_MAX];
+  NAME(lp, "encoder.layer.%lld.", (long long)l);
+  vkf_value q =
+      heads(g, NAME(nm, "%sattention.self.q", lp),
+            linear(w, g, lp, "attention.self.query", x, VKF_NO_VALUE, VKF_ACT_NONE), b, n, h, dh);
+  vkf_value k =
+      heads(g, NAME(nm, "%sattention.self.k", lp),
+            linear(w, g, lp, "attention.self.key", x, VKF_NO_VALUE, VKF_ACT_NONE), b, n, h, dh);
+  vkf_value v =
+      heads(g, NAME(nm, "%sattention.self.v", lp),
+            linear(w, g, lp, "attention.self.value", x, VKF_NO_VALUE, VKF_ACT_NONE), b, n, h, dh);
+  vkf_nystrom_options o = {
+      .landmarks = m->ny.num_landmarks,
+      .segment_len = m->ny.segment_means_seq_len,
+      .inv_init = m->ny.inv_coeff_init_option ? VKF_NYSTROM_INV_PER_HEAD : VKF_NYSTROM_INV_ORIGINAL,
+      .mask_bias = bias,
+  };
+  if (m->ny.conv_kernel_size) {
+    /* Conv2d weight [H, 1, K, 1] read as [H, K]. */
+    vkf_value cw = vkf_arch_weight(w, g, NAME(wn, "%sattention.self.conv.weight", lp));
+    int64_t hk[2] = {h, m->ny.conv_kernel_size};
+    o.conv_weight = vkf_reshape(g, NAME(nm, "%sattention.self.conv.weight", lp), cw, 2, hk);
+  }
+  vkf_arch_weights wc = *w;
+  wc.prefix = "";
+  vkf_value ctx = vkf_nystrom_attention(g, &wc, NAME(nm, "%sattention.self", lp), q, k, v, &o);
+  static const uint32_t ax[4] = {0, 2, 1, 3};
+  int64_t bnd[3] = {b, n, d};
+  ctx = vkf_permute(g, NAME(nm, "%sattention.self.merge", lp), ctx, ax);
+  ctx = vkf_reshape(g, NAME(nm, "%sattention.self.merged", lp), ctx, 3, bnd);
+  vkf_value a = linear(w, g, lp, "attention.output.dense", ctx, x, VKF_ACT_NONE);
+  a = layernorm(w, g, lp, "attention.output.LayerNorm", a, (float)c->layer_norm_eps);
+  vkf_value y =
+      linear(w, g, lp, "intermediate.dense", a, VKF_NO_VALUE, vkf_block_activation(c->hidden_act));
+  y = linear(w, g, lp, "output.dense", y, a, VKF_ACT_NONE);
+  return layernorm(w, g, lp, "output.LayerNorm", y, (float)c->layer_norm_eps);
+}
+
+vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t n, vkf_dtype dt,
+                                   vkf_nystromformer_graph *out) {
+  memset(out, 0, sizeof *out);
+  const vkf_hf_config *c = &m->f.config;
+  int64_t b = batch ? batch : 1;
+  if (b < 1 || n < 1 || n > c->max_position_embeddings || (dt != VKF_F32 && dt != VKF_F16))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: batch %lld, seq_len %lld (max %lld), dtype %s not supported",
+                           m->f.dir, (long long)b, (long long)n,
+                           (long long)c->max_position_embeddings, vkf_dtype_name(dt));
+  if (m->ny.num_landmarks != m->ny.segment_means_seq_len && n != m->ny.segment_means_seq_len)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: %lld tokens per row, but this Nystromformer's landmarks are means "
+                           "of segments of exactly segment_means_seq_len = %lld tokens (pad the "
+                           "input to that length, masking the padding)",
+                           m->f.dir, (long long)n, (long long)m->ny.segment_means_seq_len);
+  vkf_graph *g = NULL;
+  VKF_RETURN_IF_ERROR(vkf_graph_create("NystromformerModel", &g));
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, m->prefix, dt};
+  int64_t bn[2] = {b, n};
+  vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
+  vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
+  vkf_value types = vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn);
+  vkf_value bias = mask_bias(&w, g, mask, b, n);
+  char nm[NY_NAME_MAX];
+  vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", m->prefix),
+                           vkf_arch_weight(&w, g, "embeddings.word_embeddings.weight"), ids);
+  x = vkf_add(g, NAME(nm, "%sembeddings.token_type", m->prefix), x,
+              vkf_gather(g, NAME(nm, "%sembeddings.token_type_embeddings", m->prefix),
+                         vkf_arch_weight(&w, g, "embeddings.token_type_embeddings.weight"), types));
+  /* position_ids = arange(N) + 2: rows [2, N + 2) of the table. */
+  vkf_value pos =
+      vkf_slice(g, NAME(nm, "%sembeddings.position_embeddings", m->prefix),
+                vkf_arch_weight(&w, g, "embeddings.position_embeddings.weight"), 0, 2, n + 2);
+  x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x, pos);
+  x = layernorm(&w, g, "", "embeddings.LayerNorm", x, (float)c->layer_norm_eps);
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) x = layer(m, &w, g, l, x, bias, b, n);
+  out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
+  vkf_status st = vkf_graph_status(g);
+  if (st) {
+    vkf_graph_destroy(g);
+    memset(out, 0, sizeof *out);
+    return vkf_status_annotate(st, "building NystromformerModel from %s: ", m->f.dir);
+  }
+  out->graph = g;
+  out->input_ids = ids;
+  out->attention_mask = mask;
+  out->token_type_ids = types;
+  return VKF_OK;
+}
