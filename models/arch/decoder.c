@@ -125,6 +125,9 @@ static vkf_block_config block_config(const vkf_decoder_model *m) {
       .act = vkf_block_activation(c->hidden_act),
       .position = rotary ? VKF_BLOCK_POS_ROTARY : VKF_BLOCK_POS_NONE,
       .linear_in_out = fam->linear_in_out,
+      .attention = &c->attention,
+      .root_prefix = m->prefix,
+      .positions = c->max_position_embeddings,
   };
 }
 
@@ -148,6 +151,7 @@ static vkf_status check_tensors(vkf_decoder_model *m) {
     char lp[DEC_NAME_MAX], layer[64];
     snprintf(layer, sizeof layer, fam->layer_fmt, (long long)l);
     NAME(lp, "%s%s", m->prefix, layer);
+    bc.layer = l;
     VKF_RETURN_IF_ERROR(vkf_block_expect(m->f.ck, lp, &m->names, &bc));
   }
   char norm[64];
@@ -415,6 +419,11 @@ static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_bu
                            m->f.dir, (long long)o->batch, (long long)o->seq_len,
                            (long long)o->capacity, (long long)max, vkf_dtype_name(o->dtype),
                            vkf_dtype_name(o->cache_dtype));
+  if (cached && m->f.config.attention.kind != VKF_HF_ATTN_SOFTMAX)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: vkf_attention kind %s runs the whole sequence only (vkf forward); "
+                           "decoding with its state on the device is not implemented",
+                           m->f.dir, vkf_hf_attn_kind_name(m->f.config.attention.kind));
   if (o->logits && !m->lm_head)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
                            m->f.dir, vkf_decoder_architecture(m));
@@ -504,6 +513,12 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_block_config bc = block_config(m);
   bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
+  if (c->attention.kind != VKF_HF_ATTN_SOFTMAX) {
+    /* The efficient kinds read neither the bias nor kv_len: causality is the op's, padding the
+     * keep mask's. */
+    bc.causal = 1;
+    if (!cached) io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
+  }
   if (o.mode == VKF_DECODER_PREFILL && c->sliding_window > 0) {
     bc.windowed = 1; /* keys i - (W - 1) .. i, as the FULL mode's mask table */
     bc.window_left = (int32_t)(c->sliding_window - 1);
@@ -514,6 +529,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     snprintf(tp, sizeof tp, fam->layer_fmt, (long long)l);
     NAME(np, "%s%s", m->prefix, tp);
     vkf_block_weights w;
+    bc.layer = l;
     vkf_block_weights_get(&aw, g, tp, &m->names, &bc, &w);
     if (cu) io.kv_user = &cu[l];
     x = vkf_block_build(g, np, &m->names, &bc, &w, &io, x);

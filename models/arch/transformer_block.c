@@ -19,6 +19,10 @@ vkf_activation vkf_block_activation(vkf_hf_act act) {
   }
 }
 
+static int efficient(const vkf_block_config *c) {
+  return c->attention && c->attention->kind != VKF_HF_ATTN_SOFTMAX;
+}
+
 typedef struct dims {
   int64_t d, h, hkv, dh, in;
 } dims;
@@ -28,6 +32,11 @@ static dims dims_of(const vkf_block_config *c) {
             c->intermediate};
   if (!r.dh && r.h) r.dh = r.d / r.h;
   return r;
+}
+
+static vkf_efficient_dims efficient_dims(const vkf_block_config *c) {
+  dims z = dims_of(c);
+  return (vkf_efficient_dims){z.d, z.h, z.dh, c->positions};
 }
 
 /* A linear weight of `out` x `in` as the file stores it. */
@@ -74,7 +83,18 @@ vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_b
   VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->down_weight, z.d, z.in, io));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->down_bias, z.d));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_weight, z.d));
-  return expect_vector(ck, p, nm->mlp_norm_bias, z.d);
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_bias, z.d));
+  if (!efficient(c)) return VKF_OK;
+  if (z.hkv != z.h)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: vkf_attention kind %s needs as many key-value heads as heads "
+                           "(%lld, not %lld)",
+                           vkf_checkpoint_path(ck), vkf_hf_attn_kind_name(c->attention->kind),
+                           (long long)z.h, (long long)z.hkv);
+  char ap[VKF_ARCH_NAME_MAX];
+  vkf_efficient_dims ed = efficient_dims(c);
+  return vkf_efficient_expect(ck, c->root_prefix ? c->root_prefix : "",
+                              VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention, &ed);
 }
 
 /* prefix + name as a constant, or no value for an absent (NULL) name. */
@@ -125,6 +145,12 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   out->down = linear(w, g, p, nm->down_weight, nm->down_bias, io);
   out->mlp_norm_gamma = optional(w, g, p, nm->mlp_norm_weight);
   out->mlp_norm_beta = optional(w, g, p, nm->mlp_norm_bias);
+  if (efficient(c)) {
+    char ap[VKF_ARCH_NAME_MAX];
+    vkf_efficient_dims ed = efficient_dims(c);
+    vkf_efficient_weights_get(w, g, VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention,
+                              c->layer, &ed, &out->efficient);
+  }
 }
 
 static vkf_value project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
@@ -222,6 +248,15 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     k = io->rotate(g, VKF_NAME(nm1, "%s.k_rotary", at), k, io->rotate_user);
   }
   int self = !vkf_value_valid(memory) || memory.id == x.id;
+  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
+  int64_t merged[3] = {b, n, z.h * z.dh};
+  if (self && efficient(c)) {
+    vkf_value e = vkf_efficient_attention(g, at, c->attention, &w->efficient, q, k, v, x,
+                                          io ? io->keep : VKF_NO_VALUE, c->causal);
+    e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
+    e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
+    return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+  }
   if (self && io && io->kv) io->kv(g, at, &k, &v, io->kv_user);
   vkf_attention_options ao = {
       .scale = c->attn_scale ? c->attn_scale : 1.0f / sqrtf((float)z.dh),
@@ -244,9 +279,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kv_dtype);
   vkf_value a = vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
   if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
-  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
-  int64_t merged[3] = {b, n, z.h * z.dh};
   a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged); /* [B, N, H·Dh] */
   return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), a, &w->out, VKF_ACT_NONE, residual);
 }

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# config.json's "vkf_attention" option (issue 16): tiny BERT (encoder, non-causal) and Llama
+# (decoder, causal) checkpoints of tools/make_efficient_attention_golden.py with each kind against
+# tools/efficient_attention_ref.py (the papers' equations patched into transformers 4.38.2):
+# vkf forward within 1e-4 for a batch of two (row 1 right-padded) and for row 1 alone at its own
+# length (held-out lengths 9 and 6), the batch's row 1 equal to the row alone, the mobile device
+# profile, then bad configs, each a one-line error naming the key.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+D=tests/models/data
+G=tests/models/golden/efficient
+NPY=tests/cli/npy_tool.py
+TOL=1e-4
+
+# forward CASE PREFIX OUT [ENV...]: the case's output (last_hidden_state or logits) of PREFIX*.npy.
+forward() {
+  local m=$1 p=$2 out=$3 key=last_hidden_state types=()
+  shift 3
+  case $m in *llama*) key=logits ;; *) types=(--in token_type_ids=$G/$m/${p}token_type_ids.npy) ;; esac
+  env "$@" "$VKF" forward --model "$D/$m" --in input_ids=$G/$m/${p}input_ids.npy \
+    --in attention_mask=$G/$m/${p}attention_mask.npy "${types[@]}" --out $key="$out" 2>"$tmp/err"
+}
+golden() { case $1 in *llama*) echo "$G/$1/$2logits.npy" ;; *) echo "$G/$1/$2last_hidden_state.npy" ;; esac; }
+
+for m in eff_bert_linear eff_bert_performer eff_bert_rfa eff_bert_linformer eff_bert_linformer_hw \
+  eff_bert_linformer_kv eff_bert_linformer_lw eff_llama_linear eff_llama_performer eff_llama_rfa; do
+  if forward $m "" "$tmp/y.npy"; then
+    python3 $NPY compare "$tmp/y.npy" "$(golden $m "")" $TOL && ok || bad "$m batch"
+  else
+    bad "$m batch: $(cat "$tmp/err")"
+    continue
+  fi
+  if forward $m row1_ "$tmp/y1.npy"; then
+    python3 $NPY compare "$tmp/y1.npy" "$(golden $m row1_)" $TOL && ok || bad "$m row 1 alone"
+  else
+    bad "$m row 1 alone: $(cat "$tmp/err")"
+  fi
+done
+
+# The batch's row 1 (its 6 kept tokens) is the row alone: padding is left out, not attended.
+for m in eff_bert_performer eff_llama_rfa; do
+  forward $m "" "$tmp/b.npy" && forward $m row1_ "$tmp/a.npy" &&
+    python3 -c '
+import sys
+sys.path.insert(0, "tests/cli")
+import npy_tool as t
+shape_b, b = t.read(sys.argv[1])[:2]
+shape_a, a = t.read(sys.argv[2])[:2]
+n, w = shape_a[1], shape_b[2]
+row = [b[(shape_b[1] + i) * w + j] for i in range(n) for j in range(w)]
+sys.exit(0 if max(abs(x - y) for x, y in zip(row, a)) <= 1e-5 else 1)
+' "$tmp/b.npy" "$tmp/a.npy" && ok || bad "$m batch row 1 vs alone"
+done
+
+# The mobile device profile (small workgroups and bindings).
+for m in eff_bert_rfa eff_bert_linformer eff_llama_rfa; do
+  forward $m "" "$tmp/ym.npy" VKF_DEVICE_PROFILE=mobile &&
+    python3 $NPY compare "$tmp/ym.npy" "$(golden $m "")" $TOL && ok ||
+    bad "$m mobile: $(cat "$tmp/err")"
+done
+
+# Bad configs on a copy of a checkpoint: each a one-line error naming the key.
+variant() {
+  rm -rf "$tmp/v" && cp -r "$D/$1" "$tmp/v" &&
+    python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["vkf_attention"]=json.loads(sys.argv[2]); json.dump(c, open(sys.argv[1], "w"))' \
+      "$tmp/v/config.json" "$2"
+}
+bad_config() { # CASE JSON NEEDLE
+  variant "$1" "$2"
+  local key=last_hidden_state
+  case $1 in *llama*) key=logits ;; esac
+  expect_error forward "$1 $2" "$3" --model "$tmp/v" --in input_ids=$G/$1/row1_input_ids.npy \
+    --out $key="$tmp/x.npy"
+}
+bad_config eff_bert_linear '{"kind": "cosformer"}' 'vkf_attention.kind" value "cosformer" is not known'
+bad_config eff_bert_linear '{"features": 8}' 'vkf_attention.kind" is missing'
+bad_config eff_bert_linear '{"kind": "linear", "features": 8}' 'vkf_attention.features" does not apply to kind linear'
+bad_config eff_bert_performer '{"kind": "performer", "feature": 8}' 'vkf_attention.feature" does not apply to kind performer'
+bad_config eff_bert_performer '{"kind": "performer", "features": 0}' 'features'
+bad_config eff_bert_performer '{"kind": "performer", "features": 12, "seed": 3}' 'vkf_omega'
+bad_config eff_bert_performer '{"kind": "performer", "orthogonal": "yes"}' 'orthogonal'
+bad_config eff_bert_rfa '{"kind": "rfa", "gate": true}' 'vkf_attention.gate" needs a causal model'
+bad_config eff_bert_linformer '{"kind": "linformer"}' 'vkf_attention.k" (the projected length) is missing'
+bad_config eff_bert_linformer '{"kind": "linformer", "k": 4, "sharing": "rowwise"}' '"rowwise" is not known'
+bad_config eff_bert_linformer '{"kind": "linformer", "k": 4, "sharing": "headwise"}' 'vkf_linformer_e'
+bad_config eff_bert_linformer '{"kind": "linformer", "k": 4, "sharing": "layerwise"}' 'vkf_linformer_e'
+bad_config eff_llama_linear '{"kind": "linformer", "k": 4}' 'linformer mixes every position'
+bad_config eff_llama_linear '"linear"' 'vkf_attention" must be an object'
+# Extra keys are only ours: a key Hugging Face ignores but not this parser.
+bad_config eff_llama_rfa '{"kind": "rfa", "features": 16, "gate": true, "eps": -1}' 'eps'
+vkf_summary
