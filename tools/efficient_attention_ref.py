@@ -9,6 +9,8 @@ Kinds (README.md, "Efficient attention", lists the keys and the tensors):
   rfa        phi(x) = sqrt(1/M) [sin(w_i . x'), cos(w_i . x')]    (Peng et al. 2021, eq. 2), with the
              optional gate S_t = g_t S_{t-1} + (1 - g_t) phi(k_t) v_t^T, g_t = sigmoid(w_g . x_t + b_g)
   linformer  softmax(q (E k)^T / sqrt(d)) (F v)                   (Wang et al. 2020, eq. 7)
+  nystrom    transformers 4.38.2's own NystromformerSelfAttention (segment_means_seq_len = N)
+             sharing the BERT layer's query, key and value
 with x' = scale x (scale 0: d^-1/4). Attention of the linear family:
   out_i = phi(q_i)^T sum_j phi(k_j) v_j^T / (phi(q_i) . sum_j phi(k_j) + eps)
 over every j (encoder) or j <= i (decoder; the quadratic masked form, or the gate's recurrence).
@@ -21,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from transformers.models.bert import modeling_bert
 from transformers.models.llama import modeling_llama
+from transformers.models.nystromformer import modeling_nystromformer
+from transformers import NystromformerConfig
 
 
 def features(kind, x, omega, scale):
@@ -95,6 +99,15 @@ class Kernel(torch.nn.Module):
             self.register_buffer("omega", omega.float())
         if self.kind == "rfa" and spec.get("gate"):
             self.gate = torch.nn.Linear(hidden, heads)
+        if self.kind == "nystrom":
+            m = spec["landmarks"]
+            cfg = NystromformerConfig(hidden_size=hidden, num_attention_heads=heads,
+                                      num_landmarks=m, segment_means_seq_len=m + 1,
+                                      conv_kernel_size=spec.get("conv_kernel_size"),
+                                      inv_coeff_init_option=False, attention_probs_dropout_prob=0.0)
+            self.nys = modeling_nystromformer.NystromformerSelfAttention(cfg)
+            if spec.get("inv_init") == "per_head":
+                self.nys.init_option = "per_head"  # what inv_coeff_init_option selects in HF
         if self.kind == "linformer":
             kp, share = spec["k"], spec.get("sharing", "none")
             shape = (heads, kp, positions) if share == "none" else (kp, positions)
@@ -125,6 +138,9 @@ class Kernel(torch.nn.Module):
 
 def bert_forward(self, hidden_states, attention_mask=None, *args, **kwargs):
     b, n, _ = hidden_states.shape
+    if self.vkf.kind == "nystrom":
+        self.vkf.nys.seq_len = n
+        return self.vkf.nys(hidden_states, attention_mask)
     split = lambda x: x.view(b, n, self.num_attention_heads, self.attention_head_size).transpose(1, 2)
     q, k, v = split(self.query(hidden_states)), split(self.key(hidden_states)), split(self.value(hidden_states))
     keep = (attention_mask[:, 0, 0, :] == 0).to(q.dtype) if attention_mask is not None else torch.ones(b, n)
@@ -166,15 +182,21 @@ def patch(model, spec, gen):
         kern = Kernel(spec, cfg.hidden_size, cfg.num_attention_heads, dh,
                       cfg.max_position_embeddings, shared, gen)
         kern.causal = causal
+        if kern.kind == "nystrom":
+            kern.nys.query, kern.nys.key, kern.nys.value = a.query, a.key, a.value
         a.vkf = kern
         a.forward = (bert_forward if cls is modeling_bert.BertSelfAttention else llama_forward).__get__(a)
 
 
 def renamed_state_dict(model):
     """state_dict with the kernels' tensors under vkformer's names: <attention>.vkf_omega,
-    <attention>.vkf_gate.{weight,bias}, <attention>.vkf_linformer_{e,f}."""
+    <attention>.vkf_gate.{weight,bias}, <attention>.vkf_linformer_{e,f},
+    <attention>.vkf_nystrom_conv.weight."""
     out = {}
     for name, t in model.state_dict().items():
+        if any(f"vkf.nys.{p}." in name for p in ("query", "key", "value")):
+            continue  # the layer's own projections
+        name = name.replace("vkf.nys.conv.", "vkf_nystrom_conv.")
         name = (name.replace("vkf.omega", "vkf_omega").replace("vkf.gate.", "vkf_gate.")
                 .replace("vkf.e", "vkf_linformer_e").replace("vkf.f", "vkf_linformer_f"))
         out[name] = t.contiguous()

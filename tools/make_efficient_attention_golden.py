@@ -41,6 +41,9 @@ CASES = [
     ("eff_llama_performer", "llama", {"kind": "performer", "features": 10, "seed": 7}, None),
     ("eff_llama_rfa", "llama",
      {"kind": "rfa", "features": 16, "gate": True, "scale": 0.3, "eps": 1e-5}, None),
+    ("eff_bert_nystrom", "bert",
+     {"kind": "nystrom", "landmarks": 3, "inv_init": "per_head", "conv_kernel_size": 3}, None),
+    ("eff_bert_nystrom_orig", "bert", {"kind": "nystrom", "landmarks": 3}, torch.float16),
 ]
 
 

@@ -31,6 +31,10 @@ vkf_status vkf_efficient_expect(const vkf_checkpoint *ck, const char *root_prefi
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(ck, p, "vkf_gate.weight", d->heads, d->hidden));
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(ck, p, "vkf_gate.bias", d->heads, 0));
   }
+  if (a->kind == VKF_HF_ATTN_NYSTROM && a->conv_kernel_size) {
+    int64_t dims[4] = {d->heads, 1, a->conv_kernel_size, 1};
+    return vkf_arch_expect(ck, p, "vkf_nystrom_conv.weight", 4, dims);
+  }
   if (a->kind != VKF_HF_ATTN_LINFORMER) return VKF_OK;
   switch (a->sharing) {
     case VKF_HF_SHARE_NONE:
@@ -67,6 +71,7 @@ void vkf_efficient_weights_get(const vkf_arch_weights *w, vkf_graph *g, const ch
                                const vkf_hf_attention *a, int64_t layer,
                                const vkf_efficient_dims *d, vkf_efficient_weights *out) {
   memset(out, 0, sizeof *out);
+  out->arch = *w;
   char nm[VKF_ARCH_NAME_MAX], key[VKF_ARCH_NAME_MAX];
   if (random_kind(a)) {
     if (vkf_arch_has(w->ck, w->prefix, VKF_NAME(nm, "%svkf_omega", p))) {
@@ -82,12 +87,19 @@ void vkf_efficient_weights_get(const vkf_arch_weights *w, vkf_graph *g, const ch
       if (f.status) vkf_graph_set_error(g, f.status);
     }
   }
-  if (a->kind == VKF_HF_ATTN_RFA && a->gate) {
+  if ((a->kind == VKF_HF_ATTN_RFA && a->gate) || a->kind == VKF_HF_ATTN_NYSTROM) {
     static const float one = 1.0f;
     int64_t s1[1] = {1};
     vkf_arch_weights w32 = *w;
     w32.dtype = VKF_F32;
     out->one = vkf_arch_computed(&w32, g, "vkf_attention.one", VKF_F32, 1, s1, fill_value, &one);
+  }
+  if (a->kind == VKF_HF_ATTN_NYSTROM && a->conv_kernel_size) {
+    vkf_value cw = vkf_arch_weight(w, g, VKF_NAME(nm, "%svkf_nystrom_conv.weight", p));
+    int64_t hk[2] = {d->heads, a->conv_kernel_size};
+    out->conv = vkf_reshape(g, VKF_NAME(key, "%s%svkf_nystrom_conv", w->prefix, p), cw, 2, hk);
+  }
+  if (a->kind == VKF_HF_ATTN_RFA && a->gate) {
     out->gate_weight = vkf_arch_weight(w, g, VKF_NAME(nm, "%svkf_gate.weight", p));
     out->gate_bias = vkf_arch_weight(w, g, VKF_NAME(nm, "%svkf_gate.bias", p));
   }
@@ -162,6 +174,31 @@ vkf_value vkf_efficient_attention(vkf_graph *g, const char *name, const vkf_hf_a
     vkf_value f =
         ew->f.id == ew->e.id ? e : vkf_slice(g, VKF_NAME(nm, "%s.f", name), ew->f, last, 0, n);
     return vkf_linformer_attention(g, name, q, k, v, e, f, 1.0f / sqrtf((float)dh));
+  }
+  if (a->kind == VKF_HF_ATTN_NYSTROM) {
+    if (n != a->landmarks && n % a->landmarks != 0) {
+      vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_SHAPE,
+                                             "%s: vkf_attention nystrom needs a length that is a "
+                                             "multiple of its %lld landmarks (segment means), not "
+                                             "%lld tokens",
+                                             name, (long long)a->landmarks, (long long)n));
+      return VKF_NO_VALUE;
+    }
+    vkf_nystrom_options no = {
+        .landmarks = a->landmarks,
+        .segment_len = n, /* HF's segment_means_seq_len is the input's length here */
+        .inv_init = a->inv_per_head ? VKF_NYSTROM_INV_PER_HEAD : VKF_NYSTROM_INV_ORIGINAL,
+        .conv_weight = ew->conv,
+    };
+    if (vkf_value_valid(keep)) { /* HF's (1 - mask) * min, added to kernel 3's scores */
+      vkf_value pad = vkf_sub(g, VKF_NAME(nm, "%s.padding", name), ew->one, keep);
+      int64_t s4[4] = {dim_of(g, keep, 0), 1, 1, n};
+      pad = vkf_reshape(g, VKF_NAME(nm, "%s.padding_rows", name), pad, 4, s4);
+      pad = vkf_scale(g, VKF_NAME(nm, "%s.mask_bias", name), pad, -1e30f);
+      no.mask_bias =
+          dt == VKF_F32 ? pad : vkf_cast(g, VKF_NAME(nm, "%s.mask_bias_cast", name), pad, dt);
+    }
+    return vkf_nystrom_attention(g, &ew->arch, name, q, k, v, &no);
   }
   vkf_feature_map fm = a->kind == VKF_HF_ATTN_LINEAR      ? VKF_FEATURE_ELU1
                        : a->kind == VKF_HF_ATTN_PERFORMER ? VKF_FEATURE_FAVOR

@@ -9,8 +9,10 @@
  *   <a>vkf_linformer_e    [H, k, P] (sharing none) or [k, P]; P = max_position_embeddings
  *   <a>vkf_linformer_f    as e (sharing none, headwise); key-value sharing uses e for both
  *   vkf_linformer_e       [k, P] at the model's root (layerwise sharing: every layer and head)
+ *   <a>vkf_nystrom_conv.weight [H, 1, K, 1] nystrom with conv_kernel_size K (HF's Conv2d layout)
  * Padding: a key whose keep mask is 0 is left out (phi(k) = 0, the gate holds the state; for
- * Linformer its k and v rows are zero, as the paper's zero padding up to P). */
+ * Linformer its k and v rows are zero, as the paper's zero padding up to P; Nystrom adds HF's mask
+ * to the landmark-to-key scores only, so padding still moves the landmarks, as in HF). */
 #ifndef VKF_MODELS_ARCH_EFFICIENT_ATTENTION_H
 #define VKF_MODELS_ARCH_EFFICIENT_ATTENTION_H
 
@@ -23,7 +25,9 @@ typedef struct vkf_efficient_weights {
   vkf_value omega;                  /* performer, rfa: [M, Dh] f32 */
   vkf_value gate_weight, gate_bias; /* rfa with a gate */
   vkf_value e, f;                   /* linformer */
-  vkf_value one;                    /* f32 [1] (the gate's padding hold) */
+  vkf_value one;                    /* f32 [1] (padding holds and masks) */
+  vkf_value conv;                   /* nystrom: [H, K] */
+  vkf_arch_weights arch;            /* where the kinds' own constants are cached */
 } vkf_efficient_weights;
 
 /* The sizes the tensors are checked against. */

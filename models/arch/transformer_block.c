@@ -148,8 +148,8 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   if (efficient(c)) {
     char ap[VKF_ARCH_NAME_MAX];
     vkf_efficient_dims ed = efficient_dims(c);
-    vkf_efficient_weights_get(w, g, VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention,
-                              c->layer, &ed, &out->efficient);
+    vkf_efficient_weights_get(w, g, VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention, c->layer,
+                              &ed, &out->efficient);
   }
 }
 
@@ -189,8 +189,7 @@ void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
   dims z = dims_of(c);
   char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%s%s", np, nm->attention);
-  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh,
-          kvd = z.hkv * z.dh;
+  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
   uint32_t out_axis = w->qkv.in_out ? 1 : 0;
   vkf_block_linear lkv = {
       vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
@@ -280,7 +279,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   vkf_value a = vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
   if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
-  a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged); /* [B, N, H·Dh] */
+  a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged);   /* [B, N, H·Dh] */
   return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), a, &w->out, VKF_ACT_NONE, residual);
 }
 

@@ -10,7 +10,8 @@
 
 #define FIELD "vkf_attention"
 
-static const char *const k_kind_names[] = {"softmax", "linear", "performer", "rfa", "linformer"};
+static const char *const k_kind_names[] = {"softmax", "linear",    "performer",
+                                           "rfa",     "linformer", "nystrom"};
 
 const char *vkf_hf_attn_kind_name(vkf_hf_attn_kind kind) {
   return (unsigned)kind < sizeof k_kind_names / sizeof *k_kind_names ? k_kind_names[kind] : "?";
@@ -27,6 +28,8 @@ static const char *keys_of(vkf_hf_attn_kind kind) {
       return "features seed orthogonal gate scale eps ";
     case VKF_HF_ATTN_LINFORMER:
       return "k sharing ";
+    case VKF_HF_ATTN_NYSTROM:
+      return "landmarks inv_init conv_kernel_size ";
     default:
       return "";
   }
@@ -59,6 +62,35 @@ static vkf_status parse_sharing(const char *file, const cJSON *obj, vkf_hf_atten
                          file, s);
 }
 
+static vkf_status parse_nystrom(const char *file, const cJSON *obj, vkf_hf_attention *a) {
+  if (!vkf_json_field(obj, "landmarks"))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".landmarks\" is missing",
+                           file);
+  VKF_RETURN_IF_ERROR(
+      vkf_json_get_size(file, obj, "landmarks", 1, VKF_HF_MAX_FEATURES, &a->landmarks));
+  const char *init;
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, obj, "inv_init", &init));
+  if (init && strcmp(init, "original") != 0 && strcmp(init, "per_head") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           ".inv_init\" value \"%s\" is not known "
+                           "(original, per_head)",
+                           file, init);
+  a->inv_per_head = init && !strcmp(init, "per_head");
+  const cJSON *conv = vkf_json_field(obj, "conv_kernel_size");
+  if (conv) {
+    VKF_RETURN_IF_ERROR(
+        vkf_json_get_size(file, obj, "conv_kernel_size", 1, 1 << 12, &a->conv_kernel_size));
+    if (a->conv_kernel_size % 2 == 0)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"" FIELD
+                             ".conv_kernel_size\" %lld is even (the skip "
+                             "keeps the length only with an odd kernel)",
+                             file, (long long)a->conv_kernel_size);
+  }
+  return VKF_OK;
+}
+
 vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const char *model_type,
                                   vkf_hf_attention *out) {
   memset(out, 0, sizeof *out);
@@ -78,20 +110,20 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
   if (!kind)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".kind\" is missing", file);
   out->kind = VKF_HF_ATTN_SOFTMAX;
-  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_LINFORMER; i++)
+  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_NYSTROM; i++)
     if (!strcmp(kind, k_kind_names[i])) out->kind = (vkf_hf_attn_kind)i;
   if (out->kind == VKF_HF_ATTN_SOFTMAX)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"" FIELD
                            ".kind\" value \"%s\" is not known (linear, "
-                           "performer, rfa, linformer)",
+                           "performer, rfa, linformer, nystrom)",
                            file, kind);
-  if (causal && out->kind == VKF_HF_ATTN_LINFORMER)
+  if (causal && (out->kind == VKF_HF_ATTN_LINFORMER || out->kind == VKF_HF_ATTN_NYSTROM))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"" FIELD
-                           ".kind\" linformer mixes every position and has "
-                           "no causal form (model_type llama)",
-                           file);
+                           ".kind\" %s mixes every position and has no "
+                           "causal form (model_type llama)",
+                           file, kind);
   const char *keys = keys_of(out->kind);
   for (const cJSON *it = obj->child; it; it = it->next)
     if (strcmp(it->string, "kind") != 0 && !key_allowed(keys, it->string))
@@ -131,5 +163,6 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
     VKF_RETURN_IF_ERROR(vkf_json_get_size(file, obj, "k", 1, VKF_HF_MAX_FEATURES, &out->k));
     VKF_RETURN_IF_ERROR(parse_sharing(file, obj, out));
   }
+  if (out->kind == VKF_HF_ATTN_NYSTROM) return parse_nystrom(file, obj, out);
   return VKF_OK;
 }

@@ -18,6 +18,7 @@ typedef enum vkf_hf_attn_kind {
   VKF_HF_ATTN_PERFORMER,   /* FAVOR+ positive random features (Choromanski et al.) */
   VKF_HF_ATTN_RFA,         /* random Fourier features, optional gate (Peng et al.) */
   VKF_HF_ATTN_LINFORMER,   /* learned projections of K and V along the sequence (Wang et al.) */
+  VKF_HF_ATTN_NYSTROM,     /* landmarks and a pseudo-inverse, as HF's NystromformerSelfAttention */
 } vkf_hf_attn_kind;
 
 /* Linformer's parameter sharing (Wang et al. 2020, section 4). */
@@ -40,6 +41,9 @@ typedef struct vkf_hf_attention {
   double eps;       /* linear family: added to the normaliser; default 1e-6 */
   int64_t k;        /* linformer: projected length */
   vkf_hf_linformer_share sharing;
+  int64_t landmarks;        /* nystrom: m; N must be a multiple of m (or m itself: softmax) */
+  bool inv_per_head;        /* nystrom: "inv_init" "per_head" (HF's inv_coeff_init_option) */
+  int64_t conv_kernel_size; /* nystrom: the depthwise conv skip on V, 0: none */
 } vkf_hf_attention;
 
 /* "linear", "performer", ... ("softmax" for the default). */

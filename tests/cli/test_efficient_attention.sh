@@ -24,7 +24,8 @@ forward() {
 golden() { case $1 in *llama*) echo "$G/$1/$2logits.npy" ;; *) echo "$G/$1/$2last_hidden_state.npy" ;; esac; }
 
 for m in eff_bert_linear eff_bert_performer eff_bert_rfa eff_bert_linformer eff_bert_linformer_hw \
-  eff_bert_linformer_kv eff_bert_linformer_lw eff_llama_linear eff_llama_performer eff_llama_rfa; do
+  eff_bert_linformer_kv eff_bert_linformer_lw eff_bert_nystrom eff_bert_nystrom_orig eff_llama_linear \
+  eff_llama_performer eff_llama_rfa; do
   if forward $m "" "$tmp/y.npy"; then
     python3 $NPY compare "$tmp/y.npy" "$(golden $m "")" $TOL && ok || bad "$m batch"
   else
@@ -38,7 +39,8 @@ for m in eff_bert_linear eff_bert_performer eff_bert_rfa eff_bert_linformer eff_
   fi
 done
 
-# The batch's row 1 (its 6 kept tokens) is the row alone: padding is left out, not attended.
+# The batch's row 1 (its 6 kept tokens) is the row alone: padding is left out, not attended (not
+# so for Nystrom: HF's landmarks average the padded tokens too).
 for m in eff_bert_performer eff_llama_rfa; do
   forward $m "" "$tmp/b.npy" && forward $m row1_ "$tmp/a.npy" &&
     python3 -c '
@@ -53,8 +55,14 @@ sys.exit(0 if max(abs(x - y) for x, y in zip(row, a)) <= 1e-5 else 1)
 ' "$tmp/b.npy" "$tmp/a.npy" && ok || bad "$m batch row 1 vs alone"
 done
 
+# The option is what runs: without the key the same weights give softmax attention, far away.
+rm -rf "$tmp/s" && cp -r "$D/eff_llama_linear" "$tmp/s" &&
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["vkf_attention"]; json.dump(c, open(sys.argv[1], "w"))' "$tmp/s/config.json" &&
+  "$VKF" forward --model "$tmp/s" --in input_ids=$G/eff_llama_linear/input_ids.npy --out logits="$tmp/soft.npy" 2>"$tmp/err" &&
+  ! python3 $NPY compare "$tmp/soft.npy" "$(golden eff_llama_linear "")" 1e-2 >/dev/null && ok || bad "softmax differs: $(cat "$tmp/err")"
+
 # The mobile device profile (small workgroups and bindings).
-for m in eff_bert_rfa eff_bert_linformer eff_llama_rfa; do
+for m in eff_bert_rfa eff_bert_linformer eff_bert_nystrom eff_llama_rfa; do
   forward $m "" "$tmp/ym.npy" VKF_DEVICE_PROFILE=mobile &&
     python3 $NPY compare "$tmp/ym.npy" "$(golden $m "")" $TOL && ok ||
     bad "$m mobile: $(cat "$tmp/err")"
@@ -86,6 +94,12 @@ bad_config eff_bert_linformer '{"kind": "linformer", "k": 4, "sharing": "rowwise
 bad_config eff_bert_linformer '{"kind": "linformer", "k": 4, "sharing": "headwise"}' 'vkf_linformer_e'
 bad_config eff_bert_linformer '{"kind": "linformer", "k": 4, "sharing": "layerwise"}' 'vkf_linformer_e'
 bad_config eff_llama_linear '{"kind": "linformer", "k": 4}' 'linformer mixes every position'
+bad_config eff_bert_nystrom '{"kind": "nystrom"}' 'vkf_attention.landmarks" is missing'
+bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 4}' 'multiple of its 4 landmarks (segment means), not 6 tokens'
+bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 3, "conv_kernel_size": 4}' 'conv_kernel_size" 4 is even'
+bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 3, "conv_kernel_size": 5}' 'vkf_nystrom_conv.weight'
+bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 3, "inv_init": "exact"}' 'inv_init" value "exact" is not known'
+bad_config eff_llama_linear '{"kind": "nystrom", "landmarks": 3}' 'nystrom mixes every position'
 bad_config eff_llama_linear '"linear"' 'vkf_attention" must be an object'
 # Extra keys are only ours: a key Hugging Face ignores but not this parser.
 bad_config eff_llama_rfa '{"kind": "rfa", "features": 16, "gate": true, "eps": -1}' 'eps'
