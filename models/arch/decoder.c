@@ -419,11 +419,6 @@ static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_bu
                            m->f.dir, (long long)o->batch, (long long)o->seq_len,
                            (long long)o->capacity, (long long)max, vkf_dtype_name(o->dtype),
                            vkf_dtype_name(o->cache_dtype));
-  if (cached && m->f.config.attention.kind != VKF_HF_ATTN_SOFTMAX)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: vkf_attention kind %s runs the whole sequence only (vkf forward); "
-                           "decoding with its state on the device is not implemented",
-                           m->f.dir, vkf_hf_attn_kind_name(m->f.config.attention.kind));
   if (o->logits && !m->lm_head)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
                            m->f.dir, vkf_decoder_architecture(m));
@@ -439,6 +434,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   const vkf_hf_config *c = &m->f.config;
   int64_t batch = o.batch, n = o.seq_len, cap = o.capacity, layers = c->num_hidden_layers;
   int cached = o.mode != VKF_DECODER_FULL, decode = o.mode == VKF_DECODER_DECODE;
+  int efficient = cached && m->f.config.attention.kind != VKF_HF_ATTN_SOFTMAX;
   vkf_dtype dt = o.dtype;
   const family *fam = m->fam;
   vkf_graph *g = NULL;
@@ -454,6 +450,26 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   if (!cached) {
     out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
     io.bias = mask_bias(m, g, out->attention_mask, batch, n);
+  } else if (efficient) {
+    /* The linear family's recurrent form: per layer a state [B, H, F, Dh + 1] bound where the KV
+     * cache would be (cache_k; no cache_v, cache_start or kv_len), and the keep mask of the
+     * right-padded prompt rows (padding leaves the state as it is). */
+    out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
+    out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
+    io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
+    out->layers = layers;
+    out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
+    out->cache_v = calloc((size_t)layers, sizeof *out->cache_v);
+    if (!out->cache_k || !out->cache_v) {
+      vkf_decoder_graph_release(out);
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: state inputs", m->f.dir);
+    }
+    int64_t ss[4] = {batch, c->num_attention_heads,
+                     vkf_efficient_state_features(&c->attention, c->head_dim), c->head_dim + 1};
+    for (int64_t l = 0; l < layers; l++)
+      out->cache_k[l] =
+          vkf_graph_input(g, NAME(nm, "linear_state.%lld", (long long)l), VKF_F32, 4, ss);
   } else {
     out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
     out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
@@ -518,6 +534,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
      * keep mask's. */
     bc.causal = 1;
     if (!cached) io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
+    /* Cached modes read the keep mask made with the state inputs above. */
   }
   if (o.mode == VKF_DECODER_PREFILL && c->sliding_window > 0) {
     bc.windowed = 1; /* keys i - (W - 1) .. i, as the FULL mode's mask table */
@@ -532,6 +549,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     bc.layer = l;
     vkf_block_weights_get(&aw, g, tp, &m->names, &bc, &w);
     if (cu) io.kv_user = &cu[l];
+    if (efficient) io.state = out->cache_k[l];
     x = vkf_block_build(g, np, &m->names, &bc, &w, &io, x);
   }
   free(cu);

@@ -114,6 +114,19 @@ void vkf_efficient_weights_get(const vkf_arch_weights *w, vkf_graph *g, const ch
   }
 }
 
+int64_t vkf_efficient_state_features(const vkf_hf_attention *a, int64_t head_dim) {
+  switch (a->kind) {
+    case VKF_HF_ATTN_LINEAR:
+      return head_dim;
+    case VKF_HF_ATTN_PERFORMER:
+      return a->features;
+    case VKF_HF_ATTN_RFA:
+      return 2 * a->features;
+    default:
+      return 0;
+  }
+}
+
 static int64_t dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
   const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
   return t && axis < t->rank ? t->shape[axis] : 1;
@@ -156,7 +169,8 @@ static vkf_value keep_rows(vkf_graph *g, const char *name, vkf_value keep, vkf_d
 
 vkf_value vkf_efficient_attention(vkf_graph *g, const char *name, const vkf_hf_attention *a,
                                   const vkf_efficient_weights *ew, vkf_value q, vkf_value k,
-                                  vkf_value v, vkf_value x, vkf_value keep, int causal) {
+                                  vkf_value v, vkf_value x, vkf_value keep, int causal,
+                                  vkf_value state) {
   char nm[VKF_ARCH_NAME_MAX + 32];
   vkf_dtype dt = dtype_of(g, q);
   int64_t dh = dim_of(g, q, 3), n = dim_of(g, k, 2);
@@ -211,8 +225,11 @@ vkf_value vkf_efficient_attention(vkf_graph *g, const char *name, const vkf_hf_a
   vkf_value pk = vkf_linear_features(g, VKF_NAME(nm, "%s.phi_k", name), k, ew->omega, fm, scale);
   if (vkf_value_valid(keep))
     pk = vkf_mul(g, VKF_NAME(nm, "%s.phi_k_kept", name), pk, keep_rows(g, name, keep, VKF_F32));
-  vkf_linear_attention_options lo = {.causal = causal, .eps = (float)a->eps};
+  vkf_linear_attention_options lo = {.causal = causal, .eps = (float)a->eps, .state = state};
   if (a->kind == VKF_HF_ATTN_RFA && a->gate) lo.gate = gate_logits(g, name, ew, x, keep);
   out = vkf_linear_attention(g, name, pq, pk, v, &lo);
+  /* After the attention read it: the state write is in place and kept by dead-code elimination. */
+  if (vkf_value_valid(state))
+    vkf_linear_state_write(g, VKF_NAME(nm, "%s.state_write", name), state, pk, v, lo.gate);
   return dt == VKF_F32 ? out : vkf_cast(g, VKF_NAME(nm, "%s.out_cast", name), out, dt);
 }

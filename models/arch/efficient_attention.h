@@ -48,10 +48,18 @@ void vkf_efficient_weights_get(const vkf_arch_weights *w, vkf_graph *g, const ch
                                const vkf_hf_attention *a, int64_t layer,
                                const vkf_efficient_dims *d, vkf_efficient_weights *out);
 
+/* F of the linear family's state [B, H, F, Dh + 1] (Dh for linear, M for performer, 2M for rfa);
+ * 0 for the kinds without one. */
+int64_t vkf_efficient_state_features(const vkf_hf_attention *a, int64_t head_dim);
+
 /* The context [B, H, N, Dh] (f32, whatever q's dtype: the linear ops run in f32). x [B, N, D] is
- * the block's input (the gate reads it); keep optional f32 [B, N] (1 kept, 0 padding). */
+ * the block's input (the gate reads it); keep optional f32 [B, N] (1 kept, 0 padding). With a
+ * state (causal linear family: f32 [B, H, F, Dh + 1], contiguous, a persistent buffer), attention
+ * starts from it and then advances it in place over the N tokens (linear_state_write): the
+ * recurrent form that replaces the KV cache, constant in size whatever the length. */
 vkf_value vkf_efficient_attention(vkf_graph *g, const char *name, const vkf_hf_attention *a,
                                   const vkf_efficient_weights *ew, vkf_value q, vkf_value k,
-                                  vkf_value v, vkf_value x, vkf_value keep, int causal);
+                                  vkf_value v, vkf_value x, vkf_value keep, int causal,
+                                  vkf_value state);
 
 #endif

@@ -251,7 +251,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   int64_t merged[3] = {b, n, z.h * z.dh};
   if (self && efficient(c)) {
     vkf_value e = vkf_efficient_attention(g, at, c->attention, &w->efficient, q, k, v, x,
-                                          io ? io->keep : VKF_NO_VALUE, c->causal);
+                                          io ? io->keep : VKF_NO_VALUE, c->causal,
+                                          io ? io->state : VKF_NO_VALUE);
     e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
     e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
     return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);

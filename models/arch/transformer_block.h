@@ -119,6 +119,9 @@ typedef struct vkf_block_io {
   /* With config->attention: optional f32 [B, N], 1 for a kept token, 0 for padding (the efficient
    * kinds leave padded keys out instead of reading kv_len or bias, which they ignore). */
   vkf_value keep;
+  /* With config->attention of the linear family, causal: the layer's state [B, H, F, Dh + 1] (a
+   * persistent buffer, like a KV cache), read then advanced in place. */
+  vkf_value state;
 } vkf_block_io;
 
 /* Load-time check of every tensor of one block: tensor_prefix + each name of `names`, with the
@@ -136,8 +139,8 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
 /* The attention sublayer without its norm and residual: q from x, k and v from `memory` (x for
  * self-attention; an encoder's output for cross attention, in which case qkv's Q rows and K, V rows
  * are applied separately; with io->cross_k / cross_v valid, cross attention reads those instead
- * and `memory` only marks the attention as cross). x [B, N, D], memory [B, M, D] -> [B, N, D] after the output projection,
- * plus `residual` when valid (fused into the projection's epilogue). */
+ * and `memory` only marks the attention as cross). x [B, N, D], memory [B, M, D] -> [B, N, D] after
+ * the output projection, plus `residual` when valid (fused into the projection's epilogue). */
 vkf_value vkf_block_attention(vkf_graph *g, const char *node_prefix, const vkf_block_names *names,
                               const vkf_block_config *config, const vkf_block_weights *weights,
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
