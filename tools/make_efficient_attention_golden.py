@@ -5,7 +5,10 @@ tests/cli/test_efficient_attention.sh.
 Writes tests/models/data/<case>/ (config.json + model.safetensors) and
 tests/models/golden/efficient/<case>/: input_ids, attention_mask, token_type_ids (int64 .npy) of a
 batch of 2 whose row 1 is right-padded, the output (BERT last_hidden_state, Llama logits; float32)
-of the batch, and row1_* for row 1 alone at its own length.
+of the batch, and row1_* for row 1 alone at its own length; for Llama also greedy generation
+(generate_0.npy, generate_1.npy: 12 new ids of prompts GEN_PROMPTS[0] and [1]; generate_0_logits.npy
+float32 [12, vocab], the raw logits of each step), each step a full forward of the whole sequence
+(the quadratic form or the gate's loop, no state), which the device's recurrent state must match.
 BERT cases have head dim 5 (odd), Llama head dim 6 (rotary needs it even). Random features are
 stored as vkf_omega (one draw shared by PyTorch and vkformer). F16/BF16 cases round the weights
 first; the golden is the forward of the rounded weights.
@@ -26,6 +29,8 @@ import efficient_attention_ref as ref  # noqa: E402
 DATA = "tests/models/data"
 GOLD = "tests/models/golden/efficient"
 SEQ, KEPT = 9, 6  # batch row 1 keeps 6 of 9 tokens
+GEN_PROMPTS = ([5, 9, 3, 17, 2, 8, 11], [4, 4, 21])
+GEN_STEPS = 12
 
 CASES = [
     ("eff_bert_linear", "bert", {"kind": "linear"}, None),
@@ -91,6 +96,16 @@ def run(model, arch, ids, mask, types):
                      use_cache=False).logits.numpy()
 
 
+def greedy(model, prompt):
+    ids, steps = list(prompt), []
+    for _ in range(GEN_STEPS):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1]
+        steps.append(logits.numpy().astype(np.float32))
+        ids.append(int(logits.argmax()))
+    return np.array(ids[len(prompt):], np.int64), np.stack(steps)
+
+
 def main():
     for i, (name, arch, spec, dtype) in enumerate(CASES):
         model = build(arch, spec, 10 + i)
@@ -124,6 +139,12 @@ def main():
                           ("row1_", (ids[1:, :KEPT], mask[1:, :KEPT], types[1:, :KEPT], y1))):
             for n, a in zip(("input_ids", "attention_mask", "token_type_ids", key), arrays):
                 np.save(os.path.join(gold, p + n + ".npy"), a.astype(np.float32) if n == key else a)
+        if arch == "llama":
+            for j, prompt in enumerate(GEN_PROMPTS):
+                gen_ids, gen_logits = greedy(model, prompt)
+                np.save(os.path.join(gold, "generate_%d.npy" % j), gen_ids)
+                if j == 0:
+                    np.save(os.path.join(gold, "generate_0_logits.npy"), gen_logits)
         print(name, key, y.shape, "max |y|", float(np.abs(y).max()),
               "row1 alone vs batch", float(np.abs(y1[0] - y[1, :KEPT]).max()))
 

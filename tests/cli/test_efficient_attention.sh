@@ -4,7 +4,10 @@
 # tools/efficient_attention_ref.py (the papers' equations patched into transformers 4.38.2):
 # vkf forward within 1e-4 for a batch of two (row 1 right-padded) and for row 1 alone at its own
 # length (held-out lengths 9 and 6), the batch's row 1 equal to the row alone, the mobile device
-# profile, then bad configs, each a one-line error naming the key.
+# profile; vkf generate (greedy) with the linear state on the device in place of the KV cache against
+# the reference's full forward per step (ids of a batch of two prompts of different lengths, one
+# prompt's raw logits within 1e-4, chunked prefill, mobile, memory independent of --ctx); then bad
+# configs, each a one-line error naming the key.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
@@ -67,6 +70,39 @@ for m in eff_bert_rfa eff_bert_linformer eff_bert_nystrom eff_llama_rfa; do
     python3 $NPY compare "$tmp/ym.npy" "$(golden $m "")" $TOL && ok ||
     bad "$m mobile: $(cat "$tmp/err")"
 done
+
+# Generation: the recurrent state (prefill by the chunked scan, then one token per step) against
+# the reference's quadratic form over the whole sequence at every step.
+P0=5,9,3,17,2,8,11
+P1=4,4,21
+same_ids() { # JSON CASE: rows 0 and 1 generated the golden ids
+  python3 -c '
+import json, sys
+sys.path.insert(0, "tests/cli")
+import npy_tool as t
+rows = json.load(open(sys.argv[1]))
+for i, row in enumerate(rows):
+    want = list(t.read("%s/generate_%d.npy" % (sys.argv[2], i))[1])
+    if row["generated_ids"] != want:
+        sys.exit("row %d: %s, want %s" % (i, row["generated_ids"], want))
+' "$1" "$G/$2"
+}
+for m in eff_llama_linear eff_llama_performer eff_llama_rfa; do
+  gen=("$VKF" generate --model "$D/$m" --greedy --ignore-eos --max-new-tokens 12 --json)
+  "${gen[@]}" --ids $P0 --save-logits "$tmp/gl.npy" >"$tmp/g0.json" 2>"$tmp/err" &&
+    python3 $NPY compare "$tmp/gl.npy" $G/$m/generate_0_logits.npy $TOL && ok ||
+    bad "$m generate logits: $(cat "$tmp/err")"
+  "${gen[@]}" --ids $P0 --ids $P1 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" $m && ok ||
+    bad "$m generate batch: $(cat "$tmp/err")"
+  "${gen[@]}" --ids $P0 --ids $P1 --chunk 4 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" $m && ok ||
+    bad "$m generate chunked prefill: $(cat "$tmp/err")"
+done
+VKF_DEVICE_PROFILE=mobile "$VKF" generate --model $D/eff_llama_rfa --greedy --ignore-eos --max-new-tokens 12 \
+  --json --ids $P0 --ids $P1 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" eff_llama_rfa && ok ||
+  bad "eff_llama_rfa generate mobile: $(cat "$tmp/err")"
+# The state's size does not grow with the context (a KV cache of 4096 positions would be 1.1 MiB).
+mem() { "$VKF" generate --model $D/eff_llama_linear --greedy --ignore-eos --max-new-tokens 4 --ids $P0 --ctx "$1" 2>&1 >/dev/null | grep -o "KV cache [0-9.]* MiB"; }
+[ "$(mem 16)" = "KV cache 0.0 MiB" ] && [ "$(mem 4096)" = "KV cache 0.0 MiB" ] && ok || bad "state memory: $(mem 16) vs $(mem 4096)"
 
 # Bad configs on a copy of a checkpoint: each a one-line error naming the key.
 variant() {
