@@ -27,6 +27,66 @@ from transformers.models.nystromformer import modeling_nystromformer
 from transformers import NystromformerConfig
 
 
+M64 = (1 << 64) - 1
+
+
+def vkf_random_features(seed, m, d, orthogonal):
+    """omega [m, d] as graph/ir/random_features.c draws it (a line-by-line port: splitmix64,
+    Box-Muller in double, modified Gram-Schmidt with redraws, each row rescaled to a Gaussian
+    vector's norm), so a checkpoint without vkf_omega has the same omega here as on the device."""
+    st = {"s": seed & M64, "spare": None}
+
+    def splitmix():
+        st["s"] = (st["s"] + 0x9E3779B97F4A7C15) & M64
+        z = st["s"]
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    def uniform():
+        return ((splitmix() >> 11) + 0.5) / 9007199254740992.0
+
+    def gaussian():
+        if st["spare"] is not None:
+            g, st["spare"] = st["spare"], None
+            return g
+        u, v = uniform(), uniform()
+        radius, angle = math.sqrt(-2.0 * math.log(u)), 6.283185307179586 * v
+        st["spare"] = radius * math.sin(angle)
+        return radius * math.cos(angle)
+
+    if not orthogonal:
+        return torch.tensor([gaussian() for _ in range(m * d)], dtype=torch.float32).view(m, d)
+    out = []
+    for row0 in range(0, m, d):
+        a = [[gaussian() for _ in range(d)] for _ in range(d)]
+        for i in range(d):
+            while True:
+                for j in range(i):
+                    dot = 0.0
+                    for k in range(d):
+                        dot += a[i][k] * a[j][k]
+                    for k in range(d):
+                        a[i][k] -= dot * a[j][k]
+                norm = 0.0
+                for k in range(d):
+                    norm += a[i][k] * a[i][k]
+                norm = math.sqrt(norm)
+                if norm > 1e-6:
+                    a[i] = [x / norm for x in a[i]]
+                    break
+                a[i] = [gaussian() for _ in range(d)]
+        out += [[float(torch.tensor(x, dtype=torch.float32)) for x in row] for row in a[: min(d, m - row0)]]
+    for i in range(m):
+        norm = 0.0
+        for _ in range(d):
+            g = gaussian()
+            norm += g * g
+        norm = math.sqrt(norm)
+        out[i] = [x * norm for x in out[i]]
+    return torch.tensor(out, dtype=torch.float64).float()
+
+
 def features(kind, x, omega, scale):
     """x [B, H, N, D] -> phi(x) [B, H, N, F]."""
     if kind == "linear":
@@ -80,7 +140,8 @@ class Kernel(torch.nn.Module):
     """The extra tensors of one layer's attention (registered on the attention module under the
     names vkformer reads) and the kind's computation."""
 
-    def __init__(self, spec, hidden, heads, head_dim, positions, shared_e=None, gen=None):
+    def __init__(self, spec, hidden, heads, head_dim, positions, shared_e=None, gen=None,
+                 layer=0):
         super().__init__()
         self.spec = spec
         self.kind = spec["kind"]
@@ -96,6 +157,9 @@ class Kernel(torch.nn.Module):
                     blocks.append(qm.t()[: min(head_dim, m - i)])
                 norms = torch.randn(m, head_dim, generator=gen, dtype=torch.float64).norm(dim=1)
                 omega = torch.cat(blocks) * norms[:, None]
+            if spec.get("_drawn"):  # not stored: the draw of seed + layer
+                omega = vkf_random_features(spec.get("seed", 0) + layer, m, head_dim,
+                                            spec.get("orthogonal", self.kind == "performer"))
             self.register_buffer("omega", omega.float())
         if self.kind == "rfa" and spec.get("gate"):
             self.gate = torch.nn.Linear(hidden, heads)
@@ -178,9 +242,9 @@ def patch(model, spec, gen):
     else:
         attns = [layer.self_attn for layer in base.layers]
         cls, causal = modeling_llama.LlamaAttention, True
-    for a in attns:
+    for layer, a in enumerate(attns):
         kern = Kernel(spec, cfg.hidden_size, cfg.num_attention_heads, dh,
-                      cfg.max_position_embeddings, shared, gen)
+                      cfg.max_position_embeddings, shared, gen, layer)
         kern.causal = causal
         if kern.kind == "nystrom":
             kern.nys.query, kern.nys.key, kern.nys.value = a.query, a.key, a.value

@@ -49,6 +49,11 @@ CASES = [
     ("eff_bert_nystrom", "bert",
      {"kind": "nystrom", "landmarks": 3, "inv_init": "per_head", "conv_kernel_size": 3}, None),
     ("eff_bert_nystrom_orig", "bert", {"kind": "nystrom", "landmarks": 3}, torch.float16),
+    # No vkf_omega in the file: both sides draw it from seed + layer (vkf_random_features).
+    ("eff_llama_performer_drawn", "llama",
+     {"kind": "performer", "features": 10, "seed": 11, "_drawn": True}, None),
+    ("eff_bert_rfa_drawn", "bert",
+     {"kind": "rfa", "features": 7, "seed": 4, "scale": 0.3, "_drawn": True}, None),
 ]
 
 
@@ -117,7 +122,8 @@ def main():
                         p.copy_(p.to(dtype).float())
             sd = {k: v.to(dtype) if v.is_floating_point() else v
                   for k, v in ref.renamed_state_dict(model).items()}
-        sd = {k: v for k, v in sd.items() if "rotary_emb" not in k}
+        sd = {k: v for k, v in sd.items()
+              if "rotary_emb" not in k and not (spec.get("_drawn") and "vkf_omega" in k)}
         out = os.path.join(DATA, name)
         os.makedirs(out, exist_ok=True)
         save_file(sd, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
@@ -125,7 +131,7 @@ def main():
         for k in ("_attn_implementation", "_attn_implementation_internal", "attn_implementation"):
             cfg.pop(k, None)
         cfg["architectures"] = ["BertModel" if arch == "bert" else "LlamaForCausalLM"]
-        cfg["vkf_attention"] = spec
+        cfg["vkf_attention"] = {k: v for k, v in spec.items() if not k.startswith("_")}
         with open(os.path.join(out, "config.json"), "w") as f:
             json.dump(cfg, f, indent=2, sort_keys=True)
             f.write("\n")

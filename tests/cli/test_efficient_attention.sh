@@ -3,11 +3,12 @@
 # (decoder, causal) checkpoints of tools/make_efficient_attention_golden.py with each kind against
 # tools/efficient_attention_ref.py (the papers' equations patched into transformers 4.38.2):
 # vkf forward within 1e-4 for a batch of two (row 1 right-padded) and for row 1 alone at its own
-# length (held-out lengths 9 and 6), the batch's row 1 equal to the row alone, the mobile device
-# profile; vkf generate (greedy) with the linear state on the device in place of the KV cache against
-# the reference's full forward per step (ids of a batch of two prompts of different lengths, one
-# prompt's raw logits within 1e-4, chunked prefill, mobile, memory independent of --ctx); then bad
-# configs, each a one-line error naming the key.
+# length (held-out lengths 9 and 6), random features stored (vkf_omega) or drawn from the seed, the
+# batch's row 1 equal to the row alone, the mobile device profile; vkf generate (greedy) with the
+# linear state on the device in place of the KV cache against the reference's full forward per
+# step (ids of a batch of two prompts of different lengths, one prompt's raw logits within 1e-4,
+# chunked prefill, mobile, memory independent of --ctx); then bad configs, each a one-line error
+# naming the key.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
@@ -28,7 +29,7 @@ golden() { case $1 in *llama*) echo "$G/$1/$2logits.npy" ;; *) echo "$G/$1/$2las
 
 for m in eff_bert_linear eff_bert_performer eff_bert_rfa eff_bert_linformer eff_bert_linformer_hw \
   eff_bert_linformer_kv eff_bert_linformer_lw eff_bert_nystrom eff_bert_nystrom_orig eff_llama_linear \
-  eff_llama_performer eff_llama_rfa; do
+  eff_llama_performer eff_llama_rfa eff_llama_performer_drawn eff_bert_rfa_drawn; do
   if forward $m "" "$tmp/y.npy"; then
     python3 $NPY compare "$tmp/y.npy" "$(golden $m "")" $TOL && ok || bad "$m batch"
   else
@@ -63,6 +64,14 @@ rm -rf "$tmp/s" && cp -r "$D/eff_llama_linear" "$tmp/s" &&
   python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); del c["vkf_attention"]; json.dump(c, open(sys.argv[1], "w"))' "$tmp/s/config.json" &&
   "$VKF" forward --model "$tmp/s" --in input_ids=$G/eff_llama_linear/input_ids.npy --out logits="$tmp/soft.npy" 2>"$tmp/err" &&
   ! python3 $NPY compare "$tmp/soft.npy" "$(golden eff_llama_linear "")" 1e-2 >/dev/null && ok || bad "softmax differs: $(cat "$tmp/err")"
+
+# Without vkf_omega in the file the features are drawn from seed + layer: another seed, another
+# draw (the *_drawn goldens above match the reference's port of vkf_random_features).
+rm -rf "$tmp/s" && cp -r "$D/eff_llama_performer_drawn" "$tmp/s" &&
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["vkf_attention"]["seed"] = 12; json.dump(c, open(sys.argv[1], "w"))' "$tmp/s/config.json" &&
+  "$VKF" forward --model "$tmp/s" --in input_ids=$G/eff_llama_performer_drawn/input_ids.npy --out logits="$tmp/seed.npy" 2>"$tmp/err" &&
+  ! python3 $NPY compare "$tmp/seed.npy" "$(golden eff_llama_performer_drawn "")" 1e-3 >/dev/null && ok ||
+  bad "another seed, another omega: $(cat "$tmp/err")"
 
 # The mobile device profile (small workgroups and bindings).
 for m in eff_bert_rfa eff_bert_linformer eff_bert_nystrom eff_llama_rfa; do
