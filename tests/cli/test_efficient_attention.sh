@@ -7,8 +7,8 @@
 # batch's row 1 equal to the row alone, the mobile device profile; vkf generate (greedy) with the
 # linear state on the device in place of the KV cache against the reference's full forward per
 # step (ids of a batch of two prompts of different lengths, one prompt's raw logits within 1e-4,
-# chunked prefill, mobile, memory independent of --ctx); then bad configs, each a one-line error
-# naming the key.
+# chunked prefill, mobile, memory independent of --ctx); --fp16 within 5e-2; then bad configs,
+# each a one-line error naming the key.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
@@ -78,6 +78,15 @@ for m in eff_bert_rfa eff_bert_linformer eff_bert_nystrom eff_llama_rfa; do
   forward $m "" "$tmp/ym.npy" VKF_DEVICE_PROFILE=mobile &&
     python3 $NPY compare "$tmp/ym.npy" "$(golden $m "")" $TOL && ok ||
     bad "$m mobile: $(cat "$tmp/err")"
+done
+
+# --fp16 weights and activations (the linear family still runs its ops in f32).
+for m in eff_bert_performer eff_bert_linformer eff_bert_nystrom eff_llama_rfa; do
+  key=last_hidden_state types=(--in token_type_ids=$G/$m/token_type_ids.npy)
+  case $m in *llama*) key=logits types=() ;; esac
+  "$VKF" forward --fp16 --model "$D/$m" --in input_ids=$G/$m/input_ids.npy \
+    --in attention_mask=$G/$m/attention_mask.npy "${types[@]}" --out $key="$tmp/y16.npy" 2>"$tmp/err" &&
+    python3 $NPY compare "$tmp/y16.npy" "$(golden $m "")" 5e-2 && ok || bad "$m --fp16: $(cat "$tmp/err")"
 done
 
 # Generation: the recurrent state (prefill by the chunked scan, then one token per step) against
