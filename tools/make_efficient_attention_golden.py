@@ -8,7 +8,8 @@ batch of 2 whose row 1 is right-padded, the output (BERT last_hidden_state, Llam
 of the batch, and row1_* for row 1 alone at its own length; for Llama also greedy generation
 (generate_0.npy, generate_1.npy: 12 new ids of prompts GEN_PROMPTS[0] and [1]; generate_0_logits.npy
 float32 [12, vocab], the raw logits of each step), each step a full forward of the whole sequence
-(the quadratic form or the gate's loop, no state), which the device's recurrent state must match.
+(the quadratic form or the gate's loop, no state), which the device's recurrent state must match;
+eff_llama_rfa also beam_0.npy: generate(num_beams=3, 8 new tokens, no cache) of GEN_PROMPTS[0].
 BERT cases have head dim 5 (odd), Llama head dim 6 (rotary needs it even). Random features are
 stored as vkf_omega (one draw shared by PyTorch and vkformer). F16/BF16 cases round the weights
 first; the golden is the forward of the rounded weights.
@@ -151,6 +152,13 @@ def main():
                 np.save(os.path.join(gold, "generate_%d.npy" % j), gen_ids)
                 if j == 0:
                     np.save(os.path.join(gold, "generate_0_logits.npy"), gen_logits)
+            if name == "eff_llama_rfa":  # beam search reorders the states' rows between steps
+                with torch.no_grad():
+                    beams = model.generate(torch.tensor([GEN_PROMPTS[0]]), num_beams=3,
+                                           do_sample=False, max_new_tokens=8, min_new_tokens=8,
+                                           use_cache=False, eos_token_id=None, pad_token_id=0)
+                np.save(os.path.join(gold, "beam_0.npy"),
+                        beams[0, len(GEN_PROMPTS[0]):].numpy().astype(np.int64))
         print(name, key, y.shape, "max |y|", float(np.abs(y).max()),
               "row1 alone vs batch", float(np.abs(y1[0] - y[1, :KEPT]).max()))
 

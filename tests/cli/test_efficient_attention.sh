@@ -7,7 +7,7 @@
 # batch's row 1 equal to the row alone, the mobile device profile; vkf generate (greedy) with the
 # linear state on the device in place of the KV cache against the reference's full forward per
 # step (ids of a batch of two prompts of different lengths, one prompt's raw logits within 1e-4,
-# chunked prefill, mobile, memory independent of --ctx); --fp16 within 5e-2; then bad configs,
+# chunked prefill, beam search, mobile, memory independent of --ctx); --fp16 within 5e-2; then bad configs,
 # each a one-line error naming the key.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
@@ -115,6 +115,18 @@ for m in eff_llama_linear eff_llama_performer eff_llama_rfa; do
   "${gen[@]}" --ids $P0 --ids $P1 --chunk 4 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" $m && ok ||
     bad "$m generate chunked prefill: $(cat "$tmp/err")"
 done
+# Beam search reorders the states' rows between steps, as it reorders a KV cache.
+"$VKF" generate --model $D/eff_llama_rfa --num-beams 3 --ignore-eos --max-new-tokens 8 --json --ids $P0 \
+  >"$tmp/beam.json" 2>"$tmp/err" &&
+  python3 -c '
+import json, sys
+sys.path.insert(0, "tests/cli")
+import npy_tool as t
+out = json.load(open(sys.argv[1]))
+row = out[0] if isinstance(out, list) else out
+got, want = row["generated_ids"], list(t.read(sys.argv[2])[1])
+sys.exit(0 if got == want else "beams %s, want %s" % (got, want))
+' "$tmp/beam.json" $G/eff_llama_rfa/beam_0.npy && ok || bad "eff_llama_rfa beam search: $(cat "$tmp/err")"
 VKF_DEVICE_PROFILE=mobile "$VKF" generate --model $D/eff_llama_rfa --greedy --ignore-eos --max-new-tokens 12 \
   --json --ids $P0 --ids $P1 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" eff_llama_rfa && ok ||
   bad "eff_llama_rfa generate mobile: $(cat "$tmp/err")"
