@@ -5,9 +5,9 @@
 //   FAVOR: y = exp(omega_j . x' - |x'|^2 / 2) / sqrt(M), x' = scale * x       (F = M)
 //   RFF:   y = sin(omega_j . x') / sqrt(M) for j < M, cos(omega_{j-M} . x') / sqrt(M) after (F = 2M)
 // Defines: KIND = 0 (elu1), 1 (favor), 2 (rff).
-// Bindings: 0 x (read), 1 y (write), 2 omega [M, D] contiguous (read; FAVOR/RFF only).
+// Bindings: 0 x (read), 1 y (write), 2 omega [M, D] (read, strided; FAVOR/RFF only).
 // Push constants: count, (size, magic, shift) of H, N, F, then D, M, x_off, x_st[4], w_off,
-//                 y_off, scale.
+//                 w_st[2], y_off, scale.
 // Specialization constants: 0 workgroup size.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -24,7 +24,7 @@ layout(push_constant) uniform Params {
   uint size_h, magic_h, shift_h, size_n, magic_n, shift_n, size_f, magic_f, shift_f;
   uint dim, m;
   uint x_off, x_st0, x_st1, x_st2, x_st3;
-  uint w_off, y_off;
+  uint w_off, w_st0, w_st1, y_off;
   float scale;
 } p;
 
@@ -45,7 +45,7 @@ void main() {
     float dot_wx = 0.0, norm = 0.0;
     for (uint d = 0; d < p.dim; d++) {
       float v = p.scale * x[row + d * p.x_st3];
-      dot_wx = fma(w[p.w_off + k * p.dim + d], v, dot_wx);
+      dot_wx = fma(w[p.w_off + k * p.w_st0 + d * p.w_st1], v, dot_wx);
       norm = fma(v, v, norm);
     }
     float inv_sqrt_m = inversesqrt(float(p.m));

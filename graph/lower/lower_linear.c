@@ -88,7 +88,7 @@ static vkf_status lower_features(const vkf_lower_ctx *ctx, const vkf_lower_node 
   vkf_plan_dispatch_push_u32(&ld.d, (uint32_t)x->shape[3]);
   vkf_plan_dispatch_push_u32(&ld.d, kind == VKF_FEATURE_ELU1 ? 1u : (uint32_t)w->shape[0]);
   push_view(&ld, x_off, x, 4);
-  vkf_plan_dispatch_push_u32(&ld.d, w_off);
+  push_view(&ld, w_off, kind == VKF_FEATURE_ELU1 ? x : w, 2);
   vkf_plan_dispatch_push_u32(&ld.d, y_off);
   vkf_plan_dispatch_push_f32(&ld.d, n->attrs->linear_features.scale);
   return add(ctx, n, &ld, count);
