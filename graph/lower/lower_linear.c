@@ -1,16 +1,17 @@
 /* Owns the lowering of the linear-attention family onto shaders/linear_features.comp and
- * shaders/linear_attention.comp:
+ * shaders/linear_attention.comp (whose header describes the four modes):
  *  - LINEAR_FEATURES: one dispatch, one invocation per output element;
  *  - LINEAR_ATTENTION non-causal: reduce every token into the totals [BH, F, Dv+1] (scratch), then
- *    one output dispatch (one invocation per query row);
- *  - causal: chunk sums [BH, Nc, F, Dv+1] and chunk decays (scratch), an exclusive scan over the
- *    chunks from the initial state, then the output (intra-chunk quadratic + the chunk's start
- *    state). A single chunk (decoding, short prompts) reads the initial state directly;
+ *    the output (4 rows x 4 columns per invocation);
+ *  - causal: the intra-chunk weights [BH*N, chunk] (and, gated, each row's decay), then, past one
+ *    chunk, the chunk sums [BH*Nc, F*(Dv+1)] and decays and an exclusive scan over the chunks from
+ *    the initial state, then the output (the chunk's start state + the intra-chunk weights). A
+ *    single chunk (decoding, short prompts) reads the initial state directly;
  *  - LINEAR_STATE_WRITE: one reduce dispatch over all T tokens, starting from and writing the
  *    state in place (its output is the state's storage, as kv_write's is the cache's).
  * Tensors are f32 (the shape functions require it); strided views are read through their
- * strides. Kernel indices are 32-bit: a node whose indices would not fit is an error naming it. */
-#include <inttypes.h>
+ * strides. Kernel indices are 32-bit: a node whose indices would not fit is an error naming it;
+ * scratch past maxStorageBufferRange is the plan check's one-line error naming the buffer. */
 #include <stdio.h>
 
 #include "graph/lower/lower.h"

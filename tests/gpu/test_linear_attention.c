@@ -70,6 +70,8 @@ static void cores(gpu_test *t) {
       {"causal N=37 one chunk (64) from a state", 1, 0, 1, N, 0},
       {"causal gated N=150 chunk 64", 1, 1, 0, 150, 0},
       {"causal N=1 from a state (decode shape)", 1, 0, 1, 1, 0},
+      {"causal gated N=150 chunk 5 (run as 8) from a state", 1, 1, 1, 150, 5},
+      {"causal N=150 chunk 200 (run as 128, 2 chunks)", 1, 0, 0, 150, 200},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) core(t, &cases[i]);
   /* LINEAR_STATE_WRITE alone: the state after 37 tokens, ungated and gated, vs the recurrence. */
