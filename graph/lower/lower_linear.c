@@ -1,6 +1,6 @@
 /* Owns the lowering of the linear-attention family onto shaders/linear_features.comp and
  * shaders/linear_attention.comp (whose header describes the four modes):
- *  - LINEAR_FEATURES: one dispatch, one invocation per output element;
+ *  - LINEAR_FEATURES: one dispatch (elu1: per element; FAVOR+ / RFF: per 4 rows x 4 vectors);
  *  - LINEAR_ATTENTION non-causal: reduce every token into the totals [BH, F, Dv+1] (scratch), then
  *    the output (4 rows x 4 columns per invocation);
  *  - causal: the intra-chunk weights [BH*N, chunk] (and, gated, each row's decay), then, past one
@@ -78,18 +78,27 @@ static vkf_status lower_features(const vkf_lower_ctx *ctx, const vkf_lower_node 
   lin_dispatch ld = {.d = {.node = n->name, .shader = "linear_features.comp"}};
   static const char *const kinds[VKF_FEATURE_COUNT] = {"KIND=0", "KIND=1", "KIND=2"};
   vkf_plan_dispatch_define(&ld.d, kinds[kind]);
+  int elu = kind == VKF_FEATURE_ELU1;
   uint32_t x_off = bind(ctx, &ld, x, VKF_ACCESS_READ);
   uint32_t y_off = bind(ctx, &ld, y, VKF_ACCESS_WRITE);
-  uint32_t w_off = kind == VKF_FEATURE_ELU1 ? 0 : bind(ctx, &ld, w, VKF_ACCESS_READ);
-  uint64_t count = (uint64_t)vkf_plan_tensor_count(y);
-  vkf_plan_dispatch_push_u32(&ld.d, (uint32_t)count);
-  vkf_plan_dispatch_push_fastdiv(&ld.d, (uint32_t)y->shape[1]);
-  vkf_plan_dispatch_push_fastdiv(&ld.d, (uint32_t)y->shape[2]);
-  vkf_plan_dispatch_push_fastdiv(&ld.d, (uint32_t)y->shape[3]);
-  vkf_plan_dispatch_push_u32(&ld.d, (uint32_t)x->shape[3]);
-  vkf_plan_dispatch_push_u32(&ld.d, kind == VKF_FEATURE_ELU1 ? 1u : (uint32_t)w->shape[0]);
+  uint32_t w_off = elu ? 0 : bind(ctx, &ld, w, VKF_ACCESS_READ);
+  uint64_t rows = (uint64_t)y->shape[0] * y->shape[1] * y->shape[2];
+  uint32_t m = elu ? 1u : (uint32_t)w->shape[0], tiles_k = (m + 3) / 4;
+  /* ELU1: one invocation per element; random features: per 4 rows x 4 vectors. */
+  uint64_t count = elu ? (uint64_t)vkf_plan_tensor_count(y) : (rows + 3) / 4 * tiles_k;
+  if (rows >= INT32_MAX) ld.too_big = 1;
+  uint32_t head[] = {(uint32_t)count,
+                     (uint32_t)rows,
+                     tiles_k,
+                     (uint32_t)y->shape[1],
+                     (uint32_t)y->shape[2],
+                     (uint32_t)y->shape[3],
+                     (uint32_t)x->shape[3],
+                     m};
+  for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+    vkf_plan_dispatch_push_u32(&ld.d, head[i]);
   push_view(&ld, x_off, x, 4);
-  push_view(&ld, w_off, kind == VKF_FEATURE_ELU1 ? x : w, 2);
+  push_view(&ld, w_off, elu ? x : w, 2);
   vkf_plan_dispatch_push_u32(&ld.d, y_off);
   vkf_plan_dispatch_push_f32(&ld.d, n->attrs->linear_features.scale);
   return add(ctx, n, &ld, count);
