@@ -204,37 +204,33 @@ void main() {
     w2 *= vec4(lessThanEqual(key, uvec4(r0 + 2u))) * vec4(lessThan(key, uvec4(p.n)));
     w3 *= vec4(lessThanEqual(key, uvec4(r0 + 3u))) * vec4(lessThan(key, uvec4(p.n)));
 #if GATED
-    // factor(r, m) = (1 - g_m) prod_{m < s <= r} g_s, built from the right: walk s from the
-    // tile's last row down to its first key, multiplying in g_s.
+    // factor(r, m) = (1 - g_m) prod_{m < s <= r} g_s: one walk from the tile's last row down to
+    // its first key, keeping the running product of each of the 4 rows (a row joins once s is at
+    // or before it); products, not differences of cumulative logs, so gates near 0 stay exact.
     uint gb = p.g_off + b * p.g_st0 + h * p.g_st1;
     vec4 f0 = vec4(0.0), f1 = vec4(0.0), f2 = vec4(0.0), f3 = vec4(0.0);
-    float run = 1.0; // prod_{s < u <= r} g_u for the current s, per row: tracked for row r3
-    // prod_{m < s <= r} g_s = G(r) / G(m) within the chunk is unstable for g near 0, so the four
-    // rows are walked separately (cost O(C) per invocation, small beside the F-long dot).
-    for (uint q = 0u; q < 4u; q++) {
-      uint rq = r0 + q;
-      vec4 fac = vec4(0.0);
-      run = 1.0;
-      uint top = min(rq, p.n - 1u);
-      for (uint back = 0u; back + m0 <= top; back++) {
-        uint s = top - back;
-        float g = gate_of(gate[gb + s * p.g_st2]);
-        uint d = s - m0;
-        if (d < 4u) fac[d] = run * (1.0 - g);
-        run *= g;
+    vec4 run = vec4(1.0);
+    uvec4 rows4 = uvec4(r0, r0 + 1u, r0 + 2u, r0 + 3u);
+    uint top = min(r0 + 3u, p.n - 1u);
+    for (uint back = 0u; back + m0 <= top; back++) {
+      uint s = top - back;
+      float g = gate_of(gate[gb + s * p.g_st2]);
+      vec4 joined = vec4(lessThanEqual(uvec4(s), rows4));
+      vec4 fac = joined * run * (1.0 - g);
+      uint d = s - m0;
+      if (d < 4u) {
+        f0[d] = fac.x;
+        f1[d] = fac.y;
+        f2[d] = fac.z;
+        f3[d] = fac.w;
       }
-      if (q == 0u) f0 = fac; else if (q == 1u) f1 = fac; else if (q == 2u) f2 = fac; else f3 = fac;
+      run = mix(run, run * g, joined);
     }
     w0 *= f0; w1 *= f1; w2 *= f2; w3 *= f3;
-    if (mt == 0u) {
-      for (uint q = 0u; q < 4u; q++) {
-        uint rq = r0 + q;
-        if (rq >= p.n) break;
-        float prod = 1.0;
-        for (uint s = t0; s <= rq; s++) prod *= gate_of(gate[gb + s * p.g_st2]);
-        decay[p.decay_off + bh * p.n + rq] = prod;
-      }
-    }
+    // The first key tile walked down to the chunk's start: run is prod_{t0 <= s <= r} g_s.
+    if (mt == 0u)
+      for (uint q = 0u; q < 4u; q++)
+        if (r0 + q < p.n) decay[p.decay_off + bh * p.n + r0 + q] = run[q];
 #endif
     uint ob = p.w_off + (bh * p.n + r0) * p.chunk + mt * 4u;
     for (uint q = 0u; q < 4u; q++) {
