@@ -23,12 +23,18 @@ static vkf_value heads_view(op_case *c, const char *name, int64_t len, int64_t d
 }
 
 static void features(gpu_test *t) {
-  static const char *const labels[] = {"elu1", "favor (M = 11)", "rff (M = 11, F = 22)"};
+  static const char *const labels[] = {"elu1", "favor (M = 11)",
+                                       "rff (M = 11, F = 22, omega a transposed view)"};
   for (int kind = 0; kind < 3; kind++) {
     op_case c = op_case_begin("features");
     vkf_value x = heads_view(&c, "x", N, D, -2, 2);
     vkf_value w = VKF_NO_VALUE;
-    if (kind) w = op_case_input(&c, "omega", VKF_F32, 2, (const int64_t[]){11, D}, -1.5f, 1.5f);
+    if (kind == VKF_FEATURE_FAVOR)
+      w = op_case_input(&c, "omega", VKF_F32, 2, (const int64_t[]){11, D}, -1.5f, 1.5f);
+    if (kind == VKF_FEATURE_RFF) /* omega as a transposed view of a [D, M] weight */
+      w = vkf_permute(c.g, "omega_t",
+                      op_case_input(&c, "omega", VKF_F32, 2, (const int64_t[]){D, 11}, -1.5f, 1.5f),
+                      (const uint32_t[]){1, 0});
     op_case_run(t, &c, vkf_linear_features(c.g, "phi", x, w, (vkf_feature_map)kind, 0), TOL,
                 labels[kind]);
   }
@@ -64,6 +70,8 @@ static void cores(gpu_test *t) {
       {"causal N=37 one chunk (64) from a state", 1, 0, 1, N, 0},
       {"causal gated N=150 chunk 64", 1, 1, 0, 150, 0},
       {"causal N=1 from a state (decode shape)", 1, 0, 1, 1, 0},
+      {"causal gated N=150 chunk 5 (run as 8) from a state", 1, 1, 1, 150, 5},
+      {"causal N=150 chunk 200 (run as 128, 2 chunks)", 1, 0, 0, 150, 200},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) core(t, &cases[i]);
   /* LINEAR_STATE_WRITE alone: the state after 37 tokens, ungated and gated, vs the recurrence. */

@@ -183,8 +183,9 @@ static void test_plan(void) {
   vkf_lowered low;
   vkf_device_caps caps = desktop_caps();
   CHECK_OK(vkf_lower_graph(g, &caps, NULL, &low));
-  CHECK(vkf_plan_dispatch_count(low.plan) == 2);
-  const vkf_plan_dispatch *w = vkf_plan_dispatch_get(low.plan, 1);
+  /* Decode: intra-chunk weights, output (one chunk: straight from the state), the write. */
+  CHECK(vkf_plan_dispatch_count(low.plan) == 3);
+  const vkf_plan_dispatch *w = vkf_plan_dispatch_get(low.plan, 2);
   CHECK(strcmp(w->node, "write") == 0 && w->barrier_before);
   CHECK(w->bindings[3].buffer == low.tensors[s.id].buffer);
   vkf_lowered_free(&low);

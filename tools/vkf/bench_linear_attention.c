@@ -163,8 +163,26 @@ static vkf_status time_one(vkf_device *dev, const args *a, int64_t n, int dense,
 }
 
 /* Decode: one plan, T tokens one by one, the state on the device. */
-static vkf_status decode(vkf_device *dev, const args *a, double *first_ms, double *last_ms,
-                         uint64_t *state_bytes, uint64_t *session_bytes) {
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+static double median(double *x, int n) {
+  qsort(x, (size_t)n, sizeof *x, cmp_double);
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* Per-token GPU ms of the first and the last WINDOW tokens: sums, medians and minima. On an idle
+ * machine they agree; on a shared one (lavapipe runs on the CPU) other processes' load drifts
+ * between the two windows, and the minimum, the token that ran undisturbed, is the steadiest
+ * measure of what a token costs. */
+typedef struct decode_times {
+  double first_ms, last_ms, first_median, last_median, first_min, last_min;
+  uint64_t state_bytes, session_bytes;
+} decode_times;
+
+static vkf_status decode(vkf_device *dev, const args *a, decode_times *dt) {
   io o;
   session_of so = {0};
   vkf_status st = build(a, 1, 0, 1, &o);
@@ -176,7 +194,8 @@ static vkf_status decode(vkf_device *dev, const args *a, double *first_ms, doubl
   if (!st) st = write_in(&so, o.state, zero, sb / sizeof(float));
   size_t count = (size_t)(a->heads * a->dim);
   float *tok = malloc((3 * count + (size_t)a->heads) * sizeof(float));
-  *first_ms = *last_ms = 0;
+  double first[WINDOW], last[WINDOW];
+  memset(dt, 0, sizeof *dt);
   for (int64_t t = 0; t < a->decode_tokens && !st; t++) {
     fill(tok, 3 * count + (size_t)a->heads, (uint32_t)(2654435761u * (uint32_t)(t + 1)) | 1u);
     st = write_in(&so, o.q, tok, count);
@@ -185,11 +204,18 @@ static vkf_status decode(vkf_device *dev, const args *a, double *first_ms, doubl
     if (!st) st = write_in(&so, o.gate, tok + 3 * count, (size_t)a->heads);
     if (!st) st = vkf_session_run(so.s);
     double ms = st ? 0 : vkf_session_total_ns(so.s) / 1e6;
-    if (t < WINDOW) *first_ms += ms;
-    if (t >= a->decode_tokens - WINDOW) *last_ms += ms;
+    if (t < WINDOW) dt->first_ms += ms, first[t] = ms;
+    if (t >= a->decode_tokens - WINDOW)
+      dt->last_ms += ms, last[t - (a->decode_tokens - WINDOW)] = ms;
   }
-  *state_bytes = sb;
-  *session_bytes = st ? 0 : vkf_session_device_bytes(so.s);
+  if (!st) {
+    dt->first_median = median(first, WINDOW); /* sorts: [0] is the minimum */
+    dt->last_median = median(last, WINDOW);
+    dt->first_min = first[0];
+    dt->last_min = last[0];
+  }
+  dt->state_bytes = sb;
+  dt->session_bytes = st ? 0 : vkf_session_device_bytes(so.s);
   free(tok);
   free(zero);
   close_session(&so);
@@ -328,18 +354,21 @@ int vkf_bench_linear_attention(int argc, char **argv) {
     fflush(stdout);
   }
   if (!st && a.decode_tokens >= 2 * WINDOW) {
-    double first = 0, last = 0;
-    uint64_t state_bytes = 0, session_bytes = 0;
-    st = decode(dev.device, &a, &first, &last, &state_bytes, &session_bytes);
+    decode_times dt;
+    st = decode(dev.device, &a, &dt);
     if (!st)
       printf(
-          "\ndecode %lld tokens one by one (state on the device): first %d tokens %.3f ms GPU, "
-          "last %d %.3f ms (ratio %.3f); state %llu bytes (a KV cache at %lld tokens: %llu "
-          "bytes); session device memory %.2f MiB\n",
-          (long long)a.decode_tokens, WINDOW, first, WINDOW, last, first > 0 ? last / first : 0,
-          (unsigned long long)state_bytes, (long long)a.decode_tokens,
+          "\ndecode %lld tokens one by one (state on the device), GPU ms of the first and the "
+          "last %d tokens: sum %.3f and %.3f (last / first %.3f), median per token %.4f and "
+          "%.4f (%.3f), minimum %.4f and %.4f (%.3f); state %llu bytes at any length (a KV "
+          "cache of %lld tokens: %llu bytes); session device memory %.2f MiB\n",
+          (long long)a.decode_tokens, WINDOW, dt.first_ms, dt.last_ms,
+          dt.first_ms > 0 ? dt.last_ms / dt.first_ms : 0, dt.first_median, dt.last_median,
+          dt.first_median > 0 ? dt.last_median / dt.first_median : 0, dt.first_min, dt.last_min,
+          dt.first_min > 0 ? dt.last_min / dt.first_min : 0, (unsigned long long)dt.state_bytes,
+          (long long)a.decode_tokens,
           (unsigned long long)(2 * a.heads * a.decode_tokens * a.dim * 4),
-          (double)session_bytes / 1048576.0);
+          (double)dt.session_bytes / 1048576.0);
   }
   int rc = st ? vkf_cli_fail(st) : 0;
   if (vkf_cli_device_close(&dev) && !rc) rc = 1;
