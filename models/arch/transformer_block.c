@@ -56,6 +56,13 @@ vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_b
   dims z = dims_of(c);
   int io = c->linear_in_out;
   int64_t qd = z.h * z.dh, kvd = z.hkv * z.dh;
+  /* The linear-attention ops take one k and v per head (no grouped-query sharing). */
+  if (efficient(c) && z.hkv != z.h)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: vkf_attention kind %s needs as many key-value heads as heads "
+                           "(%lld, not %lld)",
+                           vkf_checkpoint_path(ck), vkf_hf_attn_kind_name(c->attention->kind),
+                           (long long)z.h, (long long)z.hkv);
   if (nm->qkv_weight) {
     VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->qkv_weight, qd + 2 * kvd, z.d, io));
     VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->qkv_bias, qd + 2 * kvd));
@@ -85,12 +92,6 @@ vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_b
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_weight, z.d));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_bias, z.d));
   if (!efficient(c)) return VKF_OK;
-  if (z.hkv != z.h)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: vkf_attention kind %s needs as many key-value heads as heads "
-                           "(%lld, not %lld)",
-                           vkf_checkpoint_path(ck), vkf_hf_attn_kind_name(c->attention->kind),
-                           (long long)z.h, (long long)z.hkv);
   char ap[VKF_ARCH_NAME_MAX];
   vkf_efficient_dims ed = efficient_dims(c);
   return vkf_efficient_expect(ck, c->root_prefix ? c->root_prefix : "",

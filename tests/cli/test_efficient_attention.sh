@@ -166,6 +166,10 @@ bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 3, "conv_kernel_si
 bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 3, "conv_kernel_size": 5}' 'vkf_nystrom_conv.weight'
 bad_config eff_bert_nystrom '{"kind": "nystrom", "landmarks": 3, "inv_init": "exact"}' 'inv_init" value "exact" is not known'
 bad_config eff_llama_linear '{"kind": "nystrom", "landmarks": 3}' 'nystrom mixes every position'
+variant eff_llama_linear '{"kind": "linear"}' &&
+  python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["num_key_value_heads"] = 1; json.dump(c, open(sys.argv[1], "w"))' "$tmp/v/config.json"
+expect_error forward "grouped-query heads" 'needs as many key-value heads as heads (3, not 1)' --model "$tmp/v" \
+  --in input_ids=$G/eff_llama_linear/row1_input_ids.npy --out logits="$tmp/x.npy"
 bad_config eff_llama_linear '"linear"' 'vkf_attention" must be an object'
 # Extra keys are only ours: a key Hugging Face ignores but not this parser.
 bad_config eff_llama_rfa '{"kind": "rfa", "features": 16, "gate": true, "eps": -1}' 'eps'
