@@ -449,7 +449,9 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   cache_user *cu = NULL;
   if (!cached) {
     out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
-    io.bias = mask_bias(m, g, out->attention_mask, batch, n);
+    /* The vkf_attention kinds read the keep mask instead: no [N, N] table for them. */
+    if (c->attention.kind == VKF_HF_ATTN_SOFTMAX)
+      io.bias = mask_bias(m, g, out->attention_mask, batch, n);
   } else if (efficient) {
     /* The linear family's recurrent form: per layer a state [B, H, F, Dh + 1] bound where the KV
      * cache would be (cache_k; no cache_v, cache_start or kv_len), and the keep mask of the
