@@ -269,3 +269,36 @@ vkf_value vkf_kv_write(vkf_graph *g, const char *name, vkf_value cache, vkf_valu
   vkf_value in[3] = {cache, rows, start};
   return vkf_graph_add_node(g, VKF_OP_KV_WRITE, name, in, 3, NULL);
 }
+
+vkf_value vkf_linear_features(vkf_graph *g, const char *name, vkf_value x, vkf_value omega,
+                              vkf_feature_map kind, float scale) {
+  vkf_node_attrs attrs = {0};
+  attrs.linear_features.kind = kind;
+  attrs.linear_features.scale = scale;
+  if (scale == 0.0f && tensor_ok(g, x)) {
+    const vkf_tensor *t = vkf_graph_tensor(g, x);
+    if (t->rank > 0 && t->shape[t->rank - 1] > 0)
+      attrs.linear_features.scale = (float)pow((double)t->shape[t->rank - 1], -0.25);
+  }
+  vkf_value in[2] = {x, omega};
+  return vkf_graph_add_node(g, VKF_OP_LINEAR_FEATURES, name, in, omega.id ? 2 : 1, &attrs);
+}
+
+vkf_value vkf_linear_attention(vkf_graph *g, const char *name, vkf_value phi_q, vkf_value phi_k,
+                               vkf_value v, const vkf_linear_attention_options *o) {
+  vkf_linear_attention_options none = {0};
+  if (!o) o = &none;
+  vkf_node_attrs attrs = {0};
+  attrs.linear_attention.causal = o->causal;
+  attrs.linear_attention.eps = o->eps == 0.0f ? 1e-6f : o->eps;
+  attrs.linear_attention.chunk = o->chunk ? o->chunk : 64;
+  vkf_value in[5] = {phi_q, phi_k, v, o->gate, o->state};
+  uint32_t count = o->state.id ? 5 : o->gate.id ? 4 : 3;
+  return vkf_graph_add_node(g, VKF_OP_LINEAR_ATTENTION, name, in, count, &attrs);
+}
+
+vkf_value vkf_linear_state_write(vkf_graph *g, const char *name, vkf_value state, vkf_value phi_k,
+                                 vkf_value v, vkf_value gate) {
+  vkf_value in[4] = {state, phi_k, v, gate};
+  return vkf_graph_add_node(g, VKF_OP_LINEAR_STATE_WRITE, name, in, gate.id ? 4 : 3, NULL);
+}

@@ -156,4 +156,30 @@ vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_va
 vkf_value vkf_kv_write(vkf_graph *g, const char *name, vkf_value cache, vkf_value rows,
                        vkf_value start);
 
+/* ---- linear attention (the kernelised family: Katharopoulos et al., Performer, RFA) ---- */
+/* x [B, H, N, D] (may be a view), omega [M, D] (FAVOR+ / RFF; VKF_NO_VALUE for elu1) ->
+ * phi(x) [B, H, N, F] per vkf_feature_map. scale 0: D^-1/4 (Performer's data normaliser). */
+vkf_value vkf_linear_features(vkf_graph *g, const char *name, vkf_value x, vkf_value omega,
+                              vkf_feature_map kind, float scale);
+typedef struct vkf_linear_attention_options {
+  int causal;
+  float eps;       /* 0: 1e-6 */
+  uint32_t chunk;  /* 0: 64 */
+  vkf_value gate;  /* optional gate logits [B, H, N] (causal only; RFA's g = sigmoid) */
+  vkf_value state; /* optional [B, H, F, Dv + 1] state before token 0 (causal only) */
+} vkf_linear_attention_options;
+/* phi_q, phi_k [B, H, N, F], v [B, H, N, Dv] -> [B, H, N, Dv]. With S_t the state after token t
+ * (columns 0..Dv-1: sum phi(k) v^T, column Dv: z = sum phi(k)): ungated S_t = S_{t-1} +
+ * phi(k_t) [v_t, 1]^T, gated S_t = g_t S_{t-1} + (1 - g_t) phi(k_t) [v_t, 1]^T; causal out_t =
+ * phi(q_t)^T S_t[:, :Dv] / (phi(q_t) . S_t[:, Dv] + eps); non-causal uses S after the last token
+ * for every query (no gate, no state). */
+vkf_value vkf_linear_attention(vkf_graph *g, const char *name, vkf_value phi_q, vkf_value phi_k,
+                               vkf_value v, const vkf_linear_attention_options *options);
+/* Advances a state [B, H, F, Dv + 1] (contiguous; typically a graph input the caller keeps, like a
+ * KV cache) in place by the T tokens of phi_k [B, H, T, F], v [B, H, T, Dv] (and gate logits
+ * [B, H, T]) with the recurrence above; returns the state after the write (read it only through
+ * this value afterwards). Never removed by dead-node elimination. */
+vkf_value vkf_linear_state_write(vkf_graph *g, const char *name, vkf_value state, vkf_value phi_k,
+                                 vkf_value v, vkf_value gate);
+
 #endif

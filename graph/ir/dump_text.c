@@ -50,6 +50,14 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
                   a->sparse_attention.causal,
                   a->sparse_attention.merge_heads ? " merge_heads=1" : "");
       break;
+    case VKF_OP_LINEAR_FEATURES:
+      at = append(buf, size, at, "kind=%s scale=%.9g", vkf_feature_map_name(a->linear_features.kind),
+                  a->linear_features.scale);
+      break;
+    case VKF_OP_LINEAR_ATTENTION:
+      at = append(buf, size, at, "causal=%d eps=%.9g chunk=%u", a->linear_attention.causal,
+                  a->linear_attention.eps, a->linear_attention.chunk);
+      break;
     case VKF_OP_PERMUTE:
       at = append(buf, size, at, "axes=[");
       for (uint32_t i = 0; i < rank; i++)

@@ -20,7 +20,7 @@ static const op_row k_ops[VKF_OP_COUNT] = {
 #undef VKF_OP
 };
 
-_Static_assert(VKF_OP_COUNT == 31, "update tests and dumps when adding an op");
+_Static_assert(VKF_OP_COUNT == 34, "update tests and dumps when adding an op");
 
 const char *vkf_op_name(vkf_op op) {
   return (op >= 0 && op < VKF_OP_COUNT) ? k_ops[op].name : "?";
@@ -58,6 +58,11 @@ const char *vkf_activation_name(vkf_activation act) {
 const char *vkf_role_name(vkf_tensor_role role) {
   static const char *const names[] = {"intermediate", "input", "constant", "output"};
   return (role >= 0 && role <= VKF_ROLE_OUTPUT) ? names[role] : "?";
+}
+
+const char *vkf_feature_map_name(vkf_feature_map kind) {
+  static const char *const names[VKF_FEATURE_COUNT] = {"elu1", "favor", "rff"};
+  return (kind >= 0 && kind < VKF_FEATURE_COUNT) ? names[kind] : "?";
 }
 
 vkf_status vkf_graph_create(const char *name, vkf_graph **out_graph) {

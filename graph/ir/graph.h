@@ -73,6 +73,17 @@ enum {
   VKF_IN_KV_WRITE_CACHE = 0,     /* [B, H, C, D] contiguous, written in place */
   VKF_IN_KV_WRITE_ROWS = 1,      /* [B, H, T, D], T <= C, may be strided */
   VKF_IN_KV_WRITE_START = 2,     /* i32 [B]: row t goes to cache position start[b] + t */
+  VKF_IN_LFEAT_X = 0,            /* [B, H, N, D] */
+  VKF_IN_LFEAT_OMEGA = 1,        /* [M, D] random vectors (FAVOR+ / RFF only) */
+  VKF_IN_LIN_Q = 0,              /* phi(q) [B, H, N, F] */
+  VKF_IN_LIN_K = 1,              /* phi(k) [B, H, N, F] */
+  VKF_IN_LIN_V = 2,              /* v [B, H, N, Dv] */
+  VKF_IN_LIN_GATE = 3,           /* optional gate logits [B, H, N] (causal only): g = sigmoid */
+  VKF_IN_LIN_STATE = 4,          /* optional [B, H, F, Dv + 1] state before token 0 (causal only) */
+  VKF_IN_LSTATE_STATE = 0,       /* [B, H, F, Dv + 1] contiguous, written in place */
+  VKF_IN_LSTATE_K = 1,           /* phi(k) [B, H, T, F] */
+  VKF_IN_LSTATE_V = 2,           /* v [B, H, T, Dv] */
+  VKF_IN_LSTATE_GATE = 3,        /* optional gate logits [B, H, T] */
   VKF_IN_CONV_X = 0,             /* [B, H, N, D], may be strided */
   VKF_IN_CONV_WEIGHT = 1,        /* [H, K], K odd: one filter along N per channel H */
   /* Block-sparse attention (graph/ir/sparse_layout.h describes the layout tables). */
@@ -85,6 +96,14 @@ enum {
   VKF_IN_SPARSE_KV_LEN = 6,   /* optional i32 [B], clamped to [0, Nk] as for attention */
   VKF_IN_SPARSE_KEY_BIAS = 7, /* optional f32 [B, Nk], added to every score of key j */
 };
+
+/* Feature maps of linear attention (LINEAR_FEATURES); x' = scale * x. */
+typedef enum vkf_feature_map {
+  VKF_FEATURE_ELU1 = 0, /* elu(x) + 1, F = D (Katharopoulos et al.); scale unused */
+  VKF_FEATURE_FAVOR,    /* exp(omega_i . x' - |x'|^2 / 2) / sqrt(M), F = M (Performer FAVOR+) */
+  VKF_FEATURE_RFF,      /* sqrt(1/M) [sin(omega_i . x'), cos(omega_i . x')], F = 2M (RFA) */
+  VKF_FEATURE_COUNT
+} vkf_feature_map;
 
 typedef enum vkf_activation {
   VKF_ACT_NONE = 0,
@@ -144,6 +163,15 @@ typedef struct vkf_node_attrs {
       int causal;                /* query i of Nq sees key j iff j <= i + (Nk - Nq) */
       int merge_heads;           /* output [B, Nq, H, Dv] instead of [B, H, Nq, Dv] */
     } sparse_attention;
+    struct {
+      vkf_feature_map kind;
+      float scale; /* x' = scale * x; the builder turns 0 into D^-1/4 (Performer's normaliser) */
+    } linear_features;
+    struct {
+      int causal;     /* token t sees tokens <= t (plus the state); else every token */
+      float eps;      /* added to the normaliser phi(q) . z; the builder turns 0 into 1e-6 */
+      uint32_t chunk; /* tokens per chunk of the causal scan (>= 1; the builder turns 0 into 64) */
+    } linear_attention;
     struct {
       uint32_t rank;
       int64_t shape[VKF_MAX_DIMS]; /* the target shape, -1 already resolved */
@@ -218,6 +246,8 @@ const char *vkf_dtype_name(vkf_dtype dtype);
 size_t vkf_dtype_size(vkf_dtype dtype);
 const char *vkf_activation_name(vkf_activation act);
 const char *vkf_role_name(vkf_tensor_role role);
+/* "elu1", "favor", "rff"; "?" out of range. */
+const char *vkf_feature_map_name(vkf_feature_map kind);
 
 /* ---- graph lifetime ---- */
 /* The graph owns all metadata (names, shapes, attributes) in one arena, freed by destroy. */

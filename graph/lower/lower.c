@@ -23,6 +23,8 @@ static vkf_lower_fn lower_fn_for(vkf_op op) {
     case VKF_OP_PATCH_EMBED: return vkf_lower_patch_embed;
     case VKF_OP_MEAN_POOL: return vkf_lower_mean_pool;
     case VKF_OP_KV_WRITE: return vkf_lower_kv_write;
+    case VKF_OP_LINEAR_FEATURES: case VKF_OP_LINEAR_ATTENTION: case VKF_OP_LINEAR_STATE_WRITE:
+      return vkf_lower_linear;
     case VKF_OP_REDUCE: return vkf_lower_reduce;
     case VKF_OP_DEPTHWISE_CONV: return vkf_lower_depthwise_conv;
     case VKF_OP_SPARSE_ATTENTION: return vkf_lower_sparse_attention;

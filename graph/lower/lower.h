@@ -110,6 +110,7 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
 vkf_status vkf_lower_mean_pool(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_sparse_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node); /* slices its heads */
 vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *node);    /* slices itself */
+vkf_status vkf_lower_linear(const vkf_lower_ctx *ctx, const vkf_lower_node *node);      /* LINEAR_FEATURES, LINEAR_ATTENTION, LINEAR_STATE_WRITE */
 vkf_status vkf_lower_reduce(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_depthwise_conv(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 

@@ -61,8 +61,11 @@ static const vkf_block_names bert_block_names = {
     .mlp_norm_bias = "output.LayerNorm.bias",
 };
 
-static vkf_block_config block_config(const vkf_hf_config *c) {
+static vkf_block_config block_config(const vkf_hf_config *c, const char *prefix) {
   return (vkf_block_config){
+      .attention = &c->attention,
+      .root_prefix = prefix,
+      .positions = c->max_position_embeddings,
       .hidden = c->hidden_size,
       .heads = c->num_attention_heads,
       .head_dim = c->head_dim,
@@ -91,9 +94,10 @@ static vkf_status check_tensors(vkf_bert_model *m) {
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.token_type_embeddings.weight", c->type_vocab_size, d));
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.LayerNorm.weight", d, 0));
   VKF_RETURN_IF_ERROR(expect(m, "embeddings.LayerNorm.bias", d, 0));
-  vkf_block_config bc = block_config(c);
+  vkf_block_config bc = block_config(c, m->prefix);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
     char lp[BERT_NAME_MAX];
+    bc.layer = l;
     NAME(lp, "%sencoder.layer.%lld.", m->prefix, (long long)l);
     VKF_RETURN_IF_ERROR(vkf_block_expect(m->f.ck, lp, &bert_block_names, &bc));
   }
@@ -379,9 +383,11 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x,
               position_table(m, g, n, !vkf_value_valid(types), dt));
   x = layernorm(m, g, m->prefix, "embeddings.LayerNorm", x, dt); /* [B, N, D] */
-  vkf_block_config bc = block_config(c);
+  if (c->attention.kind != VKF_HF_ATTN_SOFTMAX) io.keep = mask_f;
+  vkf_block_config bc = block_config(c, m->prefix);
   vkf_arch_weights aw = weights_of(m, 1, dt);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+    bc.layer = l;
     char tp[64], np[BERT_NAME_MAX];
     NAME(tp, "encoder.layer.%lld.", (long long)l);
     NAME(np, "%s%s", m->prefix, tp);

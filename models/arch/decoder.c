@@ -125,6 +125,9 @@ static vkf_block_config block_config(const vkf_decoder_model *m) {
       .act = vkf_block_activation(c->hidden_act),
       .position = rotary ? VKF_BLOCK_POS_ROTARY : VKF_BLOCK_POS_NONE,
       .linear_in_out = fam->linear_in_out,
+      .attention = &c->attention,
+      .root_prefix = m->prefix,
+      .positions = c->max_position_embeddings,
   };
 }
 
@@ -148,6 +151,7 @@ static vkf_status check_tensors(vkf_decoder_model *m) {
     char lp[DEC_NAME_MAX], layer[64];
     snprintf(layer, sizeof layer, fam->layer_fmt, (long long)l);
     NAME(lp, "%s%s", m->prefix, layer);
+    bc.layer = l;
     VKF_RETURN_IF_ERROR(vkf_block_expect(m->f.ck, lp, &m->names, &bc));
   }
   char norm[64];
@@ -430,6 +434,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   const vkf_hf_config *c = &m->f.config;
   int64_t batch = o.batch, n = o.seq_len, cap = o.capacity, layers = c->num_hidden_layers;
   int cached = o.mode != VKF_DECODER_FULL, decode = o.mode == VKF_DECODER_DECODE;
+  int efficient = cached && m->f.config.attention.kind != VKF_HF_ATTN_SOFTMAX;
   vkf_dtype dt = o.dtype;
   const family *fam = m->fam;
   vkf_graph *g = NULL;
@@ -444,7 +449,29 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   cache_user *cu = NULL;
   if (!cached) {
     out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
-    io.bias = mask_bias(m, g, out->attention_mask, batch, n);
+    /* The vkf_attention kinds read the keep mask instead: no [N, N] table for them. */
+    if (c->attention.kind == VKF_HF_ATTN_SOFTMAX)
+      io.bias = mask_bias(m, g, out->attention_mask, batch, n);
+  } else if (efficient) {
+    /* The linear family's recurrent form: per layer a state [B, H, F, Dh + 1] bound where the KV
+     * cache would be (cache_k; no cache_v, cache_start or kv_len), and the keep mask of the
+     * right-padded prompt rows (padding leaves the state as it is). */
+    out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
+    out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
+    io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
+    out->layers = layers;
+    out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
+    out->cache_v = calloc((size_t)layers, sizeof *out->cache_v);
+    if (!out->cache_k || !out->cache_v) {
+      vkf_decoder_graph_release(out);
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: state inputs", m->f.dir);
+    }
+    int64_t ss[4] = {batch, c->num_attention_heads,
+                     vkf_efficient_state_features(&c->attention, c->head_dim), c->head_dim + 1};
+    for (int64_t l = 0; l < layers; l++)
+      out->cache_k[l] =
+          vkf_graph_input(g, NAME(nm, "linear_state.%lld", (long long)l), VKF_F32, 4, ss);
   } else {
     out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
     out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
@@ -504,6 +531,13 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_block_config bc = block_config(m);
   bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
+  if (c->attention.kind != VKF_HF_ATTN_SOFTMAX) {
+    /* The efficient kinds read neither the bias nor kv_len: causality is the op's, padding the
+     * keep mask's. */
+    bc.causal = 1;
+    if (!cached) io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
+    /* Cached modes read the keep mask made with the state inputs above. */
+  }
   if (o.mode == VKF_DECODER_PREFILL && c->sliding_window > 0) {
     bc.windowed = 1; /* keys i - (W - 1) .. i, as the FULL mode's mask table */
     bc.window_left = (int32_t)(c->sliding_window - 1);
@@ -514,8 +548,10 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     snprintf(tp, sizeof tp, fam->layer_fmt, (long long)l);
     NAME(np, "%s%s", m->prefix, tp);
     vkf_block_weights w;
+    bc.layer = l;
     vkf_block_weights_get(&aw, g, tp, &m->names, &bc, &w);
     if (cu) io.kv_user = &cu[l];
+    if (efficient) io.state = out->cache_k[l];
     x = vkf_block_build(g, np, &m->names, &bc, &w, &io, x);
   }
   free(cu);

@@ -61,13 +61,17 @@ typedef struct vkf_decoder_graph {
   vkf_value input_ids;      /* input, i32 [B, N] */
   vkf_value attention_mask; /* FULL: input, i32 [B, N] of 0/1: padding, combined with the causal
                                (and sliding-window) mask exactly as transformers 4.38's eager
-                               attention does, also in rows whose every key is masked */
+                               attention does, also in rows whose every key is masked; also
+                               PREFILL, DECODE with a vkf_attention kind: 0 at padded tokens */
   vkf_value positions;      /* PREFILL, DECODE: input, i32 [B, N], each < capacity */
   vkf_value cache_start;    /* PREFILL, DECODE: input, i32 [B]: the cache row of token 0 */
   vkf_value kv_len;         /* DECODE: input, i32 [B]: cache rows attended (cache_start + N) */
   vkf_value last_index;     /* PREFILL, DECODE: input, i32 [B]: b·N + the position whose logits
                                row b gets */
-  vkf_value *cache_k, *cache_v; /* PREFILL, DECODE: per layer, inputs [B, Hkv, C, Dh] */
+  vkf_value *cache_k, *cache_v; /* PREFILL, DECODE: per layer, inputs [B, Hkv, C, Dh]. With a
+                                   vkf_attention kind (linear family) cache_k is the layer's state
+                                   f32 [B, H, F, Dh + 1] and cache_v, cache_start, kv_len are
+                                   absent: memory independent of the length */
   int64_t layers;
   vkf_value logits;
   vkf_value last_hidden_state;

@@ -19,6 +19,10 @@ vkf_activation vkf_block_activation(vkf_hf_act act) {
   }
 }
 
+static int efficient(const vkf_block_config *c) {
+  return c->attention && c->attention->kind != VKF_HF_ATTN_SOFTMAX;
+}
+
 typedef struct dims {
   int64_t d, h, hkv, dh, in;
 } dims;
@@ -28,6 +32,11 @@ static dims dims_of(const vkf_block_config *c) {
             c->intermediate};
   if (!r.dh && r.h) r.dh = r.d / r.h;
   return r;
+}
+
+static vkf_efficient_dims efficient_dims(const vkf_block_config *c) {
+  dims z = dims_of(c);
+  return (vkf_efficient_dims){z.d, z.h, z.dh, c->positions};
 }
 
 /* A linear weight of `out` x `in` as the file stores it. */
@@ -47,6 +56,13 @@ vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_b
   dims z = dims_of(c);
   int io = c->linear_in_out;
   int64_t qd = z.h * z.dh, kvd = z.hkv * z.dh;
+  /* The linear-attention ops take one k and v per head (no grouped-query sharing). */
+  if (efficient(c) && z.hkv != z.h)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: vkf_attention kind %s needs as many key-value heads as heads "
+                           "(%lld, not %lld)",
+                           vkf_checkpoint_path(ck), vkf_hf_attn_kind_name(c->attention->kind),
+                           (long long)z.h, (long long)z.hkv);
   if (nm->qkv_weight) {
     VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->qkv_weight, qd + 2 * kvd, z.d, io));
     VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->qkv_bias, qd + 2 * kvd));
@@ -74,7 +90,12 @@ vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_b
   VKF_RETURN_IF_ERROR(expect_linear(ck, p, nm->down_weight, z.d, z.in, io));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->down_bias, z.d));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_weight, z.d));
-  return expect_vector(ck, p, nm->mlp_norm_bias, z.d);
+  VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_bias, z.d));
+  if (!efficient(c)) return VKF_OK;
+  char ap[VKF_ARCH_NAME_MAX];
+  vkf_efficient_dims ed = efficient_dims(c);
+  return vkf_efficient_expect(ck, c->root_prefix ? c->root_prefix : "",
+                              VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention, &ed);
 }
 
 /* prefix + name as a constant, or no value for an absent (NULL) name. */
@@ -125,6 +146,12 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   out->down = linear(w, g, p, nm->down_weight, nm->down_bias, io);
   out->mlp_norm_gamma = optional(w, g, p, nm->mlp_norm_weight);
   out->mlp_norm_beta = optional(w, g, p, nm->mlp_norm_bias);
+  if (efficient(c)) {
+    char ap[VKF_ARCH_NAME_MAX];
+    vkf_efficient_dims ed = efficient_dims(c);
+    vkf_efficient_weights_get(w, g, VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention, c->layer,
+                              &ed, &out->efficient);
+  }
 }
 
 static vkf_value project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
@@ -163,8 +190,7 @@ void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
   dims z = dims_of(c);
   char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%s%s", np, nm->attention);
-  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh,
-          kvd = z.hkv * z.dh;
+  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
   uint32_t out_axis = w->qkv.in_out ? 1 : 0;
   vkf_block_linear lkv = {
       vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
@@ -222,6 +248,16 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     k = io->rotate(g, VKF_NAME(nm1, "%s.k_rotary", at), k, io->rotate_user);
   }
   int self = !vkf_value_valid(memory) || memory.id == x.id;
+  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
+  int64_t merged[3] = {b, n, z.h * z.dh};
+  if (self && efficient(c)) {
+    vkf_value e = vkf_efficient_attention(g, at, c->attention, &w->efficient, q, k, v, x,
+                                          io ? io->keep : VKF_NO_VALUE, c->causal,
+                                          io ? io->state : VKF_NO_VALUE);
+    e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
+    e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
+    return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+  }
   if (self && io && io->kv) io->kv(g, at, &k, &v, io->kv_user);
   vkf_attention_options ao = {
       .scale = c->attn_scale ? c->attn_scale : 1.0f / sqrtf((float)z.dh),
@@ -245,10 +281,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   vkf_value a = self && io && io->attend ? io->attend(g, at, q, k, v, io->attend_user)
                                          : vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
   if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
-  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
-  int64_t merged[3] = {b, n, z.h * z.dh};
-  a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged); /* [B, N, H·Dh] */
+  a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged);   /* [B, N, H·Dh] */
   return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), a, &w->out, VKF_ACT_NONE, residual);
 }
 

@@ -8,6 +8,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/efficient_attention.h"
 #include "models/formats/hf_config.h"
 
 typedef enum vkf_block_norm {
@@ -53,6 +54,13 @@ typedef struct vkf_block_config {
   int32_t window_left, window_right;
   int linear_in_out; /* every linear weight stored [in, out] (GPT-2's Conv1D) instead of [out, in]
                       */
+  /* config.json's "vkf_attention" (NULL or kind SOFTMAX: softmax attention): self-attention runs
+   * as that kind (efficient_attention.h), causal per `causal`. Its tensors sit under the layer's
+   * "<attention>." prefix (layer-wise shared ones under root_prefix); positions is the longest
+   * sequence (Linformer's P); layer seeds the random features. */
+  const vkf_hf_attention *attention;
+  const char *root_prefix;
+  int64_t positions, layer;
 } vkf_block_config;
 
 /* Module names (for nodes) and tensor names (in the checkpoint), relative to the layer's
@@ -86,6 +94,7 @@ typedef struct vkf_block_weights {
   vkf_value attn_norm_gamma, attn_norm_beta;
   vkf_block_linear up, gate, down;
   vkf_value mlp_norm_gamma, mlp_norm_beta;
+  vkf_efficient_weights efficient; /* with config->attention */
 } vkf_block_weights;
 
 /* Rotary positions: rotates x [B, H, N, Dh] (q or k) in place of the block; returns the result. */
@@ -115,6 +124,12 @@ typedef struct vkf_block_io {
   /* Cross attention against a cache: the memory's K and V [B, Hkv, M, Dh] computed once per
    * source (vkf_block_cross_kv) and read from device buffers; only q is projected. */
   vkf_value cross_k, cross_v;
+  /* With config->attention: optional f32 [B, N], 1 for a kept token, 0 for padding (the efficient
+   * kinds leave padded keys out instead of reading kv_len or bias, which they ignore). */
+  vkf_value keep;
+  /* With config->attention of the linear family, causal: the layer's state [B, H, F, Dh + 1] (a
+   * persistent buffer, like a KV cache), read then advanced in place. */
+  vkf_value state;
 } vkf_block_io;
 
 /* Load-time check of every tensor of one block: tensor_prefix + each name of `names`, with the

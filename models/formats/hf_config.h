@@ -9,6 +9,7 @@
 
 #include "graph/base/arena.h"
 #include "graph/base/status.h"
+#include "models/formats/hf_config_attention.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
  * "xlm-roberta", "big_bird", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER;
@@ -106,6 +107,9 @@ typedef struct vkf_hf_config {
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */
   int64_t num_labels;
   const char **id2label; /* [num_labels] */
+
+  /* vkformer's extra key "vkf_attention" (bert, llama): the attention kind of every block. */
+  vkf_hf_attention attention;
 } vkf_hf_config;
 
 /* Reads and validates `path`. Errors are one line naming the file and the field: NOT_FOUND for a

@@ -13,6 +13,7 @@
 #include "graph/lower/lower_attention.h"
 #include "graph/passes/memory_plan.h"
 #include "host/session.h"
+#include "tools/vkf/bench_linear_attention.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -262,10 +263,15 @@ static void usage(FILE *f) {
       "                           [--variant row|row-inplace|lanes|lanes-inplace] [--splits S]\n"
       "Times the fused attention kernel and the unfused matmul + softmax + matmul path on\n"
       "the same data. Default shapes: (1,12,N,N,64) for N = 197, 577, 1024, 4096;\n"
-      "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n");
+      "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n"
+      "vkf bench attention --kind linear|performer|rfa --help: the linear-attention family.\n");
 }
 
 int vkf_cli_bench_attention(int argc, char **argv) {
+  /* --kind linear|performer|rfa: the kernelised family beside this dense kernel. */
+  for (int i = 0; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--kind") && vkf_bench_linear_kind(argv[i + 1]))
+      return vkf_bench_linear_attention(argc, argv);
   /* The low-rank kinds have their own options and table (bench_attention_lowrank.c). */
   for (int i = 0; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--kind") &&

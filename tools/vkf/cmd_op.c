@@ -2,6 +2,11 @@
  * from .npy files, so any kernel can be checked against numpy.
  *   vkf op matmul --in a.npy --in b.npy --out c.npy [--attr transpose_b=1] [--cpu]
  *   vkf op kv_write --in cache.npy --in rows.npy --in start.npy --out cache_after.npy
+ *   vkf op linear_features --in x.npy [--in omega.npy] --attr kind=favor --out phi.npy
+ *   vkf op linear_attention --in phi_q.npy --in phi_k.npy --in v.npy [--in gate=g.npy]
+ *       [--in state=s.npy] --attr causal=1 --out o.npy
+ *   vkf op linear_state_write --in state.npy --in phi_k.npy --in v.npy [--in gate=g.npy]
+ *       --out state_after.npy
  * Optional inputs are named: --in bias=b.npy. Attributes: --attr key=value, each parsed strictly
  * (tools/vkf/op_attrs.h) and range-checked against the inputs' shapes. */
 #include <inttypes.h>
@@ -91,6 +96,41 @@ static const vkf_dtype DTYPE_OF[] = {VKF_F32, VKF_F16, VKF_I32};
 static int64_t last_axis(vkf_graph *g, const op_args *a, const op_inputs *in) {
   const vkf_tensor *x = input_tensor(g, a, in, 0, NULL);
   return x ? (int64_t)x->rank - 1 : 0;
+}
+
+static const char *const FEATURE_MAPS[] = {"elu1", "favor", "rff", NULL};
+
+/* The linear-attention family (graph/ir/builder.h). */
+static vkf_value build_linear(vkf_graph *g, const op_args *a, const op_inputs *in,
+                              vkf_status *out_err) {
+  const char *op = a->attrs.op;
+  const vkf_op_attrs *at = &a->attrs;
+  int64_t i64;
+  if (!strcmp(op, "linear_features")) {
+    int kind;
+    float scale;
+    TRY(vkf_op_attr_choice(at, "kind", FEATURE_MAPS, 0, &kind));
+    /* 0: D^-1/4, Performer's data normaliser. */
+    TRY(vkf_op_attr_float(at, "scale", 0.0, 1e30, 0.0f, &scale));
+    return vkf_linear_features(g, "op", input(a, in, 0, NULL), input(a, in, 1, NULL),
+                               (vkf_feature_map)kind, scale);
+  }
+  if (!strcmp(op, "linear_attention")) {
+    vkf_linear_attention_options o = {.gate = input(a, in, 3, "gate"),
+                                      .state = input(a, in, 4, "state")};
+    TRY(vkf_op_attr_int(at, "causal", 0, 1, 0, &i64));
+    o.causal = (int)i64;
+    TRY(vkf_op_attr_float(at, "eps", 0.0, 1e30, 0.0f, &o.eps)); /* 0: 1e-6 */
+    TRY(vkf_op_attr_int(at, "chunk", 0, 1024, 0, &i64));        /* 0: 64 */
+    o.chunk = (uint32_t)i64;
+    return vkf_linear_attention(g, "op", input(a, in, 0, NULL), input(a, in, 1, NULL),
+                                input(a, in, 2, NULL), &o);
+  }
+  if (!strcmp(op, "linear_state_write")) /* the state after the write */
+    return vkf_linear_state_write(g, "op", input(a, in, 0, NULL), input(a, in, 1, NULL),
+                                  input(a, in, 2, NULL), input(a, in, 3, "gate"));
+  *out_err = vkf_status_make(VKF_STATUS_INTERNAL, "op %s is not a linear-attention op", op);
+  return VKF_NO_VALUE;
 }
 
 /* Emits the op's node; returns its value (VKF_NO_VALUE with *out_err, or a sticky graph error). */
@@ -234,13 +274,16 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
   if (!strcmp(op, "mean_pool")) return vkf_mean_pool(g, "op", x, input(a, in, 1, "mask"));
   if (!strcmp(op, "kv_write")) /* --in cache --in rows --in start: the cache after the write */
     return vkf_kv_write(g, "op", x, y, input(a, in, 2, "start"));
-  *out_err = vkf_status_make(
-      VKF_STATUS_INVALID_ARGUMENT,
-      "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
-      "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
-      "softmax, attention, sparse_attention, permute, slice, copy, cast, concat, gather, "
-      "patch_embed, mean_pool, kv_write)",
-      op);
+  if (!strcmp(op, "linear_features") || !strcmp(op, "linear_attention") ||
+      !strcmp(op, "linear_state_write"))
+    return build_linear(g, a, in, out_err);
+  *out_err = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
+                             "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
+                             "softmax, attention, sparse_attention, permute, slice, copy, cast, "
+                             "concat, gather, patch_embed, mean_pool, kv_write, linear_features, "
+                             "linear_attention, linear_state_write)",
+                             op);
   return VKF_NO_VALUE;
 }
 

@@ -1,15 +1,21 @@
 /* Owns the prefill and decode runners and the KV cache of one generation, and the per-step input
- * arrays (positions, cache offsets, kv lengths, logit rows). */
+ * arrays (positions, cache offsets, kv lengths, logit rows). With a vkf_attention kind of the
+ * linear family the "cache" holds each layer's state [B, H, F, Dh + 1] instead (its key buffers,
+ * capacity F rows of Dh + 1): constant memory whatever the length, zeroed before each prefill. */
 #include "tools/vkf/generate_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/passes/passes.h"
+#include "host/buffer.h"
 #include "host/kv_cache.h"
+#include "models/arch/efficient_attention.h"
 #include "host/runner.h"
 
 struct vkf_gen_engine {
+  vkf_device *device;
+  int linear_state; /* the cache's key buffers are linear-attention states */
   vkf_decoder_model *model;
   vkf_gen_engine_options o;
   int64_t vocab;
@@ -22,12 +28,16 @@ struct vkf_gen_engine {
   float *logits;    /* [batch, vocab] */
 };
 
-/* Binds every layer's K and V cache inputs of `g` to the cache's buffers. */
-static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_decoder_graph *g) {
+/* Binds every layer's K and V cache inputs of `g` (the state alone with linear_state) to the
+ * cache's buffers; *count gets the number of bindings. */
+static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_decoder_graph *g,
+                                          uint32_t *count) {
   vkf_runner_binding *b = calloc((size_t)(2 * g->layers), sizeof *b);
+  *count = 0;
   for (int64_t l = 0; b && l < g->layers; l++) {
-    b[2 * l] = (vkf_runner_binding){g->cache_k[l], vkf_kv_cache_keys(e->cache, l)};
-    b[2 * l + 1] = (vkf_runner_binding){g->cache_v[l], vkf_kv_cache_values(e->cache, l)};
+    b[(*count)++] = (vkf_runner_binding){g->cache_k[l], vkf_kv_cache_keys(e->cache, l)};
+    if (!e->linear_state)
+      b[(*count)++] = (vkf_runner_binding){g->cache_v[l], vkf_kv_cache_values(e->cache, l)};
   }
   return b;
 }
@@ -35,11 +45,12 @@ static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_dec
 static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
   VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, NULL, NULL));
-  vkf_runner_binding *b = cache_bindings(e, g);
+  uint32_t count;
+  vkf_runner_binding *b = cache_bindings(e, g, &count);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");
   vkf_runner_options ro = {.profile = e->o.profile,
                            .bindings = b,
-                           .binding_count = (uint32_t)(2 * g->layers),
+                           .binding_count = count,
                            .share_constants_with = share};
   vkf_status s = vkf_runner_create(device, g->graph, &ro, out);
   free(b);
@@ -52,8 +63,11 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   const vkf_hf_config *c = vkf_decoder_config(model);
   vkf_gen_engine *e = calloc(1, sizeof *e);
   if (!e) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  e->device = device;
   e->model = model;
   e->o = *options;
+  int64_t features = vkf_efficient_state_features(&c->attention, c->head_dim);
+  e->linear_state = features > 0;
   e->vocab = c->vocab_size;
   e->chunk = e->o.chunk > 0 ? e->o.chunk : 512;
   e->chunked = e->o.prompt_len > e->chunk;
@@ -69,6 +83,12 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
                              .capacity = e->o.capacity,
                              .head_dim = c->head_dim,
                              .dtype = e->o.cache_dtype};
+  if (e->linear_state) {
+    co.kv_heads = c->num_attention_heads;
+    co.capacity = features;
+    co.head_dim = c->head_dim + 1;
+    co.dtype = VKF_F32;
+  }
   if (!s) s = vkf_kv_cache_create(device, &co, &e->cache);
   vkf_decoder_build_options po = {.batch = e->o.batch,
                                   .seq_len = e->chunk,
@@ -136,8 +156,15 @@ static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int
   }
   VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->positions, e->scratch, b * n));
   for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)c0;
-  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->cache_start, e->scratch, b));
-  if (e->chunked) {
+  if (vkf_value_valid(g->cache_start))
+    VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->cache_start, e->scratch, b));
+  if (e->linear_state) {
+    /* Padding (past a row's prompt) leaves the state as it is. */
+    for (int64_t r = 0; r < b; r++)
+      for (int64_t t = 0; t < n; t++) e->scratch[r * n + t] = c0 + t < lens[r];
+    VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->attention_mask, e->scratch, b * n));
+  }
+  if (e->chunked && vkf_value_valid(g->kv_len)) {
     for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(c0 + n < cap ? c0 + n : cap);
     VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->kv_len, e->scratch, b));
   }
@@ -165,6 +192,11 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const i
     if (lens[r] < 1 || lens[r] > p)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "prompt %lld has %lld tokens (1..%lld)",
                              (long long)r, (long long)lens[r], (long long)p);
+  if (e->linear_state) /* a new generation starts from the empty state */
+    for (int64_t l = 0; l < vkf_kv_cache_options_of(e->cache)->layers; l++) {
+      vkf_buffer *k = vkf_kv_cache_keys(e->cache, l);
+      VKF_RETURN_IF_ERROR(vkf_buffer_zero(e->device, k, 0, vkf_buffer_size(k)));
+    }
   for (int64_t c0 = 0; c0 < p; c0 += e->chunk) VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, lens, c0));
   *out_logits = e->logits;
   return VKF_OK;
@@ -182,9 +214,14 @@ vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const i
   VKF_RETURN_IF_ERROR(set_i32(e->decode, g->input_ids, tokens, b));
   for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r];
   VKF_RETURN_IF_ERROR(set_i32(e->decode, g->positions, e->scratch, b));
-  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->cache_start, e->scratch, b));
-  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r] + 1;
-  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->kv_len, e->scratch, b));
+  if (e->linear_state) {
+    for (int64_t r = 0; r < b; r++) e->scratch[r] = 1;
+    VKF_RETURN_IF_ERROR(set_i32(e->decode, g->attention_mask, e->scratch, b));
+  } else {
+    VKF_RETURN_IF_ERROR(set_i32(e->decode, g->cache_start, e->scratch, b));
+    for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r] + 1;
+    VKF_RETURN_IF_ERROR(set_i32(e->decode, g->kv_len, e->scratch, b));
+  }
   for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)r;
   VKF_RETURN_IF_ERROR(set_i32(e->decode, g->last_index, e->scratch, b));
   VKF_RETURN_IF_ERROR(vkf_runner_run(e->decode));

@@ -23,6 +23,8 @@ static const struct {
     {"slice", "axis, start, end"},
     {"cast", "dtype"},
     {"concat", "axis"},
+    {"linear_features", "kind, scale"},
+    {"linear_attention", "causal, eps, chunk"},
 };
 
 static const char *keys_of(const char *op) {

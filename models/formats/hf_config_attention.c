@@ -1,0 +1,168 @@
+/* config.json's "vkf_attention" key (see hf_config_attention.h and README.md). Every key is checked
+ * against the kind's list, so a typo ("feature", "orthogonnal") or a key of another kind is an
+ * error, never silently ignored. */
+#include "models/formats/hf_config_attention.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "models/formats/json_fields.h"
+
+#define FIELD "vkf_attention"
+
+static const char *const k_kind_names[] = {"softmax", "linear",    "performer",
+                                           "rfa",     "linformer", "nystrom"};
+
+const char *vkf_hf_attn_kind_name(vkf_hf_attn_kind kind) {
+  return (unsigned)kind < sizeof k_kind_names / sizeof *k_kind_names ? k_kind_names[kind] : "?";
+}
+
+/* The keys each kind takes besides "kind" (space-separated, each followed by a space). */
+static const char *keys_of(vkf_hf_attn_kind kind) {
+  switch (kind) {
+    case VKF_HF_ATTN_LINEAR:
+      return "eps ";
+    case VKF_HF_ATTN_PERFORMER:
+      return "features seed orthogonal scale eps ";
+    case VKF_HF_ATTN_RFA:
+      return "features seed orthogonal gate scale eps ";
+    case VKF_HF_ATTN_LINFORMER:
+      return "k sharing ";
+    case VKF_HF_ATTN_NYSTROM:
+      return "landmarks inv_init conv_kernel_size ";
+    default:
+      return "";
+  }
+}
+
+static int key_allowed(const char *keys, const char *key) {
+  size_t n = strlen(key);
+  for (const char *p = keys; *p;) {
+    const char *end = strchr(p, ' ');
+    if ((size_t)(end - p) == n && !strncmp(p, key, n)) return 1;
+    p = end + 1;
+  }
+  return 0;
+}
+
+static vkf_status parse_sharing(const char *file, const cJSON *obj, vkf_hf_attention *a) {
+  static const char *const names[] = {"none", "headwise", "key-value", "layerwise"};
+  const char *s;
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, obj, "sharing", &s));
+  if (!s) return VKF_OK;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (!strcmp(s, names[i])) {
+      a->sharing = (vkf_hf_linformer_share)i;
+      return VKF_OK;
+    }
+  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: field \"" FIELD
+                         ".sharing\" value \"%s\" is not known (none, "
+                         "headwise, key-value, layerwise)",
+                         file, s);
+}
+
+static vkf_status parse_nystrom(const char *file, const cJSON *obj, vkf_hf_attention *a) {
+  if (!vkf_json_field(obj, "landmarks"))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".landmarks\" is missing",
+                           file);
+  VKF_RETURN_IF_ERROR(
+      vkf_json_get_size(file, obj, "landmarks", 1, VKF_HF_MAX_FEATURES, &a->landmarks));
+  const char *init;
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, obj, "inv_init", &init));
+  if (init && strcmp(init, "original") != 0 && strcmp(init, "per_head") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           ".inv_init\" value \"%s\" is not known "
+                           "(original, per_head)",
+                           file, init);
+  a->inv_per_head = init && !strcmp(init, "per_head");
+  const cJSON *conv = vkf_json_field(obj, "conv_kernel_size");
+  if (conv) {
+    VKF_RETURN_IF_ERROR(
+        vkf_json_get_size(file, obj, "conv_kernel_size", 1, 1 << 12, &a->conv_kernel_size));
+    if (a->conv_kernel_size % 2 == 0)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"" FIELD
+                             ".conv_kernel_size\" %lld is even (the skip "
+                             "keeps the length only with an odd kernel)",
+                             file, (long long)a->conv_kernel_size);
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const char *model_type,
+                                  vkf_hf_attention *out) {
+  memset(out, 0, sizeof *out);
+  const cJSON *obj = vkf_json_field(root, FIELD);
+  if (!obj) return VKF_OK;
+  if (!cJSON_IsObject(obj))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"" FIELD "\" must be an object", file);
+  int causal = !strcmp(model_type, "llama");
+  if (!causal && strcmp(model_type, "bert") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           "\" is supported for model_type bert and llama, "
+                           "not \"%s\"",
+                           file, model_type);
+  const char *kind;
+  VKF_RETURN_IF_ERROR(vkf_json_get_string(file, obj, "kind", &kind));
+  if (!kind)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".kind\" is missing", file);
+  out->kind = VKF_HF_ATTN_SOFTMAX;
+  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_NYSTROM; i++)
+    if (!strcmp(kind, k_kind_names[i])) out->kind = (vkf_hf_attn_kind)i;
+  if (out->kind == VKF_HF_ATTN_SOFTMAX)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           ".kind\" value \"%s\" is not known (linear, "
+                           "performer, rfa, linformer, nystrom)",
+                           file, kind);
+  if (causal && (out->kind == VKF_HF_ATTN_LINFORMER || out->kind == VKF_HF_ATTN_NYSTROM))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           ".kind\" %s mixes every position and has no "
+                           "causal form (model_type llama)",
+                           file, kind);
+  const char *keys = keys_of(out->kind);
+  for (const cJSON *it = obj->child; it; it = it->next)
+    if (strcmp(it->string, "kind") != 0 && !key_allowed(keys, it->string))
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"" FIELD
+                             ".%s\" does not apply to kind %s (its keys: "
+                             "%s)",
+                             file, it->string, kind, *keys ? keys : "none ");
+  VKF_RETURN_IF_ERROR(
+      vkf_json_get_size(file, obj, "features", 64, VKF_HF_MAX_FEATURES, &out->features));
+  int64_t seed;
+  VKF_RETURN_IF_ERROR(vkf_json_get_int(file, obj, "seed", 0, &seed));
+  if (seed < 0)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"" FIELD ".seed\" is %lld, must be >= 0", file,
+                           (long long)seed);
+  out->seed = (uint64_t)seed;
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, obj, "orthogonal", out->kind == VKF_HF_ATTN_PERFORMER,
+                                        &out->orthogonal));
+  VKF_RETURN_IF_ERROR(vkf_json_get_bool(file, obj, "gate", false, &out->gate));
+  if (out->gate && !causal)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"" FIELD
+                           ".gate\" needs a causal model (llama): the gate is "
+                           "a recurrence over positions",
+                           file);
+  VKF_RETURN_IF_ERROR(vkf_json_get_double(file, obj, "scale", 0.0, &out->scale));
+  VKF_RETURN_IF_ERROR(vkf_json_get_double(file, obj, "eps", 1e-6, &out->eps));
+  if (!isfinite(out->scale) || out->scale < 0.0 || !isfinite(out->eps) || !(out->eps > 0.0))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"" FIELD "\": scale %g must be >= 0 and eps %g > 0", file,
+                           out->scale, out->eps);
+  if (out->kind == VKF_HF_ATTN_LINFORMER) {
+    if (!vkf_json_field(obj, "k"))
+      return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                             "%s: field \"" FIELD ".k\" (the projected length) is missing", file);
+    VKF_RETURN_IF_ERROR(vkf_json_get_size(file, obj, "k", 1, VKF_HF_MAX_FEATURES, &out->k));
+    VKF_RETURN_IF_ERROR(parse_sharing(file, obj, out));
+  }
+  if (out->kind == VKF_HF_ATTN_NYSTROM) return parse_nystrom(file, obj, out);
+  return VKF_OK;
+}
