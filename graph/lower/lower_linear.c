@@ -235,6 +235,20 @@ static uint32_t effective_chunk(uint32_t chunk) {
   return chunk < 4 ? 4 : chunk > 128 ? 128 : chunk;
 }
 
+/* Past maxStorageBufferRange a longer chunk keeps the chunk states ([BH * N / chunk, E]) in one
+ * binding, at the cost of more intra-chunk weights ([BH * N, chunk]): the first chunk from `chunk`
+ * up to 256 for which both fit (else `chunk`, and the plan check names the binding). */
+static uint32_t fitting_chunk(const vkf_lower_ctx *ctx, uint32_t chunk, uint64_t bh, uint32_t len,
+                              uint32_t e) {
+  uint64_t range = ctx->caps->max_storage_buffer_range;
+  if (!range) return chunk;
+  for (uint32_t c = chunk; c <= 256; c += 4) {
+    uint64_t states = bh * ((len + c - 1) / c) * e * 4, weights = bh * len * c * 4;
+    if (states <= range && weights <= range) return c;
+  }
+  return chunk;
+}
+
 static vkf_status lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
   const vkf_plan_tensor *k = &n->inputs[VKF_IN_LIN_K], *v = &n->inputs[VKF_IN_LIN_V];
   const vkf_plan_tensor *gate = &n->inputs[VKF_IN_LIN_GATE];
@@ -246,7 +260,8 @@ static vkf_status lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node
     VKF_RETURN_IF_ERROR(reduce(ctx, n, k, v, &k_absent, &totals, NULL, len, 0));
     return output(ctx, n, &totals, &k_absent, &k_absent, len, 0);
   }
-  uint32_t chunk = effective_chunk(n->attrs->linear_attention.chunk);
+  uint32_t chunk =
+      fitting_chunk(ctx, effective_chunk(n->attrs->linear_attention.chunk), bh, len, e);
   uint32_t nc = (len + chunk - 1) / chunk;
   int gated = vkf_plan_tensor_present(gate);
   vkf_plan_tensor w = scratch(ctx, n, "intra_weights", bh * len, chunk);

@@ -74,6 +74,22 @@ static void cores(gpu_test *t) {
       {"causal N=150 chunk 200 (run as 128, 2 chunks)", 1, 0, 0, 150, 200},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) core(t, &cases[i]);
+  {
+    /* maxStorageBufferRange 40000 bytes: at chunk 4 the 38 chunk states (49248 bytes) do not fit
+     * one binding, so the lowering runs chunk 8 (24624 bytes of states, 28800 of weights). */
+    op_case c = op_case_begin("range");
+    vkf_value q = heads_view(&c, "q", 150, F, 0.05f, 1), kk = heads_view(&c, "k", 150, F, 0.05f, 1);
+    vkf_value v = heads_view(&c, "v", 150, DV, -1, 1);
+    vkf_value g = op_case_input(&c, "gate", VKF_F32, 3, (const int64_t[]){B, H, 150}, -3, 3);
+    vkf_linear_attention_options o = {.causal = 1, .chunk = 4, .gate = g};
+    vkf_graph_output(c.g, vkf_linear_attention(c.g, "lin", q, kk, v, &o), NULL);
+    vkf_device_caps caps = *vkf_device_caps_get(t->device);
+    caps.max_storage_buffer_range = 40000;
+    CHECK_OK(vkf_graph_status(c.g));
+    op_check_with(t, c.g, c.in, c.n, &caps, TOL, "chunk lengthened to fit maxStorageBufferRange");
+    for (size_t i = 0; i < c.n; i++) free(c.data[i]);
+    vkf_graph_destroy(c.g);
+  }
   /* LINEAR_STATE_WRITE alone: the state after 37 tokens, ungated and gated, vs the recurrence. */
   for (int gated = 0; gated < 2; gated++) {
     op_case c = op_case_begin("state_write");
