@@ -32,8 +32,13 @@ Task heads (checkpoints with the "longformer." prefix, no pooler):
                           [4, 8], 3 labels; logits [2, 9, 3]
   longformer_seqcls_tiny  LongformerForSequenceClassification, F16 storage: hidden 21, 3 heads of
                           7, windows [8, 4], 2 labels; logits [2, 2]
+  longformer_qa_tiny      LongformerForQuestionAnswering, F32: hidden 24, 4 heads of 6, windows
+                          [4, 8], sep_token_id 2; S = 21, rows "<s> question </s></s> context
+                          </s>" with questions of 4 and 6 tokens, row 1 right-padded;
+                          start_logits, end_logits [2, 21]
   logits, and logits_local without global_attention_mask (for sequence classification HF then
-  makes the first token global)
+  makes the first token global, for question answering the question: every token before the
+  row's first sep)
 
     /usr/bin/python3 tools/make_longformer_golden.py [--data DIR] [--golden DIR]
 """
@@ -43,8 +48,9 @@ import os
 
 import numpy as np
 import torch
-from transformers import (LongformerConfig, LongformerForSequenceClassification,
-                          LongformerForTokenClassification, LongformerModel)
+from transformers import (LongformerConfig, LongformerForQuestionAnswering,
+                          LongformerForSequenceClassification, LongformerForTokenClassification,
+                          LongformerModel)
 
 CASES = {
     "longformer_tiny": dict(
@@ -79,6 +85,14 @@ CASES = {
                     intermediate_size=23, attention_window=[8, 4], max_position_embeddings=40,
                     type_vocab_size=1, pad_token_id=1, num_labels=2),
         dtype=torch.float16, seq=11, row1_len=7, seed=18, globals=[[0, 6], [0]]),
+    "longformer_qa_tiny": dict(
+        cls=LongformerForQuestionAnswering,
+        config=dict(vocab_size=30, hidden_size=24, num_hidden_layers=2, num_attention_heads=4,
+                    intermediate_size=29, attention_window=[4, 8], max_position_embeddings=40,
+                    type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                    sep_token_id=2),
+        dtype=torch.float32, seq=21, row1_len=16, seed=20, globals=[[0, 3, 11], [0, 1]],
+        questions=[4, 6]),
 }
 
 
@@ -101,6 +115,13 @@ def inputs(case, vocab, pad, gen):
     ids[:, 0] = 0  # <s>
     ids[0, 3] = pad  # a real token equal to the padding id: position pad_idx, as HF computes it
     ids[1, n1:] = pad
+    sep = 2
+    for r, q in enumerate(case.get("questions", [])):
+        # <s> question </s></s> context </s>: exactly the 3 seps HF's QA default asserts.
+        ids[r, 3] = 7  # row 0's pad-valued token would fall in the question
+        n = s if r == 0 else n1
+        ids[r, q + 1:q + 3] = sep
+        ids[r, n - 1] = sep
     mask = torch.ones(b, s, dtype=torch.long)
     mask[1, n1:] = 0
     glob = torch.zeros(b, s, dtype=torch.long)
@@ -138,7 +159,12 @@ def main():
         with torch.no_grad():
             out = model(input_ids=ids, attention_mask=mask, global_attention_mask=glob)
             loc = model(input_ids=ids, attention_mask=mask)
-        if cls is LongformerModel:
+        if cls is LongformerForQuestionAnswering:
+            outs = [("start_logits", out.start_logits), ("end_logits", out.end_logits),
+                    ("start_logits_local", loc.start_logits),
+                    ("end_logits_local", loc.end_logits)]
+            moved = float((out.start_logits - loc.start_logits).abs().max())
+        elif cls is LongformerModel:
             outs = [("last_hidden_state", out.last_hidden_state),
                     ("pooler_output", out.pooler_output),
                     ("last_hidden_state_local", loc.last_hidden_state),

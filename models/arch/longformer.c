@@ -105,6 +105,11 @@ static vkf_status check_tensors(vkf_longformer_model *m) {
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.dense.bias", d, 0));
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.out_proj.weight", labels, d));
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.out_proj.bias", labels, 0));
+  } else if (vkf_arch_has(m->f.ck, "", "qa_outputs.weight")) {
+    /* HF splits qa_outputs' num_labels outputs into exactly start and end logits. */
+    m->head = VKF_LONGFORMER_HEAD_QUESTION_ANSWERING;
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "qa_outputs.weight", 2, d));
+    VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "qa_outputs.bias", 2, 0));
   } else if (vkf_arch_has(m->f.ck, "", "classifier.weight")) {
     m->head = VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION;
     VKF_RETURN_IF_ERROR(vkf_arch_expect2(m->f.ck, "", "classifier.weight", labels, d));
@@ -160,7 +165,8 @@ const char *vkf_longformer_architecture(const vkf_longformer_model *m) {
   return m->head == VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION ? "LongformerForTokenClassification"
          : m->head == VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION
              ? "LongformerForSequenceClassification"
-             : "LongformerModel";
+         : m->head == VKF_LONGFORMER_HEAD_QUESTION_ANSWERING ? "LongformerForQuestionAnswering"
+                                                             : "LongformerModel";
 }
 int64_t vkf_longformer_max_seq(const vkf_longformer_model *m) {
   return m->f.config.max_position_embeddings - m->f.config.pad_token_id - 1;
@@ -335,8 +341,13 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
   if ((want & VKF_LONGFORMER_OUT_POOLER_OUTPUT) && !m->has_pooler)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no pooler (pooler_output)",
                            m->f.dir);
-  if ((want & VKF_LONGFORMER_OUT_LOGITS) && m->head == VKF_LONGFORMER_HEAD_NONE)
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no task head (logits)",
+  int qa = m->head == VKF_LONGFORMER_HEAD_QUESTION_ANSWERING;
+  if ((want & VKF_LONGFORMER_OUT_LOGITS) && (m->head == VKF_LONGFORMER_HEAD_NONE || qa))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: the checkpoint has no classifier (logits)",
+                           m->f.dir);
+  if ((want & (VKF_LONGFORMER_OUT_START_LOGITS | VKF_LONGFORMER_OUT_END_LOGITS)) && !qa)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                           "%s: the checkpoint has no qa_outputs (start_logits, end_logits)",
                            m->f.dir);
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_longformer_architecture(m), &g));
@@ -439,6 +450,19 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
       logits = linear(m, g, "", "classifier.out_proj", h, dt); /* [B, labels] */
     }
     out->logits = vkf_arch_f32_output(g, logits, "logits");
+  }
+  if (want & (VKF_LONGFORMER_OUT_START_LOGITS | VKF_LONGFORMER_OUT_END_LOGITS)) {
+    /* qa_outputs, then logits.split(1, dim=-1) and squeeze(-1): [B, S, 2] -> two [B, S]. */
+    vkf_value both = linear(m, g, "", "qa_outputs", x, dt);
+    const char *qa_names[2] = {"start_logits", "end_logits"};
+    uint32_t bits[2] = {VKF_LONGFORMER_OUT_START_LOGITS, VKF_LONGFORMER_OUT_END_LOGITS};
+    vkf_value *dst[2] = {&out->start_logits, &out->end_logits};
+    for (int k = 0; k < 2; k++) {
+      if (!(want & bits[k])) continue;
+      vkf_value v = vkf_slice(g, NAME(nm, "qa_outputs.%s", qa_names[k]), both, 2, k, k + 1);
+      v = vkf_reshape(g, NAME(nm, "qa_outputs.%s.flat", qa_names[k]), v, 2, bs);
+      *dst[k] = vkf_arch_f32_output(g, v, qa_names[k]);
+    }
   }
   if (!st) st = vkf_graph_status(g);
   if (st) {

@@ -60,10 +60,12 @@ typedef struct vkf_longformer_derived {
 } vkf_longformer_derived;
 
 /* From the whole batch's input_ids, attention_mask (NULL: ones) and global_attention_mask (NULL:
- * none, or the first token of every row for LongformerForSequenceClassification, as HF defaults
- * it), i32 [B, S] with 0/1 masks already checked: HF's merged mask (attention_mask ·
- * (global_attention_mask + 1)) decides padding (0), local (1) and global (2) tokens. The arrays are
- * malloc'ed into *out (caller frees each). */
+ * none, or as HF defaults it: the first token of every row for LongformerForSequenceClassification,
+ * the question (the tokens before the row's first sep_token_id) for
+ * LongformerForQuestionAnswering), i32 [B, S] with 0/1 masks already checked: HF's merged mask
+ * (attention_mask · (global_attention_mask + 1)) decides padding (0), local (1) and global (2)
+ * tokens. The question default needs exactly 3 sep tokens per row in the batch, as transformers
+ * asserts (a one-line error otherwise). The arrays are malloc'ed into *out (caller frees each). */
 vkf_status vkf_longformer_derive(const vkf_longformer_model *model, const int32_t *input_ids,
                                  const int32_t *attention_mask, const int32_t *global_mask,
                                  int64_t batch, int64_t seq_len, vkf_longformer_derived *out);
@@ -74,15 +76,19 @@ typedef enum vkf_longformer_head {
   VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION,    /* classifier: a linear layer on every token */
   VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION, /* classifier.dense, tanh, classifier.out_proj on
                                                   the first token */
+  VKF_LONGFORMER_HEAD_QUESTION_ANSWERING,      /* qa_outputs [2, D] on every token: start, end */
 } vkf_longformer_head;
 vkf_longformer_head vkf_longformer_head_of(const vkf_longformer_model *model);
-/* "LongformerModel", "LongformerForTokenClassification", "LongformerForSequenceClassification". */
+/* "LongformerModel", "LongformerForTokenClassification", "LongformerForSequenceClassification",
+ * "LongformerForQuestionAnswering". */
 const char *vkf_longformer_architecture(const vkf_longformer_model *model);
 
 enum {
   VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE = 1, /* f32 [B, S, D] */
   VKF_LONGFORMER_OUT_POOLER_OUTPUT = 2,     /* f32 [B, D]: tanh(dense(first token)) */
   VKF_LONGFORMER_OUT_LOGITS = 4,            /* f32 [B, S, labels] or [B, labels] (the head) */
+  VKF_LONGFORMER_OUT_START_LOGITS = 8,      /* f32 [B, S] (question answering) */
+  VKF_LONGFORMER_OUT_END_LOGITS = 16,       /* f32 [B, S] (question answering) */
 };
 
 typedef struct vkf_longformer_build_options {
@@ -100,7 +106,7 @@ typedef struct vkf_longformer_graph {
    * VKF_NO_VALUE. */
   vkf_value inputs[4 + VKF_LONGFORMER_DERIVED_COUNT];
   uint32_t derived_count;
-  vkf_value last_hidden_state, pooler_output, logits;
+  vkf_value last_hidden_state, pooler_output, logits, start_logits, end_logits;
 } vkf_longformer_graph;
 
 /* The forward pass. A layer whose attention_window does not divide the padded length is an error

@@ -102,6 +102,9 @@ typedef struct vkf_hf_config {
   /* Longformer ("longformer", TEXT family): each layer's local attention window, even and
    * positive ([num_hidden_layers], models/formats/hf_config_longformer.c); NULL for others. */
   const int64_t *attention_window;
+  /* Its sep_token_id (LongformerConfig's default 2; -1 when null): LongformerForQuestionAnswering
+   * makes the tokens before the first one global when no global_attention_mask is given. */
+  int64_t sep_token_id;
 
   /* Classifier labels: from "id2label" (keys "0".."n-1", each once), else "num_labels" generic
    * names "LABEL_i", else Hugging Face's default of 2 ("LABEL_0", "LABEL_1"). */

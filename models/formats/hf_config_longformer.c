@@ -54,5 +54,8 @@ vkf_status vkf_hf_config_parse_longformer(const char *file, const cJSON *root, v
     for (int64_t l = 0; l < n; l++) w[l] = v;
   }
   c->attention_window = w;
+  const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "sep_token_id");
+  VKF_RETURN_IF_ERROR(vkf_json_get_int(file, root, "sep_token_id",
+                                       sep && cJSON_IsNull(sep) ? -1 : 2, &c->sep_token_id));
   return VKF_OK;
 }

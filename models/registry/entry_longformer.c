@@ -1,10 +1,11 @@
 /* Longformer in the model registry: input_ids, attention_mask, global_attention_mask,
- * token_type_ids in (Hugging Face's defaults for the optional three: ones; none, or the first
- * token for LongformerForSequenceClassification; zeros); last_hidden_state, pooler_output and the
- * task head's logits out. Where the global tokens are is read on the host
- * (vkf_model_derive -> vkf_longformer_derive): the graph takes the derived position ids and
- * indices as inputs after the declared ones, and its shapes depend only on the most global tokens
- * in a row of the batch. */
+ * token_type_ids in (Hugging Face's defaults for the optional three: ones; none, the first
+ * token for LongformerForSequenceClassification or the question for
+ * LongformerForQuestionAnswering; zeros); last_hidden_state, pooler_output and the task head's
+ * logits (start_logits, end_logits for question answering) out. Where the global tokens are is read
+ * on the host (vkf_model_derive -> vkf_longformer_derive): the graph takes the derived position ids
+ * and indices as inputs after the declared ones, and its shapes depend only on the most global
+ * tokens in a row of the batch. */
 #include <string.h>
 
 #include "models/arch/longformer.h"
@@ -40,6 +41,12 @@ static uint32_t outputs_of(const vkf_longformer_model *m, vkf_model_io *out, uin
     out[n] =
         (vkf_model_io){.name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, c->num_labels}};
     bits[n++] = VKF_LONGFORMER_OUT_LOGITS;
+  } else if (head == VKF_LONGFORMER_HEAD_QUESTION_ANSWERING) {
+    const char *qa[2] = {"start_logits", "end_logits"};
+    for (int k = 0; k < 2; k++) {
+      out[n] = (vkf_model_io){.name = qa[k], .dtype = VKF_F32, .rank = 2, .shape = {-1, -1}};
+      bits[n++] = k ? VKF_LONGFORMER_OUT_END_LOGITS : VKF_LONGFORMER_OUT_START_LOGITS;
+    }
   }
   return n;
 }
@@ -62,6 +69,10 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                            .value_bound = bounds[i]};
   if (vkf_longformer_head_of(m) == VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION)
     in[2].fill_note = "the first token global, as transformers does when it is None";
+  if (vkf_longformer_head_of(m) == VKF_LONGFORMER_HEAD_QUESTION_ANSWERING)
+    in[2].fill_note =
+        "the question (tokens before the first sep_token_id) global, as transformers "
+        "does when it is None";
   *in_count = 4;
   uint32_t bits[VKF_MODEL_MAX_IO];
   *out_count = outputs_of(m, out, bits);
@@ -89,6 +100,8 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
     if (want[i])
       out->outputs[i] = bits[i] == VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE ? lg.last_hidden_state
                         : bits[i] == VKF_LONGFORMER_OUT_POOLER_OUTPUT   ? lg.pooler_output
+                        : bits[i] == VKF_LONGFORMER_OUT_START_LOGITS    ? lg.start_logits
+                        : bits[i] == VKF_LONGFORMER_OUT_END_LOGITS      ? lg.end_logits
                                                                         : lg.logits;
   return VKF_OK;
 }
@@ -108,7 +121,8 @@ static vkf_status derive(const void *impl, const int32_t *const *inputs, int64_t
 
 static const char *const model_types[] = {"longformer", NULL};
 static const char *const architectures[] = {"LongformerModel", "LongformerForTokenClassification",
-                                            "LongformerForSequenceClassification", NULL};
+                                            "LongformerForSequenceClassification",
+                                            "LongformerForQuestionAnswering", NULL};
 
 const vkf_arch_entry vkf_entry_longformer = {
     "longformer", model_types, architectures, load, destroy, architecture, declare, build, derive};
