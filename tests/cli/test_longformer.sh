@@ -2,7 +2,8 @@
 # LongformerModel through vkf forward against transformers 4.38.2 (tools/make_longformer_golden.py):
 # last_hidden_state (real positions) and pooler_output within 1e-3 with and without global tokens,
 # per-layer windows and a BF16 checkpoint; left padding at every position; --fp16 within f16 rounding; the token and sequence classification heads' logits
-# (an F16 checkpoint); each row alone equals its row of the batch, also when
+# (an F16 checkpoint) and the question-answering head's start/end logits (with and without a
+# global mask; a row without 3 sep tokens is an error); each row alone equals its row of the batch, also when
 # the tiny-buffers profile splits the batch into runs; the mobile profile; then bad input as one
 # line (a global_attention_mask of the wrong shape, an odd attention_window, a window that does
 # not divide the padded length).
@@ -76,6 +77,41 @@ for m in longformer_tokcls_tiny longformer_seqcls_tiny; do
   "$VKF" forward --model "$D/$m" $in --out logits=$tmp/ll.npy 2>"$tmp/err" &&
     $NPY compare $tmp/ll.npy $g/logits_local.npy 1e-3 && ok || bad "$m logits without a global mask: $(cat "$tmp/err")"
 done
+
+# Question answering: start_logits and end_logits within 1e-3 with the golden's global tokens and
+# without a global mask (transformers then makes the question global: the tokens before the first
+# of the row's 3 sep tokens); each row alone equals its row of the batch, in both cases.
+m=longformer_qa_tiny
+g=$G/$m
+in="--in input_ids=$g/input_ids.npy --in attention_mask=$g/attention_mask.npy"
+for suffix in "" _local; do
+  glob=""
+  [ -z "$suffix" ] && glob="--in global_attention_mask=$g/global_attention_mask.npy"
+  "$VKF" forward --model "$D/$m" $in $glob --out start_logits=$tmp/qs.npy --out end_logits=$tmp/qe.npy 2>"$tmp/err" &&
+    $NPY compare $tmp/qs.npy $g/start_logits$suffix.npy 1e-3 && $NPY compare $tmp/qe.npy $g/end_logits$suffix.npy 1e-3 &&
+    ok || bad "$m start/end logits$suffix: $(cat "$tmp/err")"
+  for r in 0 1; do
+    for k in input_ids attention_mask global_attention_mask; do $NPY rows $g/$k.npy $r 1 $tmp/q$k$r.npy; done
+    $NPY rows $tmp/qs.npy $r 1 $tmp/qs_batch$r.npy
+    $NPY rows $tmp/qe.npy $r 1 $tmp/qe_batch$r.npy
+    glob1=""
+    [ -z "$suffix" ] && glob1="--in global_attention_mask=$tmp/qglobal_attention_mask$r.npy"
+    "$VKF" forward --model "$D/$m" --in input_ids=$tmp/qinput_ids$r.npy --in attention_mask=$tmp/qattention_mask$r.npy \
+      $glob1 --out start_logits=$tmp/qs$r.npy --out end_logits=$tmp/qe$r.npy 2>"$tmp/err" &&
+      $NPY compare $tmp/qs$r.npy $tmp/qs_batch$r.npy 1e-5 && $NPY compare $tmp/qe$r.npy $tmp/qe_batch$r.npy 1e-5 &&
+      ok || bad "$m$suffix row $r alone: $(cat "$tmp/err")"
+  done
+done
+# Without a global mask transformers asserts 3 sep tokens per row (in the batch's total): row 0
+# alone with its last sep replaced has 2.
+python3 - "$tmp/qinput_ids0.npy" "$tmp/q_twosep.npy" <<'PY'
+import sys
+sys.path.insert(0, "tests/cli")
+from npy_tool import read, write
+s, v = read(sys.argv[1]); v = list(v); v[-1] = 5; write(sys.argv[2], s, v, "<i8", "q")
+PY
+expect_error forward "QA without 3 seps" "input_ids: 1 rows hold 2 sep tokens (id 2); LongformerForQuestionAnswering needs exactly 3" \
+  --model $D/$m --in input_ids=$tmp/q_twosep.npy --out start_logits=$tmp/x.npy
 
 # Bad input.
 g=$G/longformer_tiny

@@ -81,7 +81,8 @@ static vkf_status run_outputs(vkf_model *m, const batch *b, int with_global,
   vkf_output_binding out[4];
   for (int k = 0; k < count; k++) {
     const vkf_model_io *io = vkf_model_output(m, (uint32_t)vkf_model_find_output(m, names[k]));
-    size_t n = (size_t)b->rows * (size_t)io->shape[io->rank - 1] * (io->rank == 3 ? b->seq : 1);
+    int64_t last = io->shape[io->rank - 1]; /* -1: the sequence ([B, S] start/end logits) */
+    size_t n = (size_t)b->rows * (size_t)(last < 0 ? b->seq : last) * (io->rank == 3 ? b->seq : 1);
     outs[k] = malloc(n * 4);
     out[k] = (vkf_output_binding){mg.outputs[vkf_model_find_output(m, names[k])], outs[k], n * 4};
   }
@@ -287,6 +288,64 @@ static void check_head(const char *name, const char *arch) {
   vkf_model_close(m);
 }
 
+/* LongformerForQuestionAnswering: start_logits and end_logits within 1e-3 of HF's with the
+ * golden's global tokens and without a global mask (HF then makes the question global); HF's
+ * question ends from the batch's sep tokens, its grouping quirk included, and the error when the
+ * batch does not hold 3 per row. */
+static void check_qa(void) {
+  const char *name = "longformer_qa_tiny";
+  char dir[256], gold[256];
+  snprintf(dir, sizeof dir, "tests/models/data/%s", name);
+  snprintf(gold, sizeof gold, "tests/models/golden/%s", name);
+  vkf_model *m = NULL;
+  CHECK_OK(vkf_model_open(dir, &m));
+  if (!m) return;
+  CHECK(!strcmp(vkf_model_architecture(m), "LongformerForQuestionAnswering"));
+  CHECK(vkf_model_find_output(m, "logits") < 0);
+  batch b = {0};
+  b.in[IN_IDS] = load_ids(gold, "input_ids", &b.rows, &b.seq);
+  b.in[IN_MASK] = load_ids(gold, "attention_mask", &b.rows, &b.seq);
+  b.in[IN_GLOBAL] = load_ids(gold, "global_attention_mask", &b.rows, &b.seq);
+  static const char *const names[2] = {"start_logits", "end_logits"};
+  for (int with_global = 1; with_global >= 0; with_global--) {
+    float *got[2] = {NULL, NULL};
+    CHECK_OK(run_outputs(m, &b, with_global, names, 2, got));
+    for (int k = 0; k < 2; k++) {
+      char key[64];
+      snprintf(key, sizeof key, "%s%s", names[k], with_global ? "" : "_local");
+      size_t n = 0;
+      float *want = load_f32(gold, key, &n);
+      double e = got[k] && want && n == (size_t)(b.rows * b.seq)
+                     ? max_diff_masked(got[k], want, b.in[IN_MASK], n, 1)
+                     : 1e30;
+      printf("%s: %s max diff %.3g\n", name, key, e);
+      CHECK_MSG(e < 1e-3, "%s %s differ by %g", name, key, e);
+      free(got[k]), free(want);
+    }
+  }
+  /* HF counts the batch's seps in row-major order and takes every third as a question end: row 0
+   * with 4 (at 1, 3, 4, 5) lends its last to row 1 (2 seps), whose question then ends at 5. */
+  const vkf_longformer_model *lm = vkf_model_impl(m);
+  int32_t ids[2 * 6] = {0, 2, 5, 2, 2, 2, /**/ 0, 7, 8, 2, 2, 6};
+  vkf_longformer_derived d;
+  CHECK_OK(vkf_longformer_derive(lm, ids, NULL, NULL, 2, 6, &d));
+  CHECK(d.global_tokens == 5);
+  const int32_t *gi = d.data[VKF_LONGFORMER_GLOBAL_INDEX];
+  int64_t p = vkf_longformer_prefix_len(5);
+  CHECK(gi && gi[0] == 0 && gi[p] == 0 && gi[p + 4] == 4);
+  for (int k = 0; k < VKF_LONGFORMER_DERIVED_COUNT; k++) free(d.data[k]);
+  ids[5] = 9; /* 5 seps for 2 rows: transformers' assertion */
+  CHECK_STATUS(vkf_longformer_derive(lm, ids, NULL, NULL, 2, 6, &d), VKF_STATUS_INVALID_ARGUMENT,
+               "input_ids: 2 rows hold 5 sep tokens (id 2); LongformerForQuestionAnswering needs "
+               "exactly 3 in every row");
+  int32_t glob[12] = {0};
+  CHECK_OK(vkf_longformer_derive(lm, ids, NULL, glob, 2, 6, &d)); /* a given mask needs no seps */
+  CHECK(d.global_tokens == 0);
+  for (int k = 0; k < VKF_LONGFORMER_DERIVED_COUNT; k++) free(d.data[k]);
+  for (int i = 0; i < IN_DECLARED; i++) free(b.in[i]);
+  vkf_model_close(m);
+}
+
 /* f16 weights and activations (--fp16): the same graph, within f16's rounding. */
 static void check_fp16(void) {
   vkf_model *m = NULL;
@@ -356,6 +415,7 @@ int main(void) {
   check_model("longformer_wide_tiny");
   check_head("longformer_tokcls_tiny", "LongformerForTokenClassification");
   check_head("longformer_seqcls_tiny", "LongformerForSequenceClassification");
+  check_qa();
   check_fp16();
   return test_report();
 }
