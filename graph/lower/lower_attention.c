@@ -22,15 +22,6 @@ void vkf_lower_attention_set_force(const vkf_attention_force *force) {
   if (force) g_force = *force;
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b) {
-  return a < b ? a : b;
-}
-static uint32_t max_u32(uint32_t a, uint32_t b) {
-  return a > b ? a : b;
-}
-static uint32_t round_up(uint32_t a, uint32_t m) {
-  return (a + m - 1) / m * m;
-}
 
 static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_shape *s) {
   uint32_t floats = c->stage_kv ? c->bc * (s->d + s->dv) : 0;
@@ -75,7 +66,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     /* Rows per workgroup: four subgroups' worth; few queries (decoding) use one subgroup so no
      * SIMD group runs idle rows only. Multiples of the subgroup size (each subgroup owns its
      * rows in the broadcast body). */
-    out->br = s->nq <= 8 ? max_u32(8, min_u32(sg, 64)) : max_u32(32, 4 * min_u32(sg, 16));
+    out->br = s->nq <= 8 ? vkf_u32_max(8, vkf_u32_min(sg, 64)) : vkf_u32_max(32, 4 * vkf_u32_min(sg, 16));
     /* The broadcast body: 8 rows per subgroup, four subgroups; when decoding (Nq <= 8) one
      * subgroup with only Nq rows, so no lane computes a row nobody reads. */
     out->rows = out->cpu_bcast && s->nq < 8 ? s->nq : 8;
@@ -86,14 +77,14 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
                                (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
                            sg >= 4 && sg <= 64 && sg <= max_inv;
-    out->lanes = out->subgroup_reduce ? sg : min_u32(8, max_inv);
+    out->lanes = out->subgroup_reduce ? sg : vkf_u32_min(8, max_inv);
     /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
      * profile), whatever the query count: one pipeline per head dim, and decoding gets its
      * parallelism from split-K. (Blocks of 1-2 rows also gave wrong results on lavapipe past
      * ~1500 keys; cause not yet found.) */
-    out->br = max_u32(1, min_u32(128, max_inv) / out->lanes);
+    out->br = vkf_u32_max(1, vkf_u32_min(128, max_inv) / out->lanes);
   }
-  if (out->br > max_inv / out->lanes) out->br = max_u32(1, max_inv / out->lanes);
+  if (out->br > max_inv / out->lanes) out->br = vkf_u32_max(1, max_inv / out->lanes);
 
   /* K/V staging. Mali-class GPUs (ARM) have no dedicated shared memory: staging is a copy
    * through the same caches, so K/V are read in place there. */
@@ -104,15 +95,15 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * keys, and the softmax bookkeeping runs once per 16 keys), 64 in the plain row body (fewer
    * barriers), at most 8 per lane on the LANES layout (score registers); halved until the
    * variant's shared memory fits. */
-  uint32_t unit = max_u32(8, out->lanes);
+  uint32_t unit = vkf_u32_max(8, out->lanes);
   out->bc = out->cpu_bcast                            ? 16
             : out->layout == VKF_ATTENTION_LAYOUT_ROW ? 64
-                                                      : max_u32(unit, min_u32(64, 8 * out->lanes));
-  out->bc = max_u32(unit, min_u32(out->bc, round_up(s->nk ? s->nk : 1, unit)));
+                                                      : vkf_u32_max(unit, vkf_u32_min(64, 8 * out->lanes));
+  out->bc = vkf_u32_max(unit, vkf_u32_min(out->bc, vkf_u32_round_up(s->nk ? s->nk : 1, unit)));
   uint32_t limit = caps->max_shared_memory_size ? caps->max_shared_memory_size : 16384;
   /* (a multiple of `unit` throughout: the LANES body gives each lane bc / lanes keys) */
   while (out->bc > unit && shared_bytes(out, s) > limit)
-    out->bc = max_u32(unit, out->bc / 2 / unit * unit);
+    out->bc = vkf_u32_max(unit, out->bc / 2 / unit * unit);
   /* Head dims whose K/V tile does not fit even at the smallest tile read K/V in place. */
   if (out->stage_kv && shared_bytes(out, s) > limit) out->stage_kv = 0;
   /* The LANES layout's Q block and probabilities must fit too: fewer rows. */
@@ -127,12 +118,12 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   uint32_t target = caps->kind == VKF_DEVICE_KIND_CPU ? 16 : 256;
   uint32_t splits = 1;
   if (s->nq <= 8 && groups < target) splits = vkf_div_up(target, groups);
-  splits = min_u32(splits, max_u32(1, s->nk / MIN_SPLIT_KEYS));
+  splits = vkf_u32_min(splits, vkf_u32_max(1, s->nk / MIN_SPLIT_KEYS));
   if (f.splits) splits = f.splits;
-  splits = max_u32(1, min_u32(splits, MAX_SPLITS));
-  out->chunk = round_up(vkf_div_up(s->nk ? s->nk : 1, splits), out->bc);
-  out->splits = max_u32(1, vkf_div_up(s->nk, out->chunk));
-  if (out->splits == 1) out->chunk = round_up(s->nk ? s->nk : 1, out->bc);
+  splits = vkf_u32_max(1, vkf_u32_min(splits, MAX_SPLITS));
+  out->chunk = vkf_u32_round_up(vkf_div_up(s->nk ? s->nk : 1, splits), out->bc);
+  out->splits = vkf_u32_max(1, vkf_div_up(s->nk, out->chunk));
+  if (out->splits == 1) out->chunk = vkf_u32_round_up(s->nk ? s->nk : 1, out->bc);
 }
 
 /* Element strides of an attention operand over (b, h, n); a rank-3 [B, N, D] tensor is one head.

@@ -1,12 +1,24 @@
 /* Helpers shared by the row kernels' lowerings (graph/lower/lower_norm.c, graph/lower/lower_softmax.c): a
  * strided tensor seen as [lead0, lead1, lead2, row] for the kernels' push constants, the grid of
- * one workgroup per row, and the workgroup-size and reduction rules both choosers apply. */
+ * one workgroup per row, and the workgroup-size and reduction rules both choosers apply; also
+ * small u32 arithmetic the attention choosers share. */
 #ifndef VKF_GRAPH_LOWER_ROWS_H
 #define VKF_GRAPH_LOWER_ROWS_H
 
 #include <stdint.h>
 
 #include "graph/lower/lower.h"
+
+/* The choosers' small arithmetic (the dense and block-sparse attention lowerings share it). */
+static inline uint32_t vkf_u32_min(uint32_t a, uint32_t b) {
+  return a < b ? a : b;
+}
+static inline uint32_t vkf_u32_max(uint32_t a, uint32_t b) {
+  return a > b ? a : b;
+}
+static inline uint32_t vkf_u32_round_up(uint32_t a, uint32_t m) {
+  return (a + m - 1) / m * m;
+}
 
 /* A tensor broadcast to a rank-`rank` shape and padded with leading 1s to rank 4, as the kernels
  * index it: element [i0,i1,i2,j] is at off + i0*s[0] + i1*s[1] + i2*s[2] + j*s[3]. */

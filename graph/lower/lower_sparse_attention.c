@@ -20,15 +20,6 @@ void vkf_lower_sparse_attention_set_force(const vkf_sparse_force *force) {
   if (force) g_force = *force;
 }
 
-static uint32_t min_u32(uint32_t a, uint32_t b) {
-  return a < b ? a : b;
-}
-static uint32_t max_u32(uint32_t a, uint32_t b) {
-  return a > b ? a : b;
-}
-static uint32_t round_up(uint32_t a, uint32_t m) {
-  return (a + m - 1) / m * m;
-}
 
 static uint32_t shared_bytes(const vkf_sparse_config *c, const vkf_sparse_shape *s) {
   uint32_t floats = c->stage_kv ? c->bc * (s->d + s->dv) : 0;
@@ -72,17 +63,17 @@ void vkf_sparse_attention_choose(const vkf_device_caps *caps, const vkf_sparse_s
   out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
                              (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
                          sg >= 4 && sg <= 64 && sg <= max_inv;
-  out->lanes = out->subgroup_reduce ? sg : min_u32(8, max_inv);
-  out->rows = max_u32(1, min_u32(s->block_q, min_u32(128, max_inv) / out->lanes));
+  out->lanes = out->subgroup_reduce ? sg : vkf_u32_min(8, max_inv);
+  out->rows = vkf_u32_max(1, vkf_u32_min(s->block_q, vkf_u32_min(128, max_inv) / out->lanes));
   /* Mali-class GPUs have no dedicated shared memory: K/V are read in place there. */
   out->stage_kv = f.stage_kv ? f.stage_kv > 0 : caps->vendor_id != 0x13B5;
   /* Keys per tile: up to 8 per lane, no more than the key block (rounded to the lanes). */
   uint32_t unit = out->lanes;
-  out->bc = max_u32(unit, min_u32(64, 8 * out->lanes));
-  out->bc = max_u32(unit, min_u32(out->bc, round_up(s->block_k, unit)));
+  out->bc = vkf_u32_max(unit, vkf_u32_min(64, 8 * out->lanes));
+  out->bc = vkf_u32_max(unit, vkf_u32_min(out->bc, vkf_u32_round_up(s->block_k, unit)));
   uint32_t limit = caps->max_shared_memory_size ? caps->max_shared_memory_size : 16384;
   while (out->bc > unit && shared_bytes(out, s) > limit)
-    out->bc = max_u32(unit, out->bc / 2 / unit * unit);
+    out->bc = vkf_u32_max(unit, out->bc / 2 / unit * unit);
   if (out->stage_kv && shared_bytes(out, s) > limit) out->stage_kv = 0;
   while (out->rows > 1 && shared_bytes(out, s) > limit) out->rows /= 2;
   out->parts = (s->block_q + out->rows - 1) / out->rows;
