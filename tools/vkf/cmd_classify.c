@@ -236,9 +236,9 @@ int vkf_cli_classify(int argc, char **argv) {
   if ((count == 0) == !pixel_npy) {
     for (int64_t i = 0; i < count; i++) free(images[i]);
     free(images);
-    return vkf_cli_usage_error("vkf classify", pixel_npy
-                                                   ? "give IMAGE files or --pixel-values, not both"
-                                                   : "give IMAGE files, --file F or --pixel-values");
+    return vkf_cli_usage_error("vkf classify",
+                               pixel_npy ? "give IMAGE files or --pixel-values, not both"
+                                         : "give IMAGE files, --file F or --pixel-values");
   }
   const int builtin = !model_dir;
   if (builtin) model_dir = default_model();

