@@ -2,6 +2,7 @@
 #include "tools/vkf/cli_args.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,16 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
     fprintf(stderr, "%s: unexpected argument '%s' (see %s --help)\n", cmd, arg, cmd);
   }
   return 2;
+}
+
+int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  if (!(*s == '-' || isdigit((unsigned char)*s))) return 0;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
+  *out = v;
+  return 1;
 }
 
 int vkf_cli_usage_error(const char *cmd, const char *fmt, ...) {

@@ -4,6 +4,7 @@
 #ifndef VKF_TOOLS_CLI_ARGS_H
 #define VKF_TOOLS_CLI_ARGS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Prints a command's usage (the text --help shows). */
@@ -17,6 +18,10 @@ int vkf_cli_is_help(const char *arg);
  * last: "--top needs a value") or was rejected ("invalid value 'x' for --top"); any other
  * "-..." is "unknown option '--tpo' (see vkf classify --help)". */
 int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **argv, int i);
+
+/* A whole base-10 integer in [lo, hi] (no sign other than '-', no trailing text); 0 when `s` is
+ * not one. */
+int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* A one-line usage error of `cmd` (a required option missing, two that exclude each other):
  * "vkf generate: MESSAGE (see vkf generate --help)"; returns 2. */
