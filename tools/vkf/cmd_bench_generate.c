@@ -11,8 +11,8 @@
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
 #include "tools/vkf/bench_util.h"
-#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/generate_engine.h"
 
@@ -29,14 +29,13 @@ typedef struct op_time {
 } op_time;
 
 static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: vkf bench generate --model DIR [--prompt-len P] [--gen N] [--batch B] [--runs R]\n"
-      "                          [--fp16] [--cache-fp16] [--json] [--device N|NAME]\n"
-      "  R times (default 3): a prompt of P random ids (default 128) per row through the\n"
-      "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
-      "  decode tokens/s (mean ± sd over the runs), the GPU time of a decode step per op kind,\n"
-      "  the bytes a step reads (weights + the cache up to its context) and device memory.\n");
+  fprintf(f,
+          "usage: vkf bench generate --model DIR [--prompt-len P] [--gen N] [--batch B] [--runs R]\n"
+          "                          [--fp16] [--cache-fp16] [--json] [--device N|NAME]\n"
+          "  R times (default 3): a prompt of P random ids (default 128) per row through the\n"
+          "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
+          "  decode tokens/s (mean ± sd over the runs), the GPU time of a decode step per op kind,\n"
+          "  the bytes a step reads (weights + the cache up to its context) and device memory.\n");
 }
 
 static double now_ms(void) {
@@ -179,39 +178,37 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     double step_bytes = weights + cache_read;
     double plan_total = (double)mem.prefill_plan + (double)mem.decode_plan;
     if (a->json) {
-      printf(
-          "{\"model\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, \"prompt_len\": %lld, "
-          "\"gen\": %lld, \"prefill_tokens_per_s\": %.2f, \"prefill_sd\": %.2f, "
-          "\"decode_tokens_per_s\": %.3f, \"decode_sd\": %.3f, \"decode_step_ms\": %.3f, "
-          "\"step_bytes\": %.0f, \"weights_bytes\": %.0f, \"cache_bytes\": %llu, "
-          "\"device_bytes\": %.0f}\n",
-          a->model, vkf_model_architecture(model), (long long)b, (long long)p, (long long)a->gen,
-          (double)(b * p) / (pm / 1e3), (double)(b * p) * psd / (pm * pm / 1e3),
-          dm_ > 0 ? (double)b / (dm_ / 1e3) : 0, dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0,
-          dm_, step_bytes, weights, (unsigned long long)mem.cache, plan_total + (double)mem.cache);
+      printf("{\"model\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, \"prompt_len\": %lld, "
+             "\"gen\": %lld, \"prefill_tokens_per_s\": %.2f, \"prefill_sd\": %.2f, "
+             "\"decode_tokens_per_s\": %.3f, \"decode_sd\": %.3f, \"decode_step_ms\": %.3f, "
+             "\"step_bytes\": %.0f, \"weights_bytes\": %.0f, \"cache_bytes\": %llu, "
+             "\"device_bytes\": %.0f}\n",
+             a->model, vkf_model_architecture(model), (long long)b, (long long)p,
+             (long long)a->gen, (double)(b * p) / (pm / 1e3),
+             (double)(b * p) * psd / (pm * pm / 1e3), dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
+             dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_, step_bytes, weights,
+             (unsigned long long)mem.cache, plan_total + (double)mem.cache);
     } else {
-      printf(
-          "%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights, %s cache, "
-          "%lld runs\n\n",
-          a->model, vkf_model_architecture(model), (long long)b, (long long)p, (long long)a->gen,
-          a->fp16 ? "f16" : "f32", a->fp16 || a->cache_fp16 ? "f16" : "f32", (long long)a->runs);
+      printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights, %s cache, "
+             "%lld runs\n\n",
+             a->model, vkf_model_architecture(model), (long long)b, (long long)p,
+             (long long)a->gen, a->fp16 ? "f16" : "f32",
+             a->fp16 || a->cache_fp16 ? "f16" : "f32", (long long)a->runs);
       printf("| phase | tokens/s (mean ± sd) | ms |\n|---|---:|---:|\n");
       printf("| prefill | %.1f ± %.1f | %.1f |\n", (double)(b * p) / (pm / 1e3),
              (double)(b * p) * psd / (pm * pm / 1e3), pm);
       printf("| decode step | %.2f ± %.2f | %.2f |\n\n", dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
              dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_);
-      printf(
-          "a decode step reads at least %.1f MiB (weights %.1f, cache %.1f at mean context "
-          "%.0f): %.2f GB/s at the measured step time\n",
-          step_bytes / 1048576.0, weights / 1048576.0, cache_read / 1048576.0,
-          (double)p + (double)a->gen / 2.0, dm_ > 0 ? step_bytes / (dm_ * 1e6) : 0);
+      printf("a decode step reads at least %.1f MiB (weights %.1f, cache %.1f at mean context "
+             "%.0f): %.2f GB/s at the measured step time\n",
+             step_bytes / 1048576.0, weights / 1048576.0, cache_read / 1048576.0,
+             (double)p + (double)a->gen / 2.0, dm_ > 0 ? step_bytes / (dm_ * 1e6) : 0);
       printf("device memory: %.1f MiB = weights %.1f + cache %.1f + plans' own buffers %.1f\n\n",
              (plan_total + (double)mem.cache) / 1048576.0, weights / 1048576.0,
              (double)mem.cache / 1048576.0, (plan_total - weights) / 1048576.0);
-      printf(
-          "decode step GPU time per op kind (last step, %.2f ms):\n\n| op | dispatches | ms |"
-          " share |\n|---|---:|---:|---:|\n",
-          step_gpu_ns / 1e6);
+      printf("decode step GPU time per op kind (last step, %.2f ms):\n\n| op | dispatches | ms |"
+             " share |\n|---|---:|---:|---:|\n",
+             step_gpu_ns / 1e6);
       for (uint32_t k = 0; k < op_count; k++)
         printf("| %s | %u | %.3f | %.1f%% |\n", ops[k].op, ops[k].dispatches, ops[k].ns / 1e6,
                step_gpu_ns > 0 ? 100.0 * ops[k].ns / step_gpu_ns : 0.0);

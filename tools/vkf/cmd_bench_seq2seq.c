@@ -11,8 +11,8 @@
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
 #include "tools/vkf/bench_util.h"
-#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/seq2seq_engine.h"
 
@@ -23,13 +23,12 @@ typedef struct bench_args {
 } bench_args;
 
 static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: vkf bench seq2seq --model DIR [--src-len S] [--gen N] [--rows R] [--fp16]\n"
-      "                         [--device N|NAME]\n"
-      "  A source of S random ids (default 64) encoded once, then N decoder steps (default 64)\n"
-      "  of R rows (default 1; 4 is the shape of a 4-beam step), argmax ids, no early stop.\n"
-      "  Prints tokens/s, the encoder's time, and the GPU time by part.\n");
+  fprintf(f,
+          "usage: vkf bench seq2seq --model DIR [--src-len S] [--gen N] [--rows R] [--fp16]\n"
+          "                         [--device N|NAME]\n"
+          "  A source of S random ids (default 64) encoded once, then N decoder steps (default 64)\n"
+          "  of R rows (default 1; 4 is the shape of a 4-beam step), argmax ids, no early stop.\n"
+          "  Prints tokens/s, the encoder's time, and the GPU time by part.\n");
 }
 
 static double now_ms(void) {
@@ -172,13 +171,14 @@ static vkf_status bench(const bench_args *a, vkf_device *dev) {
            a->model, vkf_model_architecture(model), (long long)s_len, (long long)a->gen,
            (long long)rows, a->fp16 ? "f16" : "f32", plans_ms / 1e3);
     printf("| phase | wall ms | tokens/s |\n|---|---:|---:|\n");
-    printf("| encoder + cross K/V (%lld rows) | %.1f | %.1f source tokens/s |\n", (long long)rows,
-           enc_ms, (double)(rows * s_len) / (enc_ms / 1e3));
+    printf("| encoder + cross K/V (%lld rows) | %.1f | %.1f source tokens/s |\n",
+           (long long)rows, enc_ms, (double)(rows * s_len) / (enc_ms / 1e3));
     printf("| decoder, %lld steps | %.1f | %.2f row-tokens/s |\n", (long long)a->gen, dec_ms,
            gen_tokens / (dec_ms / 1e3));
     printf("| end to end | %.1f | %.2f generated tokens/s |\n\n", enc_ms + dec_ms,
            gen_tokens / ((enc_ms + dec_ms) / 1e3));
-    printf("GPU time, %.1f ms in all:\n\n| part | ms | share |\n|---|---:|---:|\n", total_ns / 1e6);
+    printf("GPU time, %.1f ms in all:\n\n| part | ms | share |\n|---|---:|---:|\n",
+           total_ns / 1e6);
     printf("| encoder (with the cross K/V) | %.2f | %.1f%% |\n", enc_ns / 1e6,
            100.0 * enc_ns / total_ns);
     for (int p = 0; p < PART_COUNT; p++)
