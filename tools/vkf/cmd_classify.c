@@ -229,10 +229,8 @@ int vkf_cli_classify(int argc, char **argv) {
     vkf_cli_inputs_free(&given);
     return vkf_cli_fail(st);
   }
-  char **images = given.items;
-  given.items = NULL;
+  char **images = given.items; /* ownership moves here (freed at the end) */
   int64_t count = (int64_t)given.count;
-  vkf_cli_inputs_free(&given);
   if ((count == 0) == !pixel_npy) {
     for (int64_t i = 0; i < count; i++) free(images[i]);
     free(images);

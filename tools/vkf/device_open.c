@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tools/vkf/progress.h"
+
 vkf_status vkf_cli_device_open(const char *selector, vkf_cli_device *out) {
   memset(out, 0, sizeof *out);
   VKF_RETURN_IF_ERROR(vkf_instance_create(NULL, &out->instance));
   uint32_t index = 0;
   vkf_status st = vkf_instance_choose_device(out->instance, selector, &index);
   if (!st) st = vkf_device_create(out->instance, index, &out->device);
+  if (!st) vkf_cli_progress_install(out->device);
   if (st) {
     vkf_instance_destroy(out->instance);
     out->instance = NULL;
