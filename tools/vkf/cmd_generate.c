@@ -575,9 +575,14 @@ static vkf_status generate(gen_state *g, vkf_cli_device *dev) {
   g->prefill_s = now_s() - t0;
   for (int64_t b = 0; !s && b < g->batch; b++) s = advance(g, b, logits + b * g->vocab, work, &rng);
   t0 = now_s();
+  /* Text streamed to stdout shows the progress itself; otherwise the terminal line counts steps. */
+  int streamed = g->batch == 1 && !g->a.json && g->rows[0].dec;
+  vkf_progress p = {.task = "generating tokens", .total = (uint64_t)g->max_new, .unit = ""};
   for (;;) {
     int live = 0;
     for (int64_t b = 0; b < g->batch; b++) live |= !g->rows[b].done;
+    p.done = s || !live ? p.total : p.done + 1; /* tokens per row so far (the prefill's first) */
+    if (!streamed) vkf_device_report_progress(dev->device, &p);
     if (s || !live) break;
     for (int64_t b = 0; b < g->batch; b++) {
       const gen_row *r = &g->rows[b];
