@@ -2,9 +2,9 @@
 # The progress line: with stderr on a terminal (a pty from script(1)) and vkformer's kernel cache
 # cold, classify shows "vkf: building kernels: N / M" updating in place, and clears it before the
 # results, and generate --json counts its tokens; with stderr not a terminal (a file, as in every
-# other test) nothing of it appears. The
-# line only shows for a task that lasts over half a second, so a run whose kernels all build
-# faster than that (embedded SPIR-V, a fast machine) may rightly show none.
+# other test) nothing of it appears. The line only shows for a task that lasts over half a second,
+# so a run whose kernels all build faster than that (embedded SPIR-V, a fast machine) may rightly
+# show none.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
