@@ -167,9 +167,9 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     i += used;
   }
   if (!a->model || a->prompt_count + a->ids_count == 0)
-    return vkf_cli_usage_error("vkf generate", "%s",
-                               !a->model ? "--model DIR is required"
-                                         : "give a --prompt TEXT, --ids 1,2,3 or --file F");
+    return vkf_cli_usage_error(
+        "vkf generate", "%s",
+        !a->model ? "--model DIR is required" : "give a --prompt TEXT, --ids 1,2,3 or --file F");
   if (a->greedy && a->sample)
     return vkf_cli_usage_error("vkf generate",
                                "--greedy contradicts --temperature / --top-k / --top-p");
