@@ -65,13 +65,17 @@ vkf_status vkf_attn_text_figure(const float *m, int64_t t, const char *const *la
                            (long long)t);
   char(*lab)[LABEL_CHARS + 1] = malloc((size_t)t * sizeof *lab);
   if (!lab) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+  /* Long sequences get smaller cells; labels then drop to the scale-1 font and, when even that
+   * is taller than a cell, label every stride-th token so they never overlap. */
+  int64_t cell = clamp64(520 / t, 4, 40);
+  int ls = cell >= VKF_FONT_LINE * FONT_SCALE ? FONT_SCALE : 1;
+  int64_t stride = (VKF_FONT_LINE * ls + cell - 1) / cell;
   int64_t lw = 0;
   for (int64_t i = 0; i < t; i++) {
     label_of(labels[i], lab[i]);
-    int64_t w = vkf_canvas_text_width(lab[i], FONT_SCALE);
+    int64_t w = vkf_canvas_text_width(lab[i], ls);
     if (w > lw) lw = w;
   }
-  int64_t cell = clamp64(520 / t, 6, 40);
   int64_t side = cell * t;
   int64_t left = PAD + LINE_H + 6 + lw + 8, top = PAD + LINE_H + PAD;
   int64_t width = left + side + 16 + BAR_W + 10 + 6 * CHAR_W + PAD;
@@ -90,15 +94,12 @@ vkf_status vkf_attn_text_figure(const float *m, int64_t t, const char *const *la
     for (int64_t j = 0; j < t; j++)
       vkf_canvas_fill(&c, left + j * cell, top + i * cell, cell, cell,
                       vkf_colormap_viridis(m[i * t + j] / vmax));
-  /* Labels centred on their row / column when the cell is taller than a glyph; with small cells
-   * they follow the cells' pitch anyway (the font is then the limit of what is readable). */
-  for (int64_t i = 0; i < t; i++) {
-    int64_t w = vkf_canvas_text_width(lab[i], FONT_SCALE);
+  for (int64_t i = 0; i < t; i += stride) {
+    int64_t w = vkf_canvas_text_width(lab[i], ls);
     int64_t mid = top + i * cell + cell / 2;
-    vkf_canvas_text(&c, left - 8 - w, mid - (VKF_FONT_H * FONT_SCALE) / 2, lab[i], FONT_SCALE,
-                    k_ink, 0);
-    int64_t cx = left + i * cell + cell / 2 - (VKF_FONT_H * FONT_SCALE) / 2;
-    vkf_canvas_text(&c, cx, top + side + 8 + w, lab[i], FONT_SCALE, k_ink, 1);
+    vkf_canvas_text(&c, left - 8 - w, mid - (VKF_FONT_H * ls) / 2, lab[i], ls, k_ink, 0);
+    int64_t cx = left + i * cell + cell / 2 - (VKF_FONT_H * ls) / 2;
+    vkf_canvas_text(&c, cx, top + side + 8 + w, lab[i], ls, k_ink, 1);
   }
   vkf_canvas_text(&c, left + side / 2 - vkf_canvas_text_width("key", FONT_SCALE) / 2,
                   top + side + 8 + lw + 8, "key", FONT_SCALE, k_grey, 0);
