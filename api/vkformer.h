@@ -33,8 +33,8 @@
  *
  * Custom models: this header covers the checkpoint architectures vkformer knows. Models of your
  * own are built with the graph builder API, which is installed with the library as internal
- * headers (vkformer/graph/ir/graph.h and builder.h to build a graph, vkformer/host/*.h to run it
- * on a device); those headers use the vkf_ prefix and may change between minor versions, unlike
+ * headers (vkformer/graph/ir/graph.h and builder.h to build a graph, the vkformer/host/ headers to
+ * run on a device); those headers use the vkf_ prefix and may change between minor versions, unlike
  * this one. */
 #ifndef VKFORMER_H
 #define VKFORMER_H
