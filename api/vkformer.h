@@ -88,7 +88,7 @@ typedef struct vkformer_status_s *vkformer_status; /* NULL: success */
 VKFORMER_API vkformer_code vkformer_status_code(vkformer_status status);
 /* The one-line message; "" for NULL. Valid until the status is freed. */
 VKFORMER_API const char *vkformer_status_message(vkformer_status status);
-/* "INVALID_ARGUMENT", "NOT_FOUND", ... */
+/* "invalid argument", "not found", ... */
 VKFORMER_API const char *vkformer_code_name(vkformer_code code);
 VKFORMER_API void vkformer_status_free(vkformer_status status);
 
