@@ -312,7 +312,7 @@ static void test_embed(vkformer_device *dev) {
   vkformer_model *m = NULL;
   CHECK_API(vkformer_model_load(dev, D "bert_tiny", NULL, &m));
   if (!m) return;
-  static char buf[64][512];
+  static char buf[64][4096];
   const char *texts[64];
   size_t count = 0;
   FILE *f = fopen("tests/models/embedding_sentences.txt", "r");
