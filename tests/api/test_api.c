@@ -340,6 +340,36 @@ static void test_embed(vkformer_device *dev) {
   vkformer_model_free(m);
 }
 
+/* An encoder–decoder (T5) with its decoder inputs: the target sequence is a dim of its own. */
+static void test_encdec_forward(vkformer_device *dev) {
+  vkformer_model *m = NULL;
+  CHECK_API(vkformer_model_load(dev, D "t5_tiny", NULL, &m));
+  if (!m) return;
+  CHECK(!strcmp(vkformer_model_family(m), "encdec"));
+  int target_inputs = 0;
+  for (uint32_t i = 0; i < vkformer_model_input_count(m); i++) {
+    vkformer_io_info info;
+    CHECK_API(vkformer_model_input_info(m, i, &info));
+    target_inputs += info.target && !strcmp(info.name, "decoder_input_ids");
+  }
+  CHECK(target_inputs == 1);
+  vkf_npy_array ids = golden(G "t5_tiny/input_ids.npy");
+  vkf_npy_array mask = golden(G "t5_tiny/attention_mask.npy");
+  vkf_npy_array dec = golden(G "t5_tiny/decoder_input_ids.npy");
+  vkf_npy_array want = golden(G "t5_tiny/logits.npy");
+  vkformer_tensor in[3] = {tensor_of("input_ids", &ids), tensor_of("attention_mask", &mask),
+                           tensor_of("decoder_input_ids", &dec)};
+  vkformer_tensor out = {.name = "logits"};
+  CHECK_API(vkformer_model_forward(m, in, 3, &out, 1));
+  check_close("t5_tiny logits", &out, &want, 1e-3); /* tests/cli/seq2seq_check.py's bound */
+  vkformer_tensor_release(&out);
+  vkf_npy_array_release(&ids);
+  vkf_npy_array_release(&mask);
+  vkf_npy_array_release(&dec);
+  vkf_npy_array_release(&want);
+  vkformer_model_free(m);
+}
+
 typedef struct pieces {
   char text[4096];
   size_t size;
@@ -462,6 +492,7 @@ int main(void) {
     test_bert_forward(dev);
     test_vit(dev);
     test_embed(dev);
+    test_encdec_forward(dev);
     test_generate_goldens(dev);
     test_generate_text(dev);
     uint32_t messages = vkformer_device_validation_messages(dev);
