@@ -43,7 +43,13 @@ static void dirs_add_beside(dirs *d, const char *file) {
   *slash = '\0';
   char dir[PATH_MAX + sizeof("/../" VKF_DEFAULT_MODELS_SUBDIR)];
   int n = snprintf(dir, sizeof dir, "%s/../%s", real, VKF_DEFAULT_MODELS_SUBDIR);
-  if (n > 0 && (size_t)n < sizeof dir) dirs_add(d, dir, (size_t)n);
+  if (n <= 0 || (size_t)n >= sizeof dir) return;
+  /* Without the "bin/.." when the folder exists, so messages name it plainly. */
+  char plain[PATH_MAX];
+  if (realpath(dir, plain))
+    dirs_add(d, plain, strlen(plain));
+  else
+    dirs_add(d, dir, (size_t)n);
 }
 
 static void dirs_free(dirs *d) {
