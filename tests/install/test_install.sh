@@ -38,7 +38,7 @@ done
 # SONAME libvkformer.so.MAJOR, and the dynamic symbols are exactly the header's VKFORMER_API functions.
 soname=$(readelf -d "$libdir/libvkformer.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [[ "$soname" =~ ^libvkformer\.so\.[0-9]+$ ]] && [ -e "$libdir/$soname" ] && ok || bad "SONAME \"$soname\""
-nm -D --defined-only "$libdir/libvkformer.so" | awk '$2 != "A" {print $3}' | sort >"$tmp/exported"
+nm -D --defined-only "$libdir/libvkformer.so" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' | sort >"$tmp/exported"
 sed -n 's/^VKFORMER_API.*\b\(vkformer_[a-z0-9_]*\)(.*/\1/p' "$prefix/include/vkformer/vkformer.h" |
   sort >"$tmp/declared"
 if [ -s "$tmp/declared" ] && diff "$tmp/declared" "$tmp/exported" >"$tmp/symdiff"; then ok; else
