@@ -180,6 +180,15 @@ void vkf_device_destroy(vkf_device *device) {
 const vkf_device_caps *vkf_device_caps_get(const vkf_device *device) { return &device->caps; }
 vkf_instance *vkf_device_instance(const vkf_device *device) { return device->instance; }
 
+void vkf_device_set_progress(vkf_device *device, vkf_progress_fn fn, void *user) {
+  device->progress = fn;
+  device->progress_user = user;
+}
+
+void vkf_device_report_progress(vkf_device *device, const vkf_progress *progress) {
+  if (device->progress) device->progress(device->progress_user, progress);
+}
+
 vkf_device_stats vkf_device_stats_get(const vkf_device *device) {
   vkf_device_stats s = device->stats;
   vkf_shader_compiler_counts(device->compiler, &s.spirv_disk_hits, &s.spirv_compiles);

@@ -31,4 +31,20 @@ typedef struct vkf_device_stats {
 } vkf_device_stats;
 vkf_device_stats vkf_device_stats_get(const vkf_device *device);
 
+/* Progress of slow set-up work on a device: building the kernels of a plan (shaderc compiles on a
+ * cold cache) and uploading a runner's weights. A task reports done = 0 first and done = total
+ * last (also when it fails), so a caller that shows it knows when to clear its line. The library
+ * never shows progress itself; a caller that wants it (vkf on a terminal) installs a callback. */
+typedef struct vkf_progress {
+  const char *task; /* "building kernels", "uploading weights" */
+  const char *item; /* what is being done now (a kernel's name), NULL if none */
+  uint64_t done, total;
+  const char *unit; /* "" (a count) or "bytes" */
+} vkf_progress;
+typedef void (*vkf_progress_fn)(void *user, const vkf_progress *progress);
+/* Installs `fn` (NULL: none) for the device's tasks; called on the device's thread. */
+void vkf_device_set_progress(vkf_device *device, vkf_progress_fn fn, void *user);
+/* Reports to the installed callback, if any. */
+void vkf_device_report_progress(vkf_device *device, const vkf_progress *progress);
+
 #endif

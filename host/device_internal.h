@@ -26,6 +26,8 @@ struct vkf_device {
   vkf_kernel *kernels; /* singly linked list; a handful of variants per model */
   vkf_buffer *staging; /* grown on demand for uploads/downloads on non-UMA devices */
   vkf_device_stats stats;
+  vkf_progress_fn progress; /* vkf_device_set_progress; NULL: none */
+  void *progress_user;
 };
 
 /* Records `record` into a one-shot command buffer, submits it and waits. */

@@ -85,12 +85,27 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
                             .external = external,
                             .external_count = nb};
   if (!st) st = vkf_session_create(device, r->lowered.plan, &so, &r->session);
-  for (uint32_t id = 1; id < r->lowered.tensor_bound && !st; id++) {
-    const vkf_tensor *t = vkf_graph_tensor(graph, (vkf_value){id});
-    if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
-    if (shared[r->lowered.tensors[id].buffer]) continue;
-    st = vkf_session_write(r->session, r->lowered.tensors[id].buffer, 0, t->data,
-                           vkf_tensor_size(t));
+  /* Two passes over the weights: the first sums what the second uploads, for the progress. */
+  vkf_progress p = {.task = "uploading weights", .unit = "bytes"};
+  for (int pass = 0; pass < 2 && !st; pass++) {
+    for (uint32_t id = 1; id < r->lowered.tensor_bound && !st; id++) {
+      const vkf_tensor *t = vkf_graph_tensor(graph, (vkf_value){id});
+      if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+      if (shared[r->lowered.tensors[id].buffer]) continue;
+      if (pass == 0) {
+        p.total += vkf_tensor_size(t);
+        continue;
+      }
+      p.item = t->name;
+      vkf_device_report_progress(device, &p);
+      st = vkf_session_write(r->session, r->lowered.tensors[id].buffer, 0, t->data,
+                             vkf_tensor_size(t));
+      p.done += vkf_tensor_size(t);
+    }
+  }
+  if (p.total) {
+    p.done = p.total, p.item = NULL;
+    vkf_device_report_progress(device, &p);
   }
   free(external);
   free(shared);

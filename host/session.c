@@ -96,8 +96,14 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
       st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
     if (!st && !ext) s->owned[i] = 1, s->device_bytes += b->size;
   }
-  for (uint32_t i = 0; i < nd && !st; i++)
+  vkf_progress p = {.task = "building kernels", .total = nd, .unit = ""};
+  for (uint32_t i = 0; i < nd && !st; i++) {
+    p.done = i, p.item = vkf_plan_dispatch_get(plan, i)->shader;
+    vkf_device_report_progress(device, &p);
     st = kernel_for(device, vkf_plan_dispatch_get(plan, i), &s->kernels[i]);
+  }
+  p.done = nd, p.item = NULL;
+  vkf_device_report_progress(device, &p);
   if (!st) {
     if (s->profile && !vkf_device_caps_get(device)->timestamps) s->profile = 0;
     st = vkf_cmd_create(device, s->profile ? nd + 1 : 0, &s->cmd);

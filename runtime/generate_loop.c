@@ -406,9 +406,12 @@ vkf_status vkf_rt_gen_run(vkf_rt_gen *g, vkf_device *device) {
   g->prefill_s = now_s() - t0;
   for (int64_t b = 0; !s && b < g->batch; b++) s = advance(g, b, logits + b * g->vocab, work, &rng);
   t0 = now_s();
+  vkf_progress p = {.task = "generating tokens", .total = (uint64_t)g->max_new, .unit = ""};
   for (;;) {
     int live = 0;
     for (int64_t b = 0; b < g->batch; b++) live |= !g->rows[b].done;
+    p.done = s || !live ? p.total : p.done + 1; /* tokens per row so far (the prefill's first) */
+    if (g->q.report_progress) vkf_device_report_progress(device, &p);
     if (s || !live) break;
     for (int64_t b = 0; b < g->batch; b++) {
       const vkf_rt_gen_row *r = &g->rows[b];

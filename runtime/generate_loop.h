@@ -46,6 +46,8 @@ typedef struct vkf_rt_gen_request {
   uint64_t seed;
   int ignore_eos, fp16, cache_fp16;
   int keep_logits; /* keep every step's logits of the one row (vkf generate --save-logits) */
+  /* report each step to the device's progress callback (vkf_device_report_progress) */
+  int report_progress;
   vkf_rt_gen_piece_fn on_piece;
   void *user;
 } vkf_rt_gen_request;

@@ -340,6 +340,67 @@ static void test_embed(vkformer_device *dev) {
   vkformer_model_free(m);
 }
 
+/* An encoder–decoder (T5): a forward with its decoder inputs (the target sequence is a dim of its
+ * own) and greedy generation. */
+static void test_encdec_forward(vkformer_device *dev) {
+  vkformer_model *m = NULL;
+  CHECK_API(vkformer_model_load(dev, D "t5_tiny", NULL, &m));
+  if (!m) return;
+  CHECK(!strcmp(vkformer_model_family(m), "encdec"));
+  int target_inputs = 0;
+  for (uint32_t i = 0; i < vkformer_model_input_count(m); i++) {
+    vkformer_io_info info;
+    CHECK_API(vkformer_model_input_info(m, i, &info));
+    target_inputs += info.target && !strcmp(info.name, "decoder_input_ids");
+  }
+  CHECK(target_inputs == 1);
+  vkf_npy_array ids = golden(G "t5_tiny/input_ids.npy");
+  vkf_npy_array mask = golden(G "t5_tiny/attention_mask.npy");
+  vkf_npy_array dec = golden(G "t5_tiny/decoder_input_ids.npy");
+  vkf_npy_array want = golden(G "t5_tiny/logits.npy");
+  vkformer_tensor in[3] = {tensor_of("input_ids", &ids), tensor_of("attention_mask", &mask),
+                           tensor_of("decoder_input_ids", &dec)};
+  vkformer_tensor out = {.name = "logits"};
+  CHECK_API(vkformer_model_forward(m, in, 3, &out, 1));
+  check_close("t5_tiny logits", &out, &want, 1e-3); /* tests/cli/seq2seq_check.py's bound */
+  vkformer_tensor_release(&out);
+
+  /* Greedy generation from each golden source: generate()'s ids (tools/make_encdec_golden.py;
+   * the checkpoint's generation_config.json is the golden's generation_common). */
+  FILE *f = fopen(G "t5_tiny/golden.json", "rb");
+  static char text[1 << 16];
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f) fclose(f);
+  text[n] = 0;
+  cJSON *doc = cJSON_Parse(text);
+  const cJSON *sources = cJSON_GetObjectItemCaseSensitive(doc, "sources");
+  CHECK(cJSON_GetArraySize(sources) == 2);
+  for (int i = 0; i < cJSON_GetArraySize(sources); i++) {
+    const cJSON *src = cJSON_GetArrayItem(sources, i);
+    int64_t src_ids[64];
+    size_t count = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, src) if (count < 64) src_ids[count++] = (int64_t)v->valuedouble;
+    vkformer_generate_options o = {.decoding = VKFORMER_DECODING_GREEDY, .max_new_tokens = 16};
+    vkformer_generation g;
+    CHECK_API(vkformer_generate(m, NULL, src_ids, count, &o, NULL, NULL, &g));
+    char path[256];
+    snprintf(path, sizeof path, G "t5_tiny/greedy_%d_ids.npy", i);
+    vkf_npy_array gold = golden(path);
+    int same = g.count == gold.element_count;
+    for (size_t k = 0; same && k < g.count; k++) same = g.ids[k] == ((int64_t *)gold.data)[k];
+    CHECK_MSG(same, "t5_tiny source %d: %zu generated ids differ from the golden", i, g.count);
+    vkf_npy_array_release(&gold);
+    vkformer_generation_release(&g);
+  }
+  cJSON_Delete(doc);
+  vkf_npy_array_release(&ids);
+  vkf_npy_array_release(&mask);
+  vkf_npy_array_release(&dec);
+  vkf_npy_array_release(&want);
+  vkformer_model_free(m);
+}
+
 typedef struct pieces {
   char text[4096];
   size_t size;
@@ -462,6 +523,7 @@ int main(void) {
     test_bert_forward(dev);
     test_vit(dev);
     test_embed(dev);
+    test_encdec_forward(dev);
     test_generate_goldens(dev);
     test_generate_text(dev);
     uint32_t messages = vkformer_device_validation_messages(dev);

@@ -14,6 +14,7 @@
 #include "models/arch/lowrank_attention.h"
 #include "models/formats/weight_cache.h"
 #include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -175,9 +176,7 @@ int vkf_cli_bench_attention_lowrank(int argc, char **argv) {
     } else if (!strcmp(arg, "--device") && val) {
       a.device = val, i++;
     } else {
-      fprintf(stderr, "vkf bench attention: unknown or incomplete option \"%s\"\n", arg);
-      usage(stderr);
-      return 2;
+      return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
     }
   }
   if (!a.kind || (strcmp(a.kind, "nystrom") && strcmp(a.kind, "linformer"))) {

@@ -15,6 +15,7 @@
 #include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
 enum { MAX_NS = 8 };
@@ -215,7 +216,13 @@ static void print_rows(const sparse_bench *a, const vkf_device_caps *caps, const
   }
 }
 
+static void usage_text(FILE *f);
 static int usage(FILE *f, int rc) {
+  usage_text(f);
+  return rc;
+}
+
+static void usage_text(FILE *f) {
   fprintf(f,
           "usage: vkf bench attention --pattern window:W[,global:G][,random:R][,...] [--block N]\n"
           "                           [--n N]... [--heads H] [--head-dim D] [--batch B]\n"
@@ -224,7 +231,6 @@ static int usage(FILE *f, int rc) {
           "Times the block-sparse attention kernel on the pattern's layout (blocks of 64 by\n"
           "default) beside the dense fused kernel (for N <= --dense-max, default 16384).\n"
           "Default: N = 4096, 16384, 65536; B=1, H=12, D=64.\n");
-  return rc;
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out) {
@@ -241,7 +247,7 @@ int vkf_cli_bench_attention_sparse(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     uint32_t u;
-    int ok = 1;
+    int ok = 1, at = i; /* the branches below step i past a value before it is checked */
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return usage(stdout, 0);
     if (!strcmp(arg, "--json"))
       a.json = 1;
@@ -273,10 +279,7 @@ int vkf_cli_bench_attention_sparse(int argc, char **argv) {
       ok = parse_u32(val, 1, 1u << 20, &a.ns[a.n_count++]), i++;
     else
       ok = 0;
-    if (!ok) {
-      fprintf(stderr, "vkf bench attention: bad or unknown option \"%s\"\n", arg);
-      return usage(stderr, 2);
-    }
+    if (!ok) return vkf_cli_bad_arg("vkf bench attention", usage_text, argc, argv, at);
   }
   if (!a.pattern) return usage(stderr, 2);
   if (!a.n_count) {

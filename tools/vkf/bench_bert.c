@@ -15,6 +15,7 @@
 #include "models/formats/hf_config.h"
 #include "models/formats/model_paths.h"
 #include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -108,8 +109,7 @@ static int parse(int argc, char **argv, bench_bert_args *a) {
     else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
       return usage(stdout), 0;
     else {
-      fprintf(stderr, "vkf bench model: unknown or incomplete option \"%s\"\n", s);
-      return usage(stderr), 2;
+      return vkf_cli_bad_arg("vkf bench model", usage, argc, argv, i);
     }
   }
   if (a->batch_count == 0) {

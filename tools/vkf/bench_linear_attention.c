@@ -6,6 +6,7 @@
  * stays on the device (LINEAR_STATE_WRITE), the GPU time of the first and the last 256 tokens and
  * the state's size, which does not depend on the length. */
 #include "tools/vkf/bench_linear_attention.h"
+#include "tools/vkf/cli_args.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -295,9 +296,7 @@ int vkf_bench_linear_attention(int argc, char **argv) {
       okv = 0;
     }
     if (!okv) {
-      fprintf(stderr, "vkf: bench attention: bad or incomplete option \"%s%s%s\"\n", arg,
-              val ? " " : "", val ? val : "");
-      return 2;
+      return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
     }
     i++;
   }

@@ -6,6 +6,7 @@
 
 /* Each subcommand gets argv after the subcommand name and returns the process exit code. */
 int vkf_cli_devices(int argc, char **argv);
+int vkf_cli_version(int argc, char **argv); /* cmd_version.c */
 int vkf_cli_op(int argc, char **argv);
 int vkf_cli_dump(int argc, char **argv);
 int vkf_cli_classify(int argc, char **argv);

@@ -15,6 +15,7 @@
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/attn_figure.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
 static void usage(FILE *f) {
@@ -346,7 +347,7 @@ int vkf_cli_attn(int argc, char **argv) {
   for (int i = 0; i < argc && rc < 0; i++) {
     const char *s = argv[i];
     int has_value = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+    if (vkf_cli_is_help(s)) {
       usage(stdout);
       rc = 0;
     } else if (!strcmp(s, "--model") && has_value) {
@@ -373,21 +374,17 @@ int vkf_cli_attn(int argc, char **argv) {
     } else if (!strcmp(s, "--")) {
       while (++i < argc) a.inputs[a.input_count++] = argv[i];
     } else if (!strncmp(s, "--", 2)) {
-      fprintf(stderr, "vkf attn: unknown or incomplete option \"%s\"\n", s);
-      rc = 2;
+      rc = vkf_cli_bad_arg("vkf attn", usage, argc, argv, i);
     } else {
       a.inputs[a.input_count++] = argv[i];
     }
   }
-  if (rc < 0 && (!a.model_dir || !a.out_dir || !a.input_count || (a.mean && a.head >= 0))) {
-    fprintf(stderr, "vkf attn: %s\n",
-            !a.model_dir     ? "--model DIR is required"
-            : !a.out_dir     ? "--out DIR is required"
-            : !a.input_count ? "give at least one INPUT (a text or an image file)"
-                             : "--head and --mean exclude each other");
-    rc = 2;
-  }
-  if (rc == 2) usage(stderr);
+  if (rc < 0 && (!a.model_dir || !a.out_dir || !a.input_count || (a.mean && a.head >= 0)))
+    rc = vkf_cli_usage_error("vkf attn", "%s",
+                             !a.model_dir     ? "--model DIR is required"
+                             : !a.out_dir     ? "--out DIR is required"
+                             : !a.input_count ? "give at least one INPUT (a text or an image file)"
+                                              : "--head and --mean exclude each other");
   if (rc < 0) {
     vkf_status st = run(&a);
     rc = st ? vkf_cli_fail(st) : 0;

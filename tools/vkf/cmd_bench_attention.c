@@ -14,6 +14,7 @@
 #include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tools/vkf/bench_linear_attention.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -329,9 +330,7 @@ int vkf_cli_bench_attention(int argc, char **argv) {
       *s = (shape){v[0], v[1], v[2], v[3], v[4]};
       a.shape_count++, i++;
     } else {
-      fprintf(stderr, "vkf bench attention: unknown or incomplete option \"%s\"\n", arg);
-      usage(stderr);
-      return 2;
+      return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
     }
   }
   if (a.runs < 1 || a.warmup < 0) {

@@ -13,6 +13,7 @@
 #include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -192,9 +193,7 @@ int vkf_cli_bench_data(int argc, char **argv) {
     } else if (!strcmp(arg, "--device") && val) {
       a.device = val, i++;
     } else {
-      fprintf(stderr, "vkf bench data: unknown or incomplete option \"%s\"\n", arg);
-      usage(stderr);
-      return 2;
+      return vkf_cli_bad_arg("vkf bench data", usage, argc, argv, i);
     }
   }
   if (a.runs < 1 || a.warmup < 0 || a.batch < 1 || a.batch > 64) {

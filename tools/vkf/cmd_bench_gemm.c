@@ -14,6 +14,7 @@
 #include "host/session.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
 enum { MAX_SHAPES = 16 };
@@ -226,13 +227,16 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
   return 0;
 }
 
-static int usage(void) {
-  fprintf(stderr,
+static void usage(FILE *f) {
+  fprintf(f,
           "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
-          "                      [--shape MxKxN ...] [--f16] [--layout kn|nk|both] [--no-naive] "
+          "                      [--shape MxKxN ...] [--fp16] [--layout kn|nk|both] [--no-naive] "
           "[--device N|NAME]\n"
-          "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN | naive]\n");
-  return 2;
+          "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN | "
+          "naive]\n"
+          "  GFLOP/s (mean and sd over timestamped runs) on the four ViT-B/16 shapes by default,\n"
+          "  B as [K,N] and [N,K], beside a naive kernel. --fp16: f16 operands (--f16 is kept as\n"
+          "  an alias). --variant bypasses the variant chooser.\n");
 }
 
 int vkf_cli_bench_gemm(int argc, char **argv) {
@@ -240,7 +244,10 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     unsigned long long s[3];
-    if (!strcmp(arg, "--json")) {
+    if (vkf_cli_is_help(arg)) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(arg, "--json")) {
       a.json = 1;
     } else if (!strcmp(arg, "--runs") && i + 1 < argc) {
       a.runs = atoi(argv[++i]);
@@ -252,14 +259,14 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
       i++;
       for (int j = 0; j < 3; j++) a.shapes[a.shape_count][j] = s[j];
       a.shape_count++;
-    } else if (!strcmp(arg, "--f16")) {
+    } else if (!strcmp(arg, "--fp16") || !strcmp(arg, "--f16")) { /* --f16: the old spelling */
       a.f16 = 1;
     } else if (!strcmp(arg, "--naive-runs") && i + 1 < argc) {
       a.naive_runs = atoi(argv[++i]);
     } else if (!strcmp(arg, "--layout") && i + 1 < argc) {
       const char *l = argv[++i];
       a.layouts = !strcmp(l, "kn") ? 1 : !strcmp(l, "nk") ? 2 : !strcmp(l, "both") ? 3 : 0;
-      if (!a.layouts) return usage();
+      if (!a.layouts) return vkf_cli_bad_arg("vkf bench gemm", usage, argc, argv, i - 1);
     } else if (!strcmp(arg, "--no-naive")) {
       a.naive = 0;
     } else if (!strcmp(arg, "--device") && i + 1 < argc) {
@@ -269,11 +276,12 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
       i++;
       a.force = 1;
     } else {
-      fprintf(stderr, "vkf bench gemm: unexpected argument \"%s\"\n", arg);
-      return usage();
+      return vkf_cli_bad_arg("vkf bench gemm", usage, argc, argv, i);
     }
   }
-  if (a.runs < 1 || a.warmup < 0 || a.naive_runs < 1) return usage();
+  if (a.runs < 1 || a.warmup < 0 || a.naive_runs < 1)
+    return vkf_cli_usage_error("vkf bench gemm",
+                               "--runs and --naive-runs need N >= 1, --warmup N >= 0");
   if (a.shape_count == 0) {
     /* ViT-B/16 at 224x224: 197 tokens; QKV-separate / fused QKV / MLP up / MLP down. */
     static const uint64_t vit[4][3] = {

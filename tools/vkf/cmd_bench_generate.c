@@ -12,6 +12,7 @@
 #include "models/registry/model.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 #include "runtime/generate_engine.h"
 
@@ -74,8 +75,7 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
       }
       *num = x, i++;
     } else {
-      fprintf(stderr, "vkf bench generate: unknown or incomplete option \"%s\"\n", o);
-      return usage(stderr), 2;
+      return vkf_cli_bad_arg("vkf bench generate", usage, argc, argv, i);
     }
   }
   if (!a->model) {

@@ -13,6 +13,7 @@
 #include "host/runner.h"
 #include "models/arch/vit.h"
 #include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -78,8 +79,7 @@ static int parse(int argc, char **argv, bench_model_args *a) {
     else if (!strcmp(s, "--help") || !strcmp(s, "-h"))
       return usage(stdout), 0;
     else {
-      fprintf(stderr, "vkf bench model: unknown or incomplete option \"%s\"\n", s);
-      return usage(stderr), 2;
+      return vkf_cli_bad_arg("vkf bench model", usage, argc, argv, i);
     }
   }
   if (!a->model || a->batch < 1 || a->runs < 1 || a->warmup < 0) {

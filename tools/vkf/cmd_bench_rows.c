@@ -12,6 +12,7 @@
 #include "graph/passes/memory_plan.h"
 #include "host/session.h"
 #include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -176,9 +177,7 @@ int vkf_cli_bench_rows(int argc, char **argv) {
       }
       a.case_count++, i++;
     } else {
-      fprintf(stderr, "vkf bench rows: unknown or incomplete option \"%s\"\n", arg);
-      usage(stderr);
-      return 2;
+      return vkf_cli_bad_arg("vkf bench rows", usage, argc, argv, i);
     }
   }
   if (a.runs < 1 || a.warmup < 0) {

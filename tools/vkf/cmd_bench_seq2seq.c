@@ -12,6 +12,7 @@
 #include "models/registry/model.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 #include "runtime/seq2seq_engine.h"
 
@@ -65,9 +66,7 @@ static int parse(int argc, char **argv, bench_args *a) {
       }
       i++;
     } else {
-      fprintf(stderr, "vkf bench seq2seq: bad option \"%s\"\n", o);
-      usage(stderr);
-      return 2;
+      return vkf_cli_bad_arg("vkf bench seq2seq", usage, argc, argv, i);
     }
   }
   if (!a->model) {

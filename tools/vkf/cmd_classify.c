@@ -12,6 +12,8 @@
 #include "models/formats/npy.h"
 #include "runtime/model_batch.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
+#include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
 
@@ -23,14 +25,17 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--device N|NAME] "
-      "IMAGE... | --pixel-values NPY\n"
+      "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--device N|NAME]\n"
+      "                    (IMAGE... | --file F | --pixel-values NPY)\n"
+      "  IMAGE        PNG or JPEG file; '-' reads image paths from stdin, one per line\n"
+      "  --file F     image paths, one per line ('-': stdin)\n"
       "  --model DIR  Hugging Face ViT/DeiT folder (config.json, model.safetensors,\n"
       "               preprocessor_config.json); default: the built-in tiny random-weight\n"
       "               ViT (%s), whose labels are not meaningful\n"
       "  --top K      labels per image (default 5; at most the checkpoint's label count)\n"
       "  --json       one JSON document on stdout\n"
       "  --fp16       f16 weights and activations\n"
+      "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
       "  --pixel-values NPY  run on f32 [B,3,S,S] pixel values instead of IMAGE files\n"
       "  --save-logits NPY   write the logits, f32 [B, labels]\n"
       "  --compare-logits NPY  check against reference logits (e.g. from\n"
@@ -159,17 +164,19 @@ int vkf_cli_classify(int argc, char **argv) {
   double tolerance = 1e-3;
   int json = 0;
   vkf_dtype dtype = VKF_F32;
-  char **images = calloc((size_t)argc + 1, sizeof *images);
-  int64_t count = 0;
-  for (int i = 0; i < argc; i++) {
+  vkf_cli_inputs given = {0};
+  vkf_status st = VKF_OK;
+  for (int i = 0; i < argc && !st; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    if (vkf_cli_is_help(a)) {
       usage(stdout);
-      free(images);
+      vkf_cli_inputs_free(&given);
       return 0;
     } else if (!strcmp(a, "--model") && has_value) {
       model_dir = argv[++i];
+    } else if (!strcmp(a, "--file") && has_value) {
+      st = vkf_cli_inputs_add_file(&given, argv[++i]);
     } else if (!strcmp(a, "--pixel-values") && has_value) {
       pixel_npy = argv[++i];
     } else if (!strcmp(a, "--save-logits") && has_value) {
@@ -183,7 +190,7 @@ int vkf_cli_classify(int argc, char **argv) {
       k = strtoll(argv[++i], &end, 10);
       if (*end || k < 1) {
         fprintf(stderr, "vkf classify: --top needs a positive integer, got \"%s\"\n", argv[i]);
-        free(images);
+        vkf_cli_inputs_free(&given);
         return 2;
       }
     } else if (!strcmp(a, "--tolerance") && has_value) {
@@ -192,7 +199,7 @@ int vkf_cli_classify(int argc, char **argv) {
       if (end == argv[i] || *end || !(tolerance >= 0) || isinf(tolerance)) {
         fprintf(stderr, "vkf classify: --tolerance needs a finite number >= 0, got \"%s\"\n",
                 argv[i]);
-        free(images);
+        vkf_cli_inputs_free(&given);
         return 2;
       }
     } else if (!strcmp(a, "--json")) {
@@ -200,18 +207,24 @@ int vkf_cli_classify(int argc, char **argv) {
     } else if (!strcmp(a, "--fp16")) {
       dtype = VKF_F16;
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "vkf classify: unknown or incomplete option \"%s\" (try --help)\n", a);
-      free(images);
-      return 2;
+      vkf_cli_inputs_free(&given);
+      return vkf_cli_bad_arg("vkf classify", usage, argc, argv, i);
     } else {
-      images[count++] = argv[i];
+      st = vkf_cli_inputs_add(&given, a);
     }
   }
+  if (st) {
+    vkf_cli_inputs_free(&given);
+    return vkf_cli_fail(st);
+  }
+  char **images = given.items; /* ownership moves here (freed at the end) */
+  int64_t count = (int64_t)given.count;
   if ((count == 0) == !pixel_npy) {
-    if (pixel_npy) fprintf(stderr, "vkf classify: give IMAGE files or --pixel-values, not both\n");
-    usage(stderr);
+    for (int64_t i = 0; i < count; i++) free(images[i]);
     free(images);
-    return 2;
+    return vkf_cli_usage_error("vkf classify",
+                               pixel_npy ? "give IMAGE files or --pixel-values, not both"
+                                         : "give IMAGE files, --file F or --pixel-values");
   }
   const int builtin = !model_dir;
   char *found = NULL;
@@ -219,7 +232,7 @@ int vkf_cli_classify(int argc, char **argv) {
   vkf_vit_model *m = NULL;
   vkf_cli_device dev = {0};
   float *pixels = NULL, *logits = NULL;
-  vkf_status st = builtin ? vkf_default_model_find(DEFAULT_MODEL_REL, &found) : VKF_OK;
+  st = builtin ? vkf_default_model_find(DEFAULT_MODEL_REL, &found) : VKF_OK;
   if (found) model_dir = found;
   if (!st) st = vkf_vit_load(model_dir, &m);
   if (!st && vkf_vit_head_of(m) == VKF_VIT_HEAD_NONE)
@@ -229,7 +242,7 @@ int vkf_cli_classify(int argc, char **argv) {
   if (!st && pixel_npy) {
     st = load_pixel_npy(pixel_npy, vkf_vit_image_size(m), &pixels, &count);
     names = st ? NULL : calloc((size_t)count, sizeof *names);
-    free(images);
+    free(images); /* empty: IMAGE files and --pixel-values exclude each other */
     images = st ? NULL : calloc((size_t)count, sizeof *images);
     for (int64_t i = 0; !st && i < count; i++) {
       snprintf(names[i], sizeof names[i], "pixel_values[%lld]", (long long)i);
@@ -270,6 +283,7 @@ int vkf_cli_classify(int argc, char **argv) {
   vkf_vit_destroy(m);
   free(pixels);
   free(logits);
+  for (int64_t i = 0; images && !pixel_npy && i < count; i++) free(images[i]);
   free(images);
   free(names);
   free(found);

@@ -4,6 +4,7 @@
 
 #include "host/instance.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/json_out.h"
 
 static void print_version(char *out, size_t size, uint32_t v) {
@@ -93,17 +94,23 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
   printf("    %-28s %s\n", "cooperative matrix", c->cooperative_matrix ? "yes" : "no");
 }
 
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf devices [--json] [--device N|NAME]\n"
+          "  Lists the Vulkan devices with the caps the lowering reads; '*' marks the one\n"
+          "  commands use (VKF_DEVICE, else the best).\n"
+          "  --json           one JSON array on stdout\n"
+          "  --device N|NAME  mark this device as chosen instead (checks that it exists)\n");
+}
+
 int vkf_cli_devices(int argc, char **argv) {
   int json = 0;
   const char *selector = NULL;
   for (int i = 0; i < argc; i++) {
+    if (vkf_cli_is_help(argv[i])) return usage(stdout), 0;
     if (strcmp(argv[i], "--json") == 0) json = 1;
     else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) selector = argv[++i];
-    else {
-      fprintf(stderr, "vkf devices: unknown option \"%s\" (usage: vkf devices [--json] "
-                      "[--device N|NAME])\n", argv[i]);
-      return 2;
-    }
+    else return vkf_cli_bad_arg("vkf devices", usage, argc, argv, i);
   }
   vkf_instance *instance = NULL;
   vkf_status status = vkf_instance_create(NULL, &instance);

@@ -17,6 +17,7 @@
 #include "shaders/embedded.h"
 #include "runtime/model_batch.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 
 typedef struct dump_args {
   const char *model, *stage, *format, *out, *device;
@@ -195,15 +196,15 @@ int vkf_cli_dump(int argc, char **argv) {
     else if (!strcmp(s, "--format") && v) a.format = argv[++i];
     else if (!strcmp(s, "--out") && v) a.out = argv[++i];
     else if (!strcmp(s, "--device") && v) a.device = argv[++i];
-    else if (!strcmp(s, "--batch") && v) a.batch = atoll(argv[++i]);
-    else if (!strcmp(s, "--seq-len") && v) a.seq_len = atoll(argv[++i]);
-    else if (!strcmp(s, "--help") || !strcmp(s, "-h")) return usage(stdout), 0;
-    else {
-      fprintf(stderr, "vkf dump: unknown or incomplete option \"%s\"\n", s);
-      return usage(stderr), 2;
-    }
+    else if (!strcmp(s, "--batch") && v && vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.batch))
+      i++;
+    else if (!strcmp(s, "--seq-len") && v &&
+             vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.seq_len))
+      i++;
+    else if (vkf_cli_is_help(s)) return usage(stdout), 0;
+    else return vkf_cli_bad_arg("vkf dump", usage, argc, argv, i);
   }
-  if (!a.model) return usage(stderr), 2;
+  if (!a.model) return vkf_cli_usage_error("vkf dump", "--model DIR is required");
   /* Only the graph stage has formats; passes writes all three, plan and kernels are text/GLSL. */
   if (strcmp(a.stage, "graph") && strcmp(a.format, "text")) {
     fprintf(stderr,

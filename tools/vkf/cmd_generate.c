@@ -11,6 +11,8 @@
 #include "models/text/text_tokenizer.h"
 #include "runtime/generate_loop.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
+#include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
 
@@ -30,12 +32,14 @@ typedef struct gen_args {
   double temperature, top_p, repetition_penalty;
   uint64_t seed;
   int greedy, sample, ignore_eos, json, fp16, cache_fp16, has_top_k, has_top_p, has_temp, has_rep;
+  vkf_cli_inputs file_prompts; /* --file F and --prompt -: owns those prompts' text */
 } gen_args;
 
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3)... [--max-new-tokens N]\n"
+      "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3 | --file F)...\n"
+      "                    [--max-new-tokens N] [--device N|NAME]\n"
       "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
       "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
       "                    [--num-beams N] [--ctx N] [--chunk N] [--fp16] [--cache-fp16]\n"
@@ -48,7 +52,9 @@ static void usage(FILE *f) {
       "  logits of every generated step. Text streams to stdout, speeds go to stderr.\n"
       "  --num-beams N (or num_beams in generation_config.json): beam search as generate()\n"
       "  runs it, with the config's length_penalty, early_stopping, min_length and the other\n"
-      "  beam settings; each prompt's best sequence is printed when all are done.\n",
+      "  beam settings; each prompt's best sequence is printed when all are done.\n"
+      "  --file F: prompts, one per line ('-': stdin; --prompt - reads stdin too).\n"
+      "  On a terminal, stderr shows the kernels being built and the tokens generated.\n",
       GEN_DEFAULT_CTX);
 }
 
@@ -75,7 +81,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
   for (int i = 0; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int ok = 1, used = 1;
-    if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+    if (vkf_cli_is_help(o)) {
       usage(stdout);
       exit(0);
     } else if (!strcmp(o, "--greedy")) {
@@ -96,6 +102,17 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       a->device = v;
     } else if (!strcmp(o, "--save-logits")) {
       a->save_logits = v;
+    } else if (!strcmp(o, "--file") || (!strcmp(o, "--prompt") && !strcmp(v, "-"))) {
+      size_t before = a->file_prompts.count;
+      vkf_status st = vkf_cli_inputs_add_file(&a->file_prompts, v);
+      if (st) return vkf_cli_fail(st);
+      for (size_t k = before; k < a->file_prompts.count; k++) {
+        if (a->prompt_count + a->ids_count == GEN_MAX_PROMPTS) {
+          fprintf(stderr, "vkf generate: at most %d prompts\n", GEN_MAX_PROMPTS);
+          return 2;
+        }
+        a->prompts[a->prompt_count++] = a->file_prompts.items[k];
+      }
     } else if (!strcmp(o, "--prompt") || !strcmp(o, "--ids")) {
       int is_ids = o[2] == 'i';
       if (a->prompt_count + a->ids_count == GEN_MAX_PROMPTS) {
@@ -131,22 +148,16 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     } else {
       ok = 0;
     }
-    if (!ok) {
-      fprintf(stderr, "vkf generate: bad or incomplete option \"%s%s%s\"\n", o,
-              v && used ? " " : "", v && used ? v : "");
-      return 2;
-    }
+    if (!ok) return vkf_cli_bad_arg("vkf generate", usage, argc, argv, i);
     i += used;
   }
-  if (!a->model || a->prompt_count + a->ids_count == 0) {
-    fprintf(stderr, "vkf generate: %s\n",
-            !a->model ? "--model DIR is required" : "give a --prompt TEXT or --ids 1,2,3");
-    return 2;
-  }
-  if (a->greedy && a->sample) {
-    fprintf(stderr, "vkf generate: --greedy contradicts --temperature / --top-k / --top-p\n");
-    return 2;
-  }
+  if (!a->model || a->prompt_count + a->ids_count == 0)
+    return vkf_cli_usage_error(
+        "vkf generate", "%s",
+        !a->model ? "--model DIR is required" : "give a --prompt TEXT, --ids 1,2,3 or --file F");
+  if (a->greedy && a->sample)
+    return vkf_cli_usage_error("vkf generate",
+                               "--greedy contradicts --temperature / --top-k / --top-p");
   return 0;
 }
 
@@ -263,42 +274,49 @@ static vkf_status prepare(const gen_args *a, vkf_model **model, vkf_text_tokeniz
     VKF_RETURN_IF_ERROR(parse_ids(a->ids[i], &ids[i], &id_counts[i]));
   if (a->save_logits && a->prompt_count + a->ids_count != 1)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--save-logits takes one prompt");
-  vkf_rt_gen_request q = {.model = *model,
-                          .tok = *tok,
-                          .prompts = a->prompts,
-                          .prompt_count = a->prompt_count,
-                          .ids = (const int64_t *const *)ids,
-                          .id_counts = id_counts,
-                          .ids_count = a->ids_count,
-                          .stops = a->stops,
-                          .stop_count = (size_t)a->stop_count,
-                          .max_new = a->max_new > 0 ? a->max_new : 0,
-                          .ctx = a->ctx,
-                          .chunk = a->chunk,
-                          .num_beams = a->num_beams,
-                          .decoding = a->greedy   ? 1
-                                      : a->sample ? 2
-                                                  : 0,
-                          .temperature = a->has_temp ? a->temperature : 0,
-                          .top_p = a->has_top_p ? a->top_p : 0,
-                          .repetition_penalty = a->has_rep ? a->repetition_penalty : 0,
-                          .top_k = !a->has_top_k ? 0
-                                   : a->top_k    ? a->top_k
-                                                 : -1,
-                          .seed = a->seed,
-                          .ignore_eos = a->ignore_eos,
-                          .fp16 = a->fp16,
-                          .cache_fp16 = a->cache_fp16,
-                          .keep_logits = a->save_logits != NULL,
-                          .on_piece = print_piece,
-                          .user = (void *)a};
+  vkf_rt_gen_request q = {
+      .model = *model,
+      .tok = *tok,
+      .prompts = a->prompts,
+      .prompt_count = a->prompt_count,
+      .ids = (const int64_t *const *)ids,
+      .id_counts = id_counts,
+      .ids_count = a->ids_count,
+      .stops = a->stops,
+      .stop_count = (size_t)a->stop_count,
+      .max_new = a->max_new > 0 ? a->max_new : 0,
+      .ctx = a->ctx,
+      .chunk = a->chunk,
+      .num_beams = a->num_beams,
+      .decoding = a->greedy   ? 1
+                  : a->sample ? 2
+                              : 0,
+      .temperature = a->has_temp ? a->temperature : 0,
+      .top_p = a->has_top_p ? a->top_p : 0,
+      .repetition_penalty = a->has_rep ? a->repetition_penalty : 0,
+      .top_k = !a->has_top_k ? 0
+               : a->top_k    ? a->top_k
+                             : -1,
+      .seed = a->seed,
+      .ignore_eos = a->ignore_eos,
+      .fp16 = a->fp16,
+      .cache_fp16 = a->cache_fp16,
+      .keep_logits = a->save_logits != NULL,
+      /* text streamed to stdout shows the progress itself; otherwise the
+       * terminal line counts steps */
+      .report_progress = a->prompt_count + a->ids_count != 1 || a->json || !*tok,
+      .on_piece = print_piece,
+      .user = (void *)a};
   return vkf_rt_gen_prepare(g, &q);
 }
 
 int vkf_cli_generate(int argc, char **argv) {
   gen_args a;
   int rc = parse_args(argc, argv, &a);
-  if (rc) return rc;
+  if (rc) {
+    vkf_cli_inputs_free(&a.file_prompts);
+    return rc;
+  }
   vkf_rt_gen g;
   memset(&g, 0, sizeof g);
   vkf_model *model = NULL;
@@ -320,6 +338,7 @@ int vkf_cli_generate(int argc, char **argv) {
   for (int i = 0; i < GEN_MAX_PROMPTS; i++) free(ids[i]);
   vkf_text_tokenizer_destroy(tok);
   vkf_model_close(model);
+  vkf_cli_inputs_free(&a.file_prompts);
   if (!s && validation)
     s = vkf_status_make(VKF_STATUS_INTERNAL, "the validation layer reported messages");
   return s ? vkf_cli_fail(s) : 0;

@@ -20,8 +20,10 @@
 #include "host/runner.h"
 #include "models/formats/npy.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/op_attrs.h"
+#include "tools/vkf/op_list.h"
 #include "tools/vkf/op_sparse.h"
 
 enum { MAX_INPUTS = 8, MAX_LENS = 64 };
@@ -362,11 +364,31 @@ static vkf_status run(const op_args *a) {
   return st;
 }
 
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf op OP --in [slot=]x.npy ... --out y.npy [--attr key=value ...] [--cpu]\n"
+          "                 [--device N|NAME]\n"
+          "       vkf op --list | vkf op OP --help\n"
+          "  Runs one op of the op table on .npy inputs, on the device or (--cpu) the reference\n"
+          "  interpreter, and writes its output.\n"
+          "  --in [slot=]F.npy  an input: positional in order, optional ones by name (bias=b.npy)\n"
+          "  --attr key=value   an attribute, parsed strictly (vkf op OP --help lists them)\n"
+          "  --out F.npy        the output\n"
+          "  --cpu              the CPU reference interpreter instead of the device\n"
+          "  --list             every op with its inputs and attributes\n");
+}
+
 int vkf_cli_op(int argc, char **argv) {
   op_args a = {0};
+  int help = 0;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
-    if (!strcmp(arg, "--in") && i + 1 < argc && a.in_count < MAX_INPUTS) {
+    if (vkf_cli_is_help(arg)) {
+      help = 1;
+    } else if (!strcmp(arg, "--list")) {
+      vkf_op_list_print(stdout);
+      return 0;
+    } else if (!strcmp(arg, "--in") && i + 1 < argc && a.in_count < MAX_INPUTS) {
       char *v = argv[++i], *eq = strchr(v, '=');
       if (eq && !strstr(v, ".npy=")) {
         *eq = 0;
@@ -395,16 +417,23 @@ int vkf_cli_op(int argc, char **argv) {
     } else if (arg[0] != '-' && !a.attrs.op) {
       a.attrs.op = arg;
     } else {
-      fprintf(stderr, "vkf op: unexpected argument \"%s\"\n", arg);
-      return 2;
+      return vkf_cli_bad_arg("vkf op", usage, argc, argv, i);
     }
   }
-  if (!a.attrs.op || !a.out_path || a.in_count == 0) {
-    fprintf(stderr,
-            "usage: vkf op OP --in [slot=]x.npy ... --out y.npy [--attr key=value ...] "
-            "[--cpu] [--device N|NAME]\n");
-    return 2;
+  if (help && a.attrs.op) {
+    if (!vkf_op_list_print_one(stdout, a.attrs.op))
+      return vkf_cli_usage_error("vkf op", "unknown op '%s' (vkf op --list lists them)",
+                                 a.attrs.op);
+    printf("usage: vkf op %s --in x.npy ... --out y.npy [--attr key=value ...] [--cpu]\n",
+           a.attrs.op);
+    return 0;
   }
+  if (help) return usage(stdout), 0;
+  if (!a.attrs.op || !a.out_path || a.in_count == 0)
+    return vkf_cli_usage_error("vkf op", "%s",
+                               !a.attrs.op   ? "name an OP (vkf op --list lists them)"
+                               : !a.out_path ? "--out y.npy is required"
+                                             : "give at least one --in x.npy");
   vkf_status st = run(&a);
   return st ? vkf_cli_fail(st) : 0;
 }

@@ -7,11 +7,15 @@
 #include "models/formats/model_paths.h"
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
+#include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/json_out.h"
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: vkf tokenize [--model DIR] [--json] TEXT...\n"
+          "usage: vkf tokenize [--model DIR] [--json] (TEXT... | --file F)\n"
+          "  TEXT         a text; '-' reads texts from stdin, one per line\n"
+          "  --file F     texts, one per line ('-': stdin)\n"
           "  --model DIR  checkpoint folder with the tokenizer files (tokenizer.json: BPE or\n"
           "               Unigram; source.spm + target.spm + vocab.json: Marian;\n"
           "               vocab.json + merges.txt: BART/RoBERTa/GPT-2; vocab.txt and\n"
@@ -52,40 +56,42 @@ static void print_text(const vkf_text_tokenizer *tok, char **texts, int count, i
 
 int vkf_cli_tokenize(int argc, char **argv) {
   const char *model_dir = NULL;
-  int json = 0, count = 0;
-  char **texts = calloc((size_t)argc + 1, sizeof *texts);
-  if (!texts) return vkf_cli_fail(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "arguments"));
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+  int json = 0;
+  vkf_cli_inputs given = {0};
+  vkf_status st = VKF_OK;
+  for (int i = 0; i < argc && !st; i++) {
+    if (vkf_cli_is_help(argv[i])) {
       usage(stdout);
-      free(texts);
+      vkf_cli_inputs_free(&given);
       return 0;
     } else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
       model_dir = argv[++i];
+    } else if (!strcmp(argv[i], "--file") && i + 1 < argc) {
+      st = vkf_cli_inputs_add_file(&given, argv[++i]);
     } else if (!strcmp(argv[i], "--json")) {
       json = 1;
     } else if (!strcmp(argv[i], "--")) {
-      while (++i < argc) texts[count++] = argv[i];
-    } else if (!strncmp(argv[i], "--", 2)) {
-      fprintf(stderr, "vkf tokenize: unknown or incomplete option \"%s\"\n", argv[i]);
-      usage(stderr);
-      free(texts);
-      return 2;
+      while (!st && ++i < argc) st = vkf_cli_inputs_add(&given, argv[i]);
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      vkf_cli_inputs_free(&given);
+      return vkf_cli_bad_arg("vkf tokenize", usage, argc, argv, i);
     } else {
-      texts[count++] = argv[i];
+      st = vkf_cli_inputs_add(&given, argv[i]);
     }
   }
-  if (count == 0) {
-    fprintf(stderr, "vkf tokenize: give at least one TEXT\n");
-    usage(stderr);
-    free(texts);
-    return 2;
+  if (!st && given.count == 0) {
+    vkf_cli_inputs_free(&given);
+    return vkf_cli_usage_error("vkf tokenize", "give at least one TEXT (or --file F)");
   }
+  if (!st && given.count > INT32_MAX / 2)
+    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "more than %d texts", INT32_MAX / 2);
+  char **texts = given.items;
+  int count = st ? 0 : (int)given.count;
   char *found = NULL;
   vkf_text_tokenizer *tok = NULL;
   int32_t **ids = calloc((size_t)count, sizeof *ids);
   size_t *lens = calloc((size_t)count, sizeof *lens);
-  vkf_status st = ids && lens ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "texts");
+  if (!st && !(ids && lens)) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "texts");
   if (!st && !model_dir) st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_text_tokenizer_load(model_dir, &tok);
@@ -100,6 +106,6 @@ int vkf_cli_tokenize(int argc, char **argv) {
   free(lens);
   vkf_text_tokenizer_destroy(tok);
   free(found);
-  free(texts);
+  vkf_cli_inputs_free(&given);
   return st ? vkf_cli_fail(st) : 0;
 }

@@ -1,11 +1,15 @@
-/* The CLI's device: runtime/device_open.c with validation following VKF_VALIDATE, and the
- * message count printed on close. */
+/* The CLI's device: runtime/device_open.c with validation following VKF_VALIDATE, the progress
+ * line installed (tools/vkf/progress.h), and the message count printed on close. */
 #include "tools/vkf/device_open.h"
 
 #include <stdio.h>
 
+#include "tools/vkf/progress.h"
+
 vkf_status vkf_cli_device_open(const char *selector, vkf_cli_device *out) {
-  return vkf_rt_device_open(selector, 0, out);
+  VKF_RETURN_IF_ERROR(vkf_rt_device_open(selector, 0, out));
+  vkf_cli_progress_install(out->device);
+  return VKF_OK;
 }
 
 int vkf_cli_device_close(vkf_cli_device *d) {

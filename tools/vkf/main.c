@@ -22,6 +22,7 @@ static const command commands[] = {
     {"dump", vkf_cli_dump, "graph / passes / plan / kernels of a model: --model DIR --stage S"},
     {"op", vkf_cli_op, "run one op on .npy files: OP --in x.npy ... --out y.npy [--attr k=v] [--cpu]"},
     {"bench", vkf_cli_bench, "benchmarks: bench gemm [--json] (vkf bench --help lists them)"},
+    {"version", vkf_cli_version, "vkformer's version and commit, Vulkan loader, volk, shaderc"},
 };
 
 int vkf_cli_fail(vkf_status status) {
@@ -35,17 +36,23 @@ int vkf_cli_fail(vkf_status status) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: vkf <command> [options]\n\ncommands:\n");
+  fprintf(f, "usage: vkf <command> [options]\n       vkf --version\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+  fprintf(f, "\nvkf COMMAND --help shows a command's options (vkf bench --help, vkf op --list).\n");
 }
 
 int main(int argc, char **argv) {
   vkf_log_env_warnings();
-  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    fprintf(stderr, "usage: vkf <command> [options] (vkf --help lists the commands)\n");
+    return 2;
   }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) return vkf_cli_version(argc - 2, argv + 2);
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
   fprintf(stderr, "vkf: unknown command \"%s\" (try vkf --help)\n", argv[1]);

@@ -1,0 +1,31 @@
+/* The argument conventions every vkf subcommand shares, so each parser loop keeps its own options
+ * but every command answers the same way: --help / -h prints usage on stdout (exit 0); an argument
+ * the loop did not accept is one line on stderr naming it (exit 2). */
+#ifndef VKF_TOOLS_CLI_ARGS_H
+#define VKF_TOOLS_CLI_ARGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Prints a command's usage (the text --help shows). */
+typedef void (*vkf_cli_usage_fn)(FILE *f);
+
+/* Whether `arg` asks for help. */
+int vkf_cli_is_help(const char *arg);
+
+/* The one-line error for argv[i], an argument the parser loop of `cmd` ("vkf classify") did not
+ * accept; returns 2. An option that the usage text names is one whose value is missing (given
+ * last: "--top needs a value") or was rejected ("invalid value 'x' for --top"); any other
+ * "-..." is "unknown option '--tpo' (see vkf classify --help)". */
+int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **argv, int i);
+
+/* A whole base-10 integer in [lo, hi] (no sign other than '-', no trailing text); 0 when `s` is
+ * not one. */
+int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* A one-line usage error of `cmd` (a required option missing, two that exclude each other):
+ * "vkf generate: MESSAGE (see vkf generate --help)"; returns 2. */
+int vkf_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif
