@@ -67,20 +67,20 @@ forward_case vit "$D/vit_tiny" pixel_values 6 logits
 # classify: 12 images in 3 runs of 4 rows, each image's logits as alone.
 images=(assets/images/*.jpg)
 batch=("${images[@]}" "${images[@]}" "${images[@]}")
-if small classify --save-logits "$tmp/cls_split.npy" "${batch[@]}" >"$tmp/cls_split.txt" 2>"$tmp/err"; then
+if small classify --model "$D/vit_tiny" --save-logits "$tmp/cls_split.npy" "${batch[@]}" >"$tmp/cls_split.txt" 2>"$tmp/err"; then
   ok
   split_shown classify
   grep -q "batch 12: 3 runs of 4 rows" "$tmp/err" && ok || bad "classify split: $(cat "$tmp/err")"
   alone=()
   for img in "${batch[@]}"; do
     n=$(basename "$img" .jpg)
-    [ -f "$tmp/cls_$n.npy" ] || "$VKF" classify --save-logits "$tmp/cls_$n.npy" "$img" >/dev/null 2>&1 ||
+    [ -f "$tmp/cls_$n.npy" ] || "$VKF" classify --model "$D/vit_tiny" --save-logits "$tmp/cls_$n.npy" "$img" >/dev/null 2>&1 ||
       bad "classify $img alone"
     alone+=("$tmp/cls_$n.npy")
   done
   $npy stack "$tmp/cls_alone.npy" "${alone[@]}"
   compare "classify split vs each image alone" "$tmp/cls_split.npy" "$tmp/cls_alone.npy" 1e-6
-  "$VKF" classify "${batch[@]}" >"$tmp/cls_whole.txt" 2>/dev/null
+  "$VKF" classify --model "$D/vit_tiny" "${batch[@]}" >"$tmp/cls_whole.txt" 2>/dev/null
   cmp -s "$tmp/cls_split.txt" "$tmp/cls_whole.txt" && ok || bad "classify split and whole print differently"
 else bad "classify split: $(cat "$tmp/err")"; fi
 

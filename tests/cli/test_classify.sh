@@ -6,9 +6,8 @@ VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
 images=(assets/images/cat.jpg assets/images/rocket.jpg)
 
-# Default model (the tiny checkpoint), text output: each image, then K labelled lines.
-if "$VKF" classify --top 3 "${images[@]}" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "classify exit $?"; fi
-grep -q "random weights" "$tmp/err" && ok || bad "no random-weights notice: $(cat "$tmp/err")"
+# Text output: each image, then K labelled lines (the default model: cli/test_default_vit).
+if "$VKF" classify --top 3 --model tests/models/data/vit_tiny "${images[@]}" >"$tmp/out" 2>"$tmp/err"; then ok; else bad "classify exit $?"; fi
 [ "$(grep -c '%' "$tmp/out")" -eq 6 ] && ok || bad "expected 6 label lines: $(cat "$tmp/out")"
 grep -q "^assets/images/rocket.jpg$" "$tmp/out" && ok || bad "image name missing"
 

@@ -25,7 +25,7 @@ libdir=$(dirname "$(dirname "$pc")")
 for f in "$libdir/libvkformer.a" "$libdir/libvkformer.so" "$libdir/pkgconfig/vkformer-static.pc" \
     "$libdir/cmake/vkformer/vkformerConfig.cmake" "$libdir/cmake/vkformer/vkformerConfigVersion.cmake" \
     "$prefix/include/vkformer/vkformer.h" "$prefix/include/vkformer/graph/ir/builder.h" \
-    "$prefix/bin/vkf" "$prefix/share/vkformer/models/vit_tiny/config.json"; do
+    "$prefix/bin/vkf" "$prefix/share/vkformer/models/vit_fashion_mnist/config.json"; do
   [ -f "$f" ] && ok || bad "not installed: ${f#"$prefix"/}"
 done
 
@@ -113,16 +113,16 @@ run_hello hello_cmake_static text "$bert" "$text"
 # The installed vkf from another folder: its default model comes from the prefix ...
 cp "$cat_jpg" "$tmp/work/cat.jpg"
 if (cd "$tmp/work" && "$prefix/bin/vkf" classify --top 1 cat.jpg) >"$tmp/vkf.out" 2>"$tmp/vkf.err"; then ok; else bad "installed vkf classify: $(cat "$tmp/vkf.err")"; fi
-grep -qF "($prefix/share/vkformer/models/vit_tiny)" "$tmp/vkf.err" && ok || bad "default model not from the prefix: $(cat "$tmp/vkf.err")"
-# ... or first from VKF_MODEL_PATH (here a folder whose vit_tiny is another checkpoint) ...
+grep -qF "($prefix/share/vkformer/models/vit_fashion_mnist)" "$tmp/vkf.err" && ok || bad "default model not from the prefix: $(cat "$tmp/vkf.err")"
+# ... or first from VKF_MODEL_PATH (here a folder whose vit_fashion_mnist is another checkpoint) ...
 mkdir -p "$tmp/models"
-ln -s "$src/tests/models/data/deit_cls_tiny" "$tmp/models/vit_tiny"
+ln -s "$src/tests/models/data/deit_cls_tiny" "$tmp/models/vit_fashion_mnist"
 if (cd "$tmp/work" && VKF_MODEL_PATH="$tmp/nowhere:$tmp/models" "$prefix/bin/vkf" classify --top 1 cat.jpg) >/dev/null 2>"$tmp/vkf.err"; then ok; else bad "vkf with VKF_MODEL_PATH: $(cat "$tmp/vkf.err")"; fi
-grep -qF "($tmp/models/vit_tiny)" "$tmp/vkf.err" && ok || bad "VKF_MODEL_PATH not searched first: $(cat "$tmp/vkf.err")"
+grep -qF "($tmp/models/vit_fashion_mnist)" "$tmp/vkf.err" && ok || bad "VKF_MODEL_PATH not searched first: $(cat "$tmp/vkf.err")"
 # ... and a copy of vkf outside any prefix finds none: one line naming where it looked.
 cp "$prefix/bin/vkf" "$tmp/work/vkf"
 (cd "$tmp/work" && ./vkf classify cat.jpg) >/dev/null 2>"$tmp/vkf.err"
 rc=$?
-[ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/vkf.err")" -eq 1 ] && grep -q "vit_tiny/config.json not found.*VKF_MODEL_PATH" "$tmp/vkf.err" &&
+[ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/vkf.err")" -eq 1 ] && grep -q "vit_fashion_mnist/config.json not found.*VKF_MODEL_PATH" "$tmp/vkf.err" &&
   ok || bad "vkf without models: exit $rc: $(cat "$tmp/vkf.err")"
 vkf_summary

@@ -38,13 +38,14 @@ static void set_model_path(const char *value) {
 static void test_beside_executable(void) {
   set_model_path(NULL);
   char *found = NULL;
-  CHECK_OK(vkf_default_model_find("vit_tiny", &found));
-  const char *tail = "/share/vkformer/models/vit_tiny";
+  CHECK_OK(vkf_default_model_find("vit_fashion_mnist", &found));
+  const char *tail = "/share/vkformer/models/vit_fashion_mnist";
   CHECK_MSG(found && strlen(found) > strlen(tail) &&
                 strcmp(found + strlen(found) - strlen(tail), tail) == 0,
             "found %s", found ? found : "(null)");
   char a[PATH_MAX], b[PATH_MAX];
-  CHECK(found && realpath(found, a) && realpath("tests/models/data/vit_tiny", b) && !strcmp(a, b));
+  CHECK(found && realpath(found, a) && realpath("assets/models/vit_fashion_mnist", b) &&
+        !strcmp(a, b));
   free(found);
 }
 
@@ -53,16 +54,16 @@ static void test_model_path_order(const char *root) {
   snprintf(first, sizeof first, "%s/first", root);
   snprintf(second, sizeof second, "%s/second", root);
   VKF_ASSERT(mkdir(first, 0700) == 0 && mkdir(second, 0700) == 0);
-  make_model(first, "vit_tiny", 0); /* a folder without config.json is not the model */
-  make_model(second, "vit_tiny", 1);
+  make_model(first, "vit_fashion_mnist", 0); /* a folder without config.json is not the model */
+  make_model(second, "vit_fashion_mnist", 1);
   make_model(first, "only_first", 1);
   make_model(second, "only_first", 1);
 
   snprintf(value, sizeof value, "%s/nowhere::%s:%s", root, first, second);
   set_model_path(value);
   char *found = NULL;
-  CHECK_OK(vkf_default_model_find("vit_tiny", &found));
-  snprintf(want, sizeof want, "%s/vit_tiny", second);
+  CHECK_OK(vkf_default_model_find("vit_fashion_mnist", &found));
+  snprintf(want, sizeof want, "%s/vit_fashion_mnist", second);
   CHECK_MSG(found && !strcmp(found, want), "found %s, want %s", found ? found : "(null)", want);
   free(found);
   found = NULL;
@@ -75,8 +76,8 @@ static void test_model_path_order(const char *root) {
   /* VKF_MODEL_PATH without the model: the executable-relative folder still answers. */
   snprintf(value, sizeof value, "%s", first);
   set_model_path(value);
-  CHECK_OK(vkf_default_model_find("vit_tiny", &found));
-  CHECK_MSG(found && strstr(found, "/share/vkformer/models/vit_tiny"), "found %s",
+  CHECK_OK(vkf_default_model_find("vit_fashion_mnist", &found));
+  CHECK_MSG(found && strstr(found, "/share/vkformer/models/vit_fashion_mnist"), "found %s",
             found ? found : "(null)");
   free(found);
   found = NULL;
