@@ -21,8 +21,9 @@ _DTYPES = {
 _NUMPY = {_capi.F32: np.float32, _capi.I32: np.int32, _capi.I64: np.int64}
 
 
-def input_tensor(name, value):
-    """(Tensor struct, the contiguous array it points into) for input `name`.
+def fill_input(t, name, value):
+    """Fills Tensor `t` (in place) for input `name`; returns what it points into (the contiguous
+    array and the name's bytes), which the caller keeps alive until the call returns.
 
     Python lists and scalars become arrays; ints stay ints and floats become float64, which is
     refused like any other dtype the library does not take: no silent casts."""
@@ -40,14 +41,14 @@ def input_tensor(name, value):
             "input %s: rank %d, expected 1 to %d dims" % (name, arr.ndim, _capi.MAX_RANK)
         )
     arr = np.ascontiguousarray(arr)
-    t = _capi.Tensor()
-    t.name = name.encode("utf-8")
+    name_bytes = name.encode("utf-8")
+    t.name = name_bytes
     t.dtype = code
     t.rank = arr.ndim
     for i, d in enumerate(arr.shape):
         t.shape[i] = d
     t.data = arr.ctypes.data if arr.size else None
-    return t, arr
+    return arr, name_bytes
 
 
 def take_output(lib, tensor):

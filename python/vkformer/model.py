@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from . import _capi
-from ._arrays import input_tensor, take_output
+from ._arrays import fill_input, take_output
 from .device import Device
 from .errors import InvalidArgumentError
 from .generation import GenerateRequest
@@ -144,19 +144,23 @@ class Model:
         held = []  # the arrays the input structs point into, alive until the call returns
         in_structs = (_capi.Tensor * max(1, len(inputs)))()
         for i, (name, value) in enumerate(inputs.items()):
-            in_structs[i], arr = input_tensor(name, value)
-            held.append(arr)
+            held.append(fill_input(in_structs[i], name, value))
         out_structs = (_capi.Tensor * len(names))()
         for i, name in enumerate(names):
             if not isinstance(name, str):
                 raise TypeError("forward: output names must be str, got %s" % type(name).__name__)
-            out_structs[i].name = name.encode("utf-8")
+            held.append(name.encode("utf-8"))
+            out_structs[i].name = held[-1]
         with self._device.lock:
             status = self._lib.vkformer_model_forward(self._h, in_structs, len(inputs), out_structs, len(names))
         _capi.check(self._lib, status)
         result = {}
-        for i, name in enumerate(names):
-            result[name] = take_output(self._lib, out_structs[i])
+        try:
+            for i, name in enumerate(names):
+                result[name] = take_output(self._lib, out_structs[i])
+        finally:  # release sets data to NULL, so releasing a taken output again is a no-op
+            for t in out_structs:
+                self._lib.vkformer_tensor_release(ctypes.byref(t))
         return result
 
     __call__ = forward
