@@ -6,7 +6,9 @@ ifeq ($(CI),true)
   CMAKE_FLAGS += -DVKF_WERROR=ON
 endif
 
-.PHONY: all setup build run test test-suite test-asan fuzz clean
+PREFIX ?= /usr/local
+
+.PHONY: all setup build run install test test-suite test-asan fuzz clean
 
 all: build
 
@@ -24,6 +26,11 @@ run: build
 	./$(BUILD)/tools/vkf classify assets/images/*.jpg
 	./$(BUILD)/tools/vkf embed "A man is eating food." "A man is eating a piece of bread." \
 	  "The girl is carrying a baby." "A man is riding a horse."
+
+# The library (shared + static), its header, vkformer.pc, the CMake package, vkf and the shipped
+# models under PREFIX (README: "Install and use as a library").
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # What CI runs (.ci/run): the whole suite, then its `asan`-labelled subset (every reader and every
 # CLI path; not the device-kernel sweeps) under AddressSanitizer + UndefinedBehaviorSanitizer,

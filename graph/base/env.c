@@ -83,6 +83,7 @@ void vkf_env_reload(void) {
       list_of("VKF_NO_FUSE", fusions, "a comma list of attention, gemm, elementwise; all");
   g_env.log_level = int_in("VKF_LOG", 0, 3, 1, "0 error, 1 warning, 2 info, 3 debug");
   g_env.python_site = str_or_null("VKF_PYTHON_SITE");
+  g_env.model_path = str_or_null("VKF_MODEL_PATH");
   g_env.xdg_cache_home = str_or_null("XDG_CACHE_HOME");
   g_env.home = str_or_null("HOME");
   g_env.virtual_env = str_or_null("VIRTUAL_ENV");

@@ -18,6 +18,8 @@ typedef struct vkf_env {
   int update_golden;          /* VKF_UPDATE_GOLDEN=1: tests rewrite their golden files */
   const char *python_site;    /* VKF_PYTHON_SITE: ':' list of site-packages dirs searched first
                                  for pip-installed model packages (models/formats/model_paths.h) */
+  const char *model_path;     /* VKF_MODEL_PATH: ':' list of folders searched first for the models
+                                 vkformer ships (models/formats/default_models.h) */
   /* Not ours, but read here too so that getenv() has one caller: the default cache location and
    * the search for pip-installed model packages. */
   const char *xdg_cache_home; /* XDG_CACHE_HOME */

@@ -8,6 +8,7 @@
 
 #include "models/arch/vit.h"
 #include "models/arch/vit_classify.h"
+#include "models/formats/default_models.h"
 #include "models/formats/npy.h"
 #include "tools/vkf/batch_cli.h"
 #include "tools/vkf/cli.h"
@@ -15,11 +16,9 @@
 #include "tools/vkf/json_out.h"
 
 /* The committed tiny checkpoint: no pretrained ViT weights can be installed by the set-up, so the
- * default model has seeded random weights and its labels say nothing about the image. */
-#ifndef VKF_SOURCE_DIR
-#define VKF_SOURCE_DIR "."
-#endif
-#define DEFAULT_MODEL_REL "tests/models/data/vit_tiny"
+ * default model has seeded random weights and its labels say nothing about the image. Found by
+ * name in the shipped models' search path (models/formats/default_models.h). */
+#define DEFAULT_MODEL_REL "vit_tiny"
 
 static void usage(FILE *f) {
   fprintf(
@@ -41,17 +40,6 @@ static void usage(FILE *f) {
       "  --tolerance X  max |logit diff| allowed by --compare-logits (default 1e-3)\n"
       "VKF_CHECK=1 compares every node with the CPU interpreter.\n",
       DEFAULT_MODEL_REL);
-}
-
-static const char *default_model(void) {
-  static char path[4096];
-  FILE *f = fopen(DEFAULT_MODEL_REL "/config.json", "r");
-  if (f) {
-    fclose(f);
-    return DEFAULT_MODEL_REL;
-  }
-  snprintf(path, sizeof path, "%s/%s", VKF_SOURCE_DIR, DEFAULT_MODEL_REL);
-  return path;
 }
 
 static void print_results(const vkf_vit_model *m, char **images, int64_t count, const float *logits,
@@ -226,12 +214,14 @@ int vkf_cli_classify(int argc, char **argv) {
     return 2;
   }
   const int builtin = !model_dir;
-  if (builtin) model_dir = default_model();
+  char *found = NULL;
 
   vkf_vit_model *m = NULL;
   vkf_cli_device dev = {0};
   float *pixels = NULL, *logits = NULL;
-  vkf_status st = vkf_vit_load(model_dir, &m);
+  vkf_status st = builtin ? vkf_default_model_find(DEFAULT_MODEL_REL, &found) : VKF_OK;
+  if (found) model_dir = found;
+  if (!st) st = vkf_vit_load(model_dir, &m);
   if (!st && vkf_vit_head_of(m) == VKF_VIT_HEAD_NONE)
     st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no classification head", model_dir,
                          vkf_vit_architecture(m));
@@ -282,6 +272,7 @@ int vkf_cli_classify(int argc, char **argv) {
   free(logits);
   free(images);
   free(names);
+  free(found);
   if (st) return vkf_cli_fail(st);
   return validation;
 }
