@@ -12,24 +12,31 @@
  * - Memory the library allocates for the caller (output tensor data, token lists, generated
  *   text) is released with the function named next to it (vkformer_tensor_release,
  *   vkformer_tokens_release, vkformer_generation_release) or, for plain strings, vkformer_free.
- * - The library never prints to stdout and never exits the process. Diagnostics go to stderr
- *   only when VKF_LOG asks for them.
+ * - The library never prints to stdout and never exits the process. Diagnostics go to stderr:
+ *   warnings (e.g. a corrupt cache entry being rebuilt) and what VKF_LOG / VKF_CHECK ask for.
  *
  * Thread safety (what is true of this implementation):
  * - A device and everything opened on it (its models, and the tokenizers reachable from them)
  *   must be used from one thread at a time; calls on one device are not synchronised. Different
- *   devices may be used concurrently from different threads, each with its own models.
+ *   devices may be used concurrently from different threads, each with its own models (every
+ *   device calls Vulkan through its own function table). Opening, closing and listing devices
+ *   (vkformer_device_open / _close / _count / _name) loads the process-wide Vulkan entry points:
+ *   make those calls from one thread at a time.
  * - A tokenizer loaded with vkformer_tokenizer_load is read-only after loading: tokenize and
  *   decode may run concurrently on one tokenizer from several threads.
  * - Process-wide state in the lower layers: the VKF_* environment variables are read once, on
  *   the first call that needs them, without locking: make one call (e.g. vkformer_device_count
- *   or vkformer_device_open) before starting threads that use the library. Disk caches (compiled
- *   SPIR-V and the Vulkan pipeline cache under $XDG_CACHE_HOME / ~/.cache) are written through a
- *   temporary file and rename(), so concurrent devices and processes share them safely.
+ *   or vkformer_device_open) before starting threads that use the library. The disk caches of
+ *   compiled SPIR-V and of the Vulkan pipeline cache (VKF_CACHE_DIR, else $XDG_CACHE_HOME/vkformer
+ *   or ~/.cache/vkformer) are written to a temporary file then rename()d, so processes share them
+ *   safely; two threads of one process writing the same entry at the same moment share that
+ *   temporary file, and an entry torn that way fails its hash check when read and is rebuilt,
+ *   never used. The library adds no other mutable global state.
  *
  * Environment (read once per process): VKF_DEVICE (default device selector), VKF_VALIDATE=1
  * (Khronos validation layer), VKF_DEVICE_PROFILE (clamp the device's limits), VKF_LOG (stderr
- * log level), VKF_CHECK=1 (check every device run against the CPU interpreter).
+ * log level), VKF_CACHE_DIR (the disk caches), VKF_CHECK=1 (check every device run against the
+ * CPU interpreter, with a summary line on stderr).
  *
  * Custom models: this header covers the checkpoint architectures vkformer knows. Models of your
  * own are built with the graph builder API, which is installed with the library as internal
@@ -88,7 +95,7 @@ typedef struct vkformer_status_s *vkformer_status; /* NULL: success */
 VKFORMER_API vkformer_code vkformer_status_code(vkformer_status status);
 /* The one-line message; "" for NULL. Valid until the status is freed. */
 VKFORMER_API const char *vkformer_status_message(vkformer_status status);
-/* "INVALID_ARGUMENT", "NOT_FOUND", ... */
+/* "invalid argument", "not found", ... */
 VKFORMER_API const char *vkformer_code_name(vkformer_code code);
 VKFORMER_API void vkformer_status_free(vkformer_status status);
 

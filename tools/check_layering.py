@@ -13,6 +13,8 @@ import re
 import sys
 
 GRAPH = ["graph/base", "graph/ir", "graph/interp", "graph/passes", "graph/lower"]
+MODELS = ["models/formats", "models/text", "models/image", "models/arch", "models/generate",
+          "models/registry"]
 # folder -> (layers it may include besides itself, forbidden system headers)
 LAYERS = {
     "graph/base": ([], r"^(vulkan|volk|shaderc|cjson|stb)"),
@@ -32,6 +34,10 @@ LAYERS = {
                          "models/arch"], r"^(vulkan|volk|shaderc)"),
     # the decoding policy of `vkf generate`: plain host code over logits and generation configs
     "models/generate": (["graph/base", "graph/ir", "models/formats"], r"^(vulkan|volk|shaderc)"),
+    # running models on a device (device choice, batched runs, generation), for the CLI and the API
+    "runtime": (GRAPH + ["host"] + MODELS, r"^(cjson|stb)"),
+    # the public C API: vkformer.h includes nothing of the project; its implementation sits on top
+    "api": (GRAPH + ["host"] + MODELS + ["runtime"], r"^(cjson|stb)"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(vkf_\w+)\s*\([^;{]*\)\s*\{", re.M)
@@ -96,9 +102,23 @@ def check_calls(root):
     return bad
 
 
+def check_public_header(root):
+    """api/vkformer.h is installed alone: it includes only <stddef.h> and <stdint.h>, and no
+    internal vkf_ / VKF_ name leaks into its declarations (comments may mention them)."""
+    path = os.path.join(root, "api", "vkformer.h")
+    if not os.path.isfile(path):
+        return ["layering: api/vkformer.h is missing"]
+    text = open(path, encoding="utf-8").read()
+    bad = [f"layering: api/vkformer.h includes {inc}, not only <stddef.h> / <stdint.h>"
+           for k, inc in INCLUDE.findall(text) if k == '"' or inc not in ("stddef.h", "stdint.h")]
+    for name in sorted(set(re.findall(r"\b(?:vkf|VKF)_\w+", strip_comments(text)))):
+        bad.append(f"layering: api/vkformer.h declares the internal name {name}")
+    return bad
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("VKF_SOURCE_DIR", ".")
-    bad = check_includes(root) + check_calls(root)
+    bad = check_includes(root) + check_calls(root) + check_public_header(root)
     for line in bad:
         print(line)
     print("1 passed, 0 failed" if not bad else "0 passed, 1 failed")

@@ -13,7 +13,7 @@
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
-#include "tools/vkf/generate_engine.h"
+#include "runtime/generate_engine.h"
 
 typedef struct bench_gen_args {
   const char *model, *device;

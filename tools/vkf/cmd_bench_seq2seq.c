@@ -13,7 +13,7 @@
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
-#include "tools/vkf/seq2seq_engine.h"
+#include "runtime/seq2seq_engine.h"
 
 typedef struct bench_args {
   const char *model, *device;

@@ -1,5 +1,5 @@
 /* vkf classify: top-K labels for images with a Hugging Face ViT/DeiT checkpoint, on the device
- * (all images in one batch, split into runs that fit the device: tools/vkf/batch_cli.h);
+ * (all images in one batch, split into runs that fit the device: runtime/model_batch.h);
  * VKF_CHECK=1 compares every node with the interpreter. */
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "models/arch/vit_classify.h"
 #include "models/formats/default_models.h"
 #include "models/formats/npy.h"
-#include "tools/vkf/batch_cli.h"
+#include "runtime/model_batch.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
@@ -256,7 +256,7 @@ int vkf_cli_classify(int argc, char **argv) {
   vkf_batch_input in = {pixels, pixels_size};
   vkf_batch_output out = {logits, logits_size};
   if (!st) st = vkf_cli_device_open(device, &dev);
-  if (!st) st = vkf_cli_batch_run("vkf classify", dev.device, count, build_rows, &vb, &in, &out);
+  if (!st) st = vkf_rt_batch_run("vkf classify", dev.device, count, build_rows, &vb, &in, &out);
   int64_t shape[2] = {count, m ? vkf_vit_label_count(m) : 0};
   if (!st && save) st = vkf_npy_save(save, VKF_NPY_F32, 2, shape, logits);
   if (!st && compare) st = compare_logits(compare, logits, count, shape[1], tolerance);

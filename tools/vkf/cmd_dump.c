@@ -15,7 +15,7 @@
 #include "host/instance.h"
 #include "models/registry/model.h"
 #include "shaders/embedded.h"
-#include "tools/vkf/batch_cli.h"
+#include "runtime/model_batch.h"
 #include "tools/vkf/cli.h"
 
 typedef struct dump_args {
@@ -119,17 +119,17 @@ static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
 }
 
 /* The plan and kernels stages: the batch is split as the runner would split it on this device
- * (tools/vkf/batch_cli.h); the split goes first ("batch split: ..."), then the plan of one run of
+ * (runtime/model_batch.h); the split goes first ("batch split: ..."), then the plan of one run of
  * the first run's rows (the runs' plans differ only in their row count). */
 static vkf_status dump_lowered(const dump_args *a, vkf_model *m) {
   vkf_device_caps caps;
-  vkf_cli_model_build mb = {.model = m, .seq_len = a->seq_len};
+  vkf_rt_model_build mb = {.model = m, .seq_len = a->seq_len};
   vkf_batch_split split;
   char line[512];
   vkf_batch_graph bg = {0};
   vkf_lowered low = {0};
   vkf_status st = device_caps(a->device, &caps);
-  if (!st) st = vkf_cli_batch_split(&caps, a->batch, vkf_cli_model_build_fn, &mb, &split);
+  if (!st) st = vkf_rt_batch_split(&caps, a->batch, vkf_rt_model_build_fn, &mb, &split);
   if (!st) {
     vkf_batch_split_describe(&split, line, sizeof line);
     if (a->stage[0] == 'p')
@@ -137,7 +137,7 @@ static vkf_status dump_lowered(const dump_args *a, vkf_model *m) {
     else
       fprintf(stderr, "vkf dump: %s\n", line);
   }
-  if (!st) st = vkf_cli_model_build_fn(&mb, split.rows_per_run, &bg);
+  if (!st) st = vkf_rt_model_build_fn(&mb, split.rows_per_run, &bg);
   if (!st) st = vkf_passes_run(bg.graph, NULL, NULL);
   if (!st) st = vkf_lower_graph(bg.graph, &caps, NULL, &low);
   if (!st && a->stage[0] == 'p') vkf_plan_dump_text(low.plan, stdout);

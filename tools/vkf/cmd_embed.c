@@ -1,5 +1,5 @@
 /* vkf embed: sentence embeddings of texts with a BERT-family checkpoint on the device (all texts
- * in one padded batch, split into runs that fit the device: tools/vkf/batch_cli.h) and, for two or
+ * in one padded batch, split into runs that fit the device: runtime/model_batch.h) and, for two or
  * more, their cosine similarity matrix; VKF_CHECK=1 compares every node with the interpreter. */
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "models/arch/bert.h"
 #include "models/formats/model_paths.h"
 #include "models/text/tokenizer.h"
-#include "tools/vkf/batch_cli.h"
+#include "runtime/text_embed.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
@@ -98,27 +98,6 @@ static void print_text(const char *dir, const vkf_bert_model *m, char **texts, i
   }
 }
 
-typedef struct bert_build {
-  vkf_bert_model *model;
-  int64_t seq_len;
-  vkf_dtype dtype;
-} bert_build;
-
-/* Slots: inputs input_ids, attention_mask [rows, seq]; output sentence_embedding [rows, dim]. */
-static vkf_status build_rows(void *user, int64_t rows, vkf_batch_graph *out) {
-  const bert_build *b = user;
-  vkf_bert_build_options bo = {.batch = rows, .seq_len = b->seq_len, .dtype = b->dtype};
-  vkf_bert_graph bg;
-  *out = (vkf_batch_graph){0};
-  VKF_RETURN_IF_ERROR(vkf_bert_build(b->model, &bo, &bg));
-  *out = (vkf_batch_graph){.graph = bg.graph,
-                           .input_count = 2,
-                           .output_count = 1,
-                           .inputs = {bg.input_ids, bg.attention_mask},
-                           .outputs = {bg.sentence_embedding}};
-  return VKF_OK;
-}
-
 int vkf_cli_embed(int argc, char **argv) {
   const char *model_dir = NULL, *device = NULL;
   int json = 0;
@@ -160,43 +139,25 @@ int vkf_cli_embed(int argc, char **argv) {
   vkf_bert_model *m = NULL;
   vkf_tokenizer *tok = NULL;
   vkf_cli_device dev = {0};
-  int32_t *ids = NULL, *mask = NULL;
-  size_t *tokens = calloc((size_t)count, sizeof *tokens);
+  size_t *tokens = NULL;
   float *e = NULL;
-  size_t len = 0;
   int64_t dim = 0;
   /* The default model's NOT_FOUND message lists where it looked and the pip command. */
   vkf_status st = model_dir ? VKF_OK : vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_bert_load(model_dir, &m);
   if (!st) st = vkf_tokenizer_load(model_dir, &tok);
-  if (!st) {
-    size_t max_len = (size_t)vkf_bert_pipeline_of(m)->max_seq_length;
-    dim = vkf_bert_config(m)->hidden_size;
-    ids = malloc((size_t)count * max_len * sizeof *ids);
-    mask = malloc((size_t)count * max_len * sizeof *mask);
-    e = malloc((size_t)(count * dim) * sizeof *e);
-    st = ids && mask && e && tokens
-             ? vkf_tokenizer_encode_batch(tok, (const char *const *)texts, (size_t)count, max_len,
-                                          ids, mask, &len)
-             : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld texts", (long long)count);
-    for (int64_t i = 0; !st && i < count; i++)
-      for (size_t j = 0; j < len; j++) tokens[i] += (size_t)mask[(size_t)i * len + j];
-  }
-  bert_build bb = {.model = m, .seq_len = (int64_t)len, .dtype = dtype};
-  size_t in_size = (size_t)count * len * sizeof *ids;
-  vkf_batch_input in[2] = {{ids, in_size}, {mask, in_size}};
-  vkf_batch_output out = {e, (size_t)(count * dim) * sizeof *e};
+  if (!st) dim = vkf_bert_config(m)->hidden_size;
   if (!st) st = vkf_cli_device_open(device, &dev);
-  if (!st) st = vkf_cli_batch_run("vkf embed", dev.device, count, build_rows, &bb, in, &out);
+  if (!st)
+    st = vkf_rt_embed(dev.device, m, tok, (const char *const *)texts, count, dtype, "vkf embed", &e,
+                      &tokens);
   if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim);
   if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim);
   int validation = vkf_cli_device_close(&dev);
   vkf_tokenizer_destroy(tok);
   vkf_bert_destroy(m);
   free(found);
-  free(ids);
-  free(mask);
   free(e);
   free(tokens);
   free(texts);

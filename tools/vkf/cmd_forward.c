@@ -1,6 +1,6 @@
 /* vkf forward: any supported checkpoint on named inputs from .npy files, its named outputs written
  * as float32 .npy; --list prints the declared inputs and outputs. Any batch: runs split to fit the
- * device (tools/vkf/batch_cli.h). VKF_CHECK=1 compares every node with the interpreter. */
+ * device (runtime/model_batch.h). VKF_CHECK=1 compares every node with the interpreter. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include "models/formats/npy.h"
 #include "models/registry/model.h"
-#include "tools/vkf/batch_cli.h"
+#include "runtime/model_forward.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/device_open.h"
 
@@ -102,90 +102,13 @@ static vkf_status load_inputs(const named_path *in, int count, vkf_npy_array *ar
   return VKF_OK;
 }
 
-/* The caller's dims: the batch, the (source) sequence and an encoder–decoder's target sequence. */
-typedef struct dims {
-  int64_t batch, seq, target;
-} dims;
-
-/* A declared input's or output's shape with the caller's dims resolved (dim 0 the batch, any
- * other -1 the sequence, or the target sequence for target I/O); returns its element count. */
-static size_t resolved_shape(const vkf_model_io *io, dims z, int64_t *shape) {
-  size_t count = 1;
-  for (uint32_t d = 0; d < io->rank; d++) {
-    shape[d] = io->shape[d] >= 0 ? io->shape[d] : d == 0 ? z.batch : io->target ? z.target : z.seq;
-    count *= (size_t)shape[d];
-  }
-  return count;
-}
-
-/* The whole batch of every declared input: given 32-bit data as it is, int64 ids narrowed (the
- * values were range-checked), absent optional inputs filled with their default. Narrowed and
- * filled arrays are allocated into owned[i]. */
-static vkf_status gather_inputs(const vkf_model *m, dims z, const vkf_model_array *given,
-                                int given_count, vkf_batch_input *out, void **owned) {
-  for (uint32_t i = 0; i < vkf_model_input_count(m); i++) {
-    const vkf_model_io *io = vkf_model_input(m, i);
-    if (io->target && !z.target) continue; /* absent decoder inputs: the encoder alone */
-    int64_t shape[VKF_MAX_DIMS];
-    size_t count = resolved_shape(io, z, shape);
-    const vkf_model_array *a = NULL;
-    for (int k = 0; k < given_count; k++)
-      if (!strcmp(given[k].name, io->name)) a = &given[k];
-    out[i].size = count * 4; /* i32 or f32 */
-    if (a && !a->int64) {
-      out[i].data = a->data;
-      continue;
-    }
-    int32_t *v = malloc(count * sizeof *v + 1);
-    if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "input %s", io->name);
-    for (size_t j = 0; j < count; j++) v[j] = a ? (int32_t)((const int64_t *)a->data)[j] : io->fill;
-    owned[i] = v;
-    out[i].data = v;
-  }
-  return VKF_OK;
-}
-
-/* The inputs the model derives from the values of the declared ones (vkf_model_derive; NULL for
- * those not given) go into the slots after the declared inputs. */
-static vkf_status derive_inputs(const vkf_model *m, dims z, const vkf_model_array *given,
-                                int given_count, vkf_batch_input *inputs, vkf_model_derived *out) {
-  uint32_t declared = vkf_model_input_count(m);
-  const int32_t *data[VKF_MODEL_MAX_IO] = {0};
-  for (int k = 0; k < given_count; k++) {
-    int i = vkf_model_find_input(m, given[k].name);
-    if (i >= 0) data[i] = inputs[i].data;
-  }
-  VKF_RETURN_IF_ERROR(vkf_model_derive(m, data, z.batch, z.seq, out));
-  if (declared + out->count > VKF_MODEL_MAX_IO)
-    return vkf_status_make(VKF_STATUS_INTERNAL, "%u inputs, more than %d", declared + out->count,
-                           VKF_MODEL_MAX_IO);
-  for (uint32_t k = 0; k < out->count; k++)
-    inputs[declared + k] = (vkf_batch_input){out->data[k], out->size[k]};
-  return VKF_OK;
-}
-
-/* Host arrays for the requested outputs (others stay NULL: not read). */
-static vkf_status alloc_outputs(const vkf_model *m, dims z, const named_path *out, int count,
-                                vkf_batch_output *arrays) {
+/* Writes every requested output as float32 .npy. */
+static vkf_status write_outputs(const vkf_rt_forward *f, const named_path *out, int count) {
   for (int k = 0; k < count; k++) {
-    int i = vkf_model_find_output(m, out[k].name);
+    uint32_t rank = 0;
     int64_t shape[VKF_MAX_DIMS];
-    arrays[i].size = resolved_shape(vkf_model_output(m, (uint32_t)i), z, shape) * 4;
-    arrays[i].data = malloc(arrays[i].size + 1);
-    if (!arrays[i].data) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "output %s", out[k].name);
-  }
-  return VKF_OK;
-}
-
-static vkf_status write_outputs(const vkf_model *m, dims z, const vkf_batch_output *arrays,
-                                const named_path *out, int count) {
-  for (int k = 0; k < count; k++) {
-    int i = vkf_model_find_output(m, out[k].name);
-    const vkf_model_io *io = vkf_model_output(m, (uint32_t)i);
-    int64_t shape[VKF_MAX_DIMS];
-    resolved_shape(io, z, shape);
-    VKF_RETURN_IF_ERROR(
-        vkf_npy_save(out[k].path, VKF_NPY_F32, (int)io->rank, shape, arrays[i].data));
+    const float *data = vkf_rt_forward_output(f, (uint32_t)k, &rank, shape);
+    VKF_RETURN_IF_ERROR(vkf_npy_save(out[k].path, VKF_NPY_F32, (int)rank, shape, data));
   }
   return VKF_OK;
 }
@@ -203,40 +126,17 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   vkf_model_array given[FORWARD_MAX_ARGS] = {0};
   const char *names[FORWARD_MAX_ARGS];
   for (int k = 0; k < out_count; k++) names[k] = out[k].name;
-  int64_t batch = 0, seq = 0, target = 0;
   vkf_cli_device dev = {0};
-  vkf_batch_input inputs[VKF_MODEL_MAX_IO] = {{0}};
-  vkf_batch_output outputs[VKF_MODEL_MAX_IO] = {{0}};
-  void *owned[VKF_MODEL_MAX_IO] = {0};
-  vkf_model_derived derived = {0};
+  vkf_rt_forward f = {0};
   vkf_status st = load_inputs(in, in_count, arrays, given);
-  if (!st) st = vkf_model_check_inputs(m, given, (uint32_t)in_count, &batch, &seq, &target);
-  dims z = {batch, seq, target};
-  /* An unknown output name is the builder's error (it lists the declared ones): build once. */
-  vkf_cli_model_build mb = {.model = m,
-                            .seq_len = seq,
-                            .target_len = target,
-                            .dtype = dtype,
-                            .outputs = names,
-                            .output_count = (uint32_t)out_count};
-  vkf_batch_graph probe = {0};
-  if (!st) st = vkf_cli_model_build_fn(&mb, 1, &probe);
-  if (probe.graph) vkf_graph_destroy(probe.graph);
-  if (!st) st = gather_inputs(m, z, given, in_count, inputs, owned);
-  if (!st) st = derive_inputs(m, z, given, in_count, inputs, &derived);
-  if (!st) mb.derived = &derived;
-  if (!st) st = alloc_outputs(m, z, out, out_count, outputs);
-  if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st)
-    st = vkf_cli_batch_run("vkf forward", dev.device, batch, vkf_cli_model_build_fn, &mb, inputs,
-                           outputs);
-  if (!st) st = write_outputs(m, z, outputs, out, out_count);
+    st =
+        vkf_rt_forward_prepare(&f, m, dtype, given, (uint32_t)in_count, names, (uint32_t)out_count);
+  if (!st) st = vkf_cli_device_open(device, &dev);
+  if (!st) st = vkf_rt_forward_run(&f, "vkf forward", dev.device);
+  if (!st) st = write_outputs(&f, out, out_count);
   int validation = vkf_cli_device_close(&dev);
-  vkf_model_derived_release(&derived);
-  for (int i = 0; i < VKF_MODEL_MAX_IO; i++) {
-    free(owned[i]);
-    free(outputs[i].data);
-  }
+  vkf_rt_forward_release(&f);
   for (int i = 0; i < in_count; i++) vkf_npy_array_release(&arrays[i]);
   vkf_model_close(m);
   if (!st && validation)

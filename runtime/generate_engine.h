@@ -1,8 +1,8 @@
 /* The device side of `vkf generate`: a KV cache, a prefill plan and a decode plan of one decoder
  * model sharing its weights and the cache, each recorded once; a step writes its small inputs and
  * re-submits the recorded command list. */
-#ifndef VKF_TOOLS_GENERATE_ENGINE_H
-#define VKF_TOOLS_GENERATE_ENGINE_H
+#ifndef VKF_RUNTIME_GENERATE_ENGINE_H
+#define VKF_RUNTIME_GENERATE_ENGINE_H
 
 #include <stdint.h>
 

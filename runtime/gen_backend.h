@@ -3,8 +3,8 @@
  * row per step, and returns logits; its self-attention cache can be reordered. A decoder-only
  * model's prompt is the user's prompt; an encoder–decoder's is its decoder start token, its source
  * having been encoded when the backend was opened. */
-#ifndef VKF_TOOLS_GEN_BACKEND_H
-#define VKF_TOOLS_GEN_BACKEND_H
+#ifndef VKF_RUNTIME_GEN_BACKEND_H
+#define VKF_RUNTIME_GEN_BACKEND_H
 
 #include <stdint.h>
 

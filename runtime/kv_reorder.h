@@ -3,8 +3,8 @@
  * each layer, gathers the batch rows into a temporary and writes them back with kv_write. No
  * cache byte crosses to the host; each step sets one i32 [batch] input and re-submits. Shared by
  * the decoder-only and the encoder-decoder generation engines. */
-#ifndef VKF_TOOLS_KV_REORDER_H
-#define VKF_TOOLS_KV_REORDER_H
+#ifndef VKF_RUNTIME_KV_REORDER_H
+#define VKF_RUNTIME_KV_REORDER_H
 
 #include <stdint.h>
 

@@ -1,13 +1,13 @@
 /* The two backends of `vkf generate`: the decoder-only engine (generate_engine.c) as it is, and the
  * encoder–decoder engine (seq2seq_engine.c) with its sources encoded at open and its "prefill" a
  * step of the decoder start tokens at position 0. */
-#include "tools/vkf/gen_backend.h"
+#include "runtime/gen_backend.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/vkf/generate_engine.h"
-#include "tools/vkf/seq2seq_engine.h"
+#include "runtime/generate_engine.h"
+#include "runtime/seq2seq_engine.h"
 
 static vkf_status dec_prefill(void *impl, const int32_t *ids, const int64_t *lens,
                               const float **out) {
@@ -65,7 +65,8 @@ static void s2s_destroy(void *impl) {
 }
 
 /* Every row's source, right-padded to the longest, and its mask; then the encoder. */
-static vkf_status encode_sources(s2s_backend *b, const vkf_gen_backend_options *o, int64_t src_len) {
+static vkf_status encode_sources(s2s_backend *b, const vkf_gen_backend_options *o,
+                                 int64_t src_len) {
   int64_t per = o->rows / o->sources;
   int32_t *ids = malloc((size_t)(o->rows * src_len) * sizeof *ids);
   int32_t *mask = malloc((size_t)(o->rows * src_len) * sizeof *mask);

@@ -1,8 +1,8 @@
 /* The device side of `vkf generate` for encoder–decoders: the sources are encoded once, every
  * decoder layer's cross-attention K and V written into a cross cache kept on the device; then one
  * recorded decoding step per token against the self-attention cache and the cross cache. */
-#ifndef VKF_TOOLS_SEQ2SEQ_ENGINE_H
-#define VKF_TOOLS_SEQ2SEQ_ENGINE_H
+#ifndef VKF_RUNTIME_SEQ2SEQ_ENGINE_H
+#define VKF_RUNTIME_SEQ2SEQ_ENGINE_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /* Owns the encoder plan, the step plan, the two caches and the per-step input arrays. */
-#include "tools/vkf/seq2seq_engine.h"
+#include "runtime/seq2seq_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +34,8 @@ static vkf_status make_runner(vkf_device *device, vkf_s2s_engine *e, vkf_encdec_
       b[n++] = (vkf_runner_binding){g->self_v[l], vkf_kv_cache_values(e->self_cache, l)};
     }
   }
-  vkf_runner_options ro = {.profile = e->o.profile,
-                           .bindings = b,
-                           .binding_count = n,
-                           .share_constants_with = share};
+  vkf_runner_options ro = {
+      .profile = e->o.profile, .bindings = b, .binding_count = n, .share_constants_with = share};
   vkf_status s = vkf_runner_create(device, g->graph, &ro, out);
   free(b);
   return s;

@@ -2,7 +2,7 @@
  * gather(table, rows) -> [B, H·C·D], kv_write of that back into the cache at start 0. The
  * gather reads the whole row before kv_write overwrites it (kv_write consumes its output), so
  * repeated and swapped rows are safe. */
-#include "tools/vkf/kv_reorder.h"
+#include "runtime/kv_reorder.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * arrays (positions, cache offsets, kv lengths, logit rows). With a vkf_attention kind of the
  * linear family the "cache" holds each layer's state [B, H, F, Dh + 1] instead (its key buffers,
  * capacity F rows of Dh + 1): constant memory whatever the length, zeroed before each prefill. */
-#include "tools/vkf/generate_engine.h"
+#include "runtime/generate_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +75,8 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   int64_t bt = e->o.batch * e->chunk;
   e->scratch = malloc((size_t)bt * sizeof *e->scratch + 16);
   e->logits = malloc((size_t)(2 * e->o.batch * e->vocab) * sizeof *e->logits);
-  vkf_status s = e->scratch && e->logits ? VKF_OK
-                                         : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  vkf_status s =
+      e->scratch && e->logits ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
   vkf_kv_cache_options co = {.batch = e->o.batch,
                              .layers = c->num_hidden_layers,
                              .kv_heads = c->num_key_value_heads,

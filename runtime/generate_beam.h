@@ -2,13 +2,13 @@
  * 4.38.2 with the device KV cache: every source's prompt expanded to N rows, one prefill, then per
  * token one beam-search step on the host (models/generate/beam_search.h), one device reorder of
  * the cache rows (kv_reorder.h) and one decode step for all rows. */
-#ifndef VKF_TOOLS_GENERATE_BEAM_H
-#define VKF_TOOLS_GENERATE_BEAM_H
+#ifndef VKF_RUNTIME_GENERATE_BEAM_H
+#define VKF_RUNTIME_GENERATE_BEAM_H
 
 #include <stdint.h>
 
 #include "host/device.h"
-#include "tools/vkf/gen_backend.h"
+#include "runtime/gen_backend.h"
 #include "models/generate/beam_search.h"
 
 typedef struct vkf_gen_beam_request {

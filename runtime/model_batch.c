@@ -8,10 +8,10 @@
 #include "graph/passes/passes.h"
 #include "host/batch_run.h"
 #include "host/check.h"
-#include "tools/vkf/batch_cli.h"
+#include "runtime/model_batch.h"
 
 typedef struct built {
-  vkf_cli_build_fn build;
+  vkf_rt_build_fn build;
   void *user;
   int check; /* VKF_CHECK: every node pinned so the interpreter can replay it */
 } built;
@@ -28,8 +28,8 @@ static vkf_status build_with_passes(void *user, int64_t rows, vkf_batch_graph *o
   return st;
 }
 
-vkf_status vkf_cli_batch_split(const vkf_device_caps *caps, int64_t batch, vkf_cli_build_fn build,
-                               void *user, vkf_batch_split *out) {
+vkf_status vkf_rt_batch_split(const vkf_device_caps *caps, int64_t batch, vkf_rt_build_fn build,
+                              void *user, vkf_batch_split *out) {
   built b = {build, user, vkf_env_get()->check};
   return vkf_batch_split_choose(caps, batch, build_with_passes, &b, out);
 }
@@ -58,9 +58,9 @@ static vkf_status check_run(void *user, vkf_runner *runner, const vkf_batch_grap
   return VKF_OK;
 }
 
-vkf_status vkf_cli_batch_run(const char *tool, vkf_device *device, int64_t batch,
-                             vkf_cli_build_fn build, void *user, const vkf_batch_input *inputs,
-                             const vkf_batch_output *outputs) {
+vkf_status vkf_rt_batch_run(const char *tool, vkf_device *device, int64_t batch,
+                            vkf_rt_build_fn build, void *user, const vkf_batch_input *inputs,
+                            const vkf_batch_output *outputs) {
   built b = {build, user, vkf_env_get()->check};
   vkf_batch_split split;
   VKF_RETURN_IF_ERROR(
@@ -82,8 +82,8 @@ vkf_status vkf_cli_batch_run(const char *tool, vkf_device *device, int64_t batch
   return VKF_OK;
 }
 
-vkf_status vkf_cli_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out) {
-  const vkf_cli_model_build *mb = user;
+vkf_status vkf_rt_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out) {
+  const vkf_rt_model_build *mb = user;
   vkf_model_build_options o = {.batch = rows,
                                .seq_len = mb->seq_len,
                                .target_len = mb->target_len,

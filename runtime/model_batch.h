@@ -2,8 +2,8 @@
  * a subcommand supplies a builder of its model's graph for any row count and whole-batch host
  * arrays; this chooses the split for the device's caps (graph/lower/batch_split.h), runs it
  * (host/batch_run.h) and, with VKF_CHECK=1, checks every run against the interpreter. */
-#ifndef VKF_TOOLS_BATCH_CLI_H
-#define VKF_TOOLS_BATCH_CLI_H
+#ifndef VKF_RUNTIME_MODEL_BATCH_H
+#define VKF_RUNTIME_MODEL_BATCH_H
 
 #include "graph/lower/batch_split.h"
 #include "host/batch_run.h"
@@ -11,22 +11,22 @@
 #include "models/registry/model.h"
 
 /* Builds the model's graph for `rows` rows, before any pass (this file runs them). */
-typedef vkf_status (*vkf_cli_build_fn)(void *user, int64_t rows, vkf_batch_graph *out);
+typedef vkf_status (*vkf_rt_build_fn)(void *user, int64_t rows, vkf_batch_graph *out);
 
 /* The split of `batch` rows for `caps` (builds of `build` with the passes run). */
-vkf_status vkf_cli_batch_split(const vkf_device_caps *caps, int64_t batch, vkf_cli_build_fn build,
-                               void *user, vkf_batch_split *out);
+vkf_status vkf_rt_batch_split(const vkf_device_caps *caps, int64_t batch, vkf_rt_build_fn build,
+                              void *user, vkf_batch_split *out);
 
 /* Runs `batch` rows on `device` as vkf_batch_run does (inputs / outputs per slot of the built
  * graph, whole batch, batch-first). `tool` ("vkf classify") prefixes the VKF_CHECK line; the split
  * is logged at info level (VKF_LOG=2) when it has more than one run. */
-vkf_status vkf_cli_batch_run(const char *tool, vkf_device *device, int64_t batch,
-                             vkf_cli_build_fn build, void *user, const vkf_batch_input *inputs,
-                             const vkf_batch_output *outputs);
+vkf_status vkf_rt_batch_run(const char *tool, vkf_device *device, int64_t batch,
+                            vkf_rt_build_fn build, void *user, const vkf_batch_input *inputs,
+                            const vkf_batch_output *outputs);
 
-/* A vkf_cli_build_fn over the model registry (user: a vkf_cli_model_build *): slots follow the
+/* A vkf_rt_build_fn over the model registry (user: a vkf_rt_model_build *): slots follow the
  * model's declared inputs (then its derived ones, vkf_model_derive) and outputs. */
-typedef struct vkf_cli_model_build {
+typedef struct vkf_rt_model_build {
   vkf_model *model;
   int64_t seq_len;    /* text models: tokens per row */
   int64_t target_len; /* encoder–decoders: decoder tokens per row (0: the encoder alone) */
@@ -34,7 +34,7 @@ typedef struct vkf_cli_model_build {
   const char *const *outputs; /* names to compute; NULL: all */
   uint32_t output_count;
   const vkf_model_derived *derived; /* the whole batch's derived inputs (NULL: none known) */
-} vkf_cli_model_build;
-vkf_status vkf_cli_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out);
+} vkf_rt_model_build;
+vkf_status vkf_rt_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out);
 
 #endif

@@ -1,11 +1,11 @@
 /* The beam loop: prompts expanded to batch · num_beams rows, prefill, then step / reorder / decode
  * until the beam search says it is over, then its finalize. */
-#include "tools/vkf/generate_beam.h"
+#include "runtime/generate_beam.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/vkf/kv_reorder.h"
+#include "runtime/kv_reorder.h"
 
 typedef struct beam_run {
   vkf_gen_backend engine;

@@ -1,0 +1,40 @@
+/* Sentence embeddings of vkformer.h: the sentence-transformers pipeline of `vkf embed`
+ * (runtime/text_embed.h) on a BERT-family model. */
+#include <string.h>
+
+#include "api/handles.h"
+#include "runtime/text_embed.h"
+
+static vkf_status embed(vkformer_model *model, const char *const *texts, size_t count,
+                        vkformer_tensor *out) {
+  if (strcmp(vkf_model_family(model->model), "bert") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: %s is not a sentence embedder (a BERT-family checkpoint)",
+                           vkf_model_dir(model->model), vkf_model_architecture(model->model));
+  if (count < 1 || count > (size_t)1 << 24)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%zu texts to embed", count);
+  for (size_t i = 0; i < count; i++)
+    if (!texts[i]) return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "text %zu is NULL", i);
+  if (!model->wordpiece)
+    VKF_RETURN_IF_ERROR(vkf_tokenizer_load(vkf_model_dir(model->model), &model->wordpiece));
+  vkf_bert_model *bert = vkf_model_impl(model->model);
+  float *e = NULL;
+  VKF_RETURN_IF_ERROR(vkf_rt_embed(model->device->rt.device, bert, model->wordpiece, texts,
+                                   (int64_t)count, model->dtype, "vkformer_embed", &e, NULL));
+  out->name = "sentence_embedding";
+  out->dtype = VKFORMER_F32;
+  out->rank = 2;
+  out->shape[0] = (int64_t)count;
+  out->shape[1] = vkf_bert_config(bert)->hidden_size;
+  out->data = e;
+  return VKF_OK;
+}
+
+vkformer_status vkformer_embed(vkformer_model *model, const char *const *texts, size_t count,
+                               vkformer_tensor *out) {
+  VKF_API_REQUIRE(out, "vkformer_embed: out is NULL");
+  memset(out, 0, sizeof *out);
+  VKF_API_REQUIRE(model, "vkformer_embed: model is NULL");
+  VKF_API_REQUIRE(texts, "vkformer_embed: texts is NULL");
+  return vkf_api_status(embed(model, texts, count, out));
+}
