@@ -56,7 +56,9 @@ def minilm_dir():
 def device():
     dev = vkformer.Device(validate=True)
     yield dev
+    messages = dev.validation_messages  # model loads in session fixtures count here
     dev.close()
+    assert messages == 0, "the Vulkan validation layer reported %d messages" % messages
 
 
 @pytest.fixture(autouse=True)

@@ -36,6 +36,7 @@ with vkformer.Model.load(sys.argv[2]) as m:
     out = m.forward(outputs="logits", input_ids=ids, attention_mask=np.load(sys.argv[4]),
                     token_type_ids=np.load(sys.argv[5]))["logits"]
     print(float(np.max(np.abs(out - np.load(sys.argv[6])))))
+    assert m.device.validation_messages == 0
 """
     g = os.path.join(ROOT, "tests/models/golden/forward/bert_tiny_")
     r = subprocess.run([sys.executable, "-c", code, str(site), os.path.join(ROOT, "tests/models/data/bert_tiny"),
