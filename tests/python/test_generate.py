@@ -1,8 +1,10 @@
 """generate() / stream() against transformers 4.38.2's greedy generate(use_cache=True): from ids,
 the decoder goldens of tools/make_decoder_golden.py (tests/cli/test_generate.sh checks the same
 through `vkf generate`); from text, tools/make_python_golden.py's prompts through the GPT-2
-tokenizer, the callback's pieces concatenating to the returned text."""
+tokenizer, the callback's pieces concatenating to the returned text; beam search and the
+encoder-decoders against their goldens (tests/cli/test_generate_beam.sh, test_seq2seq.sh)."""
 
+import json
 import os
 import shutil
 
@@ -110,3 +112,37 @@ def test_generate_errors(talk, bert_tiny, device):
             m.generate(prompts()[0], max_new_tokens=32, ctx=20)
         with pytest.raises(vkformer.Error, match="256"):
             next(iter(m.stream([1, 256], 4)))
+
+
+def case_dir(tmp_path, model, config):
+    d = tmp_path / model
+    shutil.copytree(data(model), d)
+    (d / "generation_config.json").write_text(json.dumps(config))
+    return d
+
+
+BEAM_CASES = [c for c in load_json(golden("decoder_beam", "cases.json")) if len(c["prompts"]) == 1]
+
+
+@pytest.mark.parametrize("case", BEAM_CASES, ids=[c["name"] for c in BEAM_CASES])
+def test_beam_search(device, tmp_path, case):
+    """transformers' generate(num_beams=N) (tools/make_decoder_beam_golden.py), the settings read
+    from generation_config.json, num_beams also given as an option."""
+    config = dict(case["generation_config"])
+    beams = config.pop("num_beams") if case["name"].endswith("_beams4") else None
+    with vkformer.Model.load(case_dir(tmp_path, case["model"], config), device=device) as m:
+        gen = m.generate(case["prompts"][0], case["max_new_tokens"], num_beams=beams, details=True)
+    want = case["sequences"][0][len(case["prompts"][0]):]
+    assert gen.ids == want and abs(gen.score - case["scores"][0]) <= 1e-4, (gen, want, case["scores"][0])
+
+
+@pytest.mark.parametrize("model", ["t5_tiny", "bart_tiny", "marian_tiny"])
+def test_encoder_decoder_greedy(device, tmp_path, model):
+    """An encoder-decoder's prompt is its source (tools/make_encdec_golden.py, greedy, each source alone)."""
+    g = load_json(golden(model, "golden.json"))
+    config = {k: v for k, v in g["generation_common"].items() if k != "note"}
+    with vkformer.Model.load(case_dir(tmp_path, model, config), device=device) as m:
+        assert m.family
+        for i, source in enumerate(g["sources"]):
+            gen = m.generate(source, 16, details=True)
+            assert gen.ids == load_npy(model, "greedy_%d_ids.npy" % i).ravel().tolist(), (model, i)
