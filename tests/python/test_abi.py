@@ -1,6 +1,7 @@
 """The ctypes mirror (python/vkformer/_capi.py) against the header: every struct's size and every
 field's offset as the C compiler lays them out from api/vkformer.h, and the enum values."""
 
+import ctypes
 import os
 import shutil
 import subprocess
@@ -45,7 +46,7 @@ def test_layouts_match_the_header(tmp_path):
     subprocess.run([cc, "-std=c11", "-I", os.path.join(ROOT, "api"), str(src), "-o", str(exe)], check=True)
     got = dict(line.split() for line in subprocess.run([str(exe)], check=True, stdout=subprocess.PIPE).stdout.decode().splitlines())
     for c_name, py in STRUCTS.items():
-        assert int(got[c_name]) == _capi.ctypes.sizeof(py), c_name
+        assert int(got[c_name]) == ctypes.sizeof(py), c_name
         for field, _ in py._fields_:
             assert int(got[c_name + "." + field]) == getattr(py, field).offset, (c_name, field)
     for name, value in ENUMS.items():
