@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Writes models/text/unicode_tables.c: the Unicode properties the tokenizers need, taken from
-Python's own unicodedata and str.lower(), because Hugging Face's BertTokenizer is defined by exactly
-those. Run with the Python whose transformers produced tests/models/golden/tokenizer_ids.txt:
+"""Writes models/text/unicode_tables.c: the Unicode properties the tokenizers need. The reference is
+Hugging Face's fast tokenizers (the Rust `tokenizers` library that AutoTokenizer and
+sentence-transformers run), whose crates carry Unicode tables of their own, older than Python's
+(Rust's unicode_categories for BertNormalizer's control / punctuation / non-spacing-mark tests,
+unicode-normalization-alignments for NFD / NFKD, a CJK range list with a typo). So the properties
+start from Python's unicodedata and every one the fast tokenizer decides differently is taken from
+the library itself, probed code point by code point (about 1.5 minutes). Run with the Python whose
+tokenizers produced tests/models/golden/tokenizer_ids.txt (tokenizers 0.15.2):
 
     python3 tools/gen_unicode_tables.py > models/text/unicode_tables.c
 
@@ -17,7 +22,9 @@ SPACE = 1 << 1        # _is_whitespace: ' ', \t, \n, \r, category Zs (becomes ' 
 SPLIT = 1 << 2        # str.split() separator (str.isspace) that survives cleaning (U+2028, U+2029)
 PUNCT = 1 << 3        # _is_punctuation: ASCII non-alphanumeric or category P*
 MN = 1 << 4           # category Mn: dropped by accent stripping after NFD
-# bits 5 and 6: unused (they held Python's Final_Sigma context, which the fast tokenizer lacks)
+STRIP = 1 << 5        # dropped by the fast tokenizer's accent stripping (Rust unicode_categories'
+                      # is_mark_nonspacing: Mn of its older Unicode); MN stays Python's Mn
+# bit 6: unused (bits 5 and 6 once held Python's Final_Sigma context, which the fast tokenizer lacks)
 CJK = 1 << 7          # BasicTokenizer._is_chinese_char
 CCC_SHIFT = 8         # canonical combining class in bits 8..15
 # For the BPE pre-tokenizers' patterns (Hugging Face tokenizers' regexes): \p{L}, \p{N}, and \s as
@@ -29,13 +36,50 @@ WHITE_SPACE = 1 << 18 # White_Space
 WHITE_SPACE_CPS = set(range(0x9, 0xE)) | {0x20, 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F,
                                           0x3000} | set(range(0x2000, 0x200B))
 
+# BasicTokenizer._is_chinese_char's ranges as the fast tokenizer has them: its Rust copy reads
+# 0x2B920 where Python has 0x2B820, so U+2B820..2B91F are not split off there (the probe checks it).
 CJK_RANGES = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
+              (0x2B740, 0x2B81F), (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 
 
 def is_surrogate(cp):
     return 0xD800 <= cp <= 0xDFFF
+
+
+class FastProbe:
+    """What the fast tokenizer does with one code point alone."""
+
+    def __init__(self):
+        import tokenizers
+        from tokenizers import normalizers, pre_tokenizers
+        self.version = tokenizers.__version__
+        bert = normalizers.BertNormalizer
+        self.clean = bert(clean_text=True, handle_chinese_chars=False, strip_accents=False,
+                          lowercase=False)
+        self.strip = bert(clean_text=False, handle_chinese_chars=False, strip_accents=True,
+                          lowercase=False)
+        self.lower = bert(clean_text=False, handle_chinese_chars=False, strip_accents=False,
+                          lowercase=True)
+        self.cjk = bert(clean_text=False, handle_chinese_chars=True, strip_accents=False,
+                        lowercase=False)
+        self.bert_pre = pre_tokenizers.BertPreTokenizer()
+        self.nfd, self.nfkd, self.nfc = normalizers.NFD(), normalizers.NFKD(), normalizers.NFC()
+
+    def removed(self, ch):
+        return self.clean.normalize_str(ch) == ""
+
+    def punct(self, ch):
+        return [t for t, _ in self.bert_pre.pre_tokenize_str("a" + ch + "a")] == ["a", ch, "a"]
+
+    def stripped(self, ch):
+        return self.strip.normalize_str(ch) == ""
+
+    def chinese(self, ch):
+        return self.cjk.normalize_str(ch) == " " + ch + " "
+
+
+PROBE = None
 
 
 def props_of(cp):
@@ -58,6 +102,11 @@ def props_of(cp):
         p |= MN
     if any(a <= cp <= b for a, b in CJK_RANGES):
         p |= CJK
+    # The fast tokenizer's own answers where its tables differ from Python's (about 760 code
+    # points, all assigned or recategorised after its crates' Unicode version).
+    p &= ~(REMOVE | PUNCT | CJK)
+    p |= (REMOVE if PROBE.removed(ch) else 0) | (PUNCT if PROBE.punct(ch) else 0) \
+        | (CJK if PROBE.chinese(ch) else 0) | (STRIP if PROBE.stripped(ch) else 0)
     p |= unicodedata.combining(ch) << CCC_SHIFT
     if cat.startswith("L"):
         p |= LETTER
@@ -87,12 +136,16 @@ def composition_pairs():
             continue  # excluded from composition
         if unicodedata.normalize("NFC", chr(parts[0]) + chr(parts[1])) != ch:
             continue  # a pair that does not recompose (a non-starter's decomposition)
+        if PROBE.nfc.normalize_str(chr(parts[0]) + chr(parts[1])) != ch:
+            continue  # newer than the fast tokenizer's normalization tables
         pairs.append((parts[0], parts[1], cp))
     pairs.sort()
     return pairs
 
 
 def main():
+    global PROBE
+    PROBE = FastProbe()
     runs = []
     lower = []
     decomp = []
@@ -108,19 +161,21 @@ def main():
             continue
         ch = chr(cp)
         low = ch.lower()
+        assert PROBE.lower.normalize_str(ch) == low, hex(cp)  # Rust's to_lowercase agrees
         if low != ch:
             assert len(low) <= 3, hex(cp)
             lower.append((cp, [ord(c) for c in low]))
         if not HANGUL_FIRST <= cp <= HANGUL_LAST:
-            d = unicodedata.normalize("NFD", ch)
+            d = PROBE.nfd.normalize_str(ch)  # the fast tokenizer's NFD (older than Python's)
             if d != ch:
                 assert len(d) <= 4, hex(cp)
                 decomp.append((cp, [ord(c) for c in d]))
 
     out = sys.stdout
-    out.write("/* GENERATED by tools/gen_unicode_tables.py from Python %s, Unicode %s: do not edit.\n"
+    out.write("/* GENERATED by tools/gen_unicode_tables.py from Python %s, Unicode %s, and the fast\n"
+              " * tokenizer's answers (tokenizers %s) where they differ: do not edit.\n"
               " * Property runs, lower-case mappings and canonical decompositions for the tokenizer. */\n"
-              % (sys.version.split()[0], unicodedata.unidata_version))
+              % (sys.version.split()[0], unicodedata.unidata_version, PROBE.version))
     out.write('#include "models/text/unicode.h"\n\n/* clang-format off */\n')
     out.write('const char vkf_unicode_version[] = "%s";\n\n' % unicodedata.unidata_version)
     out.write("const vkf_unicode_run vkf_unicode_runs[] = {\n")
@@ -159,8 +214,8 @@ def main():
         if is_surrogate(cp) or HANGUL_FIRST <= cp <= HANGUL_LAST:
             continue
         ch = chr(cp)
-        kd = unicodedata.normalize("NFKD", ch)
-        if kd != ch and kd != unicodedata.normalize("NFD", ch):
+        kd = PROBE.nfkd.normalize_str(ch)
+        if kd != ch and kd != PROBE.nfd.normalize_str(ch):
             assert len(kd) <= 18, hex(cp)
             spans.append((cp, len(data), len(kd)))
             data.extend(ord(c) for c in kd)

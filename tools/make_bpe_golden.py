@@ -93,6 +93,9 @@ NFC_TEXTS = [
     "emoji \U0001F600\u0301 \U0001F44D\U0001F3FD\u0308 \u2764\uFE0F\u0301 e\u20DD\u0301",
     "already composed: \u00e9\u00c5\u00f1 \uD55C\uAD6D\uC5B4 \u1EC7 \u01D5 \u0390",
     "\U000110A5\U000110BA \U00011131\U00011127 \U0001D15E \U0001D15F\U0001D165 musical",
+    # Newer than the fast tokenizer's normalization tables (Unicode 13's Dives Akuru U+11938 =
+    # U+11935 U+11930): Python composes it, the fast tokenizer does not, and it is the reference.
+    "\U00011935\U00011930 dives akuru, \U00011938 composed, \U00011935\U00011930\u0301",
 ]
 
 

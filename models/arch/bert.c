@@ -393,7 +393,11 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
     NAME(np, "%s%s", m->prefix, tp);
     vkf_block_weights w;
     vkf_block_weights_get(&aw, g, tp, &bert_block_names, &bc, &w);
+    vkf_value probs = VKF_NO_VALUE;
+    io.probs = o.attentions ? &probs : NULL;
     x = vkf_block_build(g, np, &bert_block_names, &bc, &w, &io, x);
+    if (o.attentions)
+      o.attentions[l] = vkf_arch_f32_output(g, probs, NAME(nm, "attentions.%lld", (long long)l));
   }
 
   if (want & VKF_BERT_OUT_LAST_HIDDEN_STATE)

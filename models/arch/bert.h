@@ -77,6 +77,10 @@ typedef struct vkf_bert_build_options {
    * ones then zeros per row (as the tokenizer pads) and becomes key lengths that skip padded key
    * blocks, and every token has type 0. */
   int hf_forward;
+  /* Hugging Face's output_attentions: when non-NULL (num_hidden_layers entries), attentions[l] is
+   * layer l's softmax probabilities, f32 [B, H, N, N], a graph output "attentions.l"; the layers'
+   * attention is then built unfused. NULL: the fused attention. */
+  vkf_value *attentions;
 } vkf_bert_build_options;
 
 /* The graph of one build and the values a caller binds and reads (absent ones are VKF_NO_VALUE). */

@@ -205,6 +205,31 @@ void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
   *out_v = heads_of(g, VKF_NAME(nm1, "%s.v", at), ykv, z.hkv, z.hkv);
 }
 
+/* A sticky error naming the attention node; returns VKF_NO_VALUE. */
+static vkf_value fail(vkf_graph *g, const char *at, const char *why) {
+  vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s", at, why));
+  return VKF_NO_VALUE;
+}
+
+/* Attention as Hugging Face's eager path computes it, so that the probabilities exist as a tensor:
+ * scores = q·kᵀ, p = softmax(scores·scale + bias) with the fused attention's masks, out = p·v.
+ * q [B, H, N, Dh], k and v [B, H, M, Dh] -> [B, H, N, Dh]; *out_probs = p [B, H, N, M]. */
+static vkf_value unfused_attention(vkf_graph *g, const char *at, const vkf_block_config *c, dims z,
+                                   vkf_value q, vkf_value k, vkf_value v,
+                                   const vkf_attention_options *ao, vkf_value *out_probs) {
+  char nm[VKF_ARCH_NAME_MAX + 32];
+  *out_probs = VKF_NO_VALUE;
+  if (z.hkv != z.h) return fail(g, at, "attention probabilities with grouped-query heads");
+  if (c->windowed) return fail(g, at, "attention probabilities of a sliding-window attention");
+  vkf_matmul_options mo = {.transpose_b = 1};
+  vkf_value s = vkf_matmul(g, VKF_NAME(nm, "%s.scores", at), q, k, &mo); /* [B, H, N, M] */
+  vkf_softmax_options so = {
+      .scale = ao->scale, .valid_lens = ao->kv_len, .causal = ao->causal, .bias = ao->bias};
+  vkf_value p = vkf_softmax(g, VKF_NAME(nm, "%s.probs", at), s, &so);
+  *out_probs = p;
+  return vkf_matmul(g, VKF_NAME(nm, "%s.context_heads", at), p, v, NULL); /* [B, H, N, Dh] */
+}
+
 vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_names *nm,
                               const vkf_block_config *c, const vkf_block_weights *w,
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
@@ -250,6 +275,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   int self = !vkf_value_valid(memory) || memory.id == x.id;
   static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   int64_t merged[3] = {b, n, z.h * z.dh};
+  if (self && efficient(c) && io && io->probs)
+    return fail(g, at, "no attention probabilities (output_attentions) for a vkf_attention kind");
   if (self && efficient(c)) {
     vkf_value e = vkf_efficient_attention(g, at, c->attention, &w->efficient, q, k, v, x,
                                           io ? io->keep : VKF_NO_VALUE, c->causal,
@@ -258,6 +285,10 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
     return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
   }
+  if (self && io && io->probs && (io->attend || io->kv))
+    return fail(g, at,
+                "its attention probabilities (output_attentions) need the dense attention, "
+                "not this architecture's own");
   if (self && io && io->kv) io->kv(g, at, &k, &v, io->kv_user);
   vkf_attention_options ao = {
       .scale = c->attn_scale ? c->attn_scale : 1.0f / sqrtf((float)z.dh),
@@ -278,8 +309,12 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   int cast = qt && kt && kt->dtype != qt->dtype;
   vkf_dtype kv_dtype = kt ? kt->dtype : act_dtype;
   if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kv_dtype);
-  vkf_value a = self && io && io->attend ? io->attend(g, at, q, k, v, io->attend_user)
-                                         : vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
+  vkf_value a;
+  if (io && io->probs)
+    a = unfused_attention(g, at, c, z, q, k, v, &ao, io->probs);
+  else
+    a = self && io && io->attend ? io->attend(g, at, q, k, v, io->attend_user)
+                                 : vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
   if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
   a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
   a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged);   /* [B, N, H·Dh] */

@@ -130,6 +130,13 @@ typedef struct vkf_block_io {
   /* With config->attention of the linear family, causal: the layer's state [B, H, F, Dh + 1] (a
    * persistent buffer, like a KV cache), read then advanced in place. */
   vkf_value state;
+  /* Optional out (Hugging Face's output_attentions): when non-NULL, self-attention is built
+   * unfused, q·kᵀ then the masked, scaled softmax then ·v, and the softmax output [B, H, N, N] is
+   * stored here for the caller to mark as a graph output (which keeps the fusion pass from folding
+   * it back). Dense softmax attention only: with an efficient kind, an attend hook, a window or
+   * grouped-query heads the build fails with a sticky error naming the layer. NULL: the fused
+   * attention, the graph unchanged. */
+  vkf_value *probs;
 } vkf_block_io;
 
 /* Load-time check of every tensor of one block: tensor_prefix + each name of `names`, with the

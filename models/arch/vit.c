@@ -290,8 +290,8 @@ static vkf_value assembled(vkf_vit_model *m, vkf_graph *g, const char *key,
 }
 
 /* One encoder layer: x [B, N, D] -> [B, N, D]. */
-static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_value x,
-                               vkf_dtype dt) {
+static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_value x, vkf_dtype dt,
+                               vkf_value *attentions) {
   const vkf_hf_config *c = &m->f.config;
   vkf_block_config bc = block_config(c);
   vkf_block_names bn = names_of(c);
@@ -301,7 +301,13 @@ static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_va
   snprintf(np, sizeof np, "%s%s", m->prefix, tp);
   vkf_block_weights w;
   vkf_block_weights_get(&aw, g, tp, &bn, &bc, &w);
-  return vkf_block_build(g, np, &bn, &bc, &w, NULL, x);
+  if (!attentions) return vkf_block_build(g, np, &bn, &bc, &w, NULL, x);
+  vkf_value probs = VKF_NO_VALUE;
+  vkf_block_io io = {.probs = &probs};
+  x = vkf_block_build(g, np, &bn, &bc, &w, &io, x);
+  snprintf(tp, sizeof tp, "attentions.%lld", (long long)l);
+  attentions[l] = vkf_arch_f32_output(g, probs, tp);
+  return x;
 }
 
 /* CLS (+ distillation) tokens repeated over the batch: a constant [B, T, D] the model caches. */
@@ -367,7 +373,8 @@ vkf_status vkf_vit_build(vkf_vit_model *m, const vkf_vit_build_options *options,
   x = vkf_concat(g, NAME(a, "%sembeddings.tokens", m->prefix), parts, 2, 1); /* [B, N, D] */
   x = vkf_add(g, NAME(a, "%sembeddings", m->prefix), x,
               weight(m, g, NAME(b, "%sembeddings.position_embeddings", m->prefix), dt));
-  for (int64_t l = 0; l < c->num_hidden_layers; l++) x = encoder_layer(m, g, l, x, dt);
+  for (int64_t l = 0; l < c->num_hidden_layers; l++)
+    x = encoder_layer(m, g, l, x, dt, o.attentions);
 
   vkf_value logits = VKF_NO_VALUE, hidden = VKF_NO_VALUE, pooled = VKF_NO_VALUE;
   if (m->head == VKF_VIT_HEAD_NONE) {

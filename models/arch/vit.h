@@ -53,6 +53,10 @@ typedef struct vkf_vit_build_options {
   int64_t batch;   /* images per run; 0: 1 */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; the input and the
                       outputs stay f32 (one cast at each end) */
+  /* Hugging Face's output_attentions: when non-NULL (num_hidden_layers entries), attentions[l] is
+   * layer l's softmax probabilities, f32 [B, H, N, N] (N = vkf_vit_token_count), a graph output
+   * "attentions.l"; the layers' attention is then built unfused. NULL: the fused attention. */
+  vkf_value *attentions;
 } vkf_vit_build_options;
 
 /* The graph of one build and the values a caller binds and reads. */

@@ -21,6 +21,9 @@ typedef struct vkf_arch_entry {
   /* Optional (NULL: nothing derived): vkf_model_derive for this architecture. */
   vkf_status (*derive)(const void *impl, const int32_t *const *inputs, int64_t batch,
                        int64_t seq_len, vkf_model_derived *out);
+  /* Optional (NULL: none): layers whose attention probabilities build() outputs when
+   * options->attentions is set (vkf_model_attention_layers). */
+  int64_t (*attention_layers)(const void *impl);
 } vkf_arch_entry;
 
 extern const vkf_arch_entry vkf_entry_vit;

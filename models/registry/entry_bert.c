@@ -87,7 +87,8 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
                                .seq_len = o->seq_len,
                                .dtype = o->dtype,
                                .outputs = want_bits,
-                               .hf_forward = 1};
+                               .hf_forward = 1,
+                               .attentions = o->attentions};
   vkf_bert_graph bg;
   VKF_RETURN_IF_ERROR(vkf_bert_build(m, &bo, &bg));
   out->graph = bg.graph;
@@ -109,5 +110,12 @@ static const char *const model_types[] = {"bert", NULL};
 static const char *const architectures[] = {"BertModel", "BertForMaskedLM",
                                             "BertForSequenceClassification", NULL};
 
-const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,  architectures, load,
-                                       destroy, architecture, declare,       build, NULL};
+static int64_t attention_layers(const void *impl) {
+  const vkf_hf_config *c = vkf_bert_config(impl);
+  /* The efficient vkf_attention kinds have no probability matrix. */
+  return c->attention.kind == VKF_HF_ATTN_SOFTMAX ? c->num_hidden_layers : 0;
+}
+
+const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,     architectures, load,
+                                       destroy, architecture,    declare,       build,
+                                       NULL,    attention_layers};

@@ -96,5 +96,5 @@ static const char *const model_types[] = {"big_bird", NULL};
 static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM",
                                             "BigBirdForSequenceClassification", NULL};
 
-const vkf_arch_entry vkf_entry_bigbird = {"bigbird", model_types,  architectures, load,
-                                          destroy,   architecture, declare,       build, NULL};
+const vkf_arch_entry vkf_entry_bigbird = {"bigbird",    model_types, architectures, load, destroy,
+                                          architecture, declare,     build,         NULL, NULL};

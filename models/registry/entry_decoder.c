@@ -66,5 +66,5 @@ static const char *const architectures[] = {
     "GPT2LMHeadModel", "GPT2Model",        "LlamaForCausalLM", "LlamaModel", "MistralForCausalLM",
     "MistralModel",    "Qwen2ForCausalLM", "Qwen2Model",       NULL};
 
-const vkf_arch_entry vkf_entry_decoder = {"decoder", model_types,  architectures, load,
-                                          destroy,   architecture, declare,       build, NULL};
+const vkf_arch_entry vkf_entry_decoder = {"decoder",    model_types, architectures, load, destroy,
+                                          architecture, declare,     build,         NULL, NULL};

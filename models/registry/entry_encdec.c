@@ -109,5 +109,5 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
                                             "D2LTransformer",
                                             NULL};
 
-const vkf_arch_entry vkf_entry_encdec = {"encdec", model_types,  architectures, load,
-                                         destroy,  architecture, declare,       build, NULL};
+const vkf_arch_entry vkf_entry_encdec = {"encdec",     model_types, architectures, load, destroy,
+                                         architecture, declare,     build,         NULL, NULL};

@@ -124,5 +124,6 @@ static const char *const architectures[] = {"LongformerModel", "LongformerForTok
                                             "LongformerForSequenceClassification",
                                             "LongformerForQuestionAnswering", NULL};
 
-const vkf_arch_entry vkf_entry_longformer = {
-    "longformer", model_types, architectures, load, destroy, architecture, declare, build, derive};
+const vkf_arch_entry vkf_entry_longformer = {"longformer", model_types,  architectures, load,
+                                             destroy,      architecture, declare,       build,
+                                             derive,       NULL};

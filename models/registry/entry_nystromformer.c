@@ -62,4 +62,5 @@ static const char *const model_types[] = {"nystromformer", NULL};
 static const char *const architectures[] = {"NystromformerModel", NULL};
 
 const vkf_arch_entry vkf_entry_nystromformer = {
-    "nystromformer", model_types, architectures, load, destroy, architecture, declare, build, NULL};
+    "nystromformer", model_types, architectures, load, destroy,
+    architecture,    declare,     build,         NULL, NULL};

@@ -43,7 +43,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
 static vkf_status build(void *impl, const vkf_model_build_options *o, const int *want,
                         vkf_model_graph *out) {
   vkf_vit_model *m = impl;
-  vkf_vit_build_options vo = {.batch = o->batch, .dtype = o->dtype};
+  vkf_vit_build_options vo = {.batch = o->batch, .dtype = o->dtype, .attentions = o->attentions};
   vkf_vit_graph vg;
   VKF_RETURN_IF_ERROR(vkf_vit_build(m, &vo, &vg));
   out->graph = vg.graph;
@@ -66,5 +66,10 @@ static const char *const architectures[] = {"ViTModel",
                                             "DeiTForImageClassificationWithTeacher",
                                             NULL};
 
-const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,  architectures, load,
-                                      destroy, architecture, declare,       build, NULL};
+static int64_t attention_layers(const void *impl) {
+  return vkf_vit_config(impl)->num_hidden_layers;
+}
+
+const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,     architectures, load,
+                                      destroy, architecture,    declare,       build,
+                                      NULL,    attention_layers};

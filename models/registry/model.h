@@ -110,6 +110,12 @@ typedef struct vkf_model_build_options {
    * dump) builds as for inputs without any data-dependent feature (Longformer: no global token).
    * The derived inputs are in the graph either way. */
   const vkf_model_derived *derived;
+  /* Hugging Face's output_attentions: when non-NULL (vkf_model_attention_layers entries),
+   * attentions[l] is layer l's softmax probabilities, f32 [B, H, N, N], a graph output
+   * "attentions.l", beside the declared outputs; those layers' attention is built unfused (matmul,
+   * masked softmax, matmul) so the probabilities exist. An architecture without them refuses it
+   * (UNSUPPORTED). NULL: the usual build. */
+  vkf_value *attentions;
 } vkf_model_build_options;
 
 /* The graph of one build: inputs[i] / outputs[i] follow the declaration's order; an output not
@@ -127,6 +133,10 @@ typedef struct vkf_model_graph {
  * ones. *out is zeroed first. */
 vkf_status vkf_model_build(vkf_model *model, const vkf_model_build_options *options,
                            vkf_model_graph *out);
+
+/* Layers whose attention probabilities a build can output (vkf_model_build_options.attentions):
+ * the encoder's layer count for ViT, DeiT and BERT; 0 for architectures that cannot. */
+int64_t vkf_model_attention_layers(const vkf_model *model);
 
 /* Names of every registered architecture, comma separated (for messages and --help). */
 const char *vkf_model_supported(void);

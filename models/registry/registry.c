@@ -295,11 +295,20 @@ vkf_status vkf_model_build(vkf_model *m, const vkf_model_build_options *options,
       want[i] = 1;
     }
   }
+  if (o.attentions && !vkf_model_attention_layers(m))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s (%s) has no attention probabilities to output (output_attentions: "
+                           "ViT, DeiT and BERT checkpoints)",
+                           vkf_model_architecture(m), m->dir);
   if (!o.seq_len && m->input_count && m->inputs[0].max_seq)
     o.seq_len = m->inputs[0].max_seq < 128 ? m->inputs[0].max_seq : 128;
   VKF_RETURN_IF_ERROR(m->entry->build(m->impl, &o, want, out));
   if (!out->input_count) out->input_count = m->input_count;
   return VKF_OK;
+}
+
+int64_t vkf_model_attention_layers(const vkf_model *m) {
+  return m->entry->attention_layers ? m->entry->attention_layers(m->impl) : 0;
 }
 
 vkf_status vkf_model_derive(const vkf_model *m, const int32_t *const *inputs, int64_t batch,

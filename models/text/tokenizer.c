@@ -371,7 +371,7 @@ static void encode_word(encoder *e, const uint32_t *cps, size_t n) {
   vkf_unicode_canonical_order(e->stripped.data, e->stripped.count);
   size_t kept = 0;
   for (size_t i = 0; i < e->stripped.count; i++) {
-    if (!(vkf_unicode_props(e->stripped.data[i]) & VKF_UNICODE_MN)) {
+    if (!(vkf_unicode_props(e->stripped.data[i]) & VKF_UNICODE_STRIP)) {
       e->stripped.data[kept++] = e->stripped.data[i];
     }
   }
