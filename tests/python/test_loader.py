@@ -111,3 +111,16 @@ def test_unknown_device_selector():
     with pytest.raises(vkformer.Error, match="no-such-gpu") as e:
         vkformer.Device(selector="no-such-gpu")
     assert isinstance(e.value, vkformer.NotFoundError) and e.value.code == 2
+
+
+def test_listing_devices_while_a_validated_device_is_open():
+    # vkformer_device_count / _name create unvalidated instances, which reload volk's global entry
+    # points; closing the validated device afterwards once called a NULL
+    # vkDestroyDebugUtilsMessengerEXT (a segfault). host/instance.c keeps the instance's own.
+    d = vkformer.Device(validate=True)
+    assert d.name in vkformer.device_names()
+    d.close()
+    with vkformer.Device(validate=True) as d:
+        vkformer.device_names()
+        with vkformer.Device(validate=False) as e:
+            assert e.name == d.name
