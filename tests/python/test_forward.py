@@ -4,6 +4,7 @@ checks through `vkf forward`), and every bad input as a vkformer.Error naming it
 
 import gc
 import json
+import threading
 import weakref
 
 import numpy as np
@@ -166,3 +167,23 @@ def test_default_device():
         close(out["logits"], load_npy(F, "bert_tiny_logits.npy"), 1e-4)
         assert dev.validation_messages == 0
     assert repr(dev) == "<vkformer.Device closed>"
+
+
+def test_threads_share_a_model(bert_tiny):
+    # The device's lock serialises the calls (the C API wants one thread at a time per device).
+    want = load_npy(F, "bert_tiny_logits.npy")
+    errors = []
+
+    def work():
+        try:
+            for _ in range(3):
+                close(bert_tiny.forward(outputs="logits", **bert_inputs())["logits"], want, 1e-4)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
