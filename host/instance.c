@@ -106,9 +106,11 @@ static vkf_status create_handle(vkf_instance *instance) {
 #ifdef VKF_SANITIZE
   dl_iterate_phdr(pin_object, NULL);
 #endif
-  if (instance->validate)
+  if (instance->validate) {
+    instance->destroy_messenger = vkDestroyDebugUtilsMessengerEXT;
     VKF_VK_RETURN_IF_ERROR(vkCreateDebugUtilsMessengerEXT(instance->handle, &messenger_info, NULL,
                                                           &instance->messenger));
+  }
   return VKF_OK;
 }
 
@@ -157,7 +159,7 @@ vkf_status vkf_instance_create(const vkf_instance_options *options,
 void vkf_instance_destroy(vkf_instance *instance) {
   if (!instance) return;
   if (instance->messenger)
-    vkDestroyDebugUtilsMessengerEXT(instance->handle, instance->messenger, NULL);
+    instance->destroy_messenger(instance->handle, instance->messenger, NULL);
   if (instance->handle) vkDestroyInstance(instance->handle, NULL);
   free(instance->physical_devices);
   free(instance->caps);

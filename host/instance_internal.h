@@ -8,6 +8,9 @@
 struct vkf_instance {
   VkInstance handle;
   VkDebugUtilsMessengerEXT messenger;
+  /* This instance's own entry point: volk's global one is reloaded by every instance created
+   * later, and one created without validation leaves it NULL. */
+  PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger;
   int validate;
   uint32_t validation_messages;
   uint32_t device_count;

