@@ -28,8 +28,7 @@ typedef struct vkf_device_stats {
   uint32_t spirv_embedded;    /* SPIR-V served from the build-time table (variants.txt) */
   uint32_t spirv_disk_hits;   /* SPIR-V served from the disk cache */
   uint32_t spirv_compiles;    /* SPIR-V compiled by shaderc */
-  double pipeline_create_ms;  /* time in vkCreateComputePipelines, summed over kernels (created
-                               * on several threads at once: more than the wall time) */
+  double pipeline_create_ms;  /* total time in vkCreateComputePipelines */
 } vkf_device_stats;
 vkf_device_stats vkf_device_stats_get(const vkf_device *device);
 

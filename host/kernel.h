@@ -31,11 +31,6 @@ typedef struct vkf_kernel_desc {
  * the persisted VkPipelineCache). The kernel lives until the device is destroyed. */
 vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *desc,
                           vkf_kernel **out_kernel);
-/* Builds the kernels of descs[] that are not cached yet, their pipelines on several threads at
- * once (on a CPU device pipeline creation is most of a warm start), so that the vkf_kernel_get
- * calls that follow find them. Best effort: a kernel that fails is left to vkf_kernel_get, which
- * reports the error. */
-void vkf_kernels_prepare(vkf_device *device, const vkf_kernel_desc *descs, uint32_t count);
 const char *vkf_kernel_name(const vkf_kernel *kernel);
 uint32_t vkf_kernel_binding_count(const vkf_kernel *kernel);
 uint32_t vkf_kernel_push_constant_size(const vkf_kernel *kernel);

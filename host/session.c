@@ -23,53 +23,26 @@ struct vkf_session {
   uint64_t device_bytes;
 };
 
-/* A dispatch's kernel description; `defines` and `storage` hold its defines split at '='. */
-typedef struct dispatch_desc {
-  vkf_kernel_desc desc;
+static vkf_status kernel_for(vkf_device *device, const vkf_plan_dispatch *d, vkf_kernel **out) {
   vkf_shader_define defines[VKF_PLAN_MAX_DEFINES];
   char storage[VKF_PLAN_MAX_DEFINES][128];
-} dispatch_desc;
-
-static void describe(const vkf_plan_dispatch *d, dispatch_desc *out) {
   for (uint32_t i = 0; i < d->define_count; i++) {
-    snprintf(out->storage[i], sizeof out->storage[i], "%s", d->defines[i]);
-    char *eq = strchr(out->storage[i], '=');
+    snprintf(storage[i], sizeof storage[i], "%s", d->defines[i]);
+    char *eq = strchr(storage[i], '=');
     if (eq) *eq = 0;
-    out->defines[i] = (vkf_shader_define){out->storage[i], eq ? eq + 1 : NULL};
+    defines[i] = (vkf_shader_define){storage[i], eq ? eq + 1 : NULL};
   }
-  out->desc = (vkf_kernel_desc){.shader = d->shader,
-                                .source = d->source,
-                                .defines = out->defines,
-                                .define_count = d->define_count,
-                                .spec_constants = d->spec,
-                                .spec_constant_count = d->spec_count,
-                                .binding_count = d->binding_count,
-                                .push_constant_size = d->push_size};
-  for (uint32_t i = 0; i < d->binding_count; i++)
-    out->desc.texel[i] = (uint8_t)d->bindings[i].texel;
-}
-
-static vkf_status kernel_for(vkf_device *device, const vkf_plan_dispatch *d, vkf_kernel **out) {
-  dispatch_desc dd;
-  describe(d, &dd);
-  vkf_status s = vkf_kernel_get(device, &dd.desc, out);
+  vkf_kernel_desc desc = {.shader = d->shader,
+                          .source = d->source,
+                          .defines = defines,
+                          .define_count = d->define_count,
+                          .spec_constants = d->spec,
+                          .spec_constant_count = d->spec_count,
+                          .binding_count = d->binding_count,
+                          .push_constant_size = d->push_size};
+  for (uint32_t i = 0; i < d->binding_count; i++) desc.texel[i] = (uint8_t)d->bindings[i].texel;
+  vkf_status s = vkf_kernel_get(device, &desc, out);
   return s ? vkf_status_annotate(s, "node \"%s\": ", d->node ? d->node : "?") : VKF_OK;
-}
-
-/* Every kernel of the plan at once, so their pipelines are created in parallel. */
-static void prepare_kernels(vkf_device *device, const vkf_plan *plan) {
-  uint32_t n = vkf_plan_dispatch_count(plan);
-  dispatch_desc *dd = malloc((n ? n : 1) * sizeof *dd);
-  vkf_kernel_desc *descs = malloc((n ? n : 1) * sizeof *descs);
-  if (dd && descs) {
-    for (uint32_t i = 0; i < n; i++) {
-      describe(vkf_plan_dispatch_get(plan, i), &dd[i]);
-      descs[i] = dd[i].desc;
-    }
-    vkf_kernels_prepare(device, descs, n);
-  }
-  free(descs);
-  free(dd);
 }
 
 static vkf_status record(vkf_session *s) {
@@ -109,8 +82,9 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
                       : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
   for (uint32_t i = 0; i < nb && !st; i++) {
     const vkf_plan_buffer *b = vkf_plan_buffer_get(plan, i);
-    vkf_buffer *ext =
-        options && options->external && i < options->external_count ? options->external[i] : NULL;
+    vkf_buffer *ext = options && options->external && i < options->external_count
+                          ? options->external[i]
+                          : NULL;
     if (ext && vkf_buffer_size(ext) < b->size)
       st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "buffer \"%s\": the caller's buffer has %llu bytes, the plan needs %llu",
@@ -122,7 +96,6 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
       st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
     if (!st && !ext) s->owned[i] = 1, s->device_bytes += b->size;
   }
-  if (!st) prepare_kernels(device, plan);
   for (uint32_t i = 0; i < nd && !st; i++)
     st = kernel_for(device, vkf_plan_dispatch_get(plan, i), &s->kernels[i]);
   if (!st) {
@@ -161,8 +134,7 @@ vkf_status vkf_session_write(vkf_session *s, uint32_t buffer, uint64_t offset, c
                              uint64_t size) {
   VKF_RETURN_IF_ERROR(check_buffer(s, buffer));
   vkf_status st = vkf_buffer_upload(s->device, s->buffers[buffer], offset, data, size);
-  return st ? vkf_status_annotate(st,
-                                  "writing \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
+  return st ? vkf_status_annotate(st, "writing \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
             : VKF_OK;
 }
 
@@ -170,8 +142,7 @@ vkf_status vkf_session_read(vkf_session *s, uint32_t buffer, uint64_t offset, vo
                             uint64_t size) {
   VKF_RETURN_IF_ERROR(check_buffer(s, buffer));
   vkf_status st = vkf_buffer_download(s->device, s->buffers[buffer], offset, out_data, size);
-  return st ? vkf_status_annotate(st,
-                                  "reading \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
+  return st ? vkf_status_annotate(st, "reading \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
             : VKF_OK;
 }
 
@@ -198,12 +169,8 @@ vkf_status vkf_session_dispatch_times(vkf_session *s, double *out_ns) {
   return VKF_OK;
 }
 
-double vkf_session_total_ns(const vkf_session *s) {
-  return s->total_ns;
-}
-uint64_t vkf_session_device_bytes(const vkf_session *s) {
-  return s->device_bytes;
-}
+double vkf_session_total_ns(const vkf_session *s) { return s->total_ns; }
+uint64_t vkf_session_device_bytes(const vkf_session *s) { return s->device_bytes; }
 
 vkf_status vkf_session_print_profile(vkf_session *s, FILE *out) {
   if (!s->profile)
