@@ -163,6 +163,14 @@ vkf_status vkf_device_create(vkf_instance *instance, uint32_t index, vkf_device 
 void vkf_device_destroy(vkf_device *device) {
   if (!device) return;
   if (device->handle) {
+    /* Where start-up time went (VKF_LOG=2): a fixed variant should never need shaderc. */
+    vkf_device_stats s = vkf_device_stats_get(device);
+    if (s.kernels_created)
+      vkf_log(VKF_LOG_INFO,
+              "kernels: %u built (SPIR-V: %u build-time, %u disk cache, %u shaderc), "
+              "%.0f ms creating pipelines",
+              s.kernels_created, s.spirv_embedded, s.spirv_disk_hits, s.spirv_compiles,
+              s.pipeline_create_ms);
     device->vk.vkDeviceWaitIdle(device->handle);
     vkf_kernels_destroy_all(device);
     vkf_buffer_destroy(device->staging);
@@ -177,8 +185,12 @@ void vkf_device_destroy(vkf_device *device) {
   free(device);
 }
 
-const vkf_device_caps *vkf_device_caps_get(const vkf_device *device) { return &device->caps; }
-vkf_instance *vkf_device_instance(const vkf_device *device) { return device->instance; }
+const vkf_device_caps *vkf_device_caps_get(const vkf_device *device) {
+  return &device->caps;
+}
+vkf_instance *vkf_device_instance(const vkf_device *device) {
+  return device->instance;
+}
 
 void vkf_device_set_progress(vkf_device *device, vkf_progress_fn fn, void *user) {
   device->progress = fn;
@@ -191,6 +203,7 @@ void vkf_device_report_progress(vkf_device *device, const vkf_progress *progress
 
 vkf_device_stats vkf_device_stats_get(const vkf_device *device) {
   vkf_device_stats s = device->stats;
-  vkf_shader_compiler_counts(device->compiler, &s.spirv_disk_hits, &s.spirv_compiles);
+  vkf_shader_compiler_counts(device->compiler, &s.spirv_embedded, &s.spirv_disk_hits,
+                             &s.spirv_compiles);
   return s;
 }

@@ -23,11 +23,12 @@ const vkf_device_caps *vkf_device_caps_get(const vkf_device *device);
 vkf_instance *vkf_device_instance(const vkf_device *device);
 
 typedef struct vkf_device_stats {
-  uint32_t kernels_created;     /* pipelines built (kernel cache misses) */
-  uint32_t kernel_cache_hits;   /* vkf_kernel_get served from the in-memory kernel cache */
-  uint32_t spirv_disk_hits;     /* SPIR-V served from the disk cache */
-  uint32_t spirv_compiles;      /* SPIR-V compiled by shaderc */
-  double pipeline_create_ms;    /* total time in vkCreateComputePipelines */
+  uint32_t kernels_created;   /* pipelines built (kernel cache misses) */
+  uint32_t kernel_cache_hits; /* vkf_kernel_get served from the in-memory kernel cache */
+  uint32_t spirv_embedded;    /* SPIR-V served from the build-time table (variants.txt) */
+  uint32_t spirv_disk_hits;   /* SPIR-V served from the disk cache */
+  uint32_t spirv_compiles;    /* SPIR-V compiled by shaderc */
+  double pipeline_create_ms;  /* total time in vkCreateComputePipelines */
 } vkf_device_stats;
 vkf_device_stats vkf_device_stats_get(const vkf_device *device);
 

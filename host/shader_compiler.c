@@ -1,5 +1,5 @@
-/* Owns run-time shader compilation (shaderc), #include resolution from the embedded sources and
- * the SPIR-V disk cache. */
+/* Owns run-time shader compilation (shaderc), #include resolution from the embedded sources, the
+ * lookup of build-time SPIR-V for fixed variants and the SPIR-V disk cache. */
 #include "host/shader_compiler.h"
 
 #include <errno.h>
@@ -14,15 +14,16 @@
 #include "graph/base/log.h"
 #include "host/cache_file.h"
 #include "shaders/embedded.h"
+#include "shaders/embedded_spirv.h"
 
 /* The largest module accepted from the cache: ours are tens of KiB. */
 #define MAX_SPIRV_BYTES ((size_t)64 << 20)
 
 struct vkf_shader_compiler {
-  shaderc_compiler_t shaderc;
-  char cache_dir[1024];  /* "" when caching is off */
-  uint64_t version_hash; /* compiler + embedded headers: part of every key */
-  uint32_t disk_hits, compiles;
+  shaderc_compiler_t shaderc; /* created on the first shaderc compile: most runs need none */
+  char cache_dir[1024];       /* "" when caching is off */
+  uint64_t version_hash;      /* compiler + embedded headers: part of every key */
+  uint32_t embedded_hits, disk_hits, compiles;
 };
 
 static int mkdir_p(const char *path) {
@@ -57,11 +58,6 @@ vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler) {
   *out_compiler = NULL;
   vkf_shader_compiler *c = calloc(1, sizeof *c);
   if (!c) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
-  c->shaderc = shaderc_compiler_initialize();
-  if (!c->shaderc) {
-    free(c);
-    return vkf_status_make(VKF_STATUS_INTERNAL, "shaderc_compiler_initialize failed");
-  }
   unsigned version = 0, revision = 0;
   shaderc_get_spv_version(&version, &revision);
   char tag[64];
@@ -82,7 +78,7 @@ vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler) {
 
 void vkf_shader_compiler_destroy(vkf_shader_compiler *compiler) {
   if (!compiler) return;
-  shaderc_compiler_release(compiler->shaderc);
+  if (compiler->shaderc) shaderc_compiler_release(compiler->shaderc);
   free(compiler);
 }
 
@@ -90,8 +86,9 @@ const char *vkf_shader_compiler_cache_dir(const vkf_shader_compiler *compiler) {
   return compiler->cache_dir[0] ? compiler->cache_dir : NULL;
 }
 
-void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *out_disk_hits,
-                                uint32_t *out_compiles) {
+void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *out_embedded_hits,
+                                uint32_t *out_disk_hits, uint32_t *out_compiles) {
+  *out_embedded_hits = compiler->embedded_hits;
   *out_disk_hits = compiler->disk_hits;
   *out_compiles = compiler->compiles;
 }
@@ -148,32 +145,61 @@ static int read_cached(const char *path, uint64_t key1, uint64_t key2, uint32_t 
   return 1;
 }
 
-vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const char *source,
-                              const vkf_shader_define *defines, uint32_t define_count,
-                              uint32_t **out_words, size_t *out_size) {
+/* The defines as shaders/CMakeLists.txt writes a variants.txt row's key: "NAME" or "NAME=VALUE"
+ * (an empty value reads as none, as for glslc), sorted by strcmp, joined by single spaces. 0 when
+ * the list does not fit `out`; such a variant is simply not in the table. */
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int canonical_defines(const vkf_shader_define *defines, uint32_t count, char *out,
+                             size_t size) {
+  enum { MAX_DEFINES = 32, DEFINE_CHARS = 96 };
+  if (count > MAX_DEFINES) return 0;
+  char text[MAX_DEFINES][DEFINE_CHARS];
+  const char *sorted[MAX_DEFINES];
+  for (uint32_t i = 0; i < count; i++) {
+    const char *v = defines[i].value ? defines[i].value : "";
+    int n = snprintf(text[i], DEFINE_CHARS, "%s%s%s", defines[i].name, *v ? "=" : "", v);
+    if (n < 0 || n >= DEFINE_CHARS) return 0;
+    sorted[i] = text[i];
+  }
+  qsort(sorted, count, sizeof sorted[0], cmp_str);
+  size_t used = 0;
+  out[0] = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    int n = snprintf(out + used, size - used, "%s%s", i ? " " : "", sorted[i]);
+    if (n < 0 || (size_t)n >= size - used) return 0;
+    used += (size_t)n;
+  }
+  return 1;
+}
+
+static void describe_defines(const vkf_shader_define *defines, uint32_t count, char *out,
+                             size_t size) {
+  out[0] = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    size_t used = strlen(out);
+    snprintf(out + used, size - used, "%s%s%s%s", i ? " " : "", defines[i].name,
+             defines[i].value ? "=" : "", defines[i].value ? defines[i].value : "");
+  }
+}
+
+vkf_status vkf_shader_compile_shaderc(vkf_shader_compiler *c, const char *name, const char *source,
+                                      const vkf_shader_define *defines, uint32_t define_count,
+                                      uint32_t **out_words, size_t *out_size) {
   *out_words = NULL;
   *out_size = 0;
   if (!source) source = vkf_embedded_shader_find(name);
   if (!source)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "no embedded shader named \"%s\"", name);
-
-  uint64_t key1 = vkf_hash64(c->version_hash, source, strlen(source));
-  for (uint32_t i = 0; i < define_count; i++) {
-    key1 = vkf_hash64(key1, defines[i].name, strlen(defines[i].name) + 1);
-    const char *v = defines[i].value ? defines[i].value : "";
-    key1 = vkf_hash64(key1, v, strlen(v) + 1);
+  if (!c->shaderc) {
+    c->shaderc = shaderc_compiler_initialize();
+    if (!c->shaderc)
+      return vkf_status_make(VKF_STATUS_INTERNAL, "shaderc_compiler_initialize failed");
   }
-  /* A second, differently seeded pass makes a 128-bit key: collisions would be silent bugs. */
-  uint64_t key2 = vkf_hash64(key1 ^ 0x9e3779b97f4a7c15ull, source, strlen(source));
-  char path[1200];
-  if (c->cache_dir[0]) {
-    cache_path(c, key1, key2, path, sizeof path);
-    if (read_cached(path, key1, key2, out_words, out_size)) {
-      c->disk_hits++;
-      return VKF_OK;
-    }
-  }
-
+  /* Keep these options identical to the glslc flags of shaders/CMakeLists.txt
+   * (--target-env=vulkan1.1 -O): the embedded table must hold what this would compile. */
   shaderc_compile_options_t opts = shaderc_compile_options_initialize();
   if (!opts) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "shaderc options");
   shaderc_compile_options_set_target_env(opts, shaderc_target_env_vulkan,
@@ -199,12 +225,8 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
     while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = 0;
     for (char *p = msg; *p; p++)
       if (*p == '\n') *p = ';';
-    char defs[512] = "";
-    for (uint32_t i = 0; i < define_count; i++) {
-      size_t used = strlen(defs);
-      snprintf(defs + used, sizeof defs - used, "%s%s%s%s", i ? " " : "", defines[i].name,
-               defines[i].value ? "=" : "", defines[i].value ? defines[i].value : "");
-    }
+    char defs[512];
+    describe_defines(defines, define_count, defs, sizeof defs);
     status = vkf_status_make(VKF_STATUS_COMPILE, "shader %s failed to compile [%s]: %s", name, defs,
                              msg);
   } else {
@@ -216,10 +238,64 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
       memcpy(words, shaderc_result_get_bytes(result), size);
       *out_words = words;
       *out_size = size;
-      c->compiles++;
-      if (c->cache_dir[0]) vkf_cache_file_write(path, key1, key2, words, size);
     }
   }
   shaderc_result_release(result);
   return status;
+}
+
+/* A fixed variant (an embedded template, no generated source) whose row is in variants.txt. */
+static int find_embedded(const char *name, const vkf_shader_define *defines, uint32_t count,
+                         uint32_t **out_words, size_t *out_size) {
+  char key[2048];
+  if (!canonical_defines(defines, count, key, sizeof key)) return 0;
+  const vkf_embedded_spirv *e = vkf_embedded_spirv_find(name, key);
+  if (!e) return 0;
+  uint32_t *words = malloc(e->size);
+  if (!words) return 0;
+  memcpy(words, e->code, e->size);
+  *out_words = words;
+  *out_size = e->size;
+  return 1;
+}
+
+vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const char *source,
+                              const vkf_shader_define *defines, uint32_t define_count,
+                              uint32_t **out_words, size_t *out_size) {
+  *out_words = NULL;
+  *out_size = 0;
+  if (!source && find_embedded(name, defines, define_count, out_words, out_size)) {
+    c->embedded_hits++;
+    return VKF_OK;
+  }
+  const char *text = source ? source : vkf_embedded_shader_find(name);
+  if (!text) return vkf_status_make(VKF_STATUS_NOT_FOUND, "no embedded shader named \"%s\"", name);
+
+  uint64_t key1 = vkf_hash64(c->version_hash, text, strlen(text));
+  for (uint32_t i = 0; i < define_count; i++) {
+    key1 = vkf_hash64(key1, defines[i].name, strlen(defines[i].name) + 1);
+    const char *v = defines[i].value ? defines[i].value : "";
+    key1 = vkf_hash64(key1, v, strlen(v) + 1);
+  }
+  /* A second, differently seeded pass makes a 128-bit key: collisions would be silent bugs. */
+  uint64_t key2 = vkf_hash64(key1 ^ 0x9e3779b97f4a7c15ull, text, strlen(text));
+  char path[1200];
+  if (c->cache_dir[0]) {
+    cache_path(c, key1, key2, path, sizeof path);
+    if (read_cached(path, key1, key2, out_words, out_size)) {
+      c->disk_hits++;
+      return VKF_OK;
+    }
+  }
+  /* One line per shaderc run, so a fixed variant missing from variants.txt shows (tests grep
+   * "fixed variant"). */
+  char defs[512];
+  describe_defines(defines, define_count, defs, sizeof defs);
+  vkf_log(VKF_LOG_INFO, "shaderc: compiling %s %s [%s]",
+          source ? "generated kernel" : "fixed variant not in shaders/variants.txt:", name, defs);
+  VKF_RETURN_IF_ERROR(
+      vkf_shader_compile_shaderc(c, name, source, defines, define_count, out_words, out_size));
+  c->compiles++;
+  if (c->cache_dir[0]) vkf_cache_file_write(path, key1, key2, *out_words, *out_size);
+  return VKF_OK;
 }

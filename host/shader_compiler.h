@@ -1,6 +1,8 @@
-/* GLSL -> SPIR-V at run time through libshaderc: #include resolved from the embedded table,
- * defines per variant, and a SPIR-V disk cache keyed by a hash of source + includes + defines +
- * compiler version. Not thread-safe. */
+/* GLSL -> SPIR-V: a fixed variant (an embedded template with a define set listed in
+ * shaders/variants.txt) comes from the SPIR-V glslc compiled at build time; anything else
+ * (generated kernels, unlisted define sets) is compiled at run time through libshaderc, #include
+ * resolved from the embedded table, with a SPIR-V disk cache keyed by a hash of source + includes +
+ * defines + compiler version. Not thread-safe. */
 #ifndef VKF_HOST_SHADER_COMPILER_H
 #define VKF_HOST_SHADER_COMPILER_H
 
@@ -25,15 +27,24 @@ vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler);
 void vkf_shader_compiler_destroy(vkf_shader_compiler *compiler);
 /* NULL when disk caching is off. */
 const char *vkf_shader_compiler_cache_dir(const vkf_shader_compiler *compiler);
-void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *out_disk_hits,
-                                uint32_t *out_compiles);
+/* Modules served from the build-time table, from the disk cache, and compiled by shaderc. */
+void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *out_embedded_hits,
+                                uint32_t *out_disk_hits, uint32_t *out_compiles);
 
-/* Compiles shader `name` to SPIR-V. `source` NULL: the embedded file `name`; otherwise generated
- * GLSL text (`name` is then only used in messages and the cache key). On success *out_words is a
- * malloc'ed SPIR-V module of *out_size bytes that the caller frees. Compile errors give a
- * VKF_STATUS_COMPILE status with the shader name, line and the compiler's message. */
+/* Compiles shader `name` to SPIR-V. `source` NULL: the embedded file `name` (its build-time
+ * SPIR-V when the define set is a variants.txt row, in any order); otherwise generated GLSL text
+ * (`name` is then only used in messages and the cache key). On success *out_words is a malloc'ed
+ * SPIR-V module of *out_size bytes that the caller frees. Compile errors give a VKF_STATUS_COMPILE
+ * status with the shader name, line and the compiler's message. Each shaderc run is logged at
+ * VKF_LOG=2 ("shaderc: compiling ..."). */
 vkf_status vkf_shader_compile(vkf_shader_compiler *compiler, const char *name, const char *source,
                               const vkf_shader_define *defines, uint32_t define_count,
                               uint32_t **out_words, size_t *out_size);
+/* The same through shaderc alone: no build-time table, no disk cache, not counted (tests compare
+ * it with the embedded SPIR-V). */
+vkf_status vkf_shader_compile_shaderc(vkf_shader_compiler *compiler, const char *name,
+                                      const char *source, const vkf_shader_define *defines,
+                                      uint32_t define_count, uint32_t **out_words,
+                                      size_t *out_size);
 
 #endif

@@ -1,0 +1,12 @@
+/* Lookup into the generated table of build-time SPIR-V. */
+#include "shaders/embedded_spirv.h"
+
+#include <string.h>
+
+const vkf_embedded_spirv *vkf_embedded_spirv_find(const char *shader, const char *defines) {
+  for (unsigned i = 0; i < vkf_embedded_spirv_count; i++)
+    if (strcmp(vkf_embedded_spirvs[i].shader, shader) == 0 &&
+        strcmp(vkf_embedded_spirvs[i].defines, defines) == 0)
+      return &vkf_embedded_spirvs[i];
+  return 0;
+}
