@@ -33,16 +33,20 @@ static bool png_header_size(const void *data, size_t size, uint32_t *out_w, uint
  * first (tests/fuzz/crashers/fuzz_image/png_chunk_past_end). */
 static vkf_status png_check_chunks(const uint8_t *d, size_t size, const char *name) {
   size_t at = 8;
-  while (size - at >= 12) {
+  /* Every chunk whose length and type are in the file, the last one too even when its data and
+   * CRC are cut off: stb reads that header and grows its IDAT buffer to the length before it
+   * finds the data missing (a 76-byte file asked for 2 GiB). */
+  while (size - at >= 8) {
     uint32_t len = (uint32_t)d[at] << 24 | (uint32_t)d[at + 1] << 16 | (uint32_t)d[at + 2] << 8 |
                    d[at + 3];
-    size_t left = size - at - 12;
+    size_t after = size - at - 8;             /* bytes after the length and type */
+    size_t left = after >= 4 ? after - 4 : 0; /* ... less the CRC */
     if (len > left)
       return vkf_status_make(VKF_STATUS_PARSE,
                              "%s: corrupt PNG (chunk \"%.4s\" at byte %zu declares %u bytes, the "
                              "file has %zu left)",
                              name, (const char *)d + at + 4, at, len, left);
-    if (!memcmp(d + at + 4, "IEND", 4)) break;
+    if (!memcmp(d + at + 4, "IEND", 4) || after < 4) break; /* after < 4: an empty last chunk */
     at += 12 + (size_t)len;
   }
   return VKF_OK;

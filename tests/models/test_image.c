@@ -259,6 +259,14 @@ static void test_bad_files(void) {
                "half.png: corrupt PNG (chunk \"IDAT\"");
   CHECK(image.pixels == NULL);
   CHECK_STATUS(vkf_image_decode(png, 40, "header.png", &image), VKF_STATUS_PARSE, "header.png");
+  /* The last chunk's length and type are there but not its data (fuzz_image found stb growing
+   * its IDAT buffer to 2 GiB for this): refused, naming the chunk. */
+  static const uint8_t cut_idat[] = {
+      0x89, 'P',  'N',  'G',  '\r', '\n', 0x1a, '\n', 0,    0,    0,    13,   'I',  'H',
+      'D',  'R',  0,    0,    0,    15,   0,    0,    0,    31,   8,    0,    0,    0,
+      0,    0,    0,    0,    0,    0x60, 0,    0,    0,    'I',  'D',  'A',  'T',  0x89};
+  CHECK_STATUS(vkf_image_decode(cut_idat, sizeof cut_idat, "cut.png", &image), VKF_STATUS_PARSE,
+               "cut.png: corrupt PNG (chunk \"IDAT\" at byte 33 declares 1610612736 bytes");
   CHECK_STATUS(vkf_image_decode(png, 5, "sig.png", &image), VKF_STATUS_PARSE, "sig.png");
   /* Flipped bytes in the compressed stream must fail or decode, never crash (ASan build). */
   png[size / 3] ^= 0x5a;
