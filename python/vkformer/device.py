@@ -5,6 +5,7 @@ import threading
 import weakref
 
 from . import _capi
+from ._closeable import Closeable
 from ._loader import library
 
 
@@ -21,7 +22,7 @@ def device_names():
     return names
 
 
-class Device:
+class Device(Closeable):
     """An opened Vulkan device. Models loaded on it hold a reference to it; close() closes them
     first (the C API requires its models freed before the device).
 
@@ -73,18 +74,6 @@ class Device:
             if self._handle is not None:
                 self._lib.vkformer_device_close(self._handle)
                 self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown: the library may be gone already
-            pass
 
     def __repr__(self):
         state = repr(self.name) if self._handle is not None else "closed"

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from . import _capi
+from ._closeable import Closeable
 from ._arrays import fill_input, take_output
 from .device import Device
 from .errors import InvalidArgumentError
@@ -61,7 +62,7 @@ def _texts(items):
     return out
 
 
-class Model:
+class Model(Closeable):
     """A checkpoint loaded on a device. Load with Model.load(dir); release with close(), a `with`
     block, or by dropping the last reference."""
 
@@ -251,18 +252,6 @@ class Model:
             self._handle = None
         if self._owns_device:
             self._device.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __repr__(self):
         if self._handle is None:

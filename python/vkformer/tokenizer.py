@@ -5,6 +5,7 @@ import ctypes
 import os
 
 from . import _capi
+from ._closeable import Closeable
 from ._arrays import ids_array
 from ._loader import library
 
@@ -36,7 +37,7 @@ def decode_with(lib, handle, ids, skip_special_tokens):
         lib.vkformer_free(text)
 
 
-class Tokenizer:
+class Tokenizer(Closeable):
     """A tokenizer loaded from a checkpoint folder on its own (no device needed).
 
     tokenize and decode may run concurrently from several threads (the C tokenizer is read-only
@@ -71,16 +72,4 @@ class Tokenizer:
         if self._handle is not None:
             self._lib.vkformer_tokenizer_free(self._handle)
             self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
