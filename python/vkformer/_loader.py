@@ -45,6 +45,19 @@ def _pkg_config_libdir():
     return libdir if out.returncode == 0 and libdir else None
 
 
+def _try_files(paths, tried):
+    """(library, path) of the first of `paths` that exists and loads, else None; every miss is
+    noted in `tried`."""
+    for path in paths:
+        if not os.path.exists(path):
+            tried.append("%s (absent)" % path)
+            continue
+        lib = _try(path, tried)
+        if lib is not None:
+            return lib, path
+    return None
+
+
 def _try(path, tried):
     """Loads `path` or records why not; returns the CDLL or None."""
     try:
@@ -66,13 +79,9 @@ def _search():
         if lib is None:
             raise OSError("vkformer: cannot load VKFORMER_LIBRARY=%s" % tried[0])
         return lib, env
-    for path in _candidates_next_to_package():
-        if os.path.exists(path):
-            lib = _try(path, tried)
-            if lib is not None:
-                return lib, path
-        else:
-            tried.append("%s (absent)" % path)
+    found = _try_files(_candidates_next_to_package(), tried)
+    if found:
+        return found
     name = ctypes.util.find_library("vkformer")
     if name:
         lib = _try(name, tried)
@@ -82,14 +91,10 @@ def _search():
         tried.append('find_library("vkformer") (not on the linker\'s search path)')
     libdir = _pkg_config_libdir()
     if libdir:
-        for n in ("libvkformer.so", "libvkformer.so.0"):
-            path = os.path.join(libdir, n)
-            if os.path.exists(path):
-                lib = _try(path, tried)
-                if lib is not None:
-                    return lib, path
-            else:
-                tried.append("%s (absent)" % path)
+        found = _try_files([os.path.join(libdir, n) for n in ("libvkformer.so", "libvkformer.so.0")],
+                           tried)
+        if found:
+            return found
     else:
         tried.append("pkg-config vkformer (no vkformer.pc found)")
     raise OSError(
