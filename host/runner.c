@@ -83,7 +83,8 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
   if (!st) st = bind_external(r, options, external, shared);
   vkf_session_options so = {.profile = options ? options->profile : 0,
                             .external = external,
-                            .external_count = nb};
+                            .external_count = nb,
+                            .finish_later = 1};
   if (!st) st = vkf_session_create(device, r->lowered.plan, &so, &r->session);
   /* Two passes over the weights: the first sums what the second uploads, for the progress. */
   vkf_progress p = {.task = "uploading weights", .unit = "bytes"};
@@ -107,6 +108,8 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
     p.done = p.total, p.item = NULL;
     vkf_device_report_progress(device, &p);
   }
+  /* The kernels built on worker threads during the uploads. */
+  if (!st) st = vkf_session_finish(r->session);
   free(external);
   free(shared);
   if (st) {

@@ -9,6 +9,7 @@
 #include "host/buffer.h"
 #include "host/cmd.h"
 #include "host/kernel.h"
+#include "host/kernel_batch.h"
 
 struct vkf_session {
   vkf_device *device;
@@ -18,30 +19,59 @@ struct vkf_session {
   vkf_kernel **kernels; /* per dispatch */
   vkf_cmd *cmd;
   int profile;
+  vkf_kernel_batch *building; /* kernels still building on worker threads */
+  int recorded;               /* kernels looked up and the command list recorded */
   double *times_ns; /* per dispatch, last run */
   double total_ns;
   uint64_t device_bytes;
 };
 
-static vkf_status kernel_for(vkf_device *device, const vkf_plan_dispatch *d, vkf_kernel **out) {
+/* The kernel descriptor of dispatch `d`; `defines` and `storage` hold its parsed "NAME=VALUE"s. */
+typedef struct dispatch_desc {
+  vkf_kernel_desc desc;
   vkf_shader_define defines[VKF_PLAN_MAX_DEFINES];
   char storage[VKF_PLAN_MAX_DEFINES][128];
+} dispatch_desc;
+
+static void desc_of(const vkf_plan_dispatch *d, dispatch_desc *out) {
   for (uint32_t i = 0; i < d->define_count; i++) {
-    snprintf(storage[i], sizeof storage[i], "%s", d->defines[i]);
-    char *eq = strchr(storage[i], '=');
+    snprintf(out->storage[i], sizeof out->storage[i], "%s", d->defines[i]);
+    char *eq = strchr(out->storage[i], '=');
     if (eq) *eq = 0;
-    defines[i] = (vkf_shader_define){storage[i], eq ? eq + 1 : NULL};
+    out->defines[i] = (vkf_shader_define){out->storage[i], eq ? eq + 1 : NULL};
   }
-  vkf_kernel_desc desc = {.shader = d->shader,
-                          .source = d->source,
-                          .defines = defines,
-                          .define_count = d->define_count,
-                          .spec_constants = d->spec,
-                          .spec_constant_count = d->spec_count,
-                          .binding_count = d->binding_count,
-                          .push_constant_size = d->push_size};
-  for (uint32_t i = 0; i < d->binding_count; i++) desc.texel[i] = (uint8_t)d->bindings[i].texel;
-  vkf_status s = vkf_kernel_get(device, &desc, out);
+  out->desc = (vkf_kernel_desc){.shader = d->shader,
+                                .source = d->source,
+                                .defines = out->defines,
+                                .define_count = d->define_count,
+                                .spec_constants = d->spec,
+                                .spec_constant_count = d->spec_count,
+                                .binding_count = d->binding_count,
+                                .push_constant_size = d->push_size};
+  for (uint32_t i = 0; i < d->binding_count; i++) out->desc.texel[i] = (uint8_t)d->bindings[i].texel;
+}
+
+/* Starts building every kernel of the plan on worker threads (kernel_batch.h). */
+static vkf_status start_kernels(vkf_session *s) {
+  uint32_t n = vkf_plan_dispatch_count(s->plan);
+  dispatch_desc *dd = malloc((n ? n : 1) * sizeof *dd);
+  vkf_kernel_desc *descs = malloc((n ? n : 1) * sizeof *descs);
+  vkf_status st = dd && descs ? VKF_OK
+                              : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  for (uint32_t i = 0; i < n && !st; i++) {
+    desc_of(vkf_plan_dispatch_get(s->plan, i), &dd[i]);
+    descs[i] = dd[i].desc;
+  }
+  if (!st) st = vkf_kernel_batch_start(s->device, descs, n, &s->building);
+  free(dd);
+  free(descs);
+  return st;
+}
+
+static vkf_status kernel_for(vkf_device *device, const vkf_plan_dispatch *d, vkf_kernel **out) {
+  dispatch_desc dd;
+  desc_of(d, &dd);
+  vkf_status s = vkf_kernel_get(device, &dd.desc, out);
   return s ? vkf_status_annotate(s, "node \"%s\": ", d->node ? d->node : "?") : VKF_OK;
 }
 
@@ -80,6 +110,9 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
   vkf_status st = (s->buffers && s->owned && s->kernels && s->times_ns)
                       ? VKF_OK
                       : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  /* The driver compiles while the buffers are allocated (and, with finish_later, while the
+   * caller uploads weights). */
+  if (!st) st = start_kernels(s);
   for (uint32_t i = 0; i < nb && !st; i++) {
     const vkf_plan_buffer *b = vkf_plan_buffer_get(plan, i);
     vkf_buffer *ext = options && options->external && i < options->external_count
@@ -96,19 +129,7 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
       st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
     if (!st && !ext) s->owned[i] = 1, s->device_bytes += b->size;
   }
-  vkf_progress p = {.task = "building kernels", .total = nd, .unit = ""};
-  for (uint32_t i = 0; i < nd && !st; i++) {
-    p.done = i, p.item = vkf_plan_dispatch_get(plan, i)->shader;
-    vkf_device_report_progress(device, &p);
-    st = kernel_for(device, vkf_plan_dispatch_get(plan, i), &s->kernels[i]);
-  }
-  p.done = nd, p.item = NULL;
-  vkf_device_report_progress(device, &p);
-  if (!st) {
-    if (s->profile && !vkf_device_caps_get(device)->timestamps) s->profile = 0;
-    st = vkf_cmd_create(device, s->profile ? nd + 1 : 0, &s->cmd);
-  }
-  if (!st) st = record(s);
+  if (!st && !(options && options->finish_later)) st = vkf_session_finish(s);
   if (st) {
     vkf_session_destroy(s);
     return st;
@@ -117,8 +138,26 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
   return VKF_OK;
 }
 
+vkf_status vkf_session_finish(vkf_session *s) {
+  if (s->recorded) return VKF_OK;
+  vkf_status st = vkf_kernel_batch_wait(s->building);
+  s->building = NULL;
+  uint32_t nd = vkf_plan_dispatch_count(s->plan);
+  for (uint32_t i = 0; i < nd && !st; i++)
+    st = kernel_for(s->device, vkf_plan_dispatch_get(s->plan, i), &s->kernels[i]);
+  if (!st) {
+    if (s->profile && !vkf_device_caps_get(s->device)->timestamps) s->profile = 0;
+    st = vkf_cmd_create(s->device, s->profile ? nd + 1 : 0, &s->cmd);
+  }
+  if (!st) st = record(s);
+  s->recorded = !st;
+  return st;
+}
+
 void vkf_session_destroy(vkf_session *s) {
   if (!s) return;
+  /* Workers may still be building: they must be done before the device can go. */
+  vkf_status_free(vkf_kernel_batch_wait(s->building));
   vkf_cmd_destroy(s->cmd);
   if (s->buffers && s->owned)
     for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++)
@@ -157,6 +196,7 @@ vkf_buffer *vkf_session_buffer(const vkf_session *s, uint32_t buffer) {
 }
 
 vkf_status vkf_session_run(vkf_session *s) {
+  VKF_RETURN_IF_ERROR(vkf_session_finish(s));
   VKF_RETURN_IF_ERROR(vkf_cmd_submit_wait(s->cmd));
   if (s->profile) {
     uint32_t n = vkf_plan_dispatch_count(s->plan);

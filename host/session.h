@@ -1,5 +1,5 @@
 /* The scheduler: a plan bound to a device. Creating a session compiles the kernels it has not
- * seen, allocates one device buffer per plan buffer (weights one per tensor: never one blob,
+ * seen (on worker threads: host/kernel_batch.h), allocates one device buffer per plan buffer (weights one per tensor: never one blob,
  * since maxStorageBufferRange can be 128 MiB), and records one command list with barriers only
  * where the plan marks a hazard. Runs submit that recording again; nothing is re-recorded. */
 #ifndef VKF_HOST_SESSION_H
@@ -21,12 +21,19 @@ typedef struct vkf_session_options {
    * buffer's size and outlive the session, which never frees them. */
   vkf_buffer *const *external;
   uint32_t external_count;
+  /* 1: create returns while the kernels still build on worker threads, so the caller's weight
+   * uploads overlap the driver's compiles; vkf_session_finish (or the first run) waits for them
+   * and records. 0: create finishes. */
+  int finish_later;
 } vkf_session_options;
 
 /* The plan must be finalized and outlive the session. */
 vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
                               const vkf_session_options *options, vkf_session **out_session);
 void vkf_session_destroy(vkf_session *session);
+/* Waits for the kernels still building and records the command list; a build error comes back
+ * here. Writes may come before it; runs call it. Once done, it returns at once. */
+vkf_status vkf_session_finish(vkf_session *session);
 
 /* Writes `size` bytes at byte `offset` of plan buffer `buffer` (inputs before each run, weights
  * once). */

@@ -3,6 +3,7 @@
 #include "host/shader_compiler.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <shaderc/shaderc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,16 @@ struct vkf_shader_compiler {
   char cache_dir[1024];       /* "" when caching is off */
   uint64_t version_hash;      /* compiler + embedded headers: part of every key */
   uint32_t embedded_hits, disk_hits, compiles;
+  /* Kernels build on several threads (host/kernel_batch.c): this guards the lazy shaderc
+   * handle and the counts; shaderc_compile_into_spv itself is thread-safe. */
+  pthread_mutex_t lock;
 };
+
+static void count(vkf_shader_compiler *c, uint32_t *counter) {
+  pthread_mutex_lock(&c->lock);
+  (*counter)++;
+  pthread_mutex_unlock(&c->lock);
+}
 
 static int mkdir_p(const char *path) {
   char tmp[1024];
@@ -58,6 +68,10 @@ vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler) {
   *out_compiler = NULL;
   vkf_shader_compiler *c = calloc(1, sizeof *c);
   if (!c) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  if (pthread_mutex_init(&c->lock, NULL)) {
+    free(c);
+    return vkf_status_make(VKF_STATUS_INTERNAL, "shader compiler: pthread_mutex_init failed");
+  }
   unsigned version = 0, revision = 0;
   shaderc_get_spv_version(&version, &revision);
   char tag[64];
@@ -79,6 +93,7 @@ vkf_status vkf_shader_compiler_create(vkf_shader_compiler **out_compiler) {
 void vkf_shader_compiler_destroy(vkf_shader_compiler *compiler) {
   if (!compiler) return;
   if (compiler->shaderc) shaderc_compiler_release(compiler->shaderc);
+  pthread_mutex_destroy(&compiler->lock);
   free(compiler);
 }
 
@@ -86,11 +101,13 @@ const char *vkf_shader_compiler_cache_dir(const vkf_shader_compiler *compiler) {
   return compiler->cache_dir[0] ? compiler->cache_dir : NULL;
 }
 
-void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *out_embedded_hits,
+void vkf_shader_compiler_counts(vkf_shader_compiler *compiler, uint32_t *out_embedded_hits,
                                 uint32_t *out_disk_hits, uint32_t *out_compiles) {
+  pthread_mutex_lock(&compiler->lock);
   *out_embedded_hits = compiler->embedded_hits;
   *out_disk_hits = compiler->disk_hits;
   *out_compiles = compiler->compiles;
+  pthread_mutex_unlock(&compiler->lock);
 }
 
 static shaderc_include_result *resolve_include(void *user, const char *requested, int type,
@@ -193,11 +210,11 @@ vkf_status vkf_shader_compile_shaderc(vkf_shader_compiler *c, const char *name, 
   if (!source) source = vkf_embedded_shader_find(name);
   if (!source)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "no embedded shader named \"%s\"", name);
-  if (!c->shaderc) {
-    c->shaderc = shaderc_compiler_initialize();
-    if (!c->shaderc)
-      return vkf_status_make(VKF_STATUS_INTERNAL, "shaderc_compiler_initialize failed");
-  }
+  pthread_mutex_lock(&c->lock);
+  if (!c->shaderc) c->shaderc = shaderc_compiler_initialize();
+  shaderc_compiler_t shaderc = c->shaderc;
+  pthread_mutex_unlock(&c->lock);
+  if (!shaderc) return vkf_status_make(VKF_STATUS_INTERNAL, "shaderc_compiler_initialize failed");
   /* Keep these options identical to the glslc flags of shaders/CMakeLists.txt
    * (--target-env=vulkan1.1 -O): the embedded table must hold what this would compile. */
   shaderc_compile_options_t opts = shaderc_compile_options_initialize();
@@ -212,7 +229,7 @@ vkf_status vkf_shader_compile_shaderc(vkf_shader_compiler *c, const char *name, 
                                                  strlen(v));
   }
   shaderc_compilation_result_t result = shaderc_compile_into_spv(
-      c->shaderc, source, strlen(source), shaderc_compute_shader, name, "main", opts);
+      shaderc, source, strlen(source), shaderc_compute_shader, name, "main", opts);
   shaderc_compile_options_release(opts);
   vkf_status status = VKF_OK;
   if (!result) {
@@ -265,7 +282,7 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
   *out_words = NULL;
   *out_size = 0;
   if (!source && find_embedded(name, defines, define_count, out_words, out_size)) {
-    c->embedded_hits++;
+    count(c, &c->embedded_hits);
     return VKF_OK;
   }
   const char *text = source ? source : vkf_embedded_shader_find(name);
@@ -283,7 +300,7 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
   if (c->cache_dir[0]) {
     cache_path(c, key1, key2, path, sizeof path);
     if (read_cached(path, key1, key2, out_words, out_size)) {
-      c->disk_hits++;
+      count(c, &c->disk_hits);
       return VKF_OK;
     }
   }
@@ -295,7 +312,7 @@ vkf_status vkf_shader_compile(vkf_shader_compiler *c, const char *name, const ch
           source ? "generated kernel" : "fixed variant not in shaders/variants.txt:", name, defs);
   VKF_RETURN_IF_ERROR(
       vkf_shader_compile_shaderc(c, name, source, defines, define_count, out_words, out_size));
-  c->compiles++;
+  count(c, &c->compiles);
   if (c->cache_dir[0]) vkf_cache_file_write(path, key1, key2, *out_words, *out_size);
   return VKF_OK;
 }

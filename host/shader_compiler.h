@@ -2,7 +2,7 @@
  * shaders/variants.txt) comes from the SPIR-V glslc compiled at build time; anything else
  * (generated kernels, unlisted define sets) is compiled at run time through libshaderc, #include
  * resolved from the embedded table, with a SPIR-V disk cache keyed by a hash of source + includes +
- * defines + compiler version. Not thread-safe. */
+ * defines + compiler version. Compiles may run on several threads at once (kernel_batch.c). */
 #ifndef VKF_HOST_SHADER_COMPILER_H
 #define VKF_HOST_SHADER_COMPILER_H
 
@@ -28,7 +28,7 @@ void vkf_shader_compiler_destroy(vkf_shader_compiler *compiler);
 /* NULL when disk caching is off. */
 const char *vkf_shader_compiler_cache_dir(const vkf_shader_compiler *compiler);
 /* Modules served from the build-time table, from the disk cache, and compiled by shaderc. */
-void vkf_shader_compiler_counts(const vkf_shader_compiler *compiler, uint32_t *out_embedded_hits,
+void vkf_shader_compiler_counts(vkf_shader_compiler *compiler, uint32_t *out_embedded_hits,
                                 uint32_t *out_disk_hits, uint32_t *out_compiles);
 
 /* Compiles shader `name` to SPIR-V. `source` NULL: the embedded file `name` (its build-time
