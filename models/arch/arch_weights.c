@@ -124,6 +124,19 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
       float *v = NULL;
       const vkf_safetensors_info *info = NULL;
       VKF_NAME(full, "%s%s", w->prefix, names[i]);
+      if (join == VKF_ARCH_STACK) {
+        /* Straight into place (a fused QKV weight is tens of MB per layer: no staging copy). */
+        info = vkf_checkpoint_find(w->ck, full);
+        vkf_status s = vkf_checkpoint_read_f32(w->ck, info, (size_t)info->element_count, all + at);
+        if (s) {
+          free(all);
+          return fail(g, s);
+        }
+        if (scale != 1.0f)
+          for (size_t j = 0; j < (size_t)info->element_count; j++) all[at + j] *= scale;
+        at += (size_t)info->element_count;
+        continue;
+      }
       vkf_status s = vkf_weight_read_f32(w->ck, full, &v, &info);
       if (s) {
         free(all);
