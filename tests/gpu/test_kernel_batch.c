@@ -78,57 +78,54 @@ static void failures(gpu_test *t) {
   CHECK(b == NULL);
 }
 
-/* finish_later: the caller writes while the kernels build; the first run finishes the session. */
-static void session_finish_later(gpu_test *t) {
-  enum { N = 1000 };
+enum { N = 1000 };
+
+/* y = a·x + y over N floats in workgroups of `local_size`: plan buffers 0 (x) and 1 (y). */
+static vkf_plan *axpy_plan(uint32_t local_size, float a) {
   vkf_plan *p = vkf_plan_create();
   uint32_t x = vkf_plan_add_buffer(p, VKF_PLAN_BUFFER_INPUT, "x", N * 4);
   uint32_t y = vkf_plan_add_buffer(p, VKF_PLAN_BUFFER_OUTPUT, "y", N * 4);
-  vkf_plan_dispatch d = {.node = "axpy", .shader = "axpy.comp", .spec = {64 + 8}, .spec_count = 1,
-                         .groups = {(N + 71) / 72, 1, 1}};
+  vkf_plan_dispatch d = {.node = "axpy", .shader = "axpy.comp", .spec = {local_size},
+                         .spec_count = 1, .groups = {(N + local_size - 1) / local_size, 1, 1}};
   vkf_plan_dispatch_bind(&d, x, 0, N * 4, VKF_ACCESS_READ);
   vkf_plan_dispatch_bind(&d, y, 0, N * 4, VKF_ACCESS_READ_WRITE);
   vkf_plan_dispatch_push_u32(&d, N);
-  vkf_plan_dispatch_push_f32(&d, 3.0f);
+  vkf_plan_dispatch_push_f32(&d, a);
   CHECK_OK(vkf_plan_add_dispatch(p, &d));
   vkf_plan_finalize(p);
+  return p;
+}
+
+/* finish_later: the caller writes while the kernels build; the first run finishes the session. */
+static void session_finish_later(gpu_test *t) {
+  vkf_plan *p = axpy_plan(72, 3.0f);
   for (int explicit_finish = 0; explicit_finish < 2; explicit_finish++) {
     vkf_session *s = NULL;
     vkf_session_options opts = {.finish_later = 1};
     CHECK_OK(vkf_session_create(t->device, p, &opts, &s));
     float hx[N], hy[N], out[N];
     for (int i = 0; i < N; i++) hx[i] = (float)(i % 13), hy[i] = (float)i;
-    CHECK_OK(vkf_session_write(s, x, 0, hx, sizeof hx));
-    CHECK_OK(vkf_session_write(s, y, 0, hy, sizeof hy));
+    CHECK_OK(vkf_session_write(s, 0, 0, hx, sizeof hx));
+    CHECK_OK(vkf_session_write(s, 1, 0, hy, sizeof hy));
     if (explicit_finish) {
       CHECK_OK(vkf_session_finish(s));
       CHECK_OK(vkf_session_finish(s));
     }
     CHECK_OK(vkf_session_run(s));
-    CHECK_OK(vkf_session_read(s, y, 0, out, sizeof out));
+    CHECK_OK(vkf_session_read(s, 1, 0, out, sizeof out));
     int bad = 0;
     for (int i = 0; i < N; i++) bad += out[i] != 3.0f * hx[i] + (float)i;
     CHECK_MSG(bad == 0, "finish %s: %d wrong", explicit_finish ? "explicit" : "by the run", bad);
     vkf_session_destroy(s);
   }
-  /* Destroyed while still building: the workers are joined first (ASan and validation see it). */
+  vkf_plan_destroy(p);
+  /* Destroyed while still building (a variant of its own: the one above is cached by now): the
+   * workers are joined first, which ASan and validation would catch otherwise. */
+  p = axpy_plan(80, 1.0f);
   vkf_session *s = NULL;
   vkf_session_options opts = {.finish_later = 1};
-  /* a variant of its own: the one above is cached by now */
-  vkf_plan *q = vkf_plan_create();
-  uint32_t qx = vkf_plan_add_buffer(q, VKF_PLAN_BUFFER_INPUT, "x", N * 4);
-  uint32_t qy = vkf_plan_add_buffer(q, VKF_PLAN_BUFFER_OUTPUT, "y", N * 4);
-  vkf_plan_dispatch e = {.node = "axpy", .shader = "axpy.comp", .spec = {64 + 16},
-                         .spec_count = 1, .groups = {(N + 79) / 80, 1, 1}};
-  vkf_plan_dispatch_bind(&e, qx, 0, N * 4, VKF_ACCESS_READ);
-  vkf_plan_dispatch_bind(&e, qy, 0, N * 4, VKF_ACCESS_READ_WRITE);
-  vkf_plan_dispatch_push_u32(&e, N);
-  vkf_plan_dispatch_push_f32(&e, 1.0f);
-  CHECK_OK(vkf_plan_add_dispatch(q, &e));
-  vkf_plan_finalize(q);
-  CHECK_OK(vkf_session_create(t->device, q, &opts, &s));
+  CHECK_OK(vkf_session_create(t->device, p, &opts, &s));
   vkf_session_destroy(s);
-  vkf_plan_destroy(q);
   vkf_plan_destroy(p);
 }
 
