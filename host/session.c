@@ -147,6 +147,8 @@ vkf_status vkf_session_finish(vkf_session *s) {
     st = kernel_for(s->device, vkf_plan_dispatch_get(s->plan, i), &s->kernels[i]);
   if (!st) {
     if (s->profile && !vkf_device_caps_get(s->device)->timestamps) s->profile = 0;
+    vkf_cmd_destroy(s->cmd); /* a failed earlier attempt's, when finish is called again */
+    s->cmd = NULL;
     st = vkf_cmd_create(s->device, s->profile ? nd + 1 : 0, &s->cmd);
   }
   if (!st) st = record(s);
