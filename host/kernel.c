@@ -65,9 +65,10 @@ vkf_kernel *vkf_kernel_new(const vkf_kernel_desc *d, uint64_t key) {
   return k;
 }
 
-VkResult vkf_kernel_create_objects(const vkf_device *device, vkf_kernel *k, const uint32_t *words,
-                                   size_t size, const uint32_t *spec_constants,
-                                   uint32_t spec_constant_count) {
+/* k's layouts and pipeline from SPIR-V: only `k` and Vulkan create calls (safe on a worker). */
+static VkResult create_objects(const vkf_device *device, vkf_kernel *k, const uint32_t *words,
+                               size_t size, const uint32_t *spec_constants,
+                               uint32_t spec_constant_count) {
   VkDescriptorSetLayoutBinding bindings[VKF_KERNEL_MAX_BINDINGS];
   for (uint32_t i = 0; i < k->binding_count; i++)
     bindings[i] = (VkDescriptorSetLayoutBinding){
@@ -125,6 +126,18 @@ VkResult vkf_kernel_create_objects(const vkf_device *device, vkf_kernel *k, cons
   return r;
 }
 
+vkf_status vkf_kernel_build(const vkf_device *device, vkf_kernel *k, const vkf_kernel_desc *d) {
+  uint32_t *words = NULL;
+  size_t size = 0;
+  VKF_RETURN_IF_ERROR(vkf_shader_compile(device->compiler, d->shader, d->source, d->defines,
+                                         d->define_count, &words, &size));
+  VkResult r = create_objects(device, k, words, size, d->spec_constants, d->spec_constant_count);
+  free(words);
+  if (r != VK_SUCCESS)
+    return vkf_status_annotate(vkf_vk_status(r, "creating pipeline"), "kernel %s: ", d->shader);
+  return VKF_OK;
+}
+
 vkf_kernel *vkf_kernel_find(vkf_device *device, uint64_t key) {
   for (vkf_kernel *k = device->kernels; k; k = k->next)
     if (k->key == key) return k;
@@ -153,17 +166,7 @@ vkf_status vkf_kernel_get(vkf_device *device, const vkf_kernel_desc *d, vkf_kern
   }
   k = vkf_kernel_new(d, key);
   if (!k) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
-  uint32_t *words = NULL;
-  size_t size = 0;
-  vkf_status status = vkf_shader_compile(device->compiler, d->shader, d->source, d->defines,
-                                         d->define_count, &words, &size);
-  if (!status) {
-    VkResult r = vkf_kernel_create_objects(device, k, words, size, d->spec_constants,
-                                           d->spec_constant_count);
-    if (r != VK_SUCCESS)
-      status = vkf_status_annotate(vkf_vk_status(r, "creating pipeline"), "kernel %s: ", d->shader);
-  }
-  free(words);
+  vkf_status status = vkf_kernel_build(device, k, d);
   if (status != VKF_OK) {
     vkf_kernel_free(device, k);
     return status;

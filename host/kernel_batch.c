@@ -78,16 +78,14 @@ static int job_init(job *j, const vkf_kernel_desc *d) {
   return 1;
 }
 
-static vkf_status job_run(vkf_device *device, job *j) {
-  uint32_t *words = NULL;
-  size_t size = 0;
-  VKF_RETURN_IF_ERROR(vkf_shader_compile(device->compiler, j->shader, j->source, j->defines,
-                                         j->define_count, &words, &size));
-  VkResult r = vkf_kernel_create_objects(device, j->kernel, words, size, j->spec, j->spec_count);
-  free(words);
-  if (r != VK_SUCCESS)
-    return vkf_status_annotate(vkf_vk_status(r, "creating pipeline"), "kernel %s: ", j->shader);
-  return VKF_OK;
+static vkf_status job_run(const vkf_device *device, job *j) {
+  vkf_kernel_desc d = {.shader = j->shader,
+                       .source = j->source,
+                       .defines = j->defines,
+                       .define_count = j->define_count,
+                       .spec_constants = j->spec,
+                       .spec_constant_count = j->spec_count};
+  return vkf_kernel_build(device, j->kernel, &d);
 }
 
 static void *worker(void *arg) {

@@ -1,7 +1,7 @@
 /* Builds the kernels a plan needs all at once. A warm start spends most of its set-up in the
  * driver's pipeline compiles (lavapipe: ~0.1 s per large variant, with no pipeline cache), which
- * are independent: the SPIR-V is found on the caller's thread, then worker threads create the
- * pipelines while the caller goes on (uploading weights) until it waits. */
+ * are independent: worker threads find or compile each variant's SPIR-V and create its pipeline
+ * while the caller goes on (uploading weights) until it waits. */
 #ifndef VKF_HOST_KERNEL_BATCH_H
 #define VKF_HOST_KERNEL_BATCH_H
 
@@ -13,10 +13,10 @@
 
 typedef struct vkf_kernel_batch vkf_kernel_batch;
 
-/* Starts building the variants of `descs` the device has not cached (duplicates built once).
- * Nothing to build, or one variant, and no thread is started. The SPIR-V lookup (embedded
- * table, disk cache, shaderc) runs here, so a compile error comes back from this call. Until
- * vkf_kernel_batch_wait, the caller may use the device for anything but its kernels. */
+/* Starts building the variants of `descs` the device has not cached (duplicates built once) on
+ * one worker per core (at most 8, at most one per variant); with nothing to build no thread
+ * starts. A malformed descriptor fails here; compile and pipeline errors come back from
+ * vkf_kernel_batch_wait. Until then the caller may use the device for anything but its kernels. */
 vkf_status vkf_kernel_batch_start(vkf_device *device, const vkf_kernel_desc *descs, uint32_t count,
                                   vkf_kernel_batch **out_batch);
 

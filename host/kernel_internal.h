@@ -25,11 +25,10 @@ uint64_t vkf_kernel_variant_key(const vkf_kernel_desc *desc);
 vkf_status vkf_kernel_check_desc(const vkf_device *device, const vkf_kernel_desc *desc);
 /* A kernel with desc's layout fields and no Vulkan objects yet; NULL when out of memory. */
 vkf_kernel *vkf_kernel_new(const vkf_kernel_desc *desc, uint64_t key);
-/* Creates k's layouts and pipeline from SPIR-V. Safe on any thread for distinct kernels: it
- * touches only `k` and Vulkan create calls (the pipeline cache is internally synchronized). */
-VkResult vkf_kernel_create_objects(const vkf_device *device, vkf_kernel *k, const uint32_t *words,
-                                   size_t size, const uint32_t *spec_constants,
-                                   uint32_t spec_constant_count);
+/* Finds or compiles desc's SPIR-V and creates k's layouts and pipeline. Safe on any thread for
+ * distinct kernels: it touches only `k`, the thread-safe shader compiler and Vulkan create calls
+ * (the pipeline cache is internally synchronized). */
+vkf_status vkf_kernel_build(const vkf_device *device, vkf_kernel *k, const vkf_kernel_desc *desc);
 /* The device's cached kernel with `key`, or NULL. */
 vkf_kernel *vkf_kernel_find(vkf_device *device, uint64_t key);
 /* Adds a built kernel to the device's cache and stats (the device's owning thread only). */
