@@ -23,6 +23,20 @@
 #define REP8(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)
 
 const uint D4 = D / 4, DV32 = (DV + 31) / 32;
+// CPU_DMAX (a define, 32, 64, 128 or 256; default 256) bounds D and DV at compile time: the
+// blocks past it are not in the SPIR-V at all. Bounded by the specialization constants alone,
+// they are (a D of 64 leaves 3/4 of the q·k blocks dead), and lavapipe translates and
+// optimises that dead code on every pipeline creation before specialization folds it away.
+#ifndef CPU_DMAX
+#define CPU_DMAX 256
+#endif
+#if CPU_DMAX != 32 && CPU_DMAX != 64 && CPU_DMAX != 128 && CPU_DMAX != 256
+#error "CPU_DMAX is 32, 64, 128 or 256"
+#endif
+// The literal test comes first and alone: glslc folds `if (false)`, but `false && x` with a
+// specialization constant x stays an OpSpecConstantOp in the SPIR-V.
+#define IF_D4(I) if ((I) < CPU_DMAX / 4) if ((I) < D4)
+#define IF_DV32(J) if ((J) < CPU_DMAX / 32) if ((J) < DV32)
 layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer when decoding)
 
 #if TEXEL
@@ -43,9 +57,9 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 
 // q of this lane's row, then row R's vec4 I broadcast to every lane (qs<R>_<I>).
 #define Q_DECL(I) vec4 q##I = vec4(0.0);
-#define Q_LOAD(I) if ((I) < D4) q##I = LOADQ4(qb, I) * p.scale_log2;
+#define Q_LOAD(I) IF_D4(I) q##I = LOADQ4(qb, I) * p.scale_log2;
 #define QS_DECL(R, I) vec4 qs##R##_##I = vec4(0.0);
-#define QS_SET(R, I) if ((I) < D4 && (R) < ROWS) qs##R##_##I = subgroupBroadcast(q##I, uint(R));
+#define QS_SET(R, I) IF_D4(I) if ((R) < ROWS) qs##R##_##I = subgroupBroadcast(q##I, uint(R));
 #define QS_DECL_R(R) REP64R(QS_DECL, R)
 #define QS_SET_R(R) REP64R(QS_SET, R)
 // Score of row R against this lane's key, summed over vec4 I.
@@ -57,7 +71,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
     sh##R += dot(q_, kvh);                                                                      \
   }
 #define QK(I)                                                                                   \
-  if ((I) < D4) {                                                                               \
+  IF_D4(I) {                                                                                  \
     const vec4 kv = LOADK4(kb, I), kvh = LOADK4(kbh, I);                                        \
     QK_R(0, I) QK_R(1, I) QK_R(2, I) QK_R(3, I) QK_R(4, I) QK_R(5, I) QK_R(6, I) QK_R(7, I)     \
   }
@@ -92,8 +106,9 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
   }
 // V[key, 4L + 32J .. +3] for this lane (zero past DV).
 #define LOADV_J(vb, J)                                                                          \
-  ((J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOADV4((vb) + 32u * (J))      \
-                                                               : vec4(0.0))
+  ((J) >= CPU_DMAX / 32                                                     ? vec4(0.0)         \
+   : (J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV)           ? LOADV4((vb) + 32u * (J)) \
+                                                                            : vec4(0.0))
 // V rows of the block: vv<U>_<J> = V[c0 + U, 4L + 32J .. +3] for this lane, V[c0 + 8 + U] for
 // the second half (keys past hi clamped: their probabilities are zero).
 #define PV_LOADV(U)                                                                             \
@@ -112,7 +127,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
     a##R##_##J1 = fma(pr, vv##VU##_##J1, a##R##_##J1);                                          \
   }
 #define PV_RJ(R, J0, J1)                                                                        \
-  if ((J0) < DV32) {                                                                            \
+  IF_DV32(J0) {                                                                               \
     FMA_RU(R, pp, 0, 0, J0, J1) FMA_RU(R, pp, 1, 1, J0, J1) FMA_RU(R, pp, 2, 2, J0, J1)         \
     FMA_RU(R, pp, 3, 3, J0, J1) FMA_RU(R, pp, 4, 4, J0, J1) FMA_RU(R, pp, 5, 5, J0, J1)         \
     FMA_RU(R, pp, 6, 6, J0, J1) FMA_RU(R, pp, 7, 7, J0, J1)                                     \
@@ -137,7 +152,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
 #endif
 // Row R's dims 4L + 32J .. +3 of this lane, scaled by `sc` (zero past DV).
 #define STORE_J(R, J, ob, sc)                                                                   \
-  if (uint(J) < DV32 && 4u * lane + 32u * uint(J) < DV) {                                       \
+  IF_DV32(uint(J)) if (4u * lane + 32u * uint(J) < DV) {                                       \
     const vec4 r = a##R##_##J * (sc);                                                           \
     const uint e = (ob) + 4u * lane + 32u * uint(J);                                            \
     o[e] = T_OUT(r.x); o[e + 1u] = T_OUT(r.y); o[e + 2u] = T_OUT(r.z); o[e + 3u] = T_OUT(r.w);  \

@@ -25,6 +25,11 @@
 //   B_VEC4_K                     B is contiguous along k (transposed), K % 4 == 0, 4-aligned
 //   C_VEC4                       (GEMM_CPU) C, the residual and the bias are contiguous along n,
 //                                N % 4 == 0, 4-aligned: the epilogue reads and writes vec4s
+//   ACT=<n>                      activation id (vkf_activation: 1 gelu_erf, 2 gelu_tanh, 3 relu,
+//                                4 silu; absent: none). A define, not a specialization
+//                                constant: with a constant the SPIR-V carries every activation
+//                                at every inlined store (160 in a CPU_RA=5 kernel), and lavapipe
+//                                spends ~4/5 of its pipeline creation on that dead code
 //   A_TEXEL, B_TEXEL             A (needs A_VEC4) / B (needs B_VEC4_N or B_VEC4_K) is bound as a
 //                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
 //                                on CPU devices a texelFetch is one vector gather where a
@@ -41,7 +46,6 @@
 // Specialization constants:
 //   0 WG   invocations per workgroup (local_size_x)
 //   1 BM, 2 BN, 3 BK, 4 TM, 5 TN   tiled kernel tile sizes (WG == (BM/TM)*(BN/TN)); unused otherwise
-//   6 ACT  activation (vkf_activation: 0 none, 1 gelu_erf, 2 gelu_tanh, 3 relu, 4 silu)
 // Workgroups: tiled (ceil(N/BN), ceil(M/BM), batches); GEMM_CPU (ceil(M/(8*CPU_RA)),
 //   ceil(N/(WG*4*CPU_TN4)), batches); GEMM_NAIVE (ceil(N/WG), M, batches).
 #extension GL_GOOGLE_include_directive : require
@@ -62,7 +66,9 @@ layout(constant_id = 2) const uint BN = 32;
 layout(constant_id = 3) const uint BK = 16;
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
-layout(constant_id = 6) const uint ACT = 0;
+#ifndef ACT
+#define ACT 0
+#endif
 
 #ifdef A_F16
 #define A_T float16_t
@@ -229,8 +235,7 @@ void store_c4(uint row, uint col, vec4 acc, vec4 bias4) {
 #ifdef BIAS
   acc += bias4;
 #endif
-  acc = vec4(vkf_activation(ACT, acc.x), vkf_activation(ACT, acc.y), vkf_activation(ACT, acc.z),
-             vkf_activation(ACT, acc.w));
+  acc = vkf_activation4(ACT, acc);
 #ifdef RESIDUAL
   acc += vec4(res_data4[(r_base + row * p.r_rs + col) >> 2]);
 #endif

@@ -216,6 +216,14 @@ static void mask_offsets(const vkf_node_attrs *a, const vkf_attention_shape *s, 
   *out_upper = (int32_t)(upper < -UNBOUNDED ? -UNBOUNDED : upper > UNBOUNDED ? UNBOUNDED : upper);
 }
 
+const char *vkf_attention_cpu_dmax_define(uint32_t d, uint32_t dv) {
+  uint32_t m = d > dv ? d : dv;
+  return m <= 32    ? "CPU_DMAX=32"
+         : m <= 64  ? "CPU_DMAX=64"
+         : m <= 128 ? "CPU_DMAX=128"
+                    : "CPU_DMAX=256";
+}
+
 vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
   vkf_attention_shape s;
   VKF_RETURN_IF_ERROR(check_inputs(ctx, node, &s));
@@ -266,6 +274,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
   vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
   vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
+  if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
   uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 7;

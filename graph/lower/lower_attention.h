@@ -55,4 +55,9 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
  * the chooser). Process-global and not thread-safe: for test programs and `vkf bench` only. */
 void vkf_lower_attention_set_force(const vkf_attention_force *force);
 
+/* The CPU_DMAX define of the CPU-class bodies of attention.comp and sparse_attention.comp: the
+ * smallest of 32, 64, 128 and 256 bounding both head dims, so the register blocks past it are
+ * not in the SPIR-V (attention_cpu_macros.glsl). */
+const char *vkf_attention_cpu_dmax_define(uint32_t d, uint32_t dv);
+
 #endif

@@ -309,17 +309,22 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       vkf_plan_dispatch_define(&d, "B_TEXEL");
   }
 
+  /* The activation is a define (see gemm.comp), so each one is its own variant. */
+  static const char *const act_define[] = {NULL, "ACT=1", "ACT=2", "ACT=3", "ACT=4"};
   uint32_t act = (uint32_t)node->attrs->matmul.activation;
+  if (act >= sizeof act_define / sizeof act_define[0])
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": activation %u has no kernel",
+                           node->name, act);
+  if (act_define[act]) vkf_plan_dispatch_define(&d, act_define[act]);
   const vkf_gemm_variant *v = variant;
-  uint32_t spec[7] = {v->workgroup_size,
+  uint32_t spec[6] = {v->workgroup_size,
                       v->bm ? v->bm : 32,
                       v->bn ? v->bn : 32,
                       v->bk ? v->bk : 16,
                       v->tm ? v->tm : 4,
-                      v->tn ? v->tn : 4,
-                      act};
+                      v->tn ? v->tn : 4};
   memcpy(d.spec, spec, sizeof spec);
-  d.spec_count = 7;
+  d.spec_count = 6;
 
   vkf_lower_bind(ctx, &d, c, VKF_ACCESS_WRITE);
   uint64_t bias_off = 0, bias_s = 0;

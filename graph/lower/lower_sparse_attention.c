@@ -3,6 +3,7 @@
  * tables, and slicing along the heads when one batch row's q/k/v exceed a binding's range. */
 #include "graph/lower/lower_sparse_attention.h"
 
+#include "graph/lower/lower_attention.h"
 #include "graph/lower/lower_rows.h"
 
 #include <stdio.h>
@@ -189,6 +190,7 @@ static vkf_status lower_one(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
   vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
   int cpu = c.body == VKF_SPARSE_BODY_CPU;
   vkf_plan_dispatch_define(&d, cpu ? "CPU_BCAST=1" : "CPU_BCAST=0");
+  if (cpu) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
   vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
   vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
   /* Bindings 6 and 7 take the optional tables present, in slot order. */
