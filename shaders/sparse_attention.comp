@@ -16,6 +16,8 @@
 //                       owns ROWS rows of one query block and walks each listed block 16 keys at a
 //                       time in named registers, no shared memory; 0: the GPU body, LANES
 //                       invocations per row, BR rows of one query block per workgroup
+//   CPU_DMAX=32|64|128|256 (CPU_BCAST) compile-time bound on D and DV (default 256), as in
+//                       attention.comp
 //   STAGE_KV=0|1        (GPU body) K/V tiles staged in shared memory (fp32)
 //   SUBGROUP_REDUCE=0|1 (GPU body) row max / sum with subgroup arithmetic (LANES = subgroup size)
 //   VEC4=0|1, TEXEL=0|1 (CPU body) as in attention.comp
