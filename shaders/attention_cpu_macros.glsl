@@ -71,7 +71,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
     sh##R += dot(q_, kvh);                                                                      \
   }
 #define QK(I)                                                                                   \
-  IF_D4(I) {                                                                                  \
+  IF_D4(I) {                                                                                    \
     const vec4 kv = LOADK4(kb, I), kvh = LOADK4(kbh, I);                                        \
     QK_R(0, I) QK_R(1, I) QK_R(2, I) QK_R(3, I) QK_R(4, I) QK_R(5, I) QK_R(6, I) QK_R(7, I)     \
   }
@@ -106,9 +106,9 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
   }
 // V[key, 4L + 32J .. +3] for this lane (zero past DV).
 #define LOADV_J(vb, J)                                                                          \
-  ((J) >= CPU_DMAX / 32                                                     ? vec4(0.0)         \
-   : (J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV)           ? LOADV4((vb) + 32u * (J)) \
-                                                                            : vec4(0.0))
+  ((J) >= CPU_DMAX / 32                                               ? vec4(0.0)               \
+   : (J) < DV32 && (DV % 32u == 0u || 4u * lane + 32u * (J) < DV) ? LOADV4((vb) + 32u * (J))  \
+                                                                      : vec4(0.0))
 // V rows of the block: vv<U>_<J> = V[c0 + U, 4L + 32J .. +3] for this lane, V[c0 + 8 + U] for
 // the second half (keys past hi clamped: their probabilities are zero).
 #define PV_LOADV(U)                                                                             \
@@ -127,7 +127,7 @@ layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer w
     a##R##_##J1 = fma(pr, vv##VU##_##J1, a##R##_##J1);                                          \
   }
 #define PV_RJ(R, J0, J1)                                                                        \
-  IF_DV32(J0) {                                                                               \
+  IF_DV32(J0) {                                                                                 \
     FMA_RU(R, pp, 0, 0, J0, J1) FMA_RU(R, pp, 1, 1, J0, J1) FMA_RU(R, pp, 2, 2, J0, J1)         \
     FMA_RU(R, pp, 3, 3, J0, J1) FMA_RU(R, pp, 4, 4, J0, J1) FMA_RU(R, pp, 5, 5, J0, J1)         \
     FMA_RU(R, pp, 6, 6, J0, J1) FMA_RU(R, pp, 7, 7, J0, J1)                                     \

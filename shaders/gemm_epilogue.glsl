@@ -6,9 +6,9 @@
 // erf in fp32 to about 6e-8 absolute (checked against libm erf over [-10, 10] in steps of 1e-5):
 // two minimax fits split at |x| = 0.9277 (N. Juffa's single-precision erff). GLSL has no erf, and
 // the Abramowitz-Stegun 7.1.26 form (1.5e-7) is visibly worse next to the interpreter's libm.
-// The activations work on vec4s and the scalar forms take component x: the CPU kernel applies
-// them to 4*CPU_RA*CPU_TN4*8 inlined stores, and a vec4 op is one SPIR-V instruction where four
-// scalar ones are four (lavapipe's pipeline creation time follows the SPIR-V's size; GPU
+// The activations work on vec4s and the scalar forms take component x: the CPU kernel inlines
+// them at each of its 8*CPU_RA*CPU_TN4 vec4 stores, and a vec4 op is one SPIR-V instruction where
+// four scalar ones are four (lavapipe's pipeline creation time follows the SPIR-V's size; GPU
 // compilers drop the unused components). Both fits, then a select: no branch, so each inlined
 // copy is one basic block.
 vec4 vkf_erf(vec4 a) {
