@@ -309,10 +309,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       vkf_plan_dispatch_define(&d, "B_TEXEL");
   }
 
-  /* The activation is a define (see gemm.comp), so each one is its own variant. */
-  static const char *const act_define[] = {NULL, "ACT=1", "ACT=2", "ACT=3", "ACT=4"};
+  /* The activation is a define (see gemm.comp), so each one is its own variant. A new
+   * vkf_activation needs its row here and its code in shaders/gemm_epilogue.glsl. */
+  _Static_assert(VKF_ACT_COUNT == 5, "add the new activation to act_define and gemm_epilogue.glsl");
+  static const char *const act_define[VKF_ACT_COUNT] = {NULL, "ACT=1", "ACT=2", "ACT=3", "ACT=4"};
   uint32_t act = (uint32_t)node->attrs->matmul.activation;
-  if (act >= sizeof act_define / sizeof act_define[0])
+  if (act >= VKF_ACT_COUNT) /* refused by shape inference already: never lower to "none" */
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": activation %u has no kernel",
                            node->name, act);
   if (act_define[act]) vkf_plan_dispatch_define(&d, act_define[act]);
