@@ -135,8 +135,10 @@ static vkf_status read_config(vkf_marian *m, const char *dir, char **target_voca
   for (int k = 0; k < SP_COUNT && !st; k++) {
     const cJSON *f = vkf_json_field(root, SPECIAL_KEYS[k]);
     if (cJSON_IsObject(f)) f = cJSON_GetObjectItemCaseSensitive(f, "content");
-    if (f && !cJSON_IsString(f))
+    if (f && !cJSON_IsString(f)) {
       st = vkf_status_make(VKF_STATUS_PARSE, "%s: %s is not a string", path, SPECIAL_KEYS[k]);
+      break;
+    }
     const char *s = f ? f->valuestring : SPECIAL_DEFAULTS[k];
     size_t n = strlen(s) + 1;
     if (!st && (m->special[k] = malloc(n)))

@@ -311,6 +311,19 @@ static void check_errors(const char *tmp) {
   CHECK_OK(vkf_text_tokenizer_load(tmp, &tok));
   vkf_text_tokenizer_destroy(tok);
   tok = NULL;
+  /* a special token that is not a string, bare or as an AddedToken's content (the fuzzer once
+   * found the second read past the error) */
+  const char *bad_specials[] = {"{\"eos_token\": 7}", "{\"unk_token\": {\"content\": 5}}",
+                                "{\"pad_token\": {\"content\": null}}"};
+  const char *bad_names[] = {"eos_token is not a string", "unk_token is not a string",
+                             "pad_token is not a string"};
+  for (int i = 0; i < 3; i++) {
+    write_bytes(tmp, "tokenizer_config.json", bad_specials[i], strlen(bad_specials[i]));
+    CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, bad_names[i]);
+  }
+  char cfg_path[4096];
+  snprintf(cfg_path, sizeof cfg_path, "%s/tokenizer_config.json", tmp);
+  unlink(cfg_path);
   /* truncated and garbage .model files: the file named, never a crash */
   char *p = path_of("tests/models/data/tok_marian/source.spm", "");
   size_t size;
