@@ -49,10 +49,7 @@ static vkf_status allocate(vkf_device *device, uint64_t size, const char *label,
                              .size = size,
                              .usage = staging ? (VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                                  VK_BUFFER_USAGE_TRANSFER_DST_BIT)
-                                              : (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                                 VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                                                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT),
+                                              : VKF_BUFFER_USAGE,
                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
   VkResult r = device->vk.vkCreateBuffer(device->handle, &info, NULL, &b->handle);
   VkMemoryRequirements req = {0};
@@ -106,10 +103,92 @@ vkf_status vkf_buffer_create(vkf_device *device, uint64_t size, const char *labe
   return allocate(device, size, label, 0, out_buffer);
 }
 
+vkf_status vkf_buffer_import_host(vkf_device *device, const void *data, uint64_t size,
+                                  const char *label, vkf_buffer **out_buffer) {
+  *out_buffer = NULL;
+  const char *what = label ? label : "buffer";
+  const vkf_device_caps *caps = &device->caps;
+  uint64_t page = device->host_import_alignment;
+  if (!page)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: the device cannot bind host memory in place", what);
+  uintptr_t at = (uintptr_t)data, start = at & ~(uintptr_t)(page - 1);
+  uint64_t base = at - start, align = caps->min_storage_buffer_offset_alignment;
+  if (caps->min_texel_buffer_offset_alignment > align) align = caps->min_texel_buffer_offset_alignment;
+  if (!data || size == 0 || (align && base % align))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: host data at page offset %llu is not aligned for binding", what,
+                           (unsigned long long)base);
+  if (size > UINT64_MAX - base - page)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: %llu bytes overflow", what,
+                           (unsigned long long)size);
+  uint64_t span = (base + size + page - 1) & ~(page - 1);
+  if (caps->max_memory_allocation_size && span > caps->max_memory_allocation_size)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %llu bytes exceed maxMemoryAllocationSize",
+                           what, (unsigned long long)span);
+  VkMemoryHostPointerPropertiesEXT host = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VKF_VK_RETURN_IF_ERROR(device->vk.vkGetMemoryHostPointerPropertiesEXT(
+      device->handle, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, (void *)start, &host));
+  vkf_buffer *b = calloc(1, sizeof *b);
+  if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+  b->device = device;
+  b->size = size;
+  b->base = base;
+  b->imported = 1;
+  VkExternalMemoryBufferCreateInfo external = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .pNext = &external,
+                             .size = span,
+                             .usage = VKF_BUFFER_USAGE,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult r = device->vk.vkCreateBuffer(device->handle, &info, NULL, &b->handle);
+  vkf_status status = r ? vkf_vk_status(r, "vkCreateBuffer") : VKF_OK;
+  VkMemoryRequirements req = {0};
+  uint32_t type = UINT32_MAX;
+  if (!status) {
+    device->vk.vkGetBufferMemoryRequirements(device->handle, b->handle, &req);
+    /* Device-local or not worth it: the device would read across the bus on every dispatch. */
+    type = memory_type(device, req.memoryTypeBits & host.memoryTypeBits,
+                       VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    if (type == UINT32_MAX || req.size > span)
+      status = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                               "%s: no device-local memory type takes this host memory", what);
+  }
+  if (!status) {
+    VkImportMemoryHostPointerInfoEXT import = {
+        .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+        .pHostPointer = (void *)start};
+    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                  .pNext = &import,
+                                  .allocationSize = span,
+                                  .memoryTypeIndex = type};
+    r = device->vk.vkAllocateMemory(device->handle, &alloc, NULL, &b->memory);
+    if (r == VK_SUCCESS) r = device->vk.vkBindBufferMemory(device->handle, b->handle, b->memory, 0);
+    if (r != VK_SUCCESS)
+      status = vkf_status_annotate(vkf_vk_status(r, "importing host memory"), "%s: ", what);
+  }
+  if (status) {
+    vkf_buffer_destroy(b);
+    return status;
+  }
+  /* Reads (downloads) come straight from the host bytes; the memory is coherent or only read. */
+  b->mapped = (void *)start;
+  b->coherent = 1;
+  *out_buffer = b;
+  return VKF_OK;
+}
+
+int vkf_buffer_is_imported(const vkf_buffer *buffer) { return buffer->imported; }
+
 void vkf_buffer_destroy(vkf_buffer *buffer) {
   if (!buffer) return;
   vkf_device *d = buffer->device;
-  if (buffer->mapped) d->vk.vkUnmapMemory(d->handle, buffer->memory);
+  if (buffer->mapped && !buffer->imported) d->vk.vkUnmapMemory(d->handle, buffer->memory);
   if (buffer->handle) d->vk.vkDestroyBuffer(d->handle, buffer->handle, NULL);
   if (buffer->memory) d->vk.vkFreeMemory(d->handle, buffer->memory, NULL);
   free(buffer);
@@ -123,6 +202,15 @@ static vkf_status check_range(const vkf_buffer *buffer, uint64_t offset, uint64_
                            "range [%llu, +%llu) is outside a buffer of %llu bytes",
                            (unsigned long long)offset, (unsigned long long)size,
                            (unsigned long long)buffer->size);
+  return VKF_OK;
+}
+
+/* Imported host memory is the caller's data (a checkpoint's read-only mapping, say): never
+ * written through the buffer. */
+static vkf_status check_writable(const vkf_buffer *buffer) {
+  if (buffer->imported)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "the buffer is host memory bound in place: it is read-only");
   return VKF_OK;
 }
 
@@ -180,10 +268,11 @@ static void flush_range(const vkf_buffer *b, int invalidate) {
 vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t offset,
                              const void *data, uint64_t size) {
   VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  VKF_RETURN_IF_ERROR(check_writable(buffer));
   if (buffer->mapped) {
     /* The device may still be reading this range from an earlier submission. */
     VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
-    memcpy((char *)buffer->mapped + offset, data, size);
+    memcpy((char *)buffer->mapped + buffer->base + offset, data, size);
     flush_range(buffer, 0);
     return VKF_OK;
   }
@@ -195,7 +284,8 @@ vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t of
     flush_range(device->staging, 0);
     copy_job job = {.src = device->staging->handle,
                     .dst = buffer->handle,
-                    .region = {.srcOffset = 0, .dstOffset = offset + done, .size = n}};
+                    .region = {.srcOffset = 0, .dstOffset = buffer->base + offset + done,
+                               .size = n}};
     VKF_RETURN_IF_ERROR(vkf_device_run_once(device, record_copy, &job));
     done += n;
   }
@@ -208,7 +298,7 @@ vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uin
   if (buffer->mapped) {
     VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
     flush_range(buffer, 1);
-    memcpy(out_data, (const char *)buffer->mapped + offset, size);
+    memcpy(out_data, (const char *)buffer->mapped + buffer->base + offset, size);
     return VKF_OK;
   }
   VKF_RETURN_IF_ERROR(ensure_staging(device));
@@ -217,7 +307,8 @@ vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uin
     uint64_t n = size - done < chunk ? size - done : chunk;
     copy_job job = {.src = buffer->handle,
                     .dst = device->staging->handle,
-                    .region = {.srcOffset = offset + done, .dstOffset = 0, .size = n}};
+                    .region = {.srcOffset = buffer->base + offset + done, .dstOffset = 0,
+                               .size = n}};
     VKF_RETURN_IF_ERROR(vkf_device_run_once(device, record_copy, &job));
     flush_range(device->staging, 1);
     memcpy((char *)out_data + done, device->staging->mapped, n);
@@ -228,9 +319,12 @@ vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uin
 
 vkf_status vkf_buffer_zero(vkf_device *device, vkf_buffer *buffer, uint64_t offset, uint64_t size) {
   VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  VKF_RETURN_IF_ERROR(check_writable(buffer));
   if (size == 0) return VKF_OK;
   if ((offset | size) & 3)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "zero fill needs 4-byte aligned ranges");
-  copy_job job = {.dst = buffer->handle, .region = {.dstOffset = offset, .size = size}, .fill = 1};
+  copy_job job = {.dst = buffer->handle,
+                  .region = {.dstOffset = buffer->base + offset, .size = size},
+                  .fill = 1};
   return vkf_device_run_once(device, record_copy, &job);
 }

@@ -15,6 +15,16 @@ typedef struct vkf_buffer vkf_buffer;
  * `label` (may be NULL) names the buffer in error messages. Contents are undefined. */
 vkf_status vkf_buffer_create(vkf_device *device, uint64_t size, const char *label,
                              vkf_buffer **out_buffer);
+/* Binds `size` bytes of host memory at `data` in place, without a copy, where the device reads
+ * host memory as its own (UMA devices with VK_EXT_external_memory_host): the pages around the
+ * data are imported and the buffer starts at the data. UNSUPPORTED when the device cannot, or the
+ * data's offset in its page is not aligned for a descriptor; the caller then copies. The bytes
+ * must stay valid and unchanged until the buffer is destroyed, and the buffer is read-only
+ * (uploads and fills into it are errors). */
+vkf_status vkf_buffer_import_host(vkf_device *device, const void *data, uint64_t size,
+                                  const char *label, vkf_buffer **out_buffer);
+/* 1 for a buffer from vkf_buffer_import_host. */
+int vkf_buffer_is_imported(const vkf_buffer *buffer);
 void vkf_buffer_destroy(vkf_buffer *buffer);
 uint64_t vkf_buffer_size(const vkf_buffer *buffer);
 

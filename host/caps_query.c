@@ -18,7 +18,7 @@ static const char *vendor_name(uint32_t id) {
   }
 }
 
-static int has_extension(VkPhysicalDevice pd, const char *name) {
+int vkf_device_has_extension(VkPhysicalDevice pd, const char *name) {
   uint32_t n = 0;
   if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
   VkExtensionProperties *props = calloc(n, sizeof *props);
@@ -53,7 +53,7 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   VkPhysicalDeviceProperties basic;
   vkGetPhysicalDeviceProperties(pd, &basic);
   int has_driver_props = basic.apiVersion >= VK_API_VERSION_1_2 ||
-                         has_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+                         vkf_device_has_extension(pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
   props2.pNext = has_driver_props ? (void *)&driver : (void *)&subgroup;
   vkGetPhysicalDeviceProperties2(pd, &props2);
   const VkPhysicalDeviceProperties *p = &props2.properties;
@@ -120,8 +120,8 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
     caps->int8_arithmetic = v12.shaderInt8 == VK_TRUE;
     caps->storage_8bit = v12.storageBuffer8BitAccess == VK_TRUE;
   }
-  caps->cooperative_matrix = has_extension(pd, "VK_KHR_cooperative_matrix") ||
-                             has_extension(pd, "VK_NV_cooperative_matrix");
+  caps->cooperative_matrix = vkf_device_has_extension(pd, "VK_KHR_cooperative_matrix") ||
+                             vkf_device_has_extension(pd, "VK_NV_cooperative_matrix");
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

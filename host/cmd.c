@@ -169,7 +169,7 @@ static vkf_status texel_view(vkf_cmd *cmd, const vkf_kernel *k, uint32_t i, cons
       .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
       .buffer = b->buffer->handle,
       .format = f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT,
-      .offset = b->offset,
+      .offset = b->buffer->base + b->offset,
       .range = texels * texel_size};
   VKF_VK_RETURN_IF_ERROR(d->vk.vkCreateBufferView(d->handle, &info, NULL, out_view));
   cmd->views[cmd->view_count++] = *out_view;
@@ -218,7 +218,8 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding
                              "maxStorageBufferRange is %llu",
                              k->name, i, (unsigned long long)size,
                              (unsigned long long)caps->max_storage_buffer_range);
-    infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer->handle, .offset = b->offset,
+    infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer->handle,
+                                        .offset = b->buffer->base + b->offset,
                                         .range = size};
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
@@ -256,7 +257,7 @@ void vkf_cmd_barrier(vkf_cmd *cmd, const vkf_binding *ranges, uint32_t count) {
           .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
           .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
           .buffer = r->buffer->handle,
-          .offset = r->offset,
+          .offset = r->buffer->base + r->offset,
           .size = r->size ? r->size : VK_WHOLE_SIZE};
     }
     d->vk.vkCmdPipelineBarrier(cmd->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "graph/base/log.h"
-#include "host/buffer.h"
+#include "host/buffer_internal.h"
 #include "host/cache_file.h"
 #include "host/device_internal.h"
 #include "host/kernel.h"
@@ -90,6 +90,31 @@ static void save_pipeline_cache(vkf_device *device) {
   free(data);
 }
 
+/* minImportedHostPointerAlignment when the device can import host allocations as storage and
+ * texel buffers, else 0. Only UMA devices: elsewhere the device would read the host's memory
+ * over the bus on every dispatch, and a copy into its own memory is the faster choice. */
+static uint64_t host_import_alignment(const vkf_device *device, const VkPhysicalDeviceProperties *p) {
+  if (!device->caps.uma || p->apiVersion < VK_API_VERSION_1_1 ||
+      !vkf_device_has_extension(device->physical, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
+    return 0;
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &host};
+  vkGetPhysicalDeviceProperties2(device->physical, &props);
+  VkPhysicalDeviceExternalBufferInfo info = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+      .usage = VKF_BUFFER_USAGE,
+      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+  VkExternalBufferProperties ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  vkGetPhysicalDeviceExternalBufferProperties(device->physical, &info, &ext);
+  uint64_t a = host.minImportedHostPointerAlignment;
+  int importable = (ext.externalMemoryProperties.externalMemoryFeatures &
+                    VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) != 0;
+  /* A power of two no larger than a huge page, or the driver's answer is not one to trust. */
+  return importable && a && !(a & (a - 1)) && a <= ((uint64_t)2 << 20) ? a : 0;
+}
+
 static vkf_status create_logical(vkf_device *device) {
   VKF_RETURN_IF_ERROR(find_compute_queue(device->physical, &device->queue_family));
   float priority = 1.0f;
@@ -123,10 +148,14 @@ static vkf_status create_logical(vkf_device *device) {
                                        .pNext = &en16};
   enabled.features.shaderInt64 = supported.features.shaderInt64;
   enabled.features.shaderInt16 = supported.features.shaderInt16;
+  device->host_import_alignment = host_import_alignment(device, &props);
+  const char *extensions[] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &enabled,
                              .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &queue};
+                             .pQueueCreateInfos = &queue,
+                             .enabledExtensionCount = device->host_import_alignment ? 1 : 0,
+                             .ppEnabledExtensionNames = extensions};
   VKF_VK_RETURN_IF_ERROR(vkCreateDevice(device->physical, &info, NULL, &device->handle));
   volkLoadDeviceTable(&device->vk, device->handle);
   device->vk.vkGetDeviceQueue(device->handle, device->queue_family, 0, &device->queue);

@@ -25,6 +25,9 @@ struct vkf_device {
   vkf_shader_compiler *compiler;
   vkf_kernel *kernels; /* singly linked list; a handful of variants per model */
   vkf_buffer *staging; /* grown on demand for uploads/downloads on non-UMA devices */
+  /* VK_EXT_external_memory_host enabled: minImportedHostPointerAlignment (0: not enabled), so
+   * constants can be bound in place from host memory (vkf_buffer_import_host). */
+  uint64_t host_import_alignment;
   vkf_device_stats stats;
   vkf_progress_fn progress; /* vkf_device_set_progress; NULL: none */
   void *progress_user;

@@ -20,5 +20,7 @@ struct vkf_instance {
 
 /* Fills caps for one physical device (before any profile). */
 void vkf_caps_query(VkPhysicalDevice physical_device, vkf_device_caps *out_caps);
+/* 1 when the physical device offers the device extension `name`. */
+int vkf_device_has_extension(VkPhysicalDevice physical_device, const char *name);
 
 #endif

@@ -6,13 +6,44 @@
 #include <string.h>
 
 #include "graph/base/env.h"
+#include "graph/base/log.h"
 #include "graph/passes/memory_plan.h"
 
 struct vkf_runner {
   vkf_graph *graph;
   vkf_lowered lowered;
   vkf_session *session;
+  vkf_buffer **in_place; /* per plan buffer: a constant bound in place from its host data */
+  uint32_t buffer_count;
+  uint64_t in_place_bytes;
 };
+
+/* Constants smaller than this are copied: an import costs a memory object and a buffer, and
+ * small copies cost nothing worth saving. */
+enum { IN_PLACE_MIN_BYTES = 64 << 10 };
+
+/* Binds the large constants the device can read where they are (host/buffer.h,
+ * vkf_buffer_import_host) instead of copying them: on a CPU device a copy is a first-touch page
+ * fault per 4 KiB of weights, the largest cost of a warm start. A constant whose size is not a
+ * multiple of 16 is copied: its plan buffer is padded, and the padding must not be whatever
+ * follows the data in host memory. Any import the driver refuses is copied too. */
+static void bind_in_place(vkf_runner *r, vkf_device *device, vkf_buffer **external) {
+  for (uint32_t id = 1; id < r->lowered.tensor_bound; id++) {
+    const vkf_tensor *t = vkf_graph_tensor(r->graph, (vkf_value){id});
+    if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+    uint32_t b = r->lowered.tensors[id].buffer;
+    size_t size = vkf_tensor_size(t);
+    if (b == VKF_PLAN_NO_BUFFER || external[b] || size < IN_PLACE_MIN_BYTES || size % 16) continue;
+    vkf_buffer *buf = NULL;
+    vkf_status st = vkf_buffer_import_host(device, t->data, size, t->name, &buf);
+    if (st) {
+      vkf_status_free(st);
+      continue;
+    }
+    r->in_place[b] = external[b] = buf;
+    r->in_place_bytes += size;
+  }
+}
 
 /* The plan buffer of the constant in `other` holding `data` of `size` bytes, or UINT32_MAX. */
 static uint32_t constant_buffer(const vkf_runner *other, const void *data, size_t size) {
@@ -81,6 +112,12 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
     if (!external || !shared) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "runner buffers");
   }
   if (!st) st = bind_external(r, options, external, shared);
+  if (!st) {
+    r->buffer_count = nb;
+    r->in_place = calloc(nb ? nb : 1, sizeof *r->in_place);
+    if (!r->in_place) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "runner buffers");
+  }
+  if (!st && !vkf_env_get()->copy_weights) bind_in_place(r, device, external);
   vkf_session_options so = {.profile = options ? options->profile : 0,
                             .external = external,
                             .external_count = nb,
@@ -92,7 +129,8 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
     for (uint32_t id = 1; id < r->lowered.tensor_bound && !st; id++) {
       const vkf_tensor *t = vkf_graph_tensor(graph, (vkf_value){id});
       if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
-      if (shared[r->lowered.tensors[id].buffer]) continue;
+      uint32_t b = r->lowered.tensors[id].buffer;
+      if (shared[b] || r->in_place[b]) continue;
       if (pass == 0) {
         p.total += vkf_tensor_size(t);
         continue;
@@ -108,6 +146,9 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
     p.done = p.total, p.item = NULL;
     vkf_device_report_progress(device, &p);
   }
+  if (!st && (p.total || r->in_place_bytes))
+    vkf_log(VKF_LOG_DEBUG, "weights: %.1f MB bound in place, %.1f MB copied",
+            r->in_place_bytes / 1e6, p.total / 1e6);
   /* The kernels built on worker threads during the uploads. */
   if (!st) st = vkf_session_finish(r->session);
   free(external);
@@ -123,6 +164,8 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
 void vkf_runner_destroy(vkf_runner *r) {
   if (!r) return;
   vkf_session_destroy(r->session);
+  for (uint32_t i = 0; r->in_place && i < r->buffer_count; i++) vkf_buffer_destroy(r->in_place[i]);
+  free(r->in_place);
   vkf_lowered_free(&r->lowered);
   free(r);
 }
@@ -190,3 +233,4 @@ uint64_t vkf_runner_device_bytes(const vkf_runner *r) {
   return vkf_session_device_bytes(r->session);
 }
 const vkf_lowered *vkf_runner_lowered(const vkf_runner *r) { return &r->lowered; }
+uint64_t vkf_runner_in_place_bytes(const vkf_runner *r) { return r->in_place_bytes; }

@@ -31,7 +31,11 @@ typedef struct vkf_runner_options {
 } vkf_runner_options;
 
 /* Plans and lowers `graph` (which must stay alive and unchanged), creates the session and uploads
- * every constant that has host data (unless shared, see the options). */
+ * every constant that has host data (unless shared, see the options). On devices that read host
+ * memory as their own (lavapipe, integrated GPUs with VK_EXT_external_memory_host) constants of
+ * 64 KiB and more are bound in place instead of copied, so their data (borrowed by the graph,
+ * vkf_graph_constant) must stay valid and unchanged until the runner is destroyed;
+ * VKF_COPY_WEIGHTS=1 copies them all. */
 vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
                              const vkf_runner_options *options, vkf_runner **out_runner);
 void vkf_runner_destroy(vkf_runner *runner);
@@ -48,5 +52,7 @@ vkf_session *vkf_runner_session(vkf_runner *runner);
 /* Device bytes this runner allocated itself: its arena, inputs, outputs and unshared weights. */
 uint64_t vkf_runner_device_bytes(const vkf_runner *runner);
 const vkf_lowered *vkf_runner_lowered(const vkf_runner *runner);
+/* Bytes of constants the device reads in place from host memory (not counted as device bytes). */
+uint64_t vkf_runner_in_place_bytes(const vkf_runner *runner);
 
 #endif

@@ -9,6 +9,8 @@ typedef struct vkf_env {
   const char *device_profile; /* VKF_DEVICE_PROFILE: clamp caps to a device class ("mobile") */
   const char *cache_dir;      /* VKF_CACHE_DIR: SPIR-V + pipeline cache directory */
   int no_cache;               /* VKF_NO_CACHE=1: neither read nor write the disk caches */
+  int copy_weights;           /* VKF_COPY_WEIGHTS=1: copy constants to device memory even where
+                                 the device could read them in place (host/runner.h) */
   const char *dump;           /* VKF_DUMP: "passes" writes the graph after each pass */
   const char *dump_dir;       /* VKF_DUMP_DIR: where dumps go (default ".") */
   int profile;                /* VKF_PROFILE=1: per-dispatch timestamp table on stderr */
