@@ -230,7 +230,7 @@ vkf_status vkf_runner_get(vkf_runner *r, vkf_value v, void *dst, size_t size) {
 
 vkf_session *vkf_runner_session(vkf_runner *r) { return r->session; }
 uint64_t vkf_runner_device_bytes(const vkf_runner *r) {
-  return vkf_session_device_bytes(r->session);
+  return vkf_session_device_bytes(r->session) + r->in_place_bytes;
 }
 const vkf_lowered *vkf_runner_lowered(const vkf_runner *r) { return &r->lowered; }
 uint64_t vkf_runner_in_place_bytes(const vkf_runner *r) { return r->in_place_bytes; }

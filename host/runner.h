@@ -49,10 +49,11 @@ vkf_status vkf_runner_run(vkf_runner *runner);
 vkf_status vkf_runner_get(vkf_runner *runner, vkf_value value, void *dst, size_t size);
 
 vkf_session *vkf_runner_session(vkf_runner *runner);
-/* Device bytes this runner allocated itself: its arena, inputs, outputs and unshared weights. */
+/* Device bytes this runner holds itself: its arena, inputs, outputs and unshared weights (those
+ * bound in place included: the device reads them where they are). */
 uint64_t vkf_runner_device_bytes(const vkf_runner *runner);
 const vkf_lowered *vkf_runner_lowered(const vkf_runner *runner);
-/* Bytes of constants the device reads in place from host memory (not counted as device bytes). */
+/* Bytes of those weights the device reads in place from host memory. */
 uint64_t vkf_runner_in_place_bytes(const vkf_runner *runner);
 
 #endif
