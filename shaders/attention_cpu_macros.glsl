@@ -37,7 +37,14 @@ const uint D4 = D / 4, DV32 = (DV + 31) / 32;
 // specialization constant x stays an OpSpecConstantOp in the SPIR-V.
 #define IF_D4(I) if ((I) < CPU_DMAX / 4) if ((I) < D4)
 #define IF_DV32(J) if ((J) < CPU_DMAX / 32) if ((J) < DV32)
-layout(constant_id = 6) const uint ROWS = 8; // query rows per subgroup (fewer when decoding)
+// Query rows per subgroup: fewer when decoding. CPU_ROWS fixes them at compile time (8, every
+// encoder's): `(R) < ROWS` then folds, where a specialization constant leaves each row's guard
+// and its branches in the SPIR-V for lavapipe to translate and optimise on every run.
+#ifdef CPU_ROWS
+const uint ROWS = CPU_ROWS;
+#else
+layout(constant_id = 6) const uint ROWS = 8;
+#endif
 
 #if TEXEL
 #define LOADQ4(base, I) texelFetch(q_tex, int(((base) >> 2) + (I)))

