@@ -14,9 +14,15 @@ struct vkf_runner {
   vkf_lowered lowered;
   vkf_session *session;
   vkf_buffer **in_place; /* per plan buffer: a constant bound in place from its host data */
-  uint32_t buffer_count;
   uint64_t in_place_bytes;
 };
+
+/* Tensor `id` when it is a constant with host data and its own storage (what the runner
+ * uploads, binds in place or shares), else NULL. */
+static const vkf_tensor *host_constant(const vkf_graph *g, uint32_t id) {
+  const vkf_tensor *t = vkf_graph_tensor(g, (vkf_value){id});
+  return t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id ? NULL : t;
+}
 
 /* Constants smaller than this are copied: an import costs a memory object and a buffer, and
  * small copies cost nothing worth saving. */
@@ -29,8 +35,8 @@ enum { IN_PLACE_MIN_BYTES = 64 << 10 };
  * follows the data in host memory. Any import the driver refuses is copied too. */
 static void bind_in_place(vkf_runner *r, vkf_device *device, vkf_buffer **external) {
   for (uint32_t id = 1; id < r->lowered.tensor_bound; id++) {
-    const vkf_tensor *t = vkf_graph_tensor(r->graph, (vkf_value){id});
-    if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+    const vkf_tensor *t = host_constant(r->graph, id);
+    if (!t) continue;
     uint32_t b = r->lowered.tensors[id].buffer;
     size_t size = vkf_tensor_size(t);
     if (b == VKF_PLAN_NO_BUFFER || external[b] || size < IN_PLACE_MIN_BYTES || size % 16) continue;
@@ -48,9 +54,9 @@ static void bind_in_place(vkf_runner *r, vkf_device *device, vkf_buffer **extern
 /* The plan buffer of the constant in `other` holding `data` of `size` bytes, or UINT32_MAX. */
 static uint32_t constant_buffer(const vkf_runner *other, const void *data, size_t size) {
   for (uint32_t id = 1; id < other->lowered.tensor_bound; id++) {
-    const vkf_tensor *t = vkf_graph_tensor(other->graph, (vkf_value){id});
-    if (!t->removed && t->role == VKF_ROLE_CONSTANT && t->data == data && t->base.id == id &&
-        vkf_tensor_size(t) == size && other->lowered.tensors[id].buffer != VKF_PLAN_NO_BUFFER)
+    const vkf_tensor *t = host_constant(other->graph, id);
+    if (t && t->data == data && vkf_tensor_size(t) == size &&
+        other->lowered.tensors[id].buffer != VKF_PLAN_NO_BUFFER)
       return other->lowered.tensors[id].buffer;
   }
   return UINT32_MAX;
@@ -83,8 +89,8 @@ static vkf_status bind_external(vkf_runner *r, const vkf_runner_options *o, vkf_
   /* Pointer equality is the identity: both graphs were built from one model, whose weight cache
    * and file mapping hand out the same data for the same tensor. */
   for (uint32_t id = 1; id < r->lowered.tensor_bound; id++) {
-    const vkf_tensor *t = vkf_graph_tensor(r->graph, (vkf_value){id});
-    if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+    const vkf_tensor *t = host_constant(r->graph, id);
+    if (!t) continue;
     uint32_t mine = r->lowered.tensors[id].buffer;
     uint32_t theirs = constant_buffer(other, t->data, vkf_tensor_size(t));
     if (mine == VKF_PLAN_NO_BUFFER || theirs == UINT32_MAX) continue;
@@ -113,7 +119,6 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
   }
   if (!st) st = bind_external(r, options, external, shared);
   if (!st) {
-    r->buffer_count = nb;
     r->in_place = calloc(nb ? nb : 1, sizeof *r->in_place);
     if (!r->in_place) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "runner buffers");
   }
@@ -127,8 +132,8 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
   vkf_progress p = {.task = "uploading weights", .unit = "bytes"};
   for (int pass = 0; pass < 2 && !st; pass++) {
     for (uint32_t id = 1; id < r->lowered.tensor_bound && !st; id++) {
-      const vkf_tensor *t = vkf_graph_tensor(graph, (vkf_value){id});
-      if (t->removed || t->role != VKF_ROLE_CONSTANT || !t->data || t->base.id != id) continue;
+      const vkf_tensor *t = host_constant(graph, id);
+      if (!t) continue;
       uint32_t b = r->lowered.tensors[id].buffer;
       if (shared[b] || r->in_place[b]) continue;
       if (pass == 0) {
@@ -164,7 +169,9 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
 void vkf_runner_destroy(vkf_runner *r) {
   if (!r) return;
   vkf_session_destroy(r->session);
-  for (uint32_t i = 0; r->in_place && i < r->buffer_count; i++) vkf_buffer_destroy(r->in_place[i]);
+  /* in_place exists only once the plan does (it is sized by the plan's buffers). */
+  for (uint32_t i = 0; r->in_place && i < vkf_plan_buffer_count(r->lowered.plan); i++)
+    vkf_buffer_destroy(r->in_place[i]);
   free(r->in_place);
   vkf_lowered_free(&r->lowered);
   free(r);

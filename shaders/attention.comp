@@ -26,6 +26,8 @@
 //                       vec4 registers, no shared memory (STAGE_KV ignored)
 //   CPU_DMAX=32|64|128|256 (CPU_BCAST) compile-time bound on D and DV (default 256): register
 //                       blocks past it are not compiled at all (attention_cpu_macros.glsl)
+//   CPU_ROWS=8          (CPU_BCAST) query rows per subgroup fixed at compile time (encoders):
+//                       specialization constant 6 is then ignored and every row's guard folds
 //   VEC4=0|1            (CPU_BCAST) q/k/v rows start at multiples of 4 elements: vec4 loads
 //   TEXEL=0|1           (CPU_BCAST, VEC4) q, k and v are uniform texel buffers of vec4s (RGBA32F,
 //                       RGBA16F with F16): on CPU devices a texelFetch is one vector gather, a
