@@ -1,7 +1,7 @@
 /* What every per-op lowering calls to place its dispatch's bindings: the byte range a tensor view
  * covers, the binding itself, and whether it can be read through a texel view. Kept apart from the
  * walker (lower.c) so calls run one way: walker -> per-op lowering -> these helpers. */
-#include "graph/lower/lower.h"
+#include "graph/lower/bind.h"
 
 int64_t vkf_plan_tensor_count(const vkf_plan_tensor *t) {
   int64_t n = 1;

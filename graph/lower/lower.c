@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/lower/lower_node.h"
+#include "graph/lower/lower_slice.h"
 #include "graph/passes/memory_plan.h"
 
 static vkf_lower_fn lower_fn_for(vkf_op op) {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_rows.h"
 
 enum {

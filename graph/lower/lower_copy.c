@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 static vkf_status check_dtype(const vkf_lower_ctx *ctx, const vkf_lower_node *node,

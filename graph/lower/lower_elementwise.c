@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 /* Growing text with a sticky out-of-memory flag, so the emitters need no check per call. */

@@ -2,7 +2,7 @@
  * shaders/gather.comp. */
 #include <string.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *node,

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 static uint64_t span(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 
 enum { VKF_LAYOUT_MAX_OPERANDS = VKF_MAX_NODE_INPUTS + 1 };
 

@@ -14,7 +14,7 @@
  * scratch past maxStorageBufferRange is the plan check's one-line error naming the buffer. */
 #include <stdio.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 enum { WORKGROUP = 64 };

@@ -2,7 +2,7 @@
  * onto shaders/reduce.comp and DEPTHWISE_CONV (a filter along the sequence per head) onto
  * shaders/depthwise_conv.comp. Both run one invocation per output element: their tensors are
  * small in Nystromformer (landmark matrices, one conv per layer), so no tiling. */
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 static vkf_status check_io(const vkf_lower_ctx *ctx, const vkf_lower_node *node, const char *what,

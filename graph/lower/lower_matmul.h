@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 
 typedef enum vkf_gemm_kind {
   VKF_GEMM_TILED = 0, /* shared-memory tiles + register blocks (GPU-shaped) */

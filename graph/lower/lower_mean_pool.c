@@ -1,6 +1,6 @@
 /* Owns lowering of MEAN_POOL (x [B, N, D], optional i32 mask [B, N] -> [B, D], masked mean over
  * tokens) onto shaders/mean_pool.comp. */
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 /* Chooser: one invocation per output element (b, c), each walking the N tokens; 256 per

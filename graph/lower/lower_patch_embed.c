@@ -3,7 +3,7 @@
  * [B*patches, C*P*Q] by the weight viewed as [E, C*P*Q]. */
 #include <stdio.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 #include "graph/lower/lower_layout.h"
 
 typedef struct tile {

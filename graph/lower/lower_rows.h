@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 
 /* The choosers' small arithmetic (the dense and block-sparse attention lowerings share it). */
 static inline uint32_t vkf_u32_min(uint32_t a, uint32_t b) {

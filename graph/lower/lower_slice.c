@@ -12,7 +12,7 @@
  * operands carry the batch as dim 0 (kv_len [B], ids [B, T], images [B, C, H, W]), are sliced
  * along that dim. (Gather slices its own table in lower_gather.c.) What still does not fit is
  * refused by vkf_plan_check_limits and split into runs by the caller (batch_split.c). */
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_slice.h"
 
 /* Bytes vkf_lower_bind would bind for `t`. */
 static uint64_t binding_span(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {

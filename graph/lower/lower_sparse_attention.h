@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "graph/base/caps.h"
-#include "graph/lower/lower.h"
+#include "graph/lower/lower_node.h"
 
 typedef enum vkf_sparse_body {
   VKF_SPARSE_BODY_AUTO = 0,

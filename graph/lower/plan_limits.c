@@ -7,7 +7,7 @@
  * many rows". A zero limit means "unknown": it is not checked. */
 #include <inttypes.h>
 
-#include "graph/lower/lower.h"
+#include "graph/lower/plan_limits.h"
 
 static const char *node_of(const vkf_plan_dispatch *d) {
   return d->node ? d->node : "?";

@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "models/arch/bert.h"
+#include "models/arch/bert_pipeline.h"
 #include "models/formats/json_fields.h"
 
 /* Parses `dir`/`file` as JSON into *out_root; a missing file leaves *out_root NULL and is OK. */

@@ -2,7 +2,7 @@
  * means here. */
 #include <string.h>
 
-#include "models/formats/hf_config.h"
+#include "models/formats/hf_act.h"
 
 static const struct {
   const char *name;

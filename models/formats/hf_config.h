@@ -9,6 +9,7 @@
 
 #include "graph/base/arena.h"
 #include "graph/base/status.h"
+#include "models/formats/hf_act.h"
 #include "models/formats/hf_config_attention.h"
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
@@ -28,14 +29,6 @@ typedef enum vkf_hf_rope_type {
   VKF_HF_ROPE_DYNAMIC,     /* NTK: the base grows once the sequence passes max_position_embeddings */
   VKF_HF_ROPE_LLAMA3,      /* Llama 3.1: wavelength-dependent scaling of the frequencies */
 } vkf_hf_rope_type;
-
-typedef enum vkf_hf_act {
-  VKF_HF_ACT_GELU = 0,  /* "gelu", "gelu_python": exact erf form */
-  VKF_HF_ACT_GELU_TANH, /* "gelu_new", "gelu_pytorch_tanh", "gelu_fast": tanh approximation */
-  VKF_HF_ACT_RELU,      /* "relu" */
-  VKF_HF_ACT_SILU,      /* "silu", "swish" */
-  VKF_HF_ACT_COUNT
-} vkf_hf_act;
 
 /* Every string and array below lives in `arena` and dies with vkf_hf_config_release(). */
 typedef struct vkf_hf_config {
@@ -128,12 +121,6 @@ vkf_status vkf_hf_config_parse(const char *json, size_t size, const char *name,
 void vkf_hf_config_release(vkf_hf_config *config);
 /* The label of class `id`, NULL when out of range. */
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id);
-/* The activation a config.json name (field `key` of `file`) stands for; UNSUPPORTED lists the
- * known names. */
-vkf_status vkf_hf_act_parse(const char *file, const char *key, const char *name,
-                            vkf_hf_act *out_act);
-/* "gelu", "gelu_tanh", "relu", "silu". */
-const char *vkf_hf_act_name(vkf_hf_act act);
 
 /* PIL's Image.Resampling numbering, as the files store it. */
 typedef enum vkf_hf_resample {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "graph/base/status.h"
+#include "models/image/font5x7.h"
 
 typedef struct vkf_canvas {
   uint32_t width, height;
@@ -27,10 +28,6 @@ void vkf_canvas_fill(vkf_canvas *c, int64_t x, int64_t y, int64_t w, int64_t h, 
 /* Blends `colour` over one pixel: alpha 0 keeps the pixel, 1 replaces it. */
 void vkf_canvas_blend(vkf_canvas *c, int64_t x, int64_t y, vkf_rgb colour, float alpha);
 
-/* Glyph cell of the font at scale 1: 5 x 7 pixels drawn, 6 x 8 advanced. */
-enum { VKF_FONT_W = 5, VKF_FONT_H = 7, VKF_FONT_ADVANCE = 6, VKF_FONT_LINE = 8 };
-/* The 5 columns of a printable ASCII character (bit 0 the top row); '?' for anything else. */
-const uint8_t *vkf_font_glyph(unsigned char ch);
 /* Width in pixels of `text` at `scale` (advance per byte, minus the trailing gap). */
 int64_t vkf_canvas_text_width(const char *text, int scale);
 /* Draws `text` with its top-left corner at (x, y); `vertical` rotates it 90° counter-clockwise,

@@ -1,7 +1,7 @@
 /* The embedded 5x7 bitmap font of the figure canvas: printable ASCII (0x20-0x7E), five columns
  * per glyph, bit 0 the top row, the classic LCD-controller shapes (descenders folded into the
  * 7 rows). Anything else is drawn as '?'. */
-#include "models/image/canvas.h"
+#include "models/image/font5x7.h"
 
 static const uint8_t k_glyphs[95][5] = {
     {0x00, 0x00, 0x00, 0x00, 0x00}, /*   */ {0x00, 0x00, 0x5F, 0x00, 0x00}, /* ! */

@@ -8,30 +8,8 @@
 #include <stdint.h>
 
 #include "graph/base/status.h"
-
-/* Largest image we decode: each side and the pixel count. Past these a file is taken as corrupt
- * or hostile (Pillow's decompression-bomb error fires at 178,956,970 pixels; we stop lower). */
-#define VKF_IMAGE_MAX_SIDE 32768u
-#define VKF_IMAGE_MAX_PIXELS (1u << 27)
-
-/* An 8-bit RGB image; `pixels` is [height, width, 3], rows top to bottom, owned by the struct.
- * A zero struct is an empty image; vkf_image_destroy on it is a no-op. */
-typedef struct vkf_image {
-  uint32_t width;
-  uint32_t height;
-  uint8_t *pixels; /* [height, width, 3] */
-} vkf_image;
-
-/* INVALID_ARGUMENT naming `what` when a size is 0 or past the VKF_IMAGE_MAX_* limits. */
-vkf_status vkf_image_check_size(uint32_t width, uint32_t height, const char *what);
-/* The same limits for a file's declared size, as decoders report them: PARSE "NAME: empty
- * image" for a zero side, UNSUPPORTED "NAME: image is WxH, larger than the limits ...". */
-vkf_status vkf_image_check_decoded_size(const char *name, uint32_t width, uint32_t height);
-/* Allocates a zero-filled (black) image. Fails only on out of memory or a size of 0 or past the
- * VKF_IMAGE_MAX_* limits. `*out_image` is zeroed first. */
-vkf_status vkf_image_create(uint32_t width, uint32_t height, vkf_image *out_image);
-/* Frees the pixels and zeroes the struct. */
-void vkf_image_destroy(vkf_image *image);
+#include "models/image/image_buffer.h"
+#include "models/image/image_resample.h"
 
 /* Decodes a PNG or JPEG file to RGB the way Pillow 13's Image.open(path).convert("RGB") does:
  * grey is replicated into R=G=B, alpha is dropped (not composited), palettes are expanded.
@@ -51,34 +29,6 @@ vkf_status vkf_image_load(const char *path, vkf_image *out_image);
 /* The same from memory; `name` is used in error messages only (a path or "<stdin>"). */
 vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name,
                             vkf_image *out_image);
-
-/* Resampling filters; the values are Pillow's (PIL.Image.Resampling), which is also what a
- * preprocessor_config.json's "resample" holds, so a parser can pass the integer through. */
-typedef enum vkf_image_resample {
-  VKF_IMAGE_RESAMPLE_NEAREST = 0,
-  VKF_IMAGE_RESAMPLE_LANCZOS = 1,
-  VKF_IMAGE_RESAMPLE_BILINEAR = 2,
-  VKF_IMAGE_RESAMPLE_BICUBIC = 3,
-  VKF_IMAGE_RESAMPLE_BOX = 4,
-  VKF_IMAGE_RESAMPLE_HAMMING = 5,
-  VKF_IMAGE_RESAMPLE_MKS2013 = 6, /* Magic Kernel Sharp, Pillow >= 13 */
-  VKF_IMAGE_RESAMPLE_MKS2021 = 7,
-  VKF_IMAGE_RESAMPLE_COUNT
-} vkf_image_resample;
-
-/* "bilinear", ...; NULL for a value out of range. */
-const char *vkf_image_resample_name(vkf_image_resample resample);
-
-/* PIL.Image.resize(size=(width, height), resample) on an RGB image, bit-exact with Pillow 13:
- * separable convolution, filter support widened by the downscale factor (antialiasing), 22-bit
- * fixed-point weights, rounding and clipping to uint8 after each pass; NEAREST samples pixel
- * centres. The horizontal pass runs first unless the height shrinks by more than twice as many
- * pixels as the width (Pillow 13's rule; Pillow <= 12 always went horizontal first, so tall
- * images shrunk mostly in height can differ from old Pillow by a level or so). Same size in and
- * out is a copy. `*out_image` is zeroed first and owned by the
- * caller. Errors: INVALID_ARGUMENT (zero or too large size, unknown filter), OUT_OF_MEMORY. */
-vkf_status vkf_image_resize(const vkf_image *image, uint32_t width, uint32_t height,
-                            vkf_image_resample resample, vkf_image *out_image);
 
 /* Hugging Face's center_crop: the window starts at ((H - crop_h) // 2, (W - crop_w) // 2) with
  * floor division; where the crop is larger than the image the outside is zero (black), so the

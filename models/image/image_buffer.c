@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/image/image.h"
+#include "models/image/image_buffer.h"
 
 vkf_status vkf_image_check_size(uint32_t width, uint32_t height, const char *what) {
   if (width == 0 || height == 0 || width > VKF_IMAGE_MAX_SIDE || height > VKF_IMAGE_MAX_SIDE ||

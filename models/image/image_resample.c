@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/image/image.h"
+#include "models/image/image_resample.h"
 
 /* Pillow's fixed point: 32 bits minus 8 for the pixel value minus 2 of headroom for the
  * negative lobes and for weights a little above 1. */

