@@ -13,7 +13,7 @@ PREFIX ?= /usr/local
 all: build
 
 setup:
-	@tools/setup.sh
+	@tools/dev/setup.sh
 
 build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
@@ -50,9 +50,9 @@ test-asan:
 	  CMAKE_FLAGS="$(CMAKE_FLAGS) -DVKF_SANITIZE=ON"
 
 # The fuzz targets (clang's libFuzzer, build-fuzz/): FUZZ_ARGS="--seconds 900" for the long run;
-# see tools/fuzz.sh --help.
+# see tools/dev/fuzz.sh --help.
 fuzz: setup
-	tools/fuzz.sh $(FUZZ_ARGS)
+	tools/dev/fuzz.sh $(FUZZ_ARGS)
 
 clean:
 	rm -rf build build-asan build-fuzz

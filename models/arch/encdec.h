@@ -1,6 +1,6 @@
 /* Encoder–decoder Transformers from Hugging Face checkpoints: BartForConditionalGeneration /
  * BartModel, MarianMTModel / MarianModel, T5ForConditionalGeneration / T5Model (original and
- * v1.1 layouts, MT5 alike) and the seeds' Transformer (tools/seeds_transformer.py): loading with
+ * v1.1 layouts, MT5 alike) and the seeds' Transformer (tools/goldens/seeds_transformer.py): loading with
  * every tensor checked, and the graphs of the encoder, the whole forward pass and one decoding
  * step against a self-attention cache and a cross-attention cache. */
 #ifndef VKF_MODELS_ARCH_ENCDEC_H

@@ -92,7 +92,7 @@ static vkf_status parse_t5(const char *f, const cJSON *r, vkf_hf_config *c, int 
   return VKF_OK;
 }
 
-/* The seeds' Transformer (tools/seeds_transformer.py): D2L's hyper-parameter names. */
+/* The seeds' Transformer (tools/goldens/seeds_transformer.py): D2L's hyper-parameter names. */
 static vkf_status parse_d2l(const char *f, const cJSON *r, vkf_hf_config *c) {
   GET_SIZE("src_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->src_vocab_size);
   GET_SIZE("tgt_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->vocab_size);

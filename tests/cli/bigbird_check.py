@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks vkf's BigBird outputs against the goldens of tools/make_bigbird_golden.py without numpy
+"""Checks vkf's BigBird outputs against the goldens of tools/goldens/make_bigbird_golden.py without numpy
 (CLI tests only; run from the repository root).
 
   bigbird_check.py GOLDEN_DIR HIDDEN.npy POOLED.npy TOL [LOGITS.npy]   last_hidden_state at

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks vkf forward's Longformer outputs against tools/make_longformer_golden.py's goldens
+"""Checks vkf forward's Longformer outputs against tools/goldens/make_longformer_golden.py's goldens
 without numpy (CLI tests only; run from the repository root).
 
   longformer_check.py GOLDEN_DIR SUFFIX HIDDEN.npy POOLED.npy [TOL]

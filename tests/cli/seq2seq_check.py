@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks vkf's encoder-decoder outputs against the goldens of tools/make_encdec_golden.py without
+"""Checks vkf's encoder-decoder outputs against the goldens of tools/goldens/make_encdec_golden.py without
 numpy (CLI tests only; run from the repository root).
 
   seq2seq_check.py forward GOLDEN_DIR ENC.npy LOGITS.npy   encoder output (real positions) and

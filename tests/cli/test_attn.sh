@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vkf attn end to end: the attention probabilities the device computes (every layer, --npy) within
 # 1e-4 of Hugging Face's output_attentions for BERT (bert_tiny, MiniLM) and ViT / DeiT, rollout
-# within 1e-5 of the Python reference (tools/make_attention_golden.py), the PNGs valid (decoded by
+# within 1e-5 of the Python reference (tools/goldens/make_attention_golden.py), the PNGs valid (decoded by
 # vkf's own image reader) and of the layout's size, and bad input giving one "vkf: ..." line.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
@@ -46,7 +46,7 @@ png_check "bert_tiny mean" "$tmp/png/attn_0_layer1_mean.png" 668 582
 run "bert_tiny head" --model $D/bert_tiny --layer 0 --head 3 --out "$tmp/png" "the lazy dog"
 png_check "bert_tiny head" "$tmp/png/attn_0_layer0_head3.png" 428 342
 
-# MiniLM (real weights; installed by tools/setup.sh), as test_forward finds it.
+# MiniLM (real weights; installed by tools/dev/setup.sh), as test_forward finds it.
 minilm=$("$VKF" tokenize --json x | python3 -c 'import json, sys; print(json.load(sys.stdin)["model"])')
 run minilm --model "$minilm" --out "$tmp/png" --npy "$tmp/npy" \
   "The cat sat on the mat because it was warm."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # BigBirdModel through vkf forward against transformers 4.38.2 (goldens from
-# tools/make_bigbird_golden.py): last_hidden_state at unmasked positions and pooler_output within
+# tools/goldens/make_bigbird_golden.py): last_hidden_state at unmasked positions and pooler_output within
 # 1e-3 for block_sparse with 1..3 random blocks (an odd head dim, BF16 storage), the fallback to
 # original_full for a short sequence, original_full, the 1024-token length, BigBirdForMaskedLM's
 # and BigBirdForSequenceClassification's logits; a batch of two equal

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `vkf classify` without --model: the built-in ViT trained on Fashion-MNIST
-# (assets/models/vit_fashion_mnist, tools/train_default_vit.py) on the sample PNGs that `make run`
+# (assets/models/vit_fashion_mnist, tools/goldens/train_default_vit.py) on the sample PNGs that `make run`
 # shows: logits within 1e-3 of PyTorch's (ViTImageProcessor on the same files), the same top-1,
 # and that top-1 is the true label in each file name. tests/models/test_default_vit checks the
 # committed held-out images the same way.

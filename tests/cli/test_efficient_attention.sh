@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # config.json's "vkf_attention" option (issue 16): tiny BERT (encoder, non-causal) and Llama
-# (decoder, causal) checkpoints of tools/make_efficient_attention_golden.py with each kind against
-# tools/efficient_attention_ref.py (the papers' equations patched into transformers 4.38.2):
+# (decoder, causal) checkpoints of tools/goldens/make_efficient_attention_golden.py with each kind against
+# tools/goldens/efficient_attention_ref.py (the papers' equations patched into transformers 4.38.2):
 # vkf forward within 1e-4 for a batch of two (row 1 right-padded) and for row 1 alone at its own
 # length (held-out lengths 9 and 6), random features stored (vkf_omega) or drawn from the seed, the
 # batch's row 1 equal to the row alone, the mobile device profile; vkf generate (greedy) with the

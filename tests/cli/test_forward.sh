@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vkf forward end to end: --list, every supported checkpoint family on named .npy inputs against
-# Hugging Face's outputs (tools/make_forward_golden.py, tools/make_vit_golden.py), Hugging Face's
+# Hugging Face's outputs (tools/goldens/make_forward_golden.py, tools/goldens/make_vit_golden.py), Hugging Face's
 # defaults for optional inputs, and every bad input giving one "vkf: ..." line and exit status 1.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}

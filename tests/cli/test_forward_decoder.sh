@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vkf forward on decoder-only language models (GPT-2, Llama with default, linear, dynamic and llama3
 # rope, Mistral, Qwen2): full-sequence logits
-# against transformers 4.38 (tools/make_decoder_golden.py) on a batch with right and left padding
+# against transformers 4.38 (tools/goldens/make_decoder_golden.py) on a batch with right and left padding
 # (every position, the padded ones included), without a mask, in fp16; bad configs and inputs.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vkf generate end to end against transformers 4.38's greedy generate(use_cache=True)
-# (tools/make_decoder_golden.py): every architecture's 32 new tokens and every step's logits, a batch
+# (tools/goldens/make_decoder_golden.py): every architecture's 32 new tokens and every step's logits, a batch
 # of prompts of different lengths giving each its tokens alone, the fp16 cache, f16 activations,
 # streaming text through a tokenizer, and bad input as one "vkf: ..." line.
 set -uo pipefail

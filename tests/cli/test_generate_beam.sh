@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # vkf generate with beam search against transformers 4.38.2's generate(num_beams > 1,
-# use_cache=True) (tools/make_decoder_beam_golden.py) on the tiny GPT-2 and Llama checkpoints:
+# use_cache=True) (tools/goldens/make_decoder_beam_golden.py) on the tiny GPT-2 and Llama checkpoints:
 # length_penalty, early_stopping true / "never", no_repeat_ngram_size, repetition_penalty,
 # min_new_tokens with two eos ids, batches of left-padded prompts; the settings come from a
 # generation_config.json beside a copy of the checkpoint (num_beams once from --num-beams), and

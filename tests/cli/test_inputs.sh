@@ -3,7 +3,7 @@
 # ends skipped) and `-` (as an INPUT or as F: stdin) give classify, embed, tokenize and generate
 # exactly what the same inputs as arguments give (those paths are checked against Hugging Face by
 # their own tests). embed's truncation to max_seq_length: the vectors of
-# tests/cli/golden/embed_truncation.json (tools/make_truncation_golden.py: sentence-transformers'
+# tests/cli/golden/embed_truncation.json (tools/goldens/make_truncation_golden.py: sentence-transformers'
 # truncation, with PyTorch) and one warning naming the text and its untruncated token count.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}

@@ -6,7 +6,7 @@
 # attention. Bad attributes and shapes are one-line errors naming them.
 set -u
 . "$(dirname "$0")/lib.sh"
-# /usr/bin/python3: the Debian python with python3-numpy (tools/setup.sh), whatever python3 PATH finds.
+# /usr/bin/python3: the Debian python with python3-numpy (tools/dev/setup.sh), whatever python3 PATH finds.
 if /usr/bin/python3 tests/cli/linear_ref.py "$VKF" "$tmp" >"$tmp/log" 2>&1; then ok; else bad "numpy reference: $(grep -v '^ok' "$tmp/log")"; fi
 grep -c '^ok' "$tmp/log" | grep -q '^17$' && ok || bad "expected 17 passing checks: $(cat "$tmp/log")"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LongformerModel through vkf forward against transformers 4.38.2 (tools/make_longformer_golden.py):
+# LongformerModel through vkf forward against transformers 4.38.2 (tools/goldens/make_longformer_golden.py):
 # last_hidden_state (real positions) and pooler_output within 1e-3 with and without global tokens,
 # per-layer windows and a BF16 checkpoint; left padding at every position; --fp16 within f16 rounding; the token and sequence classification heads' logits
 # (an F16 checkpoint) and the question-answering head's start/end logits (with and without a

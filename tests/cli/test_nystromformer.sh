@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NystromformerModel (tiny checkpoints of tools/make_nystromformer_golden.py) against transformers
+# NystromformerModel (tiny checkpoints of tools/goldens/make_nystromformer_golden.py) against transformers
 # 4.38.2: vkf forward's last_hidden_state within 1e-3 for a batch of two (one row right-padded),
 # and batch row 0 run alone against Hugging Face's row 0 alone (the original pseudo-inverse
 # scaling takes one max over the whole batch, so a row alone differs from the row in a batch, in

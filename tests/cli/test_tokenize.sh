@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vkf tokenize: --json equals, byte for byte, what Hugging Face's tokenizer gives for the same texts
-# (tests/models/golden/forward/tokenize_*.json from tools/make_forward_golden.py; BPE tokenizers'
-# tests/models/golden/bpe/*.json from tools/make_bpe_golden.py); the text form;
+# (tests/models/golden/forward/tokenize_*.json from tools/goldens/make_forward_golden.py; BPE tokenizers'
+# tests/models/golden/bpe/*.json from tools/goldens/make_bpe_golden.py); the text form;
 # bad input giving one "vkf: ..." line and exit status 1.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
@@ -37,7 +37,7 @@ check "bert_tiny" $G/tokenize_bert_tiny.json --model tests/models/data/bert_tiny
 for name in gpt2 llama3 llama2 qwen2 qwen2_nfc; do
   check "BPE $name" tests/models/golden/bpe/$name.json --model tests/models/data/$name
 done
-# Encoder-decoder tokenizers (tools/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as
+# Encoder-decoder tokenizers (tools/goldens/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as
 # transformers 4.38 converts it, and in the Hub's older WhitespaceSplit form), Marian's
 # SentencePiece models + vocab.json, BART's tokenizer.json and its vocab.json + merges.txt.
 for name in tok_t5 tok_t5_hub tok_marian tok_bart tok_bart_slow; do

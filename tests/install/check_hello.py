@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks what examples/hello.c printed against tests/install/hello_golden.json (Hugging Face's
-values, tools/make_hello_golden.py): tokens and ids equal; every output the golden has, and only
+values, tools/goldens/make_hello_golden.py): tokens and ids equal; every output the golden has, and only
 those, with the same shape, values within 1e-4 and mean |value| within 1e-4 relative; for images the same
 top-3 ids and labels, probabilities within 1e-4. One line naming the first difference on failure.
 

@@ -1,5 +1,5 @@
 /* models/generate/beam_search against transformers 4.38.2's generate(num_beams > 1) on logits
- * tables (tests/models/golden/beam from tools/make_beam_golden.py): every step's beam reordering
+ * tables (tests/models/golden/beam from tools/goldens/make_beam_golden.py): every step's beam reordering
  * and rows, the returned sequences and their scores; torch.topk's tie order; bad options. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* BERT sentence embeddings against the goldens of tools/make_embedding_golden.py (PyTorch fp32):
+/* BERT sentence embeddings against the goldens of tools/goldens/make_embedding_golden.py (PyTorch fp32):
  * all-MiniLM-L6-v2 (real weights, mean pooling + L2) and a tiny random BertForMaskedLM ("bert."
  * names, CLS pooling, no normalisation). For each: the tokenizer on the sentence set, the builder
  * through the interpreter, the device path for padded mixed-length batches and for sentences
@@ -330,7 +330,7 @@ static void test_errors(vkf_bert_model *tiny) {
 int main(void) {
   char *dir = NULL;
   vkf_status st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &dir);
-  CHECK_MSG(st == VKF_OK, "the model package is needed (tools/setup.sh installs it): %s",
+  CHECK_MSG(st == VKF_OK, "the model package is needed (tools/dev/setup.sh installs it): %s",
             vkf_status_message(st));
   vkf_status_free(st);
   if (!dir) return test_report();

@@ -1,5 +1,5 @@
 /* BigBird without a GPU: config.json (BigBirdConfig's defaults and rejections), the eval-mode
- * block layout, and every golden case of tools/make_bigbird_golden.py built through the model
+ * block layout, and every golden case of tools/goldens/make_bigbird_golden.py built through the model
  * registry and run by the CPU reference interpreter against transformers 4.38.2's
  * last_hidden_state and pooler_output (block-sparse with 1..3 random blocks, an odd head dim,
  * BF16 storage, the fallback to original_full, original_full, the 1024-token "old plan" length,

@@ -1,4 +1,4 @@
-/* BPE tokenizers vs Hugging Face tokenizers: every golden of tools/make_bpe_golden.py encoded,
+/* BPE tokenizers vs Hugging Face tokenizers: every golden of tools/goldens/make_bpe_golden.py encoded,
  * decoded and stream-decoded; byte fallback; merges as [a, b] pairs; long words; WordPiece through
  * the same interface; malformed files, unknown patterns and bad ids rejected with their names; NFC
  * of code point sequences vs Python's unicodedata.normalize; NFC, NFD, NFKC, NFKD normalizers, also

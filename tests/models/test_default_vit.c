@@ -1,4 +1,4 @@
-/* The default image model (assets/models/vit_fashion_mnist, trained by tools/train_default_vit.py)
+/* The default image model (assets/models/vit_fashion_mnist, trained by tools/goldens/train_default_vit.py)
  * on the committed held-out Fashion-MNIST test images: every image through our PNG decoder, the
  * checkpoint's processor and the device, top-1 equal to PyTorch's and logits within 1e-3, image
  * for image; prints both accuracies against the true labels. */
@@ -19,7 +19,7 @@
 #define MODEL "assets/models/vit_fashion_mnist"
 #define GOLDEN "tests/models/golden/fashion_mnist/"
 #define TILE 28u          /* Fashion-MNIST images are 28x28 */
-#define TILES_PER_ROW 50u /* tools/train_default_vit.py's layout of heldout.png */
+#define TILES_PER_ROW 50u /* tools/goldens/train_default_vit.py's layout of heldout.png */
 #define CHUNK 250         /* images per device run: one graph, reused */
 #define TOL_LOGITS 1e-3
 /* The committed checkpoint reaches 0.82 on the whole test split; far below means a broken or

@@ -1,5 +1,5 @@
 /* models/image: decoding and HF-style preprocessing against goldens from
- * tools/make_image_golden.py (Pillow + transformers), plus bad-input and API-contract cases. */
+ * tools/goldens/make_image_golden.py (Pillow + transformers), plus bad-input and API-contract cases. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

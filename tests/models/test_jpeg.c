@@ -1,5 +1,5 @@
 /* models/image decoding against Pillow 13: every case of tests/models/golden/jpeg/manifest.txt
- * (tools/make_jpeg_golden.py; JPEGs, and PNGs in the layouts where decoders differ) either
+ * (tools/goldens/make_jpeg_golden.py; JPEGs, and PNGs in the layouts where decoders differ) either
  * decodes to exactly Pillow's Image.open().convert("RGB") pixels, or fails where Pillow raises,
  * with a one-line error naming the file. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* Linformer attention (models/arch/lowrank_attention.h) on the device against the float64
- * PyTorch module written from the paper's equations (tools/linformer_reference.py, whose held-out
+ * PyTorch module written from the paper's equations (tools/goldens/linformer_reference.py, whose held-out
  * cases are committed in tests/models/golden/linformer): E and F shared by the heads or one per
  * head, separate or shared between keys and values, k below and above Dh and N not a multiple of
  * anything; within 1e-4 (fp32), on the device's own caps and under the mobile profile. */

@@ -1,5 +1,5 @@
 /* LongformerModel through the model registry, run by the CPU reference interpreter, against
- * transformers 4.38.2 (tools/make_longformer_golden.py): last_hidden_state and pooler_output
+ * transformers 4.38.2 (tools/goldens/make_longformer_golden.py): last_hidden_state and pooler_output
  * within 1e-3 at every position (padding too: HF zeroes its attention output, so does the
  * scatter) with and without global tokens, for per-layer windows (some wider than a layout
  * block) and a

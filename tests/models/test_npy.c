@@ -1,4 +1,4 @@
-/* models/npy: files written by NumPy (tools/make_reader_fixtures.py), writer round trips, every
+/* models/npy: files written by NumPy (tools/goldens/make_reader_fixtures.py), writer round trips, every
  * rejection case, and a truncation / byte-flip loop that must never crash. */
 #include <stdint.h>
 #include <stdio.h>

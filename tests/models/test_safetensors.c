@@ -1,5 +1,5 @@
 /* models/safetensors: the committed file written by the Python `safetensors` package (values
- * restated from tools/make_reader_fixtures.py), every rejection case on hand-built bad files, all
+ * restated from tools/goldens/make_reader_fixtures.py), every rejection case on hand-built bad files, all
  * dtype conversions, and a truncation / byte-flip loop that must never crash. */
 #include <stdint.h>
 #include <stdio.h>

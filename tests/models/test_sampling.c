@@ -1,5 +1,5 @@
 /* models/generate: the processed scores against transformers 4.38.2's logits processors
- * (tests/models/golden/sampling from tools/make_sampling_golden.py), greedy picks, the seeded
+ * (tests/models/golden/sampling from tools/goldens/make_sampling_golden.py), greedy picks, the seeded
  * generator and its distribution, stop conditions, and generation_config.json / config.json. */
 #include <math.h>
 #include <stdio.h>

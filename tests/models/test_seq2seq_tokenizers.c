@@ -1,6 +1,6 @@
 /* Encoder-decoder tokenizers vs transformers 4.38: T5 (Unigram tokenizer.json with a Precompiled
  * charsmap), Marian (source.spm / target.spm / vocab.json), BART (tokenizer.json, and the slow
- * vocab.json + merges.txt folder): every golden of tools/make_seq2seq_tokenizers.py encoded,
+ * vocab.json + merges.txt folder): every golden of tools/goldens/make_seq2seq_tokenizers.py encoded,
  * decoded and stream-decoded; SentencePiece Unigram and BPE models vs the sentencepiece library;
  * the charsmap and graphemes; bad and truncated files. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */

@@ -52,7 +52,7 @@ static int hex_value(const char *s, int digits, uint32_t *out) {
   return 1;
 }
 
-/* The escapes documented in tokenizer_cases.txt, decoded as tools/make_tokenizer_golden.py does. */
+/* The escapes documented in tokenizer_cases.txt, decoded as tools/goldens/make_tokenizer_golden.py does. */
 static char *unescape(const char *line, int lineno) {
   char *out = malloc(strlen(line) * 4 + 1);
   size_t n = 0;

@@ -1,4 +1,4 @@
-/* ViT / DeiT end to end against the goldens of tools/make_vit_golden.py (Hugging Face, fp32 eval):
+/* ViT / DeiT end to end against the goldens of tools/goldens/make_vit_golden.py (Hugging Face, fp32 eval):
  * the builder through the interpreter, the device path in fp32 and fp16 under the default and the
  * mobile caps profile, our image pipeline against the HF processor, and every bad input. */
 #include <errno.h>

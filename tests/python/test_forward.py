@@ -1,5 +1,5 @@
 """Model.load, inputs/outputs descriptions and forward() against Hugging Face's outputs (the
-goldens of tools/make_forward_golden.py and tools/make_vit_golden.py that tests/cli/test_forward.sh
+goldens of tools/goldens/make_forward_golden.py and tools/goldens/make_vit_golden.py that tests/cli/test_forward.sh
 checks through `vkf forward`), and every bad input as a vkformer.Error naming it."""
 
 import gc

@@ -1,6 +1,6 @@
 """generate() / stream() against transformers 4.38.2's greedy generate(use_cache=True): from ids,
-the decoder goldens of tools/make_decoder_golden.py (tests/cli/test_generate.sh checks the same
-through `vkf generate`); from text, tools/make_python_golden.py's prompts through the GPT-2
+the decoder goldens of tools/goldens/make_decoder_golden.py (tests/cli/test_generate.sh checks the same
+through `vkf generate`); from text, tools/goldens/make_python_golden.py's prompts through the GPT-2
 tokenizer, the callback's pieces concatenating to the returned text; beam search and the
 encoder-decoders against their goldens (tests/cli/test_generate_beam.sh, test_seq2seq.sh)."""
 
@@ -125,7 +125,7 @@ BEAM_CASES = [c for c in load_json(golden("decoder_beam", "cases.json")) if len(
 
 @pytest.mark.parametrize("case", BEAM_CASES, ids=[c["name"] for c in BEAM_CASES])
 def test_beam_search(device, tmp_path, case):
-    """transformers' generate(num_beams=N) (tools/make_decoder_beam_golden.py), the settings read
+    """transformers' generate(num_beams=N) (tools/goldens/make_decoder_beam_golden.py), the settings read
     from generation_config.json, num_beams also given as an option."""
     config = dict(case["generation_config"])
     beams = config.pop("num_beams") if case["name"].endswith("_beams4") else None
@@ -137,7 +137,7 @@ def test_beam_search(device, tmp_path, case):
 
 @pytest.mark.parametrize("model", ["t5_tiny", "bart_tiny", "marian_tiny"])
 def test_encoder_decoder_greedy(device, tmp_path, model):
-    """An encoder-decoder's prompt is its source (tools/make_encdec_golden.py, greedy, each source alone)."""
+    """An encoder-decoder's prompt is its source (tools/goldens/make_encdec_golden.py, greedy, each source alone)."""
     g = load_json(golden(model, "golden.json"))
     config = {k: v for k, v in g["generation_common"].items() if k != "note"}
     with vkformer.Model.load(case_dir(tmp_path, model, config), device=device) as m:
