@@ -11,6 +11,7 @@ Errors are vkformer.Error (one subclass per status code) carrying the library's 
 
 from ._loader import library_path
 from ._version import __version__
+from .defaults import default_model
 from .device import Device, device_names
 from .errors import (
     CompileError,
@@ -63,6 +64,7 @@ __all__ = [
     "Tokenizer",
     "UnsupportedError",
     "__version__",
+    "default_model",
     "device_names",
     "library_path",
     "library_version",

@@ -132,6 +132,7 @@ _PROTOTYPES = {
     "vkformer_device_close": (None, [c_void_p]),
     "vkformer_device_get_name": (c_char_p, [c_void_p]),
     "vkformer_device_validation_messages": (c_uint32, [c_void_p]),
+    "vkformer_default_model": (status_t, [c_char_p, POINTER(c_void_p)]),
     "vkformer_model_load": (status_t, [c_void_p, c_char_p, POINTER(ModelOptions), POINTER(c_void_p)]),
     "vkformer_model_free": (None, [c_void_p]),
     "vkformer_model_architecture": (c_char_p, [c_void_p]),

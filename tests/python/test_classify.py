@@ -1,5 +1,5 @@
 """classify() against Hugging Face: the ViT goldens hold the logits of transformers' ViT on the
-sample images through its own image processor (tools/make_vit_golden.py), so the top-k ids must
+sample images through its own image processor (tools/goldens/make_vit_golden.py), so the top-k ids must
 follow the golden logits and the probabilities be their softmax."""
 
 import json
@@ -54,3 +54,18 @@ def test_model_without_a_head(device):
         assert m.label_count == 0
         with pytest.raises(vkformer.Error):
             m.classify(images())
+
+
+def test_default_models(device):
+    """vkformer.default_model names the folders vkf uses without --model; the classify default
+    (the trained Fashion-MNIST ViT) labels a test-split ankle boot as one."""
+    folder = vkformer.default_model("classify")
+    assert os.path.basename(folder.rstrip("/")) == "vit_fashion_mnist"
+    with vkformer.Model.load(folder, device=device) as m:
+        top = m.classify([os.path.join(ROOT, "assets/images/fashion-mnist/0000_ankle-boot.png")], top_k=1)
+    assert top[0][0].label == "Ankle boot"
+    assert os.path.isfile(os.path.join(vkformer.default_model("embed"), "config.json"))
+    with pytest.raises(vkformer.InvalidArgumentError, match="classify, embed"):
+        vkformer.default_model("generate")
+    with pytest.raises(TypeError):
+        vkformer.default_model(None)

@@ -13,7 +13,7 @@
 #include "host/runner.h"
 #include "models/arch/bert.h"
 #include "models/formats/hf_config.h"
-#include "models/formats/model_paths.h"
+#include "models/formats/task_defaults.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
@@ -260,7 +260,7 @@ int vkf_cli_bench_bert(int argc, char **argv) {
   vkf_bert_model *m = NULL;
   vkf_cli_device dev = {0};
   bench_bert_result res[BENCH_BERT_MAX_BATCHES];
-  vkf_status st = a.model ? VKF_OK : vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
+  vkf_status st = a.model ? VKF_OK : vkf_task_default_model("embed", &found);
   const char *dir = a.model ? a.model : found;
   if (!st) st = vkf_bert_load(dir, &m);
   if (!st && a.seq_len > vkf_bert_config(m)->max_position_embeddings)

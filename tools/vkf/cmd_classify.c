@@ -8,7 +8,7 @@
 
 #include "models/arch/vit.h"
 #include "models/arch/vit_classify.h"
-#include "models/formats/default_models.h"
+#include "models/formats/task_defaults.h"
 #include "models/formats/npy.h"
 #include "runtime/model_batch.h"
 #include "tools/vkf/cli.h"
@@ -17,10 +17,10 @@
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
 
-/* The committed default model: no pretrained ViT weights can be installed by the set-up, so the
- * default is a small ViT trained on Fashion-MNIST (tools/train_default_vit.py): 10 kinds of
- * clothing in 28x28 greyscale images; other images get one of those 10 labels all the same.
- * Found by name in the shipped models' search path (models/formats/default_models.h). */
+/* The committed default model (models/formats/task_defaults.h): no pretrained ViT weights can be
+ * installed by the set-up, so the default is a small ViT trained on Fashion-MNIST
+ * (tools/goldens/train_default_vit.py): 10 kinds of clothing in 28x28 greyscale images; other
+ * images get one of those 10 labels all the same. */
 #define DEFAULT_MODEL_REL "vit_fashion_mnist"
 
 static void usage(FILE *f) {
@@ -40,9 +40,9 @@ static void usage(FILE *f) {
       "  --pixel-values NPY  run on f32 [B,3,S,S] pixel values instead of IMAGE files\n"
       "  --save-logits NPY   write the logits, f32 [B, labels]\n"
       "  --compare-logits NPY  check against reference logits (e.g. from\n"
-      "               tools/make_vit_golden.py --full): report max |logit diff| and top-1/top-5\n"
-      "               agreement; exit 1 when the max |diff| exceeds the tolerance or a top-1\n"
-      "               label differs\n"
+      "               tools/goldens/make_vit_golden.py --full): report max |logit diff| and\n"
+      "               top-1/top-5 agreement; exit 1 when the max |diff| exceeds the tolerance\n"
+      "               or a top-1 label differs\n"
       "  --tolerance X  max |logit diff| allowed by --compare-logits (default 1e-3)\n"
       "VKF_CHECK=1 compares every node with the CPU interpreter.\n",
       DEFAULT_MODEL_REL);
@@ -248,7 +248,7 @@ int vkf_cli_classify(int argc, char **argv) {
   vkf_vit_model *m = NULL;
   vkf_cli_device dev = {0};
   float *pixels = NULL, *logits = NULL;
-  st = builtin ? vkf_default_model_find(DEFAULT_MODEL_REL, &found) : VKF_OK;
+  st = builtin ? vkf_task_default_model("classify", &found) : VKF_OK;
   if (found) model_dir = found;
   if (!st) st = vkf_vit_load(model_dir, &m);
   if (!st && vkf_vit_head_of(m) == VKF_VIT_HEAD_NONE)

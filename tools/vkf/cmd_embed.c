@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "models/arch/bert.h"
-#include "models/formats/model_paths.h"
+#include "models/formats/task_defaults.h"
 #include "models/text/tokenizer.h"
 #include "runtime/text_embed.h"
 #include "tools/vkf/cli.h"
@@ -167,7 +167,7 @@ int vkf_cli_embed(int argc, char **argv) {
   float *e = NULL;
   int64_t dim = 0;
   /* The default model's NOT_FOUND message lists where it looked and the pip command. */
-  if (!st && !model_dir) st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
+  if (!st && !model_dir) st = vkf_task_default_model("embed", &found);
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_bert_load(model_dir, &m);
   if (!st) st = vkf_tokenizer_load(model_dir, &tok);

