@@ -28,7 +28,7 @@ run: build
 	  "The girl is carrying a baby." "A man is riding a horse."
 
 # The library (shared + static), its header, vkformer.pc, the CMake package, vkf and the shipped
-# models under PREFIX (README: "Install and use as a library").
+# models under PREFIX (docs/install.md).
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 

@@ -16,7 +16,7 @@
 // MODE 2 (output): one invocation per (bh, 4 query rows, 4 columns of v): [num, den] of row r =
 //   decay_r phi(q_r)^T P_c (HAS_P; P the chunk's start state) + (CAUSAL) sum_m W[r, m] [v_m, 1];
 //   out = num / (den + eps). Non-causal: chunk = N, P = the totals, no W.
-// Lavapipe shapes the code (README, "Speed on lavapipe"): every buffer load is a loop over the SIMD
+// Lavapipe shapes the code (docs/performance.md, "What bounds the kernels on lavapipe"): every buffer load is a loop over the SIMD
 // lanes, so each invocation owns a 4 x 4 tile in named vec4 accumulators (two loads of 4 per 16
 // FMAs), and out-of-range rows and columns load a clamped index and are not stored (no load under
 // a lane-varying condition). The chunk is a multiple of 4, so a row tile never straddles chunks.

@@ -1,5 +1,5 @@
-/* Every VKF_* environment variable is read here, once, and nowhere else. The README's table of
- * switches mirrors this struct. */
+/* Every VKF_* environment variable is read here, once, and nowhere else. docs/environment.md's
+ * table of switches mirrors this struct (tests/docs/test_links.sh checks it lists every name). */
 #ifndef VKF_GRAPH_ENV_H
 #define VKF_GRAPH_ENV_H
 

@@ -1,4 +1,4 @@
-/* config.json's "vkf_attention" key (see hf_config_attention.h and README.md). Every key is checked
+/* config.json's "vkf_attention" key (see hf_config_attention.h and docs/efficient-attention.md). Every key is checked
  * against the kind's list, so a typo ("feature", "orthogonnal") or a key of another kind is an
  * error, never silently ignored. */
 #include "models/formats/hf_config_attention.h"

@@ -1,6 +1,6 @@
 /* vkformer's own extra key of config.json, "vkf_attention": swaps the softmax attention of a BERT-
  * or Llama-architecture checkpoint for a kernelised or low-rank one (issue 16). The keys, their
- * defaults and the tensors each kind reads are documented in README.md ("Efficient attention").
+ * defaults and the tensors each kind reads are documented in docs/efficient-attention.md.
  * Hugging Face ignores the key; vkformer parses it strictly. */
 #ifndef VKF_MODELS_HF_CONFIG_ATTENTION_H
 #define VKF_MODELS_HF_CONFIG_ATTENTION_H

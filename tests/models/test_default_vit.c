@@ -60,7 +60,7 @@ int main(void) {
   CHECK_OK(vkf_image_load(GOLDEN "heldout.png", &sheet));
   if (!m || !labels.data || !want.data || !sheet.pixels) return test_report();
 
-  /* The checkpoint is what the README says: 10 readable Fashion-MNIST labels, 28x28 input. */
+  /* The checkpoint is what docs/models.md says: 10 readable Fashion-MNIST labels, 28x28 input. */
   CHECK(vkf_vit_label_count(m) == 10 && vkf_vit_image_size(m) == TILE);
   for (int64_t i = 0; i < 10 && vkf_vit_label_count(m) == 10; i++)
     CHECK_MSG(strcmp(vkf_vit_label(m, i), LABELS[i]) == 0, "label %lld is \"%s\"", (long long)i,

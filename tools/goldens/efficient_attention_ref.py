@@ -3,7 +3,7 @@
 equations, patched into transformers 4.38.2's BertSelfAttention and LlamaAttention so that the rest
 of each model is Hugging Face's own. Computed in float64 (the modules cast q, k, v and back).
 
-Kinds (README.md, "Efficient attention", lists the keys and the tensors):
+Kinds (docs/efficient-attention.md lists the keys and the tensors):
   linear     phi(x) = elu(x) + 1                                  (Katharopoulos et al. 2020, eq. 7)
   performer  phi(x) = exp(w_i . x' - |x'|^2 / 2) / sqrt(M)        (Choromanski et al., FAVOR+ eq. 5)
   rfa        phi(x) = sqrt(1/M) [sin(w_i . x'), cos(w_i . x')]    (Peng et al. 2021, eq. 2), with the

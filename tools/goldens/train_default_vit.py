@@ -193,7 +193,7 @@ def goldens():
     test_x, test_y = load_split("t10k")
     os.makedirs(OUT_GOLDEN, exist_ok=True)
 
-    # Every test image through Hugging Face's processor: the accuracy the README states.
+    # Every test image through Hugging Face's processor: the accuracy docs/models.md states.
     logits = np.concatenate([predict(model, processor, [Image.fromarray(a).convert("RGB")
                                                         for a in test_x[i:i + 500]])
                              for i in range(0, len(test_x), 500)])
