@@ -34,7 +34,7 @@ static const bench_command benches[] = {
 static void bench_usage(FILE *f) {
   fprintf(f, "usage: vkf bench <what> [options]\n\nbenchmarks:\n");
   for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
-    fprintf(f, "  %-8s %s\n", benches[i].name, benches[i].help);
+    fprintf(f, "  %-10s %s\n", benches[i].name, benches[i].help); /* as vkf --help */
 }
 
 int vkf_cli_bench(int argc, char **argv) {
