@@ -267,6 +267,16 @@ void vkf_cmd_barrier(vkf_cmd *cmd, const vkf_binding *ranges, uint32_t count) {
   }
 }
 
+void vkf_cmd_copy(vkf_cmd *cmd, const vkf_buffer *src, const vkf_buffer *dst, uint64_t size) {
+  VKF_ASSERT(cmd->recording && !dst->imported);
+  full_barrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+               VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+  VkBufferCopy region = {.srcOffset = src->base, .dstOffset = dst->base, .size = size};
+  cmd->device->vk.vkCmdCopyBuffer(cmd->cb, src->handle, dst->handle, 1, &region);
+  full_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+}
+
 void vkf_cmd_timestamp(vkf_cmd *cmd, uint32_t index) {
   VKF_ASSERT(cmd->recording && index < cmd->query_count);
   cmd->device->vk.vkCmdWriteTimestamp(cmd->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, cmd->queries,

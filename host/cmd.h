@@ -34,6 +34,9 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *kernel, const vkf_bi
 /* Compute-write -> compute-read/write dependency on the given ranges (buffer memory barriers);
  * count 0 records one global memory barrier instead. */
 void vkf_cmd_barrier(vkf_cmd *cmd, const vkf_binding *ranges, uint32_t count);
+/* Copies `size` bytes from the start of `src` to the start of `dst` (a transfer, ordered after
+ * and before the recorded compute work by full barriers). */
+void vkf_cmd_copy(vkf_cmd *cmd, const vkf_buffer *src, const vkf_buffer *dst, uint64_t size);
 /* Writes timestamp `index` after all previously recorded work. */
 void vkf_cmd_timestamp(vkf_cmd *cmd, uint32_t index);
 /* Ends recording (with a barrier that makes results visible to transfers and the host). */

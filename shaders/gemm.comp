@@ -1,6 +1,6 @@
 #version 450
 // GEMM with fused epilogue: C[z, m, n] = act(sum_k A[z, m, k] * B[z, k, n] + bias[n]) + R[z, m, n].
-// One template, three kernel shapes chosen by define (graph/lower/lower_matmul.c picks one per device):
+// One template, four kernel shapes chosen by define (graph/lower/lower_matmul.c picks one per device):
 //   (default)  GPU-shaped: BMxBK / BKxBN tiles through shared memory, each invocation a TMxTN
 //              register block.
 //   GEMM_CPU   CPU-class devices (lavapipe): no shared memory and no barriers. A subgroup of 8 owns
@@ -8,13 +8,16 @@
 //              columns of B once, and A values reach every lane through subgroupShuffle with a
 //              constant lane (one vpermd on CPU devices, where every buffer load is a per-lane
 //              scalar loop).
+//   GEMM_GEMV  GPU-class devices with at most 8 rows of A (decode steps): the weight read once,
+//              coalesced, every row of A in registers, one reduction per workgroup
+//              (gemm_gemv.glsl lists its defines: GEMV_ROWS, GEMV_COLS, GEMV_KN, GEMV_SUBGROUP).
 //   GEMM_NAIVE one output per invocation, straight from memory (the bench's reference).
 // Any operand layout is strides in push constants (transposed B is swapped strides); the *_VEC4
 // defines add vec4 loads along the contiguous axis when the chooser proved them aligned.
 // Accumulation is fp32 always; fp16 storage is converted on load/store (no fp16 arithmetic).
 //
 // Defines:
-//   GEMM_CPU | GEMM_NAIVE        kernel shape (neither: the shared-memory tiled kernel)
+//   GEMM_CPU | GEMM_GEMV | GEMM_NAIVE  kernel shape (none: the shared-memory tiled kernel)
 //   CPU_RA=<n>, CPU_TN4=<n>      GEMM_CPU register block: 8*CPU_RA rows (CPU_RA 1..8),
 //                                4*CPU_TN4 columns per lane (CPU_TN4 1, 2 or 4)
 //   A_F16, B_F16, C_F16          operand / output storage is float16 (GL_EXT_shader_16bit_storage)
@@ -47,7 +50,8 @@
 //   0 WG   invocations per workgroup (local_size_x)
 //   1 BM, 2 BN, 3 BK, 4 TM, 5 TN   tiled kernel tile sizes (WG == (BM/TM)*(BN/TN)); unused otherwise
 // Workgroups: tiled (ceil(N/BN), ceil(M/BM), batches); GEMM_CPU (ceil(M/(8*CPU_RA)),
-//   ceil(N/(WG*4*CPU_TN4)), batches); GEMM_NAIVE (ceil(N/WG), M, batches).
+//   ceil(N/(WG*4*CPU_TN4)), batches); GEMM_GEMV (see gemm_gemv.glsl); GEMM_NAIVE (ceil(N/WG), M,
+//   batches).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #if defined(A_F16) || defined(B_F16) || defined(C_F16) || defined(BIAS_F16) || defined(RES_F16)
@@ -57,6 +61,10 @@
 #ifdef GEMM_CPU
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#endif
+#ifdef GEMV_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
 
 layout(local_size_x_id = 0) in;
@@ -245,6 +253,8 @@ void store_c4(uint row, uint col, vec4 acc, vec4 bias4) {
 
 #if defined(GEMM_NAIVE)
 #include "gemm_naive.glsl"
+#elif defined(GEMM_GEMV)
+#include "gemm_gemv.glsl"
 #elif defined(GEMM_CPU)
 #include "gemm_cpu.glsl"
 #else

@@ -12,27 +12,40 @@ typedef struct profile {
   int fp16_arithmetic, storage_16bit;
   uint64_t max_storage_buffer_range;
   uint64_t max_memory_allocation_size; /* 0: keep the device's */
+  vkf_device_kind kind;                /* VKF_DEVICE_KIND_OTHER: keep the device's */
 } profile;
 
 /* Each row is a class whose limits a real vendor ships; values are the spec minimum or the
- * common figure for the class (DESIGN.md, "Tile sizes"). */
+ * common figure for the class (DESIGN.md, "Tile sizes"). The desktop classes (nvidia, amd,
+ * intel) also set the device kind, so that on lavapipe every chooser takes the rules a GPU of the
+ * class gets and CI runs the GPU bodies end to end; limits still only shrink (lavapipe's 32 KiB of
+ * shared memory and subgroups of 8 stay), so a chooser rule that reads those picks as a GPU of the
+ * class with those limits would. */
 static const profile profiles[] = {
     /* Generic phone: Vulkan minimum shared memory, no fp16 math, small workgroups, no subgroup
      * arithmetic (many Mali/Adreno drivers expose it only partially). */
-    {"mobile", 16384, 128, 0, VKF_SUBGROUP_BASIC, 0, 1, 128u << 20, 0},
+    {"mobile", 16384, 128, 0, VKF_SUBGROUP_BASIC, 0, 1, 128u << 20, 0, VKF_DEVICE_KIND_OTHER},
     /* Arm Mali (Valhall): 32 KiB shared, subgroup 16, fp16 storage but no assumed fp16 math. */
     {"mali", 32768, 256, 16, VKF_SUBGROUP_BASIC | VKF_SUBGROUP_VOTE | VKF_SUBGROUP_BALLOT, 0, 1,
-     1u << 30, 0},
+     1u << 30, 0, VKF_DEVICE_KIND_OTHER},
     /* Qualcomm Adreno 6xx/7xx: 32 KiB shared, wave 64. */
-    {"adreno", 32768, 1024, 64, ~0u, 1, 1, 1u << 30, 0},
+    {"adreno", 32768, 1024, 64, ~0u, 1, 1, 1u << 30, 0, VKF_DEVICE_KIND_OTHER},
     /* Not a device class: limits so small that the committed tiny checkpoints (hidden 32-64)
      * need their big nodes sliced and their batches split into several runs (the arena
      * outgrows one allocation), so those paths run in CI with a few rows; 64 KiB still holds
      * each tiny weight whole. */
-    {"tiny-buffers", 32768, 1024, 0, ~0u, 1, 1, 64u << 10, 64u << 10},
+    {"tiny-buffers", 32768, 1024, 0, ~0u, 1, 1, 64u << 10, 64u << 10, VKF_DEVICE_KIND_OTHER},
+    /* NVIDIA desktop and data-centre GPUs (Turing to Hopper): 48 KiB of shared memory without
+     * opting in, warps of 32, fp16 math, 4 GiB bindings. */
+    {"nvidia", 49152, 1024, 32, ~0u, 1, 1, 1ull << 32, 0, VKF_DEVICE_KIND_DISCRETE_GPU},
+    /* AMD GCN / RDNA: 64 KiB of LDS, wave 64 (RDNA also runs wave 32), fp16 math. */
+    {"amd", 65536, 1024, 64, ~0u, 1, 1, 1ull << 32, 0, VKF_DEVICE_KIND_DISCRETE_GPU},
+    /* Intel Xe integrated graphics: 64 KiB of SLM, SIMD 16 (8 to 32), fp16 math, 1 GiB bindings;
+     * an integrated GPU, so memory is shared with the CPU. */
+    {"intel", 65536, 1024, 16, ~0u, 1, 1, 1u << 30, 0, VKF_DEVICE_KIND_INTEGRATED_GPU},
 };
 
-const char *vkf_caps_profile_names(void) { return "mobile, mali, adreno, tiny-buffers"; }
+const char *vkf_caps_profile_names(void) { return "mobile, mali, adreno, tiny-buffers, nvidia, amd, intel"; }
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
@@ -62,6 +75,7 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
       caps->max_memory_allocation_size > p->max_memory_allocation_size)
     caps->max_memory_allocation_size = p->max_memory_allocation_size;
   caps->cooperative_matrix = 0;
+  if (p->kind != VKF_DEVICE_KIND_OTHER) caps->kind = p->kind;
   strncpy(caps->profile, p->name, sizeof caps->profile - 1);
   return VKF_OK;
 }

@@ -57,6 +57,15 @@ static uint32_t tiled_shared_size(const vkf_gemm_variant *v) {
   return (v->bm + v->bn) * v->bk * 4;
 }
 
+/* Lanes of 4 columns in a GEMV_KN workgroup (KN_LANES of gemm_gemv.glsl). */
+enum { GEMV_KN_LANES = 16 };
+
+/* Shared memory of the GEMV body: the partial sums (gemm_gemv.glsl's sh_part). */
+static uint32_t gemv_shared_size(const vkf_gemm_variant *v) {
+  if (v->gemv_kn) return v->workgroup_size / GEMV_KN_LANES * v->gemv_rows * GEMV_KN_LANES * 16;
+  return v->workgroup_size * v->gemv_rows * v->gemv_cols * 4;
+}
+
 /* NULL when `caps` can run `v`, else why not (static text). */
 static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_variant *v) {
   if (caps->max_workgroup_invocations && v->workgroup_size > caps->max_workgroup_invocations)
@@ -68,6 +77,18 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
     if (v->workgroup_size != (v->bm / v->tm) * (v->bn / v->tn) || v->bk % 4 || v->bn % 4)
       return "inconsistent tile sizes";
   }
+  if (v->kind == VKF_GEMM_GEMV) {
+    uint32_t wg = v->workgroup_size;
+    if (wg < GEMV_KN_LANES || (wg & (wg - 1)) ||
+        (v->gemv_rows != 1 && v->gemv_rows != 2 && v->gemv_rows != 4 && v->gemv_rows != 8) ||
+        (!v->gemv_kn && (v->gemv_cols < 1 || v->gemv_cols > 4)) ||
+        (v->gemv_kn && v->gemv_subgroup))
+      return "inconsistent GEMV sizes";
+    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+    if (v->gemv_subgroup && (caps->subgroup_ops & need) != need)
+      return "needs subgroup arithmetic";
+    if (gemv_shared_size(v) > caps->max_shared_memory_size) return "partial sums exceed shared memory";
+  }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
     if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
@@ -78,6 +99,44 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
       return "inconsistent CPU block sizes";
   }
   return NULL;
+}
+
+int vkf_gemv_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape,
+                    vkf_gemm_variant *out) {
+  vkf_gemm_variant v = {.kind = VKF_GEMM_GEMV, .gemv_rows = 1};
+  while (v.gemv_rows < shape->m && v.gemv_rows < 8) v.gemv_rows *= 2;
+  /* 128 invocations on every desktop class: 4 warps on NVIDIA, 2 or 4 waves on AMD, 8 to 16
+   * threads of SIMD 8-16 on Intel; enough loads in flight per workgroup to hide DRAM latency
+   * while a 4096-wide row of f32 weights is 8 loads per invocation. The subgroup size only sets
+   * how many partial sums the reduction combines, so it is no parameter here, and CI on lavapipe
+   * (subgroups of 8) runs the very variant a GPU of the class gets. Smaller devices (the mobile
+   * class: 128 invocations, 16 KiB) halve it until it fits. */
+  v.workgroup_size = 128;
+  if (shape->b_along_n) {
+    /* B as [K, N] (GPT-2's Conv1D): 16 lanes of 4 columns read a row of B 256 bytes at a time,
+     * the workgroup's 8 slices of K meet in shared memory. */
+    v.gemv_kn = 1;
+  } else {
+    /* B as [N, K] (nn.Linear) or strided: every invocation reads 16 bytes of each of the
+     * workgroup's columns per step, consecutive invocations consecutive bytes. Two columns per
+     * workgroup share each load of A; four when the grid would pass the device's limit (LM heads
+     * of 150k-token vocabularies). */
+    v.gemv_cols = 2;
+    uint32_t limit = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;
+    if (vkf_div_up(shape->n, v.gemv_cols) > limit) v.gemv_cols = 4;
+    /* Devices with subgroup arithmetic (every desktop class) add partial sums with subgroupAdd;
+     * the others (the mobile class) through a shared-memory tree. */
+    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+    v.gemv_subgroup = (caps->subgroup_ops & need) == need;
+  }
+  while (v.workgroup_size > GEMV_KN_LANES && variant_unfit(caps, &v)) v.workgroup_size /= 2;
+  if (variant_unfit(caps, &v)) return 0;
+  uint64_t groups_x = v.gemv_kn ? vkf_div_up(shape->n, 4 * GEMV_KN_LANES)
+                                : vkf_div_up(shape->n, v.gemv_cols);
+  uint32_t limit = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;
+  if (groups_x > limit) return 0;
+  *out = v;
+  return 1;
 }
 
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
@@ -103,15 +162,22 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
     v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
     return v;
   }
+  /* Rule 2: GPU-class devices with at most 8 rows of A (decode steps, beams, small batches): a
+   * bandwidth problem, so the GEMV body, which reads each weight element once, coalesced, and
+   * uses it for every row from registers. */
+  if (shape->m <= 8) {
+    vkf_gemm_variant v;
+    if (vkf_gemv_choose(caps, shape, &v)) return v;
+  }
   uint32_t first = 0;
-  /* Rule 2: 128x128 tiles with 8x8 register blocks only on discrete GPUs: phones and integrated
+  /* Rule 3: 128x128 tiles with 8x8 register blocks only on discrete GPUs: phones and integrated
    * parts have fewer registers per invocation, and 64 accumulators would spill there. */
   if (caps->kind != VKF_DEVICE_KIND_DISCRETE_GPU) first = 1;
-  /* Rule 3: the largest tile that fits the workgroup and shared-memory limits (the mobile profile,
+  /* Rule 4: the largest tile that fits the workgroup and shared-memory limits (the mobile profile,
    * 16 KiB and 128 invocations, lands on 32x32). */
   while (first + 1 < TILED_CANDIDATES && variant_unfit(caps, &tiled_candidates[first])) first++;
-  /* Rule 4: step down while the grid is too small to occupy the device (M = 1..16 decode steps,
-   * small heads): 32 workgroups is a few per compute unit on the GPUs we target. */
+  /* Rule 5: step down while the grid is too small to occupy the device (M = 9..16, small heads):
+   * 32 workgroups is a few per compute unit on the GPUs we target. */
   for (;;) {
     const vkf_gemm_variant *v = &tiled_candidates[first];
     uint64_t groups = vkf_div_up(shape->n, v->bn) * (uint64_t)vkf_div_up(shape->m, v->bm) *
@@ -133,6 +199,13 @@ char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_siz
       snprintf(buf, buf_size, "cpu %ux%u wg%u%s%s", 8 * v->cpu_row_groups, 4 * v->cpu_col_vec4s,
                v->workgroup_size, v->cpu_k_unroll == 4 ? " ku4" : v->cpu_k_unroll == 2 ? " ku2" : "",
                v->texel ? " texel" : "");
+      break;
+    case VKF_GEMM_GEMV:
+      if (v->gemv_kn)
+        snprintf(buf, buf_size, "gemv kn r%u wg%u", v->gemv_rows, v->workgroup_size);
+      else
+        snprintf(buf, buf_size, "gemv nk r%u c%u wg%u%s", v->gemv_rows, v->gemv_cols,
+                 v->workgroup_size, v->gemv_subgroup ? " sg" : "");
       break;
     default:
       snprintf(buf, buf_size, "naive wg%u", v->workgroup_size);
@@ -278,6 +351,19 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     }
   } else if (variant->kind == VKF_GEMM_NAIVE) {
     vkf_plan_dispatch_define(&d, "GEMM_NAIVE");
+  } else if (variant->kind == VKF_GEMM_GEMV) {
+    static const char *const rows_define[9] = {NULL, "GEMV_ROWS=1", "GEMV_ROWS=2", NULL,
+                                               "GEMV_ROWS=4", NULL, NULL, NULL, "GEMV_ROWS=8"};
+    static const char *const cols_define[5] = {NULL, "GEMV_COLS=1", "GEMV_COLS=2", "GEMV_COLS=3",
+                                               "GEMV_COLS=4"};
+    vkf_plan_dispatch_define(&d, "GEMM_GEMV");
+    vkf_plan_dispatch_define(&d, rows_define[variant->gemv_rows]);
+    if (variant->gemv_kn) {
+      vkf_plan_dispatch_define(&d, "GEMV_KN");
+    } else {
+      vkf_plan_dispatch_define(&d, cols_define[variant->gemv_cols]);
+      if (variant->gemv_subgroup) vkf_plan_dispatch_define(&d, "GEMV_SUBGROUP");
+    }
   }
   if (a->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "A_F16");
   if (b->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "B_F16");
@@ -350,6 +436,9 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   } else if (v->kind == VKF_GEMM_CPU) {
     groups[0] = vkf_div_up(m, 8 * (uint64_t)v->cpu_row_groups);
     groups[1] = vkf_div_up(n, (uint64_t)v->workgroup_size * 4 * v->cpu_col_vec4s);
+  } else if (v->kind == VKF_GEMM_GEMV) {
+    groups[0] = v->gemv_kn ? vkf_div_up(n, 4 * GEMV_KN_LANES) : vkf_div_up(n, v->gemv_cols);
+    groups[1] = vkf_div_up(m, v->gemv_rows);
   } else {
     groups[0] = vkf_div_up(n, v->workgroup_size);
     groups[1] = m;
@@ -376,6 +465,7 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       .batches = 1};
   const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
+  shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

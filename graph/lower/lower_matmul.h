@@ -12,6 +12,7 @@ typedef enum vkf_gemm_kind {
   VKF_GEMM_TILED = 0, /* shared-memory tiles + register blocks (GPU-shaped) */
   VKF_GEMM_CPU,       /* subgroup-broadcast register blocks, no shared memory (CPU devices) */
   VKF_GEMM_NAIVE,     /* one output per invocation (bench baseline only) */
+  VKF_GEMM_GEMV,      /* at most a few rows of A: weights read once, coalesced (GPU decode) */
 } vkf_gemm_kind;
 
 typedef struct vkf_gemm_variant {
@@ -24,16 +25,26 @@ typedef struct vkf_gemm_variant {
                                 * lowered as the largest of 4, 2, 1 up to it that divides K / 4 */
   int texel;                   /* CPU: read A and B through uniform texel views where the operand
                                 * allows it (vec4-addressable, aligned, within the view limit) */
+  uint32_t gemv_rows;          /* GEMV: rows of A per workgroup, 1, 2, 4 or 8 */
+  uint32_t gemv_cols;          /* GEMV over B as [N, K]: columns per workgroup, 1..4 */
+  int gemv_kn;                 /* GEMV: the body for B contiguous along n ([K, N]) */
+  int gemv_subgroup;           /* GEMV over [N, K]: reduce with subgroupAdd */
 } vkf_gemm_variant;
 
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
 typedef struct vkf_gemm_shape {
   uint64_t m, n, k, batches;
   int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
+  int b_along_n; /* B is stored contiguous along n ([K, N]: GPT-2's Conv1D weights) */
 } vkf_gemm_shape;
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);
+
+/* The GEMV variant for `shape` on `caps` (rows of A rounded up to 1, 2, 4 or 8; the body by B's
+ * layout; the workgroup halved until it fits): 1 and *out set, or 0 when none fits the device. */
+int vkf_gemv_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape,
+                    vkf_gemm_variant *out);
 
 /* Short stable name, e.g. "cpu r2x1 wg64" or "tiled 64x64x16 t4x4"; returns buf. */
 char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_size);

@@ -3,8 +3,11 @@
  * broadcast weight; transposed B; permuted (strided) A and B; every epilogue; fp16 storage; and
  * small-integer inputs whose results are exact, compared bit for bit to catch tiling bugs. Cases
  * marked gpu_tiles also run with caps that steer the chooser to each GPU-shaped tile size, so
- * those variants stay tested on lavapipe, where the CPU variant is the default. The chooser
- * itself is checked on desktop, mobile and CPU caps. */
+ * those variants stay tested on lavapipe, where the CPU variant is the default; cases marked gemv
+ * (at most 8 rows) run with caps that steer it to each GEMV variant (rows 1, 2, 4, 8; B as [N, K],
+ * [K, N] or strided; subgroup or shared-memory reduction; 2 or 4 columns per workgroup;
+ * workgroups of 128 down to 16; the mobile profile). The chooser itself is checked on desktop,
+ * mobile and CPU caps. */
 #include <string.h>
 
 #include "graph/ir/builder.h"
@@ -39,6 +42,7 @@ typedef struct gemm_case {
   int a_permuted, b_permuted; /* stored with the last two axes swapped, read through a permute */
   int exact;                  /* small-integer inputs, compared exactly */
   int gpu_tiles;              /* also run with the GPU-shaped tile variants */
+  int gemv;                   /* also run with the GEMV variants (M <= 8) */
 } gemm_case;
 
 static const gemm_case cases[] = {
@@ -226,6 +230,29 @@ static const gemm_case cases[] = {
      .b_rank = 2,
      .b_shape = {64, 36},
      .exact = 1},
+    /* GEMV: odd K and N (no vec4 loads, partial column blocks), every epilogue, each layout */
+    {.label = "gemv_nk_3x257x67_bias_gelu_res", .dtype = VKF_F32, .a_rank = 2, .a_shape = {3, 257},
+     .b_rank = 2, .b_shape = {67, 257}, .transpose_b = 1, .bias = 1, .residual = 1,
+     .act = VKF_ACT_GELU_ERF, .gemv = 1},
+    {.label = "gemv_kn_5x37x131_bias_silu", .dtype = VKF_F32, .a_rank = 2, .a_shape = {5, 37},
+     .b_rank = 2, .b_shape = {37, 131}, .bias = 1, .act = VKF_ACT_SILU, .gemv = 1},
+    {.label = "gemv_strided_2x33x9_tanh", .dtype = VKF_F32, .a_rank = 2, .a_shape = {2, 33},
+     .b_rank = 2, .b_shape = {33, 9}, .b_permuted = 1, .act = VKF_ACT_GELU_TANH, .residual = 1,
+     .gemv = 1},
+    /* vec4 loads (K, N multiples of 4), batched with a broadcast weight, exact */
+    {.label = "gemv_exact_nk_batched_2x1x256x130", .dtype = VKF_F32, .a_rank = 3,
+     .a_shape = {2, 1, 256}, .b_rank = 2, .b_shape = {130, 256}, .transpose_b = 1, .bias = 1,
+     .exact = 1, .gemv = 1},
+    {.label = "gemv_exact_kn_8x64x128_relu_res", .dtype = VKF_F32, .a_rank = 2,
+     .a_shape = {8, 64}, .b_rank = 2, .b_shape = {64, 128}, .act = VKF_ACT_RELU, .residual = 1,
+     .exact = 1, .gemv = 1},
+    /* f16 storage: A, B, bias, residual and output */
+    {.label = "gemv_f16_nk_1x96x50", .dtype = VKF_F16, .a_rank = 2, .a_shape = {1, 96},
+     .b_rank = 2, .b_shape = {50, 96}, .transpose_b = 1, .bias = 1, .residual = 1, .gemv = 1},
+    {.label = "gemv_f16_kn_6x20x12", .dtype = VKF_F16, .a_rank = 2, .a_shape = {6, 20},
+     .b_rank = 2, .b_shape = {20, 12}, .bias = 1, .gemv = 1},
+    {.label = "gemv_f16_kn_7x19x13_odd", .dtype = VKF_F16, .a_rank = 2, .a_shape = {7, 19},
+     .b_rank = 2, .b_shape = {19, 13}, .residual = 1, .act = VKF_ACT_GELU_ERF, .gemv = 1},
 };
 
 /* Caps that steer the chooser to each GPU-shaped tile size (given a large enough problem):
@@ -242,6 +269,25 @@ static vkf_device_caps steered_caps(const vkf_device_caps *device, int which) {
   c.kind = which == 0 ? VKF_DEVICE_KIND_DISCRETE_GPU : VKF_DEVICE_KIND_INTEGRATED_GPU;
   if (which == 2) c.max_shared_memory_size = 16384, c.max_workgroup_invocations = 128;
   if (which == 3) c.max_shared_memory_size = 3072;
+  return c;
+}
+
+/* Caps that steer the chooser to each GEMV variant of a problem of at most 8 rows: a discrete GPU
+ * with subgroup arithmetic (subgroupAdd), without it (the shared-memory tree), with workgroups of
+ * at most 32 and 16 invocations, with a grid limit that needs 4 columns per workgroup, and the
+ * mobile profile on the device's own caps. */
+enum { GEMV_STEER_COUNT = 6 };
+static vkf_device_caps gemv_caps(const vkf_device_caps *device, int which, int64_t n) {
+  vkf_device_caps c = *device;
+  c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
+  if (which == 1) c.subgroup_ops &= ~(uint32_t)VKF_SUBGROUP_ARITHMETIC;
+  if (which == 2) c.max_workgroup_invocations = 32;
+  if (which == 3) c.max_workgroup_invocations = 16, c.subgroup_ops = VKF_SUBGROUP_BASIC;
+  if (which == 4) c.max_workgroup_count[0] = (uint32_t)((n + 3) / 4); /* 2 columns would pass it */
+  if (which == 5) {
+    c = *device;
+    VKF_ASSERT(vkf_caps_apply_profile(&c, "mobile") == VKF_OK);
+  }
   return c;
 }
 
@@ -389,17 +435,22 @@ static void run_case(gpu_test *t, const gemm_case *c) {
 
   gemm_tol tol = c->exact ? TOL_EXACT : c->dtype == VKF_F16 ? TOL_F16 : TOL_F32;
   const vkf_device_caps *dev = vkf_device_caps_get(t->device);
-  for (int v = -1; v < (c->gpu_tiles ? STEER_COUNT : 0); v++) {
-    vkf_device_caps caps = v < 0 ? *dev : steered_caps(dev, v);
+  int tiles = c->gpu_tiles ? STEER_COUNT : 0, gemvs = c->gemv ? GEMV_STEER_COUNT : 0;
+  for (int v = -1; v < tiles + gemvs; v++) {
+    vkf_device_caps caps = v < 0 ? *dev : v < tiles ? steered_caps(dev, v) : gemv_caps(dev, v - tiles, n);
     vkf_gemm_shape shape = {.m = (uint64_t)out_shape[out_rank - 2],
                             .n = (uint64_t)n,
                             .k = (uint64_t)c->a_shape[c->a_rank - 1],
                             .batches = 1,
-                            .b_along_k = c->transpose_b};
+                            .b_along_k = c->transpose_b && !c->b_permuted,
+                            .b_along_n = !c->transpose_b && !c->b_permuted};
     for (uint32_t i = 0; i + 2 < out_rank; i++) shape.batches *= (uint64_t)out_shape[i];
     vkf_gemm_variant chosen = vkf_gemm_choose(&caps, &shape);
     char name[64];
     vkf_gemm_variant_name(&chosen, name, sizeof name);
+    if (v >= tiles && v < tiles + gemvs - 1)  /* the steers meant for GEMV must reach it */
+      CHECK_MSG(chosen.kind == VKF_GEMM_GEMV, "%s: GEMV steer %d chose %s", c->label, v - tiles,
+                name);
     float *gpu = NULL;
     size_t got = 0;
     st = run_device(t, g, &caps, in, in_count, &gpu, &got);
@@ -440,12 +491,28 @@ static void check_chooser(const vkf_device_caps *device) {
   CHECK(v.kind == VKF_GEMM_TILED && v.bm == 128 && v.tm == 8);
   /* the ViT shape has 12 128x128 tiles: too few to fill a GPU, so 64x64 */
   CHECK(vkf_gemm_choose(&desk, &vit).bm == 64);
-  vkf_gemm_shape decode = {.m = 1, .n = 64, .k = 768, .batches = 1};
-  CHECK(vkf_gemm_choose(&desk, &decode).bm == 16);
+  /* decode steps on a GPU: the GEMV body, rows rounded up to a power of two, by B's layout */
+  vkf_gemm_shape decode = {.m = 1, .n = 64, .k = 768, .batches = 1, .b_along_k = 1};
+  desk.subgroup_ops |= VKF_SUBGROUP_ARITHMETIC;
+  v = vkf_gemm_choose(&desk, &decode);
+  CHECK(v.kind == VKF_GEMM_GEMV && v.gemv_rows == 1 && !v.gemv_kn && v.gemv_cols == 2 &&
+        v.gemv_subgroup && v.workgroup_size == 128);
+  decode.m = 5, decode.b_along_k = 0, decode.b_along_n = 1;
+  v = vkf_gemm_choose(&desk, &decode);
+  CHECK(v.kind == VKF_GEMM_GEMV && v.gemv_rows == 8 && v.gemv_kn);
+  /* nine rows are a GEMM again; an LM head of 151936 columns takes 4 columns per workgroup */
+  decode.m = 9;
+  CHECK(vkf_gemm_choose(&desk, &decode).kind == VKF_GEMM_TILED);
+  vkf_gemm_shape head = {.m = 1, .n = 151936, .k = 896, .batches = 1, .b_along_k = 1};
+  v = vkf_gemm_choose(&desk, &head);
+  CHECK(v.kind == VKF_GEMM_GEMV && v.gemv_cols == 4);
+  /* lavapipe keeps its CPU row block for decode steps */
+  decode.m = 1, decode.n = 768;
+  CHECK(vkf_gemm_choose(&cpu, &decode).kind == VKF_GEMM_CPU);
   /* a forced variant the device cannot run is a status naming the node */
   vkf_graph *g = NULL;
   CHECK_OK(vkf_graph_create("chooser", &g));
-  int64_t sa[2] = {4, 8}, sb[2] = {8, 4};
+  int64_t sa[2] = {12, 8}, sb[2] = {8, 4}; /* 12 rows: no GEMV, and no tile fits 16 invocations */
   vkf_value a = vkf_graph_input(g, "a", VKF_F32, 2, sa),
             b = vkf_graph_input(g, "b", VKF_F32, 2, sb);
   vkf_graph_output(g, vkf_matmul(g, "mm_small", a, b, NULL), "y");
@@ -501,6 +568,16 @@ int main(void) {
   gpu_test t = gpu_test_start();
   check_chooser(vkf_device_caps_get(t.device));
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&t, &cases[i]);
+  /* Every M of the GEMV family, 1..8, on an odd K and N with B as [N, K] and as [K, N]. */
+  for (int64_t m = 1; m <= 8; m++)
+    for (int tb = 0; tb < 2; tb++) {
+      char label[64];
+      snprintf(label, sizeof label, "gemv_sweep_%s_m%d_k45_n23", tb ? "nk" : "kn", (int)m);
+      gemm_case c = {.label = label, .dtype = VKF_F32, .a_rank = 2, .a_shape = {m, 45},
+                     .b_rank = 2, .transpose_b = tb, .bias = 1, .gemv = 1};
+      c.b_shape[0] = tb ? 23 : 45, c.b_shape[1] = tb ? 45 : 23;
+      run_case(&t, &c);
+    }
   check_k_tail_inf(&t);
   return gpu_test_finish(&t);
 }

@@ -1,9 +1,11 @@
 /* vkf bench gemm: times one GEMM per shape with the chosen variant (or a forced one) and, in the
  * same process on the same data, the naive one-output-per-invocation kernel; GPU time comes from
- * the session's timestamps. Prints a markdown table (mean ± sd over the timed runs, GFLOP/s,
+ * the session's timestamps. Prints a markdown table (mean ± sd over the timed runs, GFLOP/s, GB/s
+ * of A + B + C and their share of the device's copy bandwidth, measured first in the same process,
  * ratio to naive) or --json. Defaults: the ViT-B/16 shapes (M x K x N), fp32, B both as [K, N]
  * and as [N, K] (HF nn.Linear weights, transpose_b), 3 warm-up + 10 timed runs (naive: 1 + 3, it
- * is only the baseline of the ratio). */
+ * is only the baseline of the ratio). --decode KxN runs M = 1..8 on one K x N instead: the decode
+ * steps of a model, where GB/s is the figure of merit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "graph/base/half.h"
 #include "graph/lower/lower_matmul.h"
+#include "host/bandwidth.h"
 #include "host/session.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
@@ -27,6 +30,7 @@ typedef struct bench_args {
   const char *device;
   int force; /* 1: `variant` replaces the chooser */
   vkf_gemm_variant variant;
+  double copy_gbps; /* the device's copy bandwidth, measured before the GEMMs (0: not measured) */
 } bench_args;
 
 typedef vkf_bench_stats bench_timing;
@@ -41,6 +45,13 @@ typedef struct bench_result {
 
 static double gflops(const bench_result *r, double ms) {
   return ms > 0 ? 2.0 * (double)r->m * (double)r->k * (double)r->n / (ms * 1e6) : 0;
+}
+
+/* A, B and C each moved once: what a bandwidth-bound GEMM (few rows) cannot do with less. */
+static double gbps(const bench_result *r, int f16, double ms) {
+  double bytes = ((double)r->m * (double)r->k + (double)r->k * (double)r->n +
+                  (double)r->m * (double)r->n) * (f16 ? 2 : 4);
+  return ms > 0 ? bytes / (ms * 1e6) : 0;
 }
 
 static vkf_plan_tensor matrix(uint32_t buffer, vkf_dtype dtype, uint64_t rows, uint64_t cols) {
@@ -71,7 +82,8 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.inputs[VKF_IN_MATMUL_A] = matrix(ba, dt, m, k);
   node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
   node.output = matrix(bc, dt, m, n);
-  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b};
+  vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b,
+                          .b_along_n = !transpose_b};
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   vkf_gemm_variant_name(&v, variant_name, name_size);
   vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
@@ -159,17 +171,21 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
 
 static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
                            const bench_result *res, int count) {
-  printf("GEMM on %s (%s%s%s), %s, %d warm-up + %d timed runs (naive 1 + %d), GPU timestamps\n\n",
+  printf("GEMM on %s (%s%s%s), %s, %d warm-up + %d timed runs (naive 1 + %d), GPU timestamps\n",
          caps->name, vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
          caps->profile, a->f16 ? "fp16 storage" : "fp32", a->warmup, a->runs, a->naive_runs);
-  printf("| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | naive GFLOP/s | ratio |\n");
-  printf("|---|---|---|---|---|---|---|\n");
+  printf("copy bandwidth (read + write, same process): %.1f GB/s\n\n", a->copy_gbps);
+  printf("| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | GB/s | %% of copy | naive "
+         "GFLOP/s | ratio |\n");
+  printf("|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     double g = gflops(r, r->fast.mean_ms), gn = gflops(r, r->naive.mean_ms);
-    printf("| %llu×%llu×%llu | %s | %s | %.3f ± %.3f | %.1f |", (unsigned long long)r->m,
-           (unsigned long long)r->k, (unsigned long long)r->n, r->transpose_b ? "[N,K]" : "[K,N]",
-           r->variant, r->fast.mean_ms, r->fast.sd_ms, g);
+    double bw = gbps(r, a->f16, r->fast.mean_ms);
+    printf("| %llu×%llu×%llu | %s | %s | %.3f ± %.3f | %.1f | %.1f | %.1f |",
+           (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
+           r->transpose_b ? "[N,K]" : "[K,N]", r->variant, r->fast.mean_ms, r->fast.sd_ms, g, bw,
+           a->copy_gbps > 0 ? 100.0 * bw / a->copy_gbps : 0);
     if (a->naive)
       printf(" %.2f | %.1f× |\n", gn, gn > 0 ? g / gn : 0);
     else
@@ -181,16 +197,20 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
                        int count) {
   printf(
       "{\"device\": \"%s\", \"kind\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", "
-      "\"warmup\": %d, \"runs\": %d, \"naive_runs\": %d, \"results\": [",
+      "\"warmup\": %d, \"runs\": %d, \"naive_runs\": %d, \"copy_gb_per_s\": %.3f, "
+      "\"results\": [",
       caps->name, vkf_device_kind_name(caps->kind), caps->profile, a->f16 ? "f16" : "f32",
-      a->warmup, a->runs, a->naive_runs);
+      a->warmup, a->runs, a->naive_runs, a->copy_gbps);
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     printf(
         "%s\n  {\"m\": %llu, \"k\": %llu, \"n\": %llu, \"transpose_b\": %d, \"variant\": \"%s\", "
-        "\"mean_ms\": %.6f, \"sd_ms\": %.6f, \"gflops\": %.3f",
+        "\"mean_ms\": %.6f, \"sd_ms\": %.6f, \"gflops\": %.3f, \"gb_per_s\": %.3f, "
+        "\"copy_fraction\": %.4f",
         i ? "," : "", (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
-        r->transpose_b, r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms));
+        r->transpose_b, r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms),
+        gbps(r, a->f16, r->fast.mean_ms),
+        a->copy_gbps > 0 ? gbps(r, a->f16, r->fast.mean_ms) / a->copy_gbps : 0);
     if (a->naive)
       printf(
           ", \"naive_mean_ms\": %.6f, \"naive_sd_ms\": %.6f, \"naive_gflops\": %.3f, "
@@ -204,10 +224,22 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
   printf("\n]}\n");
 }
 
-/* "--variant cpu:RAxTN4xWG" | "tiled:BMxBNxBKxTMxTN" | "naive": bypasses the chooser (tuning). */
+/* "--variant cpu:RAxTN4xWG" | "tiled:BMxBNxBKxTMxTN" | "gemv:ROWSxCOLSxWG[:sg]" |
+ * "gemv-kn:ROWSxWG" | "naive": bypasses the chooser (tuning). */
 static int parse_variant(const char *s, vkf_gemm_variant *v) {
   unsigned x[5] = {0};
+  char tail[16] = "";
   memset(v, 0, sizeof *v);
+  if (sscanf(s, "gemv-kn:%ux%u%15s", &x[0], &x[1], tail) >= 2 && !tail[0]) {
+    v->kind = VKF_GEMM_GEMV, v->gemv_kn = 1, v->gemv_rows = x[0], v->workgroup_size = x[1];
+    return 1;
+  }
+  if (sscanf(s, "gemv:%ux%ux%u%15s", &x[0], &x[1], &x[2], tail) >= 3 &&
+      (!tail[0] || !strcmp(tail, ":sg"))) {
+    v->kind = VKF_GEMM_GEMV, v->gemv_rows = x[0], v->gemv_cols = x[1], v->workgroup_size = x[2];
+    v->gemv_subgroup = tail[0] != 0;
+    return 1;
+  }
   if (!strcmp(s, "naive")) {
     v->kind = VKF_GEMM_NAIVE, v->workgroup_size = 64;
     return 1;
@@ -232,11 +264,14 @@ static void usage(FILE *f) {
           "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
           "                      [--shape MxKxN ...] [--fp16] [--layout kn|nk|both] [--no-naive] "
           "[--device N|NAME]\n"
-          "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN | "
-          "naive]\n"
+          "                      [--decode KxN]\n"
+          "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN |\n"
+          "                       gemv:ROWSxCOLSxWG[:sg] | gemv-kn:ROWSxWG | naive]\n"
           "  GFLOP/s (mean and sd over timestamped runs) on the four ViT-B/16 shapes by default,\n"
-          "  B as [K,N] and [N,K], beside a naive kernel. --fp16: f16 operands (--f16 is kept as\n"
-          "  an alias). --variant bypasses the variant chooser.\n");
+          "  B as [K,N] and [N,K], beside a naive kernel; GB/s moved (A, B and C once each) and\n"
+          "  its share of the device's copy bandwidth, measured first in the same process.\n"
+          "  --decode KxN: M = 1..8 rows against one K x N weight (decode steps) instead.\n"
+          "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n");
 }
 
 int vkf_cli_bench_gemm(int argc, char **argv) {
@@ -244,6 +279,7 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     unsigned long long s[3];
+    int end = 0;
     if (vkf_cli_is_help(arg)) {
       usage(stdout);
       return 0;
@@ -254,11 +290,20 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
     } else if (!strcmp(arg, "--warmup") && i + 1 < argc) {
       a.warmup = atoi(argv[++i]);
     } else if (!strcmp(arg, "--shape") && i + 1 < argc && a.shape_count < MAX_SHAPES &&
-               sscanf(argv[i + 1], "%llux%llux%llu", &s[0], &s[1], &s[2]) == 3 && s[0] && s[1] &&
-               s[2]) {
+               sscanf(argv[i + 1], "%llux%llux%llu%n", &s[0], &s[1], &s[2], &end) == 3 &&
+               !argv[i + 1][end] && s[0] && s[1] && s[2]) {
       i++;
       for (int j = 0; j < 3; j++) a.shapes[a.shape_count][j] = s[j];
       a.shape_count++;
+    } else if (!strcmp(arg, "--decode") && i + 1 < argc &&
+               sscanf(argv[i + 1], "%llux%llu%n", &s[0], &s[1], &end) == 2 && !argv[i + 1][end] &&
+               s[0] && s[1] && a.shape_count + 8 <= MAX_SHAPES) {
+      i++;
+      for (uint64_t m = 1; m <= 8; m++, a.shape_count++) {
+        a.shapes[a.shape_count][0] = m;
+        a.shapes[a.shape_count][1] = s[0];
+        a.shapes[a.shape_count][2] = s[1];
+      }
     } else if (!strcmp(arg, "--fp16") || !strcmp(arg, "--f16")) { /* --f16: the old spelling */
       a.f16 = 1;
     } else if (!strcmp(arg, "--naive-runs") && i + 1 < argc) {
@@ -293,6 +338,8 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   vkf_status st = vkf_cli_device_open(a.device, &dev);
   if (st) return vkf_cli_fail(st);
   const vkf_device_caps *caps = vkf_device_caps_get(dev.device);
+  /* 256 MiB each way: long enough on a GPU (~0.1 ms at 4 TB/s is still many timestamp ticks). */
+  st = vkf_device_copy_bandwidth(dev.device, 256ull << 20, 3, &a.copy_gbps);
   bench_result results[2 * MAX_SHAPES];
   int done = 0;
   for (int layout = 0; layout < 2; layout++)
