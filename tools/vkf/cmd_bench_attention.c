@@ -1,7 +1,8 @@
 /* vkf bench attention: per shape, the fused attention kernel and the unfused path (matmul +
  * masked softmax + matmul through the same lowering, as VKF_NO_FUSE=attention runs it) on the
  * same data in one process: GPU time mean ± sd (session timestamps), GFLOP/s (4·Nq·Nk·D·H·B),
- * peak device memory of each session, and the largest difference between the two outputs. */
+ * GB/s (q, k, v and the output once each: decoding's bound) against the copy bandwidth measured
+ * first, peak device memory of each session, and the largest difference between the outputs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "graph/lower/lower.h"
 #include "graph/lower/lower_attention.h"
 #include "graph/passes/memory_plan.h"
+#include "host/bandwidth.h"
 #include "host/session.h"
 #include "tools/vkf/bench_linear_attention.h"
 #include "tools/vkf/cli_args.h"
@@ -38,6 +40,7 @@ typedef struct bench_args {
   int runs, warmup, json, f16, unfused, causal;
   const char *device;
   vkf_attention_force force; /* --variant / --splits: replaces the chooser's rule */
+  double copy_gbps;           /* the device's copy bandwidth, measured first (same process) */
 } bench_args;
 
 typedef struct timing {
@@ -52,6 +55,13 @@ typedef struct result {
   timing fused, unfused;
   double max_diff; /* max |fused - unfused| */
 } result;
+
+/* q, k, v and the output each moved once: the bound of decoding (one query against a long
+ * cache), where GB/s against the copy bandwidth is the figure of merit. */
+static double gbps(const shape *s, int f16, double ms) {
+  double elems = (double)s->b * (double)s->h * (double)s->d * (2.0 * (double)s->nq + 2.0 * (double)s->nk);
+  return ms > 0 ? elems * (f16 ? 2 : 4) / (ms * 1e6) : 0;
+}
 
 static double gflops(const shape *s, double ms) {
   double flop = 4.0 * (double)s->nq * (double)s->nk * (double)s->d * (double)s->h * (double)s->b;
@@ -206,16 +216,20 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps, con
          caps->name, vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
          caps->profile, a->f16 ? "fp16 storage" : "fp32", a->causal ? ", causal" : "", a->warmup,
          a->runs);
+  printf("copy bandwidth (read + write, same process): %.1f GB/s\n\n", a->copy_gbps);
   printf(
-      "| B,H,Nq,Nk,D | fused variant | fused ms ± sd | fused GFLOP/s | fused peak MiB | "
-      "unfused ms ± sd | unfused GFLOP/s | unfused peak MiB | speed-up | max |diff| |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|\n");
+      "| B,H,Nq,Nk,D | fused variant | fused ms ± sd | fused GFLOP/s | fused GB/s | %% of copy | "
+      "fused peak MiB | unfused ms ± sd | unfused GFLOP/s | unfused peak MiB | speed-up | "
+      "max |diff| |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < count; i++) {
     const result *r = &res[i];
     const shape *s = &r->s;
-    printf("| %lld,%lld,%lld,%lld,%lld | %s | %.3f ± %.3f | %.2f | %.1f |", (long long)s->b,
-           (long long)s->h, (long long)s->nq, (long long)s->nk, (long long)s->d, r->fused.note,
-           r->fused.mean_ms, r->fused.sd_ms, gflops(s, r->fused.mean_ms),
+    double bw = gbps(s, a->f16, r->fused.mean_ms);
+    printf("| %lld,%lld,%lld,%lld,%lld | %s | %.3f ± %.3f | %.2f | %.1f | %.1f | %.1f |",
+           (long long)s->b, (long long)s->h, (long long)s->nq, (long long)s->nk, (long long)s->d,
+           r->fused.note, r->fused.mean_ms, r->fused.sd_ms, gflops(s, r->fused.mean_ms), bw,
+           a->copy_gbps > 0 ? 100.0 * bw / a->copy_gbps : 0,
            (double)r->fused.device_bytes / 1048576.0);
     if (r->unfused.ok)
       printf(" %.3f ± %.3f | %.2f | %.1f | %.2f× | %.2g |\n", r->unfused.mean_ms, r->unfused.sd_ms,
@@ -231,18 +245,20 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const r
                        int count) {
   printf(
       "{\"device\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", \"causal\": %d, "
-      "\"warmup\": %d, \"runs\": %d, \"results\": [",
-      caps->name, caps->profile, a->f16 ? "f16" : "f32", a->causal, a->warmup, a->runs);
+      "\"warmup\": %d, \"runs\": %d, \"copy_gb_per_s\": %.3f, \"results\": [",
+      caps->name, caps->profile, a->f16 ? "f16" : "f32", a->causal, a->warmup, a->runs,
+      a->copy_gbps);
   for (int i = 0; i < count; i++) {
     const result *r = &res[i];
     const shape *s = &r->s;
     printf(
         "%s\n  {\"b\": %lld, \"h\": %lld, \"nq\": %lld, \"nk\": %lld, \"d\": %lld, "
         "\"variant\": \"%s\", \"fused_ms\": %.6f, \"fused_sd_ms\": %.6f, \"fused_gflops\": %.3f, "
-        "\"fused_device_bytes\": %llu",
+        "\"fused_gb_per_s\": %.3f, \"fused_device_bytes\": %llu",
         i ? "," : "", (long long)s->b, (long long)s->h, (long long)s->nq, (long long)s->nk,
         (long long)s->d, r->fused.note, r->fused.mean_ms, r->fused.sd_ms,
-        gflops(s, r->fused.mean_ms), (unsigned long long)r->fused.device_bytes);
+        gflops(s, r->fused.mean_ms), gbps(s, a->f16, r->fused.mean_ms),
+        (unsigned long long)r->fused.device_bytes);
     if (r->unfused.ok)
       printf(
           ", \"unfused_ms\": %.6f, \"unfused_sd_ms\": %.6f, \"unfused_gflops\": %.3f, "
@@ -344,7 +360,11 @@ int vkf_cli_bench_attention(int argc, char **argv) {
   vkf_lower_attention_set_force(&a.force);
   vkf_cli_device dev;
   vkf_status st = vkf_cli_device_open(a.device, &dev);
-  if (st) return vkf_cli_fail(st);
+  if (!st) st = vkf_device_copy_bandwidth(dev.device, 256ull << 20, 3, &a.copy_gbps);
+  if (st) {
+    vkf_cli_device_close(&dev);
+    return vkf_cli_fail(st);
+  }
   result res[MAX_SHAPES];
   int done = 0;
   for (; done < a.shape_count && !st; done++) {

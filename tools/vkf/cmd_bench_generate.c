@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host/bandwidth.h"
 #include "host/runner.h"
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
@@ -35,7 +36,9 @@ static void usage(FILE *f) {
           "  R times (default 3): a prompt of P random ids (default 128) per row through the\n"
           "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
           "  decode tokens/s (mean ± sd over the runs), the GPU time of a decode step per op kind,\n"
-          "  the bytes a step reads (weights + the cache up to its context) and device memory.\n");
+          "  the bytes a step reads (weights + the cache up to its context), what share of the\n"
+          "  device's copy bandwidth (measured first, in the same process) that is, the step's\n"
+          "  dispatches and barriers, and device memory.\n");
 }
 
 static double now_ms(void) {
@@ -94,6 +97,9 @@ static void mean_sd(const double *x, int64_t n, double *mean, double *sd) {
 }
 
 static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
+  /* The yardstick first: a step that reads its weights once cannot beat bytes / copy bandwidth. */
+  double copy_gbps = 0;
+  VKF_RETURN_IF_ERROR(vkf_device_copy_bandwidth(dev, 256ull << 20, 3, &copy_gbps));
   vkf_model *model = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &model));
   if (strcmp(vkf_model_family(model), "decoder") != 0) {
@@ -177,17 +183,24 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     double cache_read = (double)mem.cache * ((double)p + (double)a->gen / 2.0) / cap;
     double step_bytes = weights + cache_read;
     double plan_total = (double)mem.prefill_plan + (double)mem.decode_plan;
+    double step_gbps = dm_ > 0 ? step_bytes / (dm_ * 1e6) : 0;
+    double bound_ms = copy_gbps > 0 ? step_bytes / (copy_gbps * 1e6) : 0;
+    uint32_t dispatches = vkf_plan_dispatch_count(low->plan);
+    uint32_t barriers = vkf_plan_barrier_count(low->plan);
     if (a->json) {
       printf("{\"model\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, \"prompt_len\": %lld, "
              "\"gen\": %lld, \"prefill_tokens_per_s\": %.2f, \"prefill_sd\": %.2f, "
              "\"decode_tokens_per_s\": %.3f, \"decode_sd\": %.3f, \"decode_step_ms\": %.3f, "
              "\"step_bytes\": %.0f, \"weights_bytes\": %.0f, \"cache_bytes\": %llu, "
-             "\"device_bytes\": %.0f}\n",
+             "\"device_bytes\": %.0f, \"copy_gb_per_s\": %.3f, \"step_gb_per_s\": %.3f, "
+             "\"copy_fraction\": %.4f, \"bound_step_ms\": %.4f, \"step_dispatches\": %u, "
+             "\"step_barriers\": %u}\n",
              a->model, vkf_model_architecture(model), (long long)b, (long long)p,
              (long long)a->gen, (double)(b * p) / (pm / 1e3),
              (double)(b * p) * psd / (pm * pm / 1e3), dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
              dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_, step_bytes, weights,
-             (unsigned long long)mem.cache, plan_total + (double)mem.cache);
+             (unsigned long long)mem.cache, plan_total + (double)mem.cache, copy_gbps, step_gbps,
+             copy_gbps > 0 ? step_gbps / copy_gbps : 0, bound_ms, dispatches, barriers);
     } else {
       printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights, %s cache, "
              "%lld runs\n\n",
@@ -200,9 +213,12 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
       printf("| decode step | %.2f ± %.2f | %.2f |\n\n", dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
              dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_);
       printf("a decode step reads at least %.1f MiB (weights %.1f, cache %.1f at mean context "
-             "%.0f): %.2f GB/s at the measured step time\n",
+             "%.0f): %.2f GB/s at the measured step time, %.1f%% of the copy bandwidth (%.1f GB/s, "
+             "same process), whose bound is %.3f ms a step\n",
              step_bytes / 1048576.0, weights / 1048576.0, cache_read / 1048576.0,
-             (double)p + (double)a->gen / 2.0, dm_ > 0 ? step_bytes / (dm_ * 1e6) : 0);
+             (double)p + (double)a->gen / 2.0, step_gbps,
+             copy_gbps > 0 ? 100.0 * step_gbps / copy_gbps : 0, copy_gbps, bound_ms);
+      printf("a decode step is %u dispatches and %u barriers\n", dispatches, barriers);
       printf("device memory: %.1f MiB = weights %.1f + cache %.1f + plans' own buffers %.1f\n\n",
              (plan_total + (double)mem.cache) / 1048576.0, weights / 1048576.0,
              (double)mem.cache / 1048576.0, (plan_total - weights) / 1048576.0);
