@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# tools/dev/gpu_report.sh end to end at toy sizes (--quick) on whatever device this is: every
+# benchmark step runs and lands in report.md (GEMV/GEMM with the copy-bandwidth share, attention,
+# ViT, the decode of both Llamas at f32 and f16), no step fails, and the PyTorch half says what it
+# did (measured, or why not).
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+build=${VKF_BUILD_DIR:-$(dirname "$(dirname "$VKF")")}
+if TMPDIR=$tmp bash tools/dev/gpu_report.sh --quick --no-tests --build "$build" --out "$tmp/out" \
+  >"$tmp/stdout" 2>"$tmp/stderr"; then ok; else bad "gpu_report.sh exit $?: $(tail -5 "$tmp/stderr")"; fi
+report=$tmp/out/report.md
+for f in report.md raw.tar.gz; do [ -s "$tmp/out/$f" ] && ok || bad "no $f"; done
+for section in "## GEMV and GEMM" "## Fused attention" "## ViT-B/16 forward" "## Decoding"; do
+  grep -q "^$section" "$report" && ok || bad "report.md lacks $section"
+done
+grep -q "Steps that failed" "$report" && bad "a step failed: $(grep 'Steps that failed' "$report")" || ok
+[ "$(grep -c '^| llama-' "$report")" -eq 4 ] && ok || bad "expected 4 decode rows: $(grep '^| llama-' "$report")"
+[ "$(grep -c '^| [1-8]×256×' "$report")" -eq 32 ] && ok || bad "expected 32 GEMV rows (M 1..8, 2 shapes, f32 and f16)"
+grep -q "^- PyTorch: " "$report" && ok || bad "report.md does not say whether PyTorch was measured"
+python3 -m py_compile tools/dev/gpu_report.py tools/dev/make_bench_checkpoints.py && ok || bad "py_compile"
+vkf_summary
