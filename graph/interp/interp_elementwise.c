@@ -109,3 +109,28 @@ vkf_status vkf_ref_fused(vkf_interp *it, const vkf_node *n) {
   }
   return VKF_OK;
 }
+
+/* y = x * cos + rotate_half(x) * sin, each product rounded to fp32 as the unfused form (mul, mul,
+ * add) computes it. */
+vkf_status vkf_ref_rotary(vkf_interp *it, const vkf_node *n) {
+  const vkf_tensor *out = &it->g->tensors[n->output.id];
+  const vkf_tensor *tc = vkf_interp_in_tensor(it, n, VKF_IN_ROTARY_COS);
+  const vkf_tensor *ts = vkf_interp_in_tensor(it, n, VKF_IN_ROTARY_SIN);
+  VKF_IN_F32(x, it, n, VKF_IN_ROTARY_X);
+  VKF_IN_F32(c, it, n, VKF_IN_ROTARY_COS);
+  VKF_IN_F32(s, it, n, VKF_IN_ROTARY_SIN);
+  float *y = vkf_interp_out_f32(it, n);
+  if (!y) return vkf_interp_oom(n);
+  int64_t sc[VKF_MAX_DIMS] = {0}, ss[VKF_MAX_DIMS] = {0};
+  vkf_broadcast_strides(tc->rank, tc->shape, out->rank, out->shape, sc);
+  vkf_broadcast_strides(ts->rank, ts->shape, out->rank, out->shape, ss);
+  int64_t count = vkf_tensor_element_count(out), d = out->shape[out->rank - 1], half = d / 2;
+  for (int64_t k = 0; k < count; k++) {
+    int64_t j = k % d;
+    float rot = j < half ? -x[k + half] : x[k - half];
+    float a = x[k] * c[vkf_strided_offset(k, out->rank, out->shape, sc)];
+    float b = rot * s[vkf_strided_offset(k, out->rank, out->shape, ss)];
+    y[k] = a + b;
+  }
+  return VKF_OK;
+}

@@ -264,6 +264,11 @@ vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_va
   return vkf_graph_add_node(g, VKF_OP_DEPTHWISE_CONV, name, in, 2, NULL);
 }
 
+vkf_value vkf_rotary(vkf_graph *g, const char *name, vkf_value x, vkf_value cos, vkf_value sin) {
+  vkf_value in[3] = {x, cos, sin};
+  return vkf_graph_add_node(g, VKF_OP_ROTARY, name, in, 3, NULL);
+}
+
 vkf_value vkf_kv_write(vkf_graph *g, const char *name, vkf_value cache, vkf_value rows,
                        vkf_value start) {
   vkf_value in[3] = {cache, rows, start};

@@ -142,6 +142,10 @@ vkf_value vkf_reduce(vkf_graph *g, const char *name, vkf_value x, vkf_reduce_kin
  * y[b, h, n, d] = sum_t weight[h, t] · x[b, h, n + t - K/2, d]. x [B, H, N, D] (may be strided),
  * weight [H, K] with K odd -> [B, H, N, D]. */
 vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_value weight);
+/* Rotary position embedding as Hugging Face's apply_rotary_pos_emb computes it, in one kernel:
+ * y = x * cos + rotate_half(x) * sin, rotate_half(x) = [-x[..., D/2:], x[..., :D/2]]. x [..., D]
+ * (D even, may be strided), cos and sin broadcast to it (same last dim D), output x's shape. */
+vkf_value vkf_rotary(vkf_graph *g, const char *name, vkf_value x, vkf_value cos, vkf_value sin);
 
 /* ---- state ---- */
 /* Writes new key/value rows into a cache, in place, at positions known only at run time:

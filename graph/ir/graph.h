@@ -86,6 +86,9 @@ enum {
   VKF_IN_LSTATE_GATE = 3,        /* optional gate logits [B, H, T] */
   VKF_IN_CONV_X = 0,             /* [B, H, N, D], may be strided */
   VKF_IN_CONV_WEIGHT = 1,        /* [H, K], K odd: one filter along N per channel H */
+  VKF_IN_ROTARY_X = 0,           /* [..., D], D even, may be strided */
+  VKF_IN_ROTARY_COS = 1,         /* broadcastable to x, last dim D */
+  VKF_IN_ROTARY_SIN = 2,         /* likewise */
   /* Block-sparse attention (graph/ir/sparse_layout.h describes the layout tables). */
   VKF_IN_SPARSE_Q = 0,        /* [B, H, Nq, D] (may be a strided view) */
   VKF_IN_SPARSE_K = 1,        /* [B, Hkv, Nk, D], H % Hkv == 0 */

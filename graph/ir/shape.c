@@ -486,3 +486,23 @@ vkf_status vkf_shape_depthwise_conv(const vkf_graph *g, const vkf_node *n, vkf_t
   set_out(out, x->dtype, 4, x->shape);
   return VKF_OK;
 }
+
+vkf_status vkf_shape_rotary(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
+  const vkf_tensor *x = in_at(g, n, VKF_IN_ROTARY_X), *c = in_at(g, n, VKF_IN_ROTARY_COS),
+                   *s = in_at(g, n, VKF_IN_ROTARY_SIN);
+  shape_buf sx, sc, ss;
+  VKF_RETURN_IF_ERROR(need_float(x, "input"));
+  VKF_RETURN_IF_ERROR(need_float(c, "cos"));
+  VKF_RETURN_IF_ERROR(need_float(s, "sin"));
+  if (x->rank < 1 || x->shape[x->rank - 1] % 2 || c->dtype != s->dtype ||
+      !broadcasts_to(c, x->rank, x->shape) || !broadcasts_to(s, x->rank, x->shape) ||
+      c->shape[c->rank - 1] != x->shape[x->rank - 1] ||
+      s->shape[s->rank - 1] != x->shape[x->rank - 1])
+    return vkf_status_make(VKF_STATUS_SHAPE,
+                           "input %s, cos %s %s, sin %s %s: expected x [..., D] with D even and "
+                           "cos, sin of one dtype broadcasting to it with last dim D",
+                           fmt_shape(x, &sx), vkf_dtype_name(c->dtype), fmt_shape(c, &sc),
+                           vkf_dtype_name(s->dtype), fmt_shape(s, &ss));
+  set_out(out, x->dtype, x->rank, x->shape);
+  return VKF_OK;
+}

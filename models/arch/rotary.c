@@ -4,7 +4,6 @@
 #include "models/arch/rotary.h"
 
 #include <math.h>
-#include <stdio.h>
 
 #include "graph/ir/builder.h"
 
@@ -48,18 +47,5 @@ void vkf_rotary_tables(const vkf_hf_config *c, int64_t first, int64_t count, int
 
 vkf_value vkf_rotary_apply(vkf_graph *g, const char *name, vkf_value x, vkf_value cos,
                            vkf_value sin) {
-  const vkf_tensor *t = vkf_value_valid(x) ? vkf_graph_tensor(g, x) : NULL;
-  if (!t) return VKF_NO_VALUE;
-  int64_t dh = t->shape[t->rank - 1], half = dh / 2;
-  uint32_t last = t->rank - 1;
-  char nm[320];
-  vkf_value x1 = vkf_slice(g, (snprintf(nm, sizeof nm, "%s.x1", name), nm), x, last, 0, half);
-  vkf_value x2 = vkf_slice(g, (snprintf(nm, sizeof nm, "%s.x2", name), nm), x, last, half, dh);
-  vkf_value parts[2] = {vkf_scale(g, (snprintf(nm, sizeof nm, "%s.neg_x2", name), nm), x2, -1.0f),
-                        x1};
-  vkf_value rot = vkf_concat(g, (snprintf(nm, sizeof nm, "%s.rotate_half", name), nm), parts, 2,
-                             last); /* [B, H, N, Dh] */
-  vkf_value a = vkf_mul(g, (snprintf(nm, sizeof nm, "%s.cos", name), nm), x, cos);
-  vkf_value b = vkf_mul(g, (snprintf(nm, sizeof nm, "%s.sin", name), nm), rot, sin);
-  return vkf_add(g, name, a, b);
+  return vkf_rotary(g, name, x, cos, sin);
 }

@@ -26,6 +26,27 @@ $npy write "$tmp/x.npy" 3,5,33 4
 same_as_cpu "softmax causal scaled" 1e-6 softmax --in "$tmp/x.npy" --attr causal=1 --attr scale=0.5
 same_as_cpu "layernorm" 1e-5 layernorm --in "$tmp/x.npy" --attr eps=1e-6
 same_as_cpu "permute" 0 permute --in "$tmp/x.npy" --attr axes=2,0,1
+# rotary: the interpreter, and Hugging Face's formula in numpy (x*cos + rotate_half(x)*sin) with
+# cos and sin broadcast over the batch and heads.
+$npy write "$tmp/rx.npy" 2,3,7,10 11
+$npy write "$tmp/rc.npy" 7,10 12
+$npy write "$tmp/rs.npy" 1,1,7,10 13
+same_as_cpu "rotary" 1e-6 rotary --in "$tmp/rx.npy" --in "$tmp/rc.npy" --in "$tmp/rs.npy"
+"$VKF" op rotary --in "$tmp/rx.npy" --in "$tmp/rc.npy" --in "$tmp/rs.npy" --out "$tmp/ry.npy" &&
+  /usr/bin/python3 -c '
+import sys, numpy as np
+x, c, s, y = (np.load(p) for p in sys.argv[1:5])
+h = x.shape[-1] // 2
+rot = np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+sys.exit(0 if np.abs(y - (x * c + rot * s)).max() <= 1e-6 else 1)' "$tmp/rx.npy" "$tmp/rc.npy" "$tmp/rs.npy" "$tmp/ry.npy"
+check "rotary against numpy" '[ $? -eq 0 ]'
+$npy halves "$tmp/rxh.npy" 1,4,5,16 15
+$npy halves "$tmp/rch.npy" 5,16 16
+$npy halves "$tmp/rsh.npy" 5,16 17
+same_as_cpu "rotary f16" 1e-3 rotary --in "$tmp/rxh.npy" --in "$tmp/rch.npy" --in "$tmp/rsh.npy"
+$npy write "$tmp/rodd.npy" 2,9 14
+expect_error op "rotary odd head dim" "D even" rotary --in "$tmp/rodd.npy" --in "$tmp/rodd.npy" \
+  --in "$tmp/rodd.npy" --out "$tmp/r.npy"
 $npy write "$tmp/q.npy" 2,3,9,32 5
 $npy write "$tmp/k.npy" 2,3,21,32 6
 $npy write "$tmp/v.npy" 2,3,21,32 7

@@ -276,6 +276,8 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
   if (!strcmp(op, "mean_pool")) return vkf_mean_pool(g, "op", x, input(a, in, 1, "mask"));
   if (!strcmp(op, "kv_write")) /* --in cache --in rows --in start: the cache after the write */
     return vkf_kv_write(g, "op", x, y, input(a, in, 2, "start"));
+  if (!strcmp(op, "rotary")) /* --in x --in cos --in sin */
+    return vkf_rotary(g, "op", x, y, input(a, in, 2, "sin"));
   if (!strcmp(op, "linear_features") || !strcmp(op, "linear_attention") ||
       !strcmp(op, "linear_state_write"))
     return build_linear(g, a, in, out_err);
@@ -283,8 +285,8 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
                              "unknown op \"%s\" (matmul, add, sub, mul, div, scale, gelu, "
                              "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
                              "softmax, attention, sparse_attention, permute, slice, copy, cast, "
-                             "concat, gather, patch_embed, mean_pool, kv_write, linear_features, "
-                             "linear_attention, linear_state_write)",
+                             "concat, gather, patch_embed, mean_pool, kv_write, rotary, "
+                             "linear_features, linear_attention, linear_state_write)",
                              op);
   return VKF_NO_VALUE;
 }

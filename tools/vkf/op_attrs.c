@@ -20,6 +20,7 @@ static const vkf_op_spec OP_SPECS[] = {
       {"activation", VKF_ATTR_CHOICE, 0, 0, "none|gelu|gelu_tanh|relu|silu", "none",
        "applied after the bias, before the residual"}}},
     {"add", "x f32|f16; y f32|f16 (broadcast)", {{0}}},
+    {"rotary", "x f32|f16 [..., D], D even; cos f32|f16 and sin (same dtype) broadcast to x", {{0}}},
     {"sub", "x f32|f16; y f32|f16 (broadcast)", {{0}}},
     {"mul", "x f32|f16; y f32|f16 (broadcast)", {{0}}},
     {"div", "x f32|f16; y f32|f16 (broadcast)", {{0}}},
