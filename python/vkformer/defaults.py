@@ -5,6 +5,7 @@ import os
 
 from . import _capi
 from ._loader import library
+from ._text import utf8
 
 
 def default_model(task):
@@ -17,7 +18,7 @@ def default_model(task):
         raise TypeError("default_model: task must be a str, not %s" % type(task).__name__)
     lib = library()
     out = ctypes.c_void_p()
-    _capi.check(lib, lib.vkformer_default_model(task.encode("utf-8"), ctypes.byref(out)))
+    _capi.check(lib, lib.vkformer_default_model(utf8(task, "default_model: task"), ctypes.byref(out)))
     try:
         return os.fsdecode(ctypes.string_at(out.value))
     finally:

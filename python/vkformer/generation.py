@@ -6,6 +6,7 @@ import queue
 import threading
 
 from . import _capi
+from ._text import utf8
 from ._arrays import ids_array
 from .errors import InvalidArgumentError
 
@@ -42,10 +43,18 @@ def _options(max_new_tokens, options):
     do_sample = options.get("do_sample")
     if do_sample is not None:
         o.decoding = _capi.DECODING_SAMPLE if do_sample else _capi.DECODING_GREEDY
+    # The C options read 0 as "the default", so a 0 the caller set must be refused here, as vkf and
+    # transformers' GenerationConfig.validate refuse it, not read as "unset".
     if options.get("num_beams") is not None:
         o.num_beams = int(options["num_beams"])
+        if o.num_beams < 1:
+            raise InvalidArgumentError("generate: num_beams %d, expected at least 1" % o.num_beams)
     if options.get("temperature") is not None:
         o.temperature = float(options["temperature"])
+        if not o.temperature > 0:
+            raise InvalidArgumentError(
+                "generate: temperature %g, expected > 0 (do_sample=False for greedy decoding)" % o.temperature
+            )
     if options.get("top_k") is not None:
         # Hugging Face's top_k=0 turns the filter off; the C API spells that -1 (0 is "default").
         k = int(options["top_k"])
@@ -54,15 +63,21 @@ def _options(max_new_tokens, options):
         o.top_k = k if k > 0 else -1
     if options.get("top_p") is not None:
         o.top_p = float(options["top_p"])
+        if not 0 < o.top_p <= 1:
+            raise InvalidArgumentError("generate: top_p %g, expected in (0, 1]" % o.top_p)
     if options.get("repetition_penalty") is not None:
         o.repetition_penalty = float(options["repetition_penalty"])
+        if not o.repetition_penalty > 0:
+            raise InvalidArgumentError(
+                "generate: repetition_penalty %g, expected > 0" % o.repetition_penalty
+            )
     if options.get("seed") is not None:
         o.seed = int(options["seed"]) & 0xFFFFFFFFFFFFFFFF
     stops = options.get("stop_strings")
     if stops:
         if isinstance(stops, str):
             stops = [stops]
-        data = [s.encode("utf-8") for s in stops]
+        data = [utf8(s, "generate: stop_strings[%d]" % i) for i, s in enumerate(stops)]
         arr = (ctypes.c_char_p * len(data))(*data)
         keep += [data, arr]
         o.stop_strings = ctypes.cast(arr, ctypes.POINTER(ctypes.c_char_p))
@@ -81,7 +96,7 @@ class GenerateRequest:
         self.model = model
         self.opts, self._keep = _options(max_new_tokens, options)
         if isinstance(prompt, str):
-            self.text, self.ids = prompt.encode("utf-8"), None
+            self.text, self.ids = utf8(prompt, "generate: prompt"), None
         elif isinstance(prompt, bytes):
             raise TypeError("generate: prompt must be a str or a sequence of token ids, not bytes")
         else:

@@ -11,6 +11,7 @@ from ._closeable import Closeable
 from ._arrays import fill_input, take_output
 from .device import Device
 from .errors import InvalidArgumentError
+from ._text import utf8
 from .generation import GenerateRequest
 from .tokenizer import decode_with, tokenize_with
 
@@ -58,7 +59,7 @@ def _texts(items):
     for i, t in enumerate(items):
         if not isinstance(t, str):
             raise TypeError("texts[%d]: expected str, got %s" % (i, type(t).__name__))
-        out.append(t.encode("utf-8"))
+        out.append(utf8(t, "texts[%d]" % i))
     return out
 
 

@@ -8,6 +8,7 @@ from . import _capi
 from ._closeable import Closeable
 from ._arrays import ids_array
 from ._loader import library
+from ._text import utf8
 
 Encoding = collections.namedtuple("Encoding", ["ids", "tokens"])
 Encoding.__doc__ = "The token ids (list of int) and token strings (list of str) of one text."
@@ -17,7 +18,7 @@ def tokenize_with(lib, handle, text, add_special_tokens):
     if not isinstance(text, str):
         raise TypeError("tokenize: text must be a str, got %s" % type(text).__name__)
     out = _capi.Tokens()
-    _capi.check(lib, lib.vkformer_tokenize(handle, text.encode("utf-8"), 1 if add_special_tokens else 0, ctypes.byref(out)))
+    _capi.check(lib, lib.vkformer_tokenize(handle, utf8(text, "tokenize: text"), 1 if add_special_tokens else 0, ctypes.byref(out)))
     try:
         ids = [int(out.ids[i]) for i in range(out.count)]
         tokens = [out.tokens[i].decode("utf-8", errors="replace") for i in range(out.count)]

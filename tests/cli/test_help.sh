@@ -131,4 +131,19 @@ for form in --version version; do
   fi
 done
 
+# Output that cannot be written is a failure, not exit 0 with the text lost (stdout on a full disk).
+if [ -w /dev/full ]; then
+  for inv in "--help" "op --list" "tokenize --model tests/models/data/bert_tiny --json hello" \
+             "forward --model tests/models/data/bert_tiny --list"; do
+    # shellcheck disable=SC2086
+    "$VKF" $inv >/dev/full 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -q "^vkf: writing the standard output failed: No space left" "$tmp/err"; then
+      ok
+    else
+      bad "vkf $inv >/dev/full: exit $rc: $(cat "$tmp/err")"
+    fi
+  done
+fi
+
 vkf_summary

@@ -102,6 +102,18 @@ def test_generate_errors(talk, bert_tiny, device):
         talk.generate("zq", 0)
     with pytest.raises(vkformer.InvalidArgumentError, match="no ids"):
         talk.generate([], 4)
+    # 0 is the C options' "default": a 0 the caller sets is refused, as vkf and transformers do
+    for option, value, needle in (("temperature", 0, "temperature 0"), ("top_p", 0, "top_p 0"),
+                                  ("top_p", 1.5, r"top_p 1.5, expected in \(0, 1\]"),
+                                  ("num_beams", 0, "num_beams 0"),
+                                  ("repetition_penalty", 0, "repetition_penalty 0")):
+        with pytest.raises(vkformer.InvalidArgumentError, match=needle):
+            talk.generate("zq", 4, do_sample=True, **{option: value})
+    # a NUL would end the C string: refused, naming the argument
+    with pytest.raises(vkformer.InvalidArgumentError, match="prompt: a NUL character at index 2"):
+        talk.generate("zq\0zq", 4)
+    with pytest.raises(vkformer.InvalidArgumentError, match=r"stop_strings\[1\]: a NUL"):
+        talk.generate("zq", 4, stop_strings=["a", "b\0"])
     with vkformer.Model.load(data("llama_tiny"), device=device) as m:
         with pytest.raises(vkformer.Error, match="tokenizer.json"):
             m.generate("hello", 4)

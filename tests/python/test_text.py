@@ -61,6 +61,10 @@ def test_tokenizer_errors(tmp_path, bert_tiny):
         bert_tiny.decode([1.5])
     with pytest.raises(TypeError, match="str"):
         bert_tiny.tokenize(b"bytes")
+    with pytest.raises(vkformer.InvalidArgumentError, match="text: a NUL character at index 1"):
+        bert_tiny.tokenize("a\0b")
+    with pytest.raises(vkformer.InvalidArgumentError, match=r"texts\[1\]: a NUL character"):
+        bert_tiny.embed(["fine", "not\0fine"])
     with vkformer.Model.load(data("gpt2_tiny"), device=bert_tiny.device) as m:
         with pytest.raises(vkformer.NotFoundError):
             m.tokenize("hello")

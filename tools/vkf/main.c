@@ -1,4 +1,5 @@
 /* vkf: entry point and subcommand table. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,8 +43,19 @@ static void usage(FILE *f) {
   fprintf(f, "\nvkf COMMAND --help shows a command's options (vkf bench --help, vkf op --list).\n");
 }
 
-int main(int argc, char **argv) {
-  vkf_log_env_warnings();
+/* A command whose output could not be written failed, whatever it returned: with stdout on a
+ * full disk (or /dev/full) the text, JSON or ids are lost, so exit 1 with one line saying so. */
+static int finish(int rc) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    int err = errno;
+    fprintf(stderr, "vkf: writing the standard output failed: %s\n",
+            strerror(err ? err : EIO));
+    return rc ? rc : 1;
+  }
+  return rc;
+}
+
+static int run(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: vkf <command> [options] (vkf --help lists the commands)\n");
     return 2;
@@ -57,4 +69,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
   fprintf(stderr, "vkf: unknown command \"%s\" (try vkf --help)\n", argv[1]);
   return 2;
+}
+
+int main(int argc, char **argv) {
+  vkf_log_env_warnings();
+  return finish(run(argc, argv));
 }
