@@ -7,6 +7,7 @@ import weakref
 from . import _capi
 from ._closeable import Closeable
 from ._loader import library
+from ._text import utf8
 
 
 def device_names():
@@ -40,7 +41,7 @@ class Device(Closeable):
         self.lock = threading.RLock()
         opts = _capi.DeviceOptions()
         if selector is not None:
-            opts.selector = str(selector).encode("utf-8")
+            opts.selector = utf8(str(selector), "Device: selector")
         opts.validate = 0 if validate is None else (1 if validate else -1)
         handle = ctypes.c_void_p()
         _capi.check(self._lib, self._lib.vkformer_device_open(ctypes.byref(opts), ctypes.byref(handle)))
