@@ -35,6 +35,14 @@ def load(path):
         return None
 
 
+def loaded(out, pattern):
+    """(path, document) of each JSON result matching `pattern` that a step wrote, in name order."""
+    for path in sorted(glob.glob(os.path.join(out, pattern))):
+        doc = load(path)
+        if doc:
+            yield path, doc
+
+
 def cuda_ms(torch, fn, runs=20, warmup=5):
     for _ in range(warmup):
         fn()
@@ -152,10 +160,7 @@ def table(out):
     lines.append("| M×K×N | dtype | vkformer variant | vkf ms | vkf GB/s | % of copy | torch ms | "
                  "torch / vkf |")
     lines.append("|---|---|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(out, "gemm_*.json"))):
-        g = load(path)
-        if not g:
-            continue
+    for path, g in loaded(out, "gemm_*.json"):
         for r in g["results"]:
             if not r["transpose_b"]:
                 continue
@@ -174,10 +179,7 @@ def table(out):
     lines.append("| B,H,Nq,Nk,D | dtype | vkf variant | vkf ms | vkf GFLOP/s | vkf GB/s | torch SDPA ms | "
                  "torch / vkf |")
     lines.append("|---|---|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(out, "attention_*.json"))):
-        a = load(path)
-        if not a:
-            continue
+    for path, a in loaded(out, "attention_*.json"):
         for r in a["results"]:
             shape = (r["b"], r["h"], r["nq"], r["nk"], r["d"])
             tm = torch_sdpa.get((shape, "float16" if a["dtype"] == "f16" else "float32"))
@@ -192,10 +194,7 @@ def table(out):
     lines.append("")
     lines.append("| batch | dtype | vkf GPU ms | vkf wall ms | torch ms | torch / vkf (GPU) |")
     lines.append("|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(out, "model_*.json"))):
-        m = load(path)
-        if not m:
-            continue
+    for path, m in loaded(out, "model_*.json"):
         tm = torch_vit.get((m["batch"], "float16" if m["dtype"] == "fp16" else "float32"))
         lines.append("| %d | %s | %s | %s | %s | %s |" % (m["batch"], m["dtype"], fmt(m["gpu_ms"]),
                                                          fmt(m["latency_ms_mean"]), fmt(tm),
@@ -208,10 +207,7 @@ def table(out):
     lines.append("| model | weights | prefill tok/s | decode tok/s | step ms | bound ms (bytes / copy) | "
                  "% of copy | dispatches / barriers a step | HF generate tok/s | vkf / HF |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(out, "generate_*.json"))):
-        r = load(path)
-        if not r:
-            continue
+    for path, r in loaded(out, "generate_*.json"):
         name = os.path.basename(r["model"].rstrip("/"))
         dtype = "float16" if path.endswith("_f16.json") else "float32"
         hf = torch_gen.get((name, dtype))
