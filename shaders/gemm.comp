@@ -21,6 +21,9 @@
 //   CPU_RA=<n>, CPU_TN4=<n>      GEMM_CPU register block: 8*CPU_RA rows (CPU_RA 1..8),
 //                                4*CPU_TN4 columns per lane (CPU_TN4 1, 2 or 4)
 //   A_F16, B_F16, C_F16          operand / output storage is float16 (GL_EXT_shader_16bit_storage)
+//   B_BF16                       B is bfloat16, read as 32-bit words (two values each; a vec4 is
+//                                one 8-byte uvec2) and widened exactly: no 16-bit storage needed.
+//                                Not with B_TEXEL
 //   BIAS, BIAS_F16               bias [N] is bound (binding 3), and is float16
 //   RESIDUAL, RES_F16            residual (output-shaped) is bound (binding 3, or 4 with BIAS)
 //   A_VEC4                       A is contiguous along k, K % 4 == 0, row starts 4-aligned
@@ -120,7 +123,23 @@ layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4_[]; };
 #define a_data4(i) a_data4_[i]
 #define a_data(i) a_data_[i]
 #endif
-#ifdef B_TEXEL
+#if defined(B_BF16) && (defined(B_TEXEL) || defined(B_F16))
+#error "B_BF16 excludes B_TEXEL and B_F16"
+#endif
+#ifdef B_BF16
+// Element i is the low (even i) or high (odd i) half of word i / 2; the binding starts 4-aligned.
+layout(std430, set = 0, binding = 1) readonly buffer BufB { uint b_words_[]; };
+layout(std430, set = 0, binding = 1) readonly buffer BufB4 { uvec2 b_words2_[]; };
+float bf16_at(uint i) {
+  uint w = b_words_[i >> 1];
+  return uintBitsToFloat((i & 1u) != 0u ? (w & 0xffff0000u) : (w << 16));
+}
+vec4 bf16x4(uvec2 w) {
+  return uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
+}
+#define b_data4(i) bf16x4(b_words2_[i])
+#define b_data(i) bf16_at(i)
+#elif defined(B_TEXEL)
 layout(set = 0, binding = 1) uniform samplerBuffer b_tex;
 #define b_data4(i) texelFetch(b_tex, int(i))
 #define b_data(i) texelFetch(b_tex, int((i) >> 2))[(i) & 3u]

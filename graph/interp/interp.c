@@ -100,8 +100,14 @@ static void fill_from_host(float *f, int32_t *i, vkf_dtype dtype, const void *da
   } else if (dtype == VKF_F32) {
     memcpy(f, data, count * sizeof(float));
   } else {
-    const uint16_t *h = data;
-    for (size_t k = 0; k < count; k++) f[k] = vkf_half_to_float(h[k]);
+    /* f16 or bf16, read bytewise: a bf16 weight may sit at an odd offset of a mapped file */
+    float (*widen)(uint16_t) = dtype == VKF_BF16 ? vkf_bf16_to_float : vkf_half_to_float;
+    const unsigned char *b = data;
+    for (size_t k = 0; k < count; k++) {
+      uint16_t h;
+      memcpy(&h, b + 2 * k, 2);
+      f[k] = widen(h);
+    }
   }
 }
 
@@ -286,9 +292,10 @@ vkf_status vkf_interp_get(const vkf_interp *it, vkf_value v, void *dst, size_t d
   float *f = t->dtype == VKF_F32 ? dst : malloc(count * sizeof(float));
   if (!f) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "reading \"%s\"", t->name);
   gather_value(it, t, f, NULL);
-  if (t->dtype == VKF_F16) {
+  if (t->dtype == VKF_F16 || t->dtype == VKF_BF16) {
+    uint16_t (*narrow)(float) = t->dtype == VKF_BF16 ? vkf_float_to_bf16 : vkf_float_to_half;
     uint16_t *h = dst;
-    for (size_t k = 0; k < count; k++) h[k] = vkf_float_to_half(f[k]);
+    for (size_t k = 0; k < count; k++) h[k] = narrow(f[k]);
     free(f);
   }
   return VKF_OK;

@@ -42,12 +42,12 @@ const vkf_memory_plan *vkf_graph_memory_plan(const vkf_graph *g) {
 }
 
 const char *vkf_dtype_name(vkf_dtype dtype) {
-  static const char *const names[VKF_DTYPE_COUNT] = {"f32", "f16", "i32"};
+  static const char *const names[VKF_DTYPE_COUNT] = {"f32", "f16", "i32", "bf16"};
   return (dtype >= 0 && dtype < VKF_DTYPE_COUNT) ? names[dtype] : "?";
 }
 
 size_t vkf_dtype_size(vkf_dtype dtype) {
-  return dtype == VKF_F16 ? 2 : 4;
+  return dtype == VKF_F16 || dtype == VKF_BF16 ? 2 : 4;
 }
 
 const char *vkf_activation_name(vkf_activation act) {

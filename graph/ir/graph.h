@@ -17,6 +17,8 @@ typedef enum vkf_dtype {
   VKF_F32 = 0,
   VKF_F16, /* IEEE binary16; the interpreter computes in fp32 and rounds on store */
   VKF_I32,
+  VKF_BF16, /* bfloat16 (the top half of an fp32), for weights only: the verifier lets a bf16
+               tensor feed nothing but a matmul's B operand, whose kernels widen it exactly */
   VKF_DTYPE_COUNT
 } vkf_dtype;
 

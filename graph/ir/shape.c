@@ -70,7 +70,7 @@ vkf_status vkf_shape_matmul(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   const vkf_tensor *a = in_at(g, n, VKF_IN_MATMUL_A), *b = in_at(g, n, VKF_IN_MATMUL_B);
   shape_buf sa, sb;
   VKF_RETURN_IF_ERROR(need_float(a, "A"));
-  VKF_RETURN_IF_ERROR(need_float(b, "B"));
+  if (b->dtype != VKF_BF16) VKF_RETURN_IF_ERROR(need_float(b, "B")); /* bf16 weights widen on load */
   if (a->rank < 2 || b->rank < 2)
     return vkf_status_make(VKF_STATUS_SHAPE, "operands need rank >= 2: %s x %s", fmt_shape(a, &sa),
                            fmt_shape(b, &sb));

@@ -38,6 +38,12 @@ static vkf_status verify_node(const vkf_graph *g, uint32_t i) {
           "(cycle or bad order)",
           op, n->name, s, t->name, t->producer, i);
     }
+    /* bf16 is a weight storage format: only the matmul kernels' B loads widen it (and views
+     * only restride it on the way there). */
+    if (t->dtype == VKF_BF16 && !(n->op == VKF_OP_MATMUL && s == VKF_IN_MATMUL_B) &&
+        !(vkf_op_flags(n->op) & VKF_OPF_VIEW))
+      return BAD("%s \"%s\": input %u \"%s\" is bf16, which only a matmul's B operand reads", op,
+                 n->name, s, t->name);
   }
   if (n->output.id == 0 || n->output.id >= g->tensor_count)
     return BAD("%s \"%s\": output is dangling (id %u)", op, n->name, n->output.id);

@@ -275,10 +275,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_shape_format(b->rank, b->shape, sb, sizeof sb);
   VKF_ASSERT(node->op == VKF_OP_MATMUL);
 
-  if (!dtype_float(a->dtype) || !dtype_float(b->dtype) || !dtype_float(c->dtype) ||
-      (has_bias && !dtype_float(bias->dtype)) || (has_res && !dtype_float(res->dtype)))
+  if (!dtype_float(a->dtype) || !(dtype_float(b->dtype) || b->dtype == VKF_BF16) ||
+      !dtype_float(c->dtype) || (has_bias && !dtype_float(bias->dtype)) ||
+      (has_res && !dtype_float(res->dtype)))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "matmul \"%s\": %s %s x %s %s: only f32/f16 operands", node->name,
+                           "matmul \"%s\": %s %s x %s %s: only f32/f16 operands (and bf16 B)",
+                           node->name,
                            vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype), sb);
   int any_f16 = a->dtype == VKF_F16 || b->dtype == VKF_F16 || c->dtype == VKF_F16 ||
                 (has_bias && bias->dtype == VKF_F16) || (has_res && res->dtype == VKF_F16);
@@ -367,6 +369,8 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   }
   if (a->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "A_F16");
   if (b->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "B_F16");
+  if (b->dtype == VKF_BF16) vkf_plan_dispatch_define(&d, "B_BF16"); /* 32-bit words: no 16-bit
+                                                                        storage needed */
   if (c->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "C_F16");
   if (has_bias) vkf_plan_dispatch_define(&d, "BIAS");
   if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");

@@ -10,6 +10,7 @@
  * mobile and CPU caps. */
 #include <string.h>
 
+#include "graph/base/half.h"
 #include "graph/ir/builder.h"
 #include "graph/lower/lower_matmul.h"
 #include "graph/passes/memory_plan.h"
@@ -31,7 +32,8 @@ static const gemm_tol TOL_EXACT = {.atol = 0, .rtol = 0, .acc = 0};
 
 typedef struct gemm_case {
   const char *label;
-  vkf_dtype dtype; /* A, B, bias, residual and output */
+  vkf_dtype dtype;   /* A, B, bias, residual and output */
+  vkf_dtype b_dtype; /* B's storage when not `dtype` (VKF_BF16); 0 (f32) means `dtype` */
   uint32_t a_rank;
   int64_t a_shape[4]; /* as the node sees A: [..., M, K] */
   uint32_t b_rank;
@@ -253,6 +255,33 @@ static const gemm_case cases[] = {
      .b_rank = 2, .b_shape = {20, 12}, .bias = 1, .gemv = 1},
     {.label = "gemv_f16_kn_7x19x13_odd", .dtype = VKF_F16, .a_rank = 2, .a_shape = {7, 19},
      .b_rank = 2, .b_shape = {19, 13}, .residual = 1, .act = VKF_ACT_GELU_ERF, .gemv = 1},
+    /* bf16 weights (B only) under f32 and f16 activations: every kernel shape, both layouts,
+     * odd sizes (scalar word loads, the odd element in a word's high half), vec4 sizes (uvec2
+     * loads), a permuted view, exact small integers */
+    {.label = "bf16_nk_3x257x67_bias_gelu_res", .dtype = VKF_F32, .b_dtype = VKF_BF16,
+     .a_rank = 2, .a_shape = {3, 257}, .b_rank = 2, .b_shape = {67, 257}, .transpose_b = 1,
+     .bias = 1, .residual = 1, .act = VKF_ACT_GELU_ERF, .gemv = 1, .gpu_tiles = 1},
+    {.label = "bf16_kn_5x37x131_bias_silu", .dtype = VKF_F32, .b_dtype = VKF_BF16, .a_rank = 2,
+     .a_shape = {5, 37}, .b_rank = 2, .b_shape = {37, 131}, .bias = 1, .act = VKF_ACT_SILU,
+     .gemv = 1, .gpu_tiles = 1},
+    {.label = "bf16_exact_nk_batched_2x1x256x132", .dtype = VKF_F32, .b_dtype = VKF_BF16,
+     .a_rank = 3, .a_shape = {2, 1, 256}, .b_rank = 2, .b_shape = {132, 256}, .transpose_b = 1,
+     .bias = 1, .exact = 1, .gemv = 1},
+    {.label = "bf16_exact_kn_8x64x128_relu_res", .dtype = VKF_F32, .b_dtype = VKF_BF16,
+     .a_rank = 2, .a_shape = {8, 64}, .b_rank = 2, .b_shape = {64, 128}, .act = VKF_ACT_RELU,
+     .residual = 1, .exact = 1, .gemv = 1, .gpu_tiles = 1},
+    {.label = "bf16_prefill_67x96x44", .dtype = VKF_F32, .b_dtype = VKF_BF16, .a_rank = 2,
+     .a_shape = {67, 96}, .b_rank = 2, .b_shape = {44, 96}, .transpose_b = 1, .bias = 1,
+     .gpu_tiles = 1},
+    {.label = "bf16_strided_2x33x9_tanh", .dtype = VKF_F32, .b_dtype = VKF_BF16, .a_rank = 2,
+     .a_shape = {2, 33}, .b_rank = 2, .b_shape = {33, 9}, .b_permuted = 1,
+     .act = VKF_ACT_GELU_TANH, .gemv = 1},
+    {.label = "bf16_f16_nk_1x96x50", .dtype = VKF_F16, .b_dtype = VKF_BF16, .a_rank = 2,
+     .a_shape = {1, 96}, .b_rank = 2, .b_shape = {50, 96}, .transpose_b = 1, .bias = 1,
+     .residual = 1, .gemv = 1},
+    {.label = "bf16_f16_kn_7x19x13_odd", .dtype = VKF_F16, .b_dtype = VKF_BF16, .a_rank = 2,
+     .a_shape = {7, 19}, .b_rank = 2, .b_shape = {19, 13}, .residual = 1, .gemv = 1,
+     .gpu_tiles = 1},
 };
 
 /* Caps that steer the chooser to each GPU-shaped tile size (given a large enough problem):
@@ -296,6 +325,8 @@ static void *pack(const float *v, size_t n, vkf_dtype dtype, size_t *out_size) {
   void *p = malloc(*out_size + 16);
   if (dtype == VKF_F16)
     op_to_half(v, p, n);
+  else if (dtype == VKF_BF16)
+    for (size_t i = 0; i < n; i++) ((uint16_t *)p)[i] = vkf_float_to_bf16(v[i]);
   else
     memcpy(p, v, n * sizeof(float));
   return p;
@@ -379,7 +410,8 @@ static void run_case(gpu_test *t, const gemm_case *c) {
   CHECK_OK(vkf_graph_create(c->label, &g));
   vkf_value a_stored, b_stored;
   vkf_value a = operand(g, "a", c->dtype, c->a_rank, c->a_shape, c->a_permuted, &a_stored);
-  vkf_value b = operand(g, "b", c->dtype, c->b_rank, c->b_shape, c->b_permuted, &b_stored);
+  vkf_dtype b_dtype = c->b_dtype ? c->b_dtype : c->dtype;
+  vkf_value b = operand(g, "b", b_dtype, c->b_rank, c->b_shape, c->b_permuted, &b_stored);
   int64_t n = c->b_shape[c->b_rank - (c->transpose_b ? 2 : 1)];
   /* output shape: broadcast batch dims, then [M, N] */
   uint32_t out_rank = c->a_rank > c->b_rank ? c->a_rank : c->b_rank;
@@ -416,7 +448,7 @@ static void run_case(gpu_test *t, const gemm_case *c) {
     else
       op_fill_uniform(v, (size_t)counts[i], 7u + 13u * (uint32_t)i, -1.0f, 1.0f);
     size_t size;
-    packed[i] = pack(v, (size_t)counts[i], c->dtype, &size);
+    packed[i] = pack(v, (size_t)counts[i], i == 1 ? b_dtype : c->dtype, &size);
     in[in_count++] = (vkf_input_binding){.value = values[i], .data = packed[i], .size = size};
     free(v);
   }
@@ -572,11 +604,15 @@ int main(void) {
   for (int64_t m = 1; m <= 8; m++)
     for (int tb = 0; tb < 2; tb++) {
       char label[64];
-      snprintf(label, sizeof label, "gemv_sweep_%s_m%d_k45_n23", tb ? "nk" : "kn", (int)m);
-      gemm_case c = {.label = label, .dtype = VKF_F32, .a_rank = 2, .a_shape = {m, 45},
-                     .b_rank = 2, .transpose_b = tb, .bias = 1, .gemv = 1};
-      c.b_shape[0] = tb ? 23 : 45, c.b_shape[1] = tb ? 45 : 23;
-      run_case(&t, &c);
+      for (int bf = 0; bf < 2; bf++) {
+        snprintf(label, sizeof label, "gemv_sweep_%s%s_m%d_k45_n23", bf ? "bf16_" : "",
+                 tb ? "nk" : "kn", (int)m);
+        gemm_case c = {.label = label, .dtype = VKF_F32, .b_dtype = bf ? VKF_BF16 : VKF_F32,
+                       .a_rank = 2, .a_shape = {m, 45}, .b_rank = 2, .transpose_b = tb,
+                       .bias = 1, .gemv = 1};
+        c.b_shape[0] = tb ? 23 : 45, c.b_shape[1] = tb ? 45 : 23;
+        run_case(&t, &c);
+      }
     }
   check_k_tail_inf(&t);
   return gpu_test_finish(&t);
