@@ -92,11 +92,13 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   caps->timestamp_period = l->timestampPeriod;
   caps->max_texel_buffer_elements = l->maxTexelBufferElements;
   caps->min_texel_buffer_offset_alignment = (uint32_t)l->minTexelBufferOffsetAlignment;
-  VkFormatProperties fp32 = {0}, fp16 = {0};
+  VkFormatProperties fp32 = {0}, fp16 = {0}, u16 = {0};
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32G32B32A32_SFLOAT, &fp32);
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R16G16B16A16_SFLOAT, &fp16);
   caps->texel_rgba32f = (fp32.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
   caps->texel_rgba16f = (fp16.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R16G16B16A16_UINT, &u16);
+  caps->texel_rgba16ui = (u16.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
 
   /* maxMemoryAllocationSize is Vulkan 1.1 core (VkPhysicalDeviceMaintenance3Properties). */
   VkPhysicalDeviceMaintenance3Properties m3 = {

@@ -141,12 +141,22 @@ static vkf_status texel_view(vkf_cmd *cmd, const vkf_kernel *k, uint32_t i, cons
                              uint64_t size, VkBufferView *out_view) {
   vkf_device *d = cmd->device;
   const vkf_device_caps *caps = &d->caps;
-  int f16 = k->texel[i] == VKF_TEXEL_RGBA16F;
-  uint64_t texel_size = f16 ? 8 : 16, texels = size / texel_size;
-  if (!(f16 ? caps->texel_rgba16f : caps->texel_rgba32f))
+  static const struct {
+    const char *name;
+    VkFormat format;
+    uint64_t size;
+  } formats[] = {[VKF_TEXEL_RGBA32F] = {"RGBA32F", VK_FORMAT_R32G32B32A32_SFLOAT, 16},
+                 [VKF_TEXEL_RGBA16F] = {"RGBA16F", VK_FORMAT_R16G16B16A16_SFLOAT, 8},
+                 [VKF_TEXEL_RGBA16UI] = {"RGBA16UI", VK_FORMAT_R16G16B16A16_UINT, 8}};
+  vkf_plan_texel t = k->texel[i];
+  int have = t == VKF_TEXEL_RGBA32F   ? caps->texel_rgba32f
+             : t == VKF_TEXEL_RGBA16F ? caps->texel_rgba16f
+                                      : caps->texel_rgba16ui;
+  uint64_t texel_size = formats[t].size, texels = size / texel_size;
+  if (!have)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "kernel %s binding %u: the device has no %s uniform texel buffers",
-                           k->name, i, f16 ? "RGBA16F" : "RGBA32F");
+                           k->name, i, formats[t].name);
   if (caps->min_texel_buffer_offset_alignment &&
       b->offset % caps->min_texel_buffer_offset_alignment)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -168,7 +178,7 @@ static vkf_status texel_view(vkf_cmd *cmd, const vkf_kernel *k, uint32_t i, cons
   VkBufferViewCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
       .buffer = b->buffer->handle,
-      .format = f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT,
+      .format = formats[t].format,
       .offset = b->buffer->base + b->offset,
       .range = texels * texel_size};
   VKF_VK_RETURN_IF_ERROR(d->vk.vkCreateBufferView(d->handle, &info, NULL, out_view));

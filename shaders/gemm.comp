@@ -23,12 +23,14 @@
 //   A_F16, B_F16, C_F16          operand / output storage is float16 (GL_EXT_shader_16bit_storage)
 //   B_BF16                       B is bfloat16, read as 32-bit words (two values each; a vec4 is
 //                                one 8-byte uvec2) and widened exactly: no 16-bit storage needed.
-//                                Not with B_TEXEL
+//                                With B_TEXEL: an RGBA16UI view (usamplerBuffer)
 //   BIAS, BIAS_F16               bias [N] is bound (binding 3), and is float16
 //   RESIDUAL, RES_F16            residual (output-shaped) is bound (binding 3, or 4 with BIAS)
 //   A_VEC4                       A is contiguous along k, K % 4 == 0, row starts 4-aligned
 //   B_VEC4_N                     B is contiguous along n, N % 4 == 0, row starts 4-aligned
 //   B_VEC4_K                     B is contiguous along k (transposed), K % 4 == 0, 4-aligned
+//   GEMV_K8                      (GEMM_GEMV, [N, K], B f16 or bf16, A_VEC4) B is contiguous along k,
+//                                K % 8 == 0, 8-aligned: 8 weights per 16-byte load (load_b_k8)
 //   C_VEC4                       (GEMM_CPU) C, the residual and the bias are contiguous along n,
 //                                N % 4 == 0, 4-aligned: the epilogue reads and writes vec4s
 //   ACT=<n>                      activation id (vkf_activation: 1 gelu_erf, 2 gelu_tanh, 3 relu,
@@ -123,10 +125,15 @@ layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4_[]; };
 #define a_data4(i) a_data4_[i]
 #define a_data(i) a_data_[i]
 #endif
-#if defined(B_BF16) && (defined(B_TEXEL) || defined(B_F16))
-#error "B_BF16 excludes B_TEXEL and B_F16"
+#if defined(B_BF16) && defined(B_F16)
+#error "B_BF16 excludes B_F16"
 #endif
-#ifdef B_BF16
+#if defined(B_BF16) && defined(B_TEXEL)
+// An RGBA16UI texel holds 4 bf16 bit patterns (the CPU kernel's vector gather, as for f32 / f16).
+layout(set = 0, binding = 1) uniform usamplerBuffer b_tex;
+#define b_data4(i) uintBitsToFloat(texelFetch(b_tex, int(i)) << 16)
+#define b_data(i) uintBitsToFloat(texelFetch(b_tex, int((i) >> 2))[(i) & 3u] << 16)
+#elif defined(B_BF16)
 // Element i is the low (even i) or high (odd i) half of word i / 2; the binding starts 4-aligned.
 layout(std430, set = 0, binding = 1) readonly buffer BufB { uint b_words_[]; };
 layout(std430, set = 0, binding = 1) readonly buffer BufB4 { uvec2 b_words2_[]; };
@@ -240,6 +247,24 @@ vec4 load_b_k4(uint k, uint col) {
   return v;
 #endif
 }
+
+#ifdef GEMV_K8
+#if !(defined(B_F16) || defined(B_BF16)) || defined(B_TEXEL)
+#error "GEMV_K8 needs a 16-bit B in a storage buffer"
+#endif
+layout(std430, set = 0, binding = 1) readonly buffer BufB8 { uvec4 b_data8_[]; };
+// B[k..k+7, col] as two vec4s, one 16-byte load.
+void load_b_k8(uint k, uint col, out vec4 lo, out vec4 hi) {
+  uvec4 w = b_data8_[(b_base + col * p.b_ns + k) >> 3];
+#ifdef B_BF16
+  lo = uintBitsToFloat(uvec4(w.x << 16, w.x & 0xffff0000u, w.y << 16, w.y & 0xffff0000u));
+  hi = uintBitsToFloat(uvec4(w.z << 16, w.z & 0xffff0000u, w.w << 16, w.w & 0xffff0000u));
+#else
+  lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+#endif
+}
+#endif
 
 // Bias, activation, residual, then the store; the caller checks row < M and col < N.
 void store_c(uint row, uint col, float acc) {

@@ -12,6 +12,8 @@
 //                   ([N, K], nn.Linear's weight, or any other layout) each of the workgroup's
 //                   GEMV_COLS columns is read along k by all its invocations, 4 k-values per load
 //   GEMV_COLS=<c>   ([N, K] only) columns per workgroup, 1..4
+//   GEMV_K8         ([N, K] only; gemm.comp's define) each invocation reads 8 k-values of a
+//                   16-bit weight row per 16-byte load instead of 4 per 8 bytes
 //   GEMV_SUBGROUP   ([N, K] only) partial sums meet with subgroupAdd, then across subgroups in
 //                   shared memory; otherwise a shared-memory tree (devices without subgroup
 //                   arithmetic). Correct for any subgroup size
@@ -71,6 +73,24 @@ void main() {
   uint col0 = gl_WorkGroupID.x * GEMV_COLS, row0 = gl_WorkGroupID.y * ROWS;
   float acc[OUTS];
   [[unroll]] for (uint i = 0; i < OUTS; i++) acc[i] = 0.0;
+#ifdef GEMV_K8
+  // Invocation t reads k = 8t, 8t + 8*WG, ...: 16 bytes of f16 / bf16 per weight row and load,
+  // consecutive invocations consecutive 16 bytes (K % 8 == 0: no tail).
+  for (uint k = tid * 8u; k < p.k; k += WG * 8u) {
+    vec4 a[ROWS], a_hi[ROWS];
+    [[unroll]] for (uint r = 0; r < ROWS; r++) {
+      a[r] = row0 + r < p.m ? load_a4(row0 + r, k) : vec4(0.0);
+      a_hi[r] = row0 + r < p.m ? load_a4(row0 + r, k + 4u) : vec4(0.0);
+    }
+    [[unroll]] for (uint c = 0; c < GEMV_COLS; c++) {
+      if (col0 + c >= p.n) break;
+      vec4 b, b_hi;
+      load_b_k8(k, col0 + c, b, b_hi);
+      [[unroll]] for (uint r = 0; r < ROWS; r++)
+        acc[r * GEMV_COLS + c] += dot(a[r], b) + dot(a_hi[r], b_hi);
+    }
+  }
+#else
   // Invocation t reads k = 4t, 4t + 4*WG, ...: consecutive invocations read consecutive 16 bytes
   // of each weight row. load_b_k4 / load_a4 are zero past K, so K needs no multiple of 4.
   for (uint k = tid * 4u; k < p.k; k += WG * 4u) {
@@ -83,6 +103,7 @@ void main() {
       [[unroll]] for (uint r = 0; r < ROWS; r++) acc[r * GEMV_COLS + c] += dot(a[r], b);
     }
   }
+#endif
 #ifdef GEMV_SUBGROUP
   [[unroll]] for (uint i = 0; i < OUTS; i++) acc[i] = subgroupAdd(acc[i]);
   if (subgroupElect())

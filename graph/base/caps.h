@@ -55,6 +55,7 @@ typedef struct vkf_device_caps {
    * lavapipe), so CPU kernels read their big operands through texel views when these allow. */
   int texel_rgba32f;                    /* R32G32B32A32_SFLOAT supports uniform texel buffers */
   int texel_rgba16f;                    /* R16G16B16A16_SFLOAT likewise */
+  int texel_rgba16ui;                   /* R16G16B16A16_UINT likewise (bf16 weights) */
   uint32_t max_texel_buffer_elements;   /* texels one view may span */
   uint32_t min_texel_buffer_offset_alignment; /* bytes */
 

@@ -43,12 +43,17 @@ uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vk
 vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,
                                       const vkf_plan_binding *b) {
   const vkf_device_caps *caps = ctx->caps;
-  int f16 = dtype == VKF_F16;
-  uint64_t texels = b->size / (f16 ? 8 : 16);
-  if ((dtype != VKF_F32 && !f16) || !(f16 ? caps->texel_rgba16f : caps->texel_rgba32f) ||
-      !caps->min_texel_buffer_offset_alignment ||
+  vkf_plan_texel t = dtype == VKF_F32    ? VKF_TEXEL_RGBA32F
+                     : dtype == VKF_F16  ? VKF_TEXEL_RGBA16F
+                     : dtype == VKF_BF16 ? VKF_TEXEL_RGBA16UI
+                                         : VKF_TEXEL_NONE;
+  int have = t == VKF_TEXEL_RGBA32F   ? caps->texel_rgba32f
+             : t == VKF_TEXEL_RGBA16F ? caps->texel_rgba16f
+                                      : caps->texel_rgba16ui;
+  uint64_t texels = b->size / (t == VKF_TEXEL_RGBA32F ? 16 : 8);
+  if (t == VKF_TEXEL_NONE || !have || !caps->min_texel_buffer_offset_alignment ||
       b->offset % caps->min_texel_buffer_offset_alignment || texels == 0 ||
       texels > caps->max_texel_buffer_elements)
     return VKF_TEXEL_NONE;
-  return f16 ? VKF_TEXEL_RGBA16F : VKF_TEXEL_RGBA32F;
+  return t;
 }

@@ -159,7 +159,7 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
       v = cpu_variant_rows;
     /* Rule 1c: operands through texel views where the device has them (a vector gather per vec4
      * instead of a scalar loop over the lanes); lowering falls back per operand. */
-    v.texel = caps->texel_rgba32f || caps->texel_rgba16f;
+    v.texel = caps->texel_rgba32f || caps->texel_rgba16f || caps->texel_rgba16ui;
     return v;
   }
   /* Rule 2: GPU-class devices with at most 8 rows of A (decode steps, beams, small batches): a
@@ -250,10 +250,15 @@ static int dtype_float(vkf_dtype t) {
 
 /* vec4 loads along an operand's contiguous axis: unit stride there, the length and every row
  * start (offset, other stride, batch strides) multiples of 4 elements. */
+static int vec_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_stride,
+                  uint64_t len, uint64_t w) {
+  return unit_stride == 1 && len % w == 0 && op->off % w == 0 && other_stride % w == 0 &&
+         op->bs0 % w == 0 && op->bs1 % w == 0;
+}
+
 static int vec4_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_stride,
                    uint64_t len) {
-  return unit_stride == 1 && len % 4 == 0 && op->off % 4 == 0 && other_stride % 4 == 0 &&
-         op->bs0 % 4 == 0 && op->bs1 % 4 == 0;
+  return vec_ok(op, unit_stride, other_stride, len, 4);
 }
 
 /* Element offset `vkf_lower_bind` will return, known before binding. */
@@ -385,6 +390,11 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     else if ((b_vec4 = vec4_ok(&ob, ob.s_row, ob.s_col, k)))
       vkf_plan_dispatch_define(&d, "B_VEC4_K");
   }
+  /* 16-byte weight loads in the [N, K] GEMV: 8 f16 / bf16 values per load where B's rows are
+   * 8-aligned (f32 rows already load 16 bytes a vec4). */
+  if (variant->kind == VKF_GEMM_GEMV && !variant->gemv_kn && vkf_dtype_size(b->dtype) == 2 &&
+      a_vec4 && vec_ok(&ob, ob.s_row, ob.s_col, k, 8))
+    vkf_plan_dispatch_define(&d, "GEMV_K8");
   /* vec4 epilogue (CPU kernel): output, residual and bias all vec4-addressable along n */
   if (variant->kind == VKF_GEMM_CPU && vec4_ok(&oc, oc.s_col, oc.s_row, n) &&
       (!has_res || vec4_ok(&orr, orr.s_col, orr.s_row, n)) &&

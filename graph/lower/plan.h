@@ -34,11 +34,12 @@ typedef struct vkf_plan_buffer {
 typedef enum vkf_plan_access { VKF_ACCESS_READ = 1, VKF_ACCESS_WRITE = 2, VKF_ACCESS_READ_WRITE = 3 } vkf_plan_access;
 
 /* How a binding reaches the kernel: a storage buffer, or a read-only uniform texel buffer view of
- * 4-component texels (GLSL samplerBuffer; texelFetch returns vec4 for either format). */
+ * 4-component texels (GLSL samplerBuffer, vec4 for either float format; usamplerBuffer for RGBA16UI). */
 typedef enum vkf_plan_texel {
   VKF_TEXEL_NONE = 0, /* storage buffer */
   VKF_TEXEL_RGBA32F,  /* view of float32 vec4s (16-byte texels) */
   VKF_TEXEL_RGBA16F,  /* view of float16 vec4s (8-byte texels) */
+  VKF_TEXEL_RGBA16UI, /* view of uint16 uvec4s (8-byte texels; bf16 bits, GLSL usamplerBuffer) */
 } vkf_plan_texel;
 
 /* A byte range of one plan buffer, bound at one binding slot of a kernel. */

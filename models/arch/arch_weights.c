@@ -83,8 +83,50 @@ static vkf_value fail(vkf_graph *g, vkf_status s) {
   return VKF_NO_VALUE;
 }
 
-vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
-                          const char *const *names, int count, vkf_arch_join join, float scale) {
+vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
+  char full[VKF_ARCH_NAME_MAX];
+  const vkf_safetensors_info *info =
+      vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, name));
+  int bf16 = info && info->dtype == VKF_SAFETENSORS_BF16;
+  return vkf_weight_constant(w->cache, w->ck, g, full, bf16 ? VKF_BF16 : w->dtype);
+}
+
+/* Every tensor prefix + names[i] is bf16 (a missing one is not: vkf_arch_joined reports it). */
+static int all_bf16(const vkf_arch_weights *w, const char *const *names, int count) {
+  char full[VKF_ARCH_NAME_MAX];
+  for (int i = 0; i < count; i++) {
+    const vkf_safetensors_info *info =
+        vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
+    if (!info || info->dtype != VKF_SAFETENSORS_BF16) return 0;
+  }
+  return 1;
+}
+
+/* The bytes of a bf16 join: the files' values copied as they are, stacked or side by side. */
+static uint16_t *join_bf16(const vkf_arch_weights *w, const char *const *names, int count,
+                           vkf_arch_join join, size_t total, size_t cols) {
+  uint16_t *all = malloc(total * sizeof *all + 1);
+  size_t at = 0;
+  for (int i = 0; all && i < count; i++) {
+    char full[VKF_ARCH_NAME_MAX];
+    const vkf_safetensors_info *info =
+        vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
+    size_t each = (size_t)info->element_count;
+    const unsigned char *src = info->data;
+    if (join == VKF_ARCH_STACK) {
+      memcpy(all + at, src, each * 2);
+    } else { /* row r of tensor i goes to columns [i·C, (i+1)·C) of joined row r */
+      for (size_t r = 0; cols && r < each / cols; r++)
+        memcpy(all + r * cols * (size_t)count + (size_t)i * cols, src + r * cols * 2, cols * 2);
+    }
+    at += each;
+  }
+  return all;
+}
+
+static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                        const char *const *names, int count, vkf_arch_join join, float scale,
+                        int keep_bf16) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *first =
       vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[0]));
@@ -115,6 +157,13 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
     if (join == VKF_ARCH_STACK && i) shape[0] += info->shape[0];
   }
   if (join == VKF_ARCH_SIDE) shape[1] *= count;
+  if (keep_bf16) {
+    const void *data = vkf_weight_cache_find(*w->cache, key, VKF_BF16);
+    if (!data) data = vkf_weight_cache_put_raw(w->cache, key, VKF_BF16,
+                                               join_bf16(w, names, count, join, total, cols));
+    if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
+    return vkf_graph_constant(g, key, VKF_BF16, (uint32_t)first->rank, shape, data);
+  }
   const void *data = vkf_weight_cache_find(*w->cache, key, w->dtype);
   if (!data) {
     float *all = calloc(total + 1, sizeof *all);
@@ -158,6 +207,17 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
     if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
   }
   return vkf_graph_constant(g, key, w->dtype, (uint32_t)first->rank, shape, data);
+}
+
+vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                          const char *const *names, int count, vkf_arch_join join, float scale) {
+  return joined(w, g, key, names, count, join, scale, 0);
+}
+
+vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                                 const char *const *names, int count, vkf_arch_join join) {
+  int keep = join != VKF_ARCH_SUM && all_bf16(w, names, count);
+  return joined(w, g, key, names, count, join, 1.0f, keep);
 }
 
 vkf_value vkf_arch_computed(const vkf_arch_weights *w, vkf_graph *g, const char *key,

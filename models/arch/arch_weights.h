@@ -59,6 +59,12 @@ vkf_value vkf_arch_weight(const vkf_arch_weights *w, vkf_graph *g, const char *n
 vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char *name,
                              vkf_dtype dtype);
 
+/* The weight of a linear layer, read only as a matmul's B: a bf16 checkpoint tensor stays bf16,
+ * the mapped bytes themselves (half of f32's bytes on the device and in every decode step's
+ * reads; the matmul kernels widen it exactly, so f32 results are unchanged); any other dtype as
+ * vkf_arch_weight. */
+vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
+
 /* How vkf_arch_joined combines `count` checkpoint tensors of one shape [R, ...] (C elements after
  * the first dim). */
 typedef enum vkf_arch_join {
@@ -72,6 +78,11 @@ typedef enum vkf_arch_join {
  * dim when stacked. */
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale);
+
+/* vkf_arch_joined for a matmul weight (a fused QKV): when every tensor is bf16, joined as bf16
+ * (STACK or SIDE; no scale); otherwise vkf_arch_joined with scale 1. */
+vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                                 const char *const *names, int count, vkf_arch_join join);
 
 /* A constant computed by the architecture (cached under `key`): `fill` writes `count` fp32 values,
  * given `user`. f32 or f16 per `dtype`. */

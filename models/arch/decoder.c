@@ -575,7 +575,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   if (o.logits) {
     vkf_arch_weights head = {m->f.ck, &m->f.owned, "", dt};
-    vkf_value w = m->lm_head == 2 ? vkf_arch_weight(&head, g, "lm_head.weight") : embed;
+    vkf_value w = m->lm_head == 2 ? vkf_arch_matmul_weight(&head, g, "lm_head.weight") : embed;
     vkf_matmul_options ho = {.transpose_b = 1};
     out->logits = vkf_arch_f32_output(g, vkf_matmul(g, "lm_head", x, w, &ho), "logits");
   }

@@ -108,7 +108,10 @@ static vkf_value optional(const vkf_arch_weights *w, vkf_graph *g, const char *p
 
 static vkf_block_linear linear(const vkf_arch_weights *w, vkf_graph *g, const char *p,
                                const char *weight, const char *bias, int in_out) {
-  return (vkf_block_linear){optional(w, g, p, weight), optional(w, g, p, bias), in_out};
+  vkf_value wv = VKF_NO_VALUE;
+  char full[VKF_ARCH_NAME_MAX];
+  if (weight) wv = vkf_arch_matmul_weight(w, g, VKF_NAME(full, "%s%s", p, weight));
+  return (vkf_block_linear){wv, optional(w, g, p, bias), in_out};
 }
 
 void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *p,
@@ -127,8 +130,7 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
                          VKF_NAME(wk, "%s%s", p, nm->k_weight),
                          VKF_NAME(wv, "%s%s", p, nm->v_weight)};
     VKF_NAME(key, "%s%s%s.qkv.weight", w->prefix, p, nm->attention);
-    out->qkv.weight = io ? vkf_arch_joined(w, g, key, wn, 3, VKF_ARCH_SIDE, 1.0f)
-                         : vkf_arch_joined(w, g, key, wn, 3, VKF_ARCH_STACK, 1.0f);
+    out->qkv.weight = vkf_arch_matmul_joined(w, g, key, wn, 3, io ? VKF_ARCH_SIDE : VKF_ARCH_STACK);
     out->qkv.in_out = io;
     if (nm->q_bias) {
       const char *bn[3] = {VKF_NAME(wq, "%s%s", p, nm->q_bias), VKF_NAME(wk, "%s%s", p, nm->k_bias),

@@ -55,6 +55,21 @@ const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_
   return o->data;
 }
 
+const void *vkf_weight_cache_put_raw(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
+                                     void *data) {
+  vkf_weight_cache *o = data ? calloc(1, sizeof *o) : NULL;
+  if (!o || !(o->key = strdup(key))) {
+    free(o);
+    free(data);
+    return NULL;
+  }
+  o->dtype = dtype;
+  o->data = data;
+  o->next = *cache;
+  *cache = o;
+  return data;
+}
+
 vkf_status vkf_weight_read_f32(const vkf_checkpoint *ck, const char *name, float **out_values,
                                const vkf_safetensors_info **out_info) {
   *out_values = NULL;
@@ -87,6 +102,11 @@ vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_checkpoint *ck
   const void *data = NULL;
   if (dtype == VKF_F32 && info->dtype == VKF_SAFETENSORS_F32 && (uintptr_t)info->data % 4 == 0)
     data = info->data;
+  if (dtype == VKF_BF16) {
+    /* Only ever the file's own bf16 (read bytewise by the interpreter, copied by the upload). */
+    VKF_ASSERT(info->dtype == VKF_SAFETENSORS_BF16);
+    data = info->data;
+  }
   if (!data) data = vkf_weight_cache_find(*cache, name, dtype);
   if (!data) {
     float *v = NULL;

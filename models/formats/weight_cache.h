@@ -20,11 +20,17 @@ const void *vkf_weight_cache_find(const vkf_weight_cache *cache, const char *key
 const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
                                  float *values, size_t count);
 
+/* Stores `data` (taken over and freed here, even on failure) as it is under (key, dtype);
+ * returns it, or NULL when out of memory. For weights assembled in their storage format. */
+const void *vkf_weight_cache_put_raw(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
+                                     void *data);
+
 /* Checkpoint tensor `name` converted to fp32 in a new malloc'ed buffer (caller frees). */
 vkf_status vkf_weight_read_f32(const vkf_checkpoint *ck, const char *name, float **out_values,
                                const vkf_safetensors_info **out_info);
 /* A graph constant for checkpoint tensor `name` in `dtype`: the mapped bytes themselves when they
- * are aligned f32 already, otherwise a converted copy kept in `cache`. Errors (missing tensor,
+ * are aligned f32 already or bf16 kept as bf16, otherwise a converted copy kept in `cache`
+ * (VKF_BF16 needs a BF16 tensor). Errors (missing tensor,
  * out of memory) become the graph's sticky error and VKF_NO_VALUE is returned. */
 vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_checkpoint *ck, vkf_graph *g,
                               const char *name, vkf_dtype dtype);

@@ -75,4 +75,24 @@ expect_error forward "untied head without lm_head" '"lm_head.weight" not found' 
 edit_config arch qwen2_tiny 'c["architectures"] = ["Qwen2MoeForCausalLM"]; c["model_type"] = "qwen2_moe"'
 expect_error forward "unknown architecture" 'architecture "Qwen2MoeForCausalLM" (model_type "qwen2_moe") is not supported' --model "$tmp/arch" --list
 
+# bf16 checkpoints: linear weights stay bf16 on the device (the dump shows them), are widened
+# exactly by the matmul kernels, so the logits and the greedy ids equal those of an f32 copy of the
+# same values; llama (stacked QKV), qwen2 (QKV bias), gpt2 (Conv1D [in, out] weights).
+for m in llama_tiny qwen2_tiny gpt2_tiny; do
+  python3 tests/cli/bf16_checkpoint.py $D/$m "$tmp/${m}_bf16" "$tmp/${m}_f32"
+  n=$("$VKF" dump --model "$tmp/${m}_bf16" 2>&1 | grep -c '^constant .*weight" bf16')
+  [ "$n" -ge 4 ] && ok || bad "$m bf16: $n bf16 weight constants in the graph"
+  for prec in "" --fp16; do
+    if "$VKF" forward --model "$tmp/${m}_bf16" $prec --in input_ids=$G/input_ids.npy \
+      --in attention_mask=$G/attention_mask.npy --out logits="$tmp/bf.npy" 2>"$tmp/err" &&
+      "$VKF" forward --model "$tmp/${m}_f32" $prec --in input_ids=$G/input_ids.npy \
+        --in attention_mask=$G/attention_mask.npy --out logits="$tmp/f.npy" 2>>"$tmp/err"; then
+      compare "$m bf16 weights$prec" "$tmp/bf.npy" "$tmp/f.npy" $([ -n "$prec" ] && echo 2e-2 || echo 1e-5)
+    else bad "$m bf16$prec forward: $(cat "$tmp/err")"; fi
+  done
+  a=$("$VKF" generate --model "$tmp/${m}_bf16" --ids 5,17,42 --greedy --ignore-eos --max-new-tokens 12 --json 2>"$tmp/err")
+  b=$("$VKF" generate --model "$tmp/${m}_f32" --ids 5,17,42 --greedy --ignore-eos --max-new-tokens 12 --json 2>"$tmp/err")
+  [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "$m bf16 generate: $a vs $b ($(cat "$tmp/err"))"
+done
+
 vkf_summary

@@ -251,6 +251,9 @@ static const gemm_case cases[] = {
     /* f16 storage: A, B, bias, residual and output */
     {.label = "gemv_f16_nk_1x96x50", .dtype = VKF_F16, .a_rank = 2, .a_shape = {1, 96},
      .b_rank = 2, .b_shape = {50, 96}, .transpose_b = 1, .bias = 1, .residual = 1, .gemv = 1},
+    /* K % 8 == 4: vec4 loads but not GEMV_K8's 16-byte ones; K = 96 above takes those */
+    {.label = "gemv_f16_nk_2x100x33", .dtype = VKF_F16, .a_rank = 2, .a_shape = {2, 100},
+     .b_rank = 2, .b_shape = {33, 100}, .transpose_b = 1, .act = VKF_ACT_SILU, .gemv = 1},
     {.label = "gemv_f16_kn_6x20x12", .dtype = VKF_F16, .a_rank = 2, .a_shape = {6, 20},
      .b_rank = 2, .b_shape = {20, 12}, .bias = 1, .gemv = 1},
     {.label = "gemv_f16_kn_7x19x13_odd", .dtype = VKF_F16, .a_rank = 2, .a_shape = {7, 19},
@@ -292,7 +295,7 @@ static vkf_device_caps steered_caps(const vkf_device_caps *device, int which) {
   if (which == 4) {
     /* the device's own kind without texel views: on lavapipe, the CPU kernel's storage-buffer
      * loads (texel_format falls back per operand; this takes them all away) */
-    c.texel_rgba32f = c.texel_rgba16f = 0;
+    c.texel_rgba32f = c.texel_rgba16f = c.texel_rgba16ui = 0;
     return c;
   }
   c.kind = which == 0 ? VKF_DEVICE_KIND_DISCRETE_GPU : VKF_DEVICE_KIND_INTEGRATED_GPU;

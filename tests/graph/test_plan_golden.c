@@ -29,6 +29,7 @@ static vkf_device_caps cpu_caps(void) {
                        .max_memory_allocation_size = 2ull << 30,
                        .texel_rgba32f = 1,
                        .texel_rgba16f = 1,
+                       .texel_rgba16ui = 1,
                        .max_texel_buffer_elements = 134217728,
                        .min_texel_buffer_offset_alignment = 16,
                        .fp16_arithmetic = 1,
