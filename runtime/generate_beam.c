@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/generate/sampling.h"
 #include "runtime/kv_reorder.h"
 
 typedef struct beam_run {
@@ -115,7 +116,8 @@ vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
   if (!s) s = b.engine.prefill(b.engine.impl, b.ids, b.lens, &logits);
   for (int64_t k = 0; !s; k++) {
     bool finished = false;
-    s = vkf_beam_search_step(b.search, logits, &finished);
+    s = vkf_sampling_check_logits(logits, (size_t)rows, (size_t)bo.vocab_size, k);
+    if (!s) s = vkf_beam_search_step(b.search, logits, &finished);
     if (s || finished) break;
     const int64_t *beam_rows = NULL, *tokens = NULL;
     vkf_beam_search_next(b.search, &beam_rows, &tokens);

@@ -244,6 +244,8 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
 static vkf_status advance(vkf_rt_gen *g, int64_t b, const float *logits_row, float *work,
                           vkf_rng *rng) {
   vkf_rt_gen_row *r = &g->rows[b];
+  VKF_RETURN_IF_ERROR(
+      vkf_sampling_check_logits(logits_row, 1, (size_t)g->vocab, r->len - r->prompt_len));
   if (g->saved) memcpy(g->saved + g->saved_steps++ * g->vocab, logits_row, g->vocab * 4);
   memcpy(work, logits_row, (size_t)g->vocab * sizeof *work);
   /* Hugging Face left-pads a batch to its longest prompt: a shorter row's lengths, as the length

@@ -32,8 +32,11 @@ typedef struct vkf_batch_split {
   int64_t rows_per_run; /* rows of every run but the last */
   int64_t run_count;
   int64_t last_rows; /* rows of the last run (rows_per_run when they divide evenly) */
-  /* Why the whole batch is not one run: the first limit its plan exceeds ("" when it fits). */
+  /* Why the whole batch is not one run: the first limit the plan of `failed_rows` rows exceeds
+   * ("" when it fits). Batches above a few thousand rows are probed from below, so that is the
+   * smallest probed row count that failed, not always the batch. */
   char reason[384];
+  int64_t failed_rows;
 } vkf_batch_split;
 
 /* Chooses the fewest runs of at most equal size whose plans fit `caps`: the whole batch when it

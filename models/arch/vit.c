@@ -310,23 +310,32 @@ static vkf_value encoder_layer(vkf_vit_model *m, vkf_graph *g, int64_t l, vkf_va
   return x;
 }
 
-/* CLS (+ distillation) tokens repeated over the batch: a constant [B, T, D] the model caches. */
+/* CLS (+ distillation) tokens repeated over the batch: the T tokens as a [T, D] table gathered
+ * by a constant [B, T] of ids 0..T-1. The batch costs 4·B·T bytes of ids rather than a [B, T, D]
+ * copy of the tokens (gigabytes for the batches a split probes before it finds what fits). */
 static vkf_value prefix_tokens(vkf_vit_model *m, vkf_graph *g, int64_t batch, vkf_dtype dt) {
   char key[VIT_NAME_MAX], cls[VIT_NAME_MAX], dist[VIT_NAME_MAX];
-  snprintf(key, sizeof key, "%sembeddings.prefix_tokens.batch%lld", m->prefix, (long long)batch);
+  const int64_t t = m->special_tokens, d = m->f.config.hidden_size;
+  snprintf(key, sizeof key, "%sembeddings.prefix_tokens", m->prefix);
   const char *names[2] = {NAME(cls, "%sembeddings.cls_token", m->prefix),
                           NAME(dist, "%sembeddings.distillation_token", m->prefix)};
-  size_t count = (size_t)(batch * m->special_tokens);
-  const char **rows = malloc(count * sizeof *rows);
-  if (!rows) {
+  vkf_value table = assembled(m, g, key, names, (int)t, VKF_ARCH_STACK, 1.0f, dt); /* [T, 1, D] */
+  int64_t table_shape[2] = {t, d};
+  table = vkf_reshape(g, NAME(cls, "%sembeddings.prefix_table", m->prefix), table, 2, table_shape);
+  snprintf(key, sizeof key, "%sembeddings.prefix_ids.batch%lld", m->prefix, (long long)batch);
+  const void *ids = vkf_weight_cache_find(m->f.owned, key, VKF_I32);
+  if (!ids) {
+    int32_t *v = malloc((size_t)(batch * t) * sizeof *v + 1);
+    for (int64_t i = 0; v && i < batch * t; i++) v[i] = (int32_t)(i % t);
+    ids = vkf_weight_cache_put_raw(&m->f.owned, key, VKF_I32, v);
+  }
+  if (!ids) {
     vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", key));
     return VKF_NO_VALUE;
   }
-  for (size_t i = 0; i < count; i++) rows[i] = names[i % (size_t)m->special_tokens];
-  vkf_value v = assembled(m, g, key, rows, (int)count, VKF_ARCH_STACK, 1.0f, dt); /* [B·T, 1, D] */
-  free(rows);
-  int64_t shape[3] = {batch, m->special_tokens, m->f.config.hidden_size};
-  return vkf_reshape(g, NAME(cls, "%sembeddings.prefix", m->prefix), v, 3, shape);
+  int64_t ids_shape[2] = {batch, t};
+  vkf_value idv = vkf_graph_constant(g, key, VKF_I32, 2, ids_shape, ids);
+  return vkf_gather(g, NAME(cls, "%sembeddings.prefix", m->prefix), table, idv); /* [B, T, D] */
 }
 
 /* Final norm on the first `tokens` tokens only (the norm is per token, so this equals HF's norm

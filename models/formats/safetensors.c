@@ -312,7 +312,8 @@ vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const cha
 vkf_status vkf_safetensors_open(const char *path, vkf_safetensors **out_st) {
   VKF_ASSERT(out_st && path);
   *out_st = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO named like the file must not hang the open (fstat then refuses it). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,

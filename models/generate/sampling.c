@@ -304,6 +304,18 @@ vkf_status vkf_sampling_process(const vkf_sampling_options *options, const int64
   return VKF_OK;
 }
 
+vkf_status vkf_sampling_check_logits(const float *logits, size_t rows, size_t vocab_size,
+                                     int64_t step) {
+  for (size_t i = 0; i < rows * vocab_size; i++)
+    if (!isfinite(logits[i]))
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "generation step %lld: the model's logit for id %zu (row %zu) is %s; "
+                             "its weights or inputs hold non-finite values, or it overflows",
+                             (long long)step, i % vocab_size, i / vocab_size,
+                             isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf");
+  return VKF_OK;
+}
+
 int64_t vkf_sampling_argmax(const float *scores, size_t vocab_size) {
   VKF_ASSERT(scores && vocab_size > 0);
   size_t best = 0;

@@ -61,6 +61,12 @@ typedef struct vkf_sampling_options {
 vkf_status vkf_sampling_process(const vkf_sampling_options *options, const int64_t *ids,
                                 size_t id_count, size_t vocab_size, float *scores);
 
+/* INVALID_ARGUMENT naming the first NaN or infinite value of the model's raw logits [rows,
+ * vocab_size] at generation step `step` (0: the prompt's): a model computing non-finite logits
+ * (NaN weights, an overflow) must stop with that said, not pick token 0 or print `nan`. */
+vkf_status vkf_sampling_check_logits(const float *logits, size_t rows, size_t vocab_size,
+                                     int64_t step);
+
 /* torch.argmax over `scores` [vocab_size]: the first maximal index (a NaN counts as maximal, as
  * in torch). vocab_size >= 1. */
 int64_t vkf_sampling_argmax(const float *scores, size_t vocab_size);

@@ -5,12 +5,14 @@
 #include "models/image/jpeg_decode.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define STBI_NO_STDIO
 #include <stb/stb_image.h>
@@ -122,9 +124,12 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
 
 vkf_status vkf_image_load(const char *path, vkf_image *out_image) {
   memset(out_image, 0, sizeof *out_image);
-  FILE *file = fopen(path, "rb");
+  /* O_NONBLOCK: a FIFO named like the image must not hang the open (fstat then refuses it). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  FILE *file = fd >= 0 ? fdopen(fd, "rb") : NULL;
   if (!file) {
     int err = errno;
+    if (fd >= 0) close(fd);
     return vkf_status_make(err == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
                            "%s: cannot open image: %s", path, strerror(err));
   }

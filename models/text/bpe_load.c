@@ -315,8 +315,14 @@ static vkf_status set_token(vkf_bpe *b, const char *s, double id_value, const ch
     return vkf_status_make(VKF_STATUS_PARSE, "%s: %s \"%s\": id %.0f out of range", b->path, what,
                            s, id_value);
   size_t id = (size_t)id_value;
-  if (b->tokens[id]) return VKF_OK; /* an added token repeating its vocabulary entry */
   size_t n = strlen(s);
+  if (b->tokens[id]) {
+    if (b->token_sizes[id] == n && !memcmp(b->tokens[id], s, n))
+      return VKF_OK; /* an added token repeating its vocabulary entry */
+    /* Two strings for one id: one of them could never be encoded as itself or decoded. */
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: %s \"%s\" has id %zu, which \"%s\" already has",
+                           b->path, what, s, id, b->tokens[id]);
+  }
   if (!(b->tokens[id] = malloc(n + 1))) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "vocab");
   memcpy(b->tokens[id], s, n + 1);
   b->token_sizes[id] = (uint32_t)n;

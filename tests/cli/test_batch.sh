@@ -142,4 +142,23 @@ expect_error generate "prefill of many prompts" "over\|exceed.* the device's max
   --model "$D/gpt2_tiny" "${prompts[@]}" --max-new-tokens 2 --greedy
 unset VKF_DEVICE_PROFILE
 
+# Batches of 10^8 rows split (or fail) in moments and within bounded memory: the split is probed
+# from below, and a bench allocates its inputs only once the plan fits. Peak RSS of the children
+# through getrusage (no timing: the 60 s bound only turns a hang into a failure).
+python3 - "$VKF" <<'PY' && ok || bad "huge batches: see above"
+import resource, subprocess, sys
+vkf = sys.argv[1]
+def run(args, want_rc, needle):
+    p = subprocess.run([vkf] + args, capture_output=True, text=True, timeout=60)
+    assert p.returncode == want_rc and needle in p.stdout + p.stderr, (args, p.returncode, p.stderr[-400:])
+run(["dump", "--model", "tests/models/data/bert_tiny", "--stage", "plan", "--batch", "100000000"], 0,
+    "batch split: batch 100000000: ")
+run(["dump", "--model", "tests/models/data/vit_tiny", "--stage", "plan", "--batch", "100000000"], 0,
+    "rows exceed: ")
+run(["bench", "model", "--model", "tests/models/data/vit_tiny", "--batch", "1000000", "--runs", "1"], 1,
+    "over the device's")
+rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+assert rss_kib < 1 << 20, "a child peaked at %d MiB" % (rss_kib >> 10)
+PY
+
 vkf_summary

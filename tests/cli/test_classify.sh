@@ -56,6 +56,8 @@ grep -q "^latency: .* ± " "$tmp/bench" && grep -q "^| matmul |" "$tmp/bench" &&
 # Bad inputs: exit 1, one stderr line naming the problem.
 mkdir "$tmp/empty"
 expect_error classify "empty folder" "config.json" --model "$tmp/empty" "${images[0]}"
+python3 tests/cli/poison_checkpoint.py tests/models/data/vit_tiny "$tmp/nan_vit" classifier.bias
+expect_error classify "NaN logits" "the logits of image 0 holds NaN at label 0" --model "$tmp/nan_vit" --json "${images[0]}"
 expect_error classify "missing folder" "no-such-model" --model "$tmp/no-such-model" "${images[0]}"
 cp -r tests/models/data/vit_tiny "$tmp/trunc"
 head -c 50000 tests/models/data/vit_tiny/model.safetensors >"$tmp/trunc/model.safetensors"

@@ -54,6 +54,11 @@ expect_error embed "empty folder" "config.json" --model "$tmp/empty" "$s0"
 expect_error embed "missing folder" "no-such-model" --model "$tmp/no-such-model" "$s0"
 expect_error embed "a ViT checkpoint" "model_type \"vit\"" --model tests/models/data/vit_tiny "$s0"
 expect_error embed "invalid UTF-8" "UTF-8" $'caf\xe9'
+# A model computing NaN (a NaN LayerNorm weight) is an error, not `nan` in JSON or zero cosines.
+mdir=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["model"])' "$tmp/json")
+python3 tests/cli/poison_checkpoint.py "$mdir" "$tmp/nan_model" "LayerNorm.weight"
+expect_error embed "NaN weights, --json" "the embedding of text 0 holds NaN at dimension 0" --model "$tmp/nan_model" --json "$s0" "$s1"
+expect_error embed "NaN weights" "the embedding of text 0 holds NaN" --model "$tmp/nan_model" "$s0" "$s1"
 "$VKF" embed >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "no text: usage exit 2 expected"
 

@@ -61,6 +61,10 @@ grep -q "beams, .* row-tokens/s" "$tmp/err" && ok || bad "no speed line: $(cat "
 # Bad input.
 P=1,17,200,45
 cp -r $D/gpt2_tiny "$tmp/talk" && cp $D/gpt2/tokenizer.json "$tmp/talk/"
+# A model computing NaN logits (a NaN final norm) stops with that said: no token 0, no bare nan.
+python3 tests/cli/poison_checkpoint.py $D/llama_tiny "$tmp/nan_llama" model.norm.weight
+expect_error generate "NaN logits, beams" "generation step 0: the model's logit for id 0 (row 0) is NaN" --model "$tmp/nan_llama" --ids $P --num-beams 2 --json
+expect_error generate "NaN logits, greedy" "generation step 0: the model's logit for id 0 (row 0) is NaN" --model "$tmp/nan_llama" --ids $P --greedy --json
 expect_error generate "beams with --stop" "\-\-stop does not combine with 4 beams" --model "$tmp/talk" --ids $P --num-beams 4 --stop x
 expect_error generate "beams with sampling" "sampling (do_sample, --temperature, --top-k, --top-p) does not combine with 3 beams (--greedy turns it off)" --model $D/llama_tiny --ids $P --num-beams 3 --temperature 0.7
 expect_error generate "beams with --save-logits" "save-logits does not combine" --model $D/llama_tiny --ids $P --num-beams 2 --save-logits "$tmp/x.npy"

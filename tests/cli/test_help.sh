@@ -84,6 +84,23 @@ expect_usage_error "classify without inputs" "give IMAGE files" classify
 expect_usage_error "embed without texts" "give at least one TEXT" embed
 expect_usage_error "op without OP" "name an OP" op --out y.npy --in x.npy
 expect_usage_error "op NAME --help of no op" "unknown op 'nosuch'" op nosuch --help
+# Numbers are taken whole or refused: no clamping, no ignored tail or extra field.
+D=tests/models/data
+expect_usage_error "seed past 2^64 - 1" "invalid value '18446744073709551616' for --seed" generate --model $D/llama_tiny --ids 1 --seed 18446744073709551616
+expect_usage_error "seed in exponent form" "invalid value '1e23' for --seed" generate --model $D/llama_tiny --ids 1 --seed 1e23
+expect_usage_error "negative seed" "invalid value '-1' for --seed" generate --model $D/llama_tiny --ids 1 --seed -1
+expect_usage_error "max-new-tokens past INT64_MAX" "invalid value '99999999999999999999' for --max-new-tokens" generate --model $D/llama_tiny --ids 1 --max-new-tokens 99999999999999999999
+expect_usage_error "bench rows shape with a tail" 'bad shape "4abc"' bench rows --softmax 4abc
+expect_usage_error "bench rows shape with five dims" 'bad shape "2,2,2,2,2"' bench rows --softmax 2,2,2,2,2
+expect_usage_error "bench attention shape with an extra field" 'bad --shape "1,1,8,8,8,9"' bench attention --shape 1,1,8,8,8,9
+expect_usage_error "bench attention shape with a tail" 'bad --shape "1,1,8,8,8x"' bench attention --shape 1,1,8,8,8x
+# The largest seed runs; x works as the separator of attention shapes too.
+"$VKF" generate --model $D/llama_tiny --ids 1 --max-new-tokens 2 --temperature 0.5 --seed 18446744073709551615 >/dev/null 2>"$tmp/err" && ok || bad "seed 2^64 - 1: $(cat "$tmp/err")"
+"$VKF" bench attention --shape 1x1x8x8x8 --runs 1 --warmup 0 >/dev/null 2>"$tmp/err" && ok || bad "bench attention 1x1x8x8x8: $(cat "$tmp/err")"
+# A shape whose operands exceed one binding is refused before its data is made (not GBs first),
+# the error separated from the shape it names.
+"$VKF" bench attention --shape 1,1,100000000,100000000,64 --runs 1 >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "^vkf: shape 1,1,100000000,100000000,64: Q \[1, 1, 100000000, 64\] takes more than the device's maxStorageBufferRange" "$tmp/err" && ok || bad "huge attention shape: $(cat "$tmp/err")"
 
 # One spelling: --fp16 everywhere a precision flag exists (bench gemm keeps --f16 as an alias).
 for inv in classify embed forward generate "bench gemm" "bench attention" "bench rows" "bench model"; do

@@ -307,6 +307,15 @@ static void check_errors(const char *tmp) {
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
              " \"merges\": [\"a b\"]}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"a\" + \"b\"");
+  /* Two strings with one id ("hello" lost both l's to "e" holding id 1 before) */
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"h\": 0, \"e\": 1,"
+             " \"l\": 1, \"o\": 2}, \"merges\": []}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE,
+               "model.vocab \"l\" has id 1, which \"e\" already has");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
+             " \"merges\": []}, \"added_tokens\": [{\"id\": 1, \"content\": \"<s>\"}]}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE,
+               "added_tokens \"<s>\" has id 1, which \"b\" already has");
   char path[4096];
   snprintf(path, sizeof path, "%s/tokenizer.json", tmp);
   unlink(path);

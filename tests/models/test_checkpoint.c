@@ -521,6 +521,19 @@ static void test_bad_files(void) {
   VKF_ASSERT(mkdir(path, 0700) == 0);
   expect_open_fails(dir, VKF_STATUS_IO, path, "not a regular file");
 
+  /* A FIFO as the single file and as a shard: refused at once, as the index below. */
+  make_dir("single_is_fifo", dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/model.safetensors", dir);
+  VKF_ASSERT(mkfifo(path, 0600) == 0);
+  expect_open_fails(dir, VKF_STATUS_IO, path, "not a regular file");
+  make_dir("shard_is_fifo", dir, sizeof dir);
+  write_shard(dir, SHARD1, shard1, 2);
+  write_shard(dir, SHARD3, shard3, 2);
+  write_text(dir, "model.safetensors.index.json", good_index);
+  snprintf(path, sizeof path, "%s/" SHARD2, dir);
+  VKF_ASSERT(mkfifo(path, 0600) == 0);
+  expect_open_fails(dir, VKF_STATUS_IO, path, "not a regular file");
+
   /* A FIFO as the index: refused at once (opening it must not wait for a writer). */
   make_dir("index_is_fifo", dir, sizeof dir);
   snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);

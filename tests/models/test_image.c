@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "models/image/image.h"
 #include "tests/test_util.h"
@@ -247,6 +249,13 @@ static void test_bad_files(void) {
   CHECK_STATUS(vkf_image_load("tests/models/golden/image/manifest.txt", &image), VKF_STATUS_PARSE,
                "manifest.txt");
   CHECK_STATUS(vkf_image_load("tests/models", &image), VKF_STATUS_IO, "tests/models");
+  /* A FIFO named like an image: refused at once (opening it must not wait for a writer). */
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "/tmp/vkf_test_image_%d.png", (int)getpid());
+  unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK_STATUS(vkf_image_load(fifo, &image), VKF_STATUS_IO, "not a regular file");
+  unlink(fifo);
   CHECK_STATUS(vkf_image_decode("", 0, "empty.png", &image), VKF_STATUS_PARSE, "empty.png");
 
   size_t size;

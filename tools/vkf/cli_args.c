@@ -62,6 +62,20 @@ int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   return 1;
 }
 
+int vkf_cli_parse_dims(const char *s, int count, int64_t lo, int64_t hi, int64_t *out) {
+  for (int i = 0; i < count; i++) {
+    char field[32];
+    size_t n = strcspn(s, ",x");
+    if (n == 0 || n >= sizeof field) return 0;
+    memcpy(field, s, n);
+    field[n] = 0;
+    if (!vkf_cli_parse_i64(field, lo, hi, &out[i])) return 0;
+    s += n;
+    if (i + 1 < count && !*s++) return 0; /* a separator must follow all but the last */
+  }
+  return *s == 0;
+}
+
 int vkf_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -23,6 +23,11 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
  * not one. */
 int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
+/* Exactly `count` whole base-10 integers in [lo, hi] separated by ',' or 'x' ("1,12,197,197,64"
+ * or "1x12x197x197x64", the bench commands' shape flags); 0 on anything else (a missing or an
+ * extra field, trailing text, a value out of range). */
+int vkf_cli_parse_dims(const char *s, int count, int64_t lo, int64_t hi, int64_t *out);
+
 /* A one-line usage error of `cmd` (a required option missing, two that exclude each other):
  * "vkf generate: MESSAGE (see vkf generate --help)"; returns 2. */
 int vkf_cli_usage_error(const char *cmd, const char *fmt, ...)

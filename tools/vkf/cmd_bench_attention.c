@@ -177,8 +177,22 @@ static vkf_status time_graph(vkf_device *device, const bench_args *a, const shap
 static vkf_status bench_shape(vkf_device *device, const bench_args *a, const shape *s, result *r) {
   memset(r, 0, sizeof *r);
   r->s = *s;
-  size_t es = a->f16 ? 2 : 4, nq = (size_t)(s->b * s->h * s->nq * s->d),
-         nk = (size_t)(s->b * s->h * s->nk * s->d);
+  size_t es = a->f16 ? 2 : 4, nq = 0, nk = 0;
+  /* The operands must fit one storage-buffer binding: checked before any host memory is taken
+   * for them (the limit check of the plan comes later, after the data is made). */
+  uint64_t range = vkf_device_caps_get(device)->max_storage_buffer_range;
+  int64_t rows[2] = {s->nq, s->nk};
+  for (int i = 0; i < 2; i++) {
+    int64_t c = s->b;
+    if (__builtin_mul_overflow(c, s->h, &c) || __builtin_mul_overflow(c, rows[i], &c) ||
+        __builtin_mul_overflow(c, s->d, &c) || (uint64_t)c > range / es)
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY,
+                             "%s [%lld, %lld, %lld, %lld] takes more than the device's "
+                             "maxStorageBufferRange (%llu bytes)",
+                             i ? "K (and V)" : "Q", (long long)s->b, (long long)s->h,
+                             (long long)rows[i], (long long)s->d, (unsigned long long)range);
+    *(i ? &nk : &nq) = (size_t)c;
+  }
   void *host[3] = {malloc(nq * es), malloc(nk * es), malloc(nk * es)};
   if (!host[0] || !host[1] || !host[2]) {
     free(host[0]), free(host[1]), free(host[2]);
@@ -337,10 +351,12 @@ int vkf_cli_bench_attention(int argc, char **argv) {
       a.device = val, i++;
     } else if (!strcmp(arg, "--shape") && val && a.shape_count < MAX_SHAPES) {
       shape *s = &a.shapes[a.shape_count];
-      long long v[5];
-      if (sscanf(val, "%lld,%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5 ||
-          v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1 || v[4] < 1) {
-        fprintf(stderr, "vkf bench attention: bad --shape \"%s\" (want B,H,Nq,Nk,D)\n", val);
+      int64_t v[5];
+      if (!vkf_cli_parse_dims(val, 5, 1, INT32_MAX, v)) {
+        fprintf(stderr,
+                "vkf bench attention: bad --shape \"%s\" (want B,H,Nq,Nk,D: five integers in "
+                "[1, 2147483647], ',' or 'x' between them)\n",
+                val);
         return 2;
       }
       *s = (shape){v[0], v[1], v[2], v[3], v[4]};
@@ -370,7 +386,7 @@ int vkf_cli_bench_attention(int argc, char **argv) {
   for (; done < a.shape_count && !st; done++) {
     st = bench_shape(dev.device, &a, &a.shapes[done], &res[done]);
     if (st)
-      st = vkf_status_annotate(st, "shape %lld,%lld,%lld,%lld,%lld", (long long)a.shapes[done].b,
+      st = vkf_status_annotate(st, "shape %lld,%lld,%lld,%lld,%lld: ", (long long)a.shapes[done].b,
                                (long long)a.shapes[done].h, (long long)a.shapes[done].nq,
                                (long long)a.shapes[done].nk, (long long)a.shapes[done].d);
   }

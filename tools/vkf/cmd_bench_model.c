@@ -64,10 +64,11 @@ static int parse(int argc, char **argv, bench_model_args *a) {
       a->model = argv[++i];
     else if (!strcmp(s, "--device") && v)
       a->device = argv[++i];
-    else if (!strcmp(s, "--batch") && v)
-      a->batch = atoll(argv[++i]);
-    else if (!strcmp(s, "--image-size") && v)
-      a->image_size = atoll(argv[++i]);
+    else if (!strcmp(s, "--batch") && v && vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a->batch))
+      i++;
+    else if (!strcmp(s, "--image-size") && v &&
+             vkf_cli_parse_i64(argv[i + 1], 1, 1 << 16, &a->image_size))
+      i++;
     else if (!strcmp(s, "--runs") && v)
       a->runs = atoi(argv[++i]);
     else if (!strcmp(s, "--warmup") && v)
@@ -104,8 +105,11 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
   vkf_runner_options ro = {.profile = 1};
   vkf_status st = vkf_passes_run(vg.graph, NULL, NULL);
   if (!st) st = vkf_runner_create(dev, vg.graph, &ro, &r);
-  size_t count = (size_t)vkf_tensor_element_count(vkf_graph_tensor(vg.graph, vg.pixel_values));
-  float *px = malloc(count * sizeof *px);
+  /* Pixels only once the runner exists: a batch past the device's limits fails there, before
+   * gigabytes of host memory are filled for it. */
+  size_t count =
+      st ? 0 : (size_t)vkf_tensor_element_count(vkf_graph_tensor(vg.graph, vg.pixel_values));
+  float *px = st ? NULL : malloc(count * sizeof *px);
   uint32_t s = 12345;
   for (size_t i = 0; px && i < count; i++) { /* deterministic pixels in [-1, 1) */
     s ^= s << 13, s ^= s >> 17, s ^= s << 5;

@@ -139,15 +139,13 @@ static void usage(FILE *f) {
 }
 
 static int parse_shape(const char *text, row_op op, row_case *out) {
-  long long v[4];
-  int n = sscanf(text, "%lld,%lld,%lld,%lld", &v[0], &v[1], &v[2], &v[3]);
-  if (n < 1) return 0;
+  int64_t v[4];
+  int n = 1;
+  while (n <= 4 && !vkf_cli_parse_dims(text, n, 1, INT32_MAX, v)) n++;
+  if (n > 4) return 0; /* "4abc", an empty field, a fifth dim */
   out->op = op;
   out->rank = (uint32_t)n;
-  for (int k = 0; k < n; k++) {
-    if (v[k] < 1) return 0;
-    out->shape[k] = v[k];
-  }
+  for (int k = 0; k < n; k++) out->shape[k] = v[k];
   return 1;
 }
 
@@ -172,7 +170,10 @@ int vkf_cli_bench_rows(int argc, char **argv) {
                a.case_count < MAX_CASES) {
       row_op op = !strcmp(arg, "--softmax") ? ROW_SOFTMAX : ROW_LAYERNORM;
       if (!parse_shape(val, op, &a.cases[a.case_count])) {
-        fprintf(stderr, "vkf bench rows: bad shape \"%s\" (want D0,D1[,D2[,D3]])\n", val);
+        fprintf(stderr,
+                "vkf bench rows: bad shape \"%s\" (want D0,D1[,D2[,D3]]: integers in "
+                "[1, 2147483647], ',' or 'x' between them)\n",
+                val);
         return 2;
       }
       a.case_count++, i++;

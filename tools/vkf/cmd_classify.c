@@ -290,6 +290,7 @@ int vkf_cli_classify(int argc, char **argv) {
   int64_t shape[2] = {count, m ? vkf_vit_label_count(m) : 0};
   if (!st && save) st = vkf_npy_save(save, VKF_NPY_F32, 2, shape, logits);
   if (!st && compare) st = compare_logits(compare, logits, count, shape[1], tolerance);
+  if (!st) st = vkf_cli_check_finite(logits, count, shape[1], "the logits of image", "label");
   if (!st) print_results(m, images, count, logits, k, json);
   if (!st && builtin)
     fprintf(stderr,

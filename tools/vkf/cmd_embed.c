@@ -180,6 +180,7 @@ int vkf_cli_embed(int argc, char **argv) {
   size_t max_len = m ? (size_t)vkf_bert_pipeline_of(m)->max_seq_length : 0;
   for (int64_t i = 0; !st && i < count; i++)
     if (tokens[i] == max_len) st = warn_truncated(tok, texts[i], i, max_len);
+  if (!st) st = vkf_cli_check_finite(e, count, dim, "the embedding of text", "dimension");
   if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim);
   if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim);
   int validation = vkf_cli_device_close(&dev);

@@ -1,6 +1,8 @@
 /* vkf generate: autoregressive generation with a decoder-only checkpoint: the prompt through the
  * prefill plan, then one recorded decode step per token against the device KV cache; greedy or
  * sampled (the checkpoint's generation_config.json, overridable), streamed to stdout. */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,9 +61,16 @@ static void usage(FILE *f) {
 }
 
 static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  return vkf_cli_parse_i64(s, lo, hi, out); /* past INT64_MAX is out of range, not clamped */
+}
+
+/* A seed: a whole base-10 integer in [0, 2^64 - 1] (no sign, no exponent, nothing after). */
+static int parse_seed(const char *s, uint64_t *out) {
+  if (!isdigit((unsigned char)*s)) return 0;
   char *end = NULL;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end || v < lo || v > hi) return 0;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || errno == ERANGE) return 0;
   *out = v;
   return 1;
 }
@@ -137,8 +146,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     } else if (!strcmp(o, "--top-k")) {
       ok = parse_i64(v, 0, INT64_MAX, &a->top_k), a->has_top_k = a->sample = 1;
     } else if (!strcmp(o, "--seed")) {
-      int64_t s = 0;
-      ok = parse_i64(v, 0, INT64_MAX, &s), a->seed = (uint64_t)s;
+      ok = parse_seed(v, &a->seed);
     } else if (!strcmp(o, "--temperature")) {
       ok = parse_f64(v, &a->temperature) && a->temperature > 0, a->has_temp = a->sample = 1;
     } else if (!strcmp(o, "--top-p")) {
