@@ -338,9 +338,14 @@ vkf_status vkf_beam_search_step(vkf_beam_search *s, const float *logits, bool *o
   const vkf_beam_options *o = &s->o;
   const size_t vocab = (size_t)o->vocab_size;
   const vkf_sampling_options so = {.repetition_penalty = o->repetition_penalty,
-                                   .no_repeat_ngram_size = o->no_repeat_ngram_size};
-  const bool penalties =
-      (o->repetition_penalty != 0 && o->repetition_penalty != 1.0) || o->no_repeat_ngram_size > 0;
+                                   .no_repeat_ngram_size = o->no_repeat_ngram_size,
+                                   .eos_ids = o->eos_ids,
+                                   .eos_id_count = o->eos_id_count,
+                                   .bad_words = o->bad_words,
+                                   .bad_word_lens = o->bad_word_lens,
+                                   .bad_word_count = o->bad_word_count};
+  const bool penalties = (o->repetition_penalty != 0 && o->repetition_penalty != 1.0) ||
+                         o->no_repeat_ngram_size > 0 || o->bad_word_count > 0;
   for (int64_t r = 0; r < s->rows; r++) {
     float *row = s->scores + (size_t)r * vocab;
     log_softmax(logits + (size_t)r * vocab, vocab, row);

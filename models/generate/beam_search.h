@@ -47,6 +47,10 @@ typedef struct vkf_beam_options {
   int64_t pad_token_id;          /* -1: none (an error once a source finishes early) */
   double repetition_penalty;     /* 0 or 1: off */
   int64_t no_repeat_ngram_size;  /* 0: off */
+  /* bad_words_ids as vkf_sampling_options has them (eos ids are eos_ids below). Borrowed. */
+  const int64_t *bad_words;
+  const uint32_t *bad_word_lens;
+  size_t bad_word_count;
   int64_t min_length;            /* 0: off (needs eos ids) */
   int64_t min_new_tokens;        /* 0: off (needs eos ids) */
   int64_t forced_bos_token_id;   /* -1: none */

@@ -82,6 +82,78 @@ static vkf_status get_id_list(const char *file, const cJSON *item, const char *k
   return VKF_OK;
 }
 
+/* "bad_words_ids": a list of non-empty lists of ids (HF's _validate_arguments: ints >= 0). */
+static vkf_status get_bad_words(const char *file, const cJSON *item, vkf_generation_config *c) {
+  const char *key = "bad_words_ids";
+  c->bad_word_count = 0;
+  if (cJSON_IsNull(item)) return VKF_OK;
+  if (!cJSON_IsArray(item) || !item->child)
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: field \"%s\" must be a non-empty list of lists of ids", file, key);
+  size_t at = 0, s = 0;
+  for (const cJSON *seq = item->child; seq; seq = seq->next, s++) {
+    if (!cJSON_IsArray(seq) || !seq->child)
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\"[%zu] is not a non-empty list",
+                             file, key, s);
+    if (s >= VKF_GENERATION_MAX_BAD_WORDS)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: field \"%s\" lists more than %d sequences",
+                             file, key, VKF_GENERATION_MAX_BAD_WORDS);
+    uint32_t len = 0;
+    for (const cJSON *e = seq->child; e; e = e->next, len++, at++) {
+      if (!vkf_json_is_int(e) || e->valuedouble < 0)
+        return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"%s\"[%zu][%u] is not an id >= 0",
+                               file, key, s, len);
+      if (at >= VKF_GENERATION_MAX_BAD_IDS)
+        return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                               "%s: field \"%s\" holds more than %d ids in all", file, key,
+                               VKF_GENERATION_MAX_BAD_IDS);
+      c->bad_words[at] = (int64_t)e->valuedouble;
+    }
+    c->bad_word_lens[s] = len;
+  }
+  c->bad_word_count = s;
+  return VKF_OK;
+}
+
+/* GenerationConfig fields whose processors (or outputs) vkformer does not have, with the value
+ * that leaves them off (NAN: None). One set otherwise is refused: generate() would change the
+ * tokens, and ignoring it would give other tokens than transformers without a word. */
+static const struct {
+  const char *key;
+  double off;
+} k_unsupported[] = {
+    {"suppress_tokens", NAN},       {"begin_suppress_tokens", NAN},
+    {"sequence_bias", NAN},         {"forced_decoder_ids", NAN},
+    {"typical_p", 1},               {"epsilon_cutoff", 0},
+    {"eta_cutoff", 0},              {"num_return_sequences", 1},
+    {"num_beam_groups", 1},         {"diversity_penalty", 0},
+    {"penalty_alpha", NAN},         {"guidance_scale", NAN},
+    {"encoder_repetition_penalty", 1}, {"encoder_no_repeat_ngram_size", 0},
+    {"exponential_decay_length_penalty", NAN}, {"remove_invalid_values", 0},
+    {"constraints", NAN},           {"force_words_ids", NAN},
+    {"max_time", NAN},
+};
+
+static vkf_status refuse_unsupported(const char *file, const cJSON *obj) {
+  for (size_t i = 0; i < sizeof k_unsupported / sizeof k_unsupported[0]; i++) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, k_unsupported[i].key);
+    const double off = k_unsupported[i].off;
+    if (!item || cJSON_IsNull(item)) continue;
+    int is_off = !isnan(off) && ((cJSON_IsNumber(item) && item->valuedouble == off) ||
+                                 (cJSON_IsBool(item) && (cJSON_IsTrue(item) ? 1.0 : 0.0) == off));
+    if (is_off) continue;
+    char *text = cJSON_PrintUnformatted(item);
+    vkf_status st = vkf_status_make(
+        VKF_STATUS_UNSUPPORTED,
+        "%s: field \"%s\" is %.60s, which vkformer's generate does not implement (remove it, or "
+        "set it to %s)",
+        file, k_unsupported[i].key, text ? text : "set", isnan(off) ? "null" : off == 1 ? "1" : "0");
+    cJSON_free(text);
+    return st;
+  }
+  return VKF_OK;
+}
+
 /* "early_stopping": true, false or "never" (BeamHypotheses' three modes). */
 static vkf_status get_early_stopping(const char *file, const cJSON *item, vkf_early_stopping *out) {
   if (cJSON_IsBool(item)) {
@@ -119,6 +191,7 @@ static bool at_default(const vkf_generation_config *c, const char *key) {
   if (!strcmp(key, "forced_eos_token_id")) return c->forced_eos_token_id_count == 0;
   if (!strcmp(key, "decoder_start_token_id"))
     return c->decoder_start_token_id == d->decoder_start_token_id;
+  if (!strcmp(key, "bad_words_ids")) return c->bad_word_count == 0;
   return c->no_repeat_ngram_size == d->no_repeat_ngram_size;
 }
 
@@ -142,12 +215,14 @@ static const char *const k_fields[] = {
     "forced_bos_token_id",
     "forced_eos_token_id",
     "decoder_start_token_id",
+    "bad_words_ids",
 };
 enum { FIELD_COUNT = sizeof k_fields / sizeof k_fields[0] };
 
 /* Reads the fields of `obj` into `c`; with only_defaults, just those still at their default. */
 static vkf_status read_fields(const char *file, const cJSON *obj, bool only_defaults,
                               vkf_generation_config *c) {
+  if (!only_defaults) VKF_RETURN_IF_ERROR(refuse_unsupported(file, obj));
   for (int f = 0; f < FIELD_COUNT; f++) {
     const char *key = k_fields[f];
     const cJSON *item = vkf_json_field(obj, key);
@@ -157,6 +232,8 @@ static vkf_status read_fields(const char *file, const cJSON *obj, bool only_defa
     } else if (!strcmp(key, "forced_eos_token_id")) {
       VKF_RETURN_IF_ERROR(
           get_id_list(file, item, key, c->forced_eos_token_ids, &c->forced_eos_token_id_count));
+    } else if (!strcmp(key, "bad_words_ids")) {
+      VKF_RETURN_IF_ERROR(get_bad_words(file, item, c));
     } else if (!strcmp(key, "early_stopping")) {
       VKF_RETURN_IF_ERROR(get_early_stopping(file, item, &c->early_stopping));
     } else if (!strcmp(key, "length_penalty")) {
@@ -320,6 +397,11 @@ static vkf_status check(const char *file, int64_t vocab_size, const vkf_generati
   if (c->decoder_start_token_id != -1)
     VKF_RETURN_IF_ERROR(
         check_token(file, "decoder_start_token_id", c->decoder_start_token_id, vocab_size));
+  /* SequenceBiasLogitsProcessor refuses ids past the vocabulary */
+  size_t total = 0;
+  for (size_t s = 0; s < c->bad_word_count; s++) total += c->bad_word_lens[s];
+  for (size_t i = 0; i < total; i++)
+    VKF_RETURN_IF_ERROR(check_token(file, "bad_words_ids", c->bad_words[i], vocab_size));
   return VKF_OK;
 }
 
@@ -408,6 +490,9 @@ void vkf_generation_config_sampling(const vkf_generation_config *config,
       .forced_bos_token_id = config->forced_bos_token_id,
       .forced_eos_ids = config->forced_eos_token_ids,
       .forced_eos_id_count = config->forced_eos_token_id_count,
+      .bad_words = config->bad_words,
+      .bad_word_lens = config->bad_word_lens,
+      .bad_word_count = config->bad_word_count,
   };
   /* A greedy config may carry temperature 0, which the options would read as "off" anyway. */
   if (!config->do_sample) out_options->temperature = 0;

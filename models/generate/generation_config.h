@@ -12,6 +12,8 @@
 #include "models/generate/sampling.h"
 
 #define VKF_GENERATION_MAX_EOS 32 /* entries of an eos_token_id / forced_eos_token_id list */
+#define VKF_GENERATION_MAX_BAD_WORDS 256 /* sequences of bad_words_ids */
+#define VKF_GENERATION_MAX_BAD_IDS 4096  /* ids of all bad_words_ids sequences together */
 /* Either JSON file is read through vkf_json_read_file, bounded by VKF_JSON_MAX_FILE_SIZE. */
 
 /* Where the values came from (Hugging Face's rule, see vkf_generation_config_load). */
@@ -49,6 +51,11 @@ typedef struct vkf_generation_config {
   int64_t forced_eos_token_ids[VKF_GENERATION_MAX_EOS]; /* an int or a list */
   size_t forced_eos_token_id_count;
   int64_t decoder_start_token_id; /* -1: none */
+  /* "bad_words_ids": sequences (each non-empty) whose last id may not follow the others
+   * (NoBadWordsLogitsProcessor; a one-id sequence is banned always), concatenated. */
+  int64_t bad_words[VKF_GENERATION_MAX_BAD_IDS];
+  uint32_t bad_word_lens[VKF_GENERATION_MAX_BAD_WORDS];
+  size_t bad_word_count;
 } vkf_generation_config;
 
 /* The settings of model folder `dir`, for a vocabulary of `vocab_size` (> 0) tokens. As in

@@ -264,6 +264,27 @@ static void force_tokens(const int64_t *keep, size_t keep_count, size_t vocab_si
     if (keep[k] >= 0 && (uint64_t)keep[k] < vocab_size) scores[keep[k]] = 0.0f;
 }
 
+/* NoBadWordsLogitsProcessor (SequenceBiasLogitsProcessor with -inf biases in 4.38). */
+static void bad_words(const vkf_sampling_options *o, const int64_t *ids, size_t id_count,
+                      size_t vocab_size, float *scores) {
+  const int64_t *w = o->bad_words;
+  for (size_t s = 0; s < o->bad_word_count; w += o->bad_word_lens[s], s++) {
+    size_t len = o->bad_word_lens[s];
+    int64_t last = w[len - 1];
+    if (last < 0 || (uint64_t)last >= vocab_size) continue;
+    if (len == 1) {
+      int is_eos = 0;
+      for (size_t k = 0; k < o->eos_id_count; k++) is_eos |= o->eos_ids[k] == last;
+      if (!is_eos) scores[last] = -INFINITY;
+      continue;
+    }
+    if (id_count < len - 1) continue;
+    int match = 1;
+    for (size_t j = 0; j + 1 < len && match; j++) match = ids[id_count - (len - 1) + j] == w[j];
+    if (match) scores[last] = -INFINITY;
+  }
+}
+
 static void length_processors(const vkf_sampling_options *o, size_t id_count, size_t vocab_size,
                               float *scores) {
   int ban_eos = (o->min_length > 0 && (int64_t)id_count < o->min_length) ||
@@ -293,6 +314,7 @@ vkf_status vkf_sampling_process(const vkf_sampling_options *options, const int64
         repetition_penalty(o->repetition_penalty, ids, id_count, vocab_size, scores));
   if (o->no_repeat_ngram_size > 0)
     no_repeat_ngram((size_t)o->no_repeat_ngram_size, ids, id_count, scores);
+  if (o->bad_word_count) bad_words(o, ids, id_count, vocab_size, scores);
   length_processors(o, id_count, vocab_size, scores);
   if (!o->do_sample) return VKF_OK;
   if (o->temperature != 0 && o->temperature != 1.0) {

@@ -3,6 +3,7 @@
  * preprocessing pipeline to CHW float. The Pillow-exact resize lives in image_resample.c. */
 #include "models/image/image.h"
 #include "models/image/jpeg_decode.h"
+#include "models/image/stb_limit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,19 @@ static vkf_status png_check_chunks(const uint8_t *d, size_t size, const char *na
     at += 12 + (size_t)len;
   }
   return VKF_OK;
+}
+
+/* A failed decode whose allocation stb_limit.h refused: its IDAT inflates past the declared size.
+ * Clears the bound either way. */
+static vkf_status png_limit_status(vkf_status st, const char *name, int width, int height) {
+  int hit = vkf_stb_limit_hit();
+  vkf_stb_limit_set(0);
+  if (!st || !hit) return st;
+  vkf_status_free(st);
+  return vkf_status_make(VKF_STATUS_PARSE,
+                         "%s: corrupt PNG (its image data inflates to more than the %dx%d image "
+                         "its header declares can hold)",
+                         name, width, height);
 }
 
 /* A 16-bit greyscale PNG as Pillow's "I;16" -> "RGB": min(value, 255), replicated. */
@@ -107,14 +121,24 @@ vkf_status vkf_image_decode(const void *data, size_t data_size, const char *name
                                                    (uint32_t)(height < 0 ? 0 : height)));
   /* Pillow opens 16-bit grey as "I;16", whose convert("RGB") clips each value to 255; every other
    * 16-bit layout it reads by the high byte, as stb does. IHDR: bit depth at 24, colour type 25. */
-  if (d[24] == 16 && d[25] == 0) return decode_png_grey16(data, data_size, name, out_image);
+  /* No buffer of a decode needs more than the raw scanlines the header allows (at most 8 bytes a
+   * pixel plus a filter byte a row, and Adam7's passes a filter byte per pass row) or the
+   * converted pixels; inflate's doubling may take it to twice that. */
+  size_t raw = ((size_t)width * 8 + 8) * (size_t)height;
+  vkf_stb_limit_set(2 * raw + ((size_t)1 << 20));
+  if (d[24] == 16 && d[25] == 0) {
+    vkf_status st = decode_png_grey16(data, data_size, name, out_image);
+    return png_limit_status(st, name, width, height);
+  }
   /* Asking stb for 3 channels does Pillow's convert("RGB"): grey is replicated, alpha dropped. */
   unsigned char *pixels =
       stbi_load_from_memory(data, (int)data_size, &width, &height, &channels, 3);
   if (!pixels) {
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: cannot decode image (%s)", name,
-                           stbi_failure_reason());
+    return png_limit_status(vkf_status_make(VKF_STATUS_PARSE, "%s: cannot decode image (%s)",
+                                            name, stbi_failure_reason()),
+                            name, width, height);
   }
+  vkf_stb_limit_set(0);
   /* stb_impl.c pins stb's allocator to malloc, so the buffer is ours to free(). */
   out_image->width = (uint32_t)width;
   out_image->height = (uint32_t)height;

@@ -56,6 +56,25 @@ grep -q "^latency: .* ± " "$tmp/bench" && grep -q "^| matmul |" "$tmp/bench" &&
 # Bad inputs: exit 1, one stderr line naming the problem.
 mkdir "$tmp/empty"
 expect_error classify "empty folder" "config.json" --model "$tmp/empty" "${images[0]}"
+# A 250 KB PNG declaring 64x64 RGB whose IDAT inflates to 256 MiB: refused, within bounded memory
+# (stb's inflate buffer may not grow past what the header allows).
+python3 - "$tmp/bomb.png" <<'PY'
+import struct, sys, zlib
+def chunk(t, d):
+    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+idat = zlib.compress(b"\0" * (256 << 20), 9)
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 64, 8, 2, 0, 0, 0))
+                              + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+PY
+# (measured from a small process: a child forked from one holding the 256 MiB would count it)
+python3 - "$VKF" "$tmp/bomb.png" <<'PY' && ok || bad "PNG inflate bomb: see above"
+import resource, subprocess, sys
+p = subprocess.run([sys.argv[1], "classify", "--model", "tests/models/data/vit_tiny", sys.argv[2]],
+                   capture_output=True, text=True, timeout=120)
+assert p.returncode == 1 and "inflates to more than the 64x64 image" in p.stderr, p.stderr
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+assert rss < 200 << 10, "peak RSS %d MiB" % (rss >> 10)
+PY
 python3 tests/cli/poison_checkpoint.py tests/models/data/vit_tiny "$tmp/nan_vit" classifier.bias
 expect_error classify "NaN logits" "the logits of image 0 holds NaN at label 0" --model "$tmp/nan_vit" --json "${images[0]}"
 expect_error classify "missing folder" "no-such-model" --model "$tmp/no-such-model" "${images[0]}"

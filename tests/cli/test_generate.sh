@@ -93,4 +93,31 @@ expect_error generate "one prompt for --save-logits" "save-logits takes one prom
 "$VKF" generate --model $D/llama_tiny --ids 1,2 --greedy --top-k 5 >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "--greedy with --top-k: exit status"
 
+# generation_config.json's bad_words_ids (NoBadWordsLogitsProcessor), greedy and with beams: the
+# first greedy token banned alone never comes; banned after the prompt's last id it cannot come
+# first but may later. Fields whose processors vkformer lacks are refused, not ignored.
+gen_with() { # DIR JSON-FIELDS: llama_tiny with generation_config.json fields added
+  cp -r $D/llama_tiny "$1"
+  python3 - "$1/generation_config.json" "$2" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))
+PY
+}
+ids_of() { python3 -c 'import json, sys; print(" ".join(map(str, json.load(sys.stdin)["generated_ids"])))'; }
+for beams in 1 3; do
+  base=$("$VKF" generate --model $D/llama_tiny --ids "$P0" --greedy --ignore-eos --max-new-tokens 8 --num-beams $beams --json 2>/dev/null | ids_of)
+  t0=${base%% *}
+  last=${P0##*,}
+  rm -rf "$tmp/bw1" "$tmp/bw2"
+  gen_with "$tmp/bw1" "{\"bad_words_ids\": [[$t0]]}"
+  gen_with "$tmp/bw2" "{\"bad_words_ids\": [[$last, $t0]]}"
+  one=$("$VKF" generate --model "$tmp/bw1" --ids "$P0" --greedy --ignore-eos --max-new-tokens 8 --num-beams $beams --json 2>"$tmp/err" | ids_of)
+  two=$("$VKF" generate --model "$tmp/bw2" --ids "$P0" --greedy --ignore-eos --max-new-tokens 8 --num-beams $beams --json 2>>"$tmp/err" | ids_of)
+  [ -n "$base" ] && [ -n "$one" ] && [[ " $one " != *" $t0 "* ]] && [ "${two%% *}" != "$t0" ] && ok ||
+    bad "bad_words_ids, $beams beam(s): base '$base', [[${t0}]] gave '$one', [[${last}, ${t0}]] gave '$two' $(cat "$tmp/err")"
+done
+rm -rf "$tmp/sup"
+gen_with "$tmp/sup" '{"suppress_tokens": [5, 6]}'
+expect_error generate "suppress_tokens" 'field "suppress_tokens" is \[5,6\], which vkformer.s generate does not implement' --model "$tmp/sup" --ids 1,2
+
 vkf_summary

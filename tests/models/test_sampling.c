@@ -143,6 +143,22 @@ static void test_rules(void) {
   CHECK_STATUS(vkf_sampling_process(&o, NULL, 0, 3, r), VKF_STATUS_INVALID_ARGUMENT, "temperature");
   o = (vkf_sampling_options){.top_k = -1};
   CHECK_STATUS(vkf_sampling_process(&o, NULL, 0, 3, r), VKF_STATUS_INVALID_ARGUMENT, "top_k");
+  /* bad_words_ids: [3] always (not [2], an eos id, skipped as transformers does), [1, 4] after a
+   * 1, [0, 1, 5] after 0, 1; ids not ending so leave 4 and 5 alone. */
+  const int64_t bw[] = {3, 2, 1, 4, 0, 1, 5};
+  const uint32_t bl[] = {1, 1, 2, 3};
+  const int64_t eos[] = {2};
+  vkf_sampling_options b = {.bad_words = bw, .bad_word_lens = bl, .bad_word_count = 4,
+                            .eos_ids = eos, .eos_id_count = 1};
+  int64_t seq[3] = {0, 0, 1};
+  float v6[6] = {0, 1, 2, 3, 4, 5};
+  CHECK_OK(vkf_sampling_process(&b, seq, 3, 6, v6));
+  CHECK(v6[3] == -INFINITY && v6[2] == 2 && v6[4] == -INFINITY && v6[5] == -INFINITY &&
+        v6[0] == 0 && v6[1] == 1);
+  float u6[6] = {0, 1, 2, 3, 4, 5};
+  int64_t seq2[2] = {1, 0};
+  CHECK_OK(vkf_sampling_process(&b, seq2, 2, 6, u6));
+  CHECK(u6[3] == -INFINITY && u6[4] == 4 && u6[5] == 5);
   float inf[2] = {-INFINITY, -INFINITY};
   vkf_rng rng;
   vkf_rng_seed(&rng, 1);
@@ -361,6 +377,22 @@ static void test_config_errors(void) {
       {"{\"no_repeat_ngram_size\": -2}", VKF_STATUS_INVALID_ARGUMENT, "\"no_repeat_ngram_size\""},
       {"{\"top_p\": 0.9", VKF_STATUS_PARSE, "not valid JSON"},
       {"[1, 2]", VKF_STATUS_PARSE, "not a JSON object"},
+      {"{\"bad_words_ids\": [3]}", VKF_STATUS_PARSE, "\"bad_words_ids\"[0] is not a non-empty list"},
+      {"{\"bad_words_ids\": [[3], []]}", VKF_STATUS_PARSE, "\"bad_words_ids\"[1]"},
+      {"{\"bad_words_ids\": [[3, -1]]}", VKF_STATUS_PARSE, "\"bad_words_ids\"[0][1] is not an id"},
+      {"{\"bad_words_ids\": [[100]]}", VKF_STATUS_INVALID_ARGUMENT, "\"bad_words_ids\" 100"},
+      /* set fields whose processors vkformer lacks: refused, never ignored */
+      {"{\"suppress_tokens\": [1, 2]}", VKF_STATUS_UNSUPPORTED, "\"suppress_tokens\" is [1,2]"},
+      {"{\"begin_suppress_tokens\": [3]}", VKF_STATUS_UNSUPPORTED, "\"begin_suppress_tokens\""},
+      {"{\"sequence_bias\": {}}", VKF_STATUS_UNSUPPORTED, "\"sequence_bias\""},
+      {"{\"forced_decoder_ids\": [[1, 5]]}", VKF_STATUS_UNSUPPORTED, "\"forced_decoder_ids\""},
+      {"{\"typical_p\": 0.9}", VKF_STATUS_UNSUPPORTED, "\"typical_p\" is 0.9"},
+      {"{\"epsilon_cutoff\": 0.001}", VKF_STATUS_UNSUPPORTED, "\"epsilon_cutoff\""},
+      {"{\"eta_cutoff\": 0.001}", VKF_STATUS_UNSUPPORTED, "\"eta_cutoff\""},
+      {"{\"num_return_sequences\": 2}", VKF_STATUS_UNSUPPORTED, "\"num_return_sequences\" is 2"},
+      {"{\"num_beam_groups\": 2, \"diversity_penalty\": 0.5}", VKF_STATUS_UNSUPPORTED,
+       "\"num_beam_groups\""},
+      {"{\"diversity_penalty\": 0.5}", VKF_STATUS_UNSUPPORTED, "\"diversity_penalty\""},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     CHECK_STATUS(vkf_generation_config_parse(cases[i].json, strlen(cases[i].json),
@@ -370,6 +402,12 @@ static void test_config_errors(void) {
                                              "generation_config.json", 100, &c),
                  cases[i].code, "generation_config.json");
   }
+  /* Those fields at their off values are fine; bad_words_ids is read. */
+  const char *off = "{\"typical_p\": 1.0, \"num_return_sequences\": 1, \"suppress_tokens\": null,"
+                    " \"diversity_penalty\": 0.0, \"bad_words_ids\": [[7], [1, 2, 3]]}";
+  CHECK_OK(vkf_generation_config_parse(off, strlen(off), "generation_config.json", 100, &c));
+  CHECK(c.bad_word_count == 2 && c.bad_word_lens[0] == 1 && c.bad_word_lens[1] == 3 &&
+        c.bad_words[0] == 7 && c.bad_words[3] == 3);
   /* 33 eos ids: over the bound. */
   char many[512] = "{\"eos_token_id\": [0";
   for (int i = 1; i < 33; i++) snprintf(many + strlen(many), sizeof many - strlen(many), ",%d", i);
