@@ -87,6 +87,12 @@ static int is_space_at(const char *s, size_t n, size_t i, size_t *len) {
   return *len && (vkf_unicode_props(cp) & VKF_UNICODE_WHITE_SPACE);
 }
 
+/* `failed` bit for text the normalizers grew past NORM_GROWTH (a chain of Replace steps can
+ * multiply it: 8 steps of "a" -> 10 "a"s make 53 bytes into 5 GB). No real normalizer comes
+ * near: NFKD's longest expansion is 18 code points, a Prepend or Replace adds a few bytes. */
+enum { FAILED_GREW = 2 };
+#define NORM_GROWTH(n) ((n) * 64 + ((size_t)1 << 20))
+
 /* The segment after every normalizer step, as one word in *out. */
 static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *out) {
   vkf_bpe_words cur = {0};
@@ -134,9 +140,11 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
           vkf_bpe_put(&next, cur.data + i, 1);
           i++;
         }
+        if (next.size > NORM_GROWTH(n)) break; /* refused below; stop growing it now */
       }
     }
     next.failed |= cur.failed;
+    if (next.size > NORM_GROWTH(n)) next.failed |= FAILED_GREW;
     vkf_bpe_words_free(&cur);
     cur = next;
   }
@@ -482,6 +490,11 @@ vkf_status vkf_bpe_encode(const vkf_bpe *b, const char *text, size_t n, int add_
   free(body.data);
   if (all.failed || body.failed || sc.failed) {
     free(all.data);
+    if ((all.failed | body.failed) & FAILED_GREW)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: the normalizer makes more than 64 times a piece of the %zu bytes "
+                             "of text plus 1 MiB (its steps multiply the text)",
+                             b->path, n);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "encoding %zu bytes of text", n);
   }
   *out_ids = all.data;

@@ -79,5 +79,16 @@ sed 's/p{N}{1,3}/p{N}{1,4}/' tests/models/data/llama3/tokenizer.json >"$tmp/badp
 expect_error tokenize "unknown pre-tokenizer pattern" 'unknown pattern .*p{N}{1,4}' --model "$tmp/badpattern" hello
 "$VKF" tokenize --model tests/models/data/bert_tiny >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "no text: exit status"
+# A normalizer chain that multiplies the text (8 x Replace "a" -> 10 a's: 53 bytes to 5 GB) is
+# refused at once, with the reason, not after minutes and gigabytes.
+mkdir -p "$tmp/blowup"
+python3 - "$tmp/blowup/tokenizer.json" <<'PY'
+import json, sys
+rep = {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 10}
+json.dump({"model": {"type": "BPE", "vocab": {c: i for i, c in enumerate("abcdefghijklmnopqrstuvwxyz ")},
+                     "merges": []},
+           "normalizer": {"type": "Sequence", "normalizers": [rep] * 8}}, open(sys.argv[1], "w"))
+PY
+expect_error tokenize "normalizer blow-up" "the normalizer makes more than 64 times a piece of the 53 bytes of text plus 1 MiB" --model "$tmp/blowup" "a banana and a papaya and an avocado are all fruits o"
 
 vkf_summary
