@@ -137,11 +137,14 @@ static vkf_status parse_llama_like(const char *f, const cJSON *r, const decoder_
      * sliding_window - 1 positions back (Qwen2 whatever use_sliding_window says); null: none. */
     VKF_RETURN_IF_ERROR(
         vkf_json_get_int(f, r, "sliding_window", d->sliding_window, &c->sliding_window));
-    if (c->sliding_window < 0)
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: field \"sliding_window\" is %lld", f,
-                             (long long)c->sliding_window);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "sliding_window");
-    if (w && cJSON_IsNull(w)) c->sliding_window = 0;
+    int is_null = w && cJSON_IsNull(w);
+    /* AttentionMaskConverter refuses a window <= 0 ("a strictly positive integer"). */
+    if (!is_null && c->sliding_window <= 0)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: field \"sliding_window\" is %lld, must be > 0 (or null: none)", f,
+                             (long long)c->sliding_window);
+    if (is_null) c->sliding_window = 0;
   }
   VKF_RETURN_IF_ERROR(vkf_json_get_int(f, r, "bos_token_id", 1, &c->bos_token_id));
   VKF_RETURN_IF_ERROR(vkf_json_get_int(f, r, "eos_token_id", 2, &c->eos_token_id));

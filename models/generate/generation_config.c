@@ -262,6 +262,11 @@ static vkf_status read_fields(const char *file, const cJSON *obj, bool only_defa
                      : !strcmp(key, "decoder_start_token_id") ? &c->decoder_start_token_id
                                                               : &c->no_repeat_ngram_size;
       VKF_RETURN_IF_ERROR(get_int(file, item, key, dst));
+      /* -1 is only the "unset" this struct uses; a file's -1 is a value like 0, and refused. */
+      if (dst == &c->max_new_tokens && !cJSON_IsNull(item) && c->max_new_tokens < 1)
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                               "%s: field \"max_new_tokens\" is %lld, must be >= 1", file,
+                               (long long)c->max_new_tokens);
     }
   }
   return VKF_OK;

@@ -122,5 +122,14 @@ expect_error forward "index naming a missing tensor" "bert.no_such_tensor" --mod
 rm "$tmp/lost_shard"/model*
 expect_error forward "no weights at all" "model.safetensors" --model "$tmp/lost_shard" --list
 expect_error forward "missing npy" "nope.npy" --model "$tiny" --in input_ids="$tmp/nope.npy" --out logits="$tmp/x.npy"
+# Two outputs into one file, or an output over an input: refused before anything runs (exit 2).
+"$VKF" forward --model tests/models/data/llama_tiny --in input_ids="$tmp/ids_dup.npy" --out logits="$tmp/o.npy" \
+  --out last_hidden_state="$tmp/o.npy" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "outputs logits and last_hidden_state both go to $tmp/o.npy" "$tmp/err" && ok ||
+  bad "one file for two outputs: $(cat "$tmp/err")"
+"$VKF" forward --model tests/models/data/llama_tiny --in input_ids="$tmp/ids_dup.npy" --out logits="$tmp/ids_dup.npy" \
+  >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "output logits would overwrite input input_ids" "$tmp/err" && ok ||
+  bad "output over an input: $(cat "$tmp/err")"
 
 vkf_summary

@@ -377,6 +377,7 @@ static void test_decoders(void) {
       {"{\"model_type\": \"gpt2\", \"activation_function\": \"mish\"}", "\"mish\""},
       {"{\"model_type\": \"qwen2\", \"eos_token_id\": 200000}", "outside the vocabulary"},
       {"{\"model_type\": \"mistral\", \"sliding_window\": -2}", "sliding_window"},
+      {"{\"model_type\": \"qwen2\", \"sliding_window\": 0}", "\"sliding_window\" is 0, must be > 0"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     vkf_status s = parse(bad[i].json, &c);

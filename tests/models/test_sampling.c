@@ -366,6 +366,7 @@ static void test_config_errors(void) {
       {"{\"pad_token_id\": 1.5}", VKF_STATUS_PARSE, "\"pad_token_id\""},
       {"{\"max_length\": 0}", VKF_STATUS_INVALID_ARGUMENT, "\"max_length\""},
       {"{\"max_new_tokens\": 0}", VKF_STATUS_INVALID_ARGUMENT, "\"max_new_tokens\""},
+      {"{\"max_new_tokens\": -1}", VKF_STATUS_INVALID_ARGUMENT, "\"max_new_tokens\" is -1"},
       {"{\"do_sample\": 1}", VKF_STATUS_PARSE, "\"do_sample\""},
       {"{\"do_sample\": true, \"temperature\": 0}", VKF_STATUS_INVALID_ARGUMENT, "\"temperature\""},
       {"{\"temperature\": \"hot\"}", VKF_STATUS_PARSE, "\"temperature\""},

@@ -191,6 +191,17 @@ int vkf_cli_forward(int argc, char **argv) {
         fprintf(stderr, "vkf forward: output %s is named twice\n", out[k].name);
         return 2;
       }
+  /* One file per output, and never an input's: the second write would replace the first. */
+  for (int k = 0; k < out_count; k++) {
+    for (int j = 0; j < k; j++)
+      if (!strcmp(out[j].path, out[k].path))
+        return vkf_cli_usage_error("vkf forward", "outputs %s and %s both go to %s", out[j].name,
+                                   out[k].name, out[k].path);
+    for (int j = 0; j < in_count; j++)
+      if (!strcmp(in[j].path, out[k].path))
+        return vkf_cli_usage_error("vkf forward", "output %s would overwrite input %s (%s)",
+                                   out[k].name, in[j].name, out[k].path);
+  }
   vkf_status st = run(model_dir, in, in_count, out, out_count, do_list, dtype, device);
   return st ? vkf_cli_fail(st) : 0;
 }
