@@ -211,8 +211,9 @@ def table(out):
         name = os.path.basename(r["model"].rstrip("/"))
         dtype = "float16" if path.endswith("_f16.json") else "float32"
         hf = torch_gen.get((name, dtype))
+        weights = "f16" if dtype == "float16" else "bf16" if name.endswith("-bf16") else "f32"
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %d / %d | %s | %s |" % (
-            name, "f16" if dtype == "float16" else "f32",
+            name, weights,
             fmt(r["prefill_tokens_per_s"], 1), fmt(r["decode_tokens_per_s"], 1),
             fmt(r["decode_step_ms"]), fmt(r["bound_step_ms"]), fmt(100 * r["copy_fraction"], 1),
             r["step_dispatches"], r["step_barriers"], fmt(hf, 1),

@@ -90,6 +90,8 @@ for m in llama-1b llama-135m; do
   run generate_${m}_f32 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --json
   run generate_${m}_f16 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --fp16 --json
 done
+# BF16 weights stay bf16 on the device (f32 activations): the bf16 GEMV's bandwidth
+run generate_llama-1b-bf16_f32 120 "$vkf" bench generate --model "$ckpt/llama-1b-bf16" --prompt-len $prompt --gen $gen --runs 2 --json
 
 step "PyTorch"
 timeout 240 "$py" tools/dev/gpu_report.py torch "$raw" "$ckpt" $([ $quick -eq 1 ] && echo --quick) >&2 ||

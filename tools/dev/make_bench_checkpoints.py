@@ -6,6 +6,7 @@ torch, nothing downloaded), as Hugging Face folders vkformer and transformers bo
 
   OUT_DIR/llama-1b     LlamaForCausalLM, TinyLlama-1.1B's shape (hidden 2048, 22 layers, 32 heads,
                        4 KV heads, MLP 5632, vocab 32000), F16 safetensors (2.2 GB)
+  OUT_DIR/llama-1b-bf16  the same in BF16 (the weights vkformer keeps as bf16 on the device)
   OUT_DIR/llama-135m   LlamaForCausalLM, SmolLM2-135M's shape (hidden 576, 30 layers, 9 heads,
                        3 KV heads, MLP 1536, vocab 49152, tied embeddings), F16
   OUT_DIR/vit-b16      ViTForImageClassification, ViT-B/16-224 (hidden 768, 12 layers, 1000
@@ -50,7 +51,7 @@ def write_safetensors(path, tensors):
     header, offset = {}, 0
     for name, a in tensors:
         size = a.nbytes
-        header[name] = {"dtype": {np.float16: "F16", np.float32: "F32"}[a.dtype.type],
+        header[name] = {"dtype": {np.float16: "F16", np.float32: "F32", np.uint16: "BF16"}[a.dtype.type],
                         "shape": list(a.shape), "data_offsets": [offset, offset + size]}
         offset += (size + 15) // 16 * 16
     header["__metadata__"] = {"format": "pt"}
@@ -65,29 +66,39 @@ def write_safetensors(path, tensors):
     os.replace(path + ".tmp", path)
 
 
+def bf16_bits(a):
+    """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even as torch rounds."""
+    b = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
 class Weights:
+    """dtype: a numpy float type, or "bf16" (stored as uint16 bit patterns, written as BF16)."""
+
     def __init__(self, dtype, seed):
         self.rng, self.dtype, self.list = np.random.default_rng(seed), dtype, []
 
+    def add(self, name, a):
+        self.list.append((name, bf16_bits(a) if self.dtype == "bf16" else a.astype(self.dtype)))
+
     def normal(self, name, *shape):
-        self.list.append((name, (self.rng.standard_normal(shape, dtype=np.float32) * 0.02)
-                          .astype(self.dtype)))
+        self.add(name, self.rng.standard_normal(shape, dtype=np.float32) * 0.02)
 
     def ones(self, name, n):
-        self.list.append((name, np.ones(n, dtype=self.dtype)))
+        self.add(name, np.ones(n, dtype=np.float32))
 
     def zeros(self, name, n):
-        self.list.append((name, np.zeros(n, dtype=self.dtype)))
+        self.add(name, np.zeros(n, dtype=np.float32))
 
 
-def llama(out, c):
+def llama(out, c, dtype=np.float16):
     h, kv = c["hidden_size"], c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"])
     config = dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_act="silu",
                   rms_norm_eps=1e-5, rope_theta=10000.0, bos_token_id=1, eos_token_id=2,
-                  attention_bias=False, torch_dtype="float16", **c)
+                  attention_bias=False, torch_dtype="bfloat16" if dtype == "bf16" else "float16", **c)
     if keep(out, config):
         return
-    w = Weights(np.float16, 0)
+    w = Weights(dtype, 0)
     w.normal("model.embed_tokens.weight", c["vocab_size"], h)
     for i in range(c["num_hidden_layers"]):
         p = "model.layers.%d." % i
@@ -169,6 +180,7 @@ def main():
     args = ap.parse_args()
     sizes = QUICK if args.quick else FULL
     llama(os.path.join(args.out, "llama-1b"), dict(sizes["llama-1b"]))
+    llama(os.path.join(args.out, "llama-1b-bf16"), dict(sizes["llama-1b"]), "bf16")
     llama(os.path.join(args.out, "llama-135m"), dict(sizes["llama-135m"]))
     vit(os.path.join(args.out, "vit-b16"), dict(sizes["vit-b16"]))
     return 0
