@@ -87,6 +87,25 @@ static int is_space_at(const char *s, size_t n, size_t i, size_t *len) {
   return *len && (vkf_unicode_props(cp) & VKF_UNICODE_WHITE_SPACE);
 }
 
+/* tokenizers' Nmt normalizer (normalizers/unicode.rs, do_nmt): ASCII control characters but
+ * \t \n \f \r (and U+0000) dropped, and those four, U+1680, U+200B..U+200F, U+2028, U+2029,
+ * U+2581, U+FEFF and U+FFFD each become a space. */
+static void nmt(const char *s, size_t n, vkf_bpe_words *out) {
+  for (size_t i = 0; i < n;) {
+    uint32_t cp = 0;
+    size_t len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+    if (!len) len = 1, cp = (uint8_t)s[i]; /* not reached: the text was checked as UTF-8 */
+    int drop = (cp >= 0x01 && cp <= 0x08) || cp == 0x0B || (cp >= 0x0E && cp <= 0x1F) ||
+               cp == 0x7F || cp == 0x8F || cp == 0x9F;
+    int space = cp == 0x09 || cp == 0x0A || cp == 0x0C || cp == 0x0D || cp == 0x1680 ||
+                (cp >= 0x200B && cp <= 0x200F) || cp == 0x2028 || cp == 0x2029 || cp == 0x2581 ||
+                cp == 0xFEFF || cp == 0xFFFD;
+    if (space) vkf_bpe_put(out, " ", 1);
+    else if (!drop) vkf_bpe_put(out, s + i, len);
+    i += len;
+  }
+}
+
 /* `failed` bit for text the normalizers grew past NORM_GROWTH (a chain of Replace steps can
  * multiply it: 8 steps of "a" -> 10 "a"s make 53 bytes into 5 GB). No real normalizer comes
  * near: NFKD's longest expansion is 18 code points, a Prepend or Replace adds a few bytes. */
@@ -125,6 +144,8 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
         if (j - i >= 2) vkf_bpe_put(&next, nm->to, to), i = j;
         else vkf_bpe_put(&next, cur.data + i, 1), i++;
       }
+    } else if (nm->kind == VKF_BPE_NORM_NMT) {
+      nmt(cur.data, cur.size, &next);
     } else if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE) {
       normalize_unicode(cur.data, cur.size, nm->kind, &next);
     } else if (nm->kind == VKF_BPE_NORM_PREPEND) {
@@ -205,6 +226,23 @@ static void whitespace_split(const char *s, size_t n, vkf_bpe_words *out) {
       vkf_bpe_put(out, s + i, len);
       i += len;
     }
+  }
+  vkf_bpe_end_word(out);
+}
+
+/* tokenizers' Digits: splits at char::is_numeric (general category N*), each numeric character
+ * Isolated (individual_digits) or each run of them Contiguous; the text between stays one word. */
+static void digits(const vkf_bpe_pre *p, const char *s, size_t n, vkf_bpe_words *out) {
+  int in_run = 0;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp = 0;
+    size_t len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+    if (!len) len = 1, cp = 0xFFFD;
+    int num = (vkf_unicode_props(cp) & VKF_UNICODE_NUMBER) != 0;
+    if (num != in_run || (num && p->individual_digits)) vkf_bpe_end_word(out);
+    vkf_bpe_put(out, s + i, len);
+    in_run = num;
+    i += len;
   }
   vkf_bpe_end_word(out);
 }
@@ -412,6 +450,7 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
       if (p->kind == VKF_BPE_PRE_SPLIT) split_pattern(p->pattern, ws, wn, &next, cps, offs);
       else if (p->kind == VKF_BPE_PRE_BYTE_LEVEL) byte_level(p, ws, wn, &next, cps, offs);
       else if (p->kind == VKF_BPE_PRE_WHITESPACE_SPLIT) whitespace_split(ws, wn, &next);
+      else if (p->kind == VKF_BPE_PRE_DIGITS) digits(p, ws, wn, &next);
       else metaspace(p, ws, wn, first && w == 0, &next);
     }
     next.failed |= cur.failed;

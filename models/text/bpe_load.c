@@ -86,6 +86,12 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
     b->norm_count++;
     return VKF_OK;
   }
+  if (!strcmp(type, "Nmt")) {
+    out->kind = VKF_BPE_NORM_NMT;
+    out->from = out->to = NULL;
+    b->norm_count++;
+    return VKF_OK;
+  }
   if (!strcmp(type, "Strip")) {
     out->kind = VKF_BPE_NORM_STRIP;
     out->from = out->to = NULL;
@@ -174,6 +180,9 @@ static vkf_status add_pre(vkf_bpe *b, const cJSON *p) {
     out->pattern = get_bool(p, "use_regex", 1) ? VKF_PRETOK_GPT2 : VKF_PRETOK_NONE;
   } else if (!strcmp(type, "WhitespaceSplit")) {
     out->kind = VKF_BPE_PRE_WHITESPACE_SPLIT;
+  } else if (!strcmp(type, "Digits")) {
+    out->kind = VKF_BPE_PRE_DIGITS;
+    out->individual_digits = get_bool(p, "individual_digits", 0);
   } else if (!strcmp(type, "Metaspace")) {
     out->kind = VKF_BPE_PRE_METASPACE;
     VKF_RETURN_IF_ERROR(one_char(b, get_string(p, "replacement"), "Metaspace replacement",

@@ -25,6 +25,7 @@ typedef enum {
   VKF_BPE_NORM_PRECOMPILED, /* SentencePiece's charsmap, per grapheme (charsmap.h) */
   VKF_BPE_NORM_STRIP,       /* White_Space off the left and/or right end */
   VKF_BPE_NORM_SPACE_RUNS,  /* Replace of the Regex " {2,}": each run of 2+ spaces becomes `to` */
+  VKF_BPE_NORM_NMT,         /* tokenizers' Nmt: drops ASCII controls, maps other spaces to ' ' */
 } vkf_bpe_norm_kind;
 typedef struct vkf_bpe_norm {
   vkf_bpe_norm_kind kind;
@@ -39,6 +40,7 @@ typedef enum {
   VKF_BPE_PRE_BYTE_LEVEL,
   VKF_BPE_PRE_METASPACE,
   VKF_BPE_PRE_WHITESPACE_SPLIT, /* words between White_Space runs (older T5 files) */
+  VKF_BPE_PRE_DIGITS,           /* numeric characters (N*) apart: each alone or runs together */
 } vkf_bpe_pre_kind;
 typedef enum { VKF_BPE_PREPEND_ALWAYS, VKF_BPE_PREPEND_FIRST, VKF_BPE_PREPEND_NEVER } vkf_bpe_prepend;
 typedef struct vkf_bpe_pre {
@@ -47,6 +49,7 @@ typedef struct vkf_bpe_pre {
   int add_prefix_space;       /* ByteLevel */
   vkf_bpe_prepend prepend;    /* Metaspace */
   int split;                  /* Metaspace: split on the replacement */
+  int individual_digits;      /* Digits: each digit its own word (else a run is one word) */
   char replacement[8];        /* Metaspace: UTF-8 of one character, usually U+2581 */
 } vkf_bpe_pre;
 

@@ -34,7 +34,7 @@ PY
 }
 check "all-MiniLM-L6-v2 (default model)" $G/tokenize_minilm.json
 check "bert_tiny" $G/tokenize_bert_tiny.json --model tests/models/data/bert_tiny
-for name in gpt2 llama3 llama2 qwen2 qwen2_nfc; do
+for name in gpt2 llama3 llama2 qwen2 qwen2_nfc smollm digits_nmt; do
   check "BPE $name" tests/models/golden/bpe/$name.json --model tests/models/data/$name
 done
 # Encoder-decoder tokenizers (tools/goldens/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as

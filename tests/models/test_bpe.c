@@ -18,7 +18,8 @@
 #include "models/text/unicode.h"
 #include "tests/test_util.h"
 
-static const char *const NAMES[] = {"gpt2", "llama3", "qwen2", "llama2", "qwen2_nfc"};
+static const char *const NAMES[] = {"gpt2",      "llama3", "qwen2",     "llama2",
+                                    "qwen2_nfc", "smollm", "digits_nmt"};
 
 static char *path_of(const char *a, const char *b) {
   const char *root = getenv("VKF_SOURCE_DIR");

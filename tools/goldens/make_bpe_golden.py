@@ -3,7 +3,9 @@
 writes the references that tests/models/test_bpe.c and tests/cli/test_tokenize.sh compare against:
 
   tests/models/data/<name>/tokenizer.json     the trained tokenizer (gpt2, llama3, qwen2, llama2,
-                                              qwen2_nfc: Qwen2's with its NFC normalizer)
+                                              qwen2_nfc: Qwen2's with its NFC normalizer, smollm:
+                                              SmolLM2's Digits + ByteLevel, digits_nmt: the Nmt
+                                              normalizer and Digits runs)
   tests/models/golden/bpe/<name>.json         what `vkf tokenize --json --model DIR TEXTS...` prints
   tests/models/golden/bpe/<name>_decode.json  {"cases": [{"ids", "skip_special", "text"}]}: decode()
 
@@ -196,6 +198,34 @@ def qwen2_nfc():
     return json.loads(tok.to_str()), specials
 
 
+# Texts for the Nmt normalizer (controls dropped, odd spaces mapped) and the Digits pre-tokenizer.
+NMT_DIGITS_TEXTS = [
+    "bell\x07 vt\x0b del\x7f c1\x8f\x9f kept\x85 end",
+    "zero\u200bwidth\u200c\u200d\u200e\u200f bom\ufeff repl\ufffd lower\u2581bar ogham\u1680x",
+    "tab\tnl\ncr\rff\x0c ls\u2028ps\u2029",
+    "12345 1.5e10 007 x86_64 \u0663\u0664 \u00bd \u2167 \u2460 digits\U0001D7D8",
+    "99 bottles, 3 ships; room 101 at 10:45, 2024-11-26",
+]
+
+
+def smollm(nmt=False):
+    """SmolLM2's pre-tokenizer, Sequence[Digits(individual_digits=True), ByteLevel]; with nmt, the
+    Nmt normalizer and Digits keeping runs together."""
+    tok = Tokenizer(models.BPE())
+    if nmt:
+        tok.normalizer = normalizers.Nmt()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=not nmt),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    train(tok, trainers.BpeTrainer(vocab_size=650, special_tokens=specials,
+                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                   show_progress=False))
+    return json.loads(tok.to_str()), specials
+
+
 def encode(tok, doc, text):
     enc = tok.encode(text)
     ids, tokens = list(enc.ids), list(enc.tokens)
@@ -260,6 +290,8 @@ def main():
     write(args.root, "qwen2", *llama3(QWEN2_PATTERN, False))
     write(args.root, "llama2", *llama2())
     write(args.root, "qwen2_nfc", *qwen2_nfc(), extra_texts=NFC_TEXTS)
+    write(args.root, "smollm", *smollm(), extra_texts=NMT_DIGITS_TEXTS)
+    write(args.root, "digits_nmt", *smollm(nmt=True), extra_texts=NMT_DIGITS_TEXTS)
 
 
 if __name__ == "__main__":
