@@ -207,7 +207,9 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
                    : (int64_t)vkf_generation_config_new_token_limit(&g->gc, (size_t)g->longest);
   /* Beam search copies every cache row each step (kv_reorder.h): without a ctx its cache holds
    * just what the generation can reach. */
-  g->num_beams = q->num_beams > 0 ? q->num_beams : g->gc.num_beams;
+  /* Greedy is transformers' num_beams=1, do_sample=False: a config's num_beams gives way to it
+   * (an explicit --num-beams does not). */
+  g->num_beams = q->num_beams > 0 ? q->num_beams : q->decoding == 1 ? 1 : g->gc.num_beams;
   if (g->num_beams > 1 && q->ctx <= 0 && g->longest + g->max_new < g->ctx)
     g->ctx = g->longest + g->max_new;
   for (int64_t b = 0; b < g->batch; b++)

@@ -116,6 +116,14 @@ for beams in 1 3; do
   [ -n "$base" ] && [ -n "$one" ] && [[ " $one " != *" $t0 "* ]] && [ "${two%% *}" != "$t0" ] && ok ||
     bad "bad_words_ids, $beams beam(s): base '$base', [[${t0}]] gave '$one', [[${last}, ${t0}]] gave '$two' $(cat "$tmp/err")"
 done
+# --greedy is num_beams 1 whatever generation_config.json says; without it the config's beams run.
+rm -rf "$tmp/beams3"
+gen_with "$tmp/beams3" '{"num_beams": 3}'
+g1=$("$VKF" generate --model $D/llama_tiny --ids "$P0" --greedy --ignore-eos --max-new-tokens 6 --json 2>/dev/null | ids_of)
+g3=$("$VKF" generate --model "$tmp/beams3" --ids "$P0" --greedy --ignore-eos --max-new-tokens 6 --json 2>/dev/null | ids_of)
+"$VKF" generate --model "$tmp/beams3" --ids "$P0" --ignore-eos --max-new-tokens 6 --json >"$tmp/b3.json" 2>/dev/null
+[ -n "$g1" ] && [ "$g1" = "$g3" ] && grep -q '"sequence_score"' "$tmp/b3.json" && ! "$VKF" generate --model "$tmp/beams3" --ids "$P0" --greedy --max-new-tokens 2 --json 2>/dev/null | grep -q sequence_score && ok ||
+  bad "--greedy over a num_beams 3 config: '$g3' vs greedy '$g1'; without --greedy: $(head -c 200 "$tmp/b3.json")"
 rm -rf "$tmp/sup"
 gen_with "$tmp/sup" '{"suppress_tokens": [5, 6]}'
 expect_error generate "suppress_tokens" 'field "suppress_tokens" is \[5,6\], which vkformer.s generate does not implement' --model "$tmp/sup" --ids 1,2
