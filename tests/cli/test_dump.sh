@@ -31,5 +31,13 @@ for stage in plan kernels passes; do
   "$VKF" dump --model $model --stage $stage --format dot --out "$tmp/k-$stage" >"$tmp/out" 2>"$tmp/err"; rc=$?
   ok "--stage $stage --format dot rejected" '[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--format dot applies only to --stage graph" "$tmp/err" && [ ! -s "$tmp/out" ]'
 done
+# Encoder–decoders dump without flags (one decoder token by default; --target-len sets it), and
+# every stage works on them.
+"$VKF" dump --model tests/models/data/bart_tiny >"$tmp/encdec" 2>"$tmp/err"; rc=$?
+ok "encoder-decoder graph without flags" '[ $rc -eq 0 ] && grep -q "^input .*\"decoder_input_ids\" i32 \[1,1\]" "$tmp/encdec"'
+"$VKF" dump --model tests/models/data/bart_tiny --target-len 4 --stage plan >"$tmp/encdec4" 2>"$tmp/err"; rc=$?
+ok "encoder-decoder plan with --target-len 4" '[ $rc -eq 0 ] && grep -q "^plan: " "$tmp/encdec4"'
+"$VKF" dump --model tests/models/data/bart_tiny --target-len 4 >"$tmp/encdec4g" 2>"$tmp/err"
+ok "--target-len shapes decoder_input_ids" 'grep -q "^input .*\"decoder_input_ids\" i32 \[1,4\]" "$tmp/encdec4g"'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

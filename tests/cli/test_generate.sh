@@ -116,6 +116,12 @@ for beams in 1 3; do
   [ -n "$base" ] && [ -n "$one" ] && [[ " $one " != *" $t0 "* ]] && [ "${two%% *}" != "$t0" ] && ok ||
     bad "bad_words_ids, $beams beam(s): base '$base', [[${t0}]] gave '$one', [[${last}, ${t0}]] gave '$two' $(cat "$tmp/err")"
 done
+# Without a tokenizer the generated ids are the output (not an empty line), one line per prompt.
+"$VKF" generate --model $D/llama_tiny --ids "$P0" --greedy --ignore-eos --max-new-tokens 6 >"$tmp/plain" 2>/dev/null
+g6=$("$VKF" generate --model $D/llama_tiny --ids "$P0" --greedy --ignore-eos --max-new-tokens 6 --json 2>/dev/null | ids_of)
+[ -n "$g6" ] && [ "$(cat "$tmp/plain")" = "$g6" ] && ok || bad "ids without a tokenizer: '$(cat "$tmp/plain")' vs '$g6'"
+"$VKF" generate --model $D/llama_tiny --ids "$P0" --ids "$P1" --greedy --ignore-eos --max-new-tokens 2 >"$tmp/plain2" 2>/dev/null
+grep -q "^\[0\] [0-9]* [0-9]*$" "$tmp/plain2" && grep -q "^\[1\] [0-9]* [0-9]*$" "$tmp/plain2" && ok || bad "two prompts' ids: $(cat "$tmp/plain2")"
 # --greedy is num_beams 1 whatever generation_config.json says; without it the config's beams run.
 rm -rf "$tmp/beams3"
 gen_with "$tmp/beams3" '{"num_beams": 3}'

@@ -21,19 +21,28 @@
 
 typedef struct dump_args {
   const char *model, *stage, *format, *out, *device;
-  int64_t batch, seq_len;
+  int64_t batch, seq_len, target_len;
 } dump_args;
+
+/* Decoder tokens an encoder–decoder's graph is built for: --target-len, else 1 (one decode
+ * step's shape; with none the logits would have no decoder_input_ids); 0 for other models. */
+static int64_t target_len_of(const dump_args *a, const vkf_model *m) {
+  if (strcmp(vkf_model_family(m), "encdec")) return 0;
+  return a->target_len ? a->target_len : 1;
+}
 
 static void usage(FILE *f) {
   fprintf(f, "usage: vkf dump --model DIR [--stage graph|passes|plan|kernels] [--format "
-             "text|dot|json] [--out DIR] [--batch N] [--seq-len N] [--device N|NAME]\n"
+             "text|dot|json] [--out DIR] [--batch N] [--seq-len N] [--target-len N]\n"
+             "                [--device N|NAME]\n"
              "  graph (default) and plan print to stdout; passes and kernels write files into\n"
              "  --out (default: vkf-dump). --format is for --stage graph only (passes writes\n"
              "  text, DOT and JSON; plan is text; kernels are GLSL). The plan is lowered for\n"
              "  the chosen device's caps (VKF_DEVICE_PROFILE applies); a batch too big for one\n"
              "  run is split as classify/embed/forward split it: plan prints the split first\n"
              "  (\"batch split: ...\": runs, rows, and the limit the whole batch exceeds) and the\n"
-             "  plan of one run.\n");
+             "  plan of one run. --seq-len: tokens of the input (default: the model's own or\n"
+             "  its maximum); --target-len: decoder tokens of an encoder-decoder (default 1).\n");
 }
 
 static vkf_status dump_graph(vkf_graph *g, const char *format) {
@@ -124,7 +133,7 @@ static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
  * the first run's rows (the runs' plans differ only in their row count). */
 static vkf_status dump_lowered(const dump_args *a, vkf_model *m) {
   vkf_device_caps caps;
-  vkf_rt_model_build mb = {.model = m, .seq_len = a->seq_len};
+  vkf_rt_model_build mb = {.model = m, .seq_len = a->seq_len, .target_len = target_len_of(a, m)};
   vkf_batch_split split;
   char line[512];
   vkf_batch_graph bg = {0};
@@ -161,7 +170,8 @@ static vkf_status run(const dump_args *a) {
     return st;
   }
   vkf_model_graph mg = {0};
-  vkf_model_build_options mo = {.batch = a->batch, .seq_len = a->seq_len};
+  vkf_model_build_options mo = {
+      .batch = a->batch, .seq_len = a->seq_len, .target_len = target_len_of(a, m)};
   st = vkf_model_build(m, &mo, &mg);
   if (st) {
     vkf_model_close(m);
@@ -200,6 +210,9 @@ int vkf_cli_dump(int argc, char **argv) {
       i++;
     else if (!strcmp(s, "--seq-len") && v &&
              vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.seq_len))
+      i++;
+    else if (!strcmp(s, "--target-len") && v &&
+             vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.target_len))
       i++;
     else if (vkf_cli_is_help(s)) return usage(stdout), 0;
     else return vkf_cli_bad_arg("vkf dump", usage, argc, argv, i);

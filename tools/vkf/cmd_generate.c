@@ -238,14 +238,27 @@ static void print_speed(const vkf_rt_gen *g) {
   }
 }
 
+/* The generated ids of a row, space-separated (what a model without a tokenizer prints). */
+static void print_ids(const vkf_rt_gen_row *r) {
+  for (int64_t i = r->prompt_len; i < r->len; i++)
+    printf("%s%lld", i > r->prompt_len ? " " : "", (long long)r->ids[i]);
+}
+
 static void print_results(const vkf_rt_gen *g, int json) {
   if (!json) {
+    /* Without a tokenizer nothing streamed: the ids are the output. */
+    int ids = !g->q.tok;
     if (g->batch == 1) {
+      if (ids) print_ids(&g->rows[0]);
       printf("\n");
       return;
     }
-    for (int64_t b = 0; b < g->batch; b++)
-      printf("[%lld] %s\n", (long long)b, g->rows[b].text ? g->rows[b].text : "");
+    for (int64_t b = 0; b < g->batch; b++) {
+      printf("[%lld] ", (long long)b);
+      if (ids) print_ids(&g->rows[b]);
+      else printf("%s", g->rows[b].text ? g->rows[b].text : "");
+      printf("\n");
+    }
     return;
   }
   if (g->batch > 1) printf("[");
