@@ -88,8 +88,14 @@ expect_usage_error "op NAME --help of no op" "unknown op 'nosuch'" op nosuch --h
 D=tests/models/data
 expect_usage_error "seed past 2^64 - 1" "invalid value '18446744073709551616' for --seed" generate --model $D/llama_tiny --ids 1 --seed 18446744073709551616
 expect_usage_error "seed in exponent form" "invalid value '1e23' for --seed" generate --model $D/llama_tiny --ids 1 --seed 1e23
-expect_usage_error "negative seed" "invalid value '-1' for --seed" generate --model $D/llama_tiny --ids 1 --seed -1
+expect_usage_error "negative seed" "invalid value '-1' for --seed: want an integer in [0, 18446744073709551615]" generate --model $D/llama_tiny --ids 1 --seed -1
+# An out-of-range value's error names the range.
+expect_usage_error "num-beams past its range" "invalid value '10000' for --num-beams: want an integer in [1, 1024]" generate --model $D/llama_tiny --ids 1 --num-beams 10000
+expect_usage_error "top-p past 1" "invalid value '2' for --top-p: want a number in (0, 1]" generate --model $D/llama_tiny --ids 1 --top-p 2
+expect_usage_error "batch 0" "invalid value '0' for --batch: want an integer in [1, 2147483647]" dump --model $D/llama_tiny --batch 0
 expect_usage_error "max-new-tokens past INT64_MAX" "invalid value '99999999999999999999' for --max-new-tokens" generate --model $D/llama_tiny --ids 1 --max-new-tokens 99999999999999999999
+expect_usage_error "bench gemm shape with a tail" "invalid value '64x64x64junk' for --shape: want 3 integers in [1, 2147483647], 'x' or ',' between them" bench gemm --shape 64x64x64junk
+expect_usage_error "bench gemm negative dim" "invalid value '64x64x-4' for --shape" bench gemm --shape 64x64x-4
 expect_usage_error "bench rows shape with a tail" 'bad shape "4abc"' bench rows --softmax 4abc
 expect_usage_error "bench rows shape with five dims" 'bad shape "2,2,2,2,2"' bench rows --softmax 2,2,2,2,2
 expect_usage_error "bench attention shape with an extra field" 'bad --shape "1,1,8,8,8,9"' bench attention --shape 1,1,8,8,8,9

@@ -35,6 +35,19 @@ static int usage_names(vkf_cli_usage_fn usage, const char *opt) {
   return found;
 }
 
+static struct {
+  const char *value;
+  char what[96];
+} expected;
+
+void vkf_cli_expected(const char *value, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(expected.what, sizeof expected.what, fmt, ap);
+  va_end(ap);
+  expected.value = value;
+}
+
 int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **argv, int i) {
   const char *arg = argv[i];
   int is_option = arg[0] == '-' && arg[1];
@@ -42,8 +55,9 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
     if (i + 1 >= argc)
       fprintf(stderr, "%s: %s needs a value\n", cmd, arg);
     else
-      fprintf(stderr, "%s: invalid value '%s' for %s (see %s --help)\n", cmd, argv[i + 1], arg,
-              cmd);
+      fprintf(stderr, "%s: invalid value '%s' for %s%s%s (see %s --help)\n", cmd, argv[i + 1], arg,
+              expected.value == argv[i + 1] ? ": want " : "",
+              expected.value == argv[i + 1] ? expected.what : "", cmd);
   } else if (is_option) {
     fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", cmd, arg, cmd);
   } else {
@@ -53,27 +67,41 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
 }
 
 int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
-  if (!(*s == '-' || isdigit((unsigned char)*s))) return 0;
   char *end = NULL;
   errno = 0;
   long long v = strtoll(s, &end, 10);
-  if (end == s || *end || errno == ERANGE || v < lo || v > hi) return 0;
-  *out = v;
-  return 1;
+  if (isdigit((unsigned char)*s) || *s == '-') {
+    if (end != s && !*end && errno != ERANGE && v >= lo && v <= hi) {
+      *out = v;
+      return 1;
+    }
+  }
+  if (hi == INT64_MAX)
+    vkf_cli_expected(s, "an integer >= %lld", (long long)lo);
+  else
+    vkf_cli_expected(s, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
+  return 0;
 }
 
 int vkf_cli_parse_dims(const char *s, int count, int64_t lo, int64_t hi, int64_t *out) {
-  for (int i = 0; i < count; i++) {
+  const char *value = s;
+  int ok = 1;
+  for (int i = 0; i < count && ok; i++) {
     char field[32];
     size_t n = strcspn(s, ",x");
-    if (n == 0 || n >= sizeof field) return 0;
-    memcpy(field, s, n);
-    field[n] = 0;
-    if (!vkf_cli_parse_i64(field, lo, hi, &out[i])) return 0;
-    s += n;
-    if (i + 1 < count && !*s++) return 0; /* a separator must follow all but the last */
+    ok = n > 0 && n < sizeof field;
+    if (ok) {
+      memcpy(field, s, n);
+      field[n] = 0;
+      ok = vkf_cli_parse_i64(field, lo, hi, &out[i]);
+      s += n;
+    }
+    if (ok && i + 1 < count) ok = *s++ != 0; /* a separator must follow all but the last */
   }
-  return *s == 0;
+  if (ok && *s == 0) return 1;
+  vkf_cli_expected(value, "%d integers in [%lld, %lld], 'x' or ',' between them", count,
+                   (long long)lo, (long long)hi);
+  return 0;
 }
 
 int vkf_cli_usage_error(const char *cmd, const char *fmt, ...) {

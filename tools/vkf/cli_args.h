@@ -19,8 +19,12 @@ int vkf_cli_is_help(const char *arg);
  * "-..." is "unknown option '--tpo' (see vkf classify --help)". */
 int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **argv, int i);
 
+/* Records what `value` (an argv string) should have been ("a number > 0"), which
+ * vkf_cli_bad_arg then adds to its "invalid value" line for that very string. */
+void vkf_cli_expected(const char *value, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A whole base-10 integer in [lo, hi] (no sign other than '-', no trailing text); 0 when `s` is
- * not one. */
+ * not one (and the range is recorded as vkf_cli_expected records it). */
 int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 
 /* Exactly `count` whole base-10 integers in [lo, hi] separated by ',' or 'x' ("1,12,197,197,64"

@@ -289,7 +289,7 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const r
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: vkf bench attention [--shape B,H,Nq,Nk,D]... [--runs N] [--warmup N] [--fp16]\n"
+      "usage: vkf bench attention [--shape B,H,Nq,Nk,D (or BxHxNqxNkxD)]... [--runs N] [--warmup N] [--fp16]\n"
       "                           [--causal] [--no-unfused] [--json] [--device N|NAME]\n"
       "                           [--variant row|row-inplace|lanes|lanes-inplace] [--splits S]\n"
       "Times the fused attention kernel and the unfused matmul + softmax + matmul path on\n"

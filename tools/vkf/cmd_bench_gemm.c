@@ -271,6 +271,8 @@ static void usage(FILE *f) {
           "  B as [K,N] and [N,K], beside a naive kernel; GB/s moved (A, B and C once each) and\n"
           "  its share of the device's copy bandwidth, measured first in the same process.\n"
           "  --decode KxN: M = 1..8 rows against one K x N weight (decode steps) instead.\n"
+          "  Shapes take 'x' or ',' between their numbers (MxKxN = M,K,N), as bench attention\n"
+          "  and bench rows do.\n"
           "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n");
 }
 
@@ -278,8 +280,7 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   bench_args a = {.runs = 10, .warmup = 3, .naive_runs = 3, .naive = 1, .layouts = 3};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
-    unsigned long long s[3];
-    int end = 0;
+    int64_t d[3];
     if (vkf_cli_is_help(arg)) {
       usage(stdout);
       return 0;
@@ -290,19 +291,17 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
     } else if (!strcmp(arg, "--warmup") && i + 1 < argc) {
       a.warmup = atoi(argv[++i]);
     } else if (!strcmp(arg, "--shape") && i + 1 < argc && a.shape_count < MAX_SHAPES &&
-               sscanf(argv[i + 1], "%llux%llux%llu%n", &s[0], &s[1], &s[2], &end) == 3 &&
-               !argv[i + 1][end] && s[0] && s[1] && s[2]) {
+               vkf_cli_parse_dims(argv[i + 1], 3, 1, INT32_MAX, d)) { /* MxKxN or M,K,N */
       i++;
-      for (int j = 0; j < 3; j++) a.shapes[a.shape_count][j] = s[j];
+      for (int j = 0; j < 3; j++) a.shapes[a.shape_count][j] = (uint64_t)d[j];
       a.shape_count++;
-    } else if (!strcmp(arg, "--decode") && i + 1 < argc &&
-               sscanf(argv[i + 1], "%llux%llu%n", &s[0], &s[1], &end) == 2 && !argv[i + 1][end] &&
-               s[0] && s[1] && a.shape_count + 8 <= MAX_SHAPES) {
+    } else if (!strcmp(arg, "--decode") && i + 1 < argc && a.shape_count + 8 <= MAX_SHAPES &&
+               vkf_cli_parse_dims(argv[i + 1], 2, 1, INT32_MAX, d)) {
       i++;
       for (uint64_t m = 1; m <= 8; m++, a.shape_count++) {
         a.shapes[a.shape_count][0] = m;
-        a.shapes[a.shape_count][1] = s[0];
-        a.shapes[a.shape_count][2] = s[1];
+        a.shapes[a.shape_count][1] = (uint64_t)d[0];
+        a.shapes[a.shape_count][2] = (uint64_t)d[1];
       }
     } else if (!strcmp(arg, "--fp16") || !strcmp(arg, "--f16")) { /* --f16: the old spelling */
       a.f16 = 1;

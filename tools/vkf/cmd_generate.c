@@ -150,12 +150,16 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       ok = parse_i64(v, 0, INT64_MAX, &a->top_k), a->has_top_k = a->sample = 1;
     } else if (!strcmp(o, "--seed")) {
       ok = parse_seed(v, &a->seed);
+      if (!ok) vkf_cli_expected(v, "an integer in [0, 18446744073709551615]");
     } else if (!strcmp(o, "--temperature")) {
       ok = parse_f64(v, &a->temperature) && a->temperature > 0, a->has_temp = a->sample = 1;
+      if (!ok) vkf_cli_expected(v, "a number > 0");
     } else if (!strcmp(o, "--top-p")) {
       ok = parse_f64(v, &a->top_p) && a->top_p > 0 && a->top_p <= 1, a->has_top_p = a->sample = 1;
+      if (!ok) vkf_cli_expected(v, "a number in (0, 1]");
     } else if (!strcmp(o, "--repetition-penalty")) {
       ok = parse_f64(v, &a->repetition_penalty) && a->repetition_penalty > 0, a->has_rep = 1;
+      if (!ok) vkf_cli_expected(v, "a number > 0");
     } else {
       ok = 0;
     }
