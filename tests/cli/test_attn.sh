@@ -51,6 +51,10 @@ minilm=$("$VKF" tokenize --json x | python3 -c 'import json, sys; print(json.loa
 run minilm --model "$minilm" --out "$tmp/png" --npy "$tmp/npy" \
   "The cat sat on the mat because it was warm."
 compare "MiniLM attentions" "$tmp/npy/attn_0.npy" $G/minilm_attentions.npy 1e-4
+# Without --model: the same default model as embed and tokenize.
+run "MiniLM by default" --out "$tmp/png_default" --npy "$tmp/npy_default" \
+  "The cat sat on the mat because it was warm."
+compare "default model attentions" "$tmp/npy_default/attn_0.npy" $G/minilm_attentions.npy 1e-4
 
 # ViT: every head and the mean over the image, and rollout.
 run vit_tiny --model $D/vit_tiny --rollout --out "$tmp/png" --npy "$tmp/npy" "$img"

@@ -11,6 +11,7 @@
 #include "models/arch/vit.h"
 #include "models/arch/vit_classify.h"
 #include "models/formats/npy.h"
+#include "models/formats/task_defaults.h"
 #include "models/registry/model.h"
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/attn_figure.h"
@@ -20,10 +21,11 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: vkf attn --model DIR [--layer L] [--head H | --mean] [--rollout] --out DIR\n"
+          "usage: vkf attn [--model DIR] [--layer L] [--head H | --mean] [--rollout] --out DIR\n"
           "                [--npy DIR] [--fp16] [--device N|NAME] INPUT...\n"
           "  --model DIR  a BERT-family checkpoint (INPUT: texts, tokenized with its tokenizer)\n"
-          "               or a ViT/DeiT one (INPUT: image files, through its processor)\n"
+          "               or a ViT/DeiT one (INPUT: image files, through its processor);\n"
+          "               default: all-MiniLM-L6-v2 from the pip package, as vkf embed\n"
           "  --layer L    the layer to show, 0-based (default: the last)\n"
           "  --head H     one head (default: text, the mean over heads; images, every head\n"
           "               and their mean in one grid)\n"
@@ -379,16 +381,19 @@ int vkf_cli_attn(int argc, char **argv) {
       a.inputs[a.input_count++] = argv[i];
     }
   }
-  if (rc < 0 && (!a.model_dir || !a.out_dir || !a.input_count || (a.mean && a.head >= 0)))
+  if (rc < 0 && (!a.out_dir || !a.input_count || (a.mean && a.head >= 0)))
     rc = vkf_cli_usage_error("vkf attn", "%s",
-                             !a.model_dir     ? "--model DIR is required"
-                             : !a.out_dir     ? "--out DIR is required"
+                             !a.out_dir       ? "--out DIR is required"
                              : !a.input_count ? "give at least one INPUT (a text or an image file)"
                                               : "--head and --mean exclude each other");
+  char *found = NULL; /* the default model's folder (embed's: texts are the common input) */
   if (rc < 0) {
-    vkf_status st = run(&a);
+    vkf_status st = a.model_dir ? VKF_OK : vkf_task_default_model("embed", &found);
+    if (!st && !a.model_dir) a.model_dir = found;
+    if (!st) st = run(&a);
     rc = st ? vkf_cli_fail(st) : 0;
   }
+  free(found);
   free(a.inputs);
   return rc;
 }
