@@ -20,6 +20,9 @@ typedef struct vkf_model_io {
    * all inputs must share; other dims are fixed by the checkpoint. */
   int64_t shape[VKF_MAX_DIMS];
   int64_t max_seq;     /* largest sequence length the checkpoint has positions for (0: not text) */
+  int64_t exact_seq;   /* text inputs whose length the checkpoint fixes (Nyströmformer's segments
+                          when landmarks are fewer than them); 0: any length up to max_seq. For
+                          listings: the build checks it with its own message */
   int required;        /* inputs: must be given; absent optional ones are filled with `fill` */
   int32_t fill;        /* attention_mask 1, token_type_ids 0 */
   const char *fill_note; /* a default that is not one value, in words (NULL: `fill`) */

@@ -101,6 +101,15 @@ $npy write "$tmp/small.npy" 1,3,16,16 1
 expect_error forward "wrong image size" "input pixel_values: shape \[1,3,16,16\], expected \[-1,3,32,32\]" --model tests/models/data/vit_tiny --in pixel_values="$tmp/small.npy" --out logits="$tmp/x.npy"
 mkdir "$tmp/xlnet"
 echo '{"architectures": ["XLNetLMHeadModel"], "model_type": "xlnet"}' >"$tmp/xlnet/config.json"
+# --list says what a checkpoint really takes: Nyströmformer segments of exactly 16 tokens when its
+# landmarks are fewer, any length up to the positions when they are not; an encoder-decoder's
+# decoder dims are the target's, and leaving decoder_input_ids out runs the encoder alone.
+"$VKF" forward --model tests/models/data/nys_conv --list >"$tmp/l1" 2>&1
+"$VKF" forward --model tests/models/data/nys_full --list >"$tmp/l2" 2>&1
+"$VKF" forward --model tests/models/data/bart_tiny --list >"$tmp/l3" 2>&1
+grep -q "^input   input_ids .*\[batch, seq=16\]" "$tmp/l1" && grep -q "^input   input_ids .*\[batch, seq<=40\]" "$tmp/l2" &&
+  grep -q "^input   decoder_input_ids .*\[batch, target<=64\]  optional (absent: the encoder runs alone)" "$tmp/l3" &&
+  grep -q "^output  logits .*\[batch, target, 512\]" "$tmp/l3" && ok || bad "--list shapes: $(cat "$tmp/l1" "$tmp/l2" "$tmp/l3")"
 expect_error forward "unknown architecture" 'architecture "XLNetLMHeadModel" (model_type "xlnet") is not supported' --model "$tmp/xlnet" --list
 expect_error forward "missing folder" "no-such-model" --model "$tmp/no-such-model" --list
 mkdir "$tmp/dir_config" "$tmp/dir_config/config.json"

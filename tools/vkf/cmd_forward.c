@@ -55,8 +55,12 @@ static void print_shape(const vkf_model_io *io) {
       printf("%" PRId64, io->shape[d]);
     else if (d == 0)
       printf("batch");
+    else if (io->exact_seq)
+      printf("%s=%" PRId64, io->target ? "target" : "seq", io->exact_seq);
+    else if (io->max_seq)
+      printf("%s<=%" PRId64, io->target ? "target" : "seq", io->max_seq);
     else
-      io->max_seq ? printf("seq<=%" PRId64, io->max_seq) : printf("seq");
+      printf("%s", io->target ? "target" : "seq");
   }
   printf("]");
 }
@@ -69,6 +73,8 @@ static void list(const vkf_model *m) {
     print_shape(io);
     if (io->required)
       printf("  required");
+    else if (io->target) /* an absent target input is not filled: the encoder runs alone */
+      printf("  optional (absent: the encoder runs alone)");
     else if (io->fill_note)
       printf("  optional (default: %s)", io->fill_note);
     else
