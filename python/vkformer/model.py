@@ -63,6 +63,13 @@ def _texts(items):
     return out
 
 
+def _is_prompt_list(prompt):
+    """A non-empty list or tuple of prompts (strs, or sequences of ids), not one prompt of ids."""
+    if not isinstance(prompt, (list, tuple)) or not prompt:
+        return False
+    return all(isinstance(p, (str, list, tuple)) for p in prompt)
+
+
 class Model(Closeable):
     """A checkpoint loaded on a device. Load with Model.load(dir); release with close(), a `with`
     block, or by dropping the last reference."""
@@ -226,7 +233,8 @@ class Model(Closeable):
 
     def generate(self, prompt, max_new_tokens=None, callback=None, details=False, **options):
         """Generates from one prompt: a str (tokenized with the checkpoint's tokenizer) or a
-        sequence of token ids. For encoder-decoders the prompt is the source.
+        sequence of token ids. For encoder-decoders the prompt is the source. A list of prompts
+        (strs, or sequences of ids) gives a list of results, each what its prompt gets alone.
 
         Options default to the checkpoint's generation_config.json, as Hugging Face's generate()
         reads it: do_sample (bool), num_beams, temperature, top_k (0: no top-k filtering, as in
@@ -234,6 +242,10 @@ class Model(Closeable):
         callback(piece) is called with the text of each token as it completes (beam search: at
         the end); a true return value stops the generation early. Returns the generated text, or
         with details=True a Generation(text, ids, score)."""
+        if _is_prompt_list(prompt):
+            if callback is not None:
+                raise ValueError("callback takes one prompt, not a list of %d" % len(prompt))
+            return [self.generate(p, max_new_tokens, None, details, **options) for p in prompt]
         req = GenerateRequest(self, prompt, max_new_tokens, options)
         gen = req.run(callback)
         return gen if details else gen.text

@@ -31,6 +31,18 @@ def test_greedy_from_ids(device, model):
             assert gen.ids == want[:32] and gen.text == "" and gen.score == 0
 
 
+def test_list_of_prompts(device):
+    """A list of prompts gives a list: each what its prompt gets alone (ids and text)."""
+    with vkformer.Model.load(data("llama_tiny"), device=device) as m:
+        ps = prompts()[:2]
+        each = [m.generate(p, 8, do_sample=False, ignore_eos=True, details=True).ids for p in ps]
+        got = m.generate(ps, 8, do_sample=False, ignore_eos=True, details=True)
+        assert [g.ids for g in got] == each
+        assert m.generate(tuple(ps), 8, do_sample=False, ignore_eos=True) == ["", ""]
+        with pytest.raises(ValueError, match="callback takes one prompt"):
+            m.generate(ps, 2, callback=print)
+
+
 @pytest.fixture(scope="module")
 def talk(device, tmp_path_factory):
     """gpt2_tiny with the GPT-2 tokenizer, as tests/cli/test_generate.sh pairs them."""
