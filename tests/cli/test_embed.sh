@@ -49,6 +49,21 @@ grep -q "nodes agree with the interpreter" "$tmp/err" && ok || bad "no VKF_CHECK
 if "$VKF" bench model --batch 1 --batch 2 --seq-len 16 --runs 2 --warmup 1 >"$tmp/bench" 2>&1; then ok; else bad "bench model: $(cat "$tmp/bench")"; fi
 grep -q "^| 2 | .* ± .* |" "$tmp/bench" && grep -q "^| matmul |" "$tmp/bench" && ok || bad "bench output: $(cat "$tmp/bench")"
 
+# --npy writes the vectors the JSON holds; --no-matrix drops the similarity matrix (text and JSON).
+"$VKF" embed --npy "$tmp/e.npy" --no-matrix --json "$s0" "$s1" "$s9" >"$tmp/nm.json" 2>"$tmp/err" &&
+  "$VKF" embed --no-matrix "$s0" "$s1" >"$tmp/nm.txt" 2>>"$tmp/err" &&
+  python3 - "$tmp/e.npy" "$tmp/nm.json" "$tmp/json" <<'PY' && ! grep -q "cosine similarity" "$tmp/nm.txt" && ok || bad "--npy / --no-matrix: $(cat "$tmp/err")"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+hlen = struct.unpack("<H", raw[8:10])[0]
+assert "'shape': (3, 384)" in raw[10:10 + hlen].decode()
+vals = struct.unpack("<%df" % (3 * 384), raw[10 + hlen:])
+doc, full = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+assert "similarity" not in doc and "similarity" in full
+for i in range(3):
+    emb = doc["embeddings"][i]["embedding"]
+    assert all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in zip(vals[i * 384:(i + 1) * 384], emb))
+PY
 mkdir "$tmp/empty"
 expect_error embed "empty folder" "config.json" --model "$tmp/empty" "$s0"
 expect_error embed "missing folder" "no-such-model" --model "$tmp/no-such-model" "$s0"

