@@ -300,6 +300,8 @@ vkf_status vkf_model_build(vkf_model *m, const vkf_model_build_options *options,
                            "%s (%s) has no attention probabilities to output (output_attentions: "
                            "ViT, DeiT and BERT checkpoints)",
                            vkf_model_architecture(m), m->dir);
+  /* No length asked for (vkf dump): the one the checkpoint fixes, else up to 128. */
+  if (!o.seq_len && m->input_count && m->inputs[0].exact_seq) o.seq_len = m->inputs[0].exact_seq;
   if (!o.seq_len && m->input_count && m->inputs[0].max_seq)
     o.seq_len = m->inputs[0].max_seq < 128 ? m->inputs[0].max_seq : 128;
   VKF_RETURN_IF_ERROR(m->entry->build(m->impl, &o, want, out));

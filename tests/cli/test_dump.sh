@@ -31,6 +31,9 @@ for stage in plan kernels passes; do
   "$VKF" dump --model $model --stage $stage --format dot --out "$tmp/k-$stage" >"$tmp/out" 2>"$tmp/err"; rc=$?
   ok "--stage $stage --format dot rejected" '[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--format dot applies only to --stage graph" "$tmp/err" && [ ! -s "$tmp/out" ]'
 done
+# A Nyströmformer whose segments fix the length dumps at that length without --seq-len.
+"$VKF" dump --model tests/models/data/nys_conv >"$tmp/nys" 2>"$tmp/err"; rc=$?
+ok "fixed-length Nystromformer without --seq-len" '[ $rc -eq 0 ] && grep -q "^input .*\"input_ids\" i32 \[1,16\]" "$tmp/nys"'
 # Encoder–decoders dump without flags (one decoder token by default; --target-len sets it), and
 # every stage works on them.
 "$VKF" dump --model tests/models/data/bart_tiny >"$tmp/encdec" 2>"$tmp/err"; rc=$?
