@@ -278,7 +278,9 @@ static void bad_words(const vkf_sampling_options *o, const int64_t *ids, size_t 
       if (!is_eos) scores[last] = -INFINITY;
       continue;
     }
-    if (id_count < len - 1) continue;
+    /* SequenceBiasLogitsProcessor skips a sequence longer than the ids so far, even when its
+     * prefix matches them all (a quirk kept: [a, b] is not banned right after a lone a) */
+    if (id_count < len) continue;
     int match = 1;
     for (size_t j = 0; j + 1 < len && match; j++) match = ids[id_count - (len - 1) + j] == w[j];
     if (match) scores[last] = -INFINITY;

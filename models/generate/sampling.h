@@ -46,8 +46,8 @@ typedef struct vkf_sampling_options {
   int64_t max_length;
   /* NoBadWordsLogitsProcessor, after the n-gram ban: bad_word_count sequences of bad_word_lens[i]
    * ids, concatenated in bad_words; the last id of each gets -inf when the ids so far end with
-   * the others (always, for one id). A one-id sequence equal to an eos id is skipped, as
-   * transformers 4.38 does. Borrowed. */
+   * the others (always, for one id) and are at least as many as the sequence. A one-id sequence
+   * equal to an eos id is skipped, as transformers 4.38 does. Borrowed. */
   const int64_t *bad_words;
   const uint32_t *bad_word_lens;
   size_t bad_word_count;

@@ -159,6 +159,11 @@ static void test_rules(void) {
   int64_t seq2[2] = {1, 0};
   CHECK_OK(vkf_sampling_process(&b, seq2, 2, 6, u6));
   CHECK(u6[3] == -INFINITY && u6[4] == 4 && u6[5] == 5);
+  /* transformers skips a sequence longer than the ids so far: [1, 4] after the lone id 1 */
+  float w6[6] = {0, 1, 2, 3, 4, 5};
+  int64_t one[1] = {1};
+  CHECK_OK(vkf_sampling_process(&b, one, 1, 6, w6));
+  CHECK(w6[4] == 4 && w6[3] == -INFINITY);
   float inf[2] = {-INFINITY, -INFINITY};
   vkf_rng rng;
   vkf_rng_seed(&rng, 1);
