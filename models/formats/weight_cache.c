@@ -32,27 +32,14 @@ const void *vkf_weight_cache_find(const vkf_weight_cache *cache, const char *key
 
 const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
                                  float *values, size_t count) {
-  vkf_weight_cache *o = values ? calloc(1, sizeof *o) : NULL;
-  if (o && (o->key = strdup(key)) != NULL) {
-    o->dtype = dtype;
-    if (dtype == VKF_F16) {
-      uint16_t *h = malloc(count * sizeof *h + 1);
-      for (size_t i = 0; h && i < count; i++) h[i] = vkf_float_to_half(values[i]);
-      o->data = h;
-    } else {
-      o->data = values;
-      values = NULL;
-    }
+  void *data = values;
+  if (values && dtype == VKF_F16) {
+    uint16_t *h = malloc(count * sizeof *h + 1);
+    for (size_t i = 0; h && i < count; i++) h[i] = vkf_float_to_half(values[i]);
+    free(values);
+    data = h;
   }
-  free(values);
-  if (!o || !o->data) {
-    if (o) free(o->key);
-    free(o);
-    return NULL;
-  }
-  o->next = *cache;
-  *cache = o;
-  return o->data;
+  return vkf_weight_cache_put_raw(cache, key, dtype, data);
 }
 
 const void *vkf_weight_cache_put_raw(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
