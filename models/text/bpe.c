@@ -109,7 +109,7 @@ static void nmt(const char *s, size_t n, vkf_bpe_words *out) {
 /* `failed` bit for text the normalizers grew past NORM_GROWTH (a chain of Replace steps can
  * multiply it: 8 steps of "a" -> 10 "a"s make 53 bytes into 5 GB). No real normalizer comes
  * near: NFKD's longest expansion is 18 code points, a Prepend or Replace adds a few bytes. */
-enum { FAILED_GREW = 2 };
+enum { FAILED_GREW = 2, FAILED_NO_UNK = 4 };
 #define NORM_GROWTH(n) ((n) * 64 + ((size_t)1 << 20))
 
 /* The segment after every normalizer step, as one word in *out. */
@@ -468,8 +468,9 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
     }
     int32_t *got = malloc((wn + 1) * sizeof *got);
     size_t k = got ? vkf_unigram_encode(b, ws, wn, got) : SIZE_MAX;
-    if (k == SIZE_MAX) out->failed = 1;
-    for (size_t i = 0; k != SIZE_MAX && i < k; i++) push_id(out, got[i]);
+    if (k == VKF_UNIGRAM_NO_UNK) out->failed |= FAILED_NO_UNK;
+    else if (k == SIZE_MAX) out->failed |= 1;
+    for (size_t i = 0; k < VKF_UNIGRAM_NO_UNK && i < k; i++) push_id(out, got[i]);
     free(got);
   }
   out->failed |= cur.failed;
@@ -534,6 +535,12 @@ vkf_status vkf_bpe_encode(const vkf_bpe *b, const char *text, size_t n, int add_
                              "%s: the normalizer makes more than 64 times a piece of the %zu bytes "
                              "of text plus 1 MiB (its steps multiply the text)",
                              b->path, n);
+    if ((all.failed | body.failed) & FAILED_NO_UNK)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: the text has a character no Unigram piece covers and model.unk_id "
+                             "is missing (Hugging Face fails the same: \"Encountered an unknown "
+                             "token but `unk_id` is missing\")",
+                             b->path);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "encoding %zu bytes of text", n);
   }
   *out_ids = all.data;

@@ -39,7 +39,13 @@ size_t vkf_unigram_encode(const vkf_bpe *b, const char *w, size_t n, int32_t *ou
     if (!single) {
       double score = here + unk_score;
       node *t = &best[at + mblen];
-      if (t->start == SIZE_MAX || score > t->score) *t = (node){score, at, b->unk_id};
+      if (t->start == SIZE_MAX || score > t->score) {
+        if (b->unk_id < 0) { /* tokenizers' MissingUnkId: only when the unknown node would win */
+          free(best);
+          return VKF_UNIGRAM_NO_UNK;
+        }
+        *t = (node){score, at, b->unk_id};
+      }
     }
     at += mblen;
   }

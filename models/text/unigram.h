@@ -8,11 +8,16 @@
 
 #include "models/text/bpe_model.h"
 
-/* Writes the ids of valid UTF-8 w[0..n) to out (room for n ids) and returns their count, or
- * SIZE_MAX when memory ran out. Ties keep the first path found (shorter pieces first); a
- * character starting no piece of its own length is an unknown node scored min_score - 10; runs of
- * unknown nodes fuse into one string, which becomes its <0xNN> bytes with byte_fallback, else the
- * unk id (no unk id: the run is dropped). */
+/* Returned when a character needs an unknown node and the model has no unk id: tokenizers fails
+ * the encoding then ("Encountered an unknown token but `unk_id` is missing"). */
+#define VKF_UNIGRAM_NO_UNK (SIZE_MAX - 1)
+
+/* Writes the ids of valid UTF-8 w[0..n) to out (room for n ids) and returns their count, SIZE_MAX
+ * when memory ran out, or VKF_UNIGRAM_NO_UNK. Ties keep the first path found (shorter pieces
+ * first); a character starting no piece of its own length is an unknown node scored
+ * min_score - 10 (an error without an unk id, where that node would be on a best path so far);
+ * runs of unknown nodes fuse into one string, which becomes its <0xNN> bytes with byte_fallback,
+ * else the unk id. */
 size_t vkf_unigram_encode(const vkf_bpe *b, const char *w, size_t n, int32_t *out);
 
 #endif
