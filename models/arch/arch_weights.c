@@ -3,6 +3,7 @@
 #include "models/arch/arch_weights.h"
 
 #include "graph/ir/builder.h"
+#include "models/formats/gguf_model.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +17,9 @@ vkf_status vkf_arch_files_open(const char *model_dir, vkf_arch_files *out) {
   if (stat(model_dir, &sb) != 0)
     return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
                            "model directory %s: %s", model_dir, strerror(errno));
-  if (!S_ISDIR(sb.st_mode))
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory", model_dir);
+  if (!S_ISDIR(sb.st_mode) && !vkf_gguf_is_file(model_dir))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                           "model %s: neither a directory nor a GGUF file", model_dir);
   out->dir = strdup(model_dir);
   if (!out->dir) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
   char path[4096];
@@ -31,6 +33,7 @@ vkf_status vkf_arch_files_open(const char *model_dir, vkf_arch_files *out) {
 }
 
 vkf_status vkf_arch_files_open_weights(vkf_arch_files *f) {
+  if (vkf_gguf_is_file(f->dir)) return vkf_gguf_model_checkpoint_at(f->dir, &f->ck);
   return vkf_checkpoint_open(f->dir, &f->ck);
 }
 

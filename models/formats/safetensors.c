@@ -22,7 +22,7 @@ struct vkf_safetensors {
   char *path;
   const uint8_t *bytes; /* whole file */
   size_t size;
-  int mapped;        /* bytes came from mmap and are unmapped at close */
+  int mapped;        /* 1: bytes came from mmap and are unmapped at close; 2: freed at close */
   size_t data_start; /* 8 + header length */
   size_t count;
   vkf_safetensors_info *tensors;        /* sorted by data offset */
@@ -309,6 +309,17 @@ vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const cha
   return VKF_OK;
 }
 
+vkf_status vkf_safetensors_adopt_memory(void *bytes, size_t size, const char *name,
+                                        vkf_safetensors **out_st) {
+  vkf_status status = vkf_safetensors_open_memory(bytes, size, name, out_st);
+  if (status) {
+    free(bytes);
+    return status;
+  }
+  (*out_st)->mapped = 2;
+  return VKF_OK;
+}
+
 vkf_status vkf_safetensors_open(const char *path, vkf_safetensors **out_st) {
   VKF_ASSERT(out_st && path);
   *out_st = NULL;
@@ -354,7 +365,8 @@ vkf_status vkf_safetensors_open(const char *path, vkf_safetensors **out_st) {
 
 void vkf_safetensors_close(vkf_safetensors *st) {
   if (!st) return;
-  if (st->mapped) munmap((void *)st->bytes, st->size);
+  if (st->mapped == 1) munmap((void *)st->bytes, st->size);
+  if (st->mapped == 2) free((void *)st->bytes);
   free(st->tensors);
   free(st->by_name);
   free(st->names);

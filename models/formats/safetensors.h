@@ -59,6 +59,10 @@ vkf_status vkf_safetensors_open(const char *path, vkf_safetensors **out_st);
  * must outlive the handle; `name` is used in messages. */
 vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const char *name,
                                        vkf_safetensors **out_st);
+/* As open_memory over malloc'd bytes the handle takes over (freed at close, or at once on
+ * failure): files made in memory (a GGUF's tensors under Hugging Face names). */
+vkf_status vkf_safetensors_adopt_memory(void *bytes, size_t size, const char *name,
+                                        vkf_safetensors **out_st);
 /* Unmaps the file and frees the handle; every info pointer from it dies. NULL is a no-op. */
 void vkf_safetensors_close(vkf_safetensors *st);
 

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/formats/gguf.h"
 #include "models/formats/json_fields.h"
 #include "models/registry/arch_entry.h"
 #include "models/registry/model.h"
@@ -93,8 +94,9 @@ vkf_status vkf_model_open(const char *model_dir, vkf_model **out_model) {
   if (stat(model_dir, &sb) != 0)
     return vkf_status_make(errno == ENOENT ? VKF_STATUS_NOT_FOUND : VKF_STATUS_IO,
                            "%s/config.json: %s (model directory)", model_dir, strerror(errno));
-  if (!S_ISDIR(sb.st_mode))
-    return vkf_status_make(VKF_STATUS_NOT_FOUND, "model directory %s: not a directory", model_dir);
+  if (!S_ISDIR(sb.st_mode) && !vkf_gguf_is_file(model_dir))
+    return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                           "model %s: neither a directory nor a GGUF file", model_dir);
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", model_dir);
   const vkf_arch_entry *entry = NULL;

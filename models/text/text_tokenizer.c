@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "models/formats/gguf.h"
 #include "models/formats/json_fields.h"
 #include "models/text/bpe.h"
 #include "models/text/marian.h"
@@ -145,7 +146,8 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
   vkf_status st = VKF_OK;
   char type[32] = "";
   int has_vocab = file_exists(vocab);
-  if (file_exists(json)) st = vkf_bpe_load(json, &t->bpe, type);
+  /* a GGUF file stands for a folder whose tokenizer.json its metadata makes (gguf_model.h) */
+  if (file_exists(json) || vkf_gguf_is_file(model_dir)) st = vkf_bpe_load(json, &t->bpe, type);
   if (!st && !t->bpe) {
     if (has_vocab) st = vkf_tokenizer_load(model_dir, &t->wordpiece);
     else if (type[0])

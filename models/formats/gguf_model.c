@@ -1,0 +1,401 @@
+/* A GGUF's metadata as the JSON files of a Hugging Face folder: config.json from the
+ * architecture's hyperparameters (transformers' GGUF_CONFIG_MAPPING), tokenizer.json from
+ * tokenizer.ggml.* (llama.cpp's pre-tokenizer types as the tokenizers components that split the
+ * same way), tokenizer_config.json with the chat template and special tokens. */
+#include "models/formats/gguf_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* llama.cpp token types (llama_token_type). */
+enum { TOKEN_NORMAL = 1, TOKEN_UNKNOWN = 2, TOKEN_CONTROL = 3, TOKEN_USER_DEFINED = 4 };
+
+typedef struct arch_map {
+  const char *gguf;       /* general.architecture */
+  const char *model_type; /* config.json */
+  const char *hf_class;
+} arch_map;
+
+static const arch_map k_archs[] = {
+    {"llama", "llama", "LlamaForCausalLM"},
+    {"qwen2", "qwen2", "Qwen2ForCausalLM"},
+};
+
+static vkf_status oom(const vkf_gguf *g) {
+  return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: building its JSON files", vkf_gguf_path(g));
+}
+
+/* A GGUF string as a NUL-terminated copy (strings in the file are not terminated). */
+static char *dup_n(const char *s, size_t n) {
+  char *c = malloc(n + 1);
+  if (c) {
+    memcpy(c, s, n);
+    c[n] = 0;
+  }
+  return c;
+}
+
+static vkf_status arch_of(const vkf_gguf *g, const arch_map **out, char arch[64]) {
+  const char *s;
+  size_t n;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "general.architecture", &s, &n));
+  snprintf(arch, 64, "%.*s", (int)(n < 63 ? n : 63), s);
+  for (size_t i = 0; i < sizeof k_archs / sizeof *k_archs; i++)
+    if (strlen(k_archs[i].gguf) == n && !memcmp(k_archs[i].gguf, s, n)) {
+      *out = &k_archs[i];
+      return VKF_OK;
+    }
+  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: general.architecture \"%s\" is not supported; supported: %s",
+                         vkf_gguf_path(g), arch, VKF_GGUF_ARCHITECTURES);
+}
+
+/* `arch`.`key` as a uint into doc[field]; required fields fail NOT_FOUND when absent. */
+static vkf_status put_uint(const vkf_gguf *g, const char *arch, const char *key, cJSON *doc,
+                           const char *field, int required, uint64_t *out) {
+  char full[128];
+  snprintf(full, sizeof full, "%s.%s", arch, key);
+  uint64_t v = 0;
+  if (required) VKF_RETURN_IF_ERROR(vkf_gguf_get_uint(g, full, INT32_MAX, &v));
+  else if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
+  else VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, full, INT32_MAX, 0, &v));
+  if (out) *out = v;
+  if (field && !cJSON_AddNumberToObject(doc, field, (double)v)) return oom(g);
+  return VKF_OK;
+}
+
+static vkf_status put_float(const vkf_gguf *g, const char *arch, const char *key, cJSON *doc,
+                            const char *field) {
+  char full[128];
+  snprintf(full, sizeof full, "%s.%s", arch, key);
+  if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
+  double v;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_float_or(g, full, 0, &v));
+  return cJSON_AddNumberToObject(doc, field, v) ? VKF_OK : oom(g);
+}
+
+/* tokenizer.ggml.KEY_token_id into doc[field] when present. */
+static vkf_status put_token_id(const vkf_gguf *g, const char *key, cJSON *doc, const char *field) {
+  char full[96];
+  snprintf(full, sizeof full, "tokenizer.ggml.%s", key);
+  if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
+  uint64_t v;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, full, INT32_MAX, 0, &v));
+  return cJSON_AddNumberToObject(doc, field, (double)v) ? VKF_OK : oom(g);
+}
+
+static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
+  const arch_map *a = NULL;
+  char arch[64];
+  VKF_RETURN_IF_ERROR(arch_of(g, &a, arch));
+  cJSON *classes = cJSON_AddArrayToObject(doc, "architectures");
+  if (!classes || !cJSON_AddItemToArray(classes, cJSON_CreateString(a->hf_class)) ||
+      !cJSON_AddStringToObject(doc, "model_type", a->model_type))
+    return oom(g);
+  uint64_t hidden = 0, heads = 0, rope_dims = 0;
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "embedding_length", doc, "hidden_size", 1, &hidden));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "block_count", doc, "num_hidden_layers", 1, NULL));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "feed_forward_length", doc, "intermediate_size", 1, NULL));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "attention.head_count", doc, "num_attention_heads", 1,
+                               &heads));
+  VKF_RETURN_IF_ERROR(
+      put_uint(g, arch, "attention.head_count_kv", doc, "num_key_value_heads", 0, NULL));
+  VKF_RETURN_IF_ERROR(
+      put_uint(g, arch, "context_length", doc, "max_position_embeddings", 0, NULL));
+  VKF_RETURN_IF_ERROR(put_float(g, arch, "attention.layer_norm_rms_epsilon", doc, "rms_norm_eps"));
+  VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.freq_base", doc, "rope_theta"));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "rope.dimension_count", doc, NULL, 0, &rope_dims));
+  if (rope_dims && heads && rope_dims != hidden / heads)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: %s.rope.dimension_count %llu differs from the head size %llu "
+                           "(partial rotary is not supported)",
+                           vkf_gguf_path(g), arch, (unsigned long long)rope_dims,
+                           (unsigned long long)(hidden / heads));
+  char full[128];
+  snprintf(full, sizeof full, "%s.rope.scaling.type", arch);
+  const char *scaling;
+  size_t scaling_len;
+  if (vkf_gguf_find_kv(g, full)) {
+    VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, full, &scaling, &scaling_len));
+    char type[32];
+    snprintf(type, sizeof type, "%.*s", (int)(scaling_len < 31 ? scaling_len : 31), scaling);
+    if (strcmp(type, "none")) {
+      cJSON *rs = cJSON_AddObjectToObject(doc, "rope_scaling");
+      if (!rs || !cJSON_AddStringToObject(rs, "type", type)) return oom(g);
+      VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.scaling.factor", rs, "factor"));
+    }
+  }
+  if (vkf_gguf_find_tensor(g, "rope_freqs.weight"))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: tensor \"rope_freqs.weight\" (Llama 3.1 rope scaling as a tensor) "
+                           "is not supported",
+                           vkf_gguf_path(g));
+  /* vocab_size: the key, else the token list (transformers' loader does the same) */
+  uint64_t vocab = 0;
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "vocab_size", doc, NULL, 0, &vocab));
+  const vkf_gguf_kv *tokens = vkf_gguf_find_kv(g, "tokenizer.ggml.tokens");
+  if (!vocab && tokens && tokens->type == VKF_GGUF_ARRAY) vocab = tokens->count;
+  const vkf_gguf_tensor *embd = vkf_gguf_find_tensor(g, "token_embd.weight");
+  if (!vocab && embd) vocab = (uint64_t)embd->dims[1];
+  if (vocab && !cJSON_AddNumberToObject(doc, "vocab_size", (double)vocab)) return oom(g);
+  if (!cJSON_AddBoolToObject(doc, "tie_word_embeddings", !vkf_gguf_find_tensor(g, "output.weight")))
+    return oom(g);
+  if (!strcmp(a->model_type, "llama") &&
+      !cJSON_AddBoolToObject(doc, "attention_bias", vkf_gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL))
+    return oom(g);
+  VKF_RETURN_IF_ERROR(put_token_id(g, "bos_token_id", doc, "bos_token_id"));
+  VKF_RETURN_IF_ERROR(put_token_id(g, "eos_token_id", doc, "eos_token_id"));
+  return put_token_id(g, "padding_token_id", doc, "pad_token_id");
+}
+
+/* llama.cpp's pre-tokenizer types (llama-vocab.cpp) as tokenizers pre_tokenizer JSON that splits
+ * identically: each group shares its regexes there. */
+static const char *pre_tokenizer_of(const char *pre) {
+  static const char *const smollm[] = {"smollm", "starcoder", "refact", "command-r", "codeshell",
+                                       "exaone", "minerva", NULL};
+  static const char *const gpt2[] = {"gpt-2", "gpt2", "mpt", "olmo", "jais", "trillion", NULL};
+  static const char *const llama3[] = {"llama3", "llama-v3", "llama-bpe", "falcon3", NULL};
+  static const char *const qwen2[] = {"qwen2", "deepseek-r1-qwen", NULL};
+  for (const char *const *p = smollm; *p; p++)
+    if (!strcmp(pre, *p))
+      return "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\", "
+             "\"individual_digits\": true}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
+             "\"trim_offsets\": true, \"use_regex\": true}]}";
+  for (const char *const *p = gpt2; *p; p++)
+    if (!strcmp(pre, *p))
+      return "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
+             "\"use_regex\": true}";
+  for (const char *const *p = llama3; *p; p++)
+    if (!strcmp(pre, *p))
+      return "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": "
+             "{\"Regex\": \"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|"
+             "\\\\p{N}{1,3}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|"
+             "\\\\s+(?!\\\\S)|\\\\s+\"}, \"behavior\": \"Isolated\", \"invert\": false}, "
+             "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
+             "\"use_regex\": false}]}";
+  for (const char *const *p = qwen2; *p; p++)
+    if (!strcmp(pre, *p))
+      return "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", \"pattern\": "
+             "{\"Regex\": \"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}\\\\p{N}]?\\\\p{L}+|"
+             "\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|"
+             "\\\\s+(?!\\\\S)|\\\\s+\"}, \"behavior\": \"Isolated\", \"invert\": false}, "
+             "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
+             "\"use_regex\": false}]}";
+  return NULL;
+}
+
+/* A token id key (tokenizer.ggml.X_token_id) checked against the vocabulary; -1 when absent. */
+static vkf_status token_id(const vkf_gguf *g, const char *key, uint64_t vocab, int64_t *out) {
+  *out = -1;
+  if (!vkf_gguf_find_kv(g, key)) return VKF_OK;
+  uint64_t v;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, key, vocab ? vocab - 1 : 0, 0, &v));
+  *out = (int64_t)v;
+  return VKF_OK;
+}
+
+static vkf_status tokenizer_json(const vkf_gguf *g, cJSON *doc) {
+  const char *path = vkf_gguf_path(g), *model_s;
+  size_t model_n;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.ggml.model", &model_s, &model_n));
+  if (model_n != 4 || memcmp(model_s, "gpt2", 4))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: tokenizer.ggml.model \"%.*s\" is not supported yet (gpt2-style "
+                           "BPE is)",
+                           path, (int)(model_n < 64 ? model_n : 64), model_s);
+  char pre[64] = "gpt2"; /* llama.cpp reads a missing pre as "default" with a warning */
+  const char *pre_s;
+  size_t pre_n;
+  if (vkf_gguf_find_kv(g, "tokenizer.ggml.pre")) {
+    VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.ggml.pre", &pre_s, &pre_n));
+    snprintf(pre, sizeof pre, "%.*s", (int)(pre_n < 63 ? pre_n : 63), pre_s);
+  }
+  const char *pre_json = pre_tokenizer_of(pre);
+  if (!pre_json)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: tokenizer.ggml.pre \"%s\" is not supported (smollm, starcoder, "
+                           "gpt2, llama3, qwen2 and their llama.cpp aliases are)",
+                           path, pre);
+  const vkf_gguf_kv *tokens, *merges, *types = NULL;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_array(g, "tokenizer.ggml.tokens", VKF_GGUF_STRING, &tokens));
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_array(g, "tokenizer.ggml.merges", VKF_GGUF_STRING, &merges));
+  if (vkf_gguf_find_kv(g, "tokenizer.ggml.token_type")) {
+    VKF_RETURN_IF_ERROR(
+        vkf_gguf_get_array(g, "tokenizer.ggml.token_type", VKF_GGUF_INT32, &types));
+    if (types->count != tokens->count)
+      return vkf_status_make(VKF_STATUS_PARSE,
+                             "%s: tokenizer.ggml.token_type has %llu entries for %llu tokens", path,
+                             (unsigned long long)types->count, (unsigned long long)tokens->count);
+  }
+  cJSON *model = cJSON_AddObjectToObject(doc, "model");
+  cJSON *vocab = model ? cJSON_AddObjectToObject(model, "vocab") : NULL;
+  cJSON *merge_list = model ? cJSON_AddArrayToObject(model, "merges") : NULL;
+  cJSON *added = cJSON_AddArrayToObject(doc, "added_tokens");
+  if (!vocab || !merge_list || !added || !cJSON_AddStringToObject(model, "type", "BPE")) return oom(g);
+  /* llama.cpp sets ignore_merges for the Llama 3 split (a word found whole is one token) */
+  if (strstr(pre_json, "p{N}{1,3}") && !cJSON_AddBoolToObject(model, "ignore_merges", 1))
+    return oom(g);
+  for (uint64_t i = 0; i < tokens->count; i++) {
+    const char *s;
+    size_t n;
+    vkf_gguf_array_string(g, tokens, i, &s, &n);
+    char *tok = dup_n(s, n);
+    if (!tok) return oom(g);
+    if (strlen(tok) != n) {
+      free(tok);
+      return vkf_status_make(VKF_STATUS_PARSE, "%s: token %llu holds a NUL byte", path,
+                             (unsigned long long)i);
+    }
+    /* a repeated token string: the later id wins in tokenizers' vocab map, as here */
+    cJSON_DeleteItemFromObjectCaseSensitive(vocab, tok);
+    int ok = cJSON_AddNumberToObject(vocab, tok, (double)i) != NULL;
+    int64_t type = types ? vkf_gguf_array_int(types, i) : TOKEN_NORMAL;
+    if (ok && (type == TOKEN_CONTROL || type == TOKEN_USER_DEFINED)) {
+      cJSON *a = cJSON_CreateObject();
+      ok = a && cJSON_AddItemToArray(added, a) && cJSON_AddNumberToObject(a, "id", (double)i) &&
+           cJSON_AddStringToObject(a, "content", tok) &&
+           cJSON_AddBoolToObject(a, "single_word", 0) && cJSON_AddBoolToObject(a, "lstrip", 0) &&
+           cJSON_AddBoolToObject(a, "rstrip", 0) &&
+           cJSON_AddBoolToObject(a, "normalized", type == TOKEN_USER_DEFINED) &&
+           cJSON_AddBoolToObject(a, "special", type == TOKEN_CONTROL);
+    }
+    free(tok);
+    if (!ok) return oom(g);
+  }
+  for (uint64_t i = 0; i < merges->count; i++) {
+    const char *s;
+    size_t n;
+    vkf_gguf_array_string(g, merges, i, &s, &n);
+    char *m = dup_n(s, n);
+    if (!m || !cJSON_AddItemToArray(merge_list, cJSON_CreateString(m))) {
+      free(m);
+      return oom(g);
+    }
+    free(m);
+  }
+  cJSON *pre_tok = cJSON_Parse(pre_json);
+  if (!pre_tok) return oom(g);
+  cJSON_AddItemToObject(doc, "pre_tokenizer", pre_tok);
+  cJSON *dec = cJSON_AddObjectToObject(doc, "decoder");
+  if (!dec || !cJSON_AddStringToObject(dec, "type", "ByteLevel")) return oom(g);
+  /* add_bos_token / add_eos_token: a template around the text, as transformers' converter adds */
+  int add_bos = 0, add_eos = 0;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_bos_token", 0, &add_bos));
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_eos_token", 0, &add_eos));
+  int64_t bos, eos;
+  VKF_RETURN_IF_ERROR(token_id(g, "tokenizer.ggml.bos_token_id", tokens->count, &bos));
+  VKF_RETURN_IF_ERROR(token_id(g, "tokenizer.ggml.eos_token_id", tokens->count, &eos));
+  if ((add_bos && bos < 0) || (add_eos && eos < 0))
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: add_%s_token is true but no %s_token_id is given",
+                           path, add_bos && bos < 0 ? "bos" : "eos", add_bos && bos < 0 ? "bos" : "eos");
+  if (add_bos || add_eos) {
+    cJSON *post = cJSON_AddObjectToObject(doc, "post_processor");
+    cJSON *single = post ? cJSON_AddArrayToObject(post, "single") : NULL;
+    cJSON *specials = post ? cJSON_AddObjectToObject(post, "special_tokens") : NULL;
+    if (!single || !specials || !cJSON_AddStringToObject(post, "type", "TemplateProcessing"))
+      return oom(g);
+    for (int part = 0; part < 3; part++) {
+      int64_t id = part == 0 ? (add_bos ? bos : -1) : part == 2 ? (add_eos ? eos : -1) : -1;
+      if (part != 1 && id < 0) continue;
+      cJSON *item = cJSON_CreateObject();
+      cJSON *inner = item ? cJSON_AddObjectToObject(item, part == 1 ? "Sequence" : "SpecialToken")
+                          : NULL;
+      if (!inner || !cJSON_AddItemToArray(single, item)) {
+        cJSON_Delete(item);
+        return oom(g);
+      }
+      if (!cJSON_AddNumberToObject(inner, "type_id", 0)) return oom(g);
+      if (part == 1) {
+        if (!cJSON_AddStringToObject(inner, "id", "A")) return oom(g);
+        continue;
+      }
+      const char *s;
+      size_t n;
+      vkf_gguf_array_string(g, tokens, (uint64_t)id, &s, &n);
+      char *tok = dup_n(s, n);
+      cJSON *st = tok ? cJSON_AddObjectToObject(specials, tok) : NULL;
+      cJSON *ids = st ? cJSON_AddArrayToObject(st, "ids") : NULL;
+      int ok = ids && cJSON_AddStringToObject(inner, "id", tok) &&
+               cJSON_AddStringToObject(st, "id", tok) &&
+               cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)id));
+      free(tok);
+      if (!ok) return oom(g);
+    }
+  }
+  return VKF_OK;
+}
+
+/* tokenizer_config.json: the chat template and the special tokens' strings. */
+static vkf_status tokenizer_config_json(const vkf_gguf *g, cJSON *doc) {
+  const vkf_gguf_kv *tokens = NULL;
+  if (vkf_gguf_find_kv(g, "tokenizer.ggml.tokens"))
+    VKF_RETURN_IF_ERROR(vkf_gguf_get_array(g, "tokenizer.ggml.tokens", VKF_GGUF_STRING, &tokens));
+  static const char *const keys[][2] = {{"tokenizer.ggml.bos_token_id", "bos_token"},
+                                        {"tokenizer.ggml.eos_token_id", "eos_token"},
+                                        {"tokenizer.ggml.unknown_token_id", "unk_token"},
+                                        {"tokenizer.ggml.padding_token_id", "pad_token"}};
+  for (size_t k = 0; tokens && k < sizeof keys / sizeof *keys; k++) {
+    int64_t id;
+    VKF_RETURN_IF_ERROR(token_id(g, keys[k][0], tokens->count, &id));
+    if (id < 0) continue;
+    const char *s;
+    size_t n;
+    vkf_gguf_array_string(g, tokens, (uint64_t)id, &s, &n);
+    char *tok = dup_n(s, n);
+    int ok = tok && cJSON_AddStringToObject(doc, keys[k][1], tok);
+    free(tok);
+    if (!ok) return oom(g);
+  }
+  int add_bos = 0;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_bos_token", 0, &add_bos));
+  if (!cJSON_AddBoolToObject(doc, "add_bos_token", add_bos) ||
+      !cJSON_AddBoolToObject(doc, "clean_up_tokenization_spaces", 0))
+    return oom(g);
+  if (vkf_gguf_find_kv(g, "tokenizer.chat_template")) {
+    const char *s;
+    size_t n;
+    VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.chat_template", &s, &n));
+    char *t = dup_n(s, n);
+    int ok = t && cJSON_AddStringToObject(doc, "chat_template", t);
+    free(t);
+    if (!ok) return oom(g);
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_gguf_model_file(const vkf_gguf *g, const char *name, char **out_text,
+                               size_t *out_size) {
+  *out_text = NULL;
+  *out_size = 0;
+  vkf_status (*make)(const vkf_gguf *, cJSON *) = NULL;
+  if (!strcmp(name, "config.json")) make = config_json;
+  else if (!strcmp(name, "tokenizer.json")) make = tokenizer_json;
+  else if (!strcmp(name, "tokenizer_config.json")) make = tokenizer_config_json;
+  else
+    return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s/%s: a GGUF file holds no %s",
+                           vkf_gguf_path(g), name, name);
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return oom(g);
+  vkf_status s = make(g, doc);
+  if (!s) {
+    *out_text = cJSON_PrintUnformatted(doc);
+    if (!*out_text) s = oom(g);
+    else *out_size = strlen(*out_text);
+  }
+  cJSON_Delete(doc);
+  return s;
+}
+
+vkf_status vkf_gguf_model_file_at(const char *path, const char *name, char **out_text,
+                                  size_t *out_size) {
+  *out_text = NULL;
+  *out_size = 0;
+  vkf_gguf *g = NULL;
+  VKF_RETURN_IF_ERROR(vkf_gguf_open(path, &g));
+  vkf_status s = vkf_gguf_model_file(g, name, out_text, out_size);
+  vkf_gguf_close(g);
+  return s;
+}

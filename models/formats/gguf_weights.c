@@ -1,0 +1,217 @@
+/* A GGUF's tensors as a checkpoint under Hugging Face's names: llama.cpp's tensor names mapped
+ * back (llama.cpp's LLM_TENSOR_NAMES), Q and K rows un-permuted where llama.cpp's converter
+ * permuted them (Llama: rotary halves interleaved), quantised types dequantised to F32 exactly as
+ * ggml does, all laid out as one safetensors image in memory. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "models/formats/gguf_model.h"
+#include "models/formats/gguf_quant.h"
+
+/* llama.cpp name (after "blk.N." for layer tensors) -> Hugging Face name. */
+static const char *const k_globals[][2] = {
+    {"token_embd.weight", "model.embed_tokens.weight"},
+    {"output_norm.weight", "model.norm.weight"},
+    {"output.weight", "lm_head.weight"},
+};
+static const char *const k_layer[][2] = {
+    {"attn_norm.weight", "input_layernorm.weight"},
+    {"ffn_norm.weight", "post_attention_layernorm.weight"},
+    {"attn_q.weight", "self_attn.q_proj.weight"},
+    {"attn_q.bias", "self_attn.q_proj.bias"},
+    {"attn_k.weight", "self_attn.k_proj.weight"},
+    {"attn_k.bias", "self_attn.k_proj.bias"},
+    {"attn_v.weight", "self_attn.v_proj.weight"},
+    {"attn_v.bias", "self_attn.v_proj.bias"},
+    {"attn_output.weight", "self_attn.o_proj.weight"},
+    {"attn_output.bias", "self_attn.o_proj.bias"},
+    {"ffn_gate.weight", "mlp.gate_proj.weight"},
+    {"ffn_up.weight", "mlp.up_proj.weight"},
+    {"ffn_down.weight", "mlp.down_proj.weight"},
+};
+
+typedef struct plan {
+  const vkf_gguf_tensor *t;
+  char name[160];
+  int permute_heads; /* 0: rows as they are; else un-permute rows in this many heads */
+  int keep_raw;      /* F16 / BF16: bytes copied, dtype kept */
+  size_t offset, size;
+} plan;
+
+/* The Hugging Face name of `name`, and which projection it is (1 q, 2 k, 0 other); 0 when the
+ * name is not one the mapping knows. */
+static int map_name(const char *name, char out[160], int *proj) {
+  *proj = 0;
+  for (size_t i = 0; i < sizeof k_globals / sizeof *k_globals; i++)
+    if (!strcmp(name, k_globals[i][0])) {
+      snprintf(out, 160, "%s", k_globals[i][1]);
+      return 1;
+    }
+  unsigned layer;
+  int used = 0;
+  if (sscanf(name, "blk.%u.%n", &layer, &used) != 1 || !used || layer > 100000) return 0;
+  for (size_t i = 0; i < sizeof k_layer / sizeof *k_layer; i++)
+    if (!strcmp(name + used, k_layer[i][0])) {
+      snprintf(out, 160, "model.layers.%u.%s", layer, k_layer[i][1]);
+      if (!strncmp(k_layer[i][0], "attn_q.", 7)) *proj = 1;
+      if (!strncmp(k_layer[i][0], "attn_k.", 7)) *proj = 2;
+      return 1;
+    }
+  return 0;
+}
+
+/* Hugging Face row o of a head of `hd` rows is llama.cpp's row 2 * (o % (hd / 2)) + o / (hd / 2):
+ * its converter moved the second rotary half to the odd rows. */
+static int64_t source_row(int64_t o, int64_t rows, int heads) {
+  if (!heads) return o;
+  int64_t hd = rows / heads, h = o / hd, r = o % hd, half = hd / 2;
+  return h * hd + 2 * (r % half) + r / half;
+}
+
+static vkf_status fill(const vkf_gguf *g, const plan *p, uint8_t *dst) {
+  const vkf_gguf_tensor *t = p->t;
+  vkf_gguf_type_info info = vkf_gguf_type_info_of(t->type);
+  int64_t row_len = t->dims[0], rows = t->element_count / row_len;
+  size_t src_row = (size_t)(row_len / info.block) * info.bytes;
+  size_t dst_row = p->keep_raw ? (size_t)row_len * 2 : (size_t)row_len * sizeof(float);
+  for (int64_t o = 0; o < rows; o++) {
+    const uint8_t *src = t->data + (size_t)source_row(o, rows, p->permute_heads) * src_row;
+    uint8_t *out = dst + (size_t)o * dst_row;
+    if (p->keep_raw) {
+      memcpy(out, src, dst_row);
+      continue;
+    }
+    float *row = (float *)(void *)out; /* the image's data start and every offset are 4-aligned */
+    vkf_status s = vkf_gguf_dequantize(t->type, src, (size_t)row_len, row);
+    if (s) {
+      vkf_status named = vkf_status_make(vkf_status_code_of(s), "%s: tensor \"%s\": %s",
+                                         vkf_gguf_path(g), t->name, vkf_status_message(s));
+      vkf_status_free(s);
+      return named;
+    }
+  }
+  return VKF_OK;
+}
+
+static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total) {
+  const char *path = vkf_gguf_path(g), *arch_s = "";
+  size_t arch_n = 0;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "general.architecture", &arch_s, &arch_n));
+  int permute = arch_n == 5 && !memcmp(arch_s, "llama", 5); /* qwen2: rotary halves kept */
+  char key[96];
+  uint64_t heads = 0, kv_heads = 0;
+  snprintf(key, sizeof key, "%.*s.attention.head_count", (int)(arch_n < 32 ? arch_n : 32), arch_s);
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, key, 1 << 20, 0, &heads));
+  snprintf(key, sizeof key, "%.*s.attention.head_count_kv", (int)(arch_n < 32 ? arch_n : 32),
+           arch_s);
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, key, 1 << 20, heads, &kv_heads));
+  size_t total = 0;
+  for (size_t i = 0; i < vkf_gguf_tensor_count(g); i++) {
+    plan *p = &plans[i];
+    p->t = vkf_gguf_tensor_at(g, i);
+    int proj;
+    if (!map_name(p->t->name, p->name, &proj))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "%s: tensor \"%s\" has no place in the architecture (not a Llama-style "
+                             "tensor name)",
+                             path, p->t->name);
+    vkf_gguf_type_info info = vkf_gguf_type_info_of(p->t->type);
+    if (!info.dequantizable)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "%s: tensor \"%s\" has type %s, which cannot be read yet (F32, F16, "
+                             "BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K can)",
+                             path, p->t->name, info.name);
+    p->keep_raw = p->t->type == VKF_GGUF_F16 || p->t->type == VKF_GGUF_BF16;
+    if (permute && proj) {
+      int64_t h = (int64_t)(proj == 1 ? heads : kv_heads);
+      int64_t rows = p->t->element_count / p->t->dims[0];
+      if (h <= 0 || rows % h || (rows / h) % 2)
+        return vkf_status_make(VKF_STATUS_PARSE,
+                               "%s: tensor \"%s\" has %" PRId64 " rows, not %" PRId64
+                               " heads of an even size",
+                               path, p->t->name, rows, h);
+      p->permute_heads = (int)h;
+    }
+    size_t elem = p->keep_raw ? 2 : 4;
+    if ((size_t)p->t->element_count > (SIZE_MAX - total) / elem / 2)
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: the dequantised tensors exceed memory",
+                             path);
+    p->offset = total;
+    p->size = (size_t)p->t->element_count * elem;
+    total += (p->size + 3) / 4 * 4; /* F32 rows stay 4-byte aligned after 2-byte tensors */
+  }
+  *out_total = total;
+  return VKF_OK;
+}
+
+/* The safetensors header: {"NAME": {"dtype", "shape" (reversed ggml dims), "data_offsets"}}. */
+static char *header_of(const plan *plans, size_t count) {
+  cJSON *doc = cJSON_CreateObject();
+  int ok = doc != NULL;
+  for (size_t i = 0; ok && i < count; i++) {
+    const plan *p = &plans[i];
+    cJSON *e = cJSON_AddObjectToObject(doc, p->name);
+    const char *dtype = !p->keep_raw ? "F32" : p->t->type == VKF_GGUF_F16 ? "F16" : "BF16";
+    cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
+    cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
+    ok = shape && offs && cJSON_AddStringToObject(e, "dtype", dtype);
+    for (int d = p->t->n_dims - 1; ok && d >= 0; d--)
+      ok = cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)p->t->dims[d]));
+    ok = ok && cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)p->offset)) &&
+         cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(p->offset + p->size)));
+  }
+  char *text = ok ? cJSON_PrintUnformatted(doc) : NULL;
+  cJSON_Delete(doc);
+  return text;
+}
+
+vkf_status vkf_gguf_model_checkpoint(const vkf_gguf *g, vkf_checkpoint **out_checkpoint) {
+  *out_checkpoint = NULL;
+  const char *path = vkf_gguf_path(g);
+  size_t count = vkf_gguf_tensor_count(g), total = 0;
+  plan *plans = calloc(count ? count : 1, sizeof *plans);
+  if (!plans) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: tensor table", path);
+  vkf_status s = build_plans(g, plans, &total);
+  char *header = s ? NULL : header_of(plans, count);
+  if (!s && !header) s = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: tensor table", path);
+  uint8_t *image = NULL;
+  size_t header_len = 0, data_start = 0;
+  if (!s) {
+    header_len = strlen(header);
+    size_t padded = (header_len + 7) / 8 * 8; /* spaces: the data starts 8-aligned */
+    data_start = 8 + padded;
+    image = total <= SIZE_MAX - data_start ? malloc(data_start + total) : NULL;
+    if (!image)
+      s = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY,
+                          "%s: %zu bytes for the dequantised weights", path, total);
+    else {
+      uint64_t n = padded;
+      memcpy(image, &n, 8);
+      memcpy(image + 8, header, header_len);
+      memset(image + 8 + header_len, ' ', padded - header_len);
+    }
+  }
+  for (size_t i = 0; !s && i < count; i++) s = fill(g, &plans[i], image + data_start + plans[i].offset);
+  free(header);
+  free(plans);
+  if (s) {
+    free(image);
+    return s;
+  }
+  vkf_safetensors *st = NULL;
+  VKF_RETURN_IF_ERROR(vkf_safetensors_adopt_memory(image, data_start + total, path, &st));
+  return vkf_checkpoint_from_file(st, out_checkpoint);
+}
+
+vkf_status vkf_gguf_model_checkpoint_at(const char *path, vkf_checkpoint **out_checkpoint) {
+  *out_checkpoint = NULL;
+  vkf_gguf *g = NULL;
+  VKF_RETURN_IF_ERROR(vkf_gguf_open(path, &g));
+  vkf_status s = vkf_gguf_model_checkpoint(g, out_checkpoint);
+  vkf_gguf_close(g);
+  return s;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# GGUF files as models (tools/goldens/make_gguf_goldens.py): a tiny Llama converted as llama.cpp
+# converts it (Q/K rows permuted) in Q8_0, Q4_1, Q5_0 and F16 generates the ids and logits of its
+# Hugging Face twin (the gguf package's dequantised values, un-permuted by transformers'
+# reverse_permute_weights); tokenizer.ggml.* tokenizers give Hugging Face's ids for the texts of the
+# BPE goldens; bad files and paths are one "vkf: ..." line.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+D=tests/models/data/gguf
+IDS=1,5,9,200,17,3,64
+
+for t in q8_0 q4_1 q5_0 f16; do
+  "$VKF" generate --model $D/llama_tiny_$t.gguf --ids $IDS --greedy --ignore-eos --max-new-tokens 16 \
+    --json --save-logits "$tmp/g.npy" >"$tmp/g.json" 2>"$tmp/err" || bad "$t gguf: $(cat "$tmp/err")"
+  "$VKF" generate --model $D/llama_tiny_${t}_twin --ids $IDS --greedy --ignore-eos \
+    --max-new-tokens 16 --json --save-logits "$tmp/t.npy" >"$tmp/t.json" 2>"$tmp/err" ||
+    bad "$t twin: $(cat "$tmp/err")"
+  # The GGUF's weights are dequantised exactly as the twin's were: the same ids, and logits equal
+  # up to summation order (both run the same kernels, so in practice bit-equal).
+  python3 - "$t" "$tmp/g.json" "$tmp/t.json" "$tmp/g.npy" "$tmp/t.npy" <<'PY' && ok || bad "$t vs twin"
+import json, struct, sys
+t, gj, tj, gn, tn = sys.argv[1:]
+def npy(path):  # float32 .npy as a flat tuple
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    return struct.unpack("<%df" % ((len(data) - 10 - hlen) // 4), data[10 + hlen:])
+a, b = json.load(open(gj)), json.load(open(tj))
+if a["generated_ids"] != b["generated_ids"] or len(a["generated_ids"]) != 16:
+    sys.exit("%s: ids %s, twin %s" % (t, a["generated_ids"], b["generated_ids"]))
+x, y = npy(gn), npy(tn)
+worst = max(abs(p - q) for p, q in zip(x, y))
+if len(x) != len(y) or worst > 1e-5:
+    sys.exit("%s: logits differ by %g" % (t, worst))
+PY
+done
+# the converted model differs from the BF16 original only by its quantisation: Q8_0 keeps the ids
+"$VKF" generate --model $D/llama_tiny_q8_0.gguf --ids $IDS --greedy --ignore-eos --max-new-tokens 4 \
+  --json >"$tmp/q.json" 2>/dev/null && "$VKF" generate --model tests/models/data/llama_tiny --ids $IDS \
+  --greedy --ignore-eos --max-new-tokens 4 --json >"$tmp/o.json" 2>/dev/null &&
+  python3 -c 'import json,sys; a,b=(json.load(open(f))["generated_ids"] for f in sys.argv[1:]); sys.exit(a!=b)' \
+    "$tmp/q.json" "$tmp/o.json" && ok || bad "q8_0 vs the original: $(cat "$tmp/q.json" "$tmp/o.json")"
+
+# Tokenizers from tokenizer.ggml.*: the BPE goldens' texts, except those holding an added token
+# with lstrip/rstrip (GGUF token types cannot say it; llama.cpp drops it too).
+for name in gpt2 llama3 qwen2 smollm; do
+  python3 - "$VKF" "$name" <<'PY' && ok || bad "tokenizer $name"
+import json, subprocess, sys
+vkf, name = sys.argv[1:]
+doc = json.load(open("tests/models/golden/bpe/%s.json" % name, encoding="utf-8"))
+src = json.load(open("tests/models/data/%s/tokenizer.json" % name, encoding="utf-8"))
+strip = [a["content"] for a in src.get("added_tokens", []) if a["lstrip"] or a["rstrip"]]
+cases = [c for c in doc["texts"] if not any(s in c["text"] for s in strip)]
+run = subprocess.run([vkf, "tokenize", "--json", "--model", "tests/models/data/gguf/tok_%s.gguf" % name,
+                      "--"] + [c["text"] for c in cases], capture_output=True)
+if run.returncode:
+    sys.exit(run.stderr.decode())
+got = json.loads(run.stdout)["texts"]
+bad = [(a, b) for a, b in zip(got, cases) if a != b]
+if len(got) != len(cases) or bad or len(cases) < 20:
+    sys.exit("%d of %d differ: %s" % (len(bad), len(cases), bad[:2]))
+PY
+done
+
+# Bad files and paths.
+expect_error generate "missing .gguf" "no.gguf" --model "$tmp/no.gguf" --ids 1
+printf 'GGUF\3\0\0\0' >"$tmp/short.gguf"
+expect_error generate "truncated header" "short.gguf: truncated at byte 8" --model "$tmp/short.gguf" --ids 1
+head -c 5000 $D/llama_tiny_q8_0.gguf >"$tmp/cut.gguf"
+expect_error generate "truncated tensors" "cut.gguf: .*runs past the end" --model "$tmp/cut.gguf" --ids 1
+expect_error tokenize "no tokenizer in the GGUF" "tokenizer.ggml.model\" is missing" \
+  --model $D/llama_tiny_q8_0.gguf hello
+cp $D/tok_smollm.gguf "$tmp/tok.gguf"
+expect_error generate "tokenizer-only GGUF" "general.architecture\|hidden_size\|embedding_length" \
+  --model "$tmp/tok.gguf" --ids 1
+vkf_summary

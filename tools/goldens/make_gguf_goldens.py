@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""Writes the GGUF references that tests/models/test_gguf.c and tests/cli/test_gguf.sh compare
+against, with the `gguf` PyPI package (llama.cpp's own writer and numpy dequantiser) as the
+independent side:
+
+  tests/models/data/gguf/quants.gguf          one [2, 512] tensor per type vkformer reads
+                                              ("q.Q4_K", ...): the legacy types quantised from
+                                              random values by gguf.quants.quantize, the K-quants
+                                              random blocks with finite scales (the package has no
+                                              K-quantiser; dequantisation is what is tested)
+  tests/models/data/gguf/quants_expected.gguf the same names as F32: gguf.quants.dequantize's values
+  tests/models/data/gguf/llama_tiny_TYPE.gguf tests/models/data/llama_tiny written as llama.cpp's
+                                              convert_hf_to_gguf.py writes a Llama (Q/K rows
+                                              permuted, llama.* keys), its 2-D weights in TYPE
+  tests/models/data/gguf/tok_NAME.gguf        tests/models/data/NAME/tokenizer.json (the BPE test
+                                              tokenizers: gpt2, llama3, qwen2, smollm) as
+                                              convert_hf_to_gguf.py writes tokenizer.ggml.* (token
+                                              types CONTROL for special added tokens, the `pre`
+                                              name llama.cpp gives that split); tokenizing with it
+                                              must give tests/models/golden/bpe/NAME.json
+  tests/models/data/gguf/llama_tiny_TYPE_twin/ the Hugging Face folder of the same values: each
+                                              weight dequantised by the package and un-permuted
+                                              with transformers' reverse_permute_weights, F32
+
+    python3 -m venv /tmp/gvenv && /tmp/gvenv/bin/pip install gguf numpy
+    /tmp/gvenv/bin/python tools/goldens/make_gguf_goldens.py [--root .]
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+
+import numpy as np
+import gguf
+from gguf import GGMLQuantizationType as T
+from gguf import quants
+
+LEGACY = [T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.F16, T.BF16]
+K_QUANTS = {T.Q4_K: (144, [0, 2]), T.Q5_K: (176, [0, 2]), T.Q6_K: (210, [208])}  # f16 offsets
+TINY_TYPES = [T.Q8_0, T.Q4_1, T.Q5_0, T.F16]
+
+
+def k_blocks(rng, qtype, rows, cols):
+    """Random K-quant blocks whose f16 scale fields are small finite values."""
+    size, f16_at = K_QUANTS[qtype]
+    blocks = rng.randint(0, 256, size=(rows, cols // 256, size), dtype=np.uint8)
+    for at in f16_at:
+        scale = (rng.rand(rows, cols // 256) * 0.05 + 0.001).astype(np.float16)
+        blocks[:, :, at:at + 2] = scale.view(np.uint8).reshape(rows, cols // 256, 2)
+    return blocks.reshape(rows, -1)
+
+
+def write_quants(out_dir):
+    rng = np.random.RandomState(7)
+    w = gguf.GGUFWriter(os.path.join(out_dir, "quants.gguf"), "vkf-test")
+    e = gguf.GGUFWriter(os.path.join(out_dir, "quants_expected.gguf"), "vkf-test")
+    x = (rng.randn(2, 512) * 2).astype(np.float32)
+    x[0, :32] = 0.0  # an all-zero block (scale 0)
+    w.add_tensor("q.F32", x)
+    e.add_tensor("q.F32", x)
+    for t in LEGACY + list(K_QUANTS):
+        q = k_blocks(rng, t, 2, 512) if t in K_QUANTS else quants.quantize(x, t)
+        w.add_tensor("q." + t.name, q, raw_shape=q.shape if t == T.F16 else None,
+                     raw_dtype=None if t == T.F16 else t)
+        e.add_tensor("q." + t.name, quants.dequantize(q, t).astype(np.float32))
+    for f in (w, e):
+        f.write_header_to_file()
+        f.write_kv_data_to_file()
+        f.write_tensors_to_file()
+        f.close()
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        raw = np.frombuffer(data[b:e], dtype=np.uint16 if info["dtype"] == "BF16" else
+                            {"F32": np.float32, "F16": np.float16}[info["dtype"]])
+        if info["dtype"] == "BF16":
+            raw = (raw.astype(np.uint32) << 16).view(np.float32)
+        out[name] = raw.astype(np.float32).reshape(info["shape"])
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, blobs, at = {}, [], 0
+    for name, t in tensors.items():
+        b = np.ascontiguousarray(t, dtype=np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def permute(w, n_head, n_head_kv):
+    """convert_hf_to_gguf.py's LlamaModel.permute."""
+    if n_head_kv is not None and n_head != n_head_kv:
+        n_head = n_head_kv
+    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def reverse_permute(w, n_head, num_kv_heads=None):
+    """transformers' modeling_gguf_pytorch_utils.reverse_permute_weights."""
+    if num_kv_heads is not None and n_head != num_kv_heads:
+        n_head = num_kv_heads
+    dim = w.shape[0] // n_head // 2
+    w = w.reshape(n_head, dim, 2, *w.shape[1:])
+    return w.swapaxes(2, 1).reshape(w.shape[0] * w.shape[1] * w.shape[2], *w.shape[3:])
+
+
+GGUF_NAMES = [("model.embed_tokens.weight", "token_embd.weight"),
+              ("model.norm.weight", "output_norm.weight"), ("lm_head.weight", "output.weight")]
+LAYER_NAMES = [("input_layernorm.weight", "attn_norm.weight"),
+               ("post_attention_layernorm.weight", "ffn_norm.weight"),
+               ("self_attn.q_proj.weight", "attn_q.weight"),
+               ("self_attn.k_proj.weight", "attn_k.weight"),
+               ("self_attn.v_proj.weight", "attn_v.weight"),
+               ("self_attn.o_proj.weight", "attn_output.weight"),
+               ("mlp.gate_proj.weight", "ffn_gate.weight"), ("mlp.up_proj.weight", "ffn_up.weight"),
+               ("mlp.down_proj.weight", "ffn_down.weight")]
+
+
+def write_tiny(root, out_dir, qtype):
+    src = os.path.join(root, "tests/models/data/llama_tiny")
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    hf = read_safetensors(os.path.join(src, "model.safetensors"))
+    heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    name = f"llama_tiny_{qtype.name.lower()}"
+    w = gguf.GGUFWriter(os.path.join(out_dir, name + ".gguf"), "llama")
+    w.add_name("llama tiny " + qtype.name)
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_rope_dimension_count(cfg["hidden_size"] // heads)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_rope_freq_base(cfg["rope_theta"])
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_eos_token_id(cfg["eos_token_id"])
+    names = list(GGUF_NAMES)
+    for i in range(cfg["num_hidden_layers"]):
+        names += [(f"model.layers.{i}.{h}", f"blk.{i}.{g}") for h, g in LAYER_NAMES]
+    twin = {}
+    for h, g in names:
+        t = hf[h]
+        if g.endswith("attn_q.weight"):
+            t = permute(t, heads, heads)
+        elif g.endswith("attn_k.weight"):
+            t = permute(t, heads, kv)
+        if t.ndim == 1:  # norms stay F32, as llama.cpp keeps them
+            w.add_tensor(g, t)
+            back = t
+        elif qtype == T.F16:
+            w.add_tensor(g, t.astype(np.float16))
+            back = t.astype(np.float16).astype(np.float32)
+        else:
+            q = quants.quantize(t, qtype)
+            w.add_tensor(g, q, raw_dtype=qtype)
+            back = quants.dequantize(q, qtype).astype(np.float32)
+        if g.endswith("attn_q.weight"):
+            back = reverse_permute(back, heads, heads)
+        elif g.endswith("attn_k.weight"):
+            back = reverse_permute(back, heads, kv)
+        twin[h] = back
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    twin_dir = os.path.join(out_dir, name + "_twin")
+    os.makedirs(twin_dir, exist_ok=True)
+    cfg["torch_dtype"] = "float32"
+    json.dump(cfg, open(os.path.join(twin_dir, "config.json"), "w"), indent=2)
+    shutil.copy(os.path.join(src, "generation_config.json"), twin_dir)
+    write_safetensors(os.path.join(twin_dir, "model.safetensors"), twin)
+
+
+PRE = {"gpt2": "gpt-2", "llama3": "llama-bpe", "qwen2": "qwen2", "smollm": "smollm"}
+
+
+def write_tokenizer(root, out_dir, name):
+    j = json.load(open(os.path.join(root, "tests/models/data", name, "tokenizer.json")))
+    vocab = j["model"]["vocab"]
+    added = j.get("added_tokens", [])
+    tokens = [None] * (max(list(vocab.values()) + [a["id"] for a in added]) + 1)
+    types = [gguf.TokenType.NORMAL] * len(tokens)
+    for t, i in vocab.items():
+        tokens[i] = t
+    for a in j.get("added_tokens", []):
+        tokens[a["id"]] = a["content"]
+        types[a["id"]] = gguf.TokenType.CONTROL if a["special"] else gguf.TokenType.USER_DEFINED
+    assert all(t is not None for t in tokens), name
+    merges = [m if isinstance(m, str) else " ".join(m) for m in j["model"]["merges"]]
+    post = json.dumps(j.get("post_processor"))
+    w = gguf.GGUFWriter(os.path.join(out_dir, "tok_%s.gguf" % name), "llama")
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(PRE[name])
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    bos = [a["id"] for a in j.get("added_tokens", []) if a["content"] in post and a["special"]]
+    w.add_add_bos_token(bool(bos) and "TemplateProcessing" in post)
+    if bos:
+        w.add_bos_token_id(bos[0])
+    template = os.path.join(root, "tests/models/data/chat_templates/smollm2.jinja")
+    if name == "smollm" and os.path.exists(template):
+        w.add_chat_template(open(template, encoding="utf-8").read())
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=".")
+    a = ap.parse_args()
+    out_dir = os.path.join(a.root, "tests/models/data/gguf")
+    os.makedirs(out_dir, exist_ok=True)
+    write_quants(out_dir)
+    for t in TINY_TYPES:
+        write_tiny(a.root, out_dir, t)
+    for name in PRE:
+        write_tokenizer(a.root, out_dir, name)
+
+
+if __name__ == "__main__":
+    main()
