@@ -46,6 +46,10 @@ def main():
     for path in sorted(glob.glob(f"{data}/*.npy")) + sorted(glob.glob(f"{src}/tests/models/golden/*/*.npy")):
         if os.path.getsize(path) <= 1024:
             add("fuzz_npy", os.path.basename(path), read(path))
+    # GGUF files: the converted tiny Llamas and tokenizers (tools/goldens/make_gguf_goldens.py)
+    for path in sorted(glob.glob(f"{data}/gguf/*.gguf")):
+        if os.path.getsize(path) <= 128 * 1024:
+            add("fuzz_gguf", os.path.basename(path), read(path))
     for path in sorted(glob.glob(f"{data}/*/config.json")):
         add("fuzz_hf_config", os.path.basename(os.path.dirname(path)), read(path))
     for path in sorted(glob.glob(f"{data}/*/preprocessor_config.json")):
