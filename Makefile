@@ -20,12 +20,16 @@ build: setup
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The main job on the default models: classify the Fashion-MNIST test-split samples (true label in
-# each file name) with the built-in ViT trained on Fashion-MNIST, then embed example sentences
-# with the installed all-MiniLM-L6-v2 (real weights) and print their cosine similarities.
+# each file name) with the built-in ViT trained on Fashion-MNIST, embed example sentences with the
+# installed all-MiniLM-L6-v2 (real weights) and print their cosine similarities, then answer a
+# question with the installed SmolLM2-135M-Instruct (its Q4_1 GGUF, in its ChatML turn format).
 run: build
 	./$(BUILD)/tools/vkf classify --top 2 assets/images/fashion-mnist/*.png
 	./$(BUILD)/tools/vkf embed "A man is eating food." "A man is eating a piece of bread." \
 	  "The girl is carrying a baby." "A man is riding a horse."
+	./$(BUILD)/tools/vkf generate --greedy --max-new-tokens 48 --prompt \
+	  "$$(printf '<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n')"
+	@echo
 
 # The library (shared + static), its header, vkformer.pc, the CMake package, vkf and the shipped
 # models under PREFIX (docs/install.md).
