@@ -271,6 +271,25 @@ vkf_status ct_call_global(ct_ctx *c, const ct_node *n, ct_str name, ct_args *arg
 bool ct_has_method(ct_value recv, ct_str name);
 bool ct_is_global_func(ct_str name);
 
+/* Shared by the builtins (chat_template_filters.c, _calls.c, _strings.c). */
+typedef enum { CASE_UPPER, CASE_LOWER, CASE_TITLE_METHOD, CASE_TITLE_FILTER, CASE_CAPITALIZE } case_kind;
+vkf_status ct_str_value(ct_ctx *c, const char *s, size_t n, ct_value *out); /* copies into the arena */
+vkf_status ct_buf_value(ct_ctx *c, ct_buf *b, ct_value *out);               /* frees b */
+bool ct_space_at(const char *s, size_t n, size_t i, size_t *len);          /* Python isspace() */
+size_t ct_cp_len_at(const char *s, size_t n, size_t i);
+ct_str ct_strip(ct_str s, const ct_str *chars, bool left, bool right);
+vkf_status ct_change_case(ct_ctx *c, ct_str s, case_kind k, ct_value *out);
+vkf_status ct_replace(ct_ctx *c, ct_str s, ct_str old, ct_str new_, int64_t count, ct_value *out);
+vkf_status ct_split(ct_ctx *c, ct_str s, const ct_value *sep, int64_t maxsplit, ct_value *out);
+/* Positional argument `i` or keyword `name` (either may be absent: 99 / NULL), else NULL. */
+const ct_value *ct_arg(const ct_args *a, size_t i, const char *name);
+vkf_status ct_bad_arg(ct_ctx *c, const ct_node *n, const char *what);
+vkf_status ct_check_str(const ct_node *n, const ct_value *v, const char *what);
+vkf_status ct_to_list(ct_ctx *c, const ct_node *n, ct_value v, const ct_list **out);
+vkf_status ct_items(ct_ctx *c, const ct_node *n, ct_value v, ct_value *out); /* [[key, value]...] */
+vkf_status ct_join(ct_ctx *c, const ct_node *n, const ct_list *items, ct_str sep,
+                   const ct_value *attr, ct_value *out);
+
 static inline bool ct_str_eq(ct_str s, const char *lit) {
   size_t n = 0;
   while (lit[n]) n++;

@@ -1,6 +1,5 @@
-/* Chat template builtins: the filters, tests, str/dict methods and globals that chat templates
- * use, each as jinja2 / Python define it, plus transformers' globals (raise_exception,
- * strftime_now) and tojson. The tables at the top are the subset's contract. */
+/* Chat template filters and tests, as jinja2 defines them (transformers' tojson included); the
+ * two tables are the subset's contract, checked by the parser. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +18,6 @@ static const char *const TESTS[] = {
     "boolean", "true",      "false",  "integer", "float",  "equalto",  "eq",     "ne",
     "lt",      "gt",        "ge",     "le",     "in",      "odd",      "even",   "divisibleby",
     "callable", "lower",    "upper",  "sameas", NULL};
-static const char *const STR_METHODS[] = {"strip", "lstrip", "rstrip", "split", "startswith",
-                                          "endswith", "upper", "lower", "title", "capitalize",
-                                          "replace", "find", "count", "join", NULL};
-static const char *const DICT_METHODS[] = {"items", "keys", "values", "get", NULL};
-static const char *const GLOBALS[] = {"raise_exception", "range", "namespace", "strftime_now",
-                                      "dict", NULL};
-
 static bool in_table(const char *const *t, ct_str name) {
   for (; *t; t++)
     if (ct_str_eq(name, *t)) return true;
@@ -33,176 +25,22 @@ static bool in_table(const char *const *t, ct_str name) {
 }
 bool ct_filter_known(ct_str name) { return in_table(FILTERS, name); }
 bool ct_test_known(ct_str name) { return in_table(TESTS, name); }
-bool ct_is_global_func(ct_str name) { return in_table(GLOBALS, name); }
-bool ct_has_method(ct_value recv, ct_str name) {
-  if (recv.kind == CT_STR) return in_table(STR_METHODS, name);
-  if (recv.kind == CT_DICT && !recv.u.dict->ns) return in_table(DICT_METHODS, name);
-  return false;
-}
-
 /* ---- helpers ---- */
 
-static vkf_status bad_arg(ct_ctx *c, const ct_node *n, const char *what) {
+vkf_status ct_bad_arg(ct_ctx *c, const ct_node *n, const char *what) {
   (void)c;
   return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "%.*s: %s", (int)n->str.n, n->str.s, what);
 }
 
 /* Positional `i` or keyword `name`, else NULL. */
-static const ct_value *arg(const ct_args *a, size_t i, const char *name) {
+const ct_value *ct_arg(const ct_args *a, size_t i, const char *name) {
   if (i < a->n_pos) return &a->pos[i];
   for (size_t k = 0; k < a->n_kw; k++)
     if (name && ct_str_eq(a->kw_names[k], name)) return &a->kw[k];
   return NULL;
 }
 
-static vkf_status str_out(ct_ctx *c, const char *s, size_t n, ct_value *out) {
-  char *p = ct_alloc(c->arena, n + 1);
-  if (!p) return ct_oom();
-  if (n) memcpy(p, s, n);
-  p[n] = 0;
-  *out = ct_string(p, n);
-  return VKF_OK;
-}
-static vkf_status buf_out(ct_ctx *c, ct_buf *b, ct_value *out) {
-  if (b->failed) {
-    free(b->data);
-    return ct_error(NULL, VKF_STATUS_INVALID_ARGUMENT, "string longer than %d MiB", CT_MAX_OUTPUT >> 20);
-  }
-  vkf_status s = str_out(c, b->data ? b->data : "", b->size, out);
-  free(b->data);
-  return s;
-}
-
-/* Python's str.isspace() for the code point starting at s[i]; *len gets its byte length. */
-static bool space_at(const char *s, size_t n, size_t i, size_t *len) {
-  unsigned char ch = (unsigned char)s[i];
-  *len = 1;
-  if (ch == ' ' || (ch >= 0x09 && ch <= 0x0d) || (ch >= 0x1c && ch <= 0x1f)) return true;
-  if (ch == 0xc2 && i + 1 < n) {
-    *len = 2;
-    return (unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xa0;
-  }
-  if (ch == 0xe1 && i + 2 < n && (unsigned char)s[i + 1] == 0x9a && (unsigned char)s[i + 2] == 0x80)
-    return *len = 3, true;
-  if (ch == 0xe2 && i + 2 < n) {
-    unsigned char b1 = (unsigned char)s[i + 1], b2 = (unsigned char)s[i + 2];
-    *len = 3;
-    if (b1 == 0x80 && (b2 <= 0x8a || b2 == 0xa8 || b2 == 0xa9 || b2 == 0xaf)) return true;
-    if (b1 == 0x81 && b2 == 0x9f) return true;
-  }
-  if (ch == 0xe3 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] == 0x80)
-    return *len = 3, true;
-  *len = 1;
-  return false;
-}
-
-/* The byte length of the code point that ends at s[end-1], and whether it is a space. */
-static bool space_before(const char *s, size_t end, size_t *len) {
-  size_t start = end - 1;
-  while (start > 0 && ((unsigned char)s[start] & 0xc0) == 0x80 && end - start < 4) start--;
-  size_t l;
-  bool sp = space_at(s, end, start, &l);
-  if (sp && start + l == end) return *len = l, true;
-  *len = end - start;
-  return false;
-}
-
-static bool in_chars(ct_str chars, const char *s, size_t len) {
-  for (size_t i = 0; i + len <= chars.n;) {
-    size_t l = 1;
-    unsigned char ch = (unsigned char)chars.s[i];
-    if (ch >= 0xf0) l = 4; else if (ch >= 0xe0) l = 3; else if (ch >= 0xc0) l = 2;
-    if (l == len && !memcmp(chars.s + i, s, len)) return true;
-    i += l;
-  }
-  return false;
-}
-
-static size_t cp_len_at(const char *s, size_t n, size_t i) {
-  size_t l = 1;
-  while (i + l < n && ((unsigned char)s[i + l] & 0xc0) == 0x80 && l < 4) l++;
-  return l;
-}
-
-/* str.strip([chars]) / lstrip / rstrip; chars NULL: whitespace. */
-static ct_str strip(ct_str s, const ct_str *chars, bool left, bool right) {
-  if (left)
-    while (s.n) {
-      size_t l;
-      bool hit = chars ? (l = cp_len_at(s.s, s.n, 0), in_chars(*chars, s.s, l)) : space_at(s.s, s.n, 0, &l);
-      if (!hit) break;
-      s.s += l;
-      s.n -= l;
-    }
-  if (right)
-    while (s.n) {
-      size_t l;
-      bool hit = space_before(s.s, s.n, &l);
-      if (chars) hit = in_chars(*chars, s.s + s.n - l, l);
-      if (!hit) break;
-      s.n -= l;
-    }
-  return s;
-}
-
-static char up(char ch) { return ch >= 'a' && ch <= 'z' ? (char)(ch - 32) : ch; }
-static char low(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch; }
-static bool is_alpha(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
-
-typedef enum { CASE_UPPER, CASE_LOWER, CASE_TITLE_METHOD, CASE_TITLE_FILTER, CASE_CAPITALIZE } case_kind;
-
-static vkf_status change_case(ct_ctx *c, ct_str s, case_kind k, ct_value *out) {
-  char *p = ct_alloc(c->arena, s.n + 1);
-  if (!p) return ct_oom();
-  bool word_start = true;
-  for (size_t i = 0; i < s.n; i++) {
-    char ch = s.s[i];
-    switch (k) {
-    case CASE_UPPER: p[i] = up(ch); break;
-    case CASE_LOWER: p[i] = low(ch); break;
-    case CASE_CAPITALIZE: p[i] = i == 0 ? up(ch) : low(ch); break;
-    case CASE_TITLE_METHOD: /* str.title: a letter after a non-letter starts a word */
-      p[i] = word_start ? up(ch) : low(ch);
-      word_start = !is_alpha(ch) && !((unsigned char)ch & 0x80);
-      break;
-    case CASE_TITLE_FILTER: /* jinja2's title: words start after spaces, - ( { [ < */
-      p[i] = word_start ? up(ch) : low(ch);
-      word_start = ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' ||
-                   ch == '\v' || ch == '-' || ch == '(' || ch == '{' || ch == '[' || ch == '<';
-      break;
-    }
-  }
-  p[s.n] = 0;
-  *out = ct_string(p, s.n);
-  return VKF_OK;
-}
-
-static vkf_status replace(ct_ctx *c, ct_str s, ct_str old, ct_str new_, int64_t count, ct_value *out) {
-  ct_buf b = {.limit = CT_MAX_OUTPUT};
-  size_t i = 0;
-  int64_t done = 0;
-  if (old.n == 0) { /* Python inserts `new` between every character and at both ends */
-    for (size_t k = 0; k <= s.n; k += k < s.n ? cp_len_at(s.s, s.n, k) : 1) {
-      if (count < 0 || done < count) ct_buf_put(&b, new_.s, new_.n), done++;
-      if (k < s.n) ct_buf_put(&b, s.s + k, cp_len_at(s.s, s.n, k));
-      if (b.failed) break;
-    }
-    return buf_out(c, &b, out);
-  }
-  while (i < s.n) {
-    if ((count < 0 || done < count) && i + old.n <= s.n && !memcmp(s.s + i, old.s, old.n)) {
-      ct_buf_put(&b, new_.s, new_.n);
-      i += old.n;
-      done++;
-    } else {
-      ct_buf_putc(&b, s.s[i++]);
-    }
-    if (b.failed) break;
-  }
-  return buf_out(c, &b, out);
-}
-
-static vkf_status to_list(ct_ctx *c, const ct_node *n, ct_value v, const ct_list **out) {
+vkf_status ct_to_list(ct_ctx *c, const ct_node *n, ct_value v, const ct_list **out) {
   if (v.kind == CT_LIST) return *out = v.u.list, VKF_OK;
   ct_list *l = ct_list_new(c->arena, 0);
   if (!l) return ct_oom();
@@ -214,7 +52,7 @@ static vkf_status to_list(ct_ctx *c, const ct_node *n, ct_value v, const ct_list
   }
   if (v.kind == CT_STR) {
     for (size_t i = 0; i < v.u.s.n;) {
-      size_t len = cp_len_at(v.u.s.s, v.u.s.n, i);
+      size_t len = ct_cp_len_at(v.u.s.s, v.u.s.n, i);
       if (!ct_list_push(c->arena, l, ct_string(v.u.s.s + i, len))) return ct_oom();
       i += len;
     }
@@ -223,7 +61,7 @@ static vkf_status to_list(ct_ctx *c, const ct_node *n, ct_value v, const ct_list
   return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "'%s' object is not iterable", ct_kind_name(v.kind));
 }
 
-static vkf_status items_of(ct_ctx *c, const ct_node *n, ct_value v, ct_value *out) {
+vkf_status ct_items(ct_ctx *c, const ct_node *n, ct_value v, ct_value *out) {
   if (v.kind == CT_UNDEF) {
     ct_list *l = ct_list_new(c->arena, 0);
     if (!l) return ct_oom();
@@ -267,26 +105,26 @@ static ct_value attr_path(ct_value v, ct_str attr) {
   return v;
 }
 
-static vkf_status check_str(const ct_node *n, const ct_value *v, const char *what) {
+vkf_status ct_check_str(const ct_node *n, const ct_value *v, const char *what) {
   if (!v || v->kind != CT_STR)
     return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "%.*s: %s must be a string", (int)n->str.n, n->str.s, what);
   return VKF_OK;
 }
 
 static vkf_status do_tojson(ct_ctx *c, const ct_node *n, ct_value v, const ct_args *a, ct_value *out) {
-  const ct_value *ea = arg(a, 0, "ensure_ascii"), *ind = arg(a, 1, "indent"),
-                 *sep = arg(a, 2, "separators"), *sk = arg(a, 3, "sort_keys");
+  const ct_value *ea = ct_arg(a, 0, "ensure_ascii"), *ind = ct_arg(a, 1, "indent"),
+                 *sep = ct_arg(a, 2, "separators"), *sk = ct_arg(a, 3, "sort_keys");
   int indent = -1;
   if (ind && ind->kind == CT_INT) {
-    if (ind->u.i < 0 || ind->u.i > 64) return bad_arg(c, n, "indent must be 0..64");
+    if (ind->u.i < 0 || ind->u.i > 64) return ct_bad_arg(c, n, "indent must be 0..64");
     indent = (int)ind->u.i;
   } else if (ind && ind->kind == CT_STR) {
-    return bad_arg(c, n, "a string indent is not supported");
+    return ct_bad_arg(c, n, "a string indent is not supported");
   }
   ct_str item_sep = indent >= 0 ? (ct_str){",", 1} : (ct_str){", ", 2}, key_sep = {": ", 2};
   if (sep && sep->kind == CT_LIST) {
     if (sep->u.list->n != 2 || sep->u.list->items[0].kind != CT_STR || sep->u.list->items[1].kind != CT_STR)
-      return bad_arg(c, n, "separators must be two strings");
+      return ct_bad_arg(c, n, "separators must be two strings");
     item_sep = sep->u.list->items[0].u.s;
     key_sep = sep->u.list->items[1].u.s;
   }
@@ -299,11 +137,11 @@ static vkf_status do_tojson(ct_ctx *c, const ct_node *n, ct_value v, const ct_ar
     vkf_status_free(s);
     return e;
   }
-  return buf_out(c, &b, out);
+  return ct_buf_value(c, &b, out);
 }
 
 static vkf_status to_int(ct_ctx *c, const ct_node *n, ct_value v, const ct_args *a, ct_value *out) {
-  const ct_value *def = arg(a, 0, "default");
+  const ct_value *def = ct_arg(a, 0, "default");
   int64_t d = def && def->kind == CT_INT ? def->u.i : 0;
   (void)c;
   switch (v.kind) {
@@ -313,7 +151,7 @@ static vkf_status to_int(ct_ctx *c, const ct_node *n, ct_value v, const ct_args 
     *out = ct_int(isfinite(v.u.f) && fabs(v.u.f) < 9.2e18 ? (int64_t)v.u.f : d);
     return VKF_OK;
   case CT_STR: {
-    ct_str s = strip(v.u.s, NULL, true, true);
+    ct_str s = ct_strip(v.u.s, NULL, true, true);
     char buf[64];
     if (s.n == 0 || s.n >= sizeof buf) return *out = ct_int(d), VKF_OK;
     size_t k = 0;
@@ -333,12 +171,12 @@ static vkf_status to_int(ct_ctx *c, const ct_node *n, ct_value v, const ct_args 
 }
 
 static vkf_status to_float(ct_value v, const ct_args *a, ct_value *out) {
-  const ct_value *def = arg(a, 0, "default");
+  const ct_value *def = ct_arg(a, 0, "default");
   double d = def ? ct_as_double(*def) : 0.0;
   switch (v.kind) {
   case CT_INT: case CT_BOOL: case CT_FLOAT: *out = ct_float(ct_as_double(v)); return VKF_OK;
   case CT_STR: {
-    ct_str s = strip(v.u.s, NULL, true, true);
+    ct_str s = ct_strip(v.u.s, NULL, true, true);
     char buf[64];
     if (s.n == 0 || s.n >= sizeof buf) return *out = ct_float(d), VKF_OK;
     memcpy(buf, s.s, s.n);
@@ -353,11 +191,11 @@ static vkf_status to_float(ct_value v, const ct_args *a, ct_value *out) {
 }
 
 static vkf_status indent_filter(ct_ctx *c, const ct_node *n, ct_str s, const ct_args *a, ct_value *out) {
-  const ct_value *w = arg(a, 0, "width"), *first = arg(a, 1, "first"), *blank = arg(a, 2, "blank");
+  const ct_value *w = ct_arg(a, 0, "width"), *first = ct_arg(a, 1, "first"), *blank = ct_arg(a, 2, "blank");
   ct_str pad = {"    ", 4};
   ct_value padv;
   if (w && w->kind == CT_INT) {
-    if (w->u.i < 0 || w->u.i > 256) return bad_arg(c, n, "width must be 0..256");
+    if (w->u.i < 0 || w->u.i > 256) return ct_bad_arg(c, n, "width must be 0..256");
     char *p = ct_alloc(c->arena, (size_t)w->u.i + 1);
     if (!p) return ct_oom();
     memset(p, ' ', (size_t)w->u.i);
@@ -383,17 +221,17 @@ static vkf_status indent_filter(ct_ctx *c, const ct_node *n, ct_str s, const ct_
   }
   if (at_line_start && s.n && !first_line && blank && ct_truthy(*blank)) ct_buf_put(&b, pad.s, pad.n);
   if (s.n == 0 && first && ct_truthy(*first)) ct_buf_put(&b, pad.s, pad.n);
-  return buf_out(c, &b, out);
+  return ct_buf_value(c, &b, out);
 }
 
 static vkf_status select_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, bool reject,
                                 ct_value *out) {
   const ct_list *items;
-  VKF_RETURN_IF_ERROR(to_list(c, n, v, &items));
-  const ct_value *attr = arg(a, 0, NULL);
-  VKF_RETURN_IF_ERROR(check_str(n, attr, "the attribute"));
+  VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &items));
+  const ct_value *attr = ct_arg(a, 0, NULL);
+  VKF_RETURN_IF_ERROR(ct_check_str(n, attr, "the attribute"));
   const ct_value *test = a->n_pos > 1 ? &a->pos[1] : NULL;
-  if (test && test->kind != CT_STR) return bad_arg(c, n, "the test name must be a string");
+  if (test && test->kind != CT_STR) return ct_bad_arg(c, n, "the test name must be a string");
   if (test && !ct_test_known(test->u.s))
     return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "no test named '%.*s'", (int)test->u.s.n, test->u.s.s);
   ct_list *l = ct_list_new(c->arena, 0);
@@ -416,19 +254,19 @@ static vkf_status select_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args
 
 static vkf_status map_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, ct_value *out) {
   const ct_list *items;
-  VKF_RETURN_IF_ERROR(to_list(c, n, v, &items));
-  const ct_value *attr = arg(a, 99, "attribute"), *def = arg(a, 99, "default");
+  VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &items));
+  const ct_value *attr = ct_arg(a, 99, "attribute"), *def = ct_arg(a, 99, "default");
   const ct_value *fname = a->n_pos ? &a->pos[0] : NULL;
   ct_list *l = ct_list_new(c->arena, items->n);
   if (!l) return ct_oom();
   ct_node fn = *n;
   if (!attr) {
-    if (!fname || fname->kind != CT_STR) return bad_arg(c, n, "needs attribute= or a filter name");
+    if (!fname || fname->kind != CT_STR) return ct_bad_arg(c, n, "needs attribute= or a filter name");
     if (!ct_filter_known(fname->u.s))
       return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "no filter named '%.*s'", (int)fname->u.s.n, fname->u.s.s);
     fn.str = fname->u.s;
   } else {
-    VKF_RETURN_IF_ERROR(check_str(n, attr, "attribute"));
+    VKF_RETURN_IF_ERROR(ct_check_str(n, attr, "attribute"));
   }
   ct_args fargs = {.pos = a->pos + (a->n_pos ? 1 : 0), .n_pos = a->n_pos ? a->n_pos - 1 : 0};
   for (size_t i = 0; i < items->n; i++) {
@@ -445,7 +283,7 @@ static vkf_status map_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a
   return VKF_OK;
 }
 
-static vkf_status join(ct_ctx *c, const ct_node *n, const ct_list *items, ct_str sep,
+vkf_status ct_join(ct_ctx *c, const ct_node *n, const ct_list *items, ct_str sep,
                        const ct_value *attr, ct_value *out) {
   ct_buf b = {.limit = CT_MAX_OUTPUT};
   for (size_t i = 0; i < items->n; i++) {
@@ -454,14 +292,14 @@ static vkf_status join(ct_ctx *c, const ct_node *n, const ct_list *items, ct_str
     ct_write_str(&b, x);
   }
   (void)n;
-  return buf_out(c, &b, out);
+  return ct_buf_value(c, &b, out);
 }
 
 vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, ct_value *out) {
   ct_str f = n->str;
   ct_str sv;
   if (ct_str_eq(f, "default") || ct_str_eq(f, "d")) {
-    const ct_value *def = arg(a, 0, "default_value"), *boolean = arg(a, 1, "boolean");
+    const ct_value *def = ct_arg(a, 0, "default_value"), *boolean = ct_arg(a, 1, "boolean");
     bool use = v.kind == CT_UNDEF || (boolean && ct_truthy(*boolean) && !ct_truthy(v));
     *out = use ? (def ? *def : ct_string("", 0)) : v;
     return VKF_OK;
@@ -471,7 +309,7 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   if (ct_str_eq(f, "selectattr") || ct_str_eq(f, "rejectattr"))
     return select_filter(c, n, v, a, f.s[0] == 'r', out);
   if (ct_str_eq(f, "map")) return map_filter(c, n, v, a, out);
-  if (ct_str_eq(f, "items")) return items_of(c, n, v, out);
+  if (ct_str_eq(f, "items")) return ct_items(c, n, v, out);
   if (ct_str_eq(f, "int")) return to_int(c, n, v, a, out);
   if (ct_str_eq(f, "float")) return to_float(v, a, out);
   if (ct_str_eq(f, "length") || ct_str_eq(f, "count")) {
@@ -486,7 +324,7 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   }
   if (ct_str_eq(f, "list")) {
     const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, n, v, &l));
+    VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &l));
     ct_list *copy = ct_list_new(c->arena, l->n);
     if (!copy) return ct_oom();
     for (size_t i = 0; i < l->n; i++) ct_list_push(c->arena, copy, l->items[i]);
@@ -494,7 +332,7 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   }
   if (ct_str_eq(f, "first") || ct_str_eq(f, "last")) {
     const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, n, v, &l));
+    VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &l));
     if (!l->n) *out = ct_undef("No first item, sequence was empty.", 34);
     else *out = l->items[f.s[0] == 'f' ? 0 : l->n - 1];
     return VKF_OK;
@@ -508,10 +346,10 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
         ct_buf_put(&b, v.u.s.s + s0, e - s0);
         e = s0;
       }
-      return buf_out(c, &b, out);
+      return ct_buf_value(c, &b, out);
     }
     const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, n, v, &l));
+    VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &l));
     ct_list *r = ct_list_new(c->arena, l->n);
     if (!r) return ct_oom();
     for (size_t i = l->n; i-- > 0;) ct_list_push(c->arena, r, l->items[i]);
@@ -519,7 +357,7 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   }
   if (ct_str_eq(f, "unique")) {
     const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, n, v, &l));
+    VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &l));
     ct_list *r = ct_list_new(c->arena, 0);
     if (!r) return ct_oom();
     for (size_t i = 0; i < l->n; i++) {
@@ -531,13 +369,13 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   }
   if (ct_str_eq(f, "sum") || ct_str_eq(f, "min") || ct_str_eq(f, "max")) {
     const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, n, v, &l));
+    VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &l));
     bool sum = f.s[1] == 'u';
     ct_value acc = sum ? ct_int(0) : ct_undef("No aggregated item, sequence was empty.", 39);
     for (size_t i = 0; i < l->n; i++) {
       ct_value x = l->items[i];
       if (!ct_is_number(x) && x.kind != CT_BOOL && !(x.kind == CT_STR && !sum))
-        return bad_arg(c, n, "items must be numbers");
+        return ct_bad_arg(c, n, "items must be numbers");
       if (sum) {
         if (acc.kind == CT_INT && x.kind != CT_FLOAT) acc = ct_int(acc.u.i + (x.kind == CT_BOOL ? x.u.b : x.u.i));
         else acc = ct_float(ct_as_double(acc) + ct_as_double(x));
@@ -546,7 +384,7 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
       } else {
         bool less;
         if (x.kind == CT_STR || acc.kind == CT_STR) {
-          if (x.kind != acc.kind) return bad_arg(c, n, "items of mixed types");
+          if (x.kind != acc.kind) return ct_bad_arg(c, n, "items of mixed types");
           size_t m = x.u.s.n < acc.u.s.n ? x.u.s.n : acc.u.s.n;
           int r = m ? memcmp(x.u.s.s, acc.u.s.s, m) : 0;
           less = r < 0 || (r == 0 && x.u.s.n < acc.u.s.n);
@@ -563,13 +401,13 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
     if (v.kind == CT_INT) return *out = ct_int(v.u.i < 0 && v.u.i != INT64_MIN ? -v.u.i : v.u.i), VKF_OK;
     if (v.kind == CT_BOOL) return *out = ct_int(v.u.b), VKF_OK;
     if (v.kind == CT_FLOAT) return *out = ct_float(fabs(v.u.f)), VKF_OK;
-    return bad_arg(c, n, "bad operand type for abs()");
+    return ct_bad_arg(c, n, "bad operand type for abs()");
   }
   if (ct_str_eq(f, "round")) {
-    const ct_value *prec = arg(a, 0, "precision"), *method = arg(a, 1, "method");
-    if (!ct_is_number(v) && v.kind != CT_BOOL) return bad_arg(c, n, "needs a number");
+    const ct_value *prec = ct_arg(a, 0, "precision"), *method = ct_arg(a, 1, "method");
+    if (!ct_is_number(v) && v.kind != CT_BOOL) return ct_bad_arg(c, n, "needs a number");
     int64_t p = prec && prec->kind == CT_INT ? prec->u.i : 0;
-    if (p < 0 || p > 15) return bad_arg(c, n, "precision must be 0..15");
+    if (p < 0 || p > 15) return ct_bad_arg(c, n, "precision must be 0..15");
     double x = ct_as_double(v), m = pow(10, (double)p), r;
     if (method && method->kind == CT_STR && ct_str_eq(method->u.s, "floor")) r = floor(x * m) / m;
     else if (method && method->kind == CT_STR && ct_str_eq(method->u.s, "ceil")) r = ceil(x * m) / m;
@@ -578,29 +416,29 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   }
   if (ct_str_eq(f, "join")) {
     const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, n, v, &l));
-    const ct_value *sep = arg(a, 0, "d");
-    if (sep && sep->kind != CT_STR) return bad_arg(c, n, "the separator must be a string");
-    return join(c, n, l, sep ? sep->u.s : (ct_str){"", 0}, arg(a, 1, "attribute"), out);
+    VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &l));
+    const ct_value *sep = ct_arg(a, 0, "d");
+    if (sep && sep->kind != CT_STR) return ct_bad_arg(c, n, "the separator must be a string");
+    return ct_join(c, n, l, sep ? sep->u.s : (ct_str){"", 0}, ct_arg(a, 1, "attribute"), out);
   }
   /* the rest take the value's string */
   if (!ct_to_str(c->arena, v, &sv)) return ct_oom();
   if (ct_str_eq(f, "string")) return *out = ct_string(sv.s, sv.n), VKF_OK;
   if (ct_str_eq(f, "trim")) {
-    const ct_value *chars = arg(a, 0, "chars");
-    if (chars && chars->kind != CT_STR && chars->kind != CT_NONE) return bad_arg(c, n, "chars must be a string");
-    ct_str r = strip(sv, chars && chars->kind == CT_STR ? &chars->u.s : NULL, true, true);
+    const ct_value *chars = ct_arg(a, 0, "chars");
+    if (chars && chars->kind != CT_STR && chars->kind != CT_NONE) return ct_bad_arg(c, n, "chars must be a string");
+    ct_str r = ct_strip(sv, chars && chars->kind == CT_STR ? &chars->u.s : NULL, true, true);
     return *out = ct_string(r.s, r.n), VKF_OK;
   }
-  if (ct_str_eq(f, "upper")) return change_case(c, sv, CASE_UPPER, out);
-  if (ct_str_eq(f, "lower")) return change_case(c, sv, CASE_LOWER, out);
-  if (ct_str_eq(f, "capitalize")) return change_case(c, sv, CASE_CAPITALIZE, out);
-  if (ct_str_eq(f, "title")) return change_case(c, sv, CASE_TITLE_FILTER, out);
+  if (ct_str_eq(f, "upper")) return ct_change_case(c, sv, CASE_UPPER, out);
+  if (ct_str_eq(f, "lower")) return ct_change_case(c, sv, CASE_LOWER, out);
+  if (ct_str_eq(f, "capitalize")) return ct_change_case(c, sv, CASE_CAPITALIZE, out);
+  if (ct_str_eq(f, "title")) return ct_change_case(c, sv, CASE_TITLE_FILTER, out);
   if (ct_str_eq(f, "replace")) {
-    const ct_value *old = arg(a, 0, "old"), *new_ = arg(a, 1, "new"), *count = arg(a, 2, "count");
-    VKF_RETURN_IF_ERROR(check_str(n, old, "old"));
-    VKF_RETURN_IF_ERROR(check_str(n, new_, "new"));
-    return replace(c, sv, old->u.s, new_->u.s, count && count->kind == CT_INT ? count->u.i : -1, out);
+    const ct_value *old = ct_arg(a, 0, "old"), *new_ = ct_arg(a, 1, "new"), *count = ct_arg(a, 2, "count");
+    VKF_RETURN_IF_ERROR(ct_check_str(n, old, "old"));
+    VKF_RETURN_IF_ERROR(ct_check_str(n, new_, "new"));
+    return ct_replace(c, sv, old->u.s, new_->u.s, count && count->kind == CT_INT ? count->u.i : -1, out);
   }
   if (ct_str_eq(f, "indent")) return indent_filter(c, n, sv, a, out);
   return ct_error(n, VKF_STATUS_INTERNAL, "filter '%.*s' has no implementation", (int)f.n, f.s);
@@ -608,7 +446,7 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
 
 vkf_status ct_apply_test(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, bool *out) {
   ct_str t = n->str;
-  const ct_value *x = arg(a, 0, NULL);
+  const ct_value *x = ct_arg(a, 0, NULL);
   (void)c;
   if (ct_str_eq(t, "defined")) return *out = v.kind != CT_UNDEF, VKF_OK;
   if (ct_str_eq(t, "undefined")) return *out = v.kind == CT_UNDEF, VKF_OK;
@@ -631,7 +469,7 @@ vkf_status ct_apply_test(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, bo
     bool cased = false, ok = true;
     for (size_t i = 0; i < v.u.s.n; i++) {
       char ch = v.u.s.s[i];
-      if (is_alpha(ch)) cased = true;
+      if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) cased = true;
       if (t.s[0] == 'l' ? (ch >= 'A' && ch <= 'Z') : (ch >= 'a' && ch <= 'z')) ok = false;
     }
     return *out = cased && ok, VKF_OK;
@@ -691,189 +529,4 @@ vkf_status ct_apply_test(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, bo
   else if (ct_str_eq(t, "gt")) *out = r > 0;
   else *out = r >= 0;
   return VKF_OK;
-}
-
-/* str.split(sep=None, maxsplit=-1) */
-static vkf_status split(ct_ctx *c, ct_str s, const ct_value *sep, int64_t maxsplit, ct_value *out) {
-  ct_list *l = ct_list_new(c->arena, 0);
-  if (!l) return ct_oom();
-  if (sep && sep->kind == CT_STR) {
-    ct_str d = sep->u.s;
-    size_t i = 0, start = 0;
-    int64_t done = 0;
-    while (i + d.n <= s.n && (maxsplit < 0 || done < maxsplit)) {
-      if (!memcmp(s.s + i, d.s, d.n)) {
-        if (!ct_list_push(c->arena, l, ct_string(s.s + start, i - start))) return ct_oom();
-        i += d.n;
-        start = i;
-        done++;
-      } else {
-        i++;
-      }
-    }
-    if (!ct_list_push(c->arena, l, ct_string(s.s + start, s.n - start))) return ct_oom();
-  } else {
-    size_t i = 0;
-    int64_t done = 0;
-    for (;;) {
-      size_t len;
-      while (i < s.n && space_at(s.s, s.n, i, &len)) i += len;
-      if (i >= s.n) break;
-      if (maxsplit >= 0 && done >= maxsplit) {
-        ct_str rest = strip((ct_str){s.s + i, s.n - i}, NULL, false, true);
-        if (!ct_list_push(c->arena, l, ct_string(rest.s, rest.n))) return ct_oom();
-        break;
-      }
-      size_t start = i;
-      while (i < s.n && !space_at(s.s, s.n, i, &len)) i += cp_len_at(s.s, s.n, i);
-      if (!ct_list_push(c->arena, l, ct_string(s.s + start, i - start))) return ct_oom();
-      done++;
-    }
-  }
-  *out = (ct_value){.kind = CT_LIST, .u.list = l};
-  return VKF_OK;
-}
-
-vkf_status ct_call_method(ct_ctx *c, const ct_node *n, ct_value recv, ct_str name, ct_args *a,
-                          ct_value *out) {
-  ct_node mn = *n;
-  mn.str = name;
-  if (recv.kind == CT_DICT) {
-    const ct_dict *d = recv.u.dict;
-    if (ct_str_eq(name, "items")) return items_of(c, &mn, recv, out);
-    if (ct_str_eq(name, "get")) {
-      const ct_value *k = arg(a, 0, NULL), *def = arg(a, 1, NULL);
-      if (!k) return bad_arg(c, &mn, "needs a key");
-      const ct_value *v = k->kind == CT_STR ? ct_dict_get(d, k->u.s.s, k->u.s.n) : NULL;
-      *out = v ? *v : def ? *def : ct_none();
-      return VKF_OK;
-    }
-    ct_list *l = ct_list_new(c->arena, d->n);
-    if (!l) return ct_oom();
-    for (size_t i = 0; i < d->n; i++)
-      ct_list_push(c->arena, l, name.s[0] == 'k' ? ct_string(d->keys[i].s, d->keys[i].n) : d->vals[i]);
-    *out = (ct_value){.kind = CT_LIST, .u.list = l};
-    return VKF_OK;
-  }
-  ct_str s = recv.u.s;
-  const ct_value *x = arg(a, 0, NULL), *y = arg(a, 1, NULL);
-  if (ct_str_eq(name, "strip") || ct_str_eq(name, "lstrip") || ct_str_eq(name, "rstrip")) {
-    if (x && x->kind != CT_STR && x->kind != CT_NONE) return bad_arg(c, &mn, "chars must be a string");
-    ct_str r = strip(s, x && x->kind == CT_STR ? &x->u.s : NULL, name.s[0] != 'r', name.s[0] != 'l');
-    return *out = ct_string(r.s, r.n), VKF_OK;
-  }
-  if (ct_str_eq(name, "split")) {
-    const ct_value *sep = arg(a, 0, "sep"), *maxs = arg(a, 1, "maxsplit");
-    if (sep && sep->kind == CT_STR && sep->u.s.n == 0) return bad_arg(c, &mn, "empty separator");
-    if (sep && sep->kind != CT_STR && sep->kind != CT_NONE) return bad_arg(c, &mn, "sep must be a string");
-    return split(c, s, sep, maxs && maxs->kind == CT_INT ? maxs->u.i : -1, out);
-  }
-  if (ct_str_eq(name, "startswith") || ct_str_eq(name, "endswith")) {
-    bool start = name.s[0] == 's';
-    if (!x) return bad_arg(c, &mn, "needs an argument");
-    const ct_value *cands = x;
-    size_t nc = 1;
-    if (x->kind == CT_LIST) cands = x->u.list->items, nc = x->u.list->n;
-    *out = ct_bool(false);
-    for (size_t i = 0; i < nc; i++) {
-      if (cands[i].kind != CT_STR) return bad_arg(c, &mn, "the prefix must be a string");
-      ct_str p = cands[i].u.s;
-      if (p.n <= s.n && (p.n == 0 || !memcmp(start ? s.s : s.s + s.n - p.n, p.s, p.n))) *out = ct_bool(true);
-    }
-    return VKF_OK;
-  }
-  if (ct_str_eq(name, "upper")) return change_case(c, s, CASE_UPPER, out);
-  if (ct_str_eq(name, "lower")) return change_case(c, s, CASE_LOWER, out);
-  if (ct_str_eq(name, "title")) return change_case(c, s, CASE_TITLE_METHOD, out);
-  if (ct_str_eq(name, "capitalize")) return change_case(c, s, CASE_CAPITALIZE, out);
-  if (ct_str_eq(name, "replace")) {
-    VKF_RETURN_IF_ERROR(check_str(&mn, x, "old"));
-    VKF_RETURN_IF_ERROR(check_str(&mn, y, "new"));
-    const ct_value *count = arg(a, 2, "count");
-    return replace(c, s, x->u.s, y->u.s, count && count->kind == CT_INT ? count->u.i : -1, out);
-  }
-  if (ct_str_eq(name, "find") || ct_str_eq(name, "count")) {
-    VKF_RETURN_IF_ERROR(check_str(&mn, x, "the substring"));
-    ct_str p = x->u.s;
-    int64_t found = -1, count = 0;
-    for (size_t i = 0; i + p.n <= s.n;) {
-      if (p.n == 0 || !memcmp(s.s + i, p.s, p.n)) {
-        if (found < 0) found = (int64_t)ct_utf8_len(s.s, i);
-        count++;
-        i += p.n ? p.n : 1;
-      } else {
-        i++;
-      }
-    }
-    if (p.n == 0) count = (int64_t)ct_utf8_len(s.s, s.n) + 1;
-    return *out = ct_int(name.s[0] == 'f' ? found : count), VKF_OK;
-  }
-  if (ct_str_eq(name, "join")) {
-    if (!x) return bad_arg(c, &mn, "needs an iterable");
-    const ct_list *l;
-    VKF_RETURN_IF_ERROR(to_list(c, &mn, *x, &l));
-    for (size_t i = 0; i < l->n; i++)
-      if (l->items[i].kind != CT_STR) return bad_arg(c, &mn, "sequence item is not a string");
-    return join(c, &mn, l, s, NULL, out);
-  }
-  return ct_error(n, VKF_STATUS_INTERNAL, "method '%.*s' has no implementation", (int)name.n, name.s);
-}
-
-vkf_status ct_call_global(ct_ctx *c, const ct_node *n, ct_str name, ct_args *a, ct_value *out) {
-  if (ct_str_eq(name, "raise_exception")) {
-    const ct_value *m = arg(a, 0, "message");
-    ct_str msg = {"", 0};
-    if (m && !ct_to_str(c->arena, *m, &msg)) return ct_oom();
-    return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "raise_exception: %.*s", (int)msg.n, msg.s);
-  }
-  if (ct_str_eq(name, "range")) {
-    int64_t v[3] = {0, 0, 1};
-    if (a->n_pos < 1 || a->n_pos > 3 || a->n_kw) return bad_arg(c, n, "range takes 1 to 3 integers");
-    for (size_t i = 0; i < a->n_pos; i++) {
-      ct_value x = a->pos[i];
-      if (x.kind != CT_INT && x.kind != CT_BOOL) return bad_arg(c, n, "range takes integers");
-      v[a->n_pos == 1 ? 1 : i] = x.kind == CT_INT ? x.u.i : x.u.b;
-    }
-    if (v[2] == 0) return bad_arg(c, n, "range() arg 3 must not be zero");
-    long double count = v[2] > 0 ? ((long double)v[1] - v[0] + v[2] - 1) / v[2]
-                                 : ((long double)v[0] - v[1] - v[2] - 1) / -v[2];
-    if (count < 0) count = 0;
-    if (count > CT_MAX_RANGE)
-      return ct_error(n, VKF_STATUS_INVALID_ARGUMENT,
-                      "range too big: the sandbox blocks ranges larger than MAX_RANGE (%d)", CT_MAX_RANGE);
-    ct_list *l = ct_list_new(c->arena, (size_t)count);
-    if (!l) return ct_oom();
-    for (int64_t i = v[0]; v[2] > 0 ? i < v[1] : i > v[1]; i += v[2]) ct_list_push(c->arena, l, ct_int(i));
-    *out = (ct_value){.kind = CT_LIST, .u.list = l};
-    return VKF_OK;
-  }
-  if (ct_str_eq(name, "namespace") || ct_str_eq(name, "dict")) {
-    ct_dict *d = ct_dict_new(c->arena, a->n_kw);
-    if (!d) return ct_oom();
-    d->ns = name.s[0] == 'n';
-    for (size_t i = 0; i < a->n_pos; i++) { /* namespace({'a': 1}) / dict({...}) */
-      if (a->pos[i].kind != CT_DICT) return bad_arg(c, n, "positional arguments must be mappings");
-      const ct_dict *src = a->pos[i].u.dict;
-      for (size_t k = 0; k < src->n; k++)
-        if (!ct_dict_set(c->arena, d, src->keys[k], src->vals[k])) return ct_oom();
-    }
-    for (size_t i = 0; i < a->n_kw; i++)
-      if (!ct_dict_set(c->arena, d, a->kw_names[i], a->kw[i])) return ct_oom();
-    *out = (ct_value){.kind = CT_DICT, .u.dict = d};
-    return VKF_OK;
-  }
-  if (ct_str_eq(name, "strftime_now")) {
-    const ct_value *fmt = arg(a, 0, "format");
-    VKF_RETURN_IF_ERROR(check_str(n, fmt, "the format"));
-    char f[256], buf[512];
-    if (fmt->u.s.n >= sizeof f) return bad_arg(c, n, "format too long");
-    memcpy(f, fmt->u.s.s, fmt->u.s.n);
-    f[fmt->u.s.n] = 0;
-    time_t t = (time_t)c->now;
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) return bad_arg(c, n, "time out of range");
-    size_t len = f[0] ? strftime(buf, sizeof buf, f, &tm) : 0;
-    return str_out(c, buf, len, out);
-  }
-  return ct_error(n, VKF_STATUS_INTERNAL, "global '%.*s' has no implementation", (int)name.n, name.s);
 }
