@@ -141,6 +141,8 @@ static vkf_status get_item(ct_ctx *c, const ct_node *n, ct_value obj, ct_value k
   if (key.kind == CT_STR)
     *out = make_undef(c, "%s has no attribute '%.*s'", obj_name(obj),
                       (int)(key.u.s.n > 64 ? 64 : key.u.s.n), key.u.s.s);
+  else if (key.kind == CT_INT && obj.kind == CT_LIST)
+    *out = make_undef(c, "list object has no element %lld", (long long)key.u.i);
   else if (key.kind == CT_INT)
     *out = make_undef(c, "%s has no attribute %lld", obj_name(obj), (long long)key.u.i);
   else
@@ -226,6 +228,9 @@ static vkf_status concat_str(ct_ctx *c, ct_str a, ct_str b, ct_value *out) {
 }
 
 static vkf_status type_error(const ct_node *n, ct_value a, ct_value b) {
+  if (ct_str_eq(n->str, "+") && (a.kind == CT_STR || a.kind == CT_LIST))
+    return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "can only concatenate %s (not \"%s\") to %s",
+                    ct_kind_name(a.kind), ct_kind_name(b.kind), ct_kind_name(a.kind));
   return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "unsupported operand type(s) for %.*s: '%s' and '%s'",
                   (int)n->str.n, n->str.s, ct_kind_name(a.kind), ct_kind_name(b.kind));
 }
@@ -510,6 +515,7 @@ vkf_status ct_eval(ct_ctx *c, const ct_node *n, ct_value *out) {
       }
       if (!ct_dict_set(c->arena, d, a.u.s, b)) s = ct_oom();
     }
+    if (!s && l) l->tuple = n->tuple;
     if (!s) *out = dict ? (ct_value){.kind = CT_DICT, .u.dict = d} : (ct_value){.kind = CT_LIST, .u.list = l};
     break;
   }

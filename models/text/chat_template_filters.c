@@ -75,6 +75,7 @@ vkf_status ct_items(ct_ctx *c, const ct_node *n, ct_value v, ct_value *out) {
   for (size_t i = 0; i < d->n; i++) {
     ct_list *pair = ct_list_new(c->arena, 2);
     if (!pair) return ct_oom();
+    pair->tuple = true;
     ct_list_push(c->arena, pair, ct_string(d->keys[i].s, d->keys[i].n));
     ct_list_push(c->arena, pair, d->vals[i]);
     ct_list_push(c->arena, l, (ct_value){.kind = CT_LIST, .u.list = pair});

@@ -75,6 +75,7 @@ typedef struct ct_value {
 struct ct_list {
   ct_value *items;
   size_t n, cap;
+  bool tuple; /* prints as (a, b): a parenthesised literal or an items() pair */
 };
 struct ct_dict {
   ct_str *keys;
@@ -217,6 +218,7 @@ struct ct_node {
   ct_str *names;    /* N_FOR targets, N_MACRO name + params, N_SET target */
   size_t n_names;
   bool negate;      /* N_TEST: "is not" */
+  bool tuple;       /* N_LIST: written with parentheses */
   ct_value value;   /* N_LITERAL */
 };
 

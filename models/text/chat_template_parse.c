@@ -197,6 +197,7 @@ static vkf_status parse_primary(parser *p, ct_node **out) {
     } else {
       VKF_RETURN_IF_ERROR(new_node(p, N_LIST, t, &n));
       n->args = nodes_done(&items);
+      n->tuple = true;
     }
   } else if (ct_tok_is(t, "[") || ct_tok_is(t, "{")) {
     bool dict = ct_tok_is(t, "{");

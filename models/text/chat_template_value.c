@@ -78,6 +78,7 @@ ct_list *ct_list_new(ct_arena *a, size_t cap) {
   if (!l) return NULL;
   l->n = 0;
   l->cap = cap;
+  l->tuple = false;
   l->items = cap ? ct_alloc(a, cap * sizeof *l->items) : NULL;
   if (cap && !l->items) return NULL;
   return l;
@@ -355,12 +356,13 @@ static void write_value(ct_buf *b, ct_value v, bool repr) {
       ct_buf_put(b, v.u.s.s, v.u.s.n);
     break;
   case CT_LIST:
-    ct_buf_putc(b, '[');
+    ct_buf_putc(b, v.u.list->tuple ? '(' : '[');
     for (size_t i = 0; i < v.u.list->n; i++) {
       if (i) ct_buf_puts(b, ", ");
       write_value(b, v.u.list->items[i], true);
     }
-    ct_buf_putc(b, ']');
+    if (v.u.list->tuple && v.u.list->n == 1) ct_buf_putc(b, ',');
+    ct_buf_putc(b, v.u.list->tuple ? ')' : ']');
     break;
   case CT_DICT:
     if (v.u.dict->ns) ct_buf_puts(b, "<Namespace ");

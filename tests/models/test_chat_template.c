@@ -143,6 +143,8 @@ static void semantics(void) {
   expect("{{ messages[0].content ~ 1 }}{{ messages | selectattr('role', 'equalto', 'user') | map(attribute='content') | join('+') }}",
          NULL, "Hi1Hi");
   expect("{{ strftime_now('%d %b %Y') }}", NULL, "01 Jan 1970");
+  expect("{{ (1, 2) }} {{ (1,) }} {{ {'a': 1} | items | list }} {{ 1 < 2 < 3 }} {{ -7.5 % 2 }} {{ 2 ** -1 }}",
+         NULL, "(1, 2) (1,) [('a', 1)] True 0.5 0.5");
   expect("{{ '\\u00e9\\x41\\n' | length }}", NULL, "3");
 }
 
@@ -161,7 +163,7 @@ static void errors(void) {
                "Roles must alternate!");
   expect_error("{% for i in range(1000000) %}{% endfor %}", VKF_STATUS_INVALID_ARGUMENT, "range too big");
   expect_error("{{ undefined_thing.attr }}", VKF_STATUS_INVALID_ARGUMENT, "'undefined_thing' is undefined");
-  expect_error("{{ 'a' + 1 }}", VKF_STATUS_INVALID_ARGUMENT, "unsupported operand");
+  expect_error("{{ 'a' + 1 }}", VKF_STATUS_INVALID_ARGUMENT, "can only concatenate str (not \"int\") to str");
   expect_error("{{ 1 // 0 }}", VKF_STATUS_INVALID_ARGUMENT, "by zero");
   /* nesting: 300 parentheses and 300 nested ifs */
   char deep[2048];
