@@ -111,6 +111,15 @@ def main():
                                                   read(f"{bart}/merges.txt"), b"", TEXTS[2]]))
     add("fuzz_bpe_load", "t5_unigram", SEP.join([read(f"{data}/tok_t5/tokenizer.json"), TEXTS[2]]))
 
+    # fuzz_chat_template: a chat template, then a messages JSON array (two of the goldens')
+    golden = json.loads(read(f"{src}/tests/models/golden/chat_templates.json"))
+    convs = {c["name"].split("/")[1]: c["messages"] for c in golden["cases"]}
+    for path in sorted(glob.glob(f"{data}/chat_templates/*.jinja")):
+        name = os.path.basename(path)[:-len(".jinja")]
+        for conv in ("system_multi", "tool_call_reply"):
+            add("fuzz_chat_template", f"{name}_{conv}",
+                read(path) + SEP + json.dumps(convs[conv], ensure_ascii=False).encode())
+
     for target, files in seeds.items():
         d = os.path.join(out, target)
         shutil.rmtree(d, ignore_errors=True)
