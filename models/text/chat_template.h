@@ -7,8 +7,8 @@
  * filter, else, tuple unpacking), if/elif/else, set (names and namespace attributes), break,
  * continue, macro, generation (rendered as its body), raw. Expressions: literals, lists, dicts,
  * attribute/subscript/slice access, arithmetic, ~, comparisons, and/or/not, in, tests, filters,
- * conditional expressions, calls of macros, globals and string/dict methods. See
- * chat_template_builtins.c for the filter, test and method lists. Anything else is a parse error
+ * conditional expressions, calls of macros, globals and string/dict methods. The tables at the
+ * top of chat_template_filters.c and chat_template_calls.c list the filters, tests and methods. Anything else is a parse error
  * naming the construct and its line:col.
  *
  * Known differences from Python: JSON numbers with an integral value are ints (2.0 prints "2");

@@ -12,7 +12,8 @@ static const char *const FILTERS[] = {
     "trim",  "upper",      "lower",  "length",     "count", "tojson", "string",  "first",
     "last",  "join",       "default", "d",         "replace", "list", "items",   "capitalize",
     "title", "int",        "float",  "selectattr", "rejectattr", "map", "indent", "safe",
-    "abs",   "reverse",    "round",  "unique",     "min",   "max",    "sum",     NULL};
+    "abs",   "reverse",    "round",  "unique",     "min",   "max",    "sum",     "select",
+    "reject", NULL};
 static const char *const TESTS[] = {
     "defined", "undefined", "none",   "string", "mapping", "iterable", "number", "sequence",
     "boolean", "true",      "false",  "integer", "float",  "equalto",  "eq",     "ne",
@@ -253,6 +254,32 @@ static vkf_status select_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args
   return VKF_OK;
 }
 
+/* select / reject: the items that pass (fail) a test, or are truthy without one. */
+static vkf_status test_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, bool reject,
+                              ct_value *out) {
+  const ct_list *items;
+  VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &items));
+  const ct_value *test = a->n_pos ? &a->pos[0] : NULL;
+  if (test && test->kind != CT_STR) return ct_bad_arg(c, n, "the test name must be a string");
+  if (test && !ct_test_known(test->u.s))
+    return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "no test named '%.*s'", (int)test->u.s.n, test->u.s.s);
+  ct_list *l = ct_list_new(c->arena, 0);
+  if (!l) return ct_oom();
+  ct_node tn = *n;
+  if (test) tn.str = test->u.s;
+  ct_args targs = {.pos = a->pos + (a->n_pos ? 1 : 0), .n_pos = a->n_pos ? a->n_pos - 1 : 0};
+  for (size_t i = 0; i < items->n; i++) {
+    bool r;
+    if (test)
+      VKF_RETURN_IF_ERROR(ct_apply_test(c, &tn, items->items[i], &targs, &r));
+    else
+      r = ct_truthy(items->items[i]);
+    if (r != reject && !ct_list_push(c->arena, l, items->items[i])) return ct_oom();
+  }
+  *out = (ct_value){.kind = CT_LIST, .u.list = l};
+  return VKF_OK;
+}
+
 static vkf_status map_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, ct_value *out) {
   const ct_list *items;
   VKF_RETURN_IF_ERROR(ct_to_list(c, n, v, &items));
@@ -310,6 +337,8 @@ vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, 
   if (ct_str_eq(f, "selectattr") || ct_str_eq(f, "rejectattr"))
     return select_filter(c, n, v, a, f.s[0] == 'r', out);
   if (ct_str_eq(f, "map")) return map_filter(c, n, v, a, out);
+  if (ct_str_eq(f, "select") || ct_str_eq(f, "reject"))
+    return test_filter(c, n, v, a, f.s[0] == 'r', out);
   if (ct_str_eq(f, "items")) return ct_items(c, n, v, out);
   if (ct_str_eq(f, "int")) return to_int(c, n, v, a, out);
   if (ct_str_eq(f, "float")) return to_float(v, a, out);

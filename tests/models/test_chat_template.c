@@ -145,6 +145,9 @@ static void semantics(void) {
   expect("{{ strftime_now('%d %b %Y') }}", NULL, "01 Jan 1970");
   expect("{{ (1, 2) }} {{ (1,) }} {{ {'a': 1} | items | list }} {{ 1 < 2 < 3 }} {{ -7.5 % 2 }} {{ 2 ** -1 }}",
          NULL, "(1, 2) (1,) [('a', 1)] True 0.5 0.5");
+  expect("{{ ['a', 'code_interpreter', 'b'] | reject('equalto', 'code_interpreter') | join(', ') }}|"
+         "{{ [0, 1, 2, 3] | select('odd') | list }}|{{ [0, '', 'x'] | select | list }}",
+         NULL, "a, b|[1, 3]|['x']");
   expect("{{ '\\u00e9\\x41\\n' | length }}", NULL, "3");
 }
 

@@ -18,7 +18,7 @@ tokenizer_config.json chat_template as quoted in public code):
   llama2          meta-llama/Llama-2-7b-chat-hf, guidance-ai's chat templates (cites the hub file)
   llama3          Meta-Llama-3-8B-Instruct, llama.cpp tests/test-chat-template.cpp "Llama-3"
                   (without the add_generation_prompt condition, as llama.cpp quotes it)
-  llama3_2        llama.cpp models/templates/meta-llama-Llama-3.2-3B-Instruct.jinja (= Llama 3.1's)
+  llama3_2        llama.cpp models/templates/meta-llama-Llama-3.2-3B-Instruct.jinja (3.1's layout, no builtin_tools)
   mistral_v0_2    llama.cpp test-chat-template.cpp "mistralai/Mistral-7B-Instruct-v0.2" (pre-v1)
   mistral_v1      llama.cpp test-chat-template.cpp "mistralai 'v1' template with a system prompt"
   mistral_nemo    llama.cpp models/templates/mistralai-Mistral-Nemo-Instruct-2407.jinja (v3-tekken)
