@@ -90,16 +90,15 @@ vkf_status ct_call_method(ct_ctx *c, const ct_node *n, ct_value recv, ct_str nam
     VKF_RETURN_IF_ERROR(ct_check_str(&mn, x, "the substring"));
     ct_str p = x->u.s;
     int64_t found = -1, count = 0;
-    for (size_t i = 0; i + p.n <= s.n;) {
-      if (p.n == 0 || !memcmp(s.s + i, p.s, p.n)) {
+    if (p.n == 0) {
+      found = 0;
+      count = (int64_t)ct_utf8_len(s.s, s.n) + 1;
+    } else {
+      for (size_t i = ct_find(s, p, 0); i != SIZE_MAX; i = ct_find(s, p, i + p.n)) {
         if (found < 0) found = (int64_t)ct_utf8_len(s.s, i);
         count++;
-        i += p.n ? p.n : 1;
-      } else {
-        i++;
       }
     }
-    if (p.n == 0) count = (int64_t)ct_utf8_len(s.s, s.n) + 1;
     return *out = ct_int(name.s[0] == 'f' ? found : count), VKF_OK;
   }
   if (ct_str_eq(name, "join")) {

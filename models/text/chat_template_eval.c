@@ -199,12 +199,18 @@ static vkf_status eval_slice(ct_ctx *c, const ct_node *n, ct_value *out) {
     *out = (ct_value){.kind = CT_LIST, .u.list = l};
     return VKF_OK;
   }
+  /* byte offsets of every code point (and the end), so the slice is linear in the string */
+  size_t *at = malloc(((size_t)len + 1) * sizeof *at);
+  if (!at) return ct_oom();
+  for (size_t i = 0, k = 0; i <= obj.u.s.n; i++)
+    if (i == obj.u.s.n || ((unsigned char)obj.u.s.s[i] & 0xc0) != 0x80) {
+      if (k <= (size_t)len) at[k++] = i;
+    }
+  at[len] = obj.u.s.n;
   ct_buf b = {.limit = CT_MAX_OUTPUT};
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    size_t a = ct_utf8_offset(obj.u.s.s, obj.u.s.n, (size_t)i);
-    size_t e = ct_utf8_offset(obj.u.s.s, obj.u.s.n, (size_t)i + 1);
-    ct_buf_put(&b, obj.u.s.s + a, e - a);
-  }
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+    ct_buf_put(&b, obj.u.s.s + at[i], at[i + 1] - at[i]);
+  free(at);
   char *s = ct_alloc(c->arena, b.size + 1);
   if (s && b.size) memcpy(s, b.data, b.size);
   free(b.data);
@@ -284,10 +290,10 @@ static vkf_status arith(ct_ctx *c, const ct_node *n, ct_value a, ct_value b, ct_
     else if (op0 == '*' && two) {
       if (y < 0) return *out = ct_float(pow((double)x, (double)y)), VKF_OK;
       r = 1;
-      for (int64_t i = 0; i < y && !overflow; i++) {
-        overflow = __builtin_mul_overflow(r, x, &r);
-        if (r == 0 || r == 1) break;
-      }
+      if (x == 0 || x == 1) r = y == 0 ? 1 : x;
+      else if (x == -1) r = y % 2 ? -1 : 1;
+      else /* |x| >= 2 overflows within 63 steps */
+        for (int64_t i = 0; i < y && !overflow; i++) overflow = __builtin_mul_overflow(r, x, &r);
     } else if (op0 == '*') overflow = __builtin_mul_overflow(x, y, &r);
     else {
       if (y == 0) return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "integer division or modulo by zero");
@@ -352,9 +358,7 @@ static vkf_status contains(const ct_node *n, ct_value item, ct_value box, bool *
     if (item.kind != CT_STR)
       return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "'in <string>' requires string as left operand, not %s",
                       ct_kind_name(item.kind));
-    if (item.u.s.n == 0) return *out = true, VKF_OK;
-    for (size_t i = 0; i + item.u.s.n <= box.u.s.n; i++)
-      if (!memcmp(box.u.s.s + i, item.u.s.s, item.u.s.n)) return *out = true, VKF_OK;
+    *out = ct_find(box.u.s, item.u.s, 0) != SIZE_MAX;
     return VKF_OK;
   case CT_LIST:
     for (size_t i = 0; i < box.u.list->n; i++)
@@ -594,8 +598,8 @@ static vkf_status iter_items(ct_ctx *c, const ct_node *n, ct_value v, const ct_l
     size_t len = ct_utf8_len(v.u.s.s, v.u.s.n);
     ct_list *l = ct_list_new(c->arena, len);
     if (!l) return ct_oom();
-    for (size_t i = 0, a = 0; i < len; i++) {
-      size_t b = ct_utf8_offset(v.u.s.s, v.u.s.n, i + 1);
+    for (size_t a = 0; a < v.u.s.n;) {
+      size_t b = a + ct_cp_len_at(v.u.s.s, v.u.s.n, a);
       ct_list_push(c->arena, l, ct_string(v.u.s.s + a, b - a));
       a = b;
     }

@@ -525,10 +525,7 @@ vkf_status ct_apply_test(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a, bo
   }
   if (ct_str_eq(t, "in")) {
     if (x->kind == CT_STR && v.kind == CT_STR) {
-      *out = false;
-      if (!v.u.s.n) return *out = true, VKF_OK;
-      for (size_t i = 0; i + v.u.s.n <= x->u.s.n; i++)
-        if (!memcmp(x->u.s.s + i, v.u.s.s, v.u.s.n)) return *out = true, VKF_OK;
+      *out = ct_find(x->u.s, v.u.s, 0) != SIZE_MAX;
       return VKF_OK;
     }
     if (x->kind == CT_LIST) {

@@ -279,6 +279,8 @@ vkf_status ct_str_value(ct_ctx *c, const char *s, size_t n, ct_value *out); /* c
 vkf_status ct_buf_value(ct_ctx *c, ct_buf *b, ct_value *out);               /* frees b */
 bool ct_space_at(const char *s, size_t n, size_t i, size_t *len);          /* Python isspace() */
 size_t ct_cp_len_at(const char *s, size_t n, size_t i);
+/* The offset of `needle` in `hay` at or after `from` (memmem: linear time), or SIZE_MAX. */
+size_t ct_find(ct_str hay, ct_str needle, size_t from);
 ct_str ct_strip(ct_str s, const ct_str *chars, bool left, bool right);
 vkf_status ct_change_case(ct_ctx *c, ct_str s, case_kind k, ct_value *out);
 vkf_status ct_replace(ct_ctx *c, ct_str s, ct_str old, ct_str new_, int64_t count, ct_value *out);

@@ -1,6 +1,7 @@
 /* Python's str semantics that chat templates rely on: str.isspace() (Unicode spaces included),
  * strip/lstrip/rstrip, split, replace, and the case changes (ASCII letters only), plus the small
  * helpers that turn C strings and buffers into arena values. */
+#define _GNU_SOURCE /* memmem */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,13 @@ size_t ct_cp_len_at(const char *s, size_t n, size_t i) {
 }
 
 /* str.strip([chars]) / lstrip / rstrip; chars NULL: whitespace. */
+size_t ct_find(ct_str hay, ct_str needle, size_t from) {
+  if (from > hay.n || needle.n > hay.n - from) return SIZE_MAX;
+  if (needle.n == 0) return from;
+  const char *hit = memmem(hay.s + from, hay.n - from, needle.s, needle.n);
+  return hit ? (size_t)(hit - hay.s) : SIZE_MAX;
+}
+
 ct_str ct_strip(ct_str s, const ct_str *chars, bool left, bool right) {
   if (left)
     while (s.n) {
@@ -142,15 +150,16 @@ vkf_status ct_replace(ct_ctx *c, ct_str s, ct_str old, ct_str new_, int64_t coun
     }
     return ct_buf_value(c, &b, out);
   }
-  while (i < s.n) {
-    if ((count < 0 || done < count) && i + old.n <= s.n && !memcmp(s.s + i, old.s, old.n)) {
-      ct_buf_put(&b, new_.s, new_.n);
-      i += old.n;
-      done++;
-    } else {
-      ct_buf_putc(&b, s.s[i++]);
+  while (i < s.n && !b.failed) {
+    size_t hit = count < 0 || done < count ? ct_find(s, old, i) : SIZE_MAX;
+    if (hit == SIZE_MAX) {
+      ct_buf_put(&b, s.s + i, s.n - i);
+      break;
     }
-    if (b.failed) break;
+    ct_buf_put(&b, s.s + i, hit - i);
+    ct_buf_put(&b, new_.s, new_.n);
+    i = hit + old.n;
+    done++;
   }
   return ct_buf_value(c, &b, out);
 }
@@ -163,15 +172,12 @@ vkf_status ct_split(ct_ctx *c, ct_str s, const ct_value *sep, int64_t maxsplit, 
     ct_str d = sep->u.s;
     size_t i = 0, start = 0;
     int64_t done = 0;
-    while (i + d.n <= s.n && (maxsplit < 0 || done < maxsplit)) {
-      if (!memcmp(s.s + i, d.s, d.n)) {
-        if (!ct_list_push(c->arena, l, ct_string(s.s + start, i - start))) return ct_oom();
-        i += d.n;
-        start = i;
-        done++;
-      } else {
-        i++;
-      }
+    while (maxsplit < 0 || done < maxsplit) {
+      size_t hit = ct_find(s, d, i);
+      if (hit == SIZE_MAX) break;
+      if (!ct_list_push(c->arena, l, ct_string(s.s + start, hit - start))) return ct_oom();
+      i = start = hit + d.n;
+      done++;
     }
     if (!ct_list_push(c->arena, l, ct_string(s.s + start, s.n - start))) return ct_oom();
   } else {
