@@ -323,7 +323,9 @@ static vkf_status arith(ct_ctx *c, const ct_node *n, ct_value a, ct_value b, ct_
 }
 
 /* <, <=, >, >= as Python orders numbers, strings (by code point: UTF-8 byte order) and lists. */
-static vkf_status compare(const ct_node *n, ct_value a, ct_value b, int *out) {
+static vkf_status compare(const ct_node *n, ct_value a, ct_value b, int depth, int *out) {
+  if (depth > CT_MAX_DEPTH)
+    return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "lists nest too deeply to compare");
   bool an = a.kind == CT_BOOL || ct_is_number(a), bn = b.kind == CT_BOOL || ct_is_number(b);
   if (an && bn) {
     int64_t x, y;
@@ -340,7 +342,7 @@ static vkf_status compare(const ct_node *n, ct_value a, ct_value b, int *out) {
   if (a.kind == CT_LIST && b.kind == CT_LIST) {
     for (size_t i = 0; i < a.u.list->n && i < b.u.list->n; i++) {
       if (ct_equal(a.u.list->items[i], b.u.list->items[i])) continue;
-      return compare(n, a.u.list->items[i], b.u.list->items[i], out);
+      return compare(n, a.u.list->items[i], b.u.list->items[i], depth + 1, out);
     }
     return *out = (a.u.list->n > b.u.list->n) - (a.u.list->n < b.u.list->n), VKF_OK;
   }
@@ -392,7 +394,7 @@ static vkf_status eval_binary(ct_ctx *c, const ct_node *n, ct_value *out) {
   }
   if (op.s[0] == '<' || op.s[0] == '>') {
     int r;
-    VKF_RETURN_IF_ERROR(compare(n, a, b, &r));
+    VKF_RETURN_IF_ERROR(compare(n, a, b, 0, &r));
     bool v = op.s[0] == '<' ? (op.n == 2 ? r <= 0 : r < 0) : (op.n == 2 ? r >= 0 : r > 0);
     return *out = ct_bool(v), VKF_OK;
   }

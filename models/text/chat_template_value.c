@@ -218,7 +218,13 @@ double ct_as_double(ct_value v) {
   }
 }
 
-bool ct_equal(ct_value a, ct_value b) {
+/* Values nest at most this deep for ==, str() and repr() (a template can build deeper lists in a
+ * loop; Python would raise RecursionError, this answers "not equal" / prints "..."). */
+static bool equal_at(ct_value a, ct_value b, int depth);
+bool ct_equal(ct_value a, ct_value b) { return equal_at(a, b, 0); }
+
+static bool equal_at(ct_value a, ct_value b, int depth) {
+  if (depth > CT_MAX_DEPTH) return false;
   bool an = a.kind == CT_BOOL || ct_is_number(a), bn = b.kind == CT_BOOL || ct_is_number(b);
   if (an && bn) {
     if (a.kind != CT_FLOAT && b.kind != CT_FLOAT) {
@@ -233,16 +239,17 @@ bool ct_equal(ct_value a, ct_value b) {
   case CT_NONE: return true;
   case CT_STR: return a.u.s.n == b.u.s.n && (a.u.s.n == 0 || !memcmp(a.u.s.s, b.u.s.s, a.u.s.n));
   case CT_LIST:
+    if (a.u.list == b.u.list) return true; /* Python compares items by identity first */
     if (a.u.list->n != b.u.list->n) return false;
     for (size_t i = 0; i < a.u.list->n; i++)
-      if (!ct_equal(a.u.list->items[i], b.u.list->items[i])) return false;
+      if (!equal_at(a.u.list->items[i], b.u.list->items[i], depth + 1)) return false;
     return true;
   case CT_DICT:
     if (a.u.dict == b.u.dict) return true;
     if (a.u.dict->ns || b.u.dict->ns || a.u.dict->n != b.u.dict->n) return false;
     for (size_t i = 0; i < a.u.dict->n; i++) {
       const ct_value *o = ct_dict_get(b.u.dict, a.u.dict->keys[i].s, a.u.dict->keys[i].n);
-      if (!o || !ct_equal(a.u.dict->vals[i], *o)) return false;
+      if (!o || !equal_at(a.u.dict->vals[i], *o, depth + 1)) return false;
     }
     return true;
   case CT_LOOP: return a.u.loop == b.u.loop;
@@ -338,8 +345,9 @@ static void write_str_repr(ct_buf *b, ct_str s) {
   ct_buf_putc(b, q);
 }
 
-static void write_value(ct_buf *b, ct_value v, bool repr) {
+static void write_value(ct_buf *b, ct_value v, bool repr, int depth) {
   char tmp[32];
+  if (depth > CT_MAX_DEPTH) return ct_buf_puts(b, "...");
   switch (v.kind) {
   case CT_UNDEF: break;
   case CT_NONE: ct_buf_puts(b, "None"); break;
@@ -359,7 +367,7 @@ static void write_value(ct_buf *b, ct_value v, bool repr) {
     ct_buf_putc(b, v.u.list->tuple ? '(' : '[');
     for (size_t i = 0; i < v.u.list->n; i++) {
       if (i) ct_buf_puts(b, ", ");
-      write_value(b, v.u.list->items[i], true);
+      write_value(b, v.u.list->items[i], true, depth + 1);
     }
     if (v.u.list->tuple && v.u.list->n == 1) ct_buf_putc(b, ',');
     ct_buf_putc(b, v.u.list->tuple ? ')' : ']');
@@ -371,7 +379,7 @@ static void write_value(ct_buf *b, ct_value v, bool repr) {
       if (i) ct_buf_puts(b, ", ");
       write_str_repr(b, v.u.dict->keys[i]);
       ct_buf_puts(b, ": ");
-      write_value(b, v.u.dict->vals[i], true);
+      write_value(b, v.u.dict->vals[i], true, depth + 1);
     }
     ct_buf_putc(b, '}');
     if (v.u.dict->ns) ct_buf_putc(b, '>');
@@ -386,8 +394,8 @@ static void write_value(ct_buf *b, ct_value v, bool repr) {
   }
 }
 
-void ct_write_str(ct_buf *b, ct_value v) { write_value(b, v, false); }
-void ct_write_repr(ct_buf *b, ct_value v) { write_value(b, v, true); }
+void ct_write_str(ct_buf *b, ct_value v) { write_value(b, v, false, 0); }
+void ct_write_repr(ct_buf *b, ct_value v) { write_value(b, v, true, 0); }
 
 bool ct_to_str(ct_arena *a, ct_value v, ct_str *out) {
   if (v.kind == CT_STR) {

@@ -190,6 +190,11 @@ static void errors(void) {
                VKF_STATUS_INVALID_ARGUMENT, "steps");
   expect_error("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
                VKF_STATUS_OUT_OF_MEMORY, "out of memory (limit 256 MiB)");
+  /* a list nested 1000 deep (built in a loop) compares and prints without recursing past a bound
+   * (jinja2 raises RecursionError printing it; this prints "..." past 200 levels) */
+  expect("{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}{% endfor %}"
+         "{{ (ns.x | string)[:6] }}{{ ns.x == ns.x }}",
+         NULL, "[[[[[[True");
   expect_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", VKF_STATUS_INVALID_ARGUMENT,
                "nest deeper");
 }
