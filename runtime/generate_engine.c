@@ -70,7 +70,7 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   e->linear_state = features > 0;
   e->vocab = c->vocab_size;
   e->chunk = e->o.chunk > 0 ? e->o.chunk : 512;
-  e->chunked = e->o.prompt_len > e->chunk;
+  e->chunked = e->o.prompt_len > e->chunk || e->o.incremental;
   if (!e->chunked) e->chunk = e->o.prompt_len;
   int64_t bt = e->o.batch * e->chunk;
   e->scratch = malloc((size_t)bt * sizeof *e->scratch + 16);
@@ -136,10 +136,11 @@ static vkf_status read_logits(vkf_gen_engine *e, vkf_runner *r, vkf_value logits
   return VKF_OK;
 }
 
-/* One prefill run over prompt columns [c0, c0 + chunk) (the whole prompt when not chunked). */
+/* One prefill run over prompt columns [c0, c0 + chunk) (the whole prompt when not chunked) of
+ * ids [batch, p], column 0 at cache position `base` (0 but for vkf_gen_engine_extend). */
 static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
-                                int64_t c0) {
-  int64_t b = e->o.batch, p = e->o.prompt_len, n = e->chunk, cap = e->o.capacity;
+                                int64_t p, int64_t base, int64_t c0) {
+  int64_t b = e->o.batch, n = e->chunk, cap = e->o.capacity;
   const vkf_decoder_graph *g = &e->prefill_g;
   /* Columns past the prompt (the last chunk's tail) repeat a valid id; their positions are
    * clamped below the capacity and their cache rows, written past every row's prompt, are
@@ -151,11 +152,11 @@ static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int
     }
   VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->input_ids, e->scratch, b * n));
   for (int64_t i = 0; i < b * n; i++) {
-    int64_t pos = c0 + i % n;
+    int64_t pos = base + c0 + i % n;
     e->scratch[i] = (int32_t)(pos < cap ? pos : cap - 1);
   }
   VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->positions, e->scratch, b * n));
-  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)c0;
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(base + c0);
   if (vkf_value_valid(g->cache_start))
     VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->cache_start, e->scratch, b));
   if (e->linear_state) {
@@ -165,7 +166,8 @@ static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int
     VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->attention_mask, e->scratch, b * n));
   }
   if (e->chunked && vkf_value_valid(g->kv_len)) {
-    for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(c0 + n < cap ? c0 + n : cap);
+    for (int64_t r = 0; r < b; r++)
+      e->scratch[r] = (int32_t)(base + c0 + n < cap ? base + c0 + n : cap);
     VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->kv_len, e->scratch, b));
   }
   /* Each row's last prompt token, where it lies in this chunk (else any row: not read). */
@@ -197,7 +199,25 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const i
       vkf_buffer *k = vkf_kv_cache_keys(e->cache, l);
       VKF_RETURN_IF_ERROR(vkf_buffer_zero(e->device, k, 0, vkf_buffer_size(k)));
     }
-  for (int64_t c0 = 0; c0 < p; c0 += e->chunk) VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, lens, c0));
+  for (int64_t c0 = 0; c0 < p; c0 += e->chunk)
+    VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, lens, p, 0, c0));
+  *out_logits = e->logits;
+  return VKF_OK;
+}
+
+vkf_status vkf_gen_engine_extend(vkf_gen_engine *e, const int32_t *ids, int64_t count,
+                                 int64_t start, const float **out_logits) {
+  if (e->o.batch != 1 || !e->chunked || e->linear_state)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "extending the cache needs an incremental engine of one row over a "
+                           "softmax-attention cache");
+  if (count < 1 || start < 0 || start + count >= e->o.capacity)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%lld tokens after %lld cached ones do not fit the context of %lld "
+                           "(one position stays free for the next token)",
+                           (long long)count, (long long)start, (long long)e->o.capacity);
+  for (int64_t c0 = 0; c0 < count; c0 += e->chunk)
+    VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, &count, count, start, c0));
   *out_logits = e->logits;
   return VKF_OK;
 }

@@ -20,6 +20,8 @@ typedef struct vkf_gen_engine_options {
   int profile;           /* timestamps per dispatch (vkf bench generate) */
   int64_t chunk;         /* prompts longer than this run in chunks of it against the cache
                             (0: 512), so no plan is sized by the longest prompt */
+  int incremental;       /* the prefill plan runs against the cache even for short prompts, so
+                            vkf_gen_engine_extend can append tokens to a cached sequence (chat) */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -33,6 +35,12 @@ void vkf_gen_engine_destroy(vkf_gen_engine *engine);
  * call). */
 vkf_status vkf_gen_engine_prefill(vkf_gen_engine *engine, const int32_t *ids, const int64_t *lens,
                                   const float **out_logits);
+/* Appends ids[0..count) at cache positions start .. start + count - 1 of the one row of an
+ * incremental engine (options.incremental, batch 1): positions 0 .. start - 1 must hold the
+ * sequence's earlier tokens (later ones are overwritten or never attended). start + count must
+ * leave a position free. *out_logits: the logits [1, vocab] of the last token. */
+vkf_status vkf_gen_engine_extend(vkf_gen_engine *engine, const int32_t *ids, int64_t count,
+                                 int64_t start, const float **out_logits);
 /* One token per row at cache position positions[b] (< capacity; the row's previous tokens fill
  * 0 .. positions[b]-1): writes its key and value there, attends to positions 0 .. positions[b],
  * and returns the next logits [batch, vocab]. */

@@ -12,6 +12,11 @@ embedding).
                                               ignored) on the dequantised F32 checkpoint
   tests/models/golden/smollm2/logits.npy      float32 [32, 4096]: each step's logits over the
                                               first 4096 vocabulary ids (the file stays small)
+  tests/models/golden/smollm2/chat.json       {"messages", "rendered", "prompt_ids", "reply_ids"}:
+                                              the conversation rendered by jinja2 as
+                                              apply_chat_template(add_generation_prompt=True)
+                                              renders the file's tokenizer.chat_template, its ids,
+                                              and transformers' greedy reply up to EOS
 
 The F32 checkpoint is the file's tensors dequantised by the gguf package and un-permuted with
 transformers' reverse_permute_weights, under Hugging Face names, with the config transformers'
@@ -57,6 +62,10 @@ TEXTS = [
     "\n",
     "assistant\n",
 ]
+CHAT = [{"role": "system", "content": "You are a terse assistant. Answer in one sentence."},
+        {"role": "user", "content": "Which planet is known as the Red Planet?"},
+        {"role": "assistant", "content": "Mars."},
+        {"role": "user", "content": "Why is it red?"}]
 PROMPT = "<|im_start|>user\nName three colours of the rainbow.<|im_end|>\n<|im_start|>assistant\n"
 
 
@@ -133,6 +142,29 @@ def main():
         doc = {"texts": [{"text": t, "ids": tk.encode(t, add_special_tokens=False).ids}
                          for t in TEXTS]}
         json.dump(doc, open(os.path.join(out, "tokenize.json"), "w"), ensure_ascii=False, indent=1)
+        # transformers' _compile_jinja_template environment
+        import jinja2
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                            extensions=[jinja2.ext.loopcontrols])
+        tokens = meta["tokenizer.ggml.tokens"]
+        rendered = env.from_string(meta["tokenizer.chat_template"]).render(
+            messages=CHAT, add_generation_prompt=True,
+            bos_token=tokens[meta["tokenizer.ggml.bos_token_id"]],
+            eos_token=tokens[meta["tokenizer.ggml.eos_token_id"]])
+        specials = [t for i, t in enumerate(tokens) if meta["tokenizer.ggml.token_type"][i] == 3]
+        ids, rest = [], rendered
+        while rest:  # CONTROL tokens are single ids wherever they appear, as llama.cpp parses them
+            hits = [(rest.find(t), t) for t in specials if rest.find(t) >= 0]
+            at, t = min(hits) if hits else (len(rest), None)
+            if at:
+                ids += tk.encode(rest[:at], add_special_tokens=False).ids
+            if t is None:
+                break
+            ids.append(tokens.index(t))
+            rest = rest[at + len(t):]
+        json.dump({"messages": CHAT, "rendered": rendered, "prompt_ids": ids},
+                  open(os.path.join(out, "chat.json"), "w"), ensure_ascii=False, indent=1)
         return
     import torch
     from transformers import LlamaForCausalLM
@@ -156,6 +188,12 @@ def main():
             g = model.generate(torch.tensor([prompt_ids]), max_new_tokens=32,
                                do_sample=False, num_beams=1, eos_token_id=None, pad_token_id=0,
                                output_scores=True, return_dict_in_generate=True)
+        chat = json.load(open(os.path.join(out, "chat.json")))
+        with torch.no_grad():
+            r = model.generate(torch.tensor([chat["prompt_ids"]]), max_new_tokens=64,
+                               do_sample=False, num_beams=1, eos_token_id=[2], pad_token_id=0)
+        chat["reply_ids"] = r[0, len(chat["prompt_ids"]):].tolist()
+        json.dump(chat, open(os.path.join(out, "chat.json"), "w"), ensure_ascii=False, indent=1)
     ids = g.sequences[0, len(prompt_ids):].tolist()
     logits = torch.stack([s[0] for s in g.scores]).numpy()[:, :4096].astype(np.float32)
     json.dump({"prompt": PROMPT, "prompt_ids": prompt_ids, "generated_ids": ids},

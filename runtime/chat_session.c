@@ -1,0 +1,386 @@
+/* The chat session: template and special tokens read once, an incremental engine whose cache
+ * holds the last conversation's tokens, and per reply the longest cached prefix kept, the rest
+ * appended, then greedy / sampled tokens until an end id. */
+#include "runtime/chat_session.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "models/formats/json_fields.h"
+#include "models/generate/generation_config.h"
+#include "models/generate/sampling.h"
+#include "models/text/chat_template.h"
+#include "runtime/generate_engine.h"
+
+enum { MAX_END_IDS = 16, DEFAULT_CTX = 4096, CHUNK = 128 };
+
+/* End-of-turn tokens of the common chat formats (ChatML, Llama 3, Phi-3, Gemma), which stop a
+ * reply when the tokenizer has them as one token, as llama.cpp's end-of-generation set does. */
+static const char *const k_end_tokens[] = {"<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>",
+                                           "<end_of_turn>"};
+
+struct vkf_chat_session {
+  vkf_device *device;
+  vkf_model *model;
+  vkf_decoder_model *dec;
+  const vkf_text_tokenizer *tok;
+  vkf_chat_options o;
+  vkf_chat_template *tmpl;
+  cJSON *vars; /* bos_token, eos_token, ..., add_generation_prompt */
+  vkf_generation_config gc;
+  vkf_sampling_options so;
+  int64_t end_ids[MAX_END_IDS];
+  size_t end_count;
+  int64_t vocab, ctx;
+  vkf_gen_engine *engine;
+  int32_t *cached; /* [ctx]: the tokens the cache holds at positions 0 .. cached_len - 1 */
+  int64_t cached_len;
+  vkf_rng rng;
+};
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A special token as tokenizer_config.json writes it: a string, or an AddedToken object. */
+static const char *token_string(const cJSON *item) {
+  if (cJSON_IsString(item)) return item->valuestring;
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "content"));
+}
+
+/* chat_template: a string, or a list of {"name", "template"} (the "default" one, else the first). */
+static const char *template_of(const cJSON *config) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(config, "chat_template");
+  if (cJSON_IsString(t)) return t->valuestring;
+  const char *first = NULL;
+  const cJSON *e, *list = cJSON_IsArray(t) ? t : NULL;
+  cJSON_ArrayForEach(e, list) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
+    const char *body = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "template"));
+    if (body && !first) first = body;
+    if (body && name && !strcmp(name, "default")) return body;
+  }
+  return first;
+}
+
+static vkf_status read_template(vkf_chat_session *s, const char *dir) {
+  size_t n = strlen(dir) + 32, size = 0;
+  char *path = malloc(n), *text = NULL;
+  if (!path) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", dir);
+  snprintf(path, n, "%s/tokenizer_config.json", dir);
+  cJSON *config = NULL;
+  vkf_status st = vkf_json_read_file(path, &text, &size);
+  if (vkf_status_code_of(st) == VKF_STATUS_NOT_FOUND) {
+    vkf_status_free(st);
+    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: no tokenizer_config.json, so no chat template (chat needs an "
+                         "instruction-tuned model that ships one)",
+                         dir);
+  }
+  if (!st) st = vkf_json_parse_object(text, size, path, &config);
+  const char *body = st ? NULL : template_of(config);
+  if (!st && !body)
+    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: no chat_template (chat needs an instruction-tuned model whose "
+                         "tokenizer_config.json or GGUF metadata has one)",
+                         path);
+  if (!st) {
+    vkf_status ps = vkf_chat_template_parse(body, strlen(body), &s->tmpl);
+    if (ps) {
+      st = vkf_status_make(vkf_status_code_of(ps), "%s: chat_template: %s", path,
+                           vkf_status_message(ps));
+      vkf_status_free(ps);
+    }
+  }
+  /* the variables apply_chat_template passes: the special tokens map, add_generation_prompt */
+  if (!st && !(s->vars = cJSON_CreateObject()))
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+  static const char *const names[] = {"bos_token", "eos_token", "unk_token", "pad_token"};
+  for (size_t i = 0; !st && i < sizeof names / sizeof *names; i++) {
+    const char *v = token_string(cJSON_GetObjectItemCaseSensitive(config, names[i]));
+    if (v && !cJSON_AddStringToObject(s->vars, names[i], v))
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+  }
+  if (!st && !cJSON_AddBoolToObject(s->vars, "add_generation_prompt", 1))
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+  cJSON_Delete(config);
+  free(text);
+  free(path);
+  return st;
+}
+
+static void add_end_id(vkf_chat_session *s, int64_t id) {
+  for (size_t i = 0; i < s->end_count; i++)
+    if (s->end_ids[i] == id) return;
+  if (s->end_count < MAX_END_IDS && id >= 0 && id < s->vocab) s->end_ids[s->end_count++] = id;
+}
+
+/* The generation config's eos ids, and the end-of-turn tokens the tokenizer has as one token. */
+static void collect_end_ids(vkf_chat_session *s) {
+  for (size_t i = 0; i < s->gc.eos_token_id_count; i++) add_end_id(s, s->gc.eos_token_ids[i]);
+  for (size_t k = 0; k < sizeof k_end_tokens / sizeof *k_end_tokens; k++) {
+    int32_t *ids = NULL;
+    size_t n = 0;
+    vkf_status st = vkf_text_tokenizer_encode(s->tok, k_end_tokens[k], 0, &ids, &n);
+    const char *back = !st && n == 1 ? vkf_text_tokenizer_id_to_token(s->tok, ids[0]) : NULL;
+    if (back && !strcmp(back, k_end_tokens[k])) add_end_id(s, ids[0]);
+    vkf_status_free(st);
+    free(ids);
+  }
+}
+
+static void set_sampling(vkf_chat_session *s) {
+  const vkf_chat_options *o = &s->o;
+  vkf_generation_config_sampling(&s->gc, &s->so);
+  int sample = o->temperature > 0 || o->top_k || o->top_p > 0;
+  if (o->decoding == 1) s->so.do_sample = 0;
+  if (o->decoding == 2 || (o->decoding == 0 && sample)) s->so.do_sample = 1;
+  if (o->temperature > 0) s->so.temperature = o->temperature;
+  if (o->top_k) s->so.top_k = o->top_k < 0 ? 0 : o->top_k;
+  if (o->top_p > 0) s->so.top_p = o->top_p;
+  if (o->repetition_penalty > 0) s->so.repetition_penalty = o->repetition_penalty;
+  /* a chat reply has no length processors: min_length and max_length count the whole history */
+  s->so.min_length = 0;
+  s->so.min_new_tokens = 0;
+  s->so.max_length = 0;
+  s->so.forced_eos_id_count = 0;
+  vkf_rng_seed(&s->rng, o->seed);
+}
+
+vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
+                                 const vkf_text_tokenizer *tok, const vkf_chat_options *options,
+                                 vkf_chat_session **out) {
+  *out = NULL;
+  const char *dir = vkf_model_dir(model);
+  if (strcmp(vkf_model_family(model), "decoder") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: %s is not a decoder language model (chat runs GPT-2, Llama, "
+                           "Mistral and Qwen2 checkpoints)",
+                           dir, vkf_model_architecture(model));
+  vkf_decoder_model *dec = vkf_model_impl(model);
+  if (!vkf_decoder_has_lm_head(dec))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head", dir,
+                           vkf_model_architecture(model));
+  vkf_chat_session *s = calloc(1, sizeof *s);
+  if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat");
+  s->device = device;
+  s->model = model;
+  s->dec = dec;
+  s->tok = tok;
+  s->o = *options;
+  const vkf_hf_config *c = vkf_decoder_config(dec);
+  s->vocab = c->vocab_size;
+  int64_t max_ctx = vkf_decoder_max_positions(dec);
+  int64_t cfg = c->max_position_embeddings ? c->max_position_embeddings : max_ctx;
+  s->ctx = options->ctx > 0 ? options->ctx : (cfg < DEFAULT_CTX ? cfg : DEFAULT_CTX);
+  vkf_status st = VKF_OK;
+  if (s->ctx > max_ctx || s->ctx < 2)
+    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "ctx %lld: 2 to the model's %lld positions",
+                         (long long)s->ctx, (long long)max_ctx);
+  if (!st) st = read_template(s, dir);
+  if (!st) st = vkf_generation_config_load(dir, s->vocab, &s->gc);
+  if (!st) {
+    set_sampling(s);
+    collect_end_ids(s);
+    s->so.eos_ids = s->end_ids;
+    s->so.eos_id_count = s->end_count;
+    s->cached = malloc((size_t)s->ctx * sizeof *s->cached);
+    if (!s->cached) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat: %lld positions",
+                                         (long long)s->ctx);
+  }
+  vkf_gen_engine_options eo = {.batch = 1,
+                               .prompt_len = 1,
+                               .capacity = s->ctx,
+                               .dtype = options->fp16 ? VKF_F16 : VKF_F32,
+                               .cache_dtype = options->fp16 ? VKF_F16 : VKF_F32,
+                               .chunk = s->ctx < CHUNK ? s->ctx : CHUNK,
+                               .incremental = 1};
+  if (!st) st = vkf_gen_engine_create(device, dec, &eo, &s->engine);
+  if (st) {
+    vkf_chat_session_close(s);
+    return st;
+  }
+  *out = s;
+  return VKF_OK;
+}
+
+void vkf_chat_session_close(vkf_chat_session *s) {
+  if (!s) return;
+  vkf_gen_engine_destroy(s->engine);
+  vkf_chat_template_destroy(s->tmpl);
+  cJSON_Delete(s->vars);
+  free(s->cached);
+  free(s);
+}
+
+vkf_status vkf_chat_session_render(const vkf_chat_session *s, const cJSON *messages,
+                                   char **out_text) {
+  *out_text = NULL;
+  if (!cJSON_IsArray(messages))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "messages must be a JSON array of {\"role\", \"content\"} objects");
+  int i = 0;
+  const cJSON *m;
+  cJSON_ArrayForEach(m, messages) {
+    if (!cJSON_IsObject(m) ||
+        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "role")) ||
+        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "content")))
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "message %d is not an object with string \"role\" and \"content\"", i);
+    i++;
+  }
+  if (!i) return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "no messages");
+  return vkf_chat_template_render(s->tmpl, messages, s->vars, out_text, NULL);
+}
+
+static int is_end(const vkf_chat_session *s, int64_t id) {
+  for (size_t i = 0; i < s->end_count; i++)
+    if (s->end_ids[i] == id) return 1;
+  return 0;
+}
+
+/* The rendered conversation's ids, checked against the vocabulary and the context. */
+static vkf_status prompt_of(vkf_chat_session *s, const cJSON *messages, int32_t **ids,
+                            size_t *count) {
+  char *text = NULL;
+  VKF_RETURN_IF_ERROR(vkf_chat_session_render(s, messages, &text));
+  vkf_status st = vkf_text_tokenizer_encode(s->tok, text, 0, ids, count);
+  free(text);
+  VKF_RETURN_IF_ERROR(st);
+  for (size_t i = 0; i < *count; i++)
+    if ((*ids)[i] < 0 || (*ids)[i] >= s->vocab)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "the tokenizer gives id %d, outside the model's vocabulary of %lld",
+                             (*ids)[i], (long long)s->vocab);
+  if (!*count || (int64_t)*count + 1 > s->ctx)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "the conversation is %zu tokens; the context holds %lld (--ctx, or "
+                           "start a new conversation)",
+                           *count, (long long)s->ctx);
+  return VKF_OK;
+}
+
+static vkf_status append_text(vkf_chat_reply *r, const char *piece, size_t size, size_t *cap) {
+  if (r->text_size + size + 1 > *cap) {
+    size_t want = (*cap ? *cap * 2 : 256) + size;
+    char *t = realloc(r->text, want);
+    if (!t) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "reply text");
+    r->text = t;
+    *cap = want;
+  }
+  memcpy(r->text + r->text_size, piece, size);
+  r->text_size += size;
+  r->text[r->text_size] = 0;
+  return VKF_OK;
+}
+
+/* Streams one piece: into the reply, then to the caller (who may stop the reply). */
+static vkf_status emit(vkf_chat_reply *r, size_t *cap, const char *piece, size_t size,
+                       vkf_chat_piece_fn on_piece, void *user, int *stop) {
+  if (!size) return VKF_OK;
+  VKF_RETURN_IF_ERROR(append_text(r, piece, size, cap));
+  if (on_piece && on_piece(user, piece, size)) *stop = 1;
+  return VKF_OK;
+}
+
+vkf_status vkf_chat_session_reply(vkf_chat_session *s, const cJSON *messages,
+                                  vkf_chat_piece_fn on_piece, void *user, vkf_chat_reply *out) {
+  memset(out, 0, sizeof *out);
+  int32_t *ids = NULL;
+  size_t n = 0;
+  vkf_status st = prompt_of(s, messages, &ids, &n);
+  int64_t *history = NULL; /* conversation + reply, as int64 for the processors */
+  float *scores = malloc((size_t)s->vocab * sizeof *scores);
+  vkf_text_decoder *dec = NULL;
+  size_t cap = 0;
+  if (!st && !(history = malloc((size_t)s->ctx * sizeof *history)))
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat history");
+  if (!st && !scores) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat logits");
+  if (!st && !(out->ids = malloc((size_t)s->ctx * sizeof *out->ids)))
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat reply");
+  if (!st) st = vkf_text_decoder_create(s->tok, 1, &dec);
+  if (!st) st = append_text(out, "", 0, &cap);
+  /* keep the cached prefix; recompute at least the last token for its logits */
+  int64_t keep = 0;
+  while (!st && keep < s->cached_len && keep < (int64_t)n && s->cached[keep] == ids[keep]) keep++;
+  if (keep == (int64_t)n) keep--;
+  const float *logits = NULL;
+  double t0 = now_s();
+  if (!st) st = vkf_gen_engine_extend(s->engine, ids + keep, (int64_t)n - keep, keep, &logits);
+  if (!st) {
+    memcpy(s->cached, ids, n * sizeof *ids);
+    s->cached_len = (int64_t)n;
+    for (size_t i = 0; i < n; i++) history[i] = ids[i];
+    out->prompt_tokens = (int64_t)n;
+    out->reused_tokens = keep;
+  } else {
+    s->cached_len = 0; /* a failed run may have written part of the cache */
+  }
+  double t1 = now_s();
+  int64_t len = (int64_t)n, max_new = s->o.max_new > 0 ? s->o.max_new : s->ctx;
+  int stop = 0;
+  while (!st) {
+    memcpy(scores, logits, (size_t)s->vocab * sizeof *scores);
+    st = vkf_sampling_check_logits(scores, 1, (size_t)s->vocab, out->id_count);
+    int64_t next = 0;
+    if (!st)
+      st = vkf_sampling_next(&s->so, history, (size_t)len, (size_t)s->vocab, scores, &s->rng,
+                             &next);
+    if (st) break;
+    out->ids[out->id_count++] = (int32_t)next;
+    if (is_end(s, next)) {
+      out->stop = VKF_CHAT_STOP_END;
+      break;
+    }
+    const char *piece;
+    size_t size;
+    st = vkf_text_decoder_push(dec, (int32_t)next, &piece, &size);
+    if (!st) st = emit(out, &cap, piece, size, on_piece, user, &stop);
+    if (st) break;
+    history[len] = next;
+    if (stop) {
+      out->stop = VKF_CHAT_STOP_CALLER;
+      break;
+    }
+    if (out->id_count >= max_new) {
+      out->stop = VKF_CHAT_STOP_LENGTH;
+      break;
+    }
+    if (len + 1 >= s->ctx) {
+      out->stop = VKF_CHAT_STOP_CONTEXT;
+      break;
+    }
+    st = vkf_gen_engine_step(s->engine, (int32_t[]){(int32_t)next}, (int64_t[]){len}, &logits);
+    if (st) {
+      s->cached_len = 0;
+      break;
+    }
+    s->cached[len++] = (int32_t)next;
+    s->cached_len = len;
+  }
+  if (!st) {
+    const char *piece;
+    size_t size;
+    st = vkf_text_decoder_flush(dec, &piece, &size);
+    if (!st) st = emit(out, &cap, piece, size, on_piece, user, &stop);
+  }
+  out->prefill_s = t1 - t0;
+  out->decode_s = now_s() - t1;
+  vkf_text_decoder_destroy(dec);
+  free(ids);
+  free(history);
+  free(scores);
+  if (st) vkf_chat_reply_free(out);
+  return st;
+}
+
+void vkf_chat_reply_free(vkf_chat_reply *r) {
+  free(r->text);
+  free(r->ids);
+  memset(r, 0, sizeof *r);
+}
