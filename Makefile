@@ -22,14 +22,13 @@ build: setup
 # The main job on the default models: classify the Fashion-MNIST test-split samples (true label in
 # each file name) with the built-in ViT trained on Fashion-MNIST, embed example sentences with the
 # installed all-MiniLM-L6-v2 (real weights) and print their cosine similarities, then answer a
-# question with the installed SmolLM2-135M-Instruct (its Q4_1 GGUF, in its ChatML turn format).
+# question with the installed SmolLM2-135M-Instruct (its Q4_1 GGUF, through its chat template).
 run: build
 	./$(BUILD)/tools/vkf classify --top 2 assets/images/fashion-mnist/*.png
 	./$(BUILD)/tools/vkf embed "A man is eating food." "A man is eating a piece of bread." \
 	  "The girl is carrying a baby." "A man is riding a horse."
-	./$(BUILD)/tools/vkf generate --greedy --max-new-tokens 48 --prompt \
-	  "$$(printf '<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n')"
-	@echo
+	echo '[{"role": "user", "content": "What is the capital of France?"}]' | \
+	  ./$(BUILD)/tools/vkf chat --greedy --max-new-tokens 48 --messages -
 
 # The library (shared + static), its header, vkformer.pc, the CMake package, vkf and the shipped
 # models under PREFIX (docs/install.md).
