@@ -323,6 +323,25 @@ VKFORMER_API vkformer_status vkformer_generate(vkformer_model *model, const char
                                                vkformer_generation *out);
 VKFORMER_API void vkformer_generation_release(vkformer_generation *generation);
 
+/* A chat with an instruction-tuned decoder (`vkf chat`): the model's own chat template renders
+ * the conversation as transformers' apply_chat_template(add_generation_prompt=True) does, and
+ * each reply is generated on a KV cache kept between calls (a call computes only the tokens after
+ * the longest prefix the cache holds). Replies stop at EOS or an end-of-turn token. `options`
+ * (may be NULL) as for vkformer_generate; num_beams > 1, stop strings and ignore_eos are refused.
+ * Errors: a model without a chat template (UNSUPPORTED), a template outside the renderer's
+ * subset (PARSE naming the construct). The model must outlive the chat. */
+typedef struct vkformer_chat vkformer_chat;
+VKFORMER_API vkformer_status vkformer_chat_open(vkformer_model *model,
+                                                const vkformer_generate_options *options,
+                                                vkformer_chat **out);
+/* The next assistant message for `messages_json`, a JSON list of {"role", "content"} objects
+ * (UTF-8). `callback` may be NULL. *out as vkformer_generate's (ids end with the end token when one
+ * stopped the reply). */
+VKFORMER_API vkformer_status vkformer_chat_reply(vkformer_chat *chat, const char *messages_json,
+                                                 vkformer_token_callback callback, void *user,
+                                                 vkformer_generation *out);
+VKFORMER_API void vkformer_chat_close(vkformer_chat *chat);
+
 #ifdef __cplusplus
 }
 #endif

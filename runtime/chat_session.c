@@ -280,11 +280,11 @@ static vkf_status append_text(vkf_chat_reply *r, const char *piece, size_t size,
 }
 
 /* Streams one piece: into the reply, then to the caller (who may stop the reply). */
-static vkf_status emit(vkf_chat_reply *r, size_t *cap, const char *piece, size_t size,
-                       vkf_chat_piece_fn on_piece, void *user, int *stop) {
-  if (!size) return VKF_OK;
+static vkf_status emit(vkf_chat_reply *r, size_t *cap, int64_t token, const char *piece,
+                       size_t size, vkf_chat_piece_fn on_piece, void *user, int *stop) {
+  if (!size && token < 0) return VKF_OK;
   VKF_RETURN_IF_ERROR(append_text(r, piece, size, cap));
-  if (on_piece && on_piece(user, piece, size)) *stop = 1;
+  if (on_piece && on_piece(user, token, piece, size)) *stop = 1;
   return VKF_OK;
 }
 
@@ -340,7 +340,7 @@ vkf_status vkf_chat_session_reply(vkf_chat_session *s, const cJSON *messages,
     const char *piece;
     size_t size;
     st = vkf_text_decoder_push(dec, (int32_t)next, &piece, &size);
-    if (!st) st = emit(out, &cap, piece, size, on_piece, user, &stop);
+    if (!st) st = emit(out, &cap, next, piece, size, on_piece, user, &stop);
     if (st) break;
     history[len] = next;
     if (stop) {
@@ -367,7 +367,7 @@ vkf_status vkf_chat_session_reply(vkf_chat_session *s, const cJSON *messages,
     const char *piece;
     size_t size;
     st = vkf_text_decoder_flush(dec, &piece, &size);
-    if (!st) st = emit(out, &cap, piece, size, on_piece, user, &stop);
+    if (!st && size) st = emit(out, &cap, -1, piece, size, on_piece, user, &stop);
   }
   out->prefill_s = t1 - t0;
   out->decode_s = now_s() - t1;

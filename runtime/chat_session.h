@@ -46,8 +46,9 @@ typedef struct vkf_chat_reply {
   double prefill_s, decode_s;
 } vkf_chat_reply;
 
-/* Called with each piece of the reply's text as tokens complete it; non-zero stops the reply. */
-typedef int (*vkf_chat_piece_fn)(void *user, const char *piece, size_t size);
+/* Called per generated token (not the end id) with the text it completes (`token` -1: the bytes
+ * flushed at the end); non-zero stops the reply. */
+typedef int (*vkf_chat_piece_fn)(void *user, int64_t token, const char *piece, size_t size);
 
 typedef struct vkf_chat_session vkf_chat_session;
 

@@ -29,6 +29,7 @@ from .errors import (
     ShapeError,
     UnsupportedError,
 )
+from .chat import Chat
 from .generation import Generation
 from .model import IOInfo, Model, Prediction
 from .tokenizer import Encoding, Tokenizer
@@ -42,6 +43,7 @@ def library_version():
 
 
 __all__ = [
+    "Chat",
     "CompileError",
     "Device",
     "DeviceError",

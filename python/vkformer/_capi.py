@@ -166,6 +166,9 @@ _PROTOTYPES = {
         ],
     ),
     "vkformer_generation_release": (None, [POINTER(Generation)]),
+    "vkformer_chat_open": (status_t, [c_void_p, POINTER(GenerateOptions), POINTER(c_void_p)]),
+    "vkformer_chat_reply": (status_t, [c_void_p, c_char_p, TokenCallback, c_void_p, POINTER(Generation)]),
+    "vkformer_chat_close": (None, [c_void_p]),
 }
 
 

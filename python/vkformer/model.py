@@ -250,6 +250,15 @@ class Model(Closeable):
         gen = req.run(callback)
         return gen if details else gen.text
 
+    def chat(self, messages, max_new_tokens=None, callback=None, details=False, **options):
+        """The assistant's reply to `messages` (a list of {"role", "content"} dicts) through the
+        model's own chat template; one-off (vkformer.Chat keeps the KV cache across replies).
+        Options as generate()'s, without num_beams, stop_strings and ignore_eos."""
+        from .chat import Chat
+
+        with Chat(self, max_new_tokens, **options) as c:
+            return c.reply(messages, callback, details)
+
     def stream(self, prompt, max_new_tokens=None, **options):
         """Like generate(), but an iterator over the text pieces as they are produced.
         Leaving the loop early stops the generation."""

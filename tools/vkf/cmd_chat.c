@@ -110,8 +110,8 @@ static int parse_args(int argc, char **argv, chat_args *a) {
   return 0;
 }
 
-static int print_piece(void *user, const char *piece, size_t size) {
-  (void)user;
+static int print_piece(void *user, int64_t token, const char *piece, size_t size) {
+  (void)user, (void)token;
   fwrite(piece, 1, size, stdout);
   fflush(stdout);
   return 0;
