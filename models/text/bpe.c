@@ -18,6 +18,10 @@ int32_t vkf_bpe_token_to_id(const vkf_bpe *b, const char *token) {
 int32_t vkf_bpe_bos_id(const vkf_bpe *b) { return b->bos_id; }
 int32_t vkf_bpe_eos_id(const vkf_bpe *b) { return b->eos_id; }
 int vkf_bpe_is_unigram(const vkf_bpe *b) { return b->scores != NULL; }
+const char *vkf_bpe_model_name(const vkf_bpe *b) {
+  static const char *const names[] = {"BPE", "Unigram", "WordPiece", "WordLevel"};
+  return names[b->model];
+}
 int vkf_bpe_is_special(const vkf_bpe *b, int32_t id) {
   return id >= 0 && (size_t)id < b->token_count && b->special[id];
 }
@@ -109,7 +113,7 @@ static void nmt(const char *s, size_t n, vkf_bpe_words *out) {
 /* `failed` bit for text the normalizers grew past NORM_GROWTH (a chain of Replace steps can
  * multiply it: 8 steps of "a" -> 10 "a"s make 53 bytes into 5 GB). No real normalizer comes
  * near: NFKD's longest expansion is 18 code points, a Prepend or Replace adds a few bytes. */
-enum { FAILED_GREW = 2, FAILED_NO_UNK = 4 };
+enum { FAILED_GREW = 2, FAILED_NO_UNK = 4, FAILED_NO_UNK_TOKEN = 8 };
 #define NORM_GROWTH(n) ((n) * 64 + ((size_t)1 << 20))
 
 /* The segment after every normalizer step, as one word in *out. */
@@ -146,6 +150,9 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
       }
     } else if (nm->kind == VKF_BPE_NORM_NMT) {
       nmt(cur.data, cur.size, &next);
+    } else if (nm->kind == VKF_BPE_NORM_BERT || nm->kind == VKF_BPE_NORM_LOWERCASE ||
+               nm->kind == VKF_BPE_NORM_STRIP_ACCENTS) {
+      vkf_bpe_norm_chars(nm, cur.data, cur.size, &next);
     } else if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE) {
       normalize_unicode(cur.data, cur.size, nm->kind, &next);
     } else if (nm->kind == VKF_BPE_NORM_PREPEND) {
@@ -352,12 +359,29 @@ static void bpe_word(const vkf_bpe *b, const char *w, size_t n, scratch *s, ids 
   for (size_t i = 0; i < n;) {
     size_t len = utf8_len(w + i);
     if (len > n - i) len = n - i;
-    int32_t id = vkf_bpe_find(b, w + i, len);
+    /* the character as the vocabulary spells it: continuing_subword_prefix past the first,
+     * end_of_word_suffix on the last (byte fallback spells those bytes too, as tokenizers does) */
+    char spelled[4 + 2 * VKF_BPE_MAX_AFFIX];
+    const char *c = w + i;
+    size_t c_len = len;
+    if (b->prefix || b->suffix) {
+      size_t p = i && b->prefix ? strlen(b->prefix) : 0;
+      size_t q = i + len == n && b->suffix ? strlen(b->suffix) : 0;
+      memcpy(spelled, b->prefix ? b->prefix : "", p);
+      memcpy(spelled + p, w + i, len);
+      memcpy(spelled + p + len, b->suffix ? b->suffix : "", q);
+      c = spelled;
+      c_len = p + len + q;
+    }
+    int32_t id = vkf_bpe_find(b, c, c_len);
     int fell_back = 0;
     if (id < 0 && b->byte_fallback) {
       fell_back = 1;
-      for (size_t k = 0; k < len; k++) fell_back &= b->byte_ids[(uint8_t)w[i + k]] >= 0;
-      for (size_t k = 0; fell_back && k < len; k++) s->sym[count++] = b->byte_ids[(uint8_t)w[i + k]];
+      for (size_t k = 0; k < c_len; k++) fell_back &= b->byte_ids[(uint8_t)c[k]] >= 0;
+      for (size_t k = 0; fell_back && k < c_len; k++) {
+        if (!reserve(s, count + 2)) return;
+        s->sym[count++] = b->byte_ids[(uint8_t)c[k]];
+      }
     }
     i += len;
     if (fell_back) {
@@ -451,6 +475,7 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
       else if (p->kind == VKF_BPE_PRE_BYTE_LEVEL) byte_level(p, ws, wn, &next, cps, offs);
       else if (p->kind == VKF_BPE_PRE_WHITESPACE_SPLIT) whitespace_split(ws, wn, &next);
       else if (p->kind == VKF_BPE_PRE_DIGITS) digits(p, ws, wn, &next);
+      else if (p->kind >= VKF_BPE_PRE_BERT) vkf_bpe_pre_split(p, ws, wn, &next);
       else metaspace(p, ws, wn, first && w == 0, &next);
     }
     next.failed |= cur.failed;
@@ -462,14 +487,18 @@ static void encode_segment(const vkf_bpe *b, const char *s, size_t n, int first,
   for (size_t w = 0; w < cur.count && !cur.failed; w++) {
     const char *ws = cur.data + vkf_bpe_word_start(&cur, w);
     size_t wn = cur.ends[w] - vkf_bpe_word_start(&cur, w);
-    if (!b->scores) {
+    if (b->model == VKF_BPE_MODEL_BPE) {
       bpe_word(b, ws, wn, sc, out);
       continue;
     }
     int32_t *got = malloc((wn + 1) * sizeof *got);
-    size_t k = got ? vkf_unigram_encode(b, ws, wn, got) : SIZE_MAX;
-    if (k == VKF_UNIGRAM_NO_UNK) out->failed |= FAILED_NO_UNK;
-    else if (k == SIZE_MAX) out->failed |= 1;
+    size_t k = SIZE_MAX;
+    if (got && b->model == VKF_BPE_MODEL_UNIGRAM) k = vkf_unigram_encode(b, ws, wn, got);
+    else if (got) k = vkf_bpe_word_model_encode(b, ws, wn, got);
+    if (!got) out->failed |= 1;
+    else if (b->model == VKF_BPE_MODEL_UNIGRAM && k == VKF_UNIGRAM_NO_UNK) out->failed |= FAILED_NO_UNK;
+    else if (b->model != VKF_BPE_MODEL_UNIGRAM && k == SIZE_MAX) out->failed |= FAILED_NO_UNK_TOKEN;
+    else if (k > wn) out->failed |= 1; /* out of memory */
     for (size_t i = 0; k < VKF_UNIGRAM_NO_UNK && i < k; i++) push_id(out, got[i]);
     free(got);
   }
@@ -493,6 +522,9 @@ vkf_status vkf_bpe_encode(const vkf_bpe *b, const char *text, size_t n, int add_
   ids body = {0};
   scratch sc = {0};
   size_t seg = 0; /* start of the text not yet encoded */
+  /* Metaspace's prepend_scheme "first" prefixes the first piece of text the pre-tokenizer sees,
+   * an added token before it or not (tokenizers 0.15's first_split) */
+  int encoded = 0;
   for (size_t i = 0; i < n;) {
     long k = added_at(b, text, n, i);
     if (k < 0) {
@@ -509,11 +541,12 @@ vkf_status vkf_bpe_encode(const vkf_bpe *b, const char *text, size_t n, int add_
       start = back;
     }
     while (a->rstrip && end < n && is_space_at(text, n, end, &len)) end += len;
-    encode_segment(b, text + seg, start - seg, seg == 0, &sc, &body);
+    encode_segment(b, text + seg, start - seg, !encoded, &sc, &body);
+    encoded |= start > seg;
     push_id(&body, a->id);
     seg = i = end;
   }
-  encode_segment(b, text + seg, n - seg, seg == 0, &sc, &body);
+  encode_segment(b, text + seg, n - seg, !encoded, &sc, &body);
   free(sc.sym);
   free(sc.prev);
   free(sc.next);
@@ -541,6 +574,10 @@ vkf_status vkf_bpe_encode(const vkf_bpe *b, const char *text, size_t n, int add_
                              "is missing (Hugging Face fails the same: \"Encountered an unknown "
                              "token but `unk_id` is missing\")",
                              b->path);
+    if ((all.failed | body.failed) & FAILED_NO_UNK_TOKEN)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: a word needs model.unk_token, which the vocabulary lacks (Hugging "
+                             "Face fails the same: MissingUnkToken)", b->path);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "encoding %zu bytes of text", n);
   }
   *out_ids = all.data;

@@ -41,6 +41,8 @@ int32_t vkf_bpe_bos_id(const vkf_bpe *bpe); /* the template's first special toke
 int32_t vkf_bpe_eos_id(const vkf_bpe *bpe); /* the template's last special token, or -1 */
 int vkf_bpe_is_special(const vkf_bpe *bpe, int32_t id);
 int vkf_bpe_is_unigram(const vkf_bpe *bpe); /* a Unigram model (T5) rather than BPE */
+/* model.type of the tokenizer.json: "BPE", "Unigram", "WordPiece" or "WordLevel". */
+const char *vkf_bpe_model_name(const vkf_bpe *bpe);
 
 /* Encodes `size` bytes of UTF-8 `text` as Hugging Face's tokenizer.encode(text,
  * add_special_tokens) does, with no truncation. *out_ids is a new array the caller frees.

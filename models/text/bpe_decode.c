@@ -79,6 +79,65 @@ static void replace_all(const char *s, size_t n, const char *from, const char *t
   }
 }
 
+/* tokenizers' decoders::wordpiece::cleanup: the spaces a word-per-token join leaves before
+ * punctuation and English contractions, removed in this order, each over the whole token. */
+static void cleanup(const char *s, size_t n, vkf_bpe_words *out) {
+  static const char *const rules[][2] = {
+      {" .", "."},   {" ?", "?"},     {" !", "!"},   {" ,", ","},   {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"},
+      {" 're", "'re"}};
+  vkf_bpe_words a = {0}, b = {0};
+  vkf_bpe_put(&a, s, n);
+  for (size_t r = 0; r < sizeof rules / sizeof rules[0]; r++) {
+    b.size = 0;
+    replace_all(a.data, a.size, rules[r][0], rules[r][1], &b);
+    vkf_bpe_words t = a;
+    a = b, b = t;
+  }
+  vkf_bpe_put(out, a.data, a.size);
+  out->failed |= a.failed | b.failed;
+  vkf_bpe_words_free(&a);
+  vkf_bpe_words_free(&b);
+}
+
+/* The decoders that change each token on its own: WordPiece, BPEDecoder, CTC. */
+static void per_token(const vkf_bpe_dec *d, const vkf_bpe_words *in, vkf_bpe_words *out) {
+  vkf_bpe_words tmp = {0};
+  for (size_t t = 0; t < in->count; t++) {
+    const char *s = in->data + vkf_bpe_word_start(in, t);
+    size_t n = in->ends[t] - vkf_bpe_word_start(in, t);
+    tmp.size = 0;
+    if (d->kind == VKF_BPE_DEC_WORD_PIECE) {
+      size_t p = strlen(d->from);
+      if (t && n >= p && !memcmp(s, d->from, p)) s += p, n -= p; /* glued to the previous one */
+      else if (t) vkf_bpe_put(&tmp, " ", 1);
+      vkf_bpe_put(&tmp, s, n);
+    } else if (d->kind == VKF_BPE_DEC_BPE) {
+      replace_all(s, n, d->from, t + 1 == in->count ? "" : " ", &tmp);
+    } else { /* CTC: a repeat of the previous token is dropped, then the pad token removed */
+      const char *ps = t ? in->data + vkf_bpe_word_start(in, t - 1) : NULL;
+      if (ps && (size_t)(in->ends[t - 1] - vkf_bpe_word_start(in, t - 1)) == n && !memcmp(ps, s, n))
+        continue;
+      if (*d->from) replace_all(s, n, d->from, "", &tmp);
+      else vkf_bpe_put(&tmp, s, n);
+    }
+    if (d->cleanup) {
+      vkf_bpe_words clean = {0};
+      cleanup(tmp.data ? tmp.data : "", tmp.size, &clean);
+      tmp.size = 0;
+      /* CTC's word delimiter becomes a space only with cleanup, as in tokenizers */
+      if (d->kind == VKF_BPE_DEC_CTC) replace_all(clean.data ? clean.data : "", clean.size, d->to, " ", &tmp);
+      else vkf_bpe_put(&tmp, clean.data, clean.size);
+      tmp.failed |= clean.failed;
+      vkf_bpe_words_free(&clean);
+    }
+    vkf_bpe_put(out, tmp.data, tmp.size);
+    vkf_bpe_end_word(out); /* an empty token is gone: CTC drops them, the others never make one */
+  }
+  out->failed |= tmp.failed;
+  vkf_bpe_words_free(&tmp);
+}
+
 /* One decoder step from `in` to `out`; *held is the count of raw bytes held at the list's end. */
 static void step(const vkf_bpe_dec *d, const vkf_bpe_words *in, int hold, vkf_bpe_words *out,
                  size_t *held) {
@@ -106,6 +165,10 @@ static void step(const vkf_bpe_dec *d, const vkf_bpe_words *in, int hold, vkf_bp
     out->failed |= bytes.failed;
     vkf_bpe_end_word(out);
     vkf_bpe_words_free(&bytes);
+    return;
+  }
+  if (d->kind == VKF_BPE_DEC_WORD_PIECE || d->kind == VKF_BPE_DEC_BPE || d->kind == VKF_BPE_DEC_CTC) {
+    per_token(d, in, out);
     return;
   }
   if (d->kind == VKF_BPE_DEC_FUSE) {
@@ -183,9 +246,10 @@ vkf_status vkf_bpe_decode(const vkf_bpe *b, const int32_t *ids, size_t count, in
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: id %d (position %zu) is not in the "
                              "vocabulary of %zu tokens", b->path, ids[i], i, b->token_count);
   vkf_bpe_words cur = {0};
+  size_t kept = 0;
   for (size_t i = 0; i < count; i++) {
     if (skip_special && b->special[ids[i]]) continue;
-    if (!b->dec_count && cur.count) vkf_bpe_put(&cur, " ", 1); /* no decoder: joined by spaces */
+    if (!b->dec_count && kept++) vkf_bpe_put(&cur, " ", 1); /* no decoder: joined by spaces */
     vkf_bpe_put(&cur, b->tokens[ids[i]], b->token_sizes[ids[i]]);
     if (b->dec_count) vkf_bpe_end_word(&cur);
   }

@@ -86,6 +86,18 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
     b->norm_count++;
     return VKF_OK;
   }
+  if (!strcmp(type, "BertNormalizer") || !strcmp(type, "Lowercase") || !strcmp(type, "StripAccents")) {
+    out->kind = !strcmp(type, "Lowercase") ? VKF_BPE_NORM_LOWERCASE
+                : !strcmp(type, "StripAccents") ? VKF_BPE_NORM_STRIP_ACCENTS : VKF_BPE_NORM_BERT;
+    out->from = out->to = NULL;
+    out->clean_text = (uint8_t)get_bool(n, "clean_text", 1);
+    out->chinese = (uint8_t)get_bool(n, "handle_chinese_chars", 1);
+    out->lowercase = (uint8_t)get_bool(n, "lowercase", 1);
+    /* strip_accents: null follows lowercase */
+    out->strip_accents = (uint8_t)get_bool(n, "strip_accents", out->lowercase);
+    b->norm_count++;
+    return VKF_OK;
+  }
   if (!strcmp(type, "Nmt")) {
     out->kind = VKF_BPE_NORM_NMT;
     out->from = out->to = NULL;
@@ -133,6 +145,23 @@ static vkf_status one_char(const vkf_bpe *b, const char *s, const char *field, c
   return VKF_OK;
 }
 
+/* A SplitDelimiterBehavior field; Punctuation's defaults to Isolated when absent. */
+static vkf_status split_behavior(const vkf_bpe *b, const cJSON *obj, const char *where,
+                                 vkf_bpe_behavior *out) {
+  static const char *const names[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext",
+                                      "Contiguous"};
+  const char *name = get_string(obj, "behavior");
+  if (!name && !strcmp(where, "Punctuation")) name = "Isolated";
+  for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i])) {
+      *out = (vkf_bpe_behavior)i;
+      return VKF_OK;
+    }
+  return vkf_status_make(VKF_STATUS_PARSE, "%s: pre_tokenizer %s: behavior \"%s\" is not one of "
+                         "Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous",
+                         b->path, where, name ? name : "(none)");
+}
+
 /* Metaspace's prefix rule: prepend_scheme, or the older add_prefix_space boolean. */
 static vkf_status prepend_scheme(const vkf_bpe *b, const cJSON *obj, vkf_bpe_prepend *out) {
   const char *scheme = get_string(obj, "prepend_scheme");
@@ -158,7 +187,28 @@ static vkf_status add_pre(vkf_bpe *b, const cJSON *p) {
                            VKF_BPE_MAX_STEPS);
   vkf_bpe_pre *out = &b->pres[b->pre_count];
   memset(out, 0, sizeof *out);
-  if (!strcmp(type, "Split")) {
+  const char *string_pattern = get_string(cJSON_GetObjectItemCaseSensitive(p, "pattern"), "String");
+  if (!strcmp(type, "Split") && string_pattern) {
+    out->kind = VKF_BPE_PRE_SPLIT_STRING;
+    if (strlen(string_pattern) >= VKF_BPE_MAX_LITERAL)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: pre_tokenizer Split: a String pattern of "
+                             "%zu bytes is not supported (at most %d)", b->path,
+                             strlen(string_pattern), VKF_BPE_MAX_LITERAL - 1);
+    memcpy(out->literal, string_pattern, strlen(string_pattern) + 1);
+    VKF_RETURN_IF_ERROR(split_behavior(b, p, "Split", &out->behavior));
+    out->invert = get_bool(p, "invert", 0);
+  } else if (!strcmp(type, "BertPreTokenizer")) {
+    out->kind = VKF_BPE_PRE_BERT;
+  } else if (!strcmp(type, "Whitespace")) {
+    out->kind = VKF_BPE_PRE_WHITESPACE;
+  } else if (!strcmp(type, "Punctuation")) {
+    out->kind = VKF_BPE_PRE_PUNCTUATION;
+    VKF_RETURN_IF_ERROR(split_behavior(b, p, "Punctuation", &out->behavior));
+  } else if (!strcmp(type, "CharDelimiterSplit")) {
+    out->kind = VKF_BPE_PRE_CHAR_DELIMITER;
+    VKF_RETURN_IF_ERROR(one_char(b, get_string(p, "delimiter"), "pre_tokenizer CharDelimiterSplit "
+                                 "delimiter", out->literal));
+  } else if (!strcmp(type, "Split")) {
     const cJSON *pattern = cJSON_GetObjectItemCaseSensitive(p, "pattern");
     const char *regex = get_string(pattern, "Regex");
     const char *behavior = get_string(p, "behavior");
@@ -233,6 +283,25 @@ static vkf_status add_dec(vkf_bpe *b, const cJSON *d) {
       return vkf_status_make(VKF_STATUS_PARSE, "%s: decoder Strip start/stop", b->path);
     out->start = (size_t)start->valuedouble;
     out->stop = (size_t)stop->valuedouble;
+  } else if (!strcmp(type, "WordPiece")) {
+    out->kind = VKF_BPE_DEC_WORD_PIECE;
+    from = get_string(d, "prefix");
+    out->cleanup = get_bool(d, "cleanup", 1);
+    if (!from) return vkf_status_make(VKF_STATUS_PARSE, "%s: decoder WordPiece lacks prefix", b->path);
+  } else if (!strcmp(type, "BPEDecoder")) {
+    out->kind = VKF_BPE_DEC_BPE;
+    from = get_string(d, "suffix");
+    if (!from || !*from) /* Rust's replace of "" would put a space between every character */
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: decoder BPEDecoder: an empty or missing "
+                             "suffix is not supported", b->path);
+  } else if (!strcmp(type, "CTC")) {
+    out->kind = VKF_BPE_DEC_CTC;
+    from = get_string(d, "pad_token");
+    to = get_string(d, "word_delimiter_token");
+    out->cleanup = get_bool(d, "cleanup", 1);
+    if (!from || !to || (out->cleanup && !*to))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: decoder CTC: pad_token and a non-empty "
+                             "word_delimiter_token are needed", b->path);
   } else if (!strcmp(type, "Metaspace")) {
     out->kind = VKF_BPE_DEC_METASPACE;
     VKF_RETURN_IF_ERROR(one_char(b, get_string(d, "replacement"), "Metaspace replacement", rep));
@@ -407,10 +476,17 @@ static vkf_status load_merges(vkf_bpe *b, const cJSON *merges) {
                            b->path, rank);
       break;
     }
+    /* tokenizers joins a + b[len(prefix)..]: the right side's continuing_subword_prefix goes */
+    size_t cut = b->prefix ? strlen(b->prefix) : 0;
+    if (cut > right_size) {
+      st = vkf_status_make(VKF_STATUS_PARSE, "%s: model.merges[%u]: \"%.*s\" is shorter than the "
+                           "continuing_subword_prefix", b->path, rank, (int)right_size, right);
+      break;
+    }
     memcpy(joined, left, left_size);
-    memcpy(joined + left_size, right, right_size);
+    memcpy(joined + left_size, right + cut, right_size - cut);
     int32_t a = vkf_bpe_find(b, left, left_size), c = vkf_bpe_find(b, right, right_size);
-    int32_t id = vkf_bpe_find(b, joined, left_size + right_size);
+    int32_t id = vkf_bpe_find(b, joined, left_size + right_size - cut);
     if (a < 0 || c < 0 || id < 0) {
       st = vkf_status_make(VKF_STATUS_PARSE, "%s: model.merges[%u]: \"%.*s\" + \"%.*s\": a token "
                            "is not in the vocabulary", b->path, rank, (int)left_size, left,
@@ -454,18 +530,41 @@ static vkf_status load_added(vkf_bpe *b, const cJSON *added) {
   return VKF_OK;
 }
 
+/* BPE's continuing_subword_prefix and end_of_word_suffix (null: none); WordPiece's prefix and
+ * max_input_chars_per_word, which tokenizers defaults to "##" and 100. */
+static vkf_status load_affixes(vkf_bpe *b, const cJSON *model) {
+  const char *prefix = get_string(model, "continuing_subword_prefix");
+  const char *suffix = b->model == VKF_BPE_MODEL_BPE ? get_string(model, "end_of_word_suffix") : NULL;
+  if (b->model == VKF_BPE_MODEL_WORD_PIECE) {
+    const cJSON *max = cJSON_GetObjectItemCaseSensitive(model, "max_input_chars_per_word");
+    if (!prefix) prefix = "##";
+    b->max_input_chars = 100;
+    if (cJSON_IsNumber(max))
+      b->max_input_chars = max->valuedouble <= 0 ? 0 : max->valuedouble >= 1e15 ? (size_t)1e15
+                                                                                   : (size_t)max->valuedouble;
+  }
+  if (b->model == VKF_BPE_MODEL_WORD_LEVEL) prefix = NULL;
+  if ((prefix && strlen(prefix) > VKF_BPE_MAX_AFFIX) || (suffix && strlen(suffix) > VKF_BPE_MAX_AFFIX))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model: a continuing_subword_prefix or "
+                           "end_of_word_suffix longer than %d bytes is not supported", b->path,
+                           VKF_BPE_MAX_AFFIX);
+  if (prefix && !(b->prefix = dup_string(prefix)))
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", b->path);
+  if (suffix && !(b->suffix = dup_string(suffix)))
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", b->path);
+  return VKF_OK;
+}
+
 static vkf_status load_model(vkf_bpe *b, const cJSON *root) {
   const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
   const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
   const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens"), *item;
   if (!cJSON_IsObject(vocab))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: model.vocab is not an object", b->path);
-  const char *prefix = get_string(model, "continuing_subword_prefix");
-  const char *suffix = get_string(model, "end_of_word_suffix");
   const cJSON *dropout = cJSON_GetObjectItemCaseSensitive(model, "dropout");
-  if ((prefix && *prefix) || (suffix && *suffix) || (cJSON_IsNumber(dropout) && dropout->valuedouble > 0))
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model: continuing_subword_prefix, "
-                           "end_of_word_suffix and dropout are not supported", b->path);
+  if (cJSON_IsNumber(dropout) && dropout->valuedouble > 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model: dropout is not supported", b->path);
+  VKF_RETURN_IF_ERROR(load_affixes(b, model));
   double max_id = -1;
   cJSON_ArrayForEach(item, vocab) {
     if (!cJSON_IsNumber(item))
@@ -495,7 +594,11 @@ static vkf_status load_model(vkf_bpe *b, const cJSON *root) {
   VKF_RETURN_IF_ERROR(load_added(b, added));
   VKF_RETURN_IF_ERROR(index_vocab(b));
   const char *unk = get_string(model, "unk_token");
+  if (!unk && b->model == VKF_BPE_MODEL_WORD_PIECE) unk = "[UNK]"; /* tokenizers' defaults */
+  if (!unk && b->model == VKF_BPE_MODEL_WORD_LEVEL) unk = "<unk>";
   b->unk_id = unk ? vkf_bpe_find(b, unk, strlen(unk)) : -1;
+  /* WordPiece and WordLevel fail only when a word needs the missing unk token */
+  if (b->model != VKF_BPE_MODEL_BPE) return VKF_OK;
   if (unk && b->unk_id < 0)
     return vkf_status_make(VKF_STATUS_PARSE, "%s: model.unk_token \"%s\" is not in the vocabulary",
                            b->path, unk);
@@ -612,9 +715,13 @@ vkf_status vkf_bpe_from_json(const cJSON *root, const char *path, vkf_bpe **out_
   const char *type = get_string(cJSON_GetObjectItemCaseSensitive(root, "model"), "type");
   if (!type) return vkf_status_make(VKF_STATUS_PARSE, "%s: model.type is missing", path);
   snprintf(out_model_type, 32, "%s", type);
-  int unigram = !strcmp(type, "Unigram");
-  if (strcmp(type, "BPE") && !unigram) return VKF_OK;
+  static const char *const models[] = {"BPE", "Unigram", "WordPiece", "WordLevel"}; /* by kind */
+  size_t kind = 0;
+  while (kind < 4 && strcmp(type, models[kind])) kind++;
+  if (kind == 4) return VKF_OK;
+  int unigram = kind == VKF_BPE_MODEL_UNIGRAM;
   vkf_bpe *b = calloc(1, sizeof *b);
+  if (b) b->model = (vkf_bpe_model_kind)kind;
   vkf_status st = b && (b->path = dup_string(path)) ? VKF_OK
                                                     : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
   if (!st) st = unigram ? load_unigram(b, root) : load_model(b, root);
@@ -644,6 +751,8 @@ void vkf_bpe_destroy(vkf_bpe *b) {
   free(b->merge_ranks);
   free(b->merge_ids);
   free(b->added);
+  free(b->prefix);
+  free(b->suffix);
   free(b->path);
   free(b);
 }

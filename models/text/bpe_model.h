@@ -13,6 +13,7 @@
 #include "models/text/pretokenize.h"
 
 #define VKF_BPE_MAX_STEPS 8     /* normalizers, pre-tokenizers, decoders: Llama-2 uses 4 */
+#define VKF_BPE_MAX_AFFIX 32     /* bytes of a continuing_subword_prefix or end_of_word_suffix */
 #define VKF_BPE_MAX_TEMPLATE 16 /* pieces of a TemplateProcessing "single" template */
 
 typedef enum {
@@ -26,6 +27,9 @@ typedef enum {
   VKF_BPE_NORM_STRIP,       /* White_Space off the left and/or right end */
   VKF_BPE_NORM_SPACE_RUNS,  /* Replace of the Regex " {2,}": each run of 2+ spaces becomes `to` */
   VKF_BPE_NORM_NMT,         /* tokenizers' Nmt: drops ASCII controls, maps other spaces to ' ' */
+  VKF_BPE_NORM_BERT,        /* BertNormalizer: the four flags below (bpe_norm.c) */
+  VKF_BPE_NORM_LOWERCASE,   /* Rust's char::to_lowercase of each character */
+  VKF_BPE_NORM_STRIP_ACCENTS, /* StripAccents: every general category M* character dropped */
 } vkf_bpe_norm_kind;
 typedef struct vkf_bpe_norm {
   vkf_bpe_norm_kind kind;
@@ -33,6 +37,7 @@ typedef struct vkf_bpe_norm {
   char *to;   /* Prepend: the prefix; Replace: the content; NULL for NF(K)D, NF(K)C */
   vkf_charsmap map;       /* Precompiled */
   int strip_left, strip_right; /* Strip */
+  uint8_t clean_text, chinese, strip_accents, lowercase; /* BertNormalizer */
 } vkf_bpe_norm;
 
 typedef enum {
@@ -41,7 +46,22 @@ typedef enum {
   VKF_BPE_PRE_METASPACE,
   VKF_BPE_PRE_WHITESPACE_SPLIT, /* words between White_Space runs (older T5 files) */
   VKF_BPE_PRE_DIGITS,           /* numeric characters (N*) apart: each alone or runs together */
+  /* the ones below split in bpe_split.c, as NormalizedString::split with a behavior does */
+  VKF_BPE_PRE_BERT,           /* White_Space removed, then punctuation isolated */
+  VKF_BPE_PRE_WHITESPACE,     /* Whitespace: the regex \w+|[^\w\s]+ kept, the rest removed */
+  VKF_BPE_PRE_PUNCTUATION,    /* each punctuation character a match, with `behavior` */
+  VKF_BPE_PRE_CHAR_DELIMITER, /* CharDelimiterSplit: `literal` (one character) removed */
+  VKF_BPE_PRE_SPLIT_STRING,   /* Split with a String pattern: `literal`, `behavior`, `invert` */
 } vkf_bpe_pre_kind;
+/* tokenizers' SplitDelimiterBehavior: what becomes of the pieces a pattern matched. */
+typedef enum {
+  VKF_BPE_REMOVED,
+  VKF_BPE_ISOLATED,
+  VKF_BPE_MERGED_WITH_PREVIOUS,
+  VKF_BPE_MERGED_WITH_NEXT,
+  VKF_BPE_CONTIGUOUS,
+} vkf_bpe_behavior;
+#define VKF_BPE_MAX_LITERAL 64 /* bytes of a Split String pattern, NUL included */
 typedef enum { VKF_BPE_PREPEND_ALWAYS, VKF_BPE_PREPEND_FIRST, VKF_BPE_PREPEND_NEVER } vkf_bpe_prepend;
 typedef struct vkf_bpe_pre {
   vkf_bpe_pre_kind kind;
@@ -51,6 +71,9 @@ typedef struct vkf_bpe_pre {
   int split;                  /* Metaspace: split on the replacement */
   int individual_digits;      /* Digits: each digit its own word (else a run is one word) */
   char replacement[8];        /* Metaspace: UTF-8 of one character, usually U+2581 */
+  vkf_bpe_behavior behavior;  /* Punctuation, Split String */
+  int invert;                 /* Split String: the text between matches is what matched */
+  char literal[VKF_BPE_MAX_LITERAL]; /* Split String's pattern; CharDelimiterSplit's delimiter */
 } vkf_bpe_pre;
 
 typedef enum {
@@ -60,6 +83,9 @@ typedef enum {
   VKF_BPE_DEC_FUSE,
   VKF_BPE_DEC_STRIP,
   VKF_BPE_DEC_METASPACE,
+  VKF_BPE_DEC_WORD_PIECE, /* from = prefix glued to the previous token; others get a space */
+  VKF_BPE_DEC_BPE,        /* BPEDecoder: from = suffix, a space (none after the last token) */
+  VKF_BPE_DEC_CTC,        /* repeats fused, from = pad removed, to = word delimiter -> " " */
 } vkf_bpe_dec_kind;
 typedef struct vkf_bpe_dec {
   vkf_bpe_dec_kind kind;
@@ -67,6 +93,7 @@ typedef struct vkf_bpe_dec {
   char strip[8];       /* Strip: the character's UTF-8 */
   size_t start, stop;  /* Strip: how many to remove at each end */
   int add_prefix_space; /* Metaspace: drop the first token's leading space */
+  int cleanup;          /* WordPiece, CTC: tokenizers' wordpiece::cleanup of each token */
 } vkf_bpe_dec;
 
 typedef struct vkf_bpe_added {
@@ -76,8 +103,19 @@ typedef struct vkf_bpe_added {
   uint8_t special, lstrip, rstrip, single_word, normalized;
 } vkf_bpe_added;
 
+/* model.type: how a pre-tokenized word becomes ids (Unigram: scores != NULL as well). */
+typedef enum {
+  VKF_BPE_MODEL_BPE,
+  VKF_BPE_MODEL_UNIGRAM,
+  VKF_BPE_MODEL_WORD_PIECE, /* greedy longest prefix, continuations spelled with `prefix` */
+  VKF_BPE_MODEL_WORD_LEVEL, /* the whole word or unk */
+} vkf_bpe_model_kind;
+
 struct vkf_bpe {
   char *path; /* tokenizer.json, for messages */
+  vkf_bpe_model_kind model;
+  char *prefix, *suffix; /* BPE, WordPiece: continuing_subword_prefix; BPE: end_of_word_suffix */
+  size_t max_input_chars; /* WordPiece: longer words are unk */
   /* vocabulary by id; holes (ids no entry names) are NULL */
   char **tokens;
   uint32_t *token_sizes;
@@ -220,5 +258,16 @@ static inline void vkf_bpe_words_free(vkf_bpe_words *w) {
   free(w->data);
   free(w->ends);
 }
+
+/* bpe_norm.c: BertNormalizer, Lowercase or StripAccents of the valid UTF-8 s[0..n), appended to
+ * *out (at most 12 times n bytes: a CJK character padded by spaces, a lower-cased İ). */
+void vkf_bpe_norm_chars(const vkf_bpe_norm *nm, const char *s, size_t n, vkf_bpe_words *out);
+/* bpe_split.c: the words pre-tokenizer p (BERT .. SPLIT_STRING kinds) makes of the valid UTF-8
+ * s[0..n), appended to *out. */
+void vkf_bpe_pre_split(const vkf_bpe_pre *p, const char *s, size_t n, vkf_bpe_words *out);
+/* bpe_word_models.c: the ids of one word by a WordPiece or WordLevel model, written to out (room
+ * for n ids); returns their count, SIZE_MAX when the word needs the unk token and there is none, or
+ * SIZE_MAX - 1 when memory ran out. */
+size_t vkf_bpe_word_model_encode(const vkf_bpe *b, const char *w, size_t n, int32_t *out);
 
 #endif

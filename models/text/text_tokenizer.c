@@ -148,11 +148,19 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
   int has_vocab = file_exists(vocab);
   /* a GGUF file stands for a folder whose tokenizer.json its metadata makes (gguf_model.h) */
   if (file_exists(json) || vkf_gguf_is_file(model_dir)) st = vkf_bpe_load(json, &t->bpe, type);
+  if (has_vocab && !strcmp(type, "WordPiece")) {
+    /* A BERT folder keeps its vocab.txt path (BertTokenizer, batches, truncation), as before
+     * tokenizer.json's WordPiece was read; without vocab.txt, tokenizer.json's model serves. */
+    vkf_status_free(st);
+    st = VKF_OK;
+    vkf_bpe_destroy(t->bpe);
+    t->bpe = NULL;
+  }
   if (!st && !t->bpe) {
     if (has_vocab) st = vkf_tokenizer_load(model_dir, &t->wordpiece);
     else if (type[0])
       st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model type \"%s\" is not supported (only "
-                           "BPE and Unigram; WordPiece needs a vocab.txt beside it)", json, type);
+                           "BPE, Unigram, WordPiece and WordLevel)", json, type);
     else if (file_exists(spm) || target_spm_exists(model_dir)) /* Marian: source.spm +
                                                                  target.spm + vocab.json */
       st = vkf_marian_load(model_dir, &t->marian); /* names whichever file is missing */
@@ -182,7 +190,7 @@ void vkf_text_tokenizer_destroy(vkf_text_tokenizer *t) {
 
 const char *vkf_text_tokenizer_kind(const vkf_text_tokenizer *t) {
   if (t->marian) return "Marian";
-  if (t->bpe) return vkf_bpe_is_unigram(t->bpe) ? "Unigram" : "BPE";
+  if (t->bpe) return vkf_bpe_model_name(t->bpe);
   return "WordPiece";
 }
 size_t vkf_text_tokenizer_vocab_count(const vkf_text_tokenizer *t) {

@@ -37,6 +37,12 @@ check "bert_tiny" $G/tokenize_bert_tiny.json --model tests/models/data/bert_tiny
 for name in gpt2 llama3 llama2 qwen2 qwen2_nfc smollm digits_nmt; do
   check "BPE $name" tests/models/golden/bpe/$name.json --model tests/models/data/$name
 done
+# tokenizer.json components, one family each (tools/goldens/make_tokenizer_components_golden.py)
+for name in bert bert_cased bert_raw norms norms_nfc ctc punct_removed punct_isolated punct_prev \
+  punct_next punct_contiguous split_removed split_isolated_invert split_prev split_next_invert \
+  split_contiguous split_removed_invert chardelim bpe_prefix metaspace_first; do
+  check "components $name" tests/models/golden/bpe/tokcomp_$name.json --model tests/models/data/tokcomp_$name
+done
 # Encoder-decoder tokenizers (tools/goldens/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as
 # transformers 4.38 converts it, and in the Hub's older WhitespaceSplit form), Marian's
 # SentencePiece models + vocab.json, BART's tokenizer.json and its vocab.json + merges.txt.

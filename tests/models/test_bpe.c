@@ -18,8 +18,17 @@
 #include "models/text/unicode.h"
 #include "tests/test_util.h"
 
-static const char *const NAMES[] = {"gpt2",      "llama3", "qwen2",     "llama2",
-                                    "qwen2_nfc", "smollm", "digits_nmt"};
+/* make_bpe_golden.py's, then make_tokenizer_components_golden.py's (one per family of
+ * normalizers, pre-tokenizers, post-processors, decoders and WordPiece/WordLevel models). The
+ * first four must stay the byte-level and SentencePiece BPEs check_long_words() runs. */
+static const char *const NAMES[] = {
+    "gpt2", "llama3", "qwen2", "llama2", "qwen2_nfc", "smollm", "digits_nmt",
+    "tokcomp_bert", "tokcomp_bert_cased", "tokcomp_bert_raw", "tokcomp_norms", "tokcomp_norms_nfc",
+    "tokcomp_ctc", "tokcomp_punct_removed", "tokcomp_punct_isolated", "tokcomp_punct_prev",
+    "tokcomp_punct_next", "tokcomp_punct_contiguous", "tokcomp_split_removed",
+    "tokcomp_split_isolated_invert", "tokcomp_split_prev", "tokcomp_split_next_invert",
+    "tokcomp_split_contiguous", "tokcomp_split_removed_invert", "tokcomp_chardelim",
+    "tokcomp_bpe_prefix", "tokcomp_metaspace_first"};
 
 static char *path_of(const char *a, const char *b) {
   const char *root = getenv("VKF_SOURCE_DIR");
@@ -109,7 +118,12 @@ static void check_golden(const char *name) {
   CHECK_OK(vkf_text_tokenizer_load(dir, &tok));
   free(dir);
   if (!tok) return;
-  CHECK(!strcmp(vkf_text_tokenizer_kind(tok), "BPE"));
+  snprintf(rel, sizeof rel, "tests/models/data/%s/tokenizer.json", name);
+  cJSON *doc = load_json(rel);
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "model"), "type"));
+  CHECK_MSG(type && !strcmp(vkf_text_tokenizer_kind(tok), type), "%s: kind %s, model.type %s", name,
+            vkf_text_tokenizer_kind(tok), type ? type : "?");
+  cJSON_Delete(doc);
   snprintf(rel, sizeof rel, "tests/models/golden/bpe/%s.json", name);
   cJSON *g = load_json(rel);
   const cJSON *row;
@@ -303,8 +317,37 @@ static void check_errors(const char *tmp) {
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
              "\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"Precompiled\" lacks");
-  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}");
-  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"WordLevel\"");
+  /* components read but with values these files refuse, each named with its field */
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": 0}},"
+             "\"pre_tokenizer\": {\"type\": \"Punctuation\", \"behavior\": \"Sideways\"}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "Punctuation: behavior \"Sideways\"");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": 0}},"
+             "\"decoder\": {\"type\": \"BPEDecoder\", \"suffix\": \"\"}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "BPEDecoder: an empty");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": 0}},"
+             "\"decoder\": {\"type\": \"CTC\", \"pad_token\": \"<pad>\", \"word_delimiter_token\": \"\","
+             " \"cleanup\": true}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "CTC: pad_token");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0},"
+             " \"continuing_subword_prefix\": \"0123456789012345678901234567890123456789\"}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "continuing_subword_prefix");
+  /* WordLevel without its unk token fails only on a word outside the vocabulary, as tokenizers */
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": 0},"
+             " \"unk_token\": \"<unk>\"}, \"pre_tokenizer\": {\"type\": \"WhitespaceSplit\"}}");
+  CHECK_OK(vkf_text_tokenizer_load(tmp, &tok));
+  if (tok) {
+    int32_t *ids = NULL;
+    size_t count = 0;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, "a a", 0, &ids, &count));
+    CHECK(count == 2 && ids[0] == 0 && ids[1] == 0);
+    free(ids);
+    CHECK_STATUS(vkf_text_tokenizer_encode(tok, "a b", 0, &ids, &count), VKF_STATUS_INVALID_ARGUMENT,
+                 "model.unk_token");
+    vkf_text_tokenizer_destroy(tok);
+    tok = NULL;
+  }
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevelX\", \"vocab\": {}}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "\"WordLevelX\"");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1},"
              " \"merges\": [\"a b\"]}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"a\" + \"b\"");
