@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "api/handles.h"
 #include "runtime/chat_session.h"
 
@@ -76,14 +74,10 @@ vkformer_status vkformer_chat_reply(vkformer_chat *chat, const char *messages_js
   VKF_API_REQUIRE(out, "vkformer_chat_reply: out is NULL");
   memset(out, 0, sizeof *out);
   VKF_API_REQUIRE(chat && messages_json, "vkformer_chat_reply: chat or messages_json is NULL");
-  cJSON *messages = cJSON_Parse(messages_json);
-  if (!messages)
-    return vkf_api_status(vkf_status_make(VKF_STATUS_PARSE,
-                                          "vkformer_chat_reply: messages_json is not JSON"));
   piece_sink sink = {callback, user};
   vkf_chat_reply r;
-  vkf_status st = vkf_chat_session_reply(chat->session, messages, on_piece, &sink, &r);
-  cJSON_Delete(messages);
+  vkf_status st = vkf_chat_session_reply(chat->session, messages_json, strlen(messages_json),
+                                         on_piece, &sink, &r);
   if (st) return vkf_api_status(st);
   out->ids = malloc((r.id_count ? (size_t)r.id_count : 1) * sizeof *out->ids);
   if (!out->ids) {

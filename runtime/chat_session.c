@@ -7,12 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-
-#include "models/formats/json_fields.h"
 #include "models/generate/generation_config.h"
 #include "models/generate/sampling.h"
-#include "models/text/chat_template.h"
+#include "models/text/chat_prompt.h"
 #include "runtime/generate_engine.h"
 
 enum { MAX_END_IDS = 16, DEFAULT_CTX = 4096, CHUNK = 128 };
@@ -28,8 +25,7 @@ struct vkf_chat_session {
   vkf_decoder_model *dec;
   const vkf_text_tokenizer *tok;
   vkf_chat_options o;
-  vkf_chat_template *tmpl;
-  cJSON *vars; /* bos_token, eos_token, ..., add_generation_prompt */
+  vkf_chat_prompt *prompt;
   vkf_generation_config gc;
   vkf_sampling_options so;
   int64_t end_ids[MAX_END_IDS];
@@ -45,73 +41,6 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* A special token as tokenizer_config.json writes it: a string, or an AddedToken object. */
-static const char *token_string(const cJSON *item) {
-  if (cJSON_IsString(item)) return item->valuestring;
-  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "content"));
-}
-
-/* chat_template: a string, or a list of {"name", "template"} (the "default" one, else the first). */
-static const char *template_of(const cJSON *config) {
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive(config, "chat_template");
-  if (cJSON_IsString(t)) return t->valuestring;
-  const char *first = NULL;
-  const cJSON *e, *list = cJSON_IsArray(t) ? t : NULL;
-  cJSON_ArrayForEach(e, list) {
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
-    const char *body = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "template"));
-    if (body && !first) first = body;
-    if (body && name && !strcmp(name, "default")) return body;
-  }
-  return first;
-}
-
-static vkf_status read_template(vkf_chat_session *s, const char *dir) {
-  size_t n = strlen(dir) + 32, size = 0;
-  char *path = malloc(n), *text = NULL;
-  if (!path) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", dir);
-  snprintf(path, n, "%s/tokenizer_config.json", dir);
-  cJSON *config = NULL;
-  vkf_status st = vkf_json_read_file(path, &text, &size);
-  if (vkf_status_code_of(st) == VKF_STATUS_NOT_FOUND) {
-    vkf_status_free(st);
-    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                         "%s: no tokenizer_config.json, so no chat template (chat needs an "
-                         "instruction-tuned model that ships one)",
-                         dir);
-  }
-  if (!st) st = vkf_json_parse_object(text, size, path, &config);
-  const char *body = st ? NULL : template_of(config);
-  if (!st && !body)
-    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                         "%s: no chat_template (chat needs an instruction-tuned model whose "
-                         "tokenizer_config.json or GGUF metadata has one)",
-                         path);
-  if (!st) {
-    vkf_status ps = vkf_chat_template_parse(body, strlen(body), &s->tmpl);
-    if (ps) {
-      st = vkf_status_make(vkf_status_code_of(ps), "%s: chat_template: %s", path,
-                           vkf_status_message(ps));
-      vkf_status_free(ps);
-    }
-  }
-  /* the variables apply_chat_template passes: the special tokens map, add_generation_prompt */
-  if (!st && !(s->vars = cJSON_CreateObject()))
-    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
-  static const char *const names[] = {"bos_token", "eos_token", "unk_token", "pad_token"};
-  for (size_t i = 0; !st && i < sizeof names / sizeof *names; i++) {
-    const char *v = token_string(cJSON_GetObjectItemCaseSensitive(config, names[i]));
-    if (v && !cJSON_AddStringToObject(s->vars, names[i], v))
-      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
-  }
-  if (!st && !cJSON_AddBoolToObject(s->vars, "add_generation_prompt", 1))
-    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
-  cJSON_Delete(config);
-  free(text);
-  free(path);
-  return st;
 }
 
 static void add_end_id(vkf_chat_session *s, int64_t id) {
@@ -182,7 +111,7 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
   if (s->ctx > max_ctx || s->ctx < 2)
     st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "ctx %lld: 2 to the model's %lld positions",
                          (long long)s->ctx, (long long)max_ctx);
-  if (!st) st = read_template(s, dir);
+  if (!st) st = vkf_chat_prompt_load(dir, &s->prompt);
   if (!st) st = vkf_generation_config_load(dir, s->vocab, &s->gc);
   if (!st) {
     set_sampling(s);
@@ -212,30 +141,14 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
 void vkf_chat_session_close(vkf_chat_session *s) {
   if (!s) return;
   vkf_gen_engine_destroy(s->engine);
-  vkf_chat_template_destroy(s->tmpl);
-  cJSON_Delete(s->vars);
+  vkf_chat_prompt_destroy(s->prompt);
   free(s->cached);
   free(s);
 }
 
-vkf_status vkf_chat_session_render(const vkf_chat_session *s, const cJSON *messages,
-                                   char **out_text) {
-  *out_text = NULL;
-  if (!cJSON_IsArray(messages))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "messages must be a JSON array of {\"role\", \"content\"} objects");
-  int i = 0;
-  const cJSON *m;
-  cJSON_ArrayForEach(m, messages) {
-    if (!cJSON_IsObject(m) ||
-        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "role")) ||
-        !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "content")))
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                             "message %d is not an object with string \"role\" and \"content\"", i);
-    i++;
-  }
-  if (!i) return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "no messages");
-  return vkf_chat_template_render(s->tmpl, messages, s->vars, out_text, NULL);
+vkf_status vkf_chat_session_render(const vkf_chat_session *s, const char *messages_json,
+                                   size_t size, char **out_text) {
+  return vkf_chat_prompt_render(s->prompt, messages_json, size, out_text);
 }
 
 static int is_end(const vkf_chat_session *s, int64_t id) {
@@ -245,10 +158,10 @@ static int is_end(const vkf_chat_session *s, int64_t id) {
 }
 
 /* The rendered conversation's ids, checked against the vocabulary and the context. */
-static vkf_status prompt_of(vkf_chat_session *s, const cJSON *messages, int32_t **ids,
-                            size_t *count) {
+static vkf_status prompt_of(vkf_chat_session *s, const char *messages_json, size_t size,
+                            int32_t **ids, size_t *count) {
   char *text = NULL;
-  VKF_RETURN_IF_ERROR(vkf_chat_session_render(s, messages, &text));
+  VKF_RETURN_IF_ERROR(vkf_chat_session_render(s, messages_json, size, &text));
   vkf_status st = vkf_text_tokenizer_encode(s->tok, text, 0, ids, count);
   free(text);
   VKF_RETURN_IF_ERROR(st);
@@ -288,12 +201,12 @@ static vkf_status emit(vkf_chat_reply *r, size_t *cap, int64_t token, const char
   return VKF_OK;
 }
 
-vkf_status vkf_chat_session_reply(vkf_chat_session *s, const cJSON *messages,
+vkf_status vkf_chat_session_reply(vkf_chat_session *s, const char *messages_json, size_t json_size,
                                   vkf_chat_piece_fn on_piece, void *user, vkf_chat_reply *out) {
   memset(out, 0, sizeof *out);
   int32_t *ids = NULL;
   size_t n = 0;
-  vkf_status st = prompt_of(s, messages, &ids, &n);
+  vkf_status st = prompt_of(s, messages_json, json_size, &ids, &n);
   int64_t *history = NULL; /* conversation + reply, as int64 for the processors */
   float *scores = malloc((size_t)s->vocab * sizeof *scores);
   vkf_text_decoder *dec = NULL;

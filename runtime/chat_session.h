@@ -14,8 +14,6 @@
 #include "models/registry/model.h"
 #include "models/text/text_tokenizer.h"
 
-typedef struct cJSON cJSON;
-
 /* Zero fields take the checkpoint's generation config (sampling, eos ids) or the default. */
 typedef struct vkf_chat_options {
   int64_t ctx;       /* cache positions; 0: min(the model's maximum, 4096) */
@@ -61,14 +59,15 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
                                  vkf_chat_session **out);
 void vkf_chat_session_close(vkf_chat_session *s);
 
-/* The conversation `messages` (a JSON array of {"role", "content"} objects, as
- * apply_chat_template takes it) rendered with the generation prompt. *out_text is malloc'd. */
-vkf_status vkf_chat_session_render(const vkf_chat_session *s, const cJSON *messages,
-                                   char **out_text);
-/* Generates the assistant's next message for `messages`. `on_piece` may be NULL. The reply's
+/* The conversation `messages_json` (`size` bytes of a JSON list of {"role", "content"} objects,
+ * as apply_chat_template takes it) rendered with the generation prompt (models/text/
+ * chat_prompt.h). *out_text is malloc'd. */
+vkf_status vkf_chat_session_render(const vkf_chat_session *s, const char *messages_json,
+                                   size_t size, char **out_text);
+/* Generates the assistant's next message for `messages_json`. `on_piece` may be NULL. The reply's
  * buffers are the caller's (vkf_chat_reply_free). A prompt that leaves no room in the context is
  * INVALID_ARGUMENT saying how many tokens it has. */
-vkf_status vkf_chat_session_reply(vkf_chat_session *s, const cJSON *messages,
+vkf_status vkf_chat_session_reply(vkf_chat_session *s, const char *messages_json, size_t size,
                                   vkf_chat_piece_fn on_piece, void *user, vkf_chat_reply *out);
 void vkf_chat_reply_free(vkf_chat_reply *r);
 

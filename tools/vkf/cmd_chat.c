@@ -185,11 +185,21 @@ static vkf_status read_messages(const chat_args *a, cJSON **out) {
   return VKF_OK;
 }
 
+/* The session takes the conversation as JSON text. */
+static vkf_status reply_to(vkf_chat_session *s, const cJSON *messages, vkf_chat_piece_fn on_piece,
+                           vkf_chat_reply *r) {
+  char *json = cJSON_PrintUnformatted(messages);
+  if (!json) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat messages");
+  vkf_status st = vkf_chat_session_reply(s, json, strlen(json), on_piece, NULL, r);
+  free(json);
+  return st;
+}
+
 static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const char *model) {
   cJSON *messages = NULL;
   VKF_RETURN_IF_ERROR(read_messages(a, &messages));
   vkf_chat_reply r;
-  vkf_status st = vkf_chat_session_reply(s, messages, a->json ? NULL : print_piece, NULL, &r);
+  vkf_status st = reply_to(s, messages, a->json ? NULL : print_piece, &r);
   cJSON_Delete(messages);
   VKF_RETURN_IF_ERROR(st);
   if (a->json) {
@@ -249,7 +259,7 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
     st = add_message(messages, "user", line);
     free(line);
     vkf_chat_reply r;
-    if (!st) st = vkf_chat_session_reply(s, messages, print_piece, NULL, &r);
+    if (!st) st = reply_to(s, messages, print_piece, &r);
     if (st) break;
     printf("\n");
     fflush(stdout);
