@@ -3,6 +3,8 @@
  * tokenizer.ggml.* (llama.cpp's pre-tokenizer types as the tokenizers components that split the
  * same way), tokenizer_config.json with the chat template and special tokens. */
 #include "models/formats/gguf_model.h"
+#include "models/formats/gguf_spm.h"
+#include "models/formats/gguf_tokens.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +26,8 @@ static const arch_map k_archs[] = {
     {"qwen2", "qwen2", "Qwen2ForCausalLM"},
 };
 
-static vkf_status oom(const vkf_gguf *g) {
-  return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: building its JSON files", vkf_gguf_path(g));
-}
 
-/* A GGUF string as a NUL-terminated copy (strings in the file are not terminated). */
-static char *dup_n(const char *s, size_t n) {
-  char *c = malloc(n + 1);
-  if (c) {
-    memcpy(c, s, n);
-    c[n] = 0;
-  }
-  return c;
-}
+
 
 static vkf_status arch_of(const vkf_gguf *g, const arch_map **out, char arch[64]) {
   const char *s;
@@ -63,7 +54,7 @@ static vkf_status put_uint(const vkf_gguf *g, const char *arch, const char *key,
   else if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
   else VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, full, INT32_MAX, 0, &v));
   if (out) *out = v;
-  if (field && !cJSON_AddNumberToObject(doc, field, (double)v)) return oom(g);
+  if (field && !cJSON_AddNumberToObject(doc, field, (double)v)) return vkf_gguf_oom(g);
   return VKF_OK;
 }
 
@@ -74,7 +65,7 @@ static vkf_status put_float(const vkf_gguf *g, const char *arch, const char *key
   if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
   double v;
   VKF_RETURN_IF_ERROR(vkf_gguf_get_float_or(g, full, 0, &v));
-  return cJSON_AddNumberToObject(doc, field, v) ? VKF_OK : oom(g);
+  return cJSON_AddNumberToObject(doc, field, v) ? VKF_OK : vkf_gguf_oom(g);
 }
 
 /* tokenizer.ggml.KEY_token_id into doc[field] when present. */
@@ -84,7 +75,7 @@ static vkf_status put_token_id(const vkf_gguf *g, const char *key, cJSON *doc, c
   if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
   uint64_t v;
   VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, full, INT32_MAX, 0, &v));
-  return cJSON_AddNumberToObject(doc, field, (double)v) ? VKF_OK : oom(g);
+  return cJSON_AddNumberToObject(doc, field, (double)v) ? VKF_OK : vkf_gguf_oom(g);
 }
 
 static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
@@ -94,7 +85,7 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
   cJSON *classes = cJSON_AddArrayToObject(doc, "architectures");
   if (!classes || !cJSON_AddItemToArray(classes, cJSON_CreateString(a->hf_class)) ||
       !cJSON_AddStringToObject(doc, "model_type", a->model_type))
-    return oom(g);
+    return vkf_gguf_oom(g);
   uint64_t hidden = 0, heads = 0, rope_dims = 0;
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "embedding_length", doc, "hidden_size", 1, &hidden));
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "block_count", doc, "num_hidden_layers", 1, NULL));
@@ -124,7 +115,7 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
     snprintf(type, sizeof type, "%.*s", (int)(scaling_len < 31 ? scaling_len : 31), scaling);
     if (strcmp(type, "none")) {
       cJSON *rs = cJSON_AddObjectToObject(doc, "rope_scaling");
-      if (!rs || !cJSON_AddStringToObject(rs, "type", type)) return oom(g);
+      if (!rs || !cJSON_AddStringToObject(rs, "type", type)) return vkf_gguf_oom(g);
       VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.scaling.factor", rs, "factor"));
     }
   }
@@ -140,12 +131,12 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
   if (!vocab && tokens && tokens->type == VKF_GGUF_ARRAY) vocab = tokens->count;
   const vkf_gguf_tensor *embd = vkf_gguf_find_tensor(g, "token_embd.weight");
   if (!vocab && embd) vocab = (uint64_t)embd->dims[1];
-  if (vocab && !cJSON_AddNumberToObject(doc, "vocab_size", (double)vocab)) return oom(g);
+  if (vocab && !cJSON_AddNumberToObject(doc, "vocab_size", (double)vocab)) return vkf_gguf_oom(g);
   if (!cJSON_AddBoolToObject(doc, "tie_word_embeddings", !vkf_gguf_find_tensor(g, "output.weight")))
-    return oom(g);
+    return vkf_gguf_oom(g);
   if (!strcmp(a->model_type, "llama") &&
       !cJSON_AddBoolToObject(doc, "attention_bias", vkf_gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL))
-    return oom(g);
+    return vkf_gguf_oom(g);
   VKF_RETURN_IF_ERROR(put_token_id(g, "bos_token_id", doc, "bos_token_id"));
   VKF_RETURN_IF_ERROR(put_token_id(g, "eos_token_id", doc, "eos_token_id"));
   return put_token_id(g, "padding_token_id", doc, "pad_token_id");
@@ -187,25 +178,8 @@ static const char *pre_tokenizer_of(const char *pre) {
   return NULL;
 }
 
-/* A token id key (tokenizer.ggml.X_token_id) checked against the vocabulary; -1 when absent. */
-static vkf_status token_id(const vkf_gguf *g, const char *key, uint64_t vocab, int64_t *out) {
-  *out = -1;
-  if (!vkf_gguf_find_kv(g, key)) return VKF_OK;
-  uint64_t v;
-  VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, key, vocab ? vocab - 1 : 0, 0, &v));
-  *out = (int64_t)v;
-  return VKF_OK;
-}
-
-static vkf_status tokenizer_json(const vkf_gguf *g, cJSON *doc) {
-  const char *path = vkf_gguf_path(g), *model_s;
-  size_t model_n;
-  VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.ggml.model", &model_s, &model_n));
-  if (model_n != 4 || memcmp(model_s, "gpt2", 4))
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: tokenizer.ggml.model \"%.*s\" is not supported yet (gpt2-style "
-                           "BPE is)",
-                           path, (int)(model_n < 64 ? model_n : 64), model_s);
+static vkf_status gpt2_tokenizer_json(const vkf_gguf *g, cJSON *doc) {
+  const char *path = vkf_gguf_path(g);
   char pre[64] = "gpt2"; /* llama.cpp reads a missing pre as "default" with a warning */
   const char *pre_s;
   size_t pre_n;
@@ -234,16 +208,16 @@ static vkf_status tokenizer_json(const vkf_gguf *g, cJSON *doc) {
   cJSON *vocab = model ? cJSON_AddObjectToObject(model, "vocab") : NULL;
   cJSON *merge_list = model ? cJSON_AddArrayToObject(model, "merges") : NULL;
   cJSON *added = cJSON_AddArrayToObject(doc, "added_tokens");
-  if (!vocab || !merge_list || !added || !cJSON_AddStringToObject(model, "type", "BPE")) return oom(g);
+  if (!vocab || !merge_list || !added || !cJSON_AddStringToObject(model, "type", "BPE")) return vkf_gguf_oom(g);
   /* llama.cpp sets ignore_merges for the Llama 3 split (a word found whole is one token) */
   if (strstr(pre_json, "p{N}{1,3}") && !cJSON_AddBoolToObject(model, "ignore_merges", 1))
-    return oom(g);
+    return vkf_gguf_oom(g);
   for (uint64_t i = 0; i < tokens->count; i++) {
     const char *s;
     size_t n;
     vkf_gguf_array_string(g, tokens, i, &s, &n);
-    char *tok = dup_n(s, n);
-    if (!tok) return oom(g);
+    char *tok = vkf_gguf_dup_n(s, n);
+    if (!tok) return vkf_gguf_oom(g);
     if (strlen(tok) != n) {
       free(tok);
       return vkf_status_make(VKF_STATUS_PARSE, "%s: token %llu holds a NUL byte", path,
@@ -263,69 +237,38 @@ static vkf_status tokenizer_json(const vkf_gguf *g, cJSON *doc) {
            cJSON_AddBoolToObject(a, "special", type == TOKEN_CONTROL);
     }
     free(tok);
-    if (!ok) return oom(g);
+    if (!ok) return vkf_gguf_oom(g);
   }
   for (uint64_t i = 0; i < merges->count; i++) {
     const char *s;
     size_t n;
     vkf_gguf_array_string(g, merges, i, &s, &n);
-    char *m = dup_n(s, n);
+    char *m = vkf_gguf_dup_n(s, n);
     if (!m || !cJSON_AddItemToArray(merge_list, cJSON_CreateString(m))) {
       free(m);
-      return oom(g);
+      return vkf_gguf_oom(g);
     }
     free(m);
   }
   cJSON *pre_tok = cJSON_Parse(pre_json);
-  if (!pre_tok) return oom(g);
+  if (!pre_tok) return vkf_gguf_oom(g);
   cJSON_AddItemToObject(doc, "pre_tokenizer", pre_tok);
   cJSON *dec = cJSON_AddObjectToObject(doc, "decoder");
-  if (!dec || !cJSON_AddStringToObject(dec, "type", "ByteLevel")) return oom(g);
-  /* add_bos_token / add_eos_token: a template around the text, as transformers' converter adds */
-  int add_bos = 0, add_eos = 0;
-  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_bos_token", 0, &add_bos));
-  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_eos_token", 0, &add_eos));
-  int64_t bos, eos;
-  VKF_RETURN_IF_ERROR(token_id(g, "tokenizer.ggml.bos_token_id", tokens->count, &bos));
-  VKF_RETURN_IF_ERROR(token_id(g, "tokenizer.ggml.eos_token_id", tokens->count, &eos));
-  if ((add_bos && bos < 0) || (add_eos && eos < 0))
-    return vkf_status_make(VKF_STATUS_PARSE, "%s: add_%s_token is true but no %s_token_id is given",
-                           path, add_bos && bos < 0 ? "bos" : "eos", add_bos && bos < 0 ? "bos" : "eos");
-  if (add_bos || add_eos) {
-    cJSON *post = cJSON_AddObjectToObject(doc, "post_processor");
-    cJSON *single = post ? cJSON_AddArrayToObject(post, "single") : NULL;
-    cJSON *specials = post ? cJSON_AddObjectToObject(post, "special_tokens") : NULL;
-    if (!single || !specials || !cJSON_AddStringToObject(post, "type", "TemplateProcessing"))
-      return oom(g);
-    for (int part = 0; part < 3; part++) {
-      int64_t id = part == 0 ? (add_bos ? bos : -1) : part == 2 ? (add_eos ? eos : -1) : -1;
-      if (part != 1 && id < 0) continue;
-      cJSON *item = cJSON_CreateObject();
-      cJSON *inner = item ? cJSON_AddObjectToObject(item, part == 1 ? "Sequence" : "SpecialToken")
-                          : NULL;
-      if (!inner || !cJSON_AddItemToArray(single, item)) {
-        cJSON_Delete(item);
-        return oom(g);
-      }
-      if (!cJSON_AddNumberToObject(inner, "type_id", 0)) return oom(g);
-      if (part == 1) {
-        if (!cJSON_AddStringToObject(inner, "id", "A")) return oom(g);
-        continue;
-      }
-      const char *s;
-      size_t n;
-      vkf_gguf_array_string(g, tokens, (uint64_t)id, &s, &n);
-      char *tok = dup_n(s, n);
-      cJSON *st = tok ? cJSON_AddObjectToObject(specials, tok) : NULL;
-      cJSON *ids = st ? cJSON_AddArrayToObject(st, "ids") : NULL;
-      int ok = ids && cJSON_AddStringToObject(inner, "id", tok) &&
-               cJSON_AddStringToObject(st, "id", tok) &&
-               cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)id));
-      free(tok);
-      if (!ok) return oom(g);
-    }
-  }
-  return VKF_OK;
+  if (!dec || !cJSON_AddStringToObject(dec, "type", "ByteLevel")) return vkf_gguf_oom(g);
+  return vkf_gguf_add_template(g, doc, tokens, 0);
+}
+
+/* tokenizer.ggml.model: "gpt2" (byte-level BPE with merges) or "llama" (SentencePiece scores,
+ * gguf_spm.c). */
+static vkf_status tokenizer_json(const vkf_gguf *g, cJSON *doc) {
+  const char *model_s;
+  size_t model_n;
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.ggml.model", &model_s, &model_n));
+  if (model_n == 4 && !memcmp(model_s, "gpt2", 4)) return gpt2_tokenizer_json(g, doc);
+  if (model_n == 5 && !memcmp(model_s, "llama", 5)) return vkf_gguf_spm_tokenizer_json(g, doc);
+  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "%s: tokenizer.ggml.model \"%.*s\" is not supported (gpt2 and llama are)",
+                         vkf_gguf_path(g), (int)(model_n < 64 ? model_n : 64), model_s);
 }
 
 /* tokenizer_config.json: the chat template and the special tokens' strings. */
@@ -339,29 +282,35 @@ static vkf_status tokenizer_config_json(const vkf_gguf *g, cJSON *doc) {
                                         {"tokenizer.ggml.padding_token_id", "pad_token"}};
   for (size_t k = 0; tokens && k < sizeof keys / sizeof *keys; k++) {
     int64_t id;
-    VKF_RETURN_IF_ERROR(token_id(g, keys[k][0], tokens->count, &id));
+    VKF_RETURN_IF_ERROR(vkf_gguf_token_id(g, keys[k][0], tokens->count, &id));
     if (id < 0) continue;
     const char *s;
     size_t n;
     vkf_gguf_array_string(g, tokens, (uint64_t)id, &s, &n);
-    char *tok = dup_n(s, n);
+    char *tok = vkf_gguf_dup_n(s, n);
     int ok = tok && cJSON_AddStringToObject(doc, keys[k][1], tok);
     free(tok);
-    if (!ok) return oom(g);
+    if (!ok) return vkf_gguf_oom(g);
   }
-  int add_bos = 0;
-  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_bos_token", 0, &add_bos));
+  /* SentencePiece ("llama") vocabularies add BOS unless the file says otherwise, as llama.cpp
+   * and transformers' LlamaTokenizerFast do */
+  const char *model_s = "";
+  size_t model_n = 0;
+  if (vkf_gguf_find_kv(g, "tokenizer.ggml.model"))
+    VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.ggml.model", &model_s, &model_n));
+  int add_bos = 0, spm = model_n == 5 && !memcmp(model_s, "llama", 5);
+  VKF_RETURN_IF_ERROR(vkf_gguf_get_bool_or(g, "tokenizer.ggml.add_bos_token", spm, &add_bos));
   if (!cJSON_AddBoolToObject(doc, "add_bos_token", add_bos) ||
       !cJSON_AddBoolToObject(doc, "clean_up_tokenization_spaces", 0))
-    return oom(g);
+    return vkf_gguf_oom(g);
   if (vkf_gguf_find_kv(g, "tokenizer.chat_template")) {
     const char *s;
     size_t n;
     VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "tokenizer.chat_template", &s, &n));
-    char *t = dup_n(s, n);
+    char *t = vkf_gguf_dup_n(s, n);
     int ok = t && cJSON_AddStringToObject(doc, "chat_template", t);
     free(t);
-    if (!ok) return oom(g);
+    if (!ok) return vkf_gguf_oom(g);
   }
   return VKF_OK;
 }
@@ -378,11 +327,11 @@ vkf_status vkf_gguf_model_file(const vkf_gguf *g, const char *name, char **out_t
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s/%s: a GGUF file holds no %s",
                            vkf_gguf_path(g), name, name);
   cJSON *doc = cJSON_CreateObject();
-  if (!doc) return oom(g);
+  if (!doc) return vkf_gguf_oom(g);
   vkf_status s = make(g, doc);
   if (!s) {
     *out_text = cJSON_PrintUnformatted(doc);
-    if (!*out_text) s = oom(g);
+    if (!*out_text) s = vkf_gguf_oom(g);
     else *out_size = strlen(*out_text);
   }
   cJSON_Delete(doc);

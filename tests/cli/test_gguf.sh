@@ -3,7 +3,8 @@
 # converts it (Q/K rows permuted) in Q8_0, Q4_1, Q5_0 and F16 generates the ids and logits of its
 # Hugging Face twin (the gguf package's dequantised values, un-permuted by transformers'
 # reverse_permute_weights); tokenizer.ggml.* tokenizers give Hugging Face's ids for the texts of the
-# BPE goldens; bad files and paths are one "vkf: ..." line.
+# BPE goldens, and a SentencePiece vocabulary those of transformers' GGUFLlamaConverter; bad files
+# and paths are one "vkf: ..." line.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
@@ -61,6 +62,22 @@ if len(got) != len(cases) or bad or len(cases) < 20:
     sys.exit("%d of %d differ: %s" % (len(bad), len(cases), bad[:2]))
 PY
 done
+
+# A SentencePiece ("llama") vocabulary: transformers' GGUFLlamaConverter's ids (merges made from
+# the scores, byte fallback, the Llama normalizer, BOS added, <s> </s> <unk> special).
+python3 - "$VKF" <<'PY' && ok || bad "SentencePiece GGUF tokenizer"
+import json, subprocess, sys
+vkf = sys.argv[1]
+cases = json.load(open("tests/models/golden/gguf/tok_spm.json", encoding="utf-8"))["texts"]
+run = subprocess.run([vkf, "tokenize", "--json", "--model", "tests/models/data/gguf/tok_spm.gguf", "--"]
+                     + [c["text"] for c in cases], capture_output=True)
+if run.returncode:
+    sys.exit(run.stderr.decode())
+got = json.loads(run.stdout)["texts"]
+bad = [(a["text"], a["ids"], c["ids"]) for a, c in zip(got, cases) if a["ids"] != c["ids"]]
+if bad or len(got) != len(cases):
+    sys.exit("differ: %s" % bad[:2])
+PY
 
 # Bad files and paths.
 expect_error generate "missing .gguf" "no.gguf" --model "$tmp/no.gguf" --ids 1

@@ -18,11 +18,19 @@ independent side:
                                               types CONTROL for special added tokens, the `pre`
                                               name llama.cpp gives that split); tokenizing with it
                                               must give tests/models/golden/bpe/NAME.json
+  tests/models/data/gguf/tok_spm.gguf         a SentencePiece BPE vocabulary (byte fallback) trained
+                                              here with `sentencepiece`, written as
+                                              convert_hf_to_gguf.py writes one (model "llama":
+                                              tokens, scores, token types)
+  tests/models/golden/gguf/tok_spm.json       {"texts": [{"text", "ids"}]}: transformers'
+                                              GGUFLlamaConverter tokenizer on stress strings, BOS
+                                              first as LlamaTokenizerFast adds it
   tests/models/data/gguf/llama_tiny_TYPE_twin/ the Hugging Face folder of the same values: each
                                               weight dequantised by the package and un-permuted
                                               with transformers' reverse_permute_weights, F32
 
-    python3 -m venv /tmp/gvenv && /tmp/gvenv/bin/pip install gguf numpy
+    python3 -m venv /tmp/gvenv && /tmp/gvenv/bin/pip install gguf numpy sentencepiece \
+        "transformers==4.46.3"
     /tmp/gvenv/bin/python tools/goldens/make_gguf_goldens.py [--root .]
 """
 import argparse
@@ -224,6 +232,85 @@ def write_tokenizer(root, out_dir, name):
     w.close()
 
 
+SPM_CORPUS = """The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs.
+Sphinx of black quartz, judge my vow! How vexingly quick daft zebras jump.
+Tokenizers split text into pieces; pieces become ids. The model reads the ids.
+In 2024 there were 365 days, 12 months and 52 weeks; 3.14159 is close to pi.
+café naïve déjà vu façade — über straße ÀÉÎÕÜ. 你好世界 こんにちは 안녕하세요.
+def f(x):\n    return x * 2  # a comment\n
+""" * 20
+
+SPM_TEXTS = [
+    "Hello world",
+    "The quick brown fox jumps over the lazy dog.",
+    "  leading and   inner   spaces  ",
+    "tabs\tand\nnewlines\n\n",
+    "café naïve Ünïcödé 你好 😀 🇫🇷 Ωμέγα",
+    "unseen: zxqv qqq 💡",
+    "<s> and </s> and <unk> in text",
+    "1234567890 3.14159",
+    "def f(x):\n    return x * 2",
+    "",
+    " ",
+    "▁already▁has▁metaspace",
+]
+
+
+def write_spm_tokenizer(root, out_dir):
+    import tempfile
+    import sentencepiece as spm
+    from transformers.integrations.ggml import GGUF_TO_FAST_CONVERTERS
+    with tempfile.TemporaryDirectory() as d:
+        corpus = os.path.join(d, "corpus.txt")
+        open(corpus, "w", encoding="utf-8").write(SPM_CORPUS)
+        spm.SentencePieceTrainer.train(input=corpus, model_prefix=os.path.join(d, "sp"),
+                                       vocab_size=400, model_type="bpe", byte_fallback=True,
+                                       character_coverage=0.9995, num_threads=1, seed_sentencepiece_size=10000,
+                                       shuffle_input_sentence=False, minloglevel=2)
+        sp = spm.SentencePieceProcessor(model_file=os.path.join(d, "sp.model"))
+    tokens, scores, types = [], [], []
+    for i in range(sp.vocab_size()):
+        tokens.append(sp.id_to_piece(i))
+        scores.append(sp.get_score(i))
+        t = gguf.TokenType.NORMAL
+        if sp.is_unknown(i):
+            t = gguf.TokenType.UNKNOWN
+        elif sp.is_control(i):
+            t = gguf.TokenType.CONTROL
+        elif sp.is_unused(i):
+            t = gguf.TokenType.UNUSED
+        elif sp.is_byte(i):
+            t = gguf.TokenType.BYTE
+        types.append(t)
+    w = gguf.GGUFWriter(os.path.join(out_dir, "tok_spm.gguf"), "llama")
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(sp.bos_id())
+    w.add_eos_token_id(sp.eos_id())
+    w.add_unk_token_id(sp.unk_id())
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(False)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    d = {"tokenizer_type": "llama", "tokens": tokens, "scores": scores, "token_type": [int(t) for t in types],
+         "bos_token_id": sp.bos_id(), "eos_token_id": sp.eos_id(), "unk_token_id": sp.unk_id()}
+    from transformers import PreTrainedTokenizerFast
+    conv = GGUF_TO_FAST_CONVERTERS["llama"](d)
+    # as load_gguf_checkpoint hands it to the fast tokenizer: its special tokens (unk included)
+    # become added special tokens there
+    tk = PreTrainedTokenizerFast(tokenizer_object=conv.converted(), unk_token=tokens[sp.unk_id()],
+                                 bos_token=tokens[sp.bos_id()], eos_token=tokens[sp.eos_id()])
+    doc = {"texts": [{"text": t, "ids": [sp.bos_id()] + tk.encode(t, add_special_tokens=False)}
+                     for t in SPM_TEXTS]}
+    gold = os.path.join(root, "tests/models/golden/gguf")
+    os.makedirs(gold, exist_ok=True)
+    json.dump(doc, open(os.path.join(gold, "tok_spm.json"), "w"), ensure_ascii=False, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=".")
@@ -235,6 +322,7 @@ def main():
         write_tiny(a.root, out_dir, t)
     for name in PRE:
         write_tokenizer(a.root, out_dir, name)
+    write_spm_tokenizer(a.root, out_dir)
 
 
 if __name__ == "__main__":
