@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GGUF files as models (tools/goldens/make_gguf_goldens.py): a tiny Llama converted as llama.cpp
-# converts it (Q/K rows permuted) in Q8_0, Q4_1, Q5_0 and F16 generates the ids and logits of its
+# converts it (Q/K rows permuted) in Q8_0, Q4_1, Q5_0 and F16, and a tiny Qwen2 (QKV biases, tied
+# embeddings, rows as they are) in Q8_0, each generates the ids and logits of its
 # Hugging Face twin (the gguf package's dequantised values, un-permuted by transformers'
 # reverse_permute_weights); tokenizer.ggml.* tokenizers give Hugging Face's ids for the texts of the
 # BPE goldens, and a SentencePiece vocabulary those of transformers' GGUFLlamaConverter; bad files
@@ -11,10 +12,10 @@ source tests/cli/lib.sh
 D=tests/models/data/gguf
 IDS=1,5,9,200,17,3,64
 
-for t in q8_0 q4_1 q5_0 f16; do
-  "$VKF" generate --model $D/llama_tiny_$t.gguf --ids $IDS --greedy --ignore-eos --max-new-tokens 16 \
+for t in llama_tiny_q8_0 llama_tiny_q4_1 llama_tiny_q5_0 llama_tiny_f16 qwen2_tiny_q8_0; do
+  "$VKF" generate --model $D/$t.gguf --ids $IDS --greedy --ignore-eos --max-new-tokens 16 \
     --json --save-logits "$tmp/g.npy" >"$tmp/g.json" 2>"$tmp/err" || bad "$t gguf: $(cat "$tmp/err")"
-  "$VKF" generate --model $D/llama_tiny_${t}_twin --ids $IDS --greedy --ignore-eos \
+  "$VKF" generate --model $D/${t}_twin --ids $IDS --greedy --ignore-eos \
     --max-new-tokens 16 --json --save-logits "$tmp/t.npy" >"$tmp/t.json" 2>"$tmp/err" ||
     bad "$t twin: $(cat "$tmp/err")"
   # The GGUF's weights are dequantised exactly as the twin's were: the same ids, and logits equal

@@ -11,7 +11,9 @@ independent side:
   tests/models/data/gguf/quants_expected.gguf the same names as F32: gguf.quants.dequantize's values
   tests/models/data/gguf/llama_tiny_TYPE.gguf tests/models/data/llama_tiny written as llama.cpp's
                                               convert_hf_to_gguf.py writes a Llama (Q/K rows
-                                              permuted, llama.* keys), its 2-D weights in TYPE
+                                              permuted, llama.* keys), its 2-D weights in TYPE;
+                                              qwen2_tiny_q8_0.gguf likewise (qwen2.* keys, QKV
+                                              biases, tied embeddings, no permutation)
   tests/models/data/gguf/tok_NAME.gguf        tests/models/data/NAME/tokenizer.json (the BPE test
                                               tokenizers: gpt2, llama3, qwen2, smollm) as
                                               convert_hf_to_gguf.py writes tokenizer.ggml.* (token
@@ -134,19 +136,25 @@ LAYER_NAMES = [("input_layernorm.weight", "attn_norm.weight"),
                ("self_attn.q_proj.weight", "attn_q.weight"),
                ("self_attn.k_proj.weight", "attn_k.weight"),
                ("self_attn.v_proj.weight", "attn_v.weight"),
+               ("self_attn.q_proj.bias", "attn_q.bias"),
+               ("self_attn.k_proj.bias", "attn_k.bias"),
+               ("self_attn.v_proj.bias", "attn_v.bias"),
                ("self_attn.o_proj.weight", "attn_output.weight"),
                ("mlp.gate_proj.weight", "ffn_gate.weight"), ("mlp.up_proj.weight", "ffn_up.weight"),
                ("mlp.down_proj.weight", "ffn_down.weight")]
 
 
-def write_tiny(root, out_dir, qtype):
-    src = os.path.join(root, "tests/models/data/llama_tiny")
+def write_tiny(root, out_dir, qtype, model="llama_tiny", arch="llama"):
+    """A tiny checkpoint as convert_hf_to_gguf.py writes it: Llama's Q/K rows permuted (its
+    LlamaModel.permute), Qwen2's kept (Qwen2Model does not permute); biases and norms F32."""
+    src = os.path.join(root, "tests/models/data", model)
     cfg = json.load(open(os.path.join(src, "config.json")))
     hf = read_safetensors(os.path.join(src, "model.safetensors"))
     heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    name = f"llama_tiny_{qtype.name.lower()}"
-    w = gguf.GGUFWriter(os.path.join(out_dir, name + ".gguf"), "llama")
-    w.add_name("llama tiny " + qtype.name)
+    name = f"{model}_{qtype.name.lower()}"
+    w = gguf.GGUFWriter(os.path.join(out_dir, name + ".gguf"), arch)
+    w.add_name(model.replace("_", " ") + " " + qtype.name)
+    permuted = arch == "llama"
     w.add_context_length(cfg["max_position_embeddings"])
     w.add_embedding_length(cfg["hidden_size"])
     w.add_block_count(cfg["num_hidden_layers"])
@@ -164,10 +172,12 @@ def write_tiny(root, out_dir, qtype):
         names += [(f"model.layers.{i}.{h}", f"blk.{i}.{g}") for h, g in LAYER_NAMES]
     twin = {}
     for h, g in names:
+        if h not in hf:  # lm_head of a tied model, biases of a model without them
+            continue
         t = hf[h]
-        if g.endswith("attn_q.weight"):
+        if permuted and g.endswith("attn_q.weight"):
             t = permute(t, heads, heads)
-        elif g.endswith("attn_k.weight"):
+        elif permuted and g.endswith("attn_k.weight"):
             t = permute(t, heads, kv)
         if t.ndim == 1:  # norms stay F32, as llama.cpp keeps them
             w.add_tensor(g, t)
@@ -179,9 +189,9 @@ def write_tiny(root, out_dir, qtype):
             q = quants.quantize(t, qtype)
             w.add_tensor(g, q, raw_dtype=qtype)
             back = quants.dequantize(q, qtype).astype(np.float32)
-        if g.endswith("attn_q.weight"):
+        if permuted and g.endswith("attn_q.weight"):
             back = reverse_permute(back, heads, heads)
-        elif g.endswith("attn_k.weight"):
+        elif permuted and g.endswith("attn_k.weight"):
             back = reverse_permute(back, heads, kv)
         twin[h] = back
     w.write_header_to_file()
@@ -320,6 +330,7 @@ def main():
     write_quants(out_dir)
     for t in TINY_TYPES:
         write_tiny(a.root, out_dir, t)
+    write_tiny(a.root, out_dir, T.Q8_0, "qwen2_tiny", "qwen2")
     for name in PRE:
         write_tokenizer(a.root, out_dir, name)
     write_spm_tokenizer(a.root, out_dir)
