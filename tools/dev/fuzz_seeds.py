@@ -110,6 +110,10 @@ def main():
     add("fuzz_text_files", "bart_bare", SEP.join([b"", b"", read(f"{bart}/vocab.json"),
                                                   read(f"{bart}/merges.txt"), b"", TEXTS[2]]))
     add("fuzz_bpe_load", "t5_unigram", SEP.join([read(f"{data}/tok_t5/tokenizer.json"), TEXTS[2]]))
+    # one tokenizer per tokenizers component (tools/goldens/make_tokenizer_components_golden.py)
+    for path in sorted(glob.glob(f"{data}/tokcomp_*/tokenizer.json")):
+        name = os.path.basename(os.path.dirname(path))
+        add("fuzz_bpe_load", name, SEP.join([read(path), TEXTS[1]]))
 
     # fuzz_chat_template: a chat template, then a messages JSON array (two of the goldens')
     golden = json.loads(read(f"{src}/tests/models/golden/chat_templates.json"))
