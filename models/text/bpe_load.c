@@ -496,11 +496,10 @@ static vkf_status load_merges(vkf_bpe *b, const cJSON *merges) {
     uint64_t key = vkf_bpe_pair_key(a, c);
     size_t i = vkf_bpe_pair_slot(key, b->merge_mask);
     while (b->merge_keys[i] != UINT64_MAX && b->merge_keys[i] != key) i = (i + 1) & b->merge_mask;
-    if (b->merge_keys[i] == UINT64_MAX) { /* a repeated merge keeps its first rank */
-      b->merge_keys[i] = key;
-      b->merge_ranks[i] = rank;
-      b->merge_ids[i] = id;
-    }
+    /* a repeated merge takes its last rank: tokenizers collects the merges into a map in order */
+    b->merge_keys[i] = key;
+    b->merge_ranks[i] = rank;
+    b->merge_ids[i] = id;
     rank++;
   }
   free(joined);

@@ -519,6 +519,23 @@ static void check_wordpiece(void) {
   vkf_text_tokenizer_destroy(tok);
 }
 
+/* A merge listed twice ranks where it appears last, as tokenizers' merge map (a HashMap filled
+ * in order) keeps it: with "b c", "a b", "b c", "abc" is "ab" + "c" (tokenizers 0.15.2). */
+static void check_repeated_merge(const char *tmp) {
+  write_file(tmp, "tokenizer.json",
+             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, "
+             "\"ab\": 3, \"bc\": 4}, \"merges\": [\"b c\", \"a b\", \"b c\"]}}");
+  vkf_text_tokenizer *t = NULL;
+  CHECK_OK(vkf_text_tokenizer_load(tmp, &t));
+  if (!t) return;
+  int32_t *ids = NULL;
+  size_t n = 0;
+  CHECK_OK(vkf_text_tokenizer_encode(t, "abc", 0, &ids, &n));
+  CHECK_MSG(n == 2 && ids[0] == 3 && ids[1] == 2, "abc: %zu ids, first %d", n, n ? ids[0] : -1);
+  free(ids);
+  vkf_text_tokenizer_destroy(t);
+}
+
 int main(void) {
   char tmp[] = "/tmp/vkf_test_bpe_XXXXXX";
   VKF_ASSERT(mkdtemp(tmp));
@@ -527,6 +544,7 @@ int main(void) {
   check_long_words();
   check_errors(tmp);
   check_pair_merges(tmp);
+  check_repeated_merge(tmp);
   check_ignore_merges(tmp);
   check_unicode_normalizers(tmp);
   char path[4096];
