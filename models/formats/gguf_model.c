@@ -24,6 +24,7 @@ typedef struct arch_map {
 static const arch_map k_archs[] = {
     {"llama", "llama", "LlamaForCausalLM"},
     {"qwen2", "qwen2", "Qwen2ForCausalLM"},
+    {"gpt2", "gpt2", "GPT2LMHeadModel"},
 };
 
 
@@ -78,6 +79,34 @@ static vkf_status put_token_id(const vkf_gguf *g, const char *key, cJSON *doc, c
   return cJSON_AddNumberToObject(doc, field, (double)v) ? VKF_OK : vkf_gguf_oom(g);
 }
 
+/* vocab_size (the key, else the token list, as transformers' loader does, else the embedding's
+ * rows), tie_word_embeddings (no output.weight) and the special token ids. */
+static vkf_status put_vocab_and_ids(const vkf_gguf *g, const char *arch, cJSON *doc) {
+  uint64_t vocab = 0;
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "vocab_size", doc, NULL, 0, &vocab));
+  const vkf_gguf_kv *tokens = vkf_gguf_find_kv(g, "tokenizer.ggml.tokens");
+  if (!vocab && tokens && tokens->type == VKF_GGUF_ARRAY) vocab = tokens->count;
+  const vkf_gguf_tensor *embd = vkf_gguf_find_tensor(g, "token_embd.weight");
+  if (!vocab && embd) vocab = (uint64_t)embd->dims[1];
+  if (vocab && !cJSON_AddNumberToObject(doc, "vocab_size", (double)vocab)) return vkf_gguf_oom(g);
+  if (!cJSON_AddBoolToObject(doc, "tie_word_embeddings", !vkf_gguf_find_tensor(g, "output.weight")))
+    return vkf_gguf_oom(g);
+  VKF_RETURN_IF_ERROR(put_token_id(g, "bos_token_id", doc, "bos_token_id"));
+  VKF_RETURN_IF_ERROR(put_token_id(g, "eos_token_id", doc, "eos_token_id"));
+  return put_token_id(g, "padding_token_id", doc, "pad_token_id");
+}
+
+/* GPT2Config's own names for the gpt2.* keys. */
+static vkf_status gpt2_config(const vkf_gguf *g, const char *arch, cJSON *doc) {
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "embedding_length", doc, "n_embd", 1, NULL));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "block_count", doc, "n_layer", 1, NULL));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "attention.head_count", doc, "n_head", 1, NULL));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "feed_forward_length", doc, "n_inner", 0, NULL));
+  VKF_RETURN_IF_ERROR(put_uint(g, arch, "context_length", doc, "n_positions", 0, NULL));
+  VKF_RETURN_IF_ERROR(put_float(g, arch, "attention.layer_norm_epsilon", doc, "layer_norm_epsilon"));
+  return put_vocab_and_ids(g, arch, doc);
+}
+
 static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
   const arch_map *a = NULL;
   char arch[64];
@@ -86,6 +115,7 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
   if (!classes || !cJSON_AddItemToArray(classes, cJSON_CreateString(a->hf_class)) ||
       !cJSON_AddStringToObject(doc, "model_type", a->model_type))
     return vkf_gguf_oom(g);
+  if (!strcmp(a->model_type, "gpt2")) return gpt2_config(g, arch, doc);
   uint64_t hidden = 0, heads = 0, rope_dims = 0;
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "embedding_length", doc, "hidden_size", 1, &hidden));
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "block_count", doc, "num_hidden_layers", 1, NULL));
@@ -124,22 +154,10 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
                            "%s: tensor \"rope_freqs.weight\" (Llama 3.1 rope scaling as a tensor) "
                            "is not supported",
                            vkf_gguf_path(g));
-  /* vocab_size: the key, else the token list (transformers' loader does the same) */
-  uint64_t vocab = 0;
-  VKF_RETURN_IF_ERROR(put_uint(g, arch, "vocab_size", doc, NULL, 0, &vocab));
-  const vkf_gguf_kv *tokens = vkf_gguf_find_kv(g, "tokenizer.ggml.tokens");
-  if (!vocab && tokens && tokens->type == VKF_GGUF_ARRAY) vocab = tokens->count;
-  const vkf_gguf_tensor *embd = vkf_gguf_find_tensor(g, "token_embd.weight");
-  if (!vocab && embd) vocab = (uint64_t)embd->dims[1];
-  if (vocab && !cJSON_AddNumberToObject(doc, "vocab_size", (double)vocab)) return vkf_gguf_oom(g);
-  if (!cJSON_AddBoolToObject(doc, "tie_word_embeddings", !vkf_gguf_find_tensor(g, "output.weight")))
-    return vkf_gguf_oom(g);
   if (!strcmp(a->model_type, "llama") &&
       !cJSON_AddBoolToObject(doc, "attention_bias", vkf_gguf_find_tensor(g, "blk.0.attn_q.bias") != NULL))
     return vkf_gguf_oom(g);
-  VKF_RETURN_IF_ERROR(put_token_id(g, "bos_token_id", doc, "bos_token_id"));
-  VKF_RETURN_IF_ERROR(put_token_id(g, "eos_token_id", doc, "eos_token_id"));
-  return put_token_id(g, "padding_token_id", doc, "pad_token_id");
+  return put_vocab_and_ids(g, arch, doc);
 }
 
 /* llama.cpp's pre-tokenizer types (llama-vocab.cpp) as tokenizers pre_tokenizer JSON that splits

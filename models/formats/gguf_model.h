@@ -14,7 +14,7 @@
 #include "models/formats/gguf.h"
 
 /* Architectures read from GGUF (general.architecture). */
-#define VKF_GGUF_ARCHITECTURES "llama, qwen2"
+#define VKF_GGUF_ARCHITECTURES "llama, qwen2, gpt2"
 
 /* The text of file `name` of the folder the GGUF stands for: "config.json",
  * "tokenizer.json", "tokenizer_config.json" (chat_template, bos/eos/pad tokens, add_bos_token).

@@ -34,31 +34,56 @@ static const char *const k_layer[][2] = {
     {"ffn_down.weight", "mlp.down_proj.weight"},
 };
 
+/* GPT-2 (llama.cpp's LLM_ARCH_GPT2). The four Conv1D weights are stored [in, out] by Hugging Face;
+ * llama.cpp's converter transposed them to [out, in] rows, so they are transposed back. */
+static const char *const k_gpt2_globals[][2] = {
+    {"token_embd.weight", "transformer.wte.weight"},
+    {"position_embd.weight", "transformer.wpe.weight"},
+    {"output_norm.weight", "transformer.ln_f.weight"},
+    {"output_norm.bias", "transformer.ln_f.bias"},
+    {"output.weight", "lm_head.weight"},
+};
+static const char *const k_gpt2_layer[][2] = {
+    {"attn_norm.weight", "ln_1.weight"},        {"attn_norm.bias", "ln_1.bias"},
+    {"attn_qkv.weight", "attn.c_attn.weight"},  {"attn_qkv.bias", "attn.c_attn.bias"},
+    {"attn_output.weight", "attn.c_proj.weight"}, {"attn_output.bias", "attn.c_proj.bias"},
+    {"ffn_norm.weight", "ln_2.weight"},         {"ffn_norm.bias", "ln_2.bias"},
+    {"ffn_up.weight", "mlp.c_fc.weight"},       {"ffn_up.bias", "mlp.c_fc.bias"},
+    {"ffn_down.weight", "mlp.c_proj.weight"},   {"ffn_down.bias", "mlp.c_proj.bias"},
+};
+
 typedef struct plan {
   const vkf_gguf_tensor *t;
   char name[160];
   int permute_heads; /* 0: rows as they are; else un-permute rows in this many heads */
   int keep_raw;      /* F16 / BF16: bytes copied, dtype kept */
+  int transpose;     /* a GPT-2 Conv1D weight: [out, in] rows back to [in, out] */
   size_t offset, size;
 } plan;
 
-/* The Hugging Face name of `name`, and which projection it is (1 q, 2 k, 0 other); 0 when the
- * name is not one the mapping knows. */
-static int map_name(const char *name, char out[160], int *proj) {
-  *proj = 0;
-  for (size_t i = 0; i < sizeof k_globals / sizeof *k_globals; i++)
-    if (!strcmp(name, k_globals[i][0])) {
-      snprintf(out, 160, "%s", k_globals[i][1]);
+/* The Hugging Face name of `name`, which projection it is (1 q, 2 k, 0 other) and whether it is a
+ * transposed Conv1D weight; 0 when the name is not one the mapping knows. */
+static int map_name(const char *name, int gpt2, char out[160], int *proj, int *transpose) {
+  *proj = *transpose = 0;
+  const char *const(*globals)[2] = gpt2 ? k_gpt2_globals : k_globals;
+  size_t nglobals = gpt2 ? sizeof k_gpt2_globals / sizeof *k_gpt2_globals
+                         : sizeof k_globals / sizeof *k_globals;
+  const char *const(*layer)[2] = gpt2 ? k_gpt2_layer : k_layer;
+  size_t nlayer = gpt2 ? sizeof k_gpt2_layer / sizeof *k_gpt2_layer : sizeof k_layer / sizeof *k_layer;
+  for (size_t i = 0; i < nglobals; i++)
+    if (!strcmp(name, globals[i][0])) {
+      snprintf(out, 160, "%s", globals[i][1]);
       return 1;
     }
-  unsigned layer;
+  unsigned index;
   int used = 0;
-  if (sscanf(name, "blk.%u.%n", &layer, &used) != 1 || !used || layer > 100000) return 0;
-  for (size_t i = 0; i < sizeof k_layer / sizeof *k_layer; i++)
-    if (!strcmp(name + used, k_layer[i][0])) {
-      snprintf(out, 160, "model.layers.%u.%s", layer, k_layer[i][1]);
-      if (!strncmp(k_layer[i][0], "attn_q.", 7)) *proj = 1;
-      if (!strncmp(k_layer[i][0], "attn_k.", 7)) *proj = 2;
+  if (sscanf(name, "blk.%u.%n", &index, &used) != 1 || !used || index > 100000) return 0;
+  for (size_t i = 0; i < nlayer; i++)
+    if (!strcmp(name + used, layer[i][0])) {
+      snprintf(out, 160, gpt2 ? "transformer.h.%u.%s" : "model.layers.%u.%s", index, layer[i][1]);
+      if (!gpt2 && !strncmp(layer[i][0], "attn_q.", 7)) *proj = 1;
+      if (!gpt2 && !strncmp(layer[i][0], "attn_k.", 7)) *proj = 2;
+      *transpose = gpt2 && strstr(layer[i][0], ".weight") && !strstr(layer[i][0], "norm");
       return 1;
     }
   return 0;
@@ -78,22 +103,29 @@ static vkf_status fill(const vkf_gguf *g, const plan *p, uint8_t *dst) {
   int64_t row_len = t->dims[0], rows = t->element_count / row_len;
   size_t src_row = (size_t)(row_len / info.block) * info.bytes;
   size_t dst_row = p->keep_raw ? (size_t)row_len * 2 : (size_t)row_len * sizeof(float);
+  size_t elem = p->keep_raw ? 2 : sizeof(float);
+  uint8_t *tmp = p->transpose ? malloc(dst_row) : NULL;
+  if (p->transpose && !tmp)
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: tensor \"%s\"", vkf_gguf_path(g), t->name);
   for (int64_t o = 0; o < rows; o++) {
     const uint8_t *src = t->data + (size_t)source_row(o, rows, p->permute_heads) * src_row;
-    uint8_t *out = dst + (size_t)o * dst_row;
-    if (p->keep_raw) {
-      memcpy(out, src, dst_row);
-      continue;
-    }
-    float *row = (float *)(void *)out; /* the image's data start and every offset are 4-aligned */
-    vkf_status s = vkf_gguf_dequantize(t->type, src, (size_t)row_len, row);
+    uint8_t *out = p->transpose ? tmp : dst + (size_t)o * dst_row;
+    vkf_status s = VKF_OK;
+    if (p->keep_raw) memcpy(out, src, dst_row);
+    /* the image's data start and every offset are 4-aligned */
+    else s = vkf_gguf_dequantize(t->type, src, (size_t)row_len, (float *)(void *)out);
+    if (!s && p->transpose) /* row o of [out, in] is column o of [in, out] */
+      for (int64_t k = 0; k < row_len; k++)
+        memcpy(dst + ((size_t)k * (size_t)rows + (size_t)o) * elem, tmp + (size_t)k * elem, elem);
     if (s) {
       vkf_status named = vkf_status_make(vkf_status_code_of(s), "%s: tensor \"%s\": %s",
                                          vkf_gguf_path(g), t->name, vkf_status_message(s));
       vkf_status_free(s);
+      free(tmp);
       return named;
     }
   }
+  free(tmp);
   return VKF_OK;
 }
 
@@ -102,6 +134,7 @@ static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total)
   size_t arch_n = 0;
   VKF_RETURN_IF_ERROR(vkf_gguf_get_string(g, "general.architecture", &arch_s, &arch_n));
   int permute = arch_n == 5 && !memcmp(arch_s, "llama", 5); /* qwen2: rotary halves kept */
+  int gpt2 = arch_n == 4 && !memcmp(arch_s, "gpt2", 4);
   char key[96];
   uint64_t heads = 0, kv_heads = 0;
   snprintf(key, sizeof key, "%.*s.attention.head_count", (int)(arch_n < 32 ? arch_n : 32), arch_s);
@@ -114,10 +147,10 @@ static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total)
     plan *p = &plans[i];
     p->t = vkf_gguf_tensor_at(g, i);
     int proj;
-    if (!map_name(p->t->name, p->name, &proj))
+    if (!map_name(p->t->name, gpt2, p->name, &proj, &p->transpose))
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: tensor \"%s\" has no place in the architecture (not a Llama-style "
-                             "tensor name)",
+                             "%s: tensor \"%s\" has no place in the architecture (not one of "
+                             "llama.cpp's names for it)",
                              path, p->t->name);
     vkf_gguf_type_info info = vkf_gguf_type_info_of(p->t->type);
     if (!info.dequantizable)
@@ -159,8 +192,9 @@ static char *header_of(const plan *plans, size_t count) {
     cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
     cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
     ok = shape && offs && cJSON_AddStringToObject(e, "dtype", dtype);
-    for (int d = p->t->n_dims - 1; ok && d >= 0; d--)
-      ok = cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)p->t->dims[d]));
+    for (int k = 0; ok && k < p->t->n_dims; k++) /* reversed ggml dims; a transpose keeps them */
+      ok = cJSON_AddItemToArray(
+          shape, cJSON_CreateNumber((double)p->t->dims[p->transpose ? k : p->t->n_dims - 1 - k]));
     ok = ok && cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)p->offset)) &&
          cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)(p->offset + p->size)));
   }

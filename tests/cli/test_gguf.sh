@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GGUF files as models (tools/goldens/make_gguf_goldens.py): a tiny Llama converted as llama.cpp
 # converts it (Q/K rows permuted) in Q8_0, Q4_1, Q5_0 and F16, and a tiny Qwen2 (QKV biases, tied
-# embeddings, rows as they are) in Q8_0, each generates the ids and logits of its
+# embeddings, rows as they are) in Q8_0, and a tiny GPT-2 (Conv1D weights transposed by the
+# converter, Q8_0 and F16 mixed), each generates the ids and logits of its
 # Hugging Face twin (the gguf package's dequantised values, un-permuted by transformers'
 # reverse_permute_weights); tokenizer.ggml.* tokenizers give Hugging Face's ids for the texts of the
 # BPE goldens, and a SentencePiece vocabulary those of transformers' GGUFLlamaConverter; bad files
@@ -12,7 +13,7 @@ source tests/cli/lib.sh
 D=tests/models/data/gguf
 IDS=1,5,9,200,17,3,64
 
-for t in llama_tiny_q8_0 llama_tiny_q4_1 llama_tiny_q5_0 llama_tiny_f16 qwen2_tiny_q8_0; do
+for t in llama_tiny_q8_0 llama_tiny_q4_1 llama_tiny_q5_0 llama_tiny_f16 qwen2_tiny_q8_0 gpt2_tiny_mixed; do
   "$VKF" generate --model $D/$t.gguf --ids $IDS --greedy --ignore-eos --max-new-tokens 16 \
     --json --save-logits "$tmp/g.npy" >"$tmp/g.json" 2>"$tmp/err" || bad "$t gguf: $(cat "$tmp/err")"
   "$VKF" generate --model $D/${t}_twin --ids $IDS --greedy --ignore-eos \

@@ -13,7 +13,9 @@ independent side:
                                               convert_hf_to_gguf.py writes a Llama (Q/K rows
                                               permuted, llama.* keys), its 2-D weights in TYPE;
                                               qwen2_tiny_q8_0.gguf likewise (qwen2.* keys, QKV
-                                              biases, tied embeddings, no permutation)
+                                              biases, tied embeddings, no permutation);
+                                              gpt2_tiny_mixed.gguf as GPT2Model writes it
+                                              (Conv1D weights transposed; Q8_0 and F16)
   tests/models/data/gguf/tok_NAME.gguf        tests/models/data/NAME/tokenizer.json (the BPE test
                                               tokenizers: gpt2, llama3, qwen2, smollm) as
                                               convert_hf_to_gguf.py writes tokenizer.ggml.* (token
@@ -321,6 +323,69 @@ def write_spm_tokenizer(root, out_dir):
     json.dump(doc, open(os.path.join(gold, "tok_spm.json"), "w"), ensure_ascii=False, indent=1)
 
 
+GPT2_NAMES = [("transformer.wte.weight", "token_embd.weight"),
+              ("transformer.wpe.weight", "position_embd.weight"),
+              ("transformer.ln_f.weight", "output_norm.weight"),
+              ("transformer.ln_f.bias", "output_norm.bias")]
+GPT2_LAYER = [("ln_1.weight", "attn_norm.weight"), ("ln_1.bias", "attn_norm.bias"),
+              ("attn.c_attn.weight", "attn_qkv.weight"), ("attn.c_attn.bias", "attn_qkv.bias"),
+              ("attn.c_proj.weight", "attn_output.weight"), ("attn.c_proj.bias", "attn_output.bias"),
+              ("ln_2.weight", "ffn_norm.weight"), ("ln_2.bias", "ffn_norm.bias"),
+              ("mlp.c_fc.weight", "ffn_up.weight"), ("mlp.c_fc.bias", "ffn_up.bias"),
+              ("mlp.c_proj.weight", "ffn_down.weight"), ("mlp.c_proj.bias", "ffn_down.bias")]
+
+
+def write_gpt2_tiny(root, out_dir):
+    """tests/models/data/gpt2_tiny as convert_hf_to_gguf.py's GPT2Model writes it: the Conv1D
+    weights transposed to [out, in], output.weight a copy of wte; Q8_0 where a row is whole
+    blocks, F16 where it is not (48-wide rows), as llama.cpp falls back."""
+    src = os.path.join(root, "tests/models/data/gpt2_tiny")
+    cfg = json.load(open(os.path.join(src, "config.json")))
+    hf = read_safetensors(os.path.join(src, "model.safetensors"))
+    w = gguf.GGUFWriter(os.path.join(out_dir, "gpt2_tiny_mixed.gguf"), "gpt2")
+    w.add_name("gpt2 tiny mixed")
+    w.add_context_length(cfg["n_positions"])
+    w.add_embedding_length(cfg["n_embd"])
+    w.add_feed_forward_length(cfg.get("n_inner") or 4 * cfg["n_embd"])
+    w.add_block_count(cfg["n_layer"])
+    w.add_head_count(cfg["n_head"])
+    w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_eos_token_id(cfg["eos_token_id"])
+    names = list(GPT2_NAMES)
+    for i in range(cfg["n_layer"]):
+        names += [(f"transformer.h.{i}.{h}", f"blk.{i}.{g}") for h, g in GPT2_LAYER]
+    names.append(("transformer.wte.weight", "output.weight"))
+    twin = {}
+    for h, g in names:
+        t = hf[h]
+        conv1d = h.endswith((".c_attn.weight", ".c_proj.weight", ".c_fc.weight"))
+        if conv1d:
+            t = np.ascontiguousarray(t.T)
+        if t.ndim == 1:
+            w.add_tensor(g, t)
+            back = t
+        elif t.shape[-1] % 32:
+            w.add_tensor(g, t.astype(np.float16))
+            back = t.astype(np.float16).astype(np.float32)
+        else:
+            q = quants.quantize(t, T.Q8_0)
+            w.add_tensor(g, q, raw_dtype=T.Q8_0)
+            back = quants.dequantize(q, T.Q8_0).astype(np.float32)
+        twin["lm_head.weight" if g == "output.weight" else h] = back.T if conv1d else back
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    twin_dir = os.path.join(out_dir, "gpt2_tiny_mixed_twin")
+    os.makedirs(twin_dir, exist_ok=True)
+    cfg["tie_word_embeddings"] = False  # the GGUF has its own output.weight
+    json.dump(cfg, open(os.path.join(twin_dir, "config.json"), "w"), indent=2)
+    shutil.copy(os.path.join(src, "generation_config.json"), twin_dir)
+    write_safetensors(os.path.join(twin_dir, "model.safetensors"), twin)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=".")
@@ -331,6 +396,7 @@ def main():
     for t in TINY_TYPES:
         write_tiny(a.root, out_dir, t)
     write_tiny(a.root, out_dir, T.Q8_0, "qwen2_tiny", "qwen2")
+    write_gpt2_tiny(a.root, out_dir)
     for name in PRE:
         write_tokenizer(a.root, out_dir, name)
     write_spm_tokenizer(a.root, out_dir)
