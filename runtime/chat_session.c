@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "models/formats/gguf.h"
 #include "models/generate/generation_config.h"
 #include "models/generate/sampling.h"
 #include "models/text/chat_prompt.h"
@@ -49,9 +50,21 @@ static void add_end_id(vkf_chat_session *s, int64_t id) {
   if (s->end_count < MAX_END_IDS && id >= 0 && id < s->vocab) s->end_ids[s->end_count++] = id;
 }
 
-/* The generation config's eos ids, and the end-of-turn tokens the tokenizer has as one token. */
-static void collect_end_ids(vkf_chat_session *s) {
+/* The generation config's eos ids, a GGUF's end-of-turn / end-of-message ids (llama.cpp's
+ * end-of-generation set), and the end-of-turn tokens the tokenizer has as one token. */
+static void collect_end_ids(vkf_chat_session *s, const char *dir) {
   for (size_t i = 0; i < s->gc.eos_token_id_count; i++) add_end_id(s, s->gc.eos_token_ids[i]);
+  vkf_gguf *g = NULL;
+  vkf_status gs = vkf_gguf_is_file(dir) ? vkf_gguf_open(dir, &g) : VKF_OK;
+  static const char *const keys[] = {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
+  for (size_t k = 0; g && k < sizeof keys / sizeof *keys; k++) {
+    uint64_t id = 0;
+    vkf_status ks = vkf_gguf_get_uint(g, keys[k], (uint64_t)s->vocab - 1, &id);
+    if (!ks) add_end_id(s, (int64_t)id);
+    vkf_status_free(ks); /* absent or out of range: not an end id */
+  }
+  vkf_gguf_close(g);
+  vkf_status_free(gs); /* the model opened from it already: it reads */
   for (size_t k = 0; k < sizeof k_end_tokens / sizeof *k_end_tokens; k++) {
     int32_t *ids = NULL;
     size_t n = 0;
@@ -115,7 +128,7 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
   if (!st) st = vkf_generation_config_load(dir, s->vocab, &s->gc);
   if (!st) {
     set_sampling(s);
-    collect_end_ids(s);
+    collect_end_ids(s, dir);
     s->so.eos_ids = s->end_ids;
     s->so.eos_id_count = s->end_count;
     s->cached = malloc((size_t)s->ctx * sizeof *s->cached);

@@ -260,6 +260,15 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
     free(line);
     vkf_chat_reply r;
     if (!st) st = reply_to(s, messages, print_piece, &r);
+    /* On a terminal a turn the model cannot take (the context full, the template refusing the
+     * conversation) is said and dropped; the chat goes on. A script's stdin stops at it. */
+    if (st && tty && vkf_status_code_of(st) == VKF_STATUS_INVALID_ARGUMENT) {
+      fprintf(stderr, "vkf chat: %s; /reset starts over\n", vkf_status_message(st));
+      vkf_status_free(st);
+      st = VKF_OK;
+      cJSON_DeleteItemFromArray(messages, cJSON_GetArraySize(messages) - 1);
+      continue;
+    }
     if (st) break;
     printf("\n");
     fflush(stdout);
