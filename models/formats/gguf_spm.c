@@ -85,30 +85,27 @@ static vkf_status build_merges(const token_map *m, const vkf_gguf_kv *scores, me
                                size_t *out_count) {
   size_t cap = 1024, count = 0;
   merge *list = malloc(cap * sizeof *list);
-  if (!list) return vkf_gguf_oom(m->g);
+  /* seen[last id of a string]: the string's first id came already (the converter's dict keeps a
+   * repeated token once, at its first position, with its last score) */
+  uint8_t *seen = calloc(m->tokens->count, 1);
+  if (!list || !seen) {
+    free(list), free(seen);
+    return vkf_gguf_oom(m->g);
+  }
   for (uint64_t id = 0; id < m->tokens->count; id++) {
     const char *t;
     size_t n;
     vkf_gguf_array_string(m->g, m->tokens, id, &t, &n);
     int64_t last = map_find(m, t, n, NULL);
-    /* a duplicate string: its first id holds the dict position, its last id the score */
-    int first = 1;
-    for (uint64_t k = 0; k < id && first; k++) {
-      const char *u;
-      size_t un;
-      vkf_gguf_array_string(m->g, m->tokens, k, &u, &un);
-      first = !(un == n && !memcmp(u, t, n));
-      if (k > 64 && first) break; /* duplicates are rare: only look near when it is one */
-    }
-    if (last != (int64_t)id && !first) continue;
-    if (!first) continue;
-    for (size_t at = utf8_len((uint8_t)t[0]); at < n; at += utf8_len((uint8_t)t[at])) {
+    if (seen[last]) continue;
+    seen[last] = 1;
+    for (size_t at = n ? utf8_len((uint8_t)t[0]) : 0; at < n; at += utf8_len((uint8_t)t[at])) {
       int64_t l = map_find(m, t, at, NULL), r = map_find(m, t + at, n - at, NULL);
       if (l < 0 || r < 0) continue;
       if (count == cap) {
         merge *grown = realloc(list, 2 * cap * sizeof *list);
         if (!grown) {
-          free(list);
+          free(list), free(seen);
           return vkf_gguf_oom(m->g);
         }
         list = grown, cap *= 2;
@@ -122,6 +119,7 @@ static vkf_status build_merges(const token_map *m, const vkf_gguf_kv *scores, me
                               (uint32_t)at};
     }
   }
+  free(seen);
   qsort(list, count, sizeof *list, merge_cmp);
   *out = list;
   *out_count = count;

@@ -37,6 +37,8 @@ vkf_status vkf_gguf_add_template(const vkf_gguf *g, cJSON *doc, const vkf_gguf_k
   int64_t bos, eos;
   VKF_RETURN_IF_ERROR(vkf_gguf_token_id(g, "tokenizer.ggml.bos_token_id", tokens->count, &bos));
   VKF_RETURN_IF_ERROR(vkf_gguf_token_id(g, "tokenizer.ggml.eos_token_id", tokens->count, &eos));
+  /* a default add_bos needs a BOS to add; only a file that asks for one without it is wrong */
+  if (bos < 0 && !vkf_gguf_find_kv(g, "tokenizer.ggml.add_bos_token")) add_bos = 0;
   if ((add_bos && bos < 0) || (add_eos && eos < 0))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: add_%s_token is true but no %s_token_id is given",
                            path, add_bos && bos < 0 ? "bos" : "eos", add_bos && bos < 0 ? "bos" : "eos");

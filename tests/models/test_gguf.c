@@ -314,10 +314,61 @@ static void check_model_errors(void) {
   vkf_gguf_close(g);
 }
 
+/* A SentencePiece vocabulary whose "ab" appears twice, past the 65th id: the converter's
+ * {token: score} dict keeps it once, so the merge a + b is made once (a scan over the first ids
+ * only once made it twice); an empty token is no merge. */
+static void check_spm_duplicates(void) {
+  static buf b;
+  enum { FILLERS = 70 };
+  const char *head[] = {"<unk>", "a", "b", "ab", ""};
+  uint64_t count = 5 + FILLERS + 1;
+  header(&b, 3, 0, 3);
+  put_str(&b, "tokenizer.ggml.model");
+  put_u32(&b, VKF_GGUF_STRING);
+  put_str(&b, "llama");
+  put_str(&b, "tokenizer.ggml.tokens");
+  put_u32(&b, VKF_GGUF_ARRAY);
+  put_u32(&b, VKF_GGUF_STRING);
+  put_u64(&b, count);
+  for (int i = 0; i < FILLERS; i++) { /* first, so "ab" stands past the scan's reach */
+    char name[8];
+    snprintf(name, sizeof name, "x%d", i);
+    put_str(&b, name);
+  }
+  for (int i = 0; i < 5; i++) put_str(&b, head[i]);
+  put_str(&b, "ab");
+  put_str(&b, "tokenizer.ggml.scores");
+  put_u32(&b, VKF_GGUF_ARRAY);
+  put_u32(&b, VKF_GGUF_FLOAT32);
+  put_u64(&b, count);
+  for (uint64_t i = 0; i < count; i++) {
+    float score = -(float)i;
+    put(&b, &score, 4);
+  }
+  vkf_gguf *g = NULL;
+  CHECK_OK(vkf_gguf_open_memory(b.data, b.n, "spm.gguf", &g));
+  char *text = NULL;
+  size_t size = 0;
+  if (g) CHECK_OK(vkf_gguf_model_file(g, "tokenizer.json", &text, &size));
+  cJSON *doc = text ? cJSON_Parse(text) : NULL;
+  const cJSON *merges = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "model"), "merges"), *m;
+  int ab = 0, all = 0;
+  cJSON_ArrayForEach(m, merges) {
+    all++;
+    ab += !strcmp(cJSON_GetArrayItem(m, 0)->valuestring, "a") &&
+          !strcmp(cJSON_GetArrayItem(m, 1)->valuestring, "b");
+  }
+  CHECK_MSG(ab == 1 && all >= 1, "the merge a + b %d times (of %d merges)", ab, all);
+  cJSON_Delete(doc);
+  free(text);
+  vkf_gguf_close(g);
+}
+
 int main(void) {
   check_dequantize();
   check_llama();
   check_bad_files();
   check_model_errors();
+  check_spm_duplicates();
   return test_report();
 }
