@@ -66,6 +66,14 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
   return 2;
 }
 
+int vkf_cli_parse_f64(const char *s, double *out) {
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (!*s || *end || v != v) return 0;
+  *out = v;
+  return 1;
+}
+
 int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end = NULL;
   errno = 0;

@@ -23,6 +23,9 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
  * vkf_cli_bad_arg then adds to its "invalid value" line for that very string. */
 void vkf_cli_expected(const char *value, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A whole number strtod reads (nothing after it; not NaN); 0 when `s` is not one. */
+int vkf_cli_parse_f64(const char *s, double *out);
+
 /* A whole base-10 integer in [lo, hi] (no sign other than '-', no trailing text); 0 when `s` is
  * not one (and the range is recorded as vkf_cli_expected records it). */
 int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);

@@ -46,14 +46,6 @@ static void usage(FILE *f) {
           "  \"prompt_tokens\"} instead of the text. --system TEXT: a system message first.\n");
 }
 
-static int parse_f64(const char *s, double *out) {
-  char *end = NULL;
-  double v = strtod(s, &end);
-  if (!*s || *end || v != v) return 0;
-  *out = v;
-  return 1;
-}
-
 static int parse_args(int argc, char **argv, chat_args *a) {
   memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
@@ -90,13 +82,13 @@ static int parse_args(int argc, char **argv, chat_args *a) {
       ok = vkf_cli_parse_i64(v, 0, INT64_MAX, &seed);
       a->o.seed = (uint64_t)seed;
     } else if (!strcmp(o, "--temperature")) {
-      ok = parse_f64(v, &a->o.temperature) && a->o.temperature > 0, a->sample = 1;
+      ok = vkf_cli_parse_f64(v, &a->o.temperature) && a->o.temperature > 0, a->sample = 1;
       if (!ok) vkf_cli_expected(v, "a number > 0");
     } else if (!strcmp(o, "--top-p")) {
-      ok = parse_f64(v, &a->o.top_p) && a->o.top_p > 0 && a->o.top_p <= 1, a->sample = 1;
+      ok = vkf_cli_parse_f64(v, &a->o.top_p) && a->o.top_p > 0 && a->o.top_p <= 1, a->sample = 1;
       if (!ok) vkf_cli_expected(v, "a number in (0, 1]");
     } else if (!strcmp(o, "--repetition-penalty")) {
-      ok = parse_f64(v, &a->o.repetition_penalty) && a->o.repetition_penalty > 0;
+      ok = vkf_cli_parse_f64(v, &a->o.repetition_penalty) && a->o.repetition_penalty > 0;
       if (!ok) vkf_cli_expected(v, "a number > 0");
     } else {
       ok = 0;

@@ -82,14 +82,6 @@ static int parse_seed(const char *s, uint64_t *out) {
   return 1;
 }
 
-static int parse_f64(const char *s, double *out) {
-  char *end = NULL;
-  double v = strtod(s, &end);
-  if (!*s || *end || v != v) return 0;
-  *out = v;
-  return 1;
-}
-
 /* Returns 0 on success, else the exit status (2) after printing the problem. */
 static int parse_args(int argc, char **argv, gen_args *a) {
   memset(a, 0, sizeof *a);
@@ -156,13 +148,13 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       ok = parse_seed(v, &a->seed);
       if (!ok) vkf_cli_expected(v, "an integer in [0, 18446744073709551615]");
     } else if (!strcmp(o, "--temperature")) {
-      ok = parse_f64(v, &a->temperature) && a->temperature > 0, a->has_temp = a->sample = 1;
+      ok = vkf_cli_parse_f64(v, &a->temperature) && a->temperature > 0, a->has_temp = a->sample = 1;
       if (!ok) vkf_cli_expected(v, "a number > 0");
     } else if (!strcmp(o, "--top-p")) {
-      ok = parse_f64(v, &a->top_p) && a->top_p > 0 && a->top_p <= 1, a->has_top_p = a->sample = 1;
+      ok = vkf_cli_parse_f64(v, &a->top_p) && a->top_p > 0 && a->top_p <= 1, a->has_top_p = a->sample = 1;
       if (!ok) vkf_cli_expected(v, "a number in (0, 1]");
     } else if (!strcmp(o, "--repetition-penalty")) {
-      ok = parse_f64(v, &a->repetition_penalty) && a->repetition_penalty > 0, a->has_rep = 1;
+      ok = vkf_cli_parse_f64(v, &a->repetition_penalty) && a->repetition_penalty > 0, a->has_rep = 1;
       if (!ok) vkf_cli_expected(v, "a number > 0");
     } else {
       ok = 0;
