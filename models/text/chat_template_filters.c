@@ -240,7 +240,7 @@ static vkf_status select_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args
   if (!l) return ct_oom();
   ct_node tn = *n;
   if (test) tn.str = test->u.s;
-  ct_args targs = {.pos = a->pos + (a->n_pos > 2 ? 2 : a->n_pos), .n_pos = a->n_pos > 2 ? a->n_pos - 2 : 0};
+  ct_args targs = {.pos = a->n_pos > 2 ? a->pos + 2 : NULL, .n_pos = a->n_pos > 2 ? a->n_pos - 2 : 0};
   for (size_t i = 0; i < items->n; i++) {
     ct_value x = attr_path(items->items[i], attr->u.s);
     bool r;
@@ -267,7 +267,7 @@ static vkf_status test_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *
   if (!l) return ct_oom();
   ct_node tn = *n;
   if (test) tn.str = test->u.s;
-  ct_args targs = {.pos = a->pos + (a->n_pos ? 1 : 0), .n_pos = a->n_pos ? a->n_pos - 1 : 0};
+  ct_args targs = {.pos = a->n_pos ? a->pos + 1 : NULL, .n_pos = a->n_pos ? a->n_pos - 1 : 0};
   for (size_t i = 0; i < items->n; i++) {
     bool r;
     if (test)
@@ -296,7 +296,7 @@ static vkf_status map_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *a
   } else {
     VKF_RETURN_IF_ERROR(ct_check_str(n, attr, "attribute"));
   }
-  ct_args fargs = {.pos = a->pos + (a->n_pos ? 1 : 0), .n_pos = a->n_pos ? a->n_pos - 1 : 0};
+  ct_args fargs = {.pos = a->n_pos ? a->pos + 1 : NULL, .n_pos = a->n_pos ? a->n_pos - 1 : 0};
   for (size_t i = 0; i < items->n; i++) {
     ct_value x;
     if (attr) {
