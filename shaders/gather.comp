@@ -5,6 +5,9 @@
 // is never read out of bounds.
 // Defines: ELEM16: 16-bit elements (f16 tables); otherwise 32-bit (f32 and i32 tables alike:
 //          rows are copied as bits).
+//          TABLE_QUANT=<f>: the table is ggml blocks of vkf_quant_format f (quant_decode.glsl),
+//          out is f32; table_off and table_row_st are then bytes (a row's first byte from the
+//          binding's start, bytes per row).
 // Bindings: 0 table (read), 1 ids (int, read), 2 out (write, dense [..., D]).
 // Push constants: count (ids * D), (d, magic, shift) for D, vocab (V), table_off, table_row_st,
 //                 table_col_st, ids_off, (size, magic, shift) for ids dims 1 and 2, ids_st0..2
@@ -27,9 +30,19 @@
 
 layout(local_size_x_id = 0) in;
 
+#ifdef TABLE_QUANT
+layout(std430, binding = 0) readonly buffer Table { uint table_words[]; };
+#define QWORD(i) table_words[i]
+#define QUANT_FMT TABLE_QUANT
+#include "quant_decode.glsl"
+layout(std430, binding = 2) writeonly buffer Out { float dst[]; };
+#undef ELEM_ZERO
+#define ELEM_ZERO 0.0
+#else
 layout(std430, binding = 0) readonly buffer Table { ELEM_T table[]; };
-layout(std430, binding = 1) readonly buffer Ids { int ids[]; };
 layout(std430, binding = 2) writeonly buffer Out { ELEM_T dst[]; };
+#endif
+layout(std430, binding = 1) readonly buffer Ids { int ids[]; };
 layout(push_constant) uniform Params {
   uint count, d, d_magic, d_shift, vocab;
   uint table_off, table_row_st, table_col_st;
@@ -49,7 +62,11 @@ void main() {
     // to their dispatch, ids outside [0, total) are written as zeros by the first slice.
     int local = id - int(p.row0);
     if (local >= 0 && uint(local) < p.vocab)
+#ifdef TABLE_QUANT
+      dst[p.out_off + i] = q_dequant1(p.table_off + uint(local) * p.table_row_st + (c / QK) * QB, c % QK);
+#else
       dst[p.out_off + i] = table[p.table_off + uint(local) * p.table_row_st + c * p.table_col_st];
+#endif
     else if (p.row0 == 0u && (id < 0 || uint(id) >= p.total))
       dst[p.out_off + i] = ELEM_ZERO;
   }

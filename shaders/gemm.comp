@@ -21,6 +21,8 @@
 //   CPU_RA=<n>, CPU_TN4=<n>      GEMM_CPU register block: 8*CPU_RA rows (CPU_RA 1..8),
 //                                4*CPU_TN4 columns per lane (CPU_TN4 1, 2 or 4)
 //   A_F16, B_F16, C_F16          operand / output storage is float16 (GL_EXT_shader_16bit_storage)
+//   B_QUANT=<f>                  B is ggml blocks of vkf_quant_format f, [N, K] with whole blocks
+//                                per row (needs B_VEC4_K), decoded on load (quant_decode.glsl)
 //   B_BF16                       B is bfloat16, read as 32-bit words (two values each; a vec4 is
 //                                one 8-byte uvec2) and widened exactly: no 16-bit storage needed.
 //                                With B_TEXEL: an RGBA16UI view (usamplerBuffer)
@@ -128,7 +130,19 @@ layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4_[]; };
 #if defined(B_BF16) && defined(B_F16)
 #error "B_BF16 excludes B_F16"
 #endif
-#if defined(B_BF16) && defined(B_TEXEL)
+#if defined(B_QUANT) && (defined(B_F16) || defined(B_BF16) || defined(B_TEXEL) || !defined(B_VEC4_K))
+#error "B_QUANT is [N, K] blocks (B_VEC4_K) in a storage buffer"
+#endif
+#if defined(B_QUANT)
+// ggml blocks as the file holds them (quant_decode.glsl): element i of B is element i % QK of
+// block i / QK (the lowering binds B from its start, each row of K whole blocks).
+layout(std430, set = 0, binding = 1) readonly buffer BufBQ { uint b_qwords_[]; };
+#define QWORD(i) b_qwords_[i]
+#define QUANT_FMT B_QUANT
+#include "quant_decode.glsl"
+#define b_data4(i) q_dequant4(((i) * 4u / QK) * QB, ((i) * 4u) % QK)
+#define b_data(i) q_dequant1(((i) / QK) * QB, (i) % QK)
+#elif defined(B_BF16) && defined(B_TEXEL)
 // An RGBA16UI texel holds 4 bf16 bit patterns (the CPU kernel's vector gather, as for f32 / f16).
 layout(set = 0, binding = 1) uniform usamplerBuffer b_tex;
 #define b_data4(i) uintBitsToFloat(texelFetch(b_tex, int(i)) << 16)

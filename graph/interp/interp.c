@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/base/quant.h"
+
 #include "graph/base/half.h"
 #include "graph/interp/interp_internal.h"
 
@@ -99,6 +101,9 @@ static void fill_from_host(float *f, int32_t *i, vkf_dtype dtype, const void *da
     memcpy(i, data, count * sizeof(int32_t));
   } else if (dtype == VKF_F32) {
     memcpy(f, data, count * sizeof(float));
+  } else if (vkf_dtype_is_quant(dtype)) {
+    /* ggml's dequantisation: the kernels' values exactly */
+    vkf_quant_dequantize((vkf_quant_format)(dtype - VKF_Q8_0), data, count, f);
   } else {
     /* f16 or bf16, read bytewise: a bf16 weight may sit at an odd offset of a mapped file */
     float (*widen)(uint16_t) = dtype == VKF_BF16 ? vkf_bf16_to_float : vkf_half_to_float;

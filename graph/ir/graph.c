@@ -2,6 +2,8 @@
  * builder error, output marking and compaction. */
 #include "graph/ir/graph_internal.h"
 
+#include "graph/base/quant.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -42,12 +44,23 @@ const vkf_memory_plan *vkf_graph_memory_plan(const vkf_graph *g) {
 }
 
 const char *vkf_dtype_name(vkf_dtype dtype) {
-  static const char *const names[VKF_DTYPE_COUNT] = {"f32", "f16", "i32", "bf16"};
+  static const char *const names[VKF_DTYPE_COUNT] = {
+      "f32", "f16", "i32", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"};
   return (dtype >= 0 && dtype < VKF_DTYPE_COUNT) ? names[dtype] : "?";
 }
 
+int vkf_dtype_is_quant(vkf_dtype dtype) {
+  return dtype >= VKF_Q8_0 && dtype < VKF_DTYPE_COUNT;
+}
+
 size_t vkf_dtype_size(vkf_dtype dtype) {
+  if (vkf_dtype_is_quant(dtype)) return vkf_quant_layout_of((vkf_quant_format)(dtype - VKF_Q8_0)).bytes;
   return dtype == VKF_F16 || dtype == VKF_BF16 ? 2 : 4;
+}
+
+uint32_t vkf_dtype_block(vkf_dtype dtype) {
+  if (vkf_dtype_is_quant(dtype)) return vkf_quant_layout_of((vkf_quant_format)(dtype - VKF_Q8_0)).block;
+  return 1;
 }
 
 const char *vkf_activation_name(vkf_activation act) {
@@ -168,6 +181,12 @@ static vkf_status check_leaf(const char *what, const char *name, vkf_dtype dtype
     if (shape[i] <= 0)
       return vkf_status_make(VKF_STATUS_SHAPE, "%s \"%s\": dimension %u is %" PRId64, what, name, i,
                              shape[i]);
+  if (vkf_dtype_is_quant(dtype) && (rank == 0 || shape[rank - 1] % vkf_dtype_block(dtype)))
+    return vkf_status_make(VKF_STATUS_SHAPE,
+                           "%s \"%s\": a %s tensor's last dimension must be a multiple of its "
+                           "block of %u, not %" PRId64,
+                           what, name, vkf_dtype_name(dtype), vkf_dtype_block(dtype),
+                           rank ? shape[rank - 1] : 0);
   return VKF_OK;
 }
 
@@ -175,6 +194,10 @@ vkf_value vkf_graph_input(vkf_graph *g, const char *name, vkf_dtype dtype, uint3
                           const int64_t *shape) {
   if (g->error) return VKF_NO_VALUE;
   vkf_status s = check_leaf("input", name, dtype, rank, shape);
+  if (!s && vkf_dtype_is_quant(dtype))
+    s = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                        "input \"%s\": %s is a weight format; inputs are f32, f16 or i32", name,
+                        vkf_dtype_name(dtype));
   if (s) {
     vkf_graph_set_error(g, s);
     return VKF_NO_VALUE;
@@ -251,7 +274,7 @@ int64_t vkf_tensor_element_count(const vkf_tensor *t) {
 }
 
 size_t vkf_tensor_size(const vkf_tensor *t) {
-  return (size_t)vkf_tensor_element_count(t) * vkf_dtype_size(t->dtype);
+  return (size_t)vkf_tensor_element_count(t) / vkf_dtype_block(t->dtype) * vkf_dtype_size(t->dtype);
 }
 
 int vkf_tensor_is_view(const vkf_tensor *t, vkf_value self) {

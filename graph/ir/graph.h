@@ -19,6 +19,18 @@ typedef enum vkf_dtype {
   VKF_I32,
   VKF_BF16, /* bfloat16 (the top half of an fp32), for weights only: the verifier lets a bf16
                tensor feed nothing but a matmul's B operand, whose kernels widen it exactly */
+  /* ggml's quantised blocks (graph/base/quant.h), weights only and in the order of
+   * vkf_quant_format: a matmul's B as [N, K] (transposed, K a multiple of the block) and a
+   * gather's table read them; each row of the last dim is whole blocks, the tensor contiguous.
+   * vkf_dtype_size is the bytes of one block, vkf_dtype_block its elements. */
+  VKF_Q8_0,
+  VKF_Q4_0,
+  VKF_Q4_1,
+  VKF_Q5_0,
+  VKF_Q5_1,
+  VKF_Q4_K,
+  VKF_Q5_K,
+  VKF_Q6_K,
   VKF_DTYPE_COUNT
 } vkf_dtype;
 
@@ -248,7 +260,11 @@ uint32_t vkf_op_flags(vkf_op op);
 uint32_t vkf_op_min_inputs(vkf_op op);
 uint32_t vkf_op_max_inputs(vkf_op op);
 const char *vkf_dtype_name(vkf_dtype dtype);
+/* Bytes of one element, or of one block for a quantised dtype. */
 size_t vkf_dtype_size(vkf_dtype dtype);
+/* Elements per block: 1, or 32 / 256 for the quantised dtypes. */
+uint32_t vkf_dtype_block(vkf_dtype dtype);
+int vkf_dtype_is_quant(vkf_dtype dtype);
 const char *vkf_activation_name(vkf_activation act);
 const char *vkf_role_name(vkf_tensor_role role);
 /* "elu1", "favor", "rff"; "?" out of range. */

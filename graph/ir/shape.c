@@ -70,7 +70,12 @@ vkf_status vkf_shape_matmul(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   const vkf_tensor *a = in_at(g, n, VKF_IN_MATMUL_A), *b = in_at(g, n, VKF_IN_MATMUL_B);
   shape_buf sa, sb;
   VKF_RETURN_IF_ERROR(need_float(a, "A"));
-  if (b->dtype != VKF_BF16) VKF_RETURN_IF_ERROR(need_float(b, "B")); /* bf16 weights widen on load */
+  /* bf16 and quantised weights widen on load */
+  if (b->dtype != VKF_BF16 && !vkf_dtype_is_quant(b->dtype)) VKF_RETURN_IF_ERROR(need_float(b, "B"));
+  if (vkf_dtype_is_quant(b->dtype) && !n->attrs.matmul.transpose_b)
+    return vkf_status_make(VKF_STATUS_SHAPE, "B %s is %s: quantised weights are read as [N, K] "
+                           "(transpose_b), each row whole blocks along K",
+                           fmt_shape(b, &sb), vkf_dtype_name(b->dtype));
   if (a->rank < 2 || b->rank < 2)
     return vkf_status_make(VKF_STATUS_SHAPE, "operands need rank >= 2: %s x %s", fmt_shape(a, &sa),
                            fmt_shape(b, &sb));
@@ -369,7 +374,8 @@ vkf_status vkf_shape_gather(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   int64_t shape[VKF_MAX_DIMS];
   for (uint32_t i = 0; i < ids->rank; i++) shape[i] = ids->shape[i];
   shape[ids->rank] = table->shape[1];
-  set_out(out, table->dtype, ids->rank + 1, shape);
+  /* a quantised table's rows come out dequantised, in f32 */
+  set_out(out, vkf_dtype_is_quant(table->dtype) ? VKF_F32 : table->dtype, ids->rank + 1, shape);
   return VKF_OK;
 }
 

@@ -44,6 +44,12 @@ static vkf_status verify_node(const vkf_graph *g, uint32_t i) {
         !(vkf_op_flags(n->op) & VKF_OPF_VIEW))
       return BAD("%s \"%s\": input %u \"%s\" is bf16, which only a matmul's B operand reads", op,
                  n->name, s, t->name);
+    /* quantised blocks: read in place by the matmul kernels' B loads and the gather, never viewed */
+    if (vkf_dtype_is_quant(t->dtype) && !(n->op == VKF_OP_MATMUL && s == VKF_IN_MATMUL_B) &&
+        !(n->op == VKF_OP_GATHER && s == VKF_IN_GATHER_TABLE))
+      return BAD("%s \"%s\": input %u \"%s\" is %s, which only a matmul's B operand and a "
+                 "gather's table read",
+                 op, n->name, s, t->name, vkf_dtype_name(t->dtype));
   }
   if (n->output.id == 0 || n->output.id >= g->tensor_count)
     return BAD("%s \"%s\": output is dangling (id %u)", op, n->name, n->output.id);

@@ -24,7 +24,8 @@ void vkf_lower_binding_range(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t,
   int64_t last = 0;
   for (uint32_t i = 0; i < t->rank; i++)
     if (t->shape[i] > 0) last += (t->shape[i] - 1) * t->strides[i];
-  uint64_t end = t->offset + (uint64_t)(last + 1) * vkf_dtype_size(t->dtype);
+  /* quantised tensors are whole blocks, never views: the elements' blocks */
+  uint64_t end = t->offset + (uint64_t)(last + 1) / vkf_dtype_block(t->dtype) * vkf_dtype_size(t->dtype);
   uint64_t buffer_size = vkf_plan_buffer_get(ctx->plan, t->buffer)->size;
   end = (end + 3) & ~(uint64_t)3;
   *out_begin = t->offset - t->offset % ctx->alignment;
@@ -37,7 +38,7 @@ uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vk
   uint64_t begin, end;
   vkf_lower_binding_range(ctx, t, &begin, &end);
   vkf_plan_dispatch_bind(d, t->buffer, begin, end - begin, access);
-  return (uint32_t)((t->offset - begin) / vkf_dtype_size(t->dtype));
+  return (uint32_t)((t->offset - begin) / vkf_dtype_size(t->dtype) * vkf_dtype_block(t->dtype));
 }
 
 vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,

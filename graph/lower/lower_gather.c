@@ -11,7 +11,8 @@ static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *no
 /* Chooser: one invocation per output element, 256 per workgroup clamped to the device limit;
  * rows are copied as bits (32-bit for f32/i32 tables, 16-bit for f16). A table whose binding
  * would exceed maxStorageBufferRange (GPT-2's 154 MB token table on lavapipe's 128 MiB) is bound
- * in row slices, one dispatch each; every dispatch writes the outputs whose ids fall in its rows. */
+ * in row slices, one dispatch each; every dispatch writes the outputs whose ids fall in its rows.
+ * A quantised table (ggml blocks) is decoded per element into an f32 output. */
 vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
   const vkf_plan_tensor *table = &node->inputs[VKF_IN_GATHER_TABLE];
   uint64_t range = ctx->caps->max_storage_buffer_range, begin, end;
@@ -19,7 +20,10 @@ vkf_status vkf_lower_gather(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   vkf_lower_binding_range(ctx, table, &begin, &end);
   if (!range || end - begin <= range || vocab < 2 || table->strides[0] <= 0)
     return gather_rows(ctx, node, table, 0, vocab);
-  uint64_t row_bytes = (uint64_t)table->strides[0] * vkf_dtype_size(table->dtype);
+  int quant = vkf_dtype_is_quant(table->dtype);
+  uint64_t row_bytes = quant ? (uint64_t)table->shape[1] / vkf_dtype_block(table->dtype) *
+                                   vkf_dtype_size(table->dtype)
+                             : (uint64_t)table->strides[0] * vkf_dtype_size(table->dtype);
   /* Rows per slice: what fits after the alignment slack vkf_lower_bind may add in front. */
   int64_t per = (int64_t)((range - ctx->alignment - row_bytes) / row_bytes);
   if (per < 1)
@@ -43,7 +47,9 @@ static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *no
   /* table: [V, D] (rows row0 .. row0 + V - 1 of the whole table) */
   const vkf_plan_tensor *ids = &node->inputs[VKF_IN_GATHER_IDS];     /* i32 [...] */
   const vkf_plan_tensor *y = &node->output;                          /* [..., D] */
-  if (table->rank != 2 || ids->dtype != VKF_I32 || ids->rank > 3 || y->dtype != table->dtype)
+  int quant = vkf_dtype_is_quant(table->dtype);
+  if (table->rank != 2 || ids->dtype != VKF_I32 || ids->rank > 3 ||
+      y->dtype != (quant ? VKF_F32 : table->dtype))
     return vkf_status_make(
         VKF_STATUS_UNSUPPORTED, "gather \"%s\": table %s %s, ids %s %s", node->name,
         vkf_dtype_name(table->dtype), vkf_shape_format(table->rank, table->shape, sa, sizeof sa),
@@ -72,7 +78,25 @@ static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *no
 
   vkf_plan_dispatch disp = {.node = node->name, .shader = "gather.comp"};
   if (table->dtype == VKF_F16) vkf_plan_dispatch_define(&disp, "ELEM16");
+  static const char *const quant_define[VKF_DTYPE_COUNT - VKF_Q8_0] = {
+      "TABLE_QUANT=0", "TABLE_QUANT=1", "TABLE_QUANT=2", "TABLE_QUANT=3",
+      "TABLE_QUANT=4", "TABLE_QUANT=5", "TABLE_QUANT=6", "TABLE_QUANT=7"};
+  if (quant) vkf_plan_dispatch_define(&disp, quant_define[table->dtype - VKF_Q8_0]);
   uint32_t table_off = vkf_lower_bind(ctx, &disp, table, VKF_ACCESS_READ);
+  uint64_t table_row_st = (uint64_t)table->strides[0], table_col_st = (uint64_t)table->strides[1];
+  if (quant) {
+    /* Blocks are addressed in bytes (a row slice may start mid-word): the row's first byte from
+     * the binding's start, and the bytes of a row. */
+    uint64_t begin, end;
+    vkf_lower_binding_range(ctx, table, &begin, &end);
+    table_off = (uint32_t)(table->offset - begin);
+    table_row_st = (uint64_t)dim / vkf_dtype_block(table->dtype) * vkf_dtype_size(table->dtype);
+    table_col_st = 1;
+    if ((uint64_t)vocab * table_row_st + table_off > UINT32_MAX)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gather \"%s\": table %s exceeds 4 GiB",
+                             node->name,
+                             vkf_shape_format(table->rank, table->shape, sa, sizeof sa));
+  }
   uint32_t ids_off = vkf_lower_bind(ctx, &disp, ids, VKF_ACCESS_READ);
   uint32_t out_off = vkf_lower_bind(ctx, &disp, y, VKF_ACCESS_WRITE);
   if ((uint64_t)count + out_off > INT32_MAX ||
@@ -89,8 +113,8 @@ static vkf_status gather_rows(const vkf_lower_ctx *ctx, const vkf_lower_node *no
   vkf_plan_dispatch_push_fastdiv(&disp, (uint32_t)dim);
   vkf_plan_dispatch_push_u32(&disp, (uint32_t)vocab);
   vkf_plan_dispatch_push_u32(&disp, table_off);
-  vkf_plan_dispatch_push_u32(&disp, (uint32_t)table->strides[0]);
-  vkf_plan_dispatch_push_u32(&disp, (uint32_t)table->strides[1]);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)table_row_st);
+  vkf_plan_dispatch_push_u32(&disp, (uint32_t)table_col_st);
   vkf_plan_dispatch_push_u32(&disp, ids_off);
   vkf_plan_dispatch_push_fastdiv(&disp, size[1]);
   vkf_plan_dispatch_push_fastdiv(&disp, size[2]);

@@ -280,11 +280,13 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_shape_format(b->rank, b->shape, sb, sizeof sb);
   VKF_ASSERT(node->op == VKF_OP_MATMUL);
 
-  if (!dtype_float(a->dtype) || !(dtype_float(b->dtype) || b->dtype == VKF_BF16) ||
+  int b_quant = vkf_dtype_is_quant(b->dtype);
+  if (!dtype_float(a->dtype) || !(dtype_float(b->dtype) || b->dtype == VKF_BF16 || b_quant) ||
       !dtype_float(c->dtype) || (has_bias && !dtype_float(bias->dtype)) ||
       (has_res && !dtype_float(res->dtype)))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "matmul \"%s\": %s %s x %s %s: only f32/f16 operands (and bf16 B)",
+                           "matmul \"%s\": %s %s x %s %s: only f32/f16 operands (and bf16 or "
+                           "quantised B)",
                            node->name,
                            vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype), sb);
   int any_f16 = a->dtype == VKF_F16 || b->dtype == VKF_F16 || c->dtype == VKF_F16 ||
@@ -341,6 +343,15 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                            "matmul \"%s\": %s x %s: element indices exceed 32 bits", node->name, sa,
                            sb);
 
+  /* Quantised B is read in ggml's blocks: [N, K] rows of whole blocks from the binding's start,
+   * one matrix for every batch. */
+  if (b_quant && (ob.s_row != 1 || ob.s_col != k || ob.off != 0 || ob.bs0 || ob.bs1 ||
+                  k % vkf_dtype_block(b->dtype)))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: %s B must be one contiguous [N, K] matrix of "
+                           "whole blocks",
+                           node->name, sa, sb, vkf_dtype_name(b->dtype));
+
   vkf_plan_dispatch d = {.node = node->name, .shader = "gemm.comp"};
   char def_cpu_ra[24], def_cpu_tn[24], def_cpu_ku[24];
   if (variant->kind == VKF_GEMM_CPU) {
@@ -376,6 +387,10 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (b->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "B_F16");
   if (b->dtype == VKF_BF16) vkf_plan_dispatch_define(&d, "B_BF16"); /* 32-bit words: no 16-bit
                                                                         storage needed */
+  static const char *const quant_define[VKF_DTYPE_COUNT - VKF_Q8_0] = {
+      "B_QUANT=0", "B_QUANT=1", "B_QUANT=2", "B_QUANT=3",
+      "B_QUANT=4", "B_QUANT=5", "B_QUANT=6", "B_QUANT=7"};
+  if (b_quant) vkf_plan_dispatch_define(&d, quant_define[b->dtype - VKF_Q8_0]);
   if (c->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "C_F16");
   if (has_bias) vkf_plan_dispatch_define(&d, "BIAS");
   if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");
@@ -383,9 +398,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. */
   int a_vec4 = 0, b_vec4 = 0;
+  if (b_quant) vkf_plan_dispatch_define(&d, "B_VEC4_K"); /* 4 values of one block a load */
   if (variant->kind != VKF_GEMM_NAIVE) {
     if ((a_vec4 = vec4_ok(&oa, oa.s_col, oa.s_row, k))) vkf_plan_dispatch_define(&d, "A_VEC4");
-    if ((b_vec4 = vec4_ok(&ob, ob.s_col, ob.s_row, n)))
+    if (b_quant)
+      b_vec4 = 0; /* no texel view and no 16-byte loads of blocks */
+    else if ((b_vec4 = vec4_ok(&ob, ob.s_col, ob.s_row, n)))
       vkf_plan_dispatch_define(&d, "B_VEC4_N");
     else if ((b_vec4 = vec4_ok(&ob, ob.s_row, ob.s_col, k)))
       vkf_plan_dispatch_define(&d, "B_VEC4_K");

@@ -53,7 +53,7 @@ vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const c
   const vkf_safetensors_info *info = NULL;
   VKF_RETURN_IF_ERROR(vkf_checkpoint_expect(ck, full, rank, dims, &info));
   if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
-      info->dtype != VKF_SAFETENSORS_BF16)
+      info->dtype != VKF_SAFETENSORS_BF16 && vkf_safetensors_quant_format(info->dtype) < 0)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "tensor \"%s\" has dtype %s in %s; F32, F16 or BF16 expected", full,
                            vkf_safetensors_dtype_name(info->dtype), vkf_checkpoint_path(ck));
@@ -86,12 +86,38 @@ static vkf_value fail(vkf_graph *g, vkf_status s) {
   return VKF_NO_VALUE;
 }
 
+/* The graph dtype that keeps `info`'s blocks (VKF_Q8_0 ...), or VKF_DTYPE_COUNT. */
+static vkf_dtype block_dtype(const vkf_safetensors_info *info) {
+  int qf = info ? vkf_safetensors_quant_format(info->dtype) : -1;
+  return qf < 0 ? VKF_DTYPE_COUNT : (vkf_dtype)(VKF_Q8_0 + qf);
+}
+
 vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *info =
       vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, name));
   int bf16 = info && info->dtype == VKF_SAFETENSORS_BF16;
-  return vkf_weight_constant(w->cache, w->ck, g, full, bf16 ? VKF_BF16 : w->dtype);
+  vkf_dtype q = block_dtype(info);
+  return vkf_weight_constant(w->cache, w->ck, g, full,
+                             q != VKF_DTYPE_COUNT ? q : bf16 ? VKF_BF16 : w->dtype);
+}
+
+vkf_value vkf_arch_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
+  char full[VKF_ARCH_NAME_MAX];
+  vkf_dtype q = block_dtype(vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, name)));
+  return vkf_weight_constant(w->cache, w->ck, g, full, q != VKF_DTYPE_COUNT ? q : w->dtype);
+}
+
+/* Every tensor prefix + names[i] has the blocks of the first (a quantised dtype), or none. */
+static vkf_dtype all_blocks(const vkf_arch_weights *w, const char *const *names, int count) {
+  char full[VKF_ARCH_NAME_MAX];
+  vkf_dtype first = VKF_DTYPE_COUNT;
+  for (int i = 0; i < count; i++) {
+    vkf_dtype q = block_dtype(vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i])));
+    if (q == VKF_DTYPE_COUNT || (i && q != first)) return VKF_DTYPE_COUNT;
+    first = q;
+  }
+  return first;
 }
 
 /* Every tensor prefix + names[i] is bf16 (a missing one is not: vkf_arch_joined reports it). */
@@ -129,7 +155,7 @@ static uint16_t *join_bf16(const vkf_arch_weights *w, const char *const *names, 
 
 static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                         const char *const *names, int count, vkf_arch_join join, float scale,
-                        int keep_bf16) {
+                        int keep_bf16, vkf_dtype keep_blocks) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *first =
       vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[0]));
@@ -160,6 +186,25 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
     if (join == VKF_ARCH_STACK && i) shape[0] += info->shape[0];
   }
   if (join == VKF_ARCH_SIDE) shape[1] *= count;
+  if (keep_blocks != VKF_DTYPE_COUNT) {
+    /* ggml blocks stacked row after row: each row is whole blocks, so the bytes just follow */
+    const void *data = vkf_weight_cache_find(*w->cache, key, keep_blocks);
+    if (!data) {
+      size_t bytes = 0;
+      for (int i = 0; i < count; i++)
+        bytes += vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]))->data_size;
+      uint8_t *all = malloc(bytes + 1);
+      for (size_t i = 0, at = 0; all && i < (size_t)count; i++) {
+        const vkf_safetensors_info *info =
+            vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
+        memcpy(all + at, info->data, info->data_size);
+        at += info->data_size;
+      }
+      data = vkf_weight_cache_put_raw(w->cache, key, keep_blocks, all);
+    }
+    if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
+    return vkf_graph_constant(g, key, keep_blocks, (uint32_t)first->rank, shape, data);
+  }
   if (keep_bf16) {
     const void *data = vkf_weight_cache_find(*w->cache, key, VKF_BF16);
     if (!data) data = vkf_weight_cache_put_raw(w->cache, key, VKF_BF16,
@@ -214,13 +259,15 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
 
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale) {
-  return joined(w, g, key, names, count, join, scale, 0);
+  return joined(w, g, key, names, count, join, scale, 0, VKF_DTYPE_COUNT);
 }
 
 vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                  const char *const *names, int count, vkf_arch_join join) {
   int keep = join != VKF_ARCH_SUM && all_bf16(w, names, count);
-  return joined(w, g, key, names, count, join, 1.0f, keep);
+  /* blocks only stack (rows); joined side by side or summed they are dequantised */
+  vkf_dtype blocks = join == VKF_ARCH_STACK ? all_blocks(w, names, count) : VKF_DTYPE_COUNT;
+  return joined(w, g, key, names, count, join, 1.0f, keep, blocks);
 }
 
 vkf_value vkf_arch_computed(const vkf_arch_weights *w, vkf_graph *g, const char *key,

@@ -61,9 +61,13 @@ vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char
 
 /* The weight of a linear layer, read only as a matmul's B: a bf16 checkpoint tensor stays bf16,
  * the mapped bytes themselves (half of f32's bytes on the device and in every decode step's
- * reads; the matmul kernels widen it exactly, so f32 results are unchanged); any other dtype as
- * vkf_arch_weight. */
+ * reads; the matmul kernels widen it exactly, so f32 results are unchanged); ggml blocks (a
+ * GGUF's quantised tensors, [out, in] rows) stay blocks, decoded by the kernels; any other dtype
+ * as vkf_arch_weight. */
 vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
+/* An embedding table, read by gathers (and as a tied head's B): ggml blocks stay blocks (the
+ * gather then yields f32), any other dtype as vkf_arch_weight. */
+vkf_value vkf_arch_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
 
 /* How vkf_arch_joined combines `count` checkpoint tensors of one shape [R, ...] (C elements after
  * the first dim). */

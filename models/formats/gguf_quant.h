@@ -26,4 +26,7 @@ vkf_gguf_type_info vkf_gguf_type_info_of(uint32_t type);
  * Q8_1, TQ, integers). */
 vkf_status vkf_gguf_dequantize(uint32_t type, const void *src, size_t count, float *dst);
 
+/* The vkf_quant_format of a GGUF block type (Q8_0 ... Q6_K), or -1 for any other type. */
+int vkf_gguf_quant_format(uint32_t type);
+
 #endif

@@ -1,7 +1,9 @@
 /* A GGUF's tensors as a checkpoint under Hugging Face's names: llama.cpp's tensor names mapped
  * back (llama.cpp's LLM_TENSOR_NAMES), Q and K rows un-permuted where llama.cpp's converter
- * permuted them (Llama: rotary halves interleaved), quantised types dequantised to F32 exactly as
- * ggml does, all laid out as one safetensors image in memory. */
+ * permuted them (Llama: rotary halves interleaved), all laid out as one safetensors image in
+ * memory. Quantised tensors keep their blocks (the image's GGML_* dtypes, which the kernels decode
+ * in place) except GPT-2's Conv1D weights, which are transposed and so dequantised to F32 exactly
+ * as ggml does. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "models/formats/gguf_model.h"
+#include "graph/base/quant.h"
 #include "models/formats/gguf_quant.h"
 
 /* llama.cpp name (after "blk.N." for layer tensors) -> Hugging Face name. */
@@ -56,7 +59,7 @@ typedef struct plan {
   const vkf_gguf_tensor *t;
   char name[160];
   int permute_heads; /* 0: rows as they are; else un-permute rows in this many heads */
-  int keep_raw;      /* F16 / BF16: bytes copied, dtype kept */
+  int keep_raw;      /* F16 / BF16 / ggml blocks: rows copied as they are, dtype kept */
   int transpose;     /* a GPT-2 Conv1D weight: [out, in] rows back to [in, out] */
   size_t offset, size;
 } plan;
@@ -102,8 +105,8 @@ static vkf_status fill(const vkf_gguf *g, const plan *p, uint8_t *dst) {
   vkf_gguf_type_info info = vkf_gguf_type_info_of(t->type);
   int64_t row_len = t->dims[0], rows = t->element_count / row_len;
   size_t src_row = (size_t)(row_len / info.block) * info.bytes;
-  size_t dst_row = p->keep_raw ? (size_t)row_len * 2 : (size_t)row_len * sizeof(float);
-  size_t elem = p->keep_raw ? 2 : sizeof(float);
+  size_t dst_row = p->keep_raw ? src_row : (size_t)row_len * sizeof(float);
+  size_t elem = p->keep_raw ? 2 : sizeof(float); /* (a transposed tensor is never blocks) */
   uint8_t *tmp = p->transpose ? malloc(dst_row) : NULL;
   if (p->transpose && !tmp)
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: tensor \"%s\"", vkf_gguf_path(g), t->name);
@@ -158,7 +161,8 @@ static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total)
                              "%s: tensor \"%s\" has type %s, which cannot be read yet (F32, F16, "
                              "BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K can)",
                              path, p->t->name, info.name);
-    p->keep_raw = p->t->type == VKF_GGUF_F16 || p->t->type == VKF_GGUF_BF16;
+    p->keep_raw = p->t->type == VKF_GGUF_F16 || p->t->type == VKF_GGUF_BF16 ||
+                  (vkf_gguf_quant_format(p->t->type) >= 0 && !p->transpose);
     if (permute && proj) {
       int64_t h = (int64_t)(proj == 1 ? heads : kv_heads);
       int64_t rows = p->t->element_count / p->t->dims[0];
@@ -174,7 +178,9 @@ static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total)
       return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: the dequantised tensors exceed memory",
                              path);
     p->offset = total;
-    p->size = (size_t)p->t->element_count * elem;
+    p->size = vkf_gguf_quant_format(p->t->type) >= 0 && p->keep_raw
+                  ? (size_t)(p->t->element_count / info.block) * info.bytes
+                  : (size_t)p->t->element_count * elem;
     total += (p->size + 3) / 4 * 4; /* F32 rows stay 4-byte aligned after 2-byte tensors */
   }
   *out_total = total;
@@ -188,7 +194,14 @@ static char *header_of(const plan *plans, size_t count) {
   for (size_t i = 0; ok && i < count; i++) {
     const plan *p = &plans[i];
     cJSON *e = cJSON_AddObjectToObject(doc, p->name);
-    const char *dtype = !p->keep_raw ? "F32" : p->t->type == VKF_GGUF_F16 ? "F16" : "BF16";
+    static const char *const blocks[VKF_QUANT_COUNT] = {
+        "GGML_Q8_0", "GGML_Q4_0", "GGML_Q4_1", "GGML_Q5_0",
+        "GGML_Q5_1", "GGML_Q4_K", "GGML_Q5_K", "GGML_Q6_K"};
+    int qf = vkf_gguf_quant_format(p->t->type);
+    const char *dtype = !p->keep_raw                  ? "F32"
+                        : qf >= 0                     ? blocks[qf]
+                        : p->t->type == VKF_GGUF_F16 ? "F16"
+                                                      : "BF16";
     cJSON *shape = e ? cJSON_AddArrayToObject(e, "shape") : NULL;
     cJSON *offs = e ? cJSON_AddArrayToObject(e, "data_offsets") : NULL;
     ok = shape && offs && cJSON_AddStringToObject(e, "dtype", dtype);

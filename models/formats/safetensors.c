@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "graph/base/half.h"
+#include "graph/base/quant.h"
 
 /* JSON numbers are doubles: above 2^53 an offset can no longer be represented exactly, so such a
  * value cannot be trusted and is rejected rather than rounded. */
@@ -23,6 +24,7 @@ struct vkf_safetensors {
   const uint8_t *bytes; /* whole file */
   size_t size;
   int mapped;        /* 1: bytes came from mmap and are unmapped at close; 2: freed at close */
+  int allow_blocks;  /* the GGML_* dtypes are accepted (images vkformer made in memory) */
   size_t data_start; /* 8 + header length */
   size_t count;
   vkf_safetensors_info *tensors;        /* sorted by data offset */
@@ -42,7 +44,18 @@ static const struct {
     [VKF_SAFETENSORS_U64] = {"U64", 8},         [VKF_SAFETENSORS_I64] = {"I64", 8},
     [VKF_SAFETENSORS_F64] = {"F64", 8},         [VKF_SAFETENSORS_F8_E4M3] = {"F8_E4M3", 1},
     [VKF_SAFETENSORS_F8_E5M2] = {"F8_E5M2", 1},
+    /* blocks: element size 0, sizes from graph/base/quant.h */
+    [VKF_SAFETENSORS_GGML_Q8_0] = {"GGML_Q8_0", 0}, [VKF_SAFETENSORS_GGML_Q4_0] = {"GGML_Q4_0", 0},
+    [VKF_SAFETENSORS_GGML_Q4_1] = {"GGML_Q4_1", 0}, [VKF_SAFETENSORS_GGML_Q5_0] = {"GGML_Q5_0", 0},
+    [VKF_SAFETENSORS_GGML_Q5_1] = {"GGML_Q5_1", 0}, [VKF_SAFETENSORS_GGML_Q4_K] = {"GGML_Q4_K", 0},
+    [VKF_SAFETENSORS_GGML_Q5_K] = {"GGML_Q5_K", 0}, [VKF_SAFETENSORS_GGML_Q6_K] = {"GGML_Q6_K", 0},
 };
+
+int vkf_safetensors_quant_format(vkf_safetensors_dtype dtype) {
+  return dtype >= VKF_SAFETENSORS_GGML_Q8_0 && dtype < VKF_SAFETENSORS_DTYPE_COUNT
+             ? (int)(dtype - VKF_SAFETENSORS_GGML_Q8_0)
+             : -1;
+}
 
 const char *vkf_safetensors_dtype_name(vkf_safetensors_dtype dtype) {
   VKF_ASSERT(dtype >= 0 && dtype < VKF_SAFETENSORS_DTYPE_COUNT);
@@ -122,7 +135,8 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
   if (!cJSON_IsString(dtype))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": missing or non-string \"dtype\"",
                            path, name);
-  if (!dtype_from_name(dtype->valuestring, &info->dtype))
+  if (!dtype_from_name(dtype->valuestring, &info->dtype) ||
+      (vkf_safetensors_quant_format(info->dtype) >= 0 && !st->allow_blocks))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": unknown dtype \"%s\"", path, name,
                            dtype->valuestring);
   if (!cJSON_IsArray(shape))
@@ -156,10 +170,18 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
     elements = 0;
   }
   size_t esize = dtype_table[info->dtype].size;
-  if (overflow || elements > (uint64_t)INT64_MAX / esize)
+  int qf = vkf_safetensors_quant_format(info->dtype);
+  vkf_quant_layout ql = vkf_quant_layout_of((vkf_quant_format)(qf < 0 ? 0 : qf));
+  if (overflow || elements > (uint64_t)INT64_MAX / (esize ? esize : ql.bytes))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: tensor \"%s\": shape has too many elements", path,
                            name);
+  if (qf >= 0 && (rank == 0 || info->shape[rank - 1] % ql.block))
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: tensor \"%s\": %s rows must be whole blocks of %u", path, name,
+                           dtype_table[info->dtype].name, ql.block);
   info->element_count = (int64_t)elements;
+  /* bytes the shape needs: elements x size, or blocks x block bytes */
+  uint64_t need = qf >= 0 ? elements / ql.block * ql.bytes : elements * esize;
 
   uint64_t begin, end;
   if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2)
@@ -181,13 +203,13 @@ static vkf_status parse_entry(const vkf_safetensors *st, const cJSON *entry,
                            "section (%zu bytes)",
                            path, name, (unsigned long long)begin, (unsigned long long)end,
                            data_size);
-  if (end - begin != elements * esize) {
+  if (end - begin != need) {
     char sbuf[160];
     format_shape(info->shape, rank, sbuf, sizeof sbuf);
     return vkf_status_make(VKF_STATUS_PARSE,
                            "%s: tensor \"%s\": %llu data bytes but shape %s of %s needs %llu", path,
                            name, (unsigned long long)(end - begin), sbuf,
-                           dtype_table[info->dtype].name, (unsigned long long)(elements * esize));
+                           dtype_table[info->dtype].name, (unsigned long long)need);
   }
   info->file_offset = st->data_start + (size_t)begin;
   info->data_size = (size_t)(end - begin);
@@ -286,8 +308,8 @@ static vkf_status parse_header(vkf_safetensors *st) {
   return status;
 }
 
-vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const char *name,
-                                       vkf_safetensors **out_st) {
+static vkf_status open_memory(const void *bytes, size_t size, const char *name, int allow_blocks,
+                              vkf_safetensors **out_st) {
   VKF_ASSERT(out_st && name && (bytes || size == 0));
   *out_st = NULL;
   vkf_safetensors *st = calloc(1, sizeof *st);
@@ -300,6 +322,7 @@ vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const cha
   st->path = path_copy;
   st->bytes = bytes;
   st->size = size;
+  st->allow_blocks = allow_blocks;
   vkf_status status = parse_header(st);
   if (status) {
     vkf_safetensors_close(st);
@@ -309,9 +332,14 @@ vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const cha
   return VKF_OK;
 }
 
+vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const char *name,
+                                       vkf_safetensors **out_st) {
+  return open_memory(bytes, size, name, 0, out_st);
+}
+
 vkf_status vkf_safetensors_adopt_memory(void *bytes, size_t size, const char *name,
                                         vkf_safetensors **out_st) {
-  vkf_status status = vkf_safetensors_open_memory(bytes, size, name, out_st);
+  vkf_status status = open_memory(bytes, size, name, 1, out_st);
   if (status) {
     free(bytes);
     return status;
@@ -471,6 +499,7 @@ static double load_element(vkf_safetensors_dtype dtype, const uint8_t *p) {
 
 static vkf_status check_convertible(const vkf_safetensors *st, const vkf_safetensors_info *info,
                                     size_t out_count, const char *target) {
+  VKF_ASSERT(info->dtype >= 0 && info->dtype < VKF_SAFETENSORS_DTYPE_COUNT);
   if (info->dtype == VKF_SAFETENSORS_F8_E4M3 || info->dtype == VKF_SAFETENSORS_F8_E5M2)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: tensor \"%s\": no conversion from %s to %s",
                            st->path, info->name, dtype_table[info->dtype].name, target);
@@ -485,6 +514,11 @@ vkf_status vkf_safetensors_read_f32(const vkf_safetensors *st, const vkf_safeten
                                     size_t out_count, float *out_values) {
   VKF_RETURN_IF_ERROR(check_convertible(st, info, out_count, "F32"));
   const uint8_t *p = info->data;
+  int qf = vkf_safetensors_quant_format(info->dtype);
+  if (qf >= 0) {
+    vkf_quant_dequantize((vkf_quant_format)qf, p, (size_t)info->element_count, out_values);
+    return VKF_OK;
+  }
   size_t n = (size_t)info->element_count, esize = dtype_table[info->dtype].size;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   if (info->dtype == VKF_SAFETENSORS_F32) {
@@ -507,6 +541,16 @@ vkf_status vkf_safetensors_read_f16(const vkf_safetensors *st, const vkf_safeten
                                     size_t out_count, uint16_t *out_values) {
   VKF_RETURN_IF_ERROR(check_convertible(st, info, out_count, "F16"));
   const uint8_t *p = info->data;
+  int qf = vkf_safetensors_quant_format(info->dtype);
+  if (qf >= 0) { /* dequantised in f32 (exact), rounded once */
+    float *f = malloc((size_t)info->element_count * sizeof *f + 1);
+    if (!f)
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: tensor \"%s\"", st->path, info->name);
+    vkf_quant_dequantize((vkf_quant_format)qf, p, (size_t)info->element_count, f);
+    for (size_t i = 0; i < (size_t)info->element_count; i++) out_values[i] = vkf_float_to_half(f[i]);
+    free(f);
+    return VKF_OK;
+  }
   size_t n = (size_t)info->element_count, esize = dtype_table[info->dtype].size;
   if (info->dtype == VKF_SAFETENSORS_F16) {
     for (size_t i = 0; i < n; i++) out_values[i] = (uint16_t)(p[2 * i] | p[2 * i + 1] << 8);

@@ -28,6 +28,17 @@ typedef enum vkf_safetensors_dtype {
   VKF_SAFETENSORS_F64,
   VKF_SAFETENSORS_F8_E4M3,
   VKF_SAFETENSORS_F8_E5M2,
+  /* ggml's quantised blocks, in vkf_quant_format order (graph/base/quant.h): not part of the
+   * format, so only images made in memory by vkformer (vkf_safetensors_adopt_memory: a GGUF's
+   * tensors) may hold them; the last dim is whole blocks, the data size blocks x block bytes. */
+  VKF_SAFETENSORS_GGML_Q8_0,
+  VKF_SAFETENSORS_GGML_Q4_0,
+  VKF_SAFETENSORS_GGML_Q4_1,
+  VKF_SAFETENSORS_GGML_Q5_0,
+  VKF_SAFETENSORS_GGML_Q5_1,
+  VKF_SAFETENSORS_GGML_Q4_K,
+  VKF_SAFETENSORS_GGML_Q5_K,
+  VKF_SAFETENSORS_GGML_Q6_K,
   VKF_SAFETENSORS_DTYPE_COUNT
 } vkf_safetensors_dtype;
 
@@ -60,7 +71,8 @@ vkf_status vkf_safetensors_open(const char *path, vkf_safetensors **out_st);
 vkf_status vkf_safetensors_open_memory(const void *bytes, size_t size, const char *name,
                                        vkf_safetensors **out_st);
 /* As open_memory over malloc'd bytes the handle takes over (freed at close, or at once on
- * failure): files made in memory (a GGUF's tensors under Hugging Face names). */
+ * failure): files made in memory (a GGUF's tensors under Hugging Face names), which may also hold
+ * the GGML_* block dtypes. */
 vkf_status vkf_safetensors_adopt_memory(void *bytes, size_t size, const char *name,
                                         vkf_safetensors **out_st);
 /* Unmaps the file and frees the handle; every info pointer from it dies. NULL is a no-op. */
@@ -84,7 +96,7 @@ vkf_status vkf_safetensors_expect(const vkf_safetensors *st, const char *name, i
                                   const int64_t *dims, const vkf_safetensors_info **out_info);
 
 /* Converts a whole tensor into `out_values` (capacity `out_count` elements, >= element_count).
- * F32, F16 and BF16 convert exactly; F64 and the integer types round to nearest (integers above
+ * F32, F16 and BF16 convert exactly; the GGML_* blocks dequantise as ggml does; F64 and the integer types round to nearest (integers above
  * 2^24 in magnitude lose low bits; 64-bit ones above 2^53 go through double, so may be 1 ulp
  * off); BOOL gives 0/1; F8 is UNSUPPORTED. INVALID_ARGUMENT when out_count is short. */
 vkf_status vkf_safetensors_read_f32(const vkf_safetensors *st, const vkf_safetensors_info *info,
@@ -95,7 +107,9 @@ vkf_status vkf_safetensors_read_f16(const vkf_safetensors *st, const vkf_safeten
 
 /* "F32", "BF16", ...: the spelling the file format uses. */
 const char *vkf_safetensors_dtype_name(vkf_safetensors_dtype dtype);
-/* Bytes per element. */
+/* Bytes per element (0 for the GGML_* block dtypes: see vkf_safetensors_quant_format). */
 size_t vkf_safetensors_dtype_size(vkf_safetensors_dtype dtype);
+/* The vkf_quant_format of a GGML_* dtype, or -1. */
+int vkf_safetensors_quant_format(vkf_safetensors_dtype dtype);
 
 #endif

@@ -94,6 +94,11 @@ vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_checkpoint *ck
     VKF_ASSERT(info->dtype == VKF_SAFETENSORS_BF16);
     data = info->data;
   }
+  if (vkf_dtype_is_quant(dtype)) {
+    /* Only ever the image's own blocks, as they are (read bytewise everywhere). */
+    VKF_ASSERT(vkf_safetensors_quant_format(info->dtype) == (int)(dtype - VKF_Q8_0));
+    data = info->data;
+  }
   if (!data) data = vkf_weight_cache_find(*cache, name, dtype);
   if (!data) {
     float *v = NULL;

@@ -29,8 +29,8 @@ const void *vkf_weight_cache_put_raw(vkf_weight_cache **cache, const char *key, 
 vkf_status vkf_weight_read_f32(const vkf_checkpoint *ck, const char *name, float **out_values,
                                const vkf_safetensors_info **out_info);
 /* A graph constant for checkpoint tensor `name` in `dtype`: the mapped bytes themselves when they
- * are aligned f32 already or bf16 kept as bf16, otherwise a converted copy kept in `cache`
- * (VKF_BF16 needs a BF16 tensor). Errors (missing tensor,
+ * are aligned f32 already, bf16 kept as bf16 or ggml blocks kept as blocks, otherwise a converted
+ * copy kept in `cache` (VKF_BF16 needs a BF16 tensor, a quantised dtype the same GGML_* one). Errors (missing tensor,
  * out of memory) become the graph's sticky error and VKF_NO_VALUE is returned. */
 vkf_value vkf_weight_constant(vkf_weight_cache **cache, const vkf_checkpoint *ck, vkf_graph *g,
                               const char *name, vkf_dtype dtype);

@@ -121,9 +121,19 @@ static void check_llama(void) {
   CHECK_OK(vkf_gguf_model_checkpoint(g, &ck));
   const vkf_safetensors_info *w = ck ? vkf_checkpoint_find(ck, "model.layers.1.mlp.down_proj.weight")
                                      : NULL;
-  CHECK_MSG(w && w->dtype == VKF_SAFETENSORS_F32 && w->rank == 2 && w->shape[0] == 64 &&
-                w->shape[1] == 96,
-            "down_proj as [64, 96] F32");
+  /* quantised tensors keep their blocks under Hugging Face's name and shape; reading them
+   * dequantises exactly as ggml does */
+  const vkf_gguf_tensor *down = vkf_gguf_find_tensor(g, "blk.1.ffn_down.weight");
+  CHECK_MSG(w && down && vkf_safetensors_quant_format(w->dtype) == vkf_gguf_quant_format(down->type) &&
+                w->rank == 2 && w->shape[0] == 64 && w->shape[1] == 96 &&
+                w->data_size == (size_t)down->size && !memcmp(w->data, down->data, w->data_size),
+            "down_proj as [64, 96] blocks, the file's bytes");
+  float got[64 * 96], ref[64 * 96];
+  if (w && ck && down) {
+    CHECK_OK(vkf_checkpoint_read_f32(ck, w, 64 * 96, got));
+    CHECK_OK(vkf_gguf_dequantize(down->type, down->data, 64 * 96, ref));
+    CHECK_MSG(!memcmp(got, ref, sizeof got), "down_proj read as F32 = ggml's dequantisation");
+  }
   vkf_checkpoint_close(ck);
   vkf_gguf_close(g);
 }

@@ -1,0 +1,144 @@
+// ggml's quantised blocks read in place: the weight buffer is bound as 32-bit words exactly as the
+// file holds it (blocks of 18, 22, 34 or 210 bytes straddle words; every block and every field
+// read here starts at an even byte), and each value is decoded as graph/base/quant.c's reference
+// (ggml's dequantize_row_*) does: the same float products in the same order, `precise` so no
+// fused multiply-add changes a last bit.
+//
+// Before including, define QWORD(i) as the i-th 32-bit word of the weights and QUANT_FMT as the
+// format (vkf_quant_format: 0 Q8_0, 1 Q4_0, 2 Q4_1, 3 Q5_0, 4 Q5_1, 5 Q4_K, 6 Q5_K, 7 Q6_K).
+// Provides QK (elements per block), QB (bytes per block) and, for the block starting at byte `b`:
+//   q_dequant4(b, j)  elements j..j+3 (j % 4 == 0; the four share one scale in every format)
+//   q_dequant1(b, j)  element j
+// Bindings, push constants, specialization constants: none (functions only).
+#ifndef VKF_QUANT_DECODE_GLSL
+#define VKF_QUANT_DECODE_GLSL
+
+#if QUANT_FMT == 0
+#define QK 32u
+#define QB 34u
+#elif QUANT_FMT == 1
+#define QK 32u
+#define QB 18u
+#elif QUANT_FMT == 2
+#define QK 32u
+#define QB 20u
+#elif QUANT_FMT == 3
+#define QK 32u
+#define QB 22u
+#elif QUANT_FMT == 4
+#define QK 32u
+#define QB 24u
+#elif QUANT_FMT == 5
+#define QK 256u
+#define QB 144u
+#elif QUANT_FMT == 6
+#define QK 256u
+#define QB 176u
+#elif QUANT_FMT == 7
+#define QK 256u
+#define QB 210u
+#else
+#error "QUANT_FMT must be 0..7"
+#endif
+
+uint q_u8(uint off) { return (QWORD(off >> 2) >> ((off & 3u) * 8u)) & 0xFFu; }
+// 2 and 4 bytes at an even offset
+uint q_u16(uint off) { return (QWORD(off >> 2) >> ((off & 2u) * 8u)) & 0xFFFFu; }
+uint q_u32(uint off) {
+  uint w0 = QWORD(off >> 2);
+  if ((off & 2u) == 0u) return w0;
+  return (w0 >> 16) | (QWORD((off >> 2) + 1u) << 16);
+}
+float q_f16(uint off) { return unpackHalf2x16(q_u16(off)).x; }
+// the four bytes of w, unsigned, and four nibbles (low ones, or high ones with shift 4)
+uvec4 q_bytes(uint w) { return uvec4(w & 0xFFu, (w >> 8) & 0xFFu, (w >> 16) & 0xFFu, w >> 24); }
+uvec4 q_nibbles(uint w, uint shift) { return (uvec4(w, w >> 8, w >> 16, w >> 24) >> shift) & 0xFu; }
+// bits j..j+3 of h, each as 0 or 1
+uvec4 q_bits4(uint h, uint j) { return (uvec4(h) >> uvec4(j, j + 1u, j + 2u, j + 3u)) & 1u; }
+
+#if QUANT_FMT >= 5 && QUANT_FMT <= 6
+// The 6-bit scale (x) and min (y) of sub-block `is` from the 12 packed bytes at `s`.
+uvec2 q_scale_min_k4(uint s, uint is) {
+  if (is < 4u) return uvec2(q_u8(s + is) & 63u, q_u8(s + is + 4u) & 63u);
+  return uvec2((q_u8(s + is + 4u) & 0xFu) | ((q_u8(s + is - 4u) >> 6) << 4),
+               (q_u8(s + is + 4u) >> 4) | ((q_u8(s + is) >> 6) << 4));
+}
+#endif
+
+// Every format is value = d_eff * int + m_eff, with the integer part exact in a float and one
+// (d_eff, m_eff) per group of 16 or 32 elements, computed with ggml's float products:
+//   q_ints4(b, j)  the integer parts of elements j..j+3 (j % 4 == 0)
+//   q_scale(b, j)  (d_eff, m_eff) of element j's group; groups are 32 elements (16 in Q6_K) and
+//                  aligned, so j and j + 16 name both groups of a 32-element chunk
+// The kernels of quantised matmuls sum a . int per group and apply the scale once.
+vec4 q_ints4(uint b, uint j) {
+#if QUANT_FMT == 0
+  // block_q8_0 {half d; i8 qs[32]}
+  int w = int(q_u32(b + 2u + j));
+  return vec4(bitfieldExtract(w, 0, 8), bitfieldExtract(w, 8, 8), bitfieldExtract(w, 16, 8),
+              bitfieldExtract(w, 24, 8));
+#elif QUANT_FMT == 1
+  // block_q4_0 {half d; u8 qs[16]}: low nibbles are elements 0..15, high nibbles 16..31
+  return vec4(ivec4(q_nibbles(q_u32(b + 2u + (j & 15u)), j >= 16u ? 4u : 0u)) - 8);
+#elif QUANT_FMT == 2
+  // block_q4_1 {half d, m; u8 qs[16]}
+  return vec4(q_nibbles(q_u32(b + 4u + (j & 15u)), j >= 16u ? 4u : 0u));
+#elif QUANT_FMT == 3
+  // block_q5_0 {half d; u8 qh[4]; u8 qs[16]}: bit e of qh is element e's fifth bit
+  uvec4 q = q_nibbles(q_u32(b + 6u + (j & 15u)), j >= 16u ? 4u : 0u) | (q_bits4(q_u32(b + 2u), j) << 4);
+  return vec4(ivec4(q) - 16);
+#elif QUANT_FMT == 4
+  // block_q5_1 {half d, m; u8 qh[4]; u8 qs[16]}
+  return vec4(q_nibbles(q_u32(b + 8u + (j & 15u)), j >= 16u ? 4u : 0u) | (q_bits4(q_u32(b + 4u), j) << 4));
+#elif QUANT_FMT == 5
+  // block_q4_K {half d, dmin; u8 scales[12]; u8 qs[128]}: chunk c of 64 elements is sub-blocks
+  // 2c (low nibbles of qs[32c .. 32c + 31]) and 2c + 1 (high nibbles)
+  uint c = j >> 6, hi = (j >> 5) & 1u;
+  return vec4(q_nibbles(q_u32(b + 16u + 32u * c + (j & 31u)), 4u * hi));
+#elif QUANT_FMT == 6
+  // block_q5_K {half d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: as Q4_K, with bit 2c + hi
+  // of qh[l] the fifth bit
+  uint c = j >> 6, hi = (j >> 5) & 1u, l = j & 31u;
+  return vec4(q_nibbles(q_u32(b + 48u + 32u * c + l), 4u * hi) +
+              (((q_bytes(q_u32(b + 16u + l)) >> (2u * c + hi)) & 1u) << 4));
+#else
+  // block_q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; half d}: half n of 128 elements, quarter g
+  // of 32: the low (g 0, 1) or high (g 2, 3) nibbles of ql[64n + 32(g & 1) + l] and bits 2g,
+  // 2g + 1 of qh[32n + l], minus 32
+  uint n = j >> 7, g = (j >> 5) & 3u, l = j & 31u;
+  uvec4 ql = q_nibbles(q_u32(b + 64u * n + 32u * (g & 1u) + l), 4u * (g >> 1));
+  uvec4 qh = (q_bytes(q_u32(b + 128u + 32u * n + l)) >> (2u * g)) & 3u;
+  return vec4(ivec4(ql | (qh << 4)) - 32);
+#endif
+}
+
+vec2 q_scale(uint b, uint j) {
+#if QUANT_FMT == 0 || QUANT_FMT == 1 || QUANT_FMT == 3
+  return vec2(q_f16(b), 0.0);
+#elif QUANT_FMT == 2 || QUANT_FMT == 4
+  return vec2(q_f16(b), q_f16(b + 2u));
+#elif QUANT_FMT == 5 || QUANT_FMT == 6
+  // the 6-bit scale and min of sub-block 2c + hi: d1 = d * sc, and -m1 = -(dmin * m)
+  uvec2 sm = q_scale_min_k4(b + 4u, 2u * (j >> 6) + ((j >> 5) & 1u));
+  precise float d1 = q_f16(b) * float(sm.x), m1 = q_f16(b + 2u) * float(sm.y);
+  return vec2(d1, -m1);
+#else
+  // d * scales[8n + l / 16 + 2g]
+  uint n = j >> 7, g = (j >> 5) & 3u, l = j & 31u;
+  float sc = float(bitfieldExtract(int(q_u8(b + 192u + 8u * n + l / 16u + 2u * g)), 0, 8));
+  precise float d = q_f16(b + 208u) * sc;
+  return vec2(d, 0.0);
+#endif
+}
+
+// Values exactly as ggml's dequantize_row_*: each is its one float product (q - 8) * d,
+// x * d + m, d1 * q - m1 or (d * sc) * q, and adding a zero m_eff changes no value.
+vec4 q_dequant4(uint b, uint j) {
+  vec2 s = q_scale(b, j);
+  precise vec4 v = s.x * q_ints4(b, j) + s.y;
+  return v;
+}
+
+float q_dequant1(uint b, uint j) { return q_dequant4(b, j & ~3u)[j & 3u]; }
+
+#endif
