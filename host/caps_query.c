@@ -99,6 +99,9 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   caps->texel_rgba16f = (fp16.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R16G16B16A16_UINT, &u16);
   caps->texel_rgba16ui = (u16.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  VkFormatProperties u32 = {0};
+  vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32_UINT, &u32);
+  caps->texel_r32ui = (u32.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
 
   /* maxMemoryAllocationSize is Vulkan 1.1 core (VkPhysicalDeviceMaintenance3Properties). */
   VkPhysicalDeviceMaintenance3Properties m3 = {

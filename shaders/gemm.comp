@@ -11,6 +11,8 @@
 //   GEMM_GEMV  GPU-class devices with at most 8 rows of A (decode steps): the weight read once,
 //              coalesced, every row of A in registers, one reduction per workgroup
 //              (gemm_gemv.glsl lists its defines: GEMV_ROWS, GEMV_COLS, GEMV_KN, GEMV_SUBGROUP).
+//   GEMM_QCPU  CPU-class devices with quantised B: lanes own columns, A shared by shuffles, each
+//              group of 16 or 32 products scaled once (gemm_qcpu.glsl: QCPU_ROWS, QCPU_COLS).
 //   GEMM_NAIVE one output per invocation, straight from memory (the bench's reference).
 // Any operand layout is strides in push constants (transposed B is swapped strides); the *_VEC4
 // defines add vec4 loads along the contiguous axis when the chooser proved them aligned.
@@ -40,7 +42,8 @@
 //                                constant: with a constant the SPIR-V carries every activation
 //                                at every inlined store (160 in a CPU_RA=5 kernel), and lavapipe
 //                                spends ~4/5 of its pipeline creation on that dead code
-//   A_TEXEL, B_TEXEL             A (needs A_VEC4) / B (needs B_VEC4_N or B_VEC4_K) is bound as a
+//   A_TEXEL, B_TEXEL             A (needs A_VEC4) / B (needs B_VEC4_N or B_VEC4_K; B_QUANT: an
+//                                R32UI view of the blocks' words) is bound as a
 //                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
 //                                on CPU devices a texelFetch is one vector gather where a
 //                                storage-buffer load is a scalar loop over the lanes
@@ -65,7 +68,7 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
-#ifdef GEMM_CPU
+#if defined(GEMM_CPU) || defined(GEMM_QCPU)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
@@ -114,7 +117,7 @@ layout(constant_id = 5) const uint TN = 4;
 #if defined(A_TEXEL) && !defined(A_VEC4)
 #error "A_TEXEL needs A_VEC4"
 #endif
-#if defined(B_TEXEL) && !defined(B_VEC4_N) && !defined(B_VEC4_K)
+#if defined(B_TEXEL) && !defined(B_VEC4_N) && !defined(B_VEC4_K) && !defined(B_QUANT)
 #error "B_TEXEL needs B_VEC4_N or B_VEC4_K"
 #endif
 #ifdef A_TEXEL
@@ -130,14 +133,23 @@ layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4_[]; };
 #if defined(B_BF16) && defined(B_F16)
 #error "B_BF16 excludes B_F16"
 #endif
-#if defined(B_QUANT) && (defined(B_F16) || defined(B_BF16) || defined(B_TEXEL) || !defined(B_VEC4_K))
-#error "B_QUANT is [N, K] blocks (B_VEC4_K) in a storage buffer"
+#if defined(B_QUANT) && (defined(B_F16) || defined(B_BF16) || !defined(B_VEC4_K))
+#error "B_QUANT is [N, K] blocks (B_VEC4_K)"
+#endif
+#if defined(GEMM_QCPU) && !defined(B_QUANT)
+#error "GEMM_QCPU reads quantised B"
 #endif
 #if defined(B_QUANT)
 // ggml blocks as the file holds them (quant_decode.glsl): element i of B is element i % QK of
-// block i / QK (the lowering binds B from its start, each row of K whole blocks).
+// block i / QK (the lowering binds B from its start, each row of K whole blocks). Under B_TEXEL
+// the words come through an R32UI texel view.
+#ifdef B_TEXEL
+layout(set = 0, binding = 1) uniform usamplerBuffer b_qtex;
+#define QWORD(i) texelFetch(b_qtex, int(i)).x
+#else
 layout(std430, set = 0, binding = 1) readonly buffer BufBQ { uint b_qwords_[]; };
 #define QWORD(i) b_qwords_[i]
+#endif
 #define QUANT_FMT B_QUANT
 #include "quant_decode.glsl"
 #define b_data4(i) q_dequant4(((i) * 4u / QK) * QB, ((i) * 4u) % QK)
@@ -315,6 +327,8 @@ void store_c4(uint row, uint col, vec4 acc, vec4 bias4) {
 #include "gemm_gemv.glsl"
 #elif defined(GEMM_CPU)
 #include "gemm_cpu.glsl"
+#elif defined(GEMM_QCPU)
+#include "gemm_qcpu.glsl"
 #else
 #include "gemm_tiled.glsl"
 #endif

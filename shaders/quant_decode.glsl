@@ -22,18 +22,22 @@
 #elif QUANT_FMT == 2
 #define QK 32u
 #define QB 20u
+#define QB_WORDS 1
 #elif QUANT_FMT == 3
 #define QK 32u
 #define QB 22u
 #elif QUANT_FMT == 4
 #define QK 32u
 #define QB 24u
+#define QB_WORDS 1
 #elif QUANT_FMT == 5
 #define QK 256u
 #define QB 144u
+#define QB_WORDS 1
 #elif QUANT_FMT == 6
 #define QK 256u
 #define QB 176u
+#define QB_WORDS 1
 #elif QUANT_FMT == 7
 #define QK 256u
 #define QB 210u
@@ -44,11 +48,17 @@
 uint q_u8(uint off) { return (QWORD(off >> 2) >> ((off & 3u) * 8u)) & 0xFFu; }
 // 2 and 4 bytes at an even offset
 uint q_u16(uint off) { return (QWORD(off >> 2) >> ((off & 2u) * 8u)) & 0xFFFFu; }
+#ifdef QB_WORDS
+// blocks of a multiple of 4 bytes (Q4_1, Q5_1, Q4_K, Q5_K): every row, block and field read is
+// word-aligned, so one load
+uint q_u32(uint off) { return QWORD(off >> 2); }
+#else
+// otherwise a funnel of two words, without a branch (off's alignment differs from lane to lane)
 uint q_u32(uint off) {
-  uint w0 = QWORD(off >> 2);
-  if ((off & 2u) == 0u) return w0;
-  return (w0 >> 16) | (QWORD((off >> 2) + 1u) << 16);
+  uint sh = (off & 2u) * 8u;
+  return (QWORD(off >> 2) >> sh) | ((QWORD((off >> 2) + 1u) << 16) << (16u - sh));
 }
+#endif
 float q_f16(uint off) { return unpackHalf2x16(q_u16(off)).x; }
 // the four bytes of w, unsigned, and four nibbles (low ones, or high ones with shift 4)
 uvec4 q_bytes(uint w) { return uvec4(w & 0xFFu, (w >> 8) & 0xFFu, (w >> 16) & 0xFFu, w >> 24); }
@@ -65,6 +75,8 @@ uvec2 q_scale_min_k4(uint s, uint is) {
 }
 #endif
 
+// (Integers convert to float through int: an AVX2 CPU device has no unsigned conversion, and
+// lavapipe's would be ~5 instructions a value.)
 // Every format is value = d_eff * int + m_eff, with the integer part exact in a float and one
 // (d_eff, m_eff) per group of 16 or 32 elements, computed with ggml's float products:
 //   q_ints4(b, j)  the integer parts of elements j..j+3 (j % 4 == 0)
@@ -82,25 +94,26 @@ vec4 q_ints4(uint b, uint j) {
   return vec4(ivec4(q_nibbles(q_u32(b + 2u + (j & 15u)), j >= 16u ? 4u : 0u)) - 8);
 #elif QUANT_FMT == 2
   // block_q4_1 {half d, m; u8 qs[16]}
-  return vec4(q_nibbles(q_u32(b + 4u + (j & 15u)), j >= 16u ? 4u : 0u));
+  return vec4(ivec4(q_nibbles(q_u32(b + 4u + (j & 15u)), j >= 16u ? 4u : 0u)));
 #elif QUANT_FMT == 3
   // block_q5_0 {half d; u8 qh[4]; u8 qs[16]}: bit e of qh is element e's fifth bit
   uvec4 q = q_nibbles(q_u32(b + 6u + (j & 15u)), j >= 16u ? 4u : 0u) | (q_bits4(q_u32(b + 2u), j) << 4);
   return vec4(ivec4(q) - 16);
 #elif QUANT_FMT == 4
   // block_q5_1 {half d, m; u8 qh[4]; u8 qs[16]}
-  return vec4(q_nibbles(q_u32(b + 8u + (j & 15u)), j >= 16u ? 4u : 0u) | (q_bits4(q_u32(b + 4u), j) << 4));
+  return vec4(ivec4(q_nibbles(q_u32(b + 8u + (j & 15u)), j >= 16u ? 4u : 0u) |
+                    (q_bits4(q_u32(b + 4u), j) << 4)));
 #elif QUANT_FMT == 5
   // block_q4_K {half d, dmin; u8 scales[12]; u8 qs[128]}: chunk c of 64 elements is sub-blocks
   // 2c (low nibbles of qs[32c .. 32c + 31]) and 2c + 1 (high nibbles)
   uint c = j >> 6, hi = (j >> 5) & 1u;
-  return vec4(q_nibbles(q_u32(b + 16u + 32u * c + (j & 31u)), 4u * hi));
+  return vec4(ivec4(q_nibbles(q_u32(b + 16u + 32u * c + (j & 31u)), 4u * hi)));
 #elif QUANT_FMT == 6
   // block_q5_K {half d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: as Q4_K, with bit 2c + hi
   // of qh[l] the fifth bit
   uint c = j >> 6, hi = (j >> 5) & 1u, l = j & 31u;
-  return vec4(q_nibbles(q_u32(b + 48u + 32u * c + l), 4u * hi) +
-              (((q_bytes(q_u32(b + 16u + l)) >> (2u * c + hi)) & 1u) << 4));
+  return vec4(ivec4(q_nibbles(q_u32(b + 48u + 32u * c + l), 4u * hi) +
+                    (((q_bytes(q_u32(b + 16u + l)) >> (2u * c + hi)) & 1u) << 4)));
 #else
   // block_q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; half d}: half n of 128 elements, quarter g
   // of 32: the low (g 0, 1) or high (g 2, 3) nibbles of ql[64n + 32(g & 1) + l] and bits 2g,
@@ -120,7 +133,7 @@ vec2 q_scale(uint b, uint j) {
 #elif QUANT_FMT == 5 || QUANT_FMT == 6
   // the 6-bit scale and min of sub-block 2c + hi: d1 = d * sc, and -m1 = -(dmin * m)
   uvec2 sm = q_scale_min_k4(b + 4u, 2u * (j >> 6) + ((j >> 5) & 1u));
-  precise float d1 = q_f16(b) * float(sm.x), m1 = q_f16(b + 2u) * float(sm.y);
+  precise float d1 = q_f16(b) * float(int(sm.x)), m1 = q_f16(b + 2u) * float(int(sm.y));
   return vec2(d1, -m1);
 #else
   // d * scales[8n + l / 16 + 2g]

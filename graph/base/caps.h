@@ -56,6 +56,7 @@ typedef struct vkf_device_caps {
   int texel_rgba32f;                    /* R32G32B32A32_SFLOAT supports uniform texel buffers */
   int texel_rgba16f;                    /* R16G16B16A16_SFLOAT likewise */
   int texel_rgba16ui;                   /* R16G16B16A16_UINT likewise (bf16 weights) */
+  int texel_r32ui;                      /* R32_UINT likewise (quantised weights' words) */
   uint32_t max_texel_buffer_elements;   /* texels one view may span */
   uint32_t min_texel_buffer_offset_alignment; /* bytes */
 

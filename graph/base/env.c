@@ -75,6 +75,7 @@ void vkf_env_reload(void) {
   g_env.cache_dir = str_or_null("VKF_CACHE_DIR");
   g_env.no_cache = flag("VKF_NO_CACHE");
   g_env.copy_weights = flag("VKF_COPY_WEIGHTS");
+  g_env.dequantize = flag("VKF_DEQUANTIZE");
   g_env.dump = list_of("VKF_DUMP", dumps, "passes, all");
   g_env.dump_dir = str_or_null("VKF_DUMP_DIR");
   g_env.profile = flag("VKF_PROFILE");

@@ -11,6 +11,8 @@ typedef struct vkf_env {
   int no_cache;               /* VKF_NO_CACHE=1: neither read nor write the disk caches */
   int copy_weights;           /* VKF_COPY_WEIGHTS=1: copy constants to device memory even where
                                  the device could read them in place (host/runner.h) */
+  int dequantize;             /* VKF_DEQUANTIZE=1: a GGUF's quantised tensors become F32 at load
+                                 (the F32 twin of a quantised model, for side-by-side runs) */
   const char *dump;           /* VKF_DUMP: "passes" writes the graph after each pass */
   const char *dump_dir;       /* VKF_DUMP_DIR: where dumps go (default ".") */
   int profile;                /* VKF_PROFILE=1: per-dispatch timestamp table on stderr */

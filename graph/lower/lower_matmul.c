@@ -89,6 +89,14 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
       return "needs subgroup arithmetic";
     if (gemv_shared_size(v) > caps->max_shared_memory_size) return "partial sums exceed shared memory";
   }
+  if (v->kind == VKF_GEMM_QCPU) {
+    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
+    if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
+      return "needs 8-wide subgroups with shuffle";
+    if (v->workgroup_size % 8 || (v->qcpu_rows != 1 && v->qcpu_rows != 2 && v->qcpu_rows != 4) ||
+        (v->qcpu_cols != 1 && v->qcpu_cols != 2))
+      return "inconsistent quantised CPU block sizes";
+  }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
     if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
@@ -145,6 +153,17 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * each element once and reusing it from registers; barriers suspend the workgroup's coroutine.
    * Needs 8-wide subgroups with shuffle, which profiles like "mobile" take away. */
   const vkf_gemm_variant *big = shape->b_along_k ? &cpu_variant_nk : &cpu_variant_kn;
+  /* Rule 0: quantised weights on CPU devices: the kernel that reads each block's words once per
+   * column and scales each group of products once. Decode steps (a row or two) give each lane
+   * two columns, which share the shuffled A values; more rows go four to a workgroup, each block
+   * decoded once for the four. */
+  if (caps->kind == VKF_DEVICE_KIND_CPU && shape->b_quant) {
+    vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8,
+                          .qcpu_rows = shape->m <= 1 ? 1 : shape->m <= 2 ? 2 : 4,
+                          .qcpu_cols = shape->m <= 2 ? 2 : 1};
+    q.texel = caps->texel_rgba32f || caps->texel_r32ui;
+    if (!variant_unfit(caps, &q)) return q;
+  }
   if (caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, big)) {
     /* Rule 1b: the big block (by B's layout) only when it still makes 8 workgroups (a few per
      * core). */
@@ -198,6 +217,10 @@ char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_siz
     case VKF_GEMM_CPU:
       snprintf(buf, buf_size, "cpu %ux%u wg%u%s%s", 8 * v->cpu_row_groups, 4 * v->cpu_col_vec4s,
                v->workgroup_size, v->cpu_k_unroll == 4 ? " ku4" : v->cpu_k_unroll == 2 ? " ku2" : "",
+               v->texel ? " texel" : "");
+      break;
+    case VKF_GEMM_QCPU:
+      snprintf(buf, buf_size, "qcpu r%u c%u wg%u%s", v->qcpu_rows, v->qcpu_cols, v->workgroup_size,
                v->texel ? " texel" : "");
       break;
     case VKF_GEMM_GEMV:
@@ -367,6 +390,15 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       snprintf(def_cpu_ku, sizeof def_cpu_ku, "CPU_KU=%u", ku);
       vkf_plan_dispatch_define(&d, def_cpu_ku);
     }
+  } else if (variant->kind == VKF_GEMM_QCPU) {
+    if (!b_quant)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: the quantised CPU "
+                             "kernel needs quantised B", node->name, sa, sb);
+    static const char *const rows_define[5] = {NULL, "QCPU_ROWS=1", "QCPU_ROWS=2", NULL,
+                                               "QCPU_ROWS=4"};
+    vkf_plan_dispatch_define(&d, "GEMM_QCPU");
+    vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
+    vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_NAIVE) {
     vkf_plan_dispatch_define(&d, "GEMM_NAIVE");
   } else if (variant->kind == VKF_GEMM_GEMV) {
@@ -420,10 +452,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_define(&d, "C_VEC4");
   vkf_lower_bind(ctx, &d, a, VKF_ACCESS_READ);
   vkf_lower_bind(ctx, &d, b, VKF_ACCESS_READ);
-  if (variant->kind == VKF_GEMM_CPU && variant->texel) {
+  if ((variant->kind == VKF_GEMM_CPU || variant->kind == VKF_GEMM_QCPU) && variant->texel) {
     if (a_vec4 && (d.bindings[0].texel = vkf_lower_texel_format(ctx, a->dtype, &d.bindings[0])))
       vkf_plan_dispatch_define(&d, "A_TEXEL");
-    if (b_vec4 && (d.bindings[1].texel = vkf_lower_texel_format(ctx, b->dtype, &d.bindings[1])))
+    /* blocks through an R32UI view of their words (only the quantised CPU kernel reads those) */
+    if ((b_vec4 || (b_quant && variant->kind == VKF_GEMM_QCPU)) &&
+        (d.bindings[1].texel = vkf_lower_texel_format(ctx, b->dtype, &d.bindings[1])))
       vkf_plan_dispatch_define(&d, "B_TEXEL");
   }
 
@@ -468,6 +502,9 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   } else if (v->kind == VKF_GEMM_CPU) {
     groups[0] = vkf_div_up(m, 8 * (uint64_t)v->cpu_row_groups);
     groups[1] = vkf_div_up(n, (uint64_t)v->workgroup_size * 4 * v->cpu_col_vec4s);
+  } else if (v->kind == VKF_GEMM_QCPU) {
+    groups[0] = vkf_div_up(n, (uint64_t)v->workgroup_size * v->qcpu_cols);
+    groups[1] = vkf_div_up(m, v->qcpu_rows);
   } else if (v->kind == VKF_GEMM_GEMV) {
     groups[0] = v->gemv_kn ? vkf_div_up(n, 4 * GEMV_KN_LANES) : vkf_div_up(n, v->gemv_cols);
     groups[1] = vkf_div_up(m, v->gemv_rows);
@@ -498,6 +535,7 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
+  shape.b_quant = vkf_dtype_is_quant(b->dtype);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

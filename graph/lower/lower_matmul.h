@@ -13,6 +13,7 @@ typedef enum vkf_gemm_kind {
   VKF_GEMM_CPU,       /* subgroup-broadcast register blocks, no shared memory (CPU devices) */
   VKF_GEMM_NAIVE,     /* one output per invocation (bench baseline only) */
   VKF_GEMM_GEMV,      /* at most a few rows of A: weights read once, coalesced (GPU decode) */
+  VKF_GEMM_QCPU,      /* quantised B on CPU devices: lanes own columns, scaled per group */
 } vkf_gemm_kind;
 
 typedef struct vkf_gemm_variant {
@@ -29,6 +30,8 @@ typedef struct vkf_gemm_variant {
   uint32_t gemv_cols;          /* GEMV over B as [N, K]: columns per workgroup, 1..4 */
   int gemv_kn;                 /* GEMV: the body for B contiguous along n ([K, N]) */
   int gemv_subgroup;           /* GEMV over [N, K]: reduce with subgroupAdd */
+  uint32_t qcpu_rows;          /* QCPU: rows of A per workgroup, 1, 2 or 4 */
+  uint32_t qcpu_cols;          /* QCPU: columns of B per lane, 1 or 2 */
 } vkf_gemm_variant;
 
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
@@ -36,6 +39,7 @@ typedef struct vkf_gemm_shape {
   uint64_t m, n, k, batches;
   int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
   int b_along_n; /* B is stored contiguous along n ([K, N]: GPT-2's Conv1D weights) */
+  int b_quant;   /* B is ggml blocks (always [N, K]) */
 } vkf_gemm_shape;
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */

@@ -40,6 +40,7 @@ typedef enum vkf_plan_texel {
   VKF_TEXEL_RGBA32F,  /* view of float32 vec4s (16-byte texels) */
   VKF_TEXEL_RGBA16F,  /* view of float16 vec4s (8-byte texels) */
   VKF_TEXEL_RGBA16UI, /* view of uint16 uvec4s (8-byte texels; bf16 bits, GLSL usamplerBuffer) */
+  VKF_TEXEL_R32UI,    /* view of 32-bit words (4-byte texels; ggml blocks, GLSL usamplerBuffer) */
 } vkf_plan_texel;
 
 /* A byte range of one plan buffer, bound at one binding slot of a kernel. */

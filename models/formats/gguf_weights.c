@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "models/formats/gguf_model.h"
+#include "graph/base/env.h"
 #include "graph/base/quant.h"
 #include "models/formats/gguf_quant.h"
 
@@ -162,7 +163,8 @@ static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total)
                              "BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K can)",
                              path, p->t->name, info.name);
     p->keep_raw = p->t->type == VKF_GGUF_F16 || p->t->type == VKF_GGUF_BF16 ||
-                  (vkf_gguf_quant_format(p->t->type) >= 0 && !p->transpose);
+                  (vkf_gguf_quant_format(p->t->type) >= 0 && !p->transpose &&
+                   !vkf_env_get()->dequantize);
     if (permute && proj) {
       int64_t h = (int64_t)(proj == 1 ? heads : kv_heads);
       int64_t rows = p->t->element_count / p->t->dims[0];

@@ -17,7 +17,8 @@ done
 grep -q "Steps that failed" "$report" && bad "a step failed: $(grep 'Steps that failed' "$report")" || ok
 grep -q '^| llama-1b-bf16 | bf16 |' "$report" && ok || bad "no bf16 decode row"
 [ "$(grep -c '^| llama-' "$report")" -eq 5 ] && ok || bad "expected 5 decode rows (1B and 135M at f32 and f16, 1B bf16): $(grep '^| llama-' "$report")"
-[ "$(grep -c '^| [1-8]×256×' "$report")" -eq 32 ] && ok || bad "expected 32 GEMV rows (M 1..8, 2 shapes, f32 and f16)"
+grep -q "^| 1×256×256 | f32 × q4_k | " "$report" && ok || bad "no q4_k GEMV row"
+[ "$(grep -c '^| [1-8]×256×' "$report")" -eq 56 ] && ok || bad "expected 56 GEMV rows (M 1..8: 2 shapes in f32 and f16, one in q8_0, q4_0 and q4_k)"
 grep -q "^- PyTorch: " "$report" && ok || bad "report.md does not say whether PyTorch was measured"
 python3 -m py_compile tools/dev/gpu_report.py tools/dev/make_bench_checkpoints.py && ok || bad "py_compile"
 vkf_summary

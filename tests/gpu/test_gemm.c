@@ -295,7 +295,7 @@ static vkf_device_caps steered_caps(const vkf_device_caps *device, int which) {
   if (which == 4) {
     /* the device's own kind without texel views: on lavapipe, the CPU kernel's storage-buffer
      * loads (texel_format falls back per operand; this takes them all away) */
-    c.texel_rgba32f = c.texel_rgba16f = c.texel_rgba16ui = 0;
+    c.texel_rgba32f = c.texel_rgba16f = c.texel_rgba16ui = c.texel_r32ui = 0;
     return c;
   }
   c.kind = which == 0 ? VKF_DEVICE_KIND_DISCRETE_GPU : VKF_DEVICE_KIND_INTEGRATED_GPU;

@@ -64,7 +64,7 @@ static vkf_device_caps steer(const vkf_device_caps *dev, int which, int64_t n, c
                                             "gemv tree", "gemv wg32", "gemv wg16 4 cols", "mobile"};
   vkf_device_caps c = *dev;
   *name = names[which];
-  if (which == 1) c.texel_rgba32f = c.texel_rgba16f = c.texel_rgba16ui = 0;
+  if (which == 1) c.texel_rgba32f = c.texel_rgba16f = c.texel_rgba16ui = c.texel_r32ui = 0;
   if (which >= 2 && which <= 4) c.kind = which == 2 ? VKF_DEVICE_KIND_DISCRETE_GPU
                                                     : VKF_DEVICE_KIND_INTEGRATED_GPU;
   if (which == 4) c.max_shared_memory_size = 16384, c.max_workgroup_invocations = 128;

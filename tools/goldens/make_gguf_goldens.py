@@ -16,6 +16,9 @@ independent side:
                                               biases, tied embeddings, no permutation);
                                               gpt2_tiny_mixed.gguf as GPT2Model writes it
                                               (Conv1D weights transposed; Q8_0 and F16)
+  tests/models/data/gguf/llama_kq_TYPE.gguf   a Llama 256 wide of random K-quant blocks (Q4_K with
+                                              a Q6_K head, Q5_K, Q6_K with a Q4_K head); no twin
+                                              folder: the test's twin is VKF_DEQUANTIZE=1
   tests/models/data/gguf/tok_NAME.gguf        tests/models/data/NAME/tokenizer.json (the BPE test
                                               tokenizers: gpt2, llama3, qwen2, smollm) as
                                               convert_hf_to_gguf.py writes tokenizer.ggml.* (token
@@ -50,7 +53,7 @@ from gguf import quants
 
 LEGACY = [T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.F16, T.BF16]
 K_QUANTS = {T.Q4_K: (144, [0, 2]), T.Q5_K: (176, [0, 2]), T.Q6_K: (210, [208])}  # f16 offsets
-TINY_TYPES = [T.Q8_0, T.Q4_1, T.Q5_0, T.F16]
+TINY_TYPES = [T.Q8_0, T.Q4_1, T.Q5_0, T.F16, T.Q4_0, T.Q5_1]
 
 
 def k_blocks(rng, qtype, rows, cols):
@@ -206,6 +209,49 @@ def write_tiny(root, out_dir, qtype, model="llama_tiny", arch="llama"):
     json.dump(cfg, open(os.path.join(twin_dir, "config.json"), "w"), indent=2)
     shutil.copy(os.path.join(src, "generation_config.json"), twin_dir)
     write_safetensors(os.path.join(twin_dir, "model.safetensors"), twin)
+
+
+def write_kquant_tiny(root, out_dir, qtype, head_type):
+    """A Llama 256 wide (K-quants need rows of whole 256-element super-blocks): random blocks of
+    `qtype` for every matrix, the head in `head_type` (llama.cpp's mixes keep it Q6_K), norms F32.
+    No twin folder (5 MB of F32 each): tests/cli/test_gguf.sh runs the same file with
+    VKF_DEQUANTIZE=1 as its twin, whose dequantisation models/test_gguf checks against the gguf
+    package's bit for bit."""
+    rng = np.random.RandomState(int(qtype) * 7 + 1)
+    heads, kv, d, inter = 4, 2, 256, 512
+    name = f"llama_kq_{qtype.name.lower()}"
+    w = gguf.GGUFWriter(os.path.join(out_dir, name + ".gguf"), "llama")
+    w.add_name("llama kq " + qtype.name)
+    w.add_context_length(64)
+    w.add_embedding_length(d)
+    w.add_block_count(1)
+    w.add_feed_forward_length(inter)
+    w.add_rope_dimension_count(d // heads)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(10000.0)
+    w.add_vocab_size(256)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    shapes = {"token_embd.weight": (256, d), "output.weight": (256, d)}
+    for i in range(1):
+        shapes.update({f"blk.{i}.attn_q.weight": (d, d), f"blk.{i}.attn_k.weight": (d // 2, d),
+                       f"blk.{i}.attn_v.weight": (d // 2, d), f"blk.{i}.attn_output.weight": (d, d),
+                       f"blk.{i}.ffn_gate.weight": (inter, d), f"blk.{i}.ffn_up.weight": (inter, d),
+                       f"blk.{i}.ffn_down.weight": (d, inter)})
+    for g, (rows, cols) in shapes.items():
+        t = head_type if g == "output.weight" else qtype
+        blocks = k_blocks(rng, t, rows, cols)
+        w.add_tensor(g, blocks, raw_dtype=t)
+    for g in ["output_norm.weight"] + [f"blk.{i}.{n}" for i in range(1)
+                                        for n in ("attn_norm.weight", "ffn_norm.weight")]:
+        v = (1.0 + 0.1 * rng.randn(d)).astype(np.float32)
+        w.add_tensor(g, v)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
 
 
 PRE = {"gpt2": "gpt-2", "llama3": "llama-bpe", "qwen2": "qwen2", "smollm": "smollm"}
@@ -397,6 +443,9 @@ def main():
         write_tiny(a.root, out_dir, t)
     write_tiny(a.root, out_dir, T.Q8_0, "qwen2_tiny", "qwen2")
     write_gpt2_tiny(a.root, out_dir)
+    write_kquant_tiny(a.root, out_dir, T.Q4_K, T.Q6_K)
+    write_kquant_tiny(a.root, out_dir, T.Q5_K, T.Q5_K)
+    write_kquant_tiny(a.root, out_dir, T.Q6_K, T.Q4_K)
     for name in PRE:
         write_tokenizer(a.root, out_dir, name)
     write_spm_tokenizer(a.root, out_dir)

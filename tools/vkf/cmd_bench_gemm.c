@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "graph/base/half.h"
+#include "graph/base/quant.h"
 #include "graph/lower/lower_matmul.h"
 #include "host/bandwidth.h"
 #include "host/session.h"
@@ -27,6 +28,7 @@ typedef struct bench_args {
   int shape_count;
   int runs, warmup, naive_runs, json, f16, naive;
   int layouts; /* bit 0: B [K, N]; bit 1: B [N, K] (transpose_b) */
+  vkf_dtype weights; /* B's dtype when quantised (ggml blocks, always [N, K]); else 0 */
   const char *device;
   int force; /* 1: `variant` replaces the chooser */
   vkf_gemm_variant variant;
@@ -47,10 +49,17 @@ static double gflops(const bench_result *r, double ms) {
   return ms > 0 ? 2.0 * (double)r->m * (double)r->k * (double)r->n / (ms * 1e6) : 0;
 }
 
+/* Bytes of B: K x N elements, or their blocks. */
+static size_t b_bytes(const bench_args *a, uint64_t k, uint64_t n) {
+  if (a->weights) return (size_t)(k * n / vkf_dtype_block(a->weights) * vkf_dtype_size(a->weights));
+  return (size_t)(k * n) * (a->f16 ? 2 : 4);
+}
+
 /* A, B and C each moved once: what a bandwidth-bound GEMM (few rows) cannot do with less. */
-static double gbps(const bench_result *r, int f16, double ms) {
-  double bytes = ((double)r->m * (double)r->k + (double)r->k * (double)r->n +
-                  (double)r->m * (double)r->n) * (f16 ? 2 : 4);
+static double gbps(const bench_args *a, const bench_result *r, double ms) {
+  int f16 = a->f16;
+  double bytes = ((double)r->m * (double)r->k + (double)r->m * (double)r->n) * (f16 ? 2 : 4) +
+                 (double)b_bytes(a, r->k, r->n);
   return ms > 0 ? bytes / (ms * 1e6) : 0;
 }
 
@@ -72,7 +81,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   vkf_plan *plan = vkf_plan_create();
   if (!plan) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
   uint32_t ba = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_INPUT, "a", m * k * es);
-  uint32_t bb = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_WEIGHT, "b", k * n * es);
+  uint32_t bb = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_WEIGHT, "b", b_bytes(a, k, n));
   uint32_t bc = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_OUTPUT, "c", m * n * es);
   uint32_t align = caps->min_storage_buffer_offset_alignment;
   vkf_lower_ctx ctx = {.plan = plan, .caps = caps, .alignment = align > 16 ? align : 16};
@@ -80,10 +89,11 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   vkf_lower_node node = {.name = "gemm", .op = VKF_OP_MATMUL, .attrs = &attrs, .input_count = 2};
   for (int i = 0; i < VKF_MAX_NODE_INPUTS; i++) node.inputs[i].buffer = VKF_PLAN_NO_BUFFER;
   node.inputs[VKF_IN_MATMUL_A] = matrix(ba, dt, m, k);
-  node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, dt, n, k) : matrix(bb, dt, k, n);
+  vkf_dtype bt = a->weights ? a->weights : dt;
+  node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, bt, n, k) : matrix(bb, bt, k, n);
   node.output = matrix(bc, dt, m, n);
   vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b,
-                          .b_along_n = !transpose_b};
+                          .b_along_n = !transpose_b, .b_quant = a->weights != 0};
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   vkf_gemm_variant_name(&v, variant_name, name_size);
   vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
@@ -134,7 +144,7 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
   r->m = mkn[0], r->k = mkn[1], r->n = mkn[2];
   r->transpose_b = transpose_b;
   size_t es = a->f16 ? 2 : 4;
-  size_t a_size = r->m * r->k * es, b_size = r->k * r->n * es, c_size = r->m * r->n * es;
+  size_t a_size = r->m * r->k * es, b_size = b_bytes(a, r->k, r->n), c_size = r->m * r->n * es;
   void *ha = malloc(a_size), *hb = malloc(b_size), *hc = malloc(c_size), *hn = malloc(c_size);
   vkf_status st = VKF_OK;
   if (!ha || !hb || !hc || !hn)
@@ -142,7 +152,18 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
   vkf_plan *plan = NULL;
   if (!st) {
     fill(ha, r->m * r->k, a->f16, 0x9e3779b9u);
-    fill(hb, r->k * r->n, a->f16, 0x85ebca6bu);
+    if (a->weights) { /* random blocks, each scale a finite f16 near 0.01 */
+      fill(hb, b_size / 4, 0, 0x85ebca6bu);
+      vkf_quant_layout l = vkf_quant_layout_of((vkf_quant_format)(a->weights - VKF_Q8_0));
+      uint32_t scale_at = a->weights == VKF_Q6_K ? 208 : 0, scales = a->weights == VKF_Q6_K ? 1 : 2;
+      for (size_t blk = 0; blk < b_size / l.bytes; blk++)
+        for (uint32_t j = 0; j < scales; j++) {
+          uint16_t h = vkf_float_to_half(0.01f + 0.001f * (float)(blk % 7));
+          memcpy((uint8_t *)hb + blk * l.bytes + scale_at + 2 * j, &h, 2);
+        }
+    } else {
+      fill(hb, r->k * r->n, a->f16, 0x85ebca6bu);
+    }
     st = build_plan(caps, a, mkn, transpose_b, a->force ? &a->variant : NULL, &plan, r->variant,
                     sizeof r->variant);
   }
@@ -171,9 +192,11 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
 
 static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
                            const bench_result *res, int count) {
-  printf("GEMM on %s (%s%s%s), %s, %d warm-up + %d timed runs (naive 1 + %d), GPU timestamps\n",
+  printf("GEMM on %s (%s%s%s), %s%s%s, %d warm-up + %d timed runs (naive 1 + %d), GPU "
+         "timestamps\n",
          caps->name, vkf_device_kind_name(caps->kind), caps->profile[0] ? ", profile " : "",
-         caps->profile, a->f16 ? "fp16 storage" : "fp32", a->warmup, a->runs, a->naive_runs);
+         caps->profile, a->f16 ? "fp16 storage" : "fp32", a->weights ? ", weights " : "",
+         a->weights ? vkf_dtype_name(a->weights) : "", a->warmup, a->runs, a->naive_runs);
   printf("copy bandwidth (read + write, same process): %.1f GB/s\n\n", a->copy_gbps);
   printf("| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | GB/s | %% of copy | naive "
          "GFLOP/s | ratio |\n");
@@ -181,7 +204,7 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     double g = gflops(r, r->fast.mean_ms), gn = gflops(r, r->naive.mean_ms);
-    double bw = gbps(r, a->f16, r->fast.mean_ms);
+    double bw = gbps(a, r, r->fast.mean_ms);
     printf("| %llu×%llu×%llu | %s | %s | %.3f ± %.3f | %.1f | %.1f | %.1f |",
            (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
            r->transpose_b ? "[N,K]" : "[K,N]", r->variant, r->fast.mean_ms, r->fast.sd_ms, g, bw,
@@ -197,10 +220,11 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
                        int count) {
   printf(
       "{\"device\": \"%s\", \"kind\": \"%s\", \"profile\": \"%s\", \"dtype\": \"%s\", "
-      "\"warmup\": %d, \"runs\": %d, \"naive_runs\": %d, \"copy_gb_per_s\": %.3f, "
-      "\"results\": [",
+      "\"weights\": \"%s\", \"warmup\": %d, \"runs\": %d, \"naive_runs\": %d, "
+      "\"copy_gb_per_s\": %.3f, \"results\": [",
       caps->name, vkf_device_kind_name(caps->kind), caps->profile, a->f16 ? "f16" : "f32",
-      a->warmup, a->runs, a->naive_runs, a->copy_gbps);
+      a->weights ? vkf_dtype_name(a->weights) : a->f16 ? "f16" : "f32", a->warmup, a->runs,
+      a->naive_runs, a->copy_gbps);
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     printf(
@@ -209,8 +233,8 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
         "\"copy_fraction\": %.4f",
         i ? "," : "", (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
         r->transpose_b, r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms),
-        gbps(r, a->f16, r->fast.mean_ms),
-        a->copy_gbps > 0 ? gbps(r, a->f16, r->fast.mean_ms) / a->copy_gbps : 0);
+        gbps(a, r, r->fast.mean_ms),
+        a->copy_gbps > 0 ? gbps(a, r, r->fast.mean_ms) / a->copy_gbps : 0);
     if (a->naive)
       printf(
           ", \"naive_mean_ms\": %.6f, \"naive_sd_ms\": %.6f, \"naive_gflops\": %.3f, "
@@ -232,6 +256,12 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
   memset(v, 0, sizeof *v);
   if (sscanf(s, "gemv-kn:%ux%u%15s", &x[0], &x[1], tail) >= 2 && !tail[0]) {
     v->kind = VKF_GEMM_GEMV, v->gemv_kn = 1, v->gemv_rows = x[0], v->workgroup_size = x[1];
+    return 1;
+  }
+  if (sscanf(s, "qcpu:%ux%ux%u%15s", &x[0], &x[1], &x[2], tail) >= 3 &&
+      (!tail[0] || !strcmp(tail, ":texel"))) {
+    v->kind = VKF_GEMM_QCPU, v->qcpu_rows = x[0], v->qcpu_cols = x[1], v->workgroup_size = x[2];
+    v->texel = tail[0] != 0;
     return 1;
   }
   if (sscanf(s, "gemv:%ux%ux%u%15s", &x[0], &x[1], &x[2], tail) >= 3 &&
@@ -264,16 +294,19 @@ static void usage(FILE *f) {
           "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
           "                      [--shape MxKxN ...] [--fp16] [--layout kn|nk|both] [--no-naive] "
           "[--device N|NAME]\n"
-          "                      [--decode KxN]\n"
+          "                      [--decode KxN] [--weights q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
           "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN |\n"
-          "                       gemv:ROWSxCOLSxWG[:sg] | gemv-kn:ROWSxWG | naive]\n"
+          "                       gemv:ROWSxCOLSxWG[:sg] | gemv-kn:ROWSxWG | qcpu:ROWSxCOLSxWG[:texel] |\n"
+          "                       naive]\n"
           "  GFLOP/s (mean and sd over timestamped runs) on the four ViT-B/16 shapes by default,\n"
           "  B as [K,N] and [N,K], beside a naive kernel; GB/s moved (A, B and C once each) and\n"
           "  its share of the device's copy bandwidth, measured first in the same process.\n"
           "  --decode KxN: M = 1..8 rows against one K x N weight (decode steps) instead.\n"
           "  Shapes take 'x' or ',' between their numbers (MxKxN = M,K,N), as bench attention\n"
           "  and bench rows do.\n"
-          "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n");
+          "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n"
+          "  --weights: B as random ggml blocks of that format (B as [N, K] only), as a GGUF's\n"
+          "  quantised weights are read.\n");
 }
 
 int vkf_cli_bench_gemm(int argc, char **argv) {
@@ -311,6 +344,12 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
       const char *l = argv[++i];
       a.layouts = !strcmp(l, "kn") ? 1 : !strcmp(l, "nk") ? 2 : !strcmp(l, "both") ? 3 : 0;
       if (!a.layouts) return vkf_cli_bad_arg("vkf bench gemm", usage, argc, argv, i - 1);
+    } else if (!strcmp(arg, "--weights") && i + 1 < argc) {
+      const char *w = argv[++i];
+      a.weights = 0;
+      for (int f = VKF_Q8_0; f < VKF_DTYPE_COUNT; f++)
+        if (!strcmp(w, vkf_dtype_name((vkf_dtype)f))) a.weights = (vkf_dtype)f;
+      if (!a.weights) return vkf_cli_bad_arg("vkf bench gemm", usage, argc, argv, i - 1);
     } else if (!strcmp(arg, "--no-naive")) {
       a.naive = 0;
     } else if (!strcmp(arg, "--device") && i + 1 < argc) {
@@ -332,6 +371,16 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
         {197, 768, 768}, {197, 768, 2304}, {197, 768, 3072}, {197, 3072, 768}};
     memcpy(a.shapes, vit, sizeof vit);
     a.shape_count = 4;
+  }
+  if (a.weights) {
+    a.layouts &= 2; /* blocks are [N, K] rows */
+    for (int i = 0; i < a.shape_count; i++)
+      if (a.shapes[i][1] % vkf_dtype_block(a.weights))
+        return vkf_cli_usage_error("vkf bench gemm",
+                                   "--weights: K must be a multiple of the format's block (32, "
+                                   "or 256 for the K-quants)");
+    if (!a.layouts)
+      return vkf_cli_usage_error("vkf bench gemm", "--weights reads B as [N, K]: --layout nk");
   }
   vkf_cli_device dev;
   vkf_status st = vkf_cli_device_open(a.device, &dev);

