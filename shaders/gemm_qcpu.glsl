@@ -55,9 +55,20 @@
                        subgroupShuffle(s##R, 6u) + subgroupShuffle(s##R, 7u);                \
   float tlo##R##_0 = 0.0, thi##R##_0 = 0.0, tlo##R##_1 = 0.0, thi##R##_1 = 0.0;
 // column C's block byte of this chunk and its two group scales
+#ifdef Q_GROUP16
 #define LOAD_COL(C)                                                                          \
   const uint b##C = cb##C + blk;                                                             \
   const vec2 sclo##C = q_scale(b##C, j0), schi##C = q_scale(b##C, j0 + 16u);
+#elif defined(Q_PAIRED16) /* and the fifth bits of a 5-bit block, read once too */
+#define LOAD_COL(C)                                                                          \
+  const uint b##C = cb##C + blk;                                                             \
+  const vec2 sclo##C = q_scale(b##C, j0), schi##C = sclo##C;                                 \
+  const uint qh##C = q_high_bits(b##C);
+#else /* one group of 32: its scale read once (texel fetches are what cost here) */
+#define LOAD_COL(C)                                                                          \
+  const uint b##C = cb##C + blk;                                                             \
+  const vec2 sclo##C = q_scale(b##C, j0), schi##C = sclo##C;
+#endif
 // quad Q (elements k0 + 4Q .. +3) of row R from lane Q, then its products with each column
 #define QUAD_ROW(R, Q, T)                                                                    \
   {                                                                                          \
@@ -71,6 +82,24 @@
     const vec4 qi0 = q_ints4(b0, j0 + 4u * Q);                                               \
     IF_C2(const vec4 qi1 = q_ints4(b1, j0 + 4u * Q);)                                        \
     QUAD_ROW(0, Q, T) IF_R2(QUAD_ROW(1, Q, T)) IF_R4(QUAD_ROW(2, Q, T) QUAD_ROW(3, Q, T))     \
+  }
+// Legacy 4- and 5-bit blocks (Q_PAIRED16): quads Q and Q + 4 from one read of their word
+#define PAIR_ROW(R, Q)                                                                       \
+  {                                                                                          \
+    const vec4 al = vec4(subgroupShuffle(a##R.x, Q), subgroupShuffle(a##R.y, Q),            \
+                         subgroupShuffle(a##R.z, Q), subgroupShuffle(a##R.w, Q));            \
+    const vec4 ah = vec4(subgroupShuffle(a##R.x, Q + 4u), subgroupShuffle(a##R.y, Q + 4u),  \
+                         subgroupShuffle(a##R.z, Q + 4u), subgroupShuffle(a##R.w, Q + 4u)); \
+    tlo##R##_0 += dot(al, lo0);                                                              \
+    thi##R##_0 += dot(ah, hi0);                                                              \
+    IF_C2(tlo##R##_1 += dot(al, lo1); thi##R##_1 += dot(ah, hi1);)                           \
+  }
+#define PAIR(Q)                                                                              \
+  {                                                                                          \
+    vec4 lo0, hi0;                                                                           \
+    q_ints4x2(b0, 4u * Q, qh0, lo0, hi0);                                                    \
+    IF_C2(vec4 lo1; vec4 hi1; q_ints4x2(b1, 4u * Q, qh1, lo1, hi1);)                         \
+    PAIR_ROW(0, Q) IF_R2(PAIR_ROW(1, Q)) IF_R4(PAIR_ROW(2, Q) PAIR_ROW(3, Q))                 \
   }
 #define APPLY_C0(R)                                                                          \
   acc##R##_0 += sclo0.x * tlo##R##_0 + sclo0.y * slo##R + schi0.x * thi##R##_0 + schi0.y * shi##R;
@@ -95,8 +124,12 @@ void main() {
     uint blk = (k0 / QK) * QB, j0 = k0 % QK;
     FOR_R(LOAD_A)
     FOR_C(LOAD_COL)
+#ifdef Q_PAIRED16
+    PAIR(0u) PAIR(1u) PAIR(2u) PAIR(3u)
+#else
     QUAD(0u, tlo) QUAD(1u, tlo) QUAD(2u, tlo) QUAD(3u, tlo)
     QUAD(4u, thi) QUAD(5u, thi) QUAD(6u, thi) QUAD(7u, thi)
+#endif
     FOR_RC(APPLY)
   }
   FOR_RC(STORE)

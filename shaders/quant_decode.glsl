@@ -41,6 +41,7 @@
 #elif QUANT_FMT == 7
 #define QK 256u
 #define QB 210u
+#define Q_GROUP16 1
 #else
 #error "QUANT_FMT must be 0..7"
 #endif
@@ -80,8 +81,9 @@ uvec2 q_scale_min_k4(uint s, uint is) {
 // Every format is value = d_eff * int + m_eff, with the integer part exact in a float and one
 // (d_eff, m_eff) per group of 16 or 32 elements, computed with ggml's float products:
 //   q_ints4(b, j)  the integer parts of elements j..j+3 (j % 4 == 0)
-//   q_scale(b, j)  (d_eff, m_eff) of element j's group; groups are 32 elements (16 in Q6_K) and
-//                  aligned, so j and j + 16 name both groups of a 32-element chunk
+//   q_scale(b, j)  (d_eff, m_eff) of element j's group; groups are 32 elements (16 in Q6_K,
+//                  which defines Q_GROUP16) and aligned, so j and j + 16 name both groups of a
+//                  32-element chunk
 // The kernels of quantised matmuls sum a . int per group and apply the scale once.
 vec4 q_ints4(uint b, uint j) {
 #if QUANT_FMT == 0
@@ -125,15 +127,56 @@ vec4 q_ints4(uint b, uint j) {
 #endif
 }
 
+#if QUANT_FMT >= 1 && QUANT_FMT <= 4
+// The legacy 4- and 5-bit blocks keep elements j and j + 16 in one byte (low and high nibble):
+// q_ints4x2 decodes both quads from one read of the word, their fifth bits from `qh`, the block's
+// q_high_bits (read once a block). A texel fetch costs far more than the bit work on CPU devices.
+#define Q_PAIRED16 1
+#if QUANT_FMT == 1
+#define Q_QS 2u
+#define Q_OFFSET 8
+#elif QUANT_FMT == 2
+#define Q_QS 4u
+#define Q_OFFSET 0
+#elif QUANT_FMT == 3
+#define Q_QS 6u
+#define Q_OFFSET 16
+#else
+#define Q_QS 8u
+#define Q_OFFSET 0
+#endif
+uint q_high_bits(uint b) {
+#if QUANT_FMT == 3
+  return q_u32(b + 2u);
+#elif QUANT_FMT == 4
+  return q_u32(b + 4u);
+#else
+  return 0u;
+#endif
+}
+// elements j..j+3 (lo) and j+16..j+19 (hi) of the block at b, j < 16; the same values as q_ints4
+void q_ints4x2(uint b, uint j, uint qh, out vec4 lo, out vec4 hi) {
+  uint w = q_u32(b + Q_QS + j);
+  uvec4 l = q_nibbles(w, 0u), h = q_nibbles(w, 4u);
+#if QUANT_FMT >= 3
+  l |= q_bits4(qh, j) << 4;
+  h |= q_bits4(qh, j + 16u) << 4;
+#endif
+  lo = vec4(ivec4(l) - Q_OFFSET);
+  hi = vec4(ivec4(h) - Q_OFFSET);
+}
+#endif
+
 vec2 q_scale(uint b, uint j) {
 #if QUANT_FMT == 0 || QUANT_FMT == 1 || QUANT_FMT == 3
   return vec2(q_f16(b), 0.0);
 #elif QUANT_FMT == 2 || QUANT_FMT == 4
-  return vec2(q_f16(b), q_f16(b + 2u));
+  return unpackHalf2x16(q_u32(b)); /* d and m: one word */
 #elif QUANT_FMT == 5 || QUANT_FMT == 6
   // the 6-bit scale and min of sub-block 2c + hi: d1 = d * sc, and -m1 = -(dmin * m)
   uvec2 sm = q_scale_min_k4(b + 4u, 2u * (j >> 6) + ((j >> 5) & 1u));
-  precise float d1 = q_f16(b) * float(int(sm.x)), m1 = q_f16(b + 2u) * float(int(sm.y));
+  vec2 dm = unpackHalf2x16(q_u32(b)); /* d and dmin: one word */
+  precise float d1 = dm.x * float(int(sm.x)), m1 = dm.y * float(int(sm.y));
   return vec2(d1, -m1);
 #else
   // d * scales[8n + l / 16 + 2g]
