@@ -55,7 +55,9 @@ vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const c
   if (info->dtype != VKF_SAFETENSORS_F32 && info->dtype != VKF_SAFETENSORS_F16 &&
       info->dtype != VKF_SAFETENSORS_BF16 && vkf_safetensors_quant_format(info->dtype) < 0)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "tensor \"%s\" has dtype %s in %s; F32, F16 or BF16 expected", full,
+                           "tensor \"%s\" has dtype %s in %s; F32, F16, BF16 or (in a GGUF) ggml "
+                           "blocks expected",
+                           full,
                            vkf_safetensors_dtype_name(info->dtype), vkf_checkpoint_path(ck));
   return VKF_OK;
 }

@@ -183,7 +183,9 @@ static vkf_status build_plans(const vkf_gguf *g, plan *plans, size_t *out_total)
     p->size = vkf_gguf_quant_format(p->t->type) >= 0 && p->keep_raw
                   ? (size_t)(p->t->element_count / info.block) * info.bytes
                   : (size_t)p->t->element_count * elem;
-    total += (p->size + 3) / 4 * 4; /* F32 rows stay 4-byte aligned after 2-byte tensors */
+    /* every tensor 16-aligned (malloc's alignment): F32 rows stay aligned after 2-byte tensors,
+     * and a device that binds weights in place from host memory can view any of them */
+    total += (p->size + 15) / 16 * 16;
   }
   *out_total = total;
   return VKF_OK;
@@ -231,7 +233,7 @@ vkf_status vkf_gguf_model_checkpoint(const vkf_gguf *g, vkf_checkpoint **out_che
   size_t header_len = 0, data_start = 0;
   if (!s) {
     header_len = strlen(header);
-    size_t padded = (header_len + 7) / 8 * 8; /* spaces: the data starts 8-aligned */
+    size_t padded = (header_len + 8 + 15) / 16 * 16 - 8; /* spaces: the data starts 16-aligned */
     data_start = 8 + padded;
     image = total <= SIZE_MAX - data_start ? malloc(data_start + total) : NULL;
     if (!image)
