@@ -29,8 +29,7 @@ for t in llama_tiny_q8_0 llama_tiny_q4_1 llama_tiny_q5_0 llama_tiny_q4_0 llama_t
       bad "$t dequantised: $(cat "$tmp/err")"
   fi
   # The GGUF's weights hold exactly the twin's values: the same ids, and logits equal up to the
-  # order of the sums (the quantised kernels scale each group of products once), relative to
-  # the largest logit.
+  # order of the sums (the quantised kernels scale each group of products once).
   python3 - "$t" "$tmp/g.json" "$tmp/t.json" "$tmp/g.npy" "$tmp/t.npy" <<'PY' && ok || bad "$t vs twin"
 import json, struct, sys
 t, gj, tj, gn, tn = sys.argv[1:]
@@ -43,8 +42,10 @@ if a["generated_ids"] != b["generated_ids"] or len(a["generated_ids"]) != 16:
     sys.exit("%s: ids %s, twin %s" % (t, a["generated_ids"], b["generated_ids"]))
 x, y = npy(gn), npy(tn)
 worst = max(abs(p - q) for p, q in zip(x, y))
-scale = max(1.0, max(abs(q) for q in y))
-if len(x) != len(y) or worst > 1e-5 * scale:
+# 1e-5 absolute for the tiny twins (logits ~5; worst seen 9.3e-6), 2e-6 of the largest logit for
+# the random K-quant Llamas, whose logits reach thousands (worst seen 5e-7 of it)
+scale = max(abs(q) for q in y)
+if len(x) != len(y) or worst > max(1e-5, 2e-6 * scale):
     sys.exit("%s: logits differ by %g (largest |logit| %g)" % (t, worst, scale))
 PY
 done
