@@ -277,6 +277,13 @@ static void test_bad_files(void) {
       open_built("dtype.safetensors",
                  "{\"w\":{\"dtype\":\"F12\",\"shape\":[1],\"data_offsets\":[0,2]}}", 2, &st),
       VKF_STATUS_PARSE, "dtype.safetensors: tensor \"w\": unknown dtype \"F12\"");
+  /* ggml's block dtypes exist only in images vkformer makes in memory from a GGUF: a file naming
+   * one is refused like any unknown dtype */
+  CHECK_STATUS(
+      open_built("ggml.safetensors",
+                 "{\"w\":{\"dtype\":\"GGML_Q4_0\",\"shape\":[1,32],\"data_offsets\":[0,18]}}",
+                 18, &st),
+      VKF_STATUS_PARSE, "ggml.safetensors: tensor \"w\": unknown dtype \"GGML_Q4_0\"");
   CHECK_STATUS(
       open_built("nodtype.safetensors", "{\"w\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4, &st),
       VKF_STATUS_PARSE, "tensor \"w\": missing or non-string \"dtype\"");
