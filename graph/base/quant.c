@@ -203,11 +203,178 @@ static void quant_q4_1(const float *x, uint8_t *y) {
   }
 }
 
+/* quantize_row_q5_0_ref: as Q4_0 with 5 bits, the fifth bits gathered into qh */
+static void quant_q5_0(const float *x, uint8_t *y) {
+  float amax = 0.0f, max = 0.0f;
+  for (int j = 0; j < QK; j++)
+    if (amax < fabsf(x[j])) {
+      amax = fabsf(x[j]);
+      max = x[j];
+    }
+  const float d = max / -16;
+  const float id = d ? 1.0f / d : 0.0f;
+  put_half(y, d);
+  uint32_t qh = 0;
+  for (int j = 0; j < QK / 2; j++) {
+    const float x0 = x[j] * id, x1 = x[QK / 2 + j] * id;
+    int8_t t0 = (int8_t)(x0 + 16.5f), t1 = (int8_t)(x1 + 16.5f);
+    const uint8_t xi0 = (uint8_t)(t0 < 31 ? t0 : 31), xi1 = (uint8_t)(t1 < 31 ? t1 : 31);
+    y[6 + j] = (uint8_t)((xi0 & 0x0F) | (xi1 & 0x0F) << 4);
+    qh |= (uint32_t)((xi0 & 0x10u) >> 4) << j;
+    qh |= (uint32_t)((xi1 & 0x10u) >> 4) << (j + QK / 2);
+  }
+  for (int b = 0; b < 4; b++) y[2 + b] = (uint8_t)(qh >> 8 * b);
+}
+
+/* quantize_row_q5_1_ref: [min, max] onto 0..31 */
+static void quant_q5_1(const float *x, uint8_t *y) {
+  float min = INFINITY, max = -INFINITY;
+  for (int j = 0; j < QK; j++) {
+    if (x[j] < min) min = x[j];
+    if (x[j] > max) max = x[j];
+  }
+  const float d = (max - min) / ((1 << 5) - 1);
+  const float id = d ? 1.0f / d : 0.0f;
+  put_half(y, d);
+  put_half(y + 2, min);
+  uint32_t qh = 0;
+  for (int j = 0; j < QK / 2; j++) {
+    const uint8_t xi0 = (uint8_t)((x[j] - min) * id + 0.5f);
+    const uint8_t xi1 = (uint8_t)((x[QK / 2 + j] - min) * id + 0.5f);
+    y[8 + j] = (uint8_t)((xi0 & 0x0F) | (xi1 & 0x0F) << 4);
+    qh |= (uint32_t)((xi0 & 0x10u) >> 4) << j;
+    qh |= (uint32_t)((xi1 & 0x10u) >> 4) << (j + QK / 2);
+  }
+  for (int b = 0; b < 4; b++) y[4 + b] = (uint8_t)(qh >> 8 * b);
+}
+
+/* ggml's nearest_int: round half to even through the float mantissa (|v| < 2^22). */
+static int nearest_int(float v) {
+  float t = v + 12582912.f;
+  int32_t i;
+  memcpy(&i, &t, sizeof i);
+  return (i & 0x007fffff) - 0x00400000;
+}
+
+static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* make_qkx2_quants: the scale and (negated) min of n values on 0..nmax minimising the weighted
+ * squared error, searched over nstep + 1 candidate scales around nmax / (max - min). */
+static float make_qkx2(int n, int nmax, const float *x, const float *weights, uint8_t *L,
+                       float *the_min, uint8_t *Laux, float rmin, float rdelta, int nstep) {
+  float min = x[0], max = x[0];
+  float sum_w = weights[0];
+  float sum_x = sum_w * x[0];
+  for (int i = 1; i < n; i++) {
+    if (x[i] < min) min = x[i];
+    if (x[i] > max) max = x[i];
+    float w = weights[i];
+    sum_w += w;
+    sum_x += w * x[i];
+  }
+  if (min > 0) min = 0;
+  if (max == min) {
+    for (int i = 0; i < n; i++) L[i] = 0;
+    *the_min = -min;
+    return 0.f;
+  }
+  float iscale = nmax / (max - min);
+  float scale = 1 / iscale;
+  float best_error = 0;
+  for (int i = 0; i < n; i++) {
+    L[i] = (uint8_t)clampi(nearest_int(iscale * (x[i] - min)), 0, nmax);
+    float diff = scale * L[i] + min - x[i];
+    best_error += weights[i] * (diff * diff);
+  }
+  for (int is = 0; is <= nstep; is++) {
+    iscale = (rmin + rdelta * is + nmax) / (max - min);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; i++) {
+      int l = clampi(nearest_int(iscale * (x[i] - min)), 0, nmax);
+      Laux[i] = (uint8_t)l;
+      float w = weights[i];
+      sum_l += w * l;
+      sum_l2 += w * l * l;
+      sum_xl += w * l * x[i];
+    }
+    float D = sum_w * sum_l2 - sum_l * sum_l;
+    if (D > 0) {
+      float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+      float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+      if (this_min > 0) {
+        this_min = 0;
+        this_scale = sum_xl / sum_l2;
+      }
+      float cur_error = 0;
+      for (int i = 0; i < n; i++) {
+        float diff = this_scale * Laux[i] + this_min - x[i];
+        cur_error += weights[i] * (diff * diff);
+      }
+      if (cur_error < best_error) {
+        memcpy(L, Laux, (size_t)n);
+        best_error = cur_error;
+        scale = this_scale;
+        min = this_min;
+      }
+    }
+  }
+  *the_min = -min;
+  return scale;
+}
+
+/* quantize_row_q4_K_ref: 8 sub-blocks of 32, each a scale and min found by make_qkx2 (weights
+ * |x| + rms), both then quantised to 6 bits against the super-block's largest. */
+static void quant_q4_k(const float *x, uint8_t *y) {
+  uint8_t L[QK_K], Laux[32];
+  float weights[32], mins[QK_K / 32], scales[QK_K / 32];
+  float max_scale = 0, max_min = 0;
+  for (int j = 0; j < QK_K / 32; j++) {
+    float sum_x2 = 0;
+    for (int l = 0; l < 32; l++) sum_x2 += x[32 * j + l] * x[32 * j + l];
+    float av_x = sqrtf(sum_x2 / 32);
+    for (int l = 0; l < 32; l++) weights[l] = av_x + fabsf(x[32 * j + l]);
+    scales[j] = make_qkx2(32, 15, x + 32 * j, weights, L + 32 * j, &mins[j], Laux, -1.f, 0.1f, 20);
+    if (scales[j] > max_scale) max_scale = scales[j];
+    if (mins[j] > max_min) max_min = mins[j];
+  }
+  uint8_t *sc = y + 4, *q = y + 16;
+  memset(sc, 0, 12);
+  float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+  float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+  for (int j = 0; j < QK_K / 32; j++) {
+    uint8_t ls = (uint8_t)nearest_int(inv_scale * scales[j]);
+    uint8_t lm = (uint8_t)nearest_int(inv_min * mins[j]);
+    if (ls > 63) ls = 63;
+    if (lm > 63) lm = 63;
+    if (j < 4) {
+      sc[j] = ls;
+      sc[j + 4] = lm;
+    } else {
+      sc[j + 4] = (uint8_t)((ls & 0xF) | (lm & 0xF) << 4);
+      sc[j - 4] |= (uint8_t)((ls >> 4) << 6);
+      sc[j] |= (uint8_t)((lm >> 4) << 6);
+    }
+  }
+  put_half(y, max_scale / 63.f);
+  put_half(y + 2, max_min / 63.f);
+  const float dall = half_at(y), dmin = half_at(y + 2);
+  for (int j = 0; j < QK_K / 32; j++) {
+    uint8_t s, m;
+    scale_min_k4(j, sc, &s, &m);
+    const float d = dall * s;
+    if (!d) continue;
+    const float dm = dmin * m;
+    for (int i = 0; i < 32; i++) L[32 * j + i] = (uint8_t)clampi(nearest_int((x[32 * j + i] + dm) / d), 0, 15);
+  }
+  for (int j = 0; j < QK_K; j += 64, q += 32)
+    for (int l = 0; l < 32; l++) q[l] = (uint8_t)(L[j + l] | L[j + l + 32] << 4);
+}
+
 int vkf_quant_quantize(vkf_quant_format format, const float *src, size_t count, void *dst) {
-  void (*row)(const float *, uint8_t *) = format == VKF_QUANT_Q8_0   ? quant_q8_0
-                                          : format == VKF_QUANT_Q4_0 ? quant_q4_0
-                                          : format == VKF_QUANT_Q4_1 ? quant_q4_1
-                                                                     : NULL;
+  static void (*const rows[VKF_QUANT_COUNT])(const float *, uint8_t *) = {
+      quant_q8_0, quant_q4_0, quant_q4_1, quant_q5_0, quant_q5_1, quant_q4_k, NULL, NULL};
+  void (*row)(const float *, uint8_t *) =
+      format >= 0 && format < VKF_QUANT_COUNT ? rows[format] : NULL;
   if (!row) return 0;
   vkf_quant_layout l = vkf_quant_layout_of(format);
   uint8_t *d = dst;

@@ -33,9 +33,10 @@ vkf_quant_layout vkf_quant_layout_of(vkf_quant_format format);
  * `dst`, exactly as ggml does. */
 void vkf_quant_dequantize(vkf_quant_format format, const void *src, size_t count, float *dst);
 
-/* Quantises `count` elements (a multiple of the block) of `src` into `dst` as ggml's reference
- * quantize_row_*_ref does (Q8_0, Q4_0, Q4_1; the K-quants through ggml's make_qkx2 / make_qx
- * searches: Q4_K). Returns 0 for a format without a quantiser here. */
+/* Quantises `count` elements (a multiple of the block) of `src` into `dst` exactly as ggml's
+ * reference quantize_row_*_ref does (what llama-quantize writes without an importance matrix): Q8_0,
+ * Q4_0, Q4_1, Q5_0, Q5_1, and Q4_K through ggml's make_qkx2 scale search. Returns 0 for a format
+ * without a quantiser here (Q5_K, Q6_K). */
 int vkf_quant_quantize(vkf_quant_format format, const float *src, size_t count, void *dst);
 
 #endif

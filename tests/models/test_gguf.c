@@ -11,8 +11,11 @@
 
 #include "models/formats/gguf.h"
 #include "models/formats/gguf_model.h"
+#include "graph/base/quant.h"
 #include "models/formats/gguf_quant.h"
 #include "tests/test_util.h"
+
+#define VKF_NAME_OF(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
 
 static char *path_of(const char *rel) {
   const char *root = getenv("VKF_SOURCE_DIR");
@@ -71,6 +74,41 @@ static void check_dequantize(void) {
                "Q2_K");
   vkf_gguf_close(q);
   vkf_gguf_close(e);
+}
+
+/* vkformer's quantisers byte-equal to ggml's reference ones (tools/goldens/
+ * make_quantize_goldens.py: the gguf package for the legacy types, ggml's C for Q4_K) on rows made
+ * to stress them: ties, zero and constant sub-blocks, one sign, outliers. */
+static void check_quantize(void) {
+  vkf_gguf *g = open_data("tests/models/data/gguf/quantize.gguf");
+  if (!g) return;
+  const vkf_gguf_tensor *x = vkf_gguf_find_tensor(g, "x");
+  CHECK_MSG(x && x->type == VKF_GGUF_F32 && x->dims[0] == 512, "x: [rows, 512] f32");
+  static const vkf_quant_format formats[] = {VKF_QUANT_Q8_0, VKF_QUANT_Q4_0, VKF_QUANT_Q4_1,
+                                             VKF_QUANT_Q5_0, VKF_QUANT_Q5_1, VKF_QUANT_Q4_K};
+  size_t n = x ? (size_t)x->element_count : 0;
+  float *values = malloc(n * sizeof *values + 1);
+  uint8_t *got = malloc(n * 2 + 1);
+  VKF_ASSERT(values && got);
+  if (x) memcpy(values, x->data, n * sizeof *values);
+  for (size_t f = 0; x && f < sizeof formats / sizeof *formats; f++) {
+    vkf_quant_layout l = vkf_quant_layout_of(formats[f]);
+    char name[32];
+    const vkf_gguf_tensor *want = vkf_gguf_find_tensor(g, VKF_NAME_OF(name, "q.%s", l.name));
+    size_t bytes = n / l.block * l.bytes;
+    CHECK_MSG(want && want->size == bytes, "%s: %zu bytes", name, want ? want->size : 0);
+    CHECK_MSG(vkf_quant_quantize(formats[f], values, n, got), "%s has a quantiser", l.name);
+    if (!want || want->size != bytes) continue;
+    size_t differ = 0, first = 0;
+    for (size_t b = 0; b < n / l.block; b++)
+      if (memcmp(got + b * l.bytes, want->data + b * l.bytes, l.bytes) && !differ++) first = b;
+    CHECK_MSG(!differ, "%s: %zu of %zu blocks differ from ggml's, first block %zu (row %zu)",
+              l.name, differ, n / l.block, first, first * l.block / 512);
+  }
+  CHECK_MSG(!vkf_quant_quantize(VKF_QUANT_Q6_K, values, 256, got), "no Q6_K quantiser");
+  free(values);
+  free(got);
+  vkf_gguf_close(g);
 }
 
 /* The converted tiny Llama: metadata read back, and the config.json it stands for. */
@@ -376,6 +414,7 @@ static void check_spm_duplicates(void) {
 
 int main(void) {
   check_dequantize();
+  check_quantize();
   check_llama();
   check_bad_files();
   check_model_errors();
