@@ -2,6 +2,7 @@
  * joining at build, one cache entry per (key, dtype). */
 #include "models/arch/arch_weights.h"
 
+#include "graph/base/quant.h"
 #include "graph/ir/builder.h"
 #include "models/formats/gguf_model.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 vkf_status vkf_arch_files_open(const char *model_dir, vkf_arch_files *out) {
@@ -44,6 +46,30 @@ void vkf_arch_files_close(vkf_arch_files *f) {
   vkf_hf_config_release(&f->config);
   free(f->dir);
   memset(f, 0, sizeof *f);
+}
+
+static const struct {
+  const char *name;
+  vkf_dtype dtype;
+} quant_names[] = {{"q8_0", VKF_Q8_0}, {"q4_0", VKF_Q4_0}, {"q4_1", VKF_Q4_1},
+                   {"q5_0", VKF_Q5_0}, {"q5_1", VKF_Q5_1}, {"q4_k", VKF_Q4_K}};
+
+const char *vkf_arch_quantize_formats(void) { return "q8_0, q4_0, q4_1, q5_0, q5_1, q4_k"; }
+
+vkf_status vkf_arch_files_quantize(vkf_arch_files *f, const char *format) {
+  if (!format || !*format || !strcasecmp(format, "none")) {
+    f->quantize = VKF_F32;
+    return VKF_OK;
+  }
+  for (size_t i = 0; i < sizeof quant_names / sizeof *quant_names; i++)
+    if (!strcasecmp(format, quant_names[i].name)) {
+      f->quantize = quant_names[i].dtype;
+      return VKF_OK;
+    }
+  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                         "quantisation format \"%s\" is not one vkformer quantises into; "
+                         "allowed: %s (or none)",
+                         format, vkf_arch_quantize_formats());
 }
 
 vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const char *name, int rank,
@@ -94,14 +120,69 @@ static vkf_dtype block_dtype(const vkf_safetensors_info *info) {
   return qf < 0 ? VKF_DTYPE_COUNT : (vkf_dtype)(VKF_Q8_0 + qf);
 }
 
-vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
+/* The blocks a float weight whose rows hold `k` elements becomes under `quantize`, as
+ * llama-quantize chooses (a Q4_K row that is not whole 256-blocks falls back to Q5_0), or
+ * VKF_DTYPE_COUNT when it stays float. */
+static vkf_dtype quant_for(vkf_dtype quantize, int64_t k) {
+  if (!vkf_dtype_is_quant(quantize) || k < 1) return VKF_DTYPE_COUNT;
+  if (k % vkf_dtype_block(quantize) == 0) return quantize;
+  if (quantize == VKF_Q4_K && k % vkf_dtype_block(VKF_Q5_0) == 0) return VKF_Q5_0;
+  return VKF_DTYPE_COUNT;
+}
+
+static int is_float(const vkf_safetensors_info *info) {
+  return info && (info->dtype == VKF_SAFETENSORS_F32 || info->dtype == VKF_SAFETENSORS_F16 ||
+                  info->dtype == VKF_SAFETENSORS_BF16);
+}
+
+/* f32 `values` [rows, k] (freed here) quantised to `q` and kept under (key, q); NULL when out of
+ * memory. */
+static const void *put_quantized(vkf_weight_cache **cache, const char *key, vkf_dtype q,
+                                 float *values, int64_t rows, int64_t k) {
+  size_t count = (size_t)rows * (size_t)k;
+  uint8_t *blocks = values ? malloc(count / vkf_dtype_block(q) * vkf_dtype_size(q) + 1) : NULL;
+  if (blocks) vkf_quant_quantize((vkf_quant_format)(q - VKF_Q8_0), values, count, blocks);
+  free(values);
+  return blocks ? vkf_weight_cache_put_raw(cache, key, q, blocks) : NULL;
+}
+
+vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name,
+                                 int *in_out) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *info =
       vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, name));
-  int bf16 = info && info->dtype == VKF_SAFETENSORS_BF16;
-  vkf_dtype q = block_dtype(info);
-  return vkf_weight_constant(w->cache, w->ck, g, full,
-                             q != VKF_DTYPE_COUNT ? q : bf16 ? VKF_BF16 : w->dtype);
+  int io = in_out && *in_out;
+  vkf_dtype q = is_float(info) && info->rank == 2 ? quant_for(w->quantize, info->shape[io ? 0 : 1])
+                                                  : VKF_DTYPE_COUNT;
+  if (q == VKF_DTYPE_COUNT) {
+    int bf16 = info && info->dtype == VKF_SAFETENSORS_BF16;
+    vkf_dtype blocks = block_dtype(info);
+    return vkf_weight_constant(w->cache, w->ck, g, full,
+                               blocks != VKF_DTYPE_COUNT ? blocks : bf16 ? VKF_BF16 : w->dtype);
+  }
+  const int64_t n = info->shape[io ? 1 : 0], k = info->shape[io ? 0 : 1];
+  const void *data = vkf_weight_cache_find(*w->cache, full, q);
+  if (!data) {
+    float *v = NULL;
+    vkf_status s = vkf_weight_read_f32(w->ck, full, &v, NULL);
+    if (s) return fail(g, s);
+    if (io) { /* [k, n] -> [n, k]: the blocks run along the input features */
+      float *t = malloc((size_t)n * (size_t)k * sizeof *t + 1);
+      for (int64_t r = 0; t && r < k; r++)
+        for (int64_t c = 0; c < n; c++) t[c * k + r] = v[r * n + c];
+      free(v);
+      v = t;
+    }
+    data = put_quantized(w->cache, full, q, v, n, k);
+    if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "quantising %s", full));
+  }
+  if (in_out) *in_out = 0;
+  const int64_t shape[2] = {n, k};
+  return vkf_graph_constant(g, full, q, 2, shape, data);
+}
+
+vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
+  return vkf_arch_linear_weight(w, g, name, NULL);
 }
 
 vkf_value vkf_arch_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
@@ -157,7 +238,7 @@ static uint16_t *join_bf16(const vkf_arch_weights *w, const char *const *names, 
 
 static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                         const char *const *names, int count, vkf_arch_join join, float scale,
-                        int keep_bf16, vkf_dtype keep_blocks) {
+                        int keep_bf16, vkf_dtype keep_blocks, int quantize) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *first =
       vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[0]));
@@ -207,14 +288,19 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
     if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
     return vkf_graph_constant(g, key, keep_blocks, (uint32_t)first->rank, shape, data);
   }
-  if (keep_bf16) {
+  /* --quantize: a stack of [out, in] rows quantises as one weight would */
+  vkf_dtype q = quantize && join == VKF_ARCH_STACK && first->rank == 2
+                    ? quant_for(w->quantize, first->shape[1])
+                    : VKF_DTYPE_COUNT;
+  if (keep_bf16 && q == VKF_DTYPE_COUNT) {
     const void *data = vkf_weight_cache_find(*w->cache, key, VKF_BF16);
     if (!data) data = vkf_weight_cache_put_raw(w->cache, key, VKF_BF16,
                                                join_bf16(w, names, count, join, total, cols));
     if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
     return vkf_graph_constant(g, key, VKF_BF16, (uint32_t)first->rank, shape, data);
   }
-  const void *data = vkf_weight_cache_find(*w->cache, key, w->dtype);
+  const vkf_dtype store = q != VKF_DTYPE_COUNT ? q : w->dtype;
+  const void *data = vkf_weight_cache_find(*w->cache, key, store);
   if (!data) {
     float *all = calloc(total + 1, sizeof *all);
     if (!all) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
@@ -253,15 +339,16 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
       at += each;
       free(v);
     }
-    data = vkf_weight_cache_put(w->cache, key, w->dtype, all, total);
+    data = q != VKF_DTYPE_COUNT ? put_quantized(w->cache, key, q, all, shape[0], shape[1])
+                                : vkf_weight_cache_put(w->cache, key, w->dtype, all, total);
     if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
   }
-  return vkf_graph_constant(g, key, w->dtype, (uint32_t)first->rank, shape, data);
+  return vkf_graph_constant(g, key, store, (uint32_t)first->rank, shape, data);
 }
 
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale) {
-  return joined(w, g, key, names, count, join, scale, 0, VKF_DTYPE_COUNT);
+  return joined(w, g, key, names, count, join, scale, 0, VKF_DTYPE_COUNT, 0);
 }
 
 vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
@@ -269,7 +356,7 @@ vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const 
   int keep = join != VKF_ARCH_SUM && all_bf16(w, names, count);
   /* blocks only stack (rows); joined side by side or summed they are dequantised */
   vkf_dtype blocks = join == VKF_ARCH_STACK ? all_blocks(w, names, count) : VKF_DTYPE_COUNT;
-  return joined(w, g, key, names, count, join, 1.0f, keep, blocks);
+  return joined(w, g, key, names, count, join, 1.0f, keep, blocks, 1);
 }
 
 vkf_value vkf_arch_computed(const vkf_arch_weights *w, vkf_graph *g, const char *key,

@@ -21,6 +21,9 @@ typedef struct vkf_arch_files {
   vkf_hf_config config;
   vkf_checkpoint *ck;
   vkf_weight_cache *owned;
+  /* `--quantize`: the blocks linear weights are quantised into at build time (VKF_Q8_0, VKF_Q4_0,
+   * VKF_Q4_1, VKF_Q5_0, VKF_Q5_1, VKF_Q4_K); any other dtype (0) keeps the file's dtypes. */
+  vkf_dtype quantize;
 } vkf_arch_files;
 
 /* Checks that `model_dir` is a directory and reads its config.json into out->config (the weights
@@ -29,6 +32,13 @@ typedef struct vkf_arch_files {
 vkf_status vkf_arch_files_open(const char *model_dir, vkf_arch_files *out);
 vkf_status vkf_arch_files_open_weights(vkf_arch_files *files);
 void vkf_arch_files_close(vkf_arch_files *files);
+/* Sets files->quantize from a format name as the CLI spells it ("q8_0", "q4_0", "q4_1", "q5_0",
+ * "q5_1", "q4_k"; case does not matter; "none" or "" keeps the file's dtypes). Any other name is
+ * UNSUPPORTED listing the allowed ones. Builds after the call quantise; weights already in the
+ * model's cache for earlier builds stay as they were made. */
+vkf_status vkf_arch_files_quantize(vkf_arch_files *files, const char *format);
+/* The allowed names, for --help: "q8_0, q4_0, q4_1, q5_0, q5_1, q4_k". */
+const char *vkf_arch_quantize_formats(void);
 
 /* Small printf into a stack buffer for node and weight names. */
 #define VKF_NAME(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
@@ -40,6 +50,7 @@ typedef struct vkf_arch_weights {
   vkf_weight_cache **cache;
   const char *prefix;
   vkf_dtype dtype; /* the run dtype of weights: VKF_F32 or VKF_F16 */
+  vkf_dtype quantize; /* vkf_arch_files.quantize: the blocks float linear weights become */
 } vkf_arch_weights;
 
 /* Load-time check of prefix + name: rank dims equal to `dims` (rank <= 4) and a float dtype (F32,
@@ -63,8 +74,16 @@ vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char
  * the mapped bytes themselves (half of f32's bytes on the device and in every decode step's
  * reads; the matmul kernels widen it exactly, so f32 results are unchanged); ggml blocks (a
  * GGUF's quantised tensors, [out, in] rows) stay blocks, decoded by the kernels; any other dtype
- * as vkf_arch_weight. */
+ * as vkf_arch_weight. With w->quantize, a float [out, in] weight whose rows are whole blocks is
+ * quantised as ggml's reference quantiser does (see vkf_arch_linear_weight). */
 vkf_value vkf_arch_matmul_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
+/* vkf_arch_matmul_weight for a linear layer a file may store [in, out] (*in_out 1, GPT-2's
+ * Conv1D). With w->quantize the weight becomes ggml blocks along `in` (llama.cpp's choice per row
+ * length: the format asked for when `in` is whole blocks of it, Q5_0 for a Q4_K whose rows are not
+ * whole 256-blocks but 32-blocks, the file's float otherwise); an [in, out] weight is transposed
+ * first and *in_out set to 0, so the caller's matmul transposes B. */
+vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name,
+                                 int *in_out);
 /* An embedding table, read by gathers (and as a tied head's B): ggml blocks stay blocks (the
  * gather then yields f32), any other dtype as vkf_arch_weight. */
 vkf_value vkf_arch_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
@@ -84,7 +103,8 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
                           const char *const *names, int count, vkf_arch_join join, float scale);
 
 /* vkf_arch_joined for a matmul weight (a fused QKV): when every tensor is bf16, joined as bf16
- * (STACK or SIDE; no scale); otherwise vkf_arch_joined with scale 1. */
+ * (STACK or SIDE; no scale); stacked ggml blocks stay blocks; with w->quantize, stacked float
+ * tensors are quantised as vkf_arch_linear_weight does; otherwise vkf_arch_joined with scale 1. */
 vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                  const char *const *names, int count, vkf_arch_join join);
 

@@ -156,6 +156,10 @@ vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
   return VKF_OK;
 }
 
+vkf_status vkf_bert_quantize(vkf_bert_model *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_bert_destroy(vkf_bert_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);
@@ -187,7 +191,7 @@ const char *vkf_bert_architecture(const vkf_bert_model *m) {
 /* ---- graph ---- */
 
 static vkf_arch_weights weights_of(vkf_bert_model *m, int prefixed, vkf_dtype dt) {
-  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt};
+  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt, m->f.quantize};
 }
 
 static vkf_value weight(vkf_bert_model *m, vkf_graph *g, const char *suffix, vkf_dtype dt) {
@@ -245,7 +249,7 @@ static void fill_value(float *out, size_t count, const void *user) {
 static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
                            vkf_value x, vkf_dtype dt) {
   char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
   vkf_norm_options o = {
       .eps = (float)m->f.config.layer_norm_eps,
       .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
@@ -258,7 +262,7 @@ static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, 
 static vkf_value linear(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
                         vkf_value x, vkf_activation act, vkf_dtype dt) {
   char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
   vkf_matmul_options o = {.transpose_b = 1,
                           .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
                           .activation = act};

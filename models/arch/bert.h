@@ -23,6 +23,9 @@ typedef struct vkf_bert_model vkf_bert_model;
  * SHAPE, UNSUPPORTED (model type, position embedding type, pooling mode, dtype). */
 vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model);
 void vkf_bert_destroy(vkf_bert_model *model);
+/* --quantize: linear weights of the builds that follow become ggml blocks (see
+ * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
+vkf_status vkf_bert_quantize(vkf_bert_model *model, const char *format);
 
 const vkf_hf_config *vkf_bert_config(const vkf_bert_model *model);
 const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *model);

@@ -128,6 +128,10 @@ vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model
   return VKF_OK;
 }
 
+vkf_status vkf_bigbird_quantize(vkf_bigbird_model *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_bigbird_destroy(vkf_bigbird_model *m) {
   if (!m) return;
   while (m->layouts) {
@@ -162,7 +166,7 @@ int vkf_bigbird_runs_sparse(const vkf_bigbird_model *m, int64_t seq_len) {
 /* ---- graph ---- */
 
 static vkf_arch_weights weights_of(vkf_bigbird_model *m, int prefixed, vkf_dtype dt) {
-  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt};
+  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt, m->f.quantize};
 }
 
 static vkf_value weight(vkf_bigbird_model *m, vkf_graph *g, const char *suffix, vkf_dtype dt) {

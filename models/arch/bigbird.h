@@ -21,6 +21,9 @@ typedef struct vkf_bigbird_model vkf_bigbird_model;
  * uses. Errors are one line naming the directory and the file, field or tensor. */
 vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model);
 void vkf_bigbird_destroy(vkf_bigbird_model *model);
+/* --quantize: linear weights of the builds that follow become ggml blocks (see
+ * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
+vkf_status vkf_bigbird_quantize(vkf_bigbird_model *model, const char *format);
 
 const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *model);
 int vkf_bigbird_has_pooler(const vkf_bigbird_model *model);

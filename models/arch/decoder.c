@@ -208,6 +208,10 @@ vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model
   return VKF_OK;
 }
 
+vkf_status vkf_decoder_quantize(vkf_decoder_model *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_decoder_destroy(vkf_decoder_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);
@@ -281,7 +285,7 @@ static void fill_table(float *out, size_t count, const void *user) {
 /* A [rows, cols] table the model computes (cached per key and dtype). */
 static vkf_value table(vkf_decoder_model *m, vkf_graph *g, const char *key, enum table_kind kind,
                        int per_row_seq, int64_t rows, int64_t cols, vkf_dtype dt) {
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", dt};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", dt, m->f.quantize};
   table_fill tf = {m, rows, kind, per_row_seq, VKF_OK};
   int64_t shape[2] = {rows, cols};
   vkf_value v = vkf_arch_computed(&w, g, key, dt, 2, shape, fill_table, &tf);
@@ -327,7 +331,7 @@ static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, i
       table(m, g, NAME(key, "causal_mask.%lld", (long long)n), TABLE_CAUSAL, 0, n, n, VKF_F32);
   static const float one = 1.0f;
   int64_t shape1[1] = {1};
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32, m->f.quantize};
   vkf_value ones = vkf_arch_computed(&w, g, "mask.one", VKF_F32, 1, shape1, fill_value, &one);
   vkf_value keep = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
   vkf_value pad = vkf_sub(g, "attention_mask.padding", ones, keep); /* 1 at padded keys [B, N] */
@@ -357,7 +361,7 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
   int64_t w = m->f.config.sliding_window;
   if (n == 1 && w <= 0) return VKF_NO_VALUE;
   char key[64];
-  vkf_arch_weights aw = {m->f.ck, &m->f.owned, "", VKF_F32};
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, "", VKF_F32, m->f.quantize};
   int64_t jshape[4] = {1, 1, 1, cap}, ishape[4] = {1, 1, n, 1}, one[1] = {1};
   int64_t rows[4] = {batch, 1, 1, 1};
   vkf_value j = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.key_index.%lld", (long long)cap),
@@ -441,7 +445,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   VKF_RETURN_IF_ERROR(vkf_graph_create(vkf_decoder_architecture(m), &g));
   out->graph = g;
   char nm[DEC_NAME_MAX], key[DEC_NAME_MAX];
-  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt};
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt, m->f.quantize};
 
   int64_t bn[2] = {batch, n}, b1[1] = {batch};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
@@ -577,7 +581,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   if (o.last_hidden_state && !cached)
     out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   if (o.logits) {
-    vkf_arch_weights head = {m->f.ck, &m->f.owned, "", dt};
+    vkf_arch_weights head = {m->f.ck, &m->f.owned, "", dt, m->f.quantize};
     vkf_value w = m->lm_head == 2 ? vkf_arch_matmul_weight(&head, g, "lm_head.weight") : embed;
     vkf_matmul_options ho = {.transpose_b = 1};
     out->logits = vkf_arch_f32_output(g, vkf_matmul(g, "lm_head", x, w, &ho), "logits");

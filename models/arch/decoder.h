@@ -18,6 +18,9 @@ typedef struct vkf_decoder_model vkf_decoder_model;
  * BF16). Errors name the directory and the file, field or tensor at fault. */
 vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model);
 void vkf_decoder_destroy(vkf_decoder_model *model);
+/* --quantize: linear weights of the builds that follow become ggml blocks (see
+ * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
+vkf_status vkf_decoder_quantize(vkf_decoder_model *model, const char *format);
 
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *model);
 /* "GPT2LMHeadModel", "LlamaModel", ...: what the files hold. */

@@ -101,7 +101,7 @@ static void fill_table(float *out, size_t count, const void *user) {
 
 static vkf_value table(vkf_encdec_model *m, vkf_graph *g, const char *key, table_fill tf,
                        vkf_dtype dt, uint32_t rank, const int64_t *shape) {
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", dt};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, "", dt, m->f.quantize};
   tf.m = m;
   vkf_value v = vkf_arch_computed(&w, g, key, dt, rank, shape, fill_table, &tf);
   if (tf.status) vkf_graph_set_error(g, tf.status);
@@ -249,6 +249,7 @@ static vkf_value decoder_layer(vkf_encdec_model *m, vkf_graph *g, const vkf_arch
   NAME(np, "%s%s", m->prefix, tp);
   vkf_block_config bc = vkf_encdec_block_config(m, 1), cc = bc;
   cc.mlp = VKF_BLOCK_MLP_PLAIN;
+  cc.cross = 1;
   bc.causal = causal;
   vkf_block_weights ws, wc;
   vkf_block_weights_get(aw, g, tp, &m->dec_self_names, &bc, &ws);
@@ -278,8 +279,8 @@ static vkf_value decoder_layer(vkf_encdec_model *m, vkf_graph *g, const vkf_arch
 /* The head on the decoder's output: T5's tied rescale, the projection, the final_logits_bias. */
 static vkf_value head(vkf_encdec_model *m, vkf_graph *g, vkf_dtype dt, vkf_value x) {
   const vkf_hf_config *c = &m->f.config;
-  vkf_arch_weights top = {m->f.ck, &m->f.owned, "", dt};
-  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt};
+  vkf_arch_weights top = {m->f.ck, &m->f.owned, "", dt, m->f.quantize};
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt, m->f.quantize};
   if (m->fam->kind == ENCDEC_T5 && m->lm_head == 1)
     x = vkf_scale(g, "lm_head.rescale", x, (float)(1.0 / sqrt((double)c->hidden_size)));
   vkf_matmul_options ho = {.transpose_b = 1};
@@ -352,13 +353,14 @@ static void build_encode(vkf_encdec_model *m, vkf_graph *g, const vkf_encdec_bui
                          vkf_encdec_graph *out, vkf_value enc) {
   const vkf_hf_config *c = &m->f.config;
   char nm[ED_NAME_MAX];
-  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, o->dtype};
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, o->dtype, m->f.quantize};
   int64_t cs[4] = {o->batch, c->decoder_heads, o->src_len, c->head_dim};
   vkf_value start = vkf_cast(g, "cross_cache.start",
                              constant(m, g, NAME(nm, "zeros.%lld", (long long)o->batch), 0.0f,
                                       o->batch),
                              VKF_I32);
   vkf_block_config cc = vkf_encdec_block_config(m, 1);
+  cc.cross = 1;
   cc.mlp = VKF_BLOCK_MLP_PLAIN;
   for (int64_t l = 0; l < c->decoder_layers; l++) {
     char tp[64], np[ED_NAME_MAX];
@@ -396,7 +398,7 @@ vkf_status vkf_encdec_build(vkf_encdec_model *m, const vkf_encdec_build_options 
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: cache inputs", m->f.dir);
   }
   char nm[ED_NAME_MAX];
-  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, o.dtype};
+  vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, o.dtype, m->f.quantize};
   int64_t bs[2] = {b, s};
   out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bs);
   vkf_value mask = key_mask_bias(m, g, out->attention_mask, b, s);
@@ -430,7 +432,7 @@ vkf_status vkf_encdec_build(vkf_encdec_model *m, const vkf_encdec_build_options 
         int64_t b1c[3] = {b, 1, cap}, bhc[4] = {b, c->decoder_heads, 1, cap};
         static const uint32_t to_bh1c[4] = {0, 3, 1, 2};
         out->buckets = vkf_graph_input(g, "relative_buckets", VKF_I32, 3, b1c);
-        vkf_arch_weights top = {m->f.ck, &m->f.owned, m->prefix, VKF_F32};
+        vkf_arch_weights top = {m->f.ck, &m->f.owned, m->prefix, VKF_F32, m->f.quantize};
         vkf_value tab = vkf_arch_weight_as(
             &top, g, NAME(nm, m->fam->rel_bias_fmt, "decoder"), VKF_F32); /* [buckets, H] */
         vkf_value rows = vkf_gather(g, "decoder.position_bias.rows", tab, out->buckets);

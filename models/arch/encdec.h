@@ -19,6 +19,9 @@ typedef struct vkf_encdec_model vkf_encdec_model;
  * Errors name the directory and the file, field or tensor at fault. */
 vkf_status vkf_encdec_load(const char *model_dir, vkf_encdec_model **out_model);
 void vkf_encdec_destroy(vkf_encdec_model *model);
+/* --quantize: linear weights of the builds that follow become ggml blocks (see
+ * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
+vkf_status vkf_encdec_quantize(vkf_encdec_model *model, const char *format);
 
 const vkf_hf_config *vkf_encdec_config(const vkf_encdec_model *model);
 /* "BartForConditionalGeneration", "T5Model", ...: what the files hold. */

@@ -255,6 +255,10 @@ vkf_status vkf_encdec_load(const char *model_dir, vkf_encdec_model **out_model) 
   return VKF_OK;
 }
 
+vkf_status vkf_encdec_quantize(vkf_encdec_model *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_encdec_destroy(vkf_encdec_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);

@@ -145,6 +145,10 @@ vkf_status vkf_longformer_load(const char *model_dir, vkf_longformer_model **out
   return VKF_OK;
 }
 
+vkf_status vkf_longformer_quantize(vkf_longformer_model *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_longformer_destroy(vkf_longformer_model *m) {
   if (!m) return;
   vkf_longformer_layouts_free(&m->layouts);
@@ -192,7 +196,7 @@ int64_t vkf_longformer_padded_len(const vkf_longformer_model *m, int64_t seq) {
 /* ---- graph ---- */
 
 static vkf_arch_weights weights_of(vkf_longformer_model *m, const char *prefix, vkf_dtype dt) {
-  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefix, dt};
+  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
 }
 
 static void fill_value(float *out, size_t count, const void *user) {

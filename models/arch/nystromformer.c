@@ -98,6 +98,10 @@ vkf_status vkf_nystromformer_load(const char *model_dir, vkf_nystromformer **out
   return VKF_OK;
 }
 
+vkf_status vkf_nystromformer_quantize(vkf_nystromformer *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_nystromformer_destroy(vkf_nystromformer *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);
@@ -221,7 +225,7 @@ vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t 
                            m->f.dir, (long long)n, (long long)m->ny.segment_means_seq_len);
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create("NystromformerModel", &g));
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, m->prefix, dt};
+  vkf_arch_weights w = {m->f.ck, &m->f.owned, m->prefix, dt, m->f.quantize};
   int64_t bn[2] = {b, n};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);

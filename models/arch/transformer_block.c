@@ -110,7 +110,8 @@ static vkf_block_linear linear(const vkf_arch_weights *w, vkf_graph *g, const ch
                                const char *weight, const char *bias, int in_out) {
   vkf_value wv = VKF_NO_VALUE;
   char full[VKF_ARCH_NAME_MAX];
-  if (weight) wv = vkf_arch_matmul_weight(w, g, VKF_NAME(full, "%s%s", p, weight));
+  /* a quantised [in, out] weight comes back transposed: in_out drops to 0 */
+  if (weight) wv = vkf_arch_linear_weight(w, g, VKF_NAME(full, "%s%s", p, weight), &in_out);
   return (vkf_block_linear){wv, optional(w, g, p, bias), in_out};
 }
 
@@ -120,7 +121,9 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   memset(out, 0, sizeof *out);
   int io = c->linear_in_out;
   if (nm->qkv_weight) {
-    out->qkv = linear(w, g, p, nm->qkv_weight, nm->qkv_bias, io);
+    vkf_arch_weights unquantized = *w;
+    if (c->cross) unquantized.quantize = VKF_F32; /* sliced: see vkf_block_config.cross */
+    out->qkv = linear(&unquantized, g, p, nm->qkv_weight, nm->qkv_bias, io);
   } else {
     /* Three [out, in] projections stacked along out: one GEMM computes Q, K and V. An [in, out]
      * file would need its columns joined instead; no architecture stores them so apart. */
@@ -130,7 +133,10 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
                          VKF_NAME(wk, "%s%s", p, nm->k_weight),
                          VKF_NAME(wv, "%s%s", p, nm->v_weight)};
     VKF_NAME(key, "%s%s%s.qkv.weight", w->prefix, p, nm->attention);
-    out->qkv.weight = vkf_arch_matmul_joined(w, g, key, wn, 3, io ? VKF_ARCH_SIDE : VKF_ARCH_STACK);
+    vkf_arch_weights unquantized = *w;
+    if (c->cross) unquantized.quantize = VKF_F32; /* sliced: see vkf_block_config.cross */
+    out->qkv.weight = vkf_arch_matmul_joined(&unquantized, g, key, wn, 3,
+                                             io ? VKF_ARCH_SIDE : VKF_ARCH_STACK);
     out->qkv.in_out = io;
     if (nm->q_bias) {
       const char *bn[3] = {VKF_NAME(wq, "%s%s", p, nm->q_bias), VKF_NAME(wk, "%s%s", p, nm->k_bias),

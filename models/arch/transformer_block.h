@@ -61,6 +61,9 @@ typedef struct vkf_block_config {
   const vkf_hf_attention *attention;
   const char *root_prefix;
   int64_t positions, layer;
+  /* The attention reads a memory (encoder–decoder cross attention): its fused QKV weight is sliced
+   * into Q and KV rows at build time, so it stays float under --quantize. */
+  int cross;
 } vkf_block_config;
 
 /* Module names (for nodes) and tensor names (in the checkpoint), relative to the layer's

@@ -231,6 +231,10 @@ vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
   return VKF_OK;
 }
 
+vkf_status vkf_vit_quantize(vkf_vit_model *m, const char *format) {
+  return vkf_arch_files_quantize(&m->f, format);
+}
+
 void vkf_vit_destroy(vkf_vit_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);
@@ -270,7 +274,7 @@ const char *vkf_vit_architecture(const vkf_vit_model *m) {
 /* The checkpoint as the builder reads it: tensors under the model's prefix, or unprefixed (heads).
  */
 static vkf_arch_weights weights_of(vkf_vit_model *m, int prefixed, vkf_dtype dt) {
-  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt};
+  return (vkf_arch_weights){m->f.ck, &m->f.owned, prefixed ? m->prefix : "", dt, m->f.quantize};
 }
 
 #define NAME VKF_NAME

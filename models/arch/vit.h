@@ -30,6 +30,9 @@ typedef struct vkf_vit_model vkf_vit_model;
  * safetensors), SHAPE (tensor of the wrong shape), UNSUPPORTED (model type, dtype). */
 vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model);
 void vkf_vit_destroy(vkf_vit_model *model);
+/* --quantize: linear weights of the builds that follow become ggml blocks (see
+ * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
+vkf_status vkf_vit_quantize(vkf_vit_model *model, const char *format);
 
 const vkf_hf_config *vkf_vit_config(const vkf_vit_model *model);
 vkf_vit_head vkf_vit_head_of(const vkf_vit_model *model);

@@ -24,6 +24,8 @@ typedef struct vkf_arch_entry {
   /* Optional (NULL: none): layers whose attention probabilities build() outputs when
    * options->attentions is set (vkf_model_attention_layers). */
   int64_t (*attention_layers)(const void *impl);
+  /* vkf_model_quantize for this architecture. */
+  vkf_status (*quantize)(void *impl, const char *format);
 } vkf_arch_entry;
 
 extern const vkf_arch_entry vkf_entry_vit;

@@ -116,6 +116,10 @@ static int64_t attention_layers(const void *impl) {
   return c->attention.kind == VKF_HF_ATTN_SOFTMAX ? c->num_hidden_layers : 0;
 }
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_bert_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,     architectures, load,
                                        destroy, architecture,    declare,       build,
-                                       NULL,    attention_layers};
+                                       NULL,    attention_layers, .quantize = quantize};

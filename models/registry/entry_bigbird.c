@@ -96,5 +96,9 @@ static const char *const model_types[] = {"big_bird", NULL};
 static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM",
                                             "BigBirdForSequenceClassification", NULL};
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_bigbird_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_bigbird = {"bigbird",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL};
+                                          architecture, declare,     build,         NULL, NULL, .quantize = quantize};

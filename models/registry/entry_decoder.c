@@ -66,5 +66,9 @@ static const char *const architectures[] = {
     "GPT2LMHeadModel", "GPT2Model",        "LlamaForCausalLM", "LlamaModel", "MistralForCausalLM",
     "MistralModel",    "Qwen2ForCausalLM", "Qwen2Model",       NULL};
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_decoder_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_decoder = {"decoder",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL};
+                                          architecture, declare,     build,         NULL, NULL, .quantize = quantize};

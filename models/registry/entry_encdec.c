@@ -109,5 +109,9 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
                                             "D2LTransformer",
                                             NULL};
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_encdec_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_encdec = {"encdec",     model_types, architectures, load, destroy,
-                                         architecture, declare,     build,         NULL, NULL};
+                                         architecture, declare,     build,         NULL, NULL, .quantize = quantize};

@@ -124,6 +124,10 @@ static const char *const architectures[] = {"LongformerModel", "LongformerForTok
                                             "LongformerForSequenceClassification",
                                             "LongformerForQuestionAnswering", NULL};
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_longformer_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_longformer = {"longformer", model_types,  architectures, load,
                                              destroy,      architecture, declare,       build,
-                                             derive,       NULL};
+                                             derive,       NULL, .quantize = quantize};

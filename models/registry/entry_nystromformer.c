@@ -67,6 +67,10 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
 static const char *const model_types[] = {"nystromformer", NULL};
 static const char *const architectures[] = {"NystromformerModel", NULL};
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_nystromformer_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_nystromformer = {
     "nystromformer", model_types, architectures, load, destroy,
-    architecture,    declare,     build,         NULL, NULL};
+    architecture,    declare,     build,         NULL, NULL, .quantize = quantize};

@@ -70,6 +70,10 @@ static int64_t attention_layers(const void *impl) {
   return vkf_vit_config(impl)->num_hidden_layers;
 }
 
+static vkf_status quantize(void *impl, const char *format) {
+  return vkf_vit_quantize(impl, format);
+}
+
 const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,     architectures, load,
                                       destroy, architecture,    declare,       build,
-                                      NULL,    attention_layers};
+                                      NULL,    attention_layers, .quantize = quantize};

@@ -41,6 +41,11 @@ typedef struct vkf_model vkf_model;
  * lists the supported ones. The model is not thread-safe (builds cache converted weights). */
 vkf_status vkf_model_open(const char *model_dir, vkf_model **out_model);
 void vkf_model_close(vkf_model *model);
+/* `--quantize FORMAT`: the linear weights of every build that follows are quantised into ggml's
+ * blocks as llama-quantize does without an importance matrix ("q8_0", "q4_0", "q4_1", "q5_0",
+ * "q5_1", "q4_k"; "none" keeps the file's dtypes). Embeddings, norms, biases and heads that are
+ * not linear layers keep theirs. An unknown name is UNSUPPORTED listing the allowed ones. */
+vkf_status vkf_model_quantize(vkf_model *model, const char *format);
 
 const char *vkf_model_dir(const vkf_model *model);
 /* The Hugging Face class the checkpoint is, e.g. "ViTForImageClassification", "BertModel". */

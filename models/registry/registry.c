@@ -124,6 +124,10 @@ void vkf_model_close(vkf_model *m) {
   free(m);
 }
 
+vkf_status vkf_model_quantize(vkf_model *m, const char *format) {
+  return m->entry->quantize(m->impl, format);
+}
+
 const char *vkf_model_dir(const vkf_model *m) {
   return m->dir;
 }

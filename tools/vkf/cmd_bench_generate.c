@@ -18,7 +18,7 @@
 #include "runtime/generate_engine.h"
 
 typedef struct bench_gen_args {
-  const char *model, *device;
+  const char *model, *device, *quantize;
   int64_t prompt_len, gen, batch, runs, warmup;
   int fp16, cache_fp16, json;
 } bench_gen_args;
@@ -32,14 +32,16 @@ typedef struct op_time {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf bench generate --model DIR [--prompt-len P] [--gen N] [--batch B] [--runs R]\n"
-          "                          [--warmup W] [--fp16] [--cache-fp16] [--json] [--device N|NAME]\n"
+          "                          [--warmup W] [--fp16] [--cache-fp16] [--quantize FORMAT]\n"
+          "                          [--json] [--device N|NAME]\n"
           "  After W untimed runs (default 1: the first one pays for first-use costs such as\n"
           "  kernel builds), R times (default 3): a prompt of P random ids (default 128) per row through the\n"
           "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
           "  decode tokens/s (mean ± sd over the runs), the GPU time of a decode step per op kind,\n"
           "  the bytes a step reads (weights + the cache up to its context), what share of the\n"
           "  device's copy bandwidth (measured first, in the same process) that is, the step's\n"
-          "  dispatches and barriers, and device memory.\n");
+          "  dispatches and barriers, and device memory. --quantize: as vkf generate's (linear\n"
+          "  weights quantised at load: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k).\n");
 }
 
 static double now_ms(void) {
@@ -67,6 +69,8 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
       a->cache_fp16 = 1;
     } else if (!strcmp(o, "--json")) {
       a->json = 1;
+    } else if (v && !strcmp(o, "--quantize")) {
+      a->quantize = argv[++i];
     } else if (v && !strcmp(o, "--model")) {
       a->model = argv[++i];
     } else if (v && !strcmp(o, "--device")) {
@@ -105,9 +109,11 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
   VKF_RETURN_IF_ERROR(vkf_device_copy_bandwidth(dev, 256ull << 20, 3, &copy_gbps));
   vkf_model *model = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &model));
-  if (strcmp(vkf_model_family(model), "decoder") != 0) {
-    vkf_status s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s is not a decoder-only model",
-                                   a->model, vkf_model_architecture(model));
+  vkf_status qs = a->quantize ? vkf_model_quantize(model, a->quantize) : VKF_OK;
+  if (qs || strcmp(vkf_model_family(model), "decoder") != 0) {
+    vkf_status s = qs ? qs
+                      : vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s is not a decoder-only model",
+                                        a->model, vkf_model_architecture(model));
     vkf_model_close(model);
     return s;
   }
@@ -201,24 +207,26 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     uint32_t dispatches = vkf_plan_dispatch_count(low->plan);
     uint32_t barriers = vkf_plan_barrier_count(low->plan);
     if (a->json) {
-      printf("{\"model\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, \"prompt_len\": %lld, "
+      printf("{\"model\": \"%s\", \"quantize\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, "
+             "\"prompt_len\": %lld, "
              "\"gen\": %lld, \"prefill_tokens_per_s\": %.2f, \"prefill_sd\": %.2f, "
              "\"decode_tokens_per_s\": %.3f, \"decode_sd\": %.3f, \"decode_step_ms\": %.3f, "
              "\"step_bytes\": %.0f, \"weights_bytes\": %.0f, \"cache_bytes\": %llu, "
              "\"device_bytes\": %.0f, \"copy_gb_per_s\": %.3f, \"step_gb_per_s\": %.3f, "
              "\"copy_fraction\": %.4f, \"bound_step_ms\": %.4f, \"step_dispatches\": %u, "
              "\"step_barriers\": %u}\n",
-             a->model, vkf_model_architecture(model), (long long)b, (long long)p,
-             (long long)a->gen, (double)(b * p) / (pm / 1e3),
+             a->model, a->quantize ? a->quantize : "none", vkf_model_architecture(model),
+             (long long)b, (long long)p, (long long)a->gen, (double)(b * p) / (pm / 1e3),
              (double)(b * p) * psd / (pm * pm / 1e3), dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
              dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_, step_bytes, weights,
              (unsigned long long)mem.cache, plan_total + (double)mem.cache, copy_gbps, step_gbps,
              copy_gbps > 0 ? step_gbps / copy_gbps : 0, bound_ms, dispatches, barriers);
     } else {
-      printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights, %s cache, "
+      printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights%s%s, %s cache, "
              "%lld runs\n\n",
              a->model, vkf_model_architecture(model), (long long)b, (long long)p,
-             (long long)a->gen, a->fp16 ? "f16" : "f32",
+             (long long)a->gen, a->fp16 ? "f16" : "f32", a->quantize ? ", linear ones " : "",
+             a->quantize ? a->quantize : "",
              a->fp16 || a->cache_fp16 ? "f16" : "f32", (long long)a->runs);
       printf("| phase | tokens/s (mean ± sd) | ms |\n|---|---:|---:|\n");
       printf("| prefill | %.1f ± %.1f | %.1f |\n", (double)(b * p) / (pm / 1e3),

@@ -21,7 +21,7 @@
 #define MESSAGES_MAX_SIZE ((size_t)64 << 20)
 
 typedef struct chat_args {
-  const char *model, *device, *system, *messages;
+  const char *model, *device, *system, *messages, *quantize;
   int json, greedy, sample;
   vkf_chat_options o;
 } chat_args;
@@ -31,7 +31,7 @@ static void usage(FILE *f) {
           "usage: vkf chat [--model DIR|FILE.gguf] [--system TEXT] [--messages FILE|-] [--json]\n"
           "                [--max-new-tokens N] [--ctx N] [--device N|NAME] [--fp16]\n"
           "                [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
-          "                [--repetition-penalty R]\n"
+          "                [--repetition-penalty R] [--quantize q8_0|q4_0|q4_k|...]\n"
           "  Chats with an instruction-tuned model through its own chat template\n"
           "  (tokenizer_config.json's chat_template, or the GGUF's), rendered as transformers'\n"
           "  apply_chat_template(add_generation_prompt=True). Default model: SmolLM2-135M-\n"
@@ -43,7 +43,9 @@ static void usage(FILE *f) {
           "  quits. With stdin not a terminal, each line is the next user message.\n"
           "  --messages FILE ('-': stdin): a JSON list of {\"role\", \"content\"} messages; prints\n"
           "  the one reply and exits. --json: {\"model\", \"reply\", \"ids\", \"stop\",\n"
-          "  \"prompt_tokens\"} instead of the text. --system TEXT: a system message first.\n");
+          "  \"prompt_tokens\"} instead of the text. --system TEXT: a system message first.\n"
+          "  --quantize F: the linear weights quantised at load into ggml's blocks as\n"
+          "  llama-quantize does (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k; docs/models.md).\n");
 }
 
 static int parse_args(int argc, char **argv, chat_args *a) {
@@ -64,6 +66,8 @@ static int parse_args(int argc, char **argv, chat_args *a) {
       ok = 0;
     } else if (!strcmp(o, "--model")) {
       a->model = v;
+    } else if (!strcmp(o, "--quantize")) {
+      a->quantize = v;
     } else if (!strcmp(o, "--device")) {
       a->device = v;
     } else if (!strcmp(o, "--system")) {
@@ -287,6 +291,7 @@ int vkf_cli_chat(int argc, char **argv) {
   vkf_chat_session *s = NULL;
   vkf_cli_device dev = {0};
   if (!st) st = vkf_model_open(a.model, &model);
+  if (!st && a.quantize) st = vkf_model_quantize(model, a.quantize);
   if (!st) st = vkf_text_tokenizer_load(a.model, &tok);
   if (!st) st = vkf_cli_device_open(a.device, &dev);
   if (!st) st = vkf_chat_session_open(dev.device, model, tok, &a.o, &s);

@@ -26,7 +26,8 @@
 static void usage(FILE *f) {
   fprintf(
       f,
-      "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--device N|NAME]\n"
+      "usage: vkf classify [--model DIR] [--top K] [--json] [--fp16] [--quantize FORMAT]\n"
+      "                    [--device N|NAME]\n"
       "                    (IMAGE... | --file F | --pixel-values NPY)\n"
       "  IMAGE        PNG or JPEG file; '-' reads image paths from stdin, one per line\n"
       "  --file F     image paths, one per line ('-': stdin)\n"
@@ -36,6 +37,8 @@ static void usage(FILE *f) {
       "  --top K      labels per image (default 5; at most the checkpoint's label count)\n"
       "  --json       one JSON document on stdout\n"
       "  --fp16       f16 weights and activations\n"
+      "  --quantize F the linear weights quantised at load into ggml's blocks as llama-quantize\n"
+      "               does: q8_0, q4_0, q4_1, q5_0, q5_1 or q4_k (docs/models.md)\n"
       "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
       "  --pixel-values NPY  run on f32 [B,3,S,S] pixel values instead of IMAGE files\n"
       "  --save-logits NPY   write the logits, f32 [B, labels]\n"
@@ -176,6 +179,7 @@ static vkf_status prebuild_graph(void *user) {
 
 int vkf_cli_classify(int argc, char **argv) {
   const char *model_dir = NULL, *device = NULL, *pixel_npy = NULL, *save = NULL, *compare = NULL;
+  const char *quantize = NULL;
   int64_t k = 5;
   double tolerance = 1e-3;
   int json = 0;
@@ -201,6 +205,8 @@ int vkf_cli_classify(int argc, char **argv) {
       compare = argv[++i];
     } else if (!strcmp(a, "--device") && has_value) {
       device = argv[++i];
+    } else if (!strcmp(a, "--quantize") && has_value) {
+      quantize = argv[++i];
     } else if (!strcmp(a, "--top") && has_value) {
       char *end = NULL;
       k = strtoll(argv[++i], &end, 10);
@@ -251,6 +257,7 @@ int vkf_cli_classify(int argc, char **argv) {
   st = builtin ? vkf_task_default_model("classify", &found) : VKF_OK;
   if (found) model_dir = found;
   if (!st) st = vkf_vit_load(model_dir, &m);
+  if (!st && quantize) st = vkf_vit_quantize(m, quantize);
   if (!st && vkf_vit_head_of(m) == VKF_VIT_HEAD_NONE)
     st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no classification head", model_dir,
                          vkf_vit_architecture(m));

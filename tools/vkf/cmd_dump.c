@@ -20,7 +20,7 @@
 #include "tools/vkf/cli_args.h"
 
 typedef struct dump_args {
-  const char *model, *stage, *format, *out, *device;
+  const char *model, *stage, *format, *out, *device, *quantize;
   int64_t batch, seq_len, target_len;
 } dump_args;
 
@@ -34,7 +34,7 @@ static int64_t target_len_of(const dump_args *a, const vkf_model *m) {
 static void usage(FILE *f) {
   fprintf(f, "usage: vkf dump --model DIR [--stage graph|passes|plan|kernels] [--format "
              "text|dot|json] [--out DIR] [--batch N] [--seq-len N] [--target-len N]\n"
-             "                [--device N|NAME]\n"
+             "                [--quantize FORMAT] [--device N|NAME]\n"
              "  graph (default) and plan print to stdout; passes and kernels write files into\n"
              "  --out (default: vkf-dump). --format is for --stage graph only (passes writes\n"
              "  text, DOT and JSON; plan is text; kernels are GLSL). The plan is lowered for\n"
@@ -42,7 +42,8 @@ static void usage(FILE *f) {
              "  run is split as classify/embed/forward split it: plan prints the split first\n"
              "  (\"batch split: ...\": runs, rows, and the limit the whole batch exceeds) and the\n"
              "  plan of one run. --seq-len: tokens of the input (default: the model's own or\n"
-             "  its maximum); --target-len: decoder tokens of an encoder-decoder (default 1).\n");
+             "  its maximum); --target-len: decoder tokens of an encoder-decoder (default 1).\n"
+             "  --quantize: the linear weights as vkf forward --quantize makes them.\n");
 }
 
 static vkf_status dump_graph(vkf_graph *g, const char *format) {
@@ -163,7 +164,11 @@ static vkf_status dump_lowered(const dump_args *a, vkf_model *m) {
 static vkf_status run(const dump_args *a) {
   vkf_model *m = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &m));
-  vkf_status st = VKF_OK;
+  vkf_status st = a->quantize ? vkf_model_quantize(m, a->quantize) : VKF_OK;
+  if (st) {
+    vkf_model_close(m);
+    return st;
+  }
   if (!strcmp(a->stage, "plan") || !strcmp(a->stage, "kernels")) {
     st = dump_lowered(a, m);
     vkf_model_close(m);
@@ -206,6 +211,7 @@ int vkf_cli_dump(int argc, char **argv) {
     else if (!strcmp(s, "--format") && v) a.format = argv[++i];
     else if (!strcmp(s, "--out") && v) a.out = argv[++i];
     else if (!strcmp(s, "--device") && v) a.device = argv[++i];
+    else if (!strcmp(s, "--quantize") && v) a.quantize = argv[++i];
     else if (!strcmp(s, "--batch") && v && vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.batch))
       i++;
     else if (!strcmp(s, "--seq-len") && v &&

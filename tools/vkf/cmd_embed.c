@@ -23,7 +23,7 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: vkf embed [--model DIR] [--json] [--npy FILE] [--no-matrix] [--fp16]\n"
-      "                 [--device N|NAME] (TEXT... | --file F)\n"
+      "                 [--quantize FORMAT] [--device N|NAME] (TEXT... | --file F)\n"
       "  TEXT         a sentence; '-' reads texts from stdin, one per line\n"
       "  --file F     texts, one per line ('-': stdin)\n"
       "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
@@ -34,6 +34,8 @@ static void usage(FILE *f) {
       "  --npy FILE   also write the vectors as float32 [texts, dims] (for many texts)\n"
       "  --no-matrix  leave out the cosine similarity matrix (texts x texts)\n"
       "  --fp16       f16 weights and activations in the encoder\n"
+      "  --quantize F the linear weights quantised at load into ggml's blocks as llama-quantize\n"
+      "               does: q8_0, q4_0, q4_1, q5_0, q5_1 or q4_k (docs/models.md)\n"
       "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n"
       "A text longer than the model's max_seq_length is truncated to it, as\n"
       "sentence-transformers does, with a warning on stderr naming the text.\n"
@@ -127,7 +129,7 @@ static vkf_status warn_truncated(const vkf_tokenizer *tok, const char *text, int
 }
 
 int vkf_cli_embed(int argc, char **argv) {
-  const char *model_dir = NULL, *device = NULL, *npy = NULL;
+  const char *model_dir = NULL, *device = NULL, *npy = NULL, *quantize = NULL;
   int json = 0, matrix = 1;
   vkf_dtype dtype = VKF_F32;
   vkf_cli_inputs given = {0};
@@ -142,6 +144,8 @@ int vkf_cli_embed(int argc, char **argv) {
       model_dir = argv[++i];
     } else if (!strcmp(a, "--device") && i + 1 < argc) {
       device = argv[++i];
+    } else if (!strcmp(a, "--quantize") && i + 1 < argc) {
+      quantize = argv[++i];
     } else if (!strcmp(a, "--file") && i + 1 < argc) {
       st = vkf_cli_inputs_add_file(&given, argv[++i]);
     } else if (!strcmp(a, "--json")) {
@@ -178,6 +182,7 @@ int vkf_cli_embed(int argc, char **argv) {
   if (!st && !model_dir) st = vkf_task_default_model("embed", &found);
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_bert_load(model_dir, &m);
+  if (!st && quantize) st = vkf_bert_quantize(m, quantize);
   if (!st) st = vkf_tokenizer_load(model_dir, &tok);
   if (!st) dim = vkf_bert_config(m)->hidden_size;
   if (!st) st = vkf_cli_device_open(device, &dev);

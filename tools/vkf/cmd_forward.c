@@ -19,7 +19,7 @@ static void usage(FILE *f) {
   fprintf(
       f,
       "usage: vkf forward --model DIR [--in NAME=FILE.npy]... --out NAME=FILE.npy... [--fp16]\n"
-      "                   [--device N|NAME]\n"
+      "                   [--quantize FORMAT] [--device N|NAME]\n"
       "       vkf forward --model DIR --list\n"
       "  --model DIR  a Hugging Face checkpoint folder (config.json + model.safetensors) of a\n"
       "               supported architecture: %s\n"
@@ -28,6 +28,8 @@ static void usage(FILE *f) {
       "  --out        a named output to compute, written as float32\n"
       "  --list       print the checkpoint's inputs and outputs with their shapes\n"
       "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n"
+      "  --quantize F the linear weights quantised at load into ggml's blocks as llama-quantize\n"
+      "               does: q8_0, q4_0, q4_1, q5_0, q5_1 or q4_k (docs/models.md)\n"
       "  --device N|NAME  Vulkan device by index or name (default: VKF_DEVICE, else the best)\n",
       vkf_model_supported());
 }
@@ -122,9 +124,15 @@ static vkf_status write_outputs(const vkf_rt_forward *f, const named_path *out, 
 }
 
 static vkf_status run(const char *model_dir, named_path *in, int in_count, named_path *out,
-                      int out_count, int do_list, vkf_dtype dtype, const char *device) {
+                      int out_count, int do_list, vkf_dtype dtype, const char *quantize,
+                      const char *device) {
   vkf_model *m = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(model_dir, &m));
+  vkf_status qs = quantize ? vkf_model_quantize(m, quantize) : VKF_OK;
+  if (qs) {
+    vkf_model_close(m);
+    return qs;
+  }
   if (do_list) {
     list(m);
     vkf_model_close(m);
@@ -153,7 +161,7 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
 }
 
 int vkf_cli_forward(int argc, char **argv) {
-  const char *model_dir = NULL, *device = NULL;
+  const char *model_dir = NULL, *device = NULL, *quantize = NULL;
   named_path in[FORWARD_MAX_ARGS], out[FORWARD_MAX_ARGS];
   int in_count = 0, out_count = 0, do_list = 0;
   vkf_dtype dtype = VKF_F32;
@@ -167,6 +175,8 @@ int vkf_cli_forward(int argc, char **argv) {
       model_dir = argv[++i];
     } else if (!strcmp(a, "--device") && has_value) {
       device = argv[++i];
+    } else if (!strcmp(a, "--quantize") && has_value) {
+      quantize = argv[++i];
     } else if ((!strcmp(a, "--in") || !strcmp(a, "--out")) && has_value) {
       int is_in = !strcmp(a, "--in");
       int *count = is_in ? &in_count : &out_count;
@@ -208,6 +218,6 @@ int vkf_cli_forward(int argc, char **argv) {
         return vkf_cli_usage_error("vkf forward", "output %s would overwrite input %s (%s)",
                                    out[k].name, in[j].name, out[k].path);
   }
-  vkf_status st = run(model_dir, in, in_count, out, out_count, do_list, dtype, device);
+  vkf_status st = run(model_dir, in, in_count, out, out_count, do_list, dtype, quantize, device);
   return st ? vkf_cli_fail(st) : 0;
 }

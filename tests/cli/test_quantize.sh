@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `--quantize FORMAT` (tools/goldens/make_quantize_goldens.py): a checkpoint run with its linear
+# weights quantised at load gives the ids and logits of its twin, the same checkpoint whose
+# weights the reference quantised and dequantised (the gguf package; ggml's C for Q4_K) and saved
+# as F32. Which weights are quantised, in which format (Q4_K's Q5_0 fallback, rows of neither kept
+# float, GPT-2's Conv1D transposed, cross attention's Q, K and V kept float) and their values are
+# the twin's; the kernels read the blocks against the twin's F32. Every family once: Llama (F32 and
+# F16 files), GPT-2, BERT, ViT, BART. Bad names are one "vkf: ..." line.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+D=tests/models/data
+Q=$D/quantize
+IDS=1,5,9,100,17,3,64
+
+# compare NAME A.npy B.npy: equal up to the order of the sums (the quantised kernels scale each
+# block's products once; the twin's GEMM multiplies every weight): 2e-5 of the largest |value|,
+# at least 1e-5.
+compare() {
+  python3 - "$@" <<'PY'
+import struct, sys
+name, a, b = sys.argv[1:]
+def npy(path):
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    return struct.unpack("<%df" % ((len(data) - 10 - hlen) // 4), data[10 + hlen:])
+x, y = npy(a), npy(b)
+scale = max(abs(v) for v in y)
+worst = max(abs(p - q) for p, q in zip(x, y))
+if len(x) != len(y) or worst > max(1e-5, 2e-5 * scale):
+    sys.exit("%s: differ by %g (largest |value| %g)" % (name, worst, scale))
+PY
+}
+
+gen_pair() { # MODEL FORMAT: generate with --quantize against the twin
+  local m=$1 f=$2 name twin
+  name="$(basename "$m") $f"
+  twin=$Q/$(basename "$m")_${f}_twin
+  "$VKF" generate --model "$m" --quantize "$f" --ids $IDS --greedy --ignore-eos \
+    --max-new-tokens 12 --json --save-logits "$tmp/q.npy" >"$tmp/q.json" 2>"$tmp/err" ||
+    { bad "$name: $(cat "$tmp/err")"; return; }
+  "$VKF" generate --model "$twin" --ids $IDS --greedy --ignore-eos --max-new-tokens 12 --json \
+    --save-logits "$tmp/t.npy" >"$tmp/t.json" 2>"$tmp/err" || { bad "$name twin: $(cat "$tmp/err")"; return; }
+  if cmp -s "$tmp/q.json" "$tmp/t.json"; then ok; else bad "$name ids: $(cat "$tmp/q.json") twin $(cat "$tmp/t.json")"; fi
+  if compare "$name logits" "$tmp/q.npy" "$tmp/t.npy"; then ok; else bad "$name logits"; fi
+}
+
+gen_pair $D/llama_tiny q8_0
+gen_pair $D/llama_tiny q4_k # 64 wide: every weight falls back to Q5_0
+gen_pair $Q/llama_w256 q4_k # F16 file, 256 wide: real Q4_K
+gen_pair $D/gpt2_tiny q4_0
+gen_pair $Q/bart_w32 q8_0
+gen_pair $Q/bart_w32 q5_0
+
+fwd_pair() { # MODEL FORMAT OUTPUT IN...: forward with --quantize against the twin
+  local m=$1 f=$2 out=$3 name twin
+  shift 3
+  name="$(basename "$m") $f"
+  twin=$Q/$(basename "$m")_${f}_twin
+  local ins=()
+  for i in "$@"; do ins+=(--in "$i"); done
+  "$VKF" forward --model "$m" --quantize "$f" "${ins[@]}" --out "$out=$tmp/q.npy" 2>"$tmp/err" ||
+    { bad "$name: $(cat "$tmp/err")"; return; }
+  "$VKF" forward --model "$twin" "${ins[@]}" --out "$out=$tmp/t.npy" 2>"$tmp/err" ||
+    { bad "$name twin: $(cat "$tmp/err")"; return; }
+  if compare "$name $out" "$tmp/q.npy" "$tmp/t.npy"; then ok; else bad "$name $out"; fi
+}
+
+F=tests/models/golden/forward
+fwd_pair $D/bert_tiny q4_1 logits input_ids=$F/bert_tiny_input_ids.npy \
+  attention_mask=$F/bert_tiny_attention_mask.npy token_type_ids=$F/bert_tiny_token_type_ids.npy
+fwd_pair $D/vit_tiny q5_1 logits pixel_values=tests/models/golden/vit/vit_tiny_pixel_values.npy
+
+# The plan keeps the blocks: a quantised weight is a constant of the format asked for
+"$VKF" dump --model $Q/llama_w256 --quantize Q4_K >"$tmp/dump" 2>"$tmp/err" || bad "dump: $(cat "$tmp/err")"
+if grep -q '"model.layers.0.mlp.down_proj.weight" q4_k \[256,256\]' "$tmp/dump" &&
+  grep -q '"model.embed_tokens.weight" f32' "$tmp/dump"; then ok; else bad "dump: $(grep weight "$tmp/dump" | head -3)"; fi
+
+expect_error generate "unknown format" 'quantisation format "q3_k" .*allowed: q8_0, q4_0' \
+  --model $D/llama_tiny --quantize q3_k --ids 1,2
+expect_error forward "forward unknown format" 'quantisation format "f16"' \
+  --model $D/bert_tiny --quantize f16 --list
+
+vkf_summary
