@@ -17,7 +17,9 @@ vkformer_status vkformer_model_load(vkformer_device *device, const char *model_d
   vkformer_model *m = calloc(1, sizeof *m);
   if (!m) return vkf_api_status(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "model"));
   vkf_status st = vkf_model_open(model_dir, &m->model);
+  if (!st && o.quantize) st = vkf_model_quantize(m->model, o.quantize);
   if (st) {
+    vkf_model_close(m->model);
     free(m);
     return vkf_api_status(st);
   }

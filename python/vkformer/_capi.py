@@ -56,7 +56,7 @@ class DeviceOptions(Structure):
 
 
 class ModelOptions(Structure):
-    _fields_ = [("fp16", c_int32), ("cache_fp16", c_int32)]
+    _fields_ = [("fp16", c_int32), ("cache_fp16", c_int32), ("quantize", c_char_p)]
 
 
 class IoInfo(Structure):

@@ -84,15 +84,18 @@ class Model(Closeable):
         self.outputs = self._infos(self._lib.vkformer_model_output_count, self._lib.vkformer_model_output_info)
 
     @classmethod
-    def load(cls, model_dir, device=None, fp16=False, cache_fp16=False):
-        """Loads a Hugging Face checkpoint folder of any supported architecture.
+    def load(cls, model_dir, device=None, fp16=False, cache_fp16=False, quantize=None):
+        """Loads a Hugging Face checkpoint folder (or a GGUF file) of any supported architecture.
 
         device: a vkformer.Device, or None to open the default device for this model alone
         (closed with it). fp16: f16 weights and activations (inputs and outputs stay f32 / int).
-        cache_fp16: generation with an f16 KV cache."""
+        cache_fp16: generation with an f16 KV cache. quantize: None, or "q8_0", "q4_0", "q4_1",
+        "q5_0", "q5_1", "q4_k": the linear weights quantised at load into ggml's blocks, as
+        llama-quantize does (vkf --quantize)."""
         owns = device is None
         dev = Device() if owns else device
-        opts = _capi.ModelOptions(1 if fp16 else 0, 1 if cache_fp16 else 0)
+        opts = _capi.ModelOptions(1 if fp16 else 0, 1 if cache_fp16 else 0,
+                                  quantize.encode() if quantize else None)
         handle = ctypes.c_void_p()
         try:
             with dev.lock:

@@ -465,6 +465,33 @@ static void test_generate_goldens(vkformer_device *dev) {
   }
 }
 
+/* options.quantize: the model with its linear weights quantised at load generates as its twin
+ * whose weights the reference quantised (tests/models/data/quantize); a format vkformer does not
+ * quantise into is UNSUPPORTED naming it. */
+static void test_quantize(vkformer_device *dev) {
+  const char *dirs[2] = {D "llama_tiny", D "quantize/llama_tiny_q8_0_twin"};
+  vkformer_model_options q8 = {.quantize = "q8_0"};
+  vkformer_generation g[2] = {{0}};
+  int64_t ids[4] = {1, 5, 9, 100};
+  vkformer_generate_options o = {
+      .decoding = VKFORMER_DECODING_GREEDY, .max_new_tokens = 12, .ignore_eos = 1};
+  for (int i = 0; i < 2; i++) {
+    vkformer_model *m = NULL;
+    CHECK_API(vkformer_model_load(dev, dirs[i], i ? NULL : &q8, &m));
+    if (m) CHECK_API(vkformer_generate(m, NULL, ids, 4, &o, NULL, NULL, &g[i]));
+    vkformer_model_free(m);
+  }
+  int same = g[0].count == 12 && g[1].count == 12;
+  for (size_t k = 0; same && k < 12; k++) same = g[0].ids[k] == g[1].ids[k];
+  CHECK_MSG(same, "--quantize q8_0 ids differ from the twin's");
+  for (int i = 0; i < 2; i++) vkformer_generation_release(&g[i]);
+  vkformer_model *m = NULL;
+  vkformer_model_options bad = {.quantize = "q2_k"};
+  CHECK_API_FAILS(vkformer_model_load(dev, D "llama_tiny", &bad, &m), VKFORMER_UNSUPPORTED,
+                  "\"q2_k\"");
+  CHECK(m == NULL);
+}
+
 /* Text in, text out through a tokenizer.json: the callback's pieces concatenate to the text,
  * which is the decode of the generated ids; a callback's non-zero return stops early. */
 static void test_generate_text(vkformer_device *dev) {
@@ -561,6 +588,7 @@ int main(void) {
     test_encdec_forward(dev);
     test_generate_goldens(dev);
     test_generate_text(dev);
+    test_quantize(dev);
     test_default_models(dev);
     uint32_t messages = vkformer_device_validation_messages(dev);
     CHECK_MSG(messages == 0, "%u validation messages", messages);

@@ -68,6 +68,19 @@ def test_fp16(device):
     close(out["last_hidden_state"], load_npy(F, "bert_tiny_last_hidden_state.npy"), 3e-2)
 
 
+def test_quantize(device):
+    """quantize="q4_1": the logits of the twin whose linear weights the reference quantised
+    (tests/models/data/quantize, tools/goldens/make_quantize_goldens.py)."""
+    with vkformer.Model.load(data("bert_tiny"), device=device, quantize="q4_1") as m:
+        got = m.forward(outputs=["logits"], **bert_inputs())["logits"]
+    with vkformer.Model.load(data("quantize/bert_tiny_q4_1_twin"), device=device) as m:
+        want = m.forward(outputs=["logits"], **bert_inputs())["logits"]
+    close(got, want, 1e-4)
+    assert float(np.max(np.abs(want - load_npy(F, "bert_tiny_logits.npy")))) > 1e-3  # it is quantised
+    with pytest.raises(vkformer.Error, match='quantisation format "q2_k"'):
+        vkformer.Model.load(data("bert_tiny"), device=device, quantize="q2_k")
+
+
 def test_minilm(minilm):
     out = minilm.forward(["last_hidden_state", "pooler_output"], input_ids=load_npy(F, "minilm_input_ids.npy"),
                          attention_mask=load_npy(F, "minilm_attention_mask.npy"))
