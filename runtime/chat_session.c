@@ -44,36 +44,38 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void add_end_id(vkf_chat_session *s, int64_t id) {
-  for (size_t i = 0; i < s->end_count; i++)
-    if (s->end_ids[i] == id) return;
-  if (s->end_count < MAX_END_IDS && id >= 0 && id < s->vocab) s->end_ids[s->end_count++] = id;
+static void add_end_id(int64_t *ids, size_t *count, size_t max, int64_t vocab, int64_t id) {
+  for (size_t i = 0; i < *count; i++)
+    if (ids[i] == id) return;
+  if (*count < max && id >= 0 && id < vocab) ids[(*count)++] = id;
 }
 
-/* The generation config's eos ids, a GGUF's end-of-turn / end-of-message ids (llama.cpp's
- * end-of-generation set), and the end-of-turn tokens the tokenizer has as one token. */
-static void collect_end_ids(vkf_chat_session *s, const char *dir) {
-  for (size_t i = 0; i < s->gc.eos_token_id_count; i++) add_end_id(s, s->gc.eos_token_ids[i]);
+size_t vkf_chat_end_ids(const char *dir, const vkf_text_tokenizer *tok,
+                        const vkf_generation_config *gc, int64_t vocab, int64_t *out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < gc->eos_token_id_count; i++)
+    add_end_id(out, &n, max, vocab, gc->eos_token_ids[i]);
   vkf_gguf *g = NULL;
   vkf_status gs = vkf_gguf_is_file(dir) ? vkf_gguf_open(dir, &g) : VKF_OK;
   static const char *const keys[] = {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
   for (size_t k = 0; g && k < sizeof keys / sizeof *keys; k++) {
     uint64_t id = 0;
-    vkf_status ks = vkf_gguf_get_uint(g, keys[k], (uint64_t)s->vocab - 1, &id);
-    if (!ks) add_end_id(s, (int64_t)id);
+    vkf_status ks = vkf_gguf_get_uint(g, keys[k], (uint64_t)vocab - 1, &id);
+    if (!ks) add_end_id(out, &n, max, vocab, (int64_t)id);
     vkf_status_free(ks); /* absent or out of range: not an end id */
   }
   vkf_gguf_close(g);
   vkf_status_free(gs); /* the model opened from it already: it reads */
   for (size_t k = 0; k < sizeof k_end_tokens / sizeof *k_end_tokens; k++) {
     int32_t *ids = NULL;
-    size_t n = 0;
-    vkf_status st = vkf_text_tokenizer_encode(s->tok, k_end_tokens[k], 0, &ids, &n);
-    const char *back = !st && n == 1 ? vkf_text_tokenizer_id_to_token(s->tok, ids[0]) : NULL;
-    if (back && !strcmp(back, k_end_tokens[k])) add_end_id(s, ids[0]);
+    size_t count = 0;
+    vkf_status st = vkf_text_tokenizer_encode(tok, k_end_tokens[k], 0, &ids, &count);
+    const char *back = !st && count == 1 ? vkf_text_tokenizer_id_to_token(tok, ids[0]) : NULL;
+    if (back && !strcmp(back, k_end_tokens[k])) add_end_id(out, &n, max, vocab, ids[0]);
     vkf_status_free(st);
     free(ids);
   }
+  return n;
 }
 
 static void set_sampling(vkf_chat_session *s) {
@@ -128,7 +130,7 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
   if (!st) st = vkf_generation_config_load(dir, s->vocab, &s->gc);
   if (!st) {
     set_sampling(s);
-    collect_end_ids(s, dir);
+    s->end_count = vkf_chat_end_ids(dir, tok, &s->gc, s->vocab, s->end_ids, MAX_END_IDS);
     s->so.eos_ids = s->end_ids;
     s->so.eos_id_count = s->end_count;
     s->cached = malloc((size_t)s->ctx * sizeof *s->cached);

@@ -12,6 +12,7 @@
 
 #include "host/device.h"
 #include "models/registry/model.h"
+#include "models/generate/generation_config.h"
 #include "models/text/text_tokenizer.h"
 
 /* Zero fields take the checkpoint's generation config (sampling, eos ids) or the default. */
@@ -49,6 +50,14 @@ typedef struct vkf_chat_reply {
 typedef int (*vkf_chat_piece_fn)(void *user, int64_t token, const char *piece, size_t size);
 
 typedef struct vkf_chat_session vkf_chat_session;
+
+/* The ids that end a reply of the model in `dir`: the generation config's eos ids, a GGUF's
+ * end-of-turn / end-of-message ids (llama.cpp's end-of-generation set), and the end-of-turn tokens
+ * of the common chat formats (<|im_end|>, <|eot_id|>, <|eom_id|>, <|end|>, <end_of_turn>) that the
+ * tokenizer has as one token. Writes at most `max` into out; returns how many. */
+size_t vkf_chat_end_ids(const char *dir, const vkf_text_tokenizer *tok,
+                        const vkf_generation_config *gc, int64_t vocab, int64_t *out,
+                        size_t max);
 
 /* A "decoder" family model with a language-model head, its tokenizer (both borrowed; they must
  * outlive the session) and the chat template from the model's folder or GGUF. Errors name the

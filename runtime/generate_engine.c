@@ -20,8 +20,8 @@ struct vkf_gen_engine {
   vkf_gen_engine_options o;
   int64_t vocab;
   vkf_kv_cache *cache;
-  vkf_decoder_graph prefill_g, decode_g;
-  vkf_runner *prefill, *decode;
+  vkf_decoder_graph prefill_g, decode_g, small_g;
+  vkf_runner *prefill, *decode, *small; /* small: options.small_chunk tokens a row (or NULL) */
   int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
   int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
   int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
@@ -102,8 +102,13 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   dopt.seq_len = 1;
   dopt.mode = VKF_DECODER_DECODE;
   if (!s) s = vkf_decoder_build(model, &dopt, &e->decode_g);
+  vkf_decoder_build_options sopt = dopt;
+  sopt.seq_len = e->o.small_chunk;
+  int small = e->o.incremental && e->o.small_chunk > 1 && e->o.small_chunk < e->chunk;
+  if (!s && small) s = vkf_decoder_build(model, &sopt, &e->small_g);
   if (!s) s = make_runner(device, e, &e->prefill_g, NULL, &e->prefill);
   if (!s) s = make_runner(device, e, &e->decode_g, e->prefill, &e->decode);
+  if (!s && small) s = make_runner(device, e, &e->small_g, e->prefill, &e->small);
   if (s) {
     vkf_gen_engine_destroy(e);
     return s;
@@ -115,7 +120,9 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
 void vkf_gen_engine_destroy(vkf_gen_engine *e) {
   if (!e) return;
   vkf_runner_destroy(e->decode); /* before the prefill runner, whose weight buffers it borrows */
+  vkf_runner_destroy(e->small);
   vkf_runner_destroy(e->prefill);
+  vkf_decoder_graph_release(&e->small_g);
   vkf_decoder_graph_release(&e->decode_g);
   vkf_decoder_graph_release(&e->prefill_g);
   vkf_kv_cache_destroy(e->cache);
@@ -137,11 +144,11 @@ static vkf_status read_logits(vkf_gen_engine *e, vkf_runner *r, vkf_value logits
 }
 
 /* One prefill run over prompt columns [c0, c0 + chunk) (the whole prompt when not chunked) of
- * ids [batch, p], column 0 at cache position `base` (0 but for vkf_gen_engine_extend). */
-static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
-                                int64_t p, int64_t base, int64_t c0) {
-  int64_t b = e->o.batch, n = e->chunk, cap = e->o.capacity;
-  const vkf_decoder_graph *g = &e->prefill_g;
+ * ids [batch, p], row r's column 0 at cache position bases[r] (NULL: 0; the extends set it). */
+static vkf_status run_chunk(vkf_gen_engine *e, const vkf_decoder_graph *g, vkf_runner *runner,
+                            int64_t n, const int32_t *ids, const int64_t *lens, int64_t p,
+                            const int64_t *bases, int64_t c0) {
+  int64_t b = e->o.batch, cap = e->o.capacity;
   /* Columns past the prompt (the last chunk's tail) repeat a valid id; their positions are
    * clamped below the capacity and their cache rows, written past every row's prompt, are
    * overwritten by the tokens generated there or never attended. */
@@ -150,41 +157,49 @@ static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int
       int64_t col = c0 + t < p ? c0 + t : p - 1;
       e->scratch[r * n + t] = ids[r * p + col];
     }
-  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->input_ids, e->scratch, b * n));
+  VKF_RETURN_IF_ERROR(set_i32(runner, g->input_ids, e->scratch, b * n));
+#define BASE(r) (bases ? bases[r] : 0)
   for (int64_t i = 0; i < b * n; i++) {
-    int64_t pos = base + c0 + i % n;
+    int64_t pos = BASE(i / n) + c0 + i % n;
     e->scratch[i] = (int32_t)(pos < cap ? pos : cap - 1);
   }
-  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->positions, e->scratch, b * n));
-  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(base + c0);
+  VKF_RETURN_IF_ERROR(set_i32(runner, g->positions, e->scratch, b * n));
+  for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)(BASE(r) + c0);
   if (vkf_value_valid(g->cache_start))
-    VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->cache_start, e->scratch, b));
+    VKF_RETURN_IF_ERROR(set_i32(runner, g->cache_start, e->scratch, b));
   if (e->linear_state) {
     /* Padding (past a row's prompt) leaves the state as it is. */
     for (int64_t r = 0; r < b; r++)
       for (int64_t t = 0; t < n; t++) e->scratch[r * n + t] = c0 + t < lens[r];
-    VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->attention_mask, e->scratch, b * n));
+    VKF_RETURN_IF_ERROR(set_i32(runner, g->attention_mask, e->scratch, b * n));
   }
   if (e->chunked && vkf_value_valid(g->kv_len)) {
     for (int64_t r = 0; r < b; r++)
-      e->scratch[r] = (int32_t)(base + c0 + n < cap ? base + c0 + n : cap);
-    VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->kv_len, e->scratch, b));
+      e->scratch[r] = (int32_t)(BASE(r) + c0 + n < cap ? BASE(r) + c0 + n : cap);
+#undef BASE
+    VKF_RETURN_IF_ERROR(set_i32(runner, g->kv_len, e->scratch, b));
   }
   /* Each row's last prompt token, where it lies in this chunk (else any row: not read). */
   for (int64_t r = 0; r < b; r++) {
     int64_t last = lens[r] - 1 - c0;
     e->scratch[r] = (int32_t)(r * n + (last >= 0 && last < n ? last : 0));
   }
-  VKF_RETURN_IF_ERROR(set_i32(e->prefill, g->last_index, e->scratch, b));
-  VKF_RETURN_IF_ERROR(vkf_runner_run(e->prefill));
+  VKF_RETURN_IF_ERROR(set_i32(runner, g->last_index, e->scratch, b));
+  VKF_RETURN_IF_ERROR(vkf_runner_run(runner));
   float *chunk_logits = e->logits + b * e->vocab; /* the second half: this chunk's rows */
-  VKF_RETURN_IF_ERROR(vkf_runner_get(e->prefill, g->logits, chunk_logits,
+  VKF_RETURN_IF_ERROR(vkf_runner_get(runner, g->logits, chunk_logits,
                                      (size_t)(b * e->vocab) * sizeof *chunk_logits));
   for (int64_t r = 0; r < b; r++)
     if (lens[r] - 1 >= c0 && lens[r] - 1 < c0 + n)
       memcpy(e->logits + r * e->vocab, chunk_logits + r * e->vocab,
              (size_t)e->vocab * sizeof *e->logits);
   return VKF_OK;
+}
+
+/* A run of the full prefill plan (chunk tokens a row). */
+static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
+                                int64_t p, const int64_t *bases, int64_t c0) {
+  return run_chunk(e, &e->prefill_g, e->prefill, e->chunk, ids, lens, p, bases, c0);
 }
 
 vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
@@ -200,7 +215,7 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const i
       VKF_RETURN_IF_ERROR(vkf_buffer_zero(e->device, k, 0, vkf_buffer_size(k)));
     }
   for (int64_t c0 = 0; c0 < p; c0 += e->chunk)
-    VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, lens, p, 0, c0));
+    VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, lens, p, NULL, c0));
   *out_logits = e->logits;
   return VKF_OK;
 }
@@ -217,9 +232,55 @@ vkf_status vkf_gen_engine_extend(vkf_gen_engine *e, const int32_t *ids, int64_t 
                            "(one position stays free for the next token)",
                            (long long)count, (long long)start, (long long)e->o.capacity);
   for (int64_t c0 = 0; c0 < count; c0 += e->chunk)
-    VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, &count, count, start, c0));
+    VKF_RETURN_IF_ERROR(prefill_chunk(e, ids, &count, count, &start, c0));
   *out_logits = e->logits;
   return VKF_OK;
+}
+
+int64_t vkf_gen_engine_chunk(const vkf_gen_engine *e) {
+  return e->chunk;
+}
+
+vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
+                                      const int64_t *counts, const int64_t *starts,
+                                      const float **out_logits) {
+  int64_t b = e->o.batch, n = e->chunk, cap = e->o.capacity;
+  if (!e->o.incremental || e->linear_state || cap < 2 * n)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "extending rows needs an incremental engine over a softmax-attention "
+                           "cache of at least twice its chunk (%lld positions)", (long long)n);
+  int32_t *rows = malloc((size_t)(b * n) * sizeof *rows + 1);
+  int64_t *lens = malloc((size_t)b * sizeof *lens + 1), *bases = malloc((size_t)b * sizeof *bases + 1);
+  vkf_status st = rows && lens && bases ? VKF_OK
+                                        : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "extending rows");
+  int64_t most = 0;
+  for (int64_t r = 0; !st && r < b; r++) {
+    int64_t c = counts[r];
+    if (c < 0 || c > n || (c && (starts[r] < 0 || starts[r] + c > cap - n)))
+      st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "row %lld: %lld tokens at position %lld (at most %lld, below %lld)",
+                           (long long)r, (long long)c, (long long)(c ? starts[r] : 0),
+                           (long long)n, (long long)(cap - n));
+    /* a row taking no part writes its chunk into the reserved tail, which no sequence reaches */
+    bases[r] = c ? starts[r] : cap - n;
+    lens[r] = c ? c : 1;
+    if (c > most) most = c;
+  }
+  /* the small plan when every row's tokens fit it: a few new prompt tokens cost a few */
+  int64_t m = e->small && most <= e->o.small_chunk ? e->o.small_chunk : n;
+  for (int64_t r = 0; !st && r < b; r++)
+    for (int64_t t = 0; t < m; t++) {
+      int64_t c = counts[r];
+      rows[r * m + t] = ids[r * n + (t < c ? t : c ? c - 1 : 0)];
+    }
+  if (!st)
+    st = m < n ? run_chunk(e, &e->small_g, e->small, m, rows, lens, m, bases, 0)
+               : prefill_chunk(e, rows, lens, n, bases, 0);
+  free(rows);
+  free(lens);
+  free(bases);
+  if (!st) *out_logits = e->logits;
+  return st;
 }
 
 vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const int64_t *positions,

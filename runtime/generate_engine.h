@@ -22,6 +22,9 @@ typedef struct vkf_gen_engine_options {
                             (0: 512), so no plan is sized by the longest prompt */
   int incremental;       /* the prefill plan runs against the cache even for short prompts, so
                             vkf_gen_engine_extend can append tokens to a cached sequence (chat) */
+  int64_t small_chunk;   /* incremental engines: a second plan of this many tokens a row (< chunk;
+                            0: none), which vkf_gen_engine_extend_rows runs when every row's
+                            tokens fit it */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -41,6 +44,17 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *engine, const int32_t *ids, co
  * leave a position free. *out_logits: the logits [1, vocab] of the last token. */
 vkf_status vkf_gen_engine_extend(vkf_gen_engine *engine, const int32_t *ids, int64_t count,
                                  int64_t start, const float **out_logits);
+/* The tokens a prefill or extend run computes per row. */
+int64_t vkf_gen_engine_chunk(const vkf_gen_engine *engine);
+/* Continuous batching (vkf serve): appends counts[r] <= chunk tokens ids[r * chunk ..] of each row
+ * r at cache positions starts[r] .. starts[r] + counts[r] - 1, all rows in one run of an
+ * incremental engine of any batch; row r's positions before starts[r] must hold its sequence. A
+ * row with counts[r] == 0 takes no part: its run writes into the cache's last `chunk` positions,
+ * which callers keep free (starts[r] + counts[r] <= capacity - chunk, else INVALID_ARGUMENT).
+ * *out_logits: [batch, vocab], row r's at its last appended token (rows taking no part: any). */
+vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *engine, const int32_t *ids,
+                                      const int64_t *counts, const int64_t *starts,
+                                      const float **out_logits);
 /* One token per row at cache position positions[b] (< capacity; the row's previous tokens fill
  * 0 .. positions[b]-1): writes its key and value there, attends to positions 0 .. positions[b],
  * and returns the next logits [batch, vocab]. */

@@ -38,6 +38,8 @@ LAYERS = {
     "models/generate": (["graph/base", "graph/ir", "models/formats"], r"^(vulkan|volk|shaderc)"),
     # running models on a device (device choice, batched runs, generation), for the CLI and the API
     "runtime": (GRAPH + ["host"] + MODELS, r"^(cjson|stb)"),
+    # `vkf serve`: HTTP (libmicrohttpd) and OpenAI's JSON over the runtime's continuous batching
+    "serve": (GRAPH + ["host"] + MODELS + ["runtime"], r"^(stb)"),
     # the public C API: vkformer.h includes nothing of the project; its implementation sits on top
     "api": (GRAPH + ["host"] + MODELS + ["runtime"], r"^(cjson|stb)"),
 }

@@ -15,6 +15,7 @@ int vkf_cli_forward(int argc, char **argv);  /* cmd_forward.c */
 int vkf_cli_tokenize(int argc, char **argv); /* cmd_tokenize.c */
 int vkf_cli_generate(int argc, char **argv); /* cmd_generate.c */
 int vkf_cli_chat(int argc, char **argv);     /* cmd_chat.c */
+int vkf_cli_serve(int argc, char **argv);    /* cmd_serve.c */
 int vkf_cli_attn(int argc, char **argv);     /* cmd_attn.c */
 int vkf_cli_bench_model(int argc, char **argv); /* `vkf bench model` (cmd_bench_model.c) */
 int vkf_cli_bench_bert(int argc, char **argv);  /* BERT branch of bench model (bench_bert.c) */

@@ -19,6 +19,7 @@ static const command commands[] = {
     {"forward", vkf_cli_forward, "any checkpoint on named .npy inputs: --model DIR --in NAME=F.npy --out NAME=F.npy [--list]"},
     {"generate", vkf_cli_generate, "text from a decoder LM or an encoder-decoder, KV cache on the device: --model DIR --prompt TEXT [--max-new-tokens N]"},
     {"chat", vkf_cli_chat, "chat with an instruction-tuned model through its chat template: [--model DIR|F.gguf] [--messages FILE]"},
+    {"serve", vkf_cli_serve, "OpenAI-compatible HTTP server with continuous batching: --model M [--model M2 ...] [--port N]"},
     {"attn", vkf_cli_attn, "attention heatmaps (PNG): --model DIR [--layer L] [--head H|--mean] [--rollout] --out DIR INPUT..."},
     {"tokenize", vkf_cli_tokenize, "token ids and strings of texts: [--model DIR] [--json] TEXT..."},
     {"dump", vkf_cli_dump, "graph / passes / plan / kernels of a model: --model DIR --stage S"},

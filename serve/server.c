@@ -1,0 +1,121 @@
+/* The server's life: names for the models, a worker per device, the HTTP daemon; and the stop:
+ * no new connections, the requests in flight finish (or are cancelled after the grace time), the
+ * workers end, the daemon closes. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "host/instance.h"
+#include "serve/serve_internal.h"
+
+/* A model's name for clients: the last part of its path (a folder's trailing '/' dropped). */
+static char *name_of(const char *path) {
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--;
+  size_t b = n;
+  while (b && path[b - 1] != '/') b--;
+  char *out = malloc(n - b + 1);
+  if (out) {
+    memcpy(out, path + b, n - b);
+    out[n - b] = 0;
+  }
+  return out;
+}
+
+static uint32_t destroy(vkf_server *s) {
+  uint32_t messages = 0;
+  if (s->mhd) MHD_stop_daemon(s->mhd);
+  for (int i = 0; s->workers && i < s->worker_count; i++)
+    messages += vkf_serve_worker_stop(&s->workers[i]);
+  for (int i = 0; s->names && i < s->model_count; i++) free(s->names[i]);
+  free(s->names);
+  free(s->workers);
+  free(s->jobs);
+  pthread_mutex_destroy(&s->jobs_mu);
+  free(s);
+  return messages;
+}
+
+/* Devices a "--device all" server puts a replica on. */
+static vkf_status device_count(int *out) {
+  vkf_instance *inst = NULL;
+  VKF_RETURN_IF_ERROR(vkf_instance_create(NULL, &inst));
+  *out = (int)vkf_instance_device_count(inst);
+  vkf_instance_destroy(inst);
+  return *out ? VKF_OK : vkf_status_make(VKF_STATUS_NOT_FOUND, "no Vulkan device");
+}
+
+vkf_status vkf_serve_start(const vkf_serve_options *o, vkf_server **out) {
+  *out = NULL;
+  if (!o->model_count)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "give at least one --model");
+  if (o->port < 0 || o->port > 65535)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--port %d: 0 to 65535", o->port);
+  vkf_server *s = calloc(1, sizeof *s);
+  if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
+  s->o = *o;
+  pthread_mutex_init(&s->jobs_mu, NULL);
+  vkf_serve_metrics_init(&s->metrics);
+  s->model_count = (int)o->model_count;
+  s->names = calloc(o->model_count, sizeof *s->names);
+  vkf_status st = s->names ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
+  for (size_t i = 0; !st && i < o->model_count; i++) {
+    if (!(s->names[i] = name_of(o->models[i]))) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
+    for (size_t k = 0; !st && k < i; k++)
+      if (!strcmp(s->names[k], s->names[i]))
+        st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "--model %s and %s have the same name \"%s\"", o->models[k],
+                             o->models[i], s->names[i]);
+  }
+  int devices = 1;
+  if (!st && o->device && !strcmp(o->device, "all")) st = device_count(&devices);
+  if (!st && !(s->workers = calloc((size_t)devices, sizeof *s->workers)))
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
+  for (int i = 0; !st && i < devices; i++) {
+    s->workers[i].srv = s;
+    s->workers[i].index = i;
+    st = vkf_serve_worker_start(s, &s->workers[i]);
+    if (!st) s->worker_count = i + 1;
+  }
+  if (!st) st = vkf_serve_http_start(s);
+  if (st) {
+    destroy(s);
+    return st;
+  }
+  *out = s;
+  return VKF_OK;
+}
+
+uint16_t vkf_serve_port(const vkf_server *s) {
+  return s->port;
+}
+
+static size_t in_flight(vkf_server *s) {
+  pthread_mutex_lock(&s->jobs_mu);
+  size_t n = s->job_count;
+  pthread_mutex_unlock(&s->jobs_mu);
+  return n;
+}
+
+uint32_t vkf_serve_stop(vkf_server *s, double grace_s) {
+  if (!s) return 0;
+  atomic_store(&s->stopping, 1);
+  if (s->mhd) MHD_quiesce_daemon(s->mhd); /* no new connections; the open ones go on */
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    if (!in_flight(s)) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (waited >= grace_s) {
+      pthread_mutex_lock(&s->jobs_mu);
+      for (size_t i = 0; i < s->job_count; i++) atomic_store(&s->jobs[i]->cancelled, 1);
+      pthread_mutex_unlock(&s->jobs_mu);
+      break;
+    }
+    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  }
+  return destroy(s);
+}
