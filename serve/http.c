@@ -259,11 +259,11 @@ vkf_status vkf_serve_http_start(struct vkf_server *s) {
                    MHD_USE_ITC | MHD_USE_ERROR_LOG;
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
   s->mhd = MHD_start_daemon(
-      flags, (uint16_t)s->o.port, NULL, NULL, answer, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+      flags, (uint16_t)s->o.port, NULL, NULL, answer, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+      MHD_OPTION_SOCK_ADDR, ai->ai_addr,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->o.connections ? s->o.connections : 128),
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(s->o.timeout_s ? s->o.timeout_s : 60),
-      MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-      MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
   freeaddrinfo(ai);
   if (!s->mhd)
     return vkf_status_make(VKF_STATUS_IO, "cannot listen on %s port %d (in use, or not an address "

@@ -277,6 +277,11 @@ int vkf_serve_parse(struct vkf_server *s, serve_kind kind, const char *body, siz
   if (at >= 0) return BAD(NULL, "the request body is not valid UTF-8 (byte %ld)", at);
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(body, size, &end, 0);
+  while (root && end && end < body + size && strchr(" \t\r\n", *end)) end++;
+  if (root && end != body + size) { /* something after the document */
+    cJSON_Delete(root);
+    root = NULL;
+  }
   if (!root) {
     long off = end ? (long)(end - body) : 0;
     return BAD(NULL, "the request body is not valid JSON (near byte %ld)", off);

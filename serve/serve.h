@@ -12,7 +12,9 @@
 #include "graph/base/status.h"
 
 typedef struct vkf_serve_options {
-  const char *const *models; /* folders or GGUF files; clients name them by their last path part */
+  /* folders or GGUF files, "PATH" or "NAME=PATH"; clients name them NAME, else by the path's
+   * last part */
+  const char *const *models;
   size_t model_count;
   const char *host;     /* address to bind; NULL: 127.0.0.1 */
   int port;             /* 0: a free port (vkf_serve_port) */

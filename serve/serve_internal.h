@@ -108,6 +108,7 @@ typedef struct serve_worker {
 struct vkf_server {
   vkf_serve_options o;
   char **names; /* clients' names of the models */
+  const char **paths; /* where they are */
   int model_count;
   serve_worker *workers;
   int worker_count;

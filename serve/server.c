@@ -10,8 +10,16 @@
 #include "host/instance.h"
 #include "serve/serve_internal.h"
 
-/* A model's name for clients: the last part of its path (a folder's trailing '/' dropped). */
-static char *name_of(const char *path) {
+/* A model's name for clients: NAME of "NAME=PATH", else the last part of its path (a folder's
+ * trailing '/' dropped). *path_out: where it is. */
+static char *name_of(const char *arg, const char **path_out) {
+  const char *eq = strchr(arg, '=');
+  if (eq && eq > arg && !memchr(arg, '/', (size_t)(eq - arg))) {
+    *path_out = eq + 1;
+    return strndup(arg, (size_t)(eq - arg));
+  }
+  *path_out = arg;
+  const char *path = arg;
   size_t n = strlen(path);
   while (n > 1 && path[n - 1] == '/') n--;
   size_t b = n;
@@ -31,6 +39,7 @@ static uint32_t destroy(vkf_server *s) {
     messages += vkf_serve_worker_stop(&s->workers[i]);
   for (int i = 0; s->names && i < s->model_count; i++) free(s->names[i]);
   free(s->names);
+  free(s->paths);
   free(s->workers);
   free(s->jobs);
   pthread_mutex_destroy(&s->jobs_mu);
@@ -60,9 +69,11 @@ vkf_status vkf_serve_start(const vkf_serve_options *o, vkf_server **out) {
   vkf_serve_metrics_init(&s->metrics);
   s->model_count = (int)o->model_count;
   s->names = calloc(o->model_count, sizeof *s->names);
-  vkf_status st = s->names ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
+  s->paths = calloc(o->model_count, sizeof *s->paths);
+  vkf_status st = s->names && s->paths ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
   for (size_t i = 0; !st && i < o->model_count; i++) {
-    if (!(s->names[i] = name_of(o->models[i]))) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
+    if (!(s->names[i] = name_of(o->models[i], &s->paths[i])))
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
     for (size_t k = 0; !st && k < i; k++)
       if (!strcmp(s->names[k], s->names[i]))
         st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,

@@ -67,6 +67,9 @@ static void on_done(void *user, vkf_slot_finish finish, int64_t prompt_tokens,
   j->prompt_tokens = prompt_tokens;
   if (finish == VKF_SLOT_ERROR)
     vkf_serve_job_fail(j, 500, "server_error", NULL, NULL, "%s", vkf_status_message(error));
+  if (finish == VKF_SLOT_CANCELLED && atomic_load(&s->stopping))
+    vkf_serve_job_fail(j, 503, "server_error", NULL, NULL, "the server stopped before the reply "
+                       "was complete");
   int all = ++j->done_count == j->n;
   pthread_cond_broadcast(&j->cv);
   pthread_mutex_unlock(&j->mu);
@@ -144,7 +147,9 @@ static void generate(serve_worker *w, serve_model *m, serve_job *j) {
              j->kind == SERVE_CHAT ? "messages" : "prompt",
              (long long)(j->max_tokens ? j->max_tokens : 1));
     free(ids);
-    fail_job(j, 400, j->max_tokens ? "max_tokens" : "messages", "context_length_exceeded", msg);
+    const char *input = j->kind == SERVE_CHAT ? "messages" : "prompt";
+    fail_job(j, 400, (int64_t)count + 1 > ctx ? input : "max_tokens", "context_length_exceeded",
+             msg);
     return;
   }
   vkf_slot_request r = {.prompt = ids, .prompt_len = count, .max_new = j->max_tokens};
@@ -293,7 +298,7 @@ static void ctx_of(const vkf_serve_options *o, int64_t max_pos, int64_t *ctx, in
 
 static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
   struct vkf_server *s = w->srv;
-  const char *path = s->o.models[i];
+  const char *path = s->paths[i];
   VKF_RETURN_IF_ERROR(vkf_model_open(path, &m->model));
   if (s->o.quantize) VKF_RETURN_IF_ERROR(vkf_model_quantize(m->model, s->o.quantize));
   const char *family = vkf_model_family(m->model);

@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Client side of tests/cli/test_serve.sh, standard library only. Each phase prints "ok NAME" or
+"FAIL NAME: why" lines and exits 1 when any failed.
+
+  serve_check.py exact URL KEY MODEL EMBEDDER DIR  answers equal to `vkf chat`, `vkf generate` and
+                                                   `vkf embed` (their JSON in DIR); streams join
+                                                   to the same text; n, stop strings, usage
+  serve_check.py bad URL KEY MODEL EMBEDDER        40+ bad requests: status and OpenAI's error
+                                                   JSON each, and the server still answers
+  serve_check.py load URL KEY MODEL DIR PID        32 clients x 8 requests against DIR/expected
+                                                   (some streamed, some dropped mid-stream): all
+                                                   right, nothing leaked, RSS bounded
+  serve_check.py slowloris URL                     idle and trickling connections are closed
+                                                   after the timeout while others are served
+"""
+import http.client
+import json
+import os
+import random
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+failures = []
+
+
+def check(name, cond, why=""):
+    if cond:
+        print("ok", name)
+    else:
+        print("FAIL %s: %s" % (name, why))
+        failures.append(name)
+
+
+def conn(url, timeout=300):
+    u = urllib.parse.urlparse(url)
+    return http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+
+
+def request(url, method, path, body=None, key=None, headers=None, raw=None):
+    c = conn(url)
+    h = {"Content-Type": "application/json"}
+    if key:
+        h["Authorization"] = "Bearer " + key
+    h.update(headers or {})
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    c.request(method, path, body=data, headers=h)
+    r = c.getresponse()
+    text = r.read()
+    c.close()
+    return r.status, r.getheader("Content-Type") or "", text
+
+
+def post(url, path, body, key):
+    status, ctype, text = request(url, "POST", path, body, key)
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, {"_raw": text.decode("utf-8", "replace")}
+
+
+def stream(url, path, body, key, stop_after=None):
+    """The SSE events of a streamed request (stop_after: close after that many)."""
+    c = conn(url)
+    c.request("POST", path, body=json.dumps(body).encode(),
+              headers={"Content-Type": "application/json", "Authorization": "Bearer " + key})
+    r = c.getresponse()
+    events, buf = [], b""
+    if r.status != 200:
+        return r.status, [json.loads(r.read())]
+    while True:
+        chunk = r.read1(65536) if hasattr(r, "read1") else r.read(1)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n\n" in buf:
+            ev, buf = buf.split(b"\n\n", 1)
+            assert ev.startswith(b"data: "), ev
+            data = ev[6:].decode()
+            events.append("[DONE]" if data == "[DONE]" else json.loads(data))
+            if stop_after and len(events) >= stop_after:
+                c.sock.close()
+                c.close()
+                return 200, events
+    c.close()
+    return r.status, events
+
+
+def metrics(url):
+    _, _, text = request(url, "GET", "/metrics")
+    out = {}
+    for line in text.decode().splitlines():
+        if line and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1)
+            out[k] = float(v)
+    return out
+
+
+def exact(url, key, model, embedder, d):
+    chat = json.load(open(os.path.join(d, "chat.json")))
+    messages = json.load(open(os.path.join(d, "messages.json")))
+    body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": 16}
+    status, r = post(url, "/v1/chat/completions", body, key)
+    got = r.get("choices", [{}])[0].get("message", {}).get("content") if status == 200 else None
+    check("chat = vkf chat", got == chat["reply"], "%s %r vs %r" % (status, got, chat["reply"]))
+    check("chat object", r.get("object") == "chat.completion" and r.get("model") == model and
+          r["id"].startswith("chatcmpl-") and r["choices"][0]["finish_reason"] == chat["stop"] and
+          r["usage"] == {"prompt_tokens": chat["prompt_tokens"], "completion_tokens": len(chat["ids"]),
+                         "total_tokens": chat["prompt_tokens"] + len(chat["ids"])}, json.dumps(r)[:400])
+    status, ev = stream(url, "/v1/chat/completions",
+                        dict(body, stream=True, stream_options={"include_usage": True}), key)
+    text = "".join(e["choices"][0]["delta"].get("content", "") for e in ev
+                   if isinstance(e, dict) and e.get("choices"))
+    check("chat stream joins to the same text", text == chat["reply"], repr(text))
+    check("chat stream form", ev[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""} and
+          ev[-1] == "[DONE]" and ev[-2]["choices"] == [] and ev[-2]["usage"]["completion_tokens"] == len(chat["ids"])
+          and ev[-3]["choices"][0]["finish_reason"] == chat["stop"] and
+          all(e["object"] == "chat.completion.chunk" for e in ev[:-1]), json.dumps(ev[:2] + ev[-3:])[:600])
+    gen = json.load(open(os.path.join(d, "generate.json")))
+    prompt = open(os.path.join(d, "prompt.txt")).read()
+    body = {"model": model, "prompt": prompt, "temperature": 0, "max_tokens": 16}
+    status, r = post(url, "/v1/completions", body, key)
+    got = r.get("choices", [{}])[0].get("text") if status == 200 else None
+    check("completion = vkf generate", got == gen["text"], "%s %r vs %r" % (status, got, gen["text"]))
+    status, ev = stream(url, "/v1/completions", dict(body, stream=True), key)
+    text = "".join(e["choices"][0]["text"] for e in ev if isinstance(e, dict))
+    check("completion stream", text == gen["text"] and ev[-1] == "[DONE]" and
+          ev[-2]["object"] == "text_completion", repr(text))
+    # n: two greedy choices are the same text
+    status, r = post(url, "/v1/completions", dict(body, n=2), key)
+    check("n=2", status == 200 and [c["text"] for c in r["choices"]] == [gen["text"]] * 2 and
+          [c["index"] for c in r["choices"]] == [0, 1] and r["usage"]["completion_tokens"] ==
+          2 * len(gen["generated_ids"]), json.dumps(r)[:300])
+    # a stop string: the text ends before it, never streamed past it
+    if len(gen["text"]) > 6:
+        cut = gen["text"][3:6]
+        want = gen["text"][:gen["text"].index(cut)]
+        status, r = post(url, "/v1/completions", dict(body, stop=[cut, "\u00ff\u00ff"]), key)
+        check("stop string", status == 200 and r["choices"][0]["text"] == want and
+              r["choices"][0]["finish_reason"] == "stop", json.dumps(r)[:300])
+        status, ev = stream(url, "/v1/completions", dict(body, stop=cut, stream=True), key)
+        text = "".join(e["choices"][0]["text"] for e in ev if isinstance(e, dict))
+        check("stop string streamed", text == want, repr(text))
+    # seeded sampling: the same seed gives the same text, twice
+    sb = dict(body, temperature=0.9, seed=1234, max_tokens=8)
+    a, b = post(url, "/v1/completions", sb, key), post(url, "/v1/completions", sb, key)
+    check("seeded sampling repeats", a[0] == 200 and a[1]["choices"][0]["text"] == b[1]["choices"][0]["text"],
+          "%r %r" % (a[1], b[1]))
+    emb = json.load(open(os.path.join(d, "embed.json")))
+    texts = [e["text"] for e in emb["embeddings"]]
+    status, r = post(url, "/v1/embeddings", {"model": embedder, "input": texts}, key)
+    ok = status == 200 and len(r["data"]) == len(texts)
+    worst = 0.0
+    for i, e in enumerate(emb["embeddings"]):
+        if not ok:
+            break
+        got = r["data"][i]["embedding"]
+        ok = r["data"][i]["index"] == i and len(got) == len(e["embedding"])
+        worst = max([worst] + [abs(x - y) for x, y in zip(got, e["embedding"])])
+    check("embeddings = vkf embed", ok and worst <= 1e-8 and
+          r["usage"]["prompt_tokens"] == sum(e["tokens"] for e in emb["embeddings"]),
+          "status %s worst %g" % (status, worst))
+    status, r = post(url, "/v1/embeddings", {"model": embedder, "input": texts[0],
+                                             "encoding_format": "base64"}, key)
+    import base64
+    import struct
+    vec = struct.unpack("<%df" % len(emb["embeddings"][0]["embedding"]),
+                        base64.b64decode(r["data"][0]["embedding"])) if status == 200 else []
+    check("embeddings base64", status == 200 and
+          max(abs(x - y) for x, y in zip(vec, emb["embeddings"][0]["embedding"])) <= 1e-8, str(status))
+    status, r = post(url, "/v1/completions", {"model": model.rsplit(".gguf", 1)[0],
+                                              "prompt": prompt, "temperature": 0, "max_tokens": 2}, key)
+    check("a GGUF answers to its name without .gguf", status == 200, str(status))
+    status, _, text = request(url, "GET", "/v1/models", key=key)
+    ids = [m["id"] for m in json.loads(text)["data"]]
+    check("models", status == 200 and model in ids and embedder in ids, text[:200])
+
+
+BIG_BODY = b"x" * (5 << 20)
+
+
+def oversized(url, path, key, length):
+    """Headers announcing `length` bytes, then the answer, sending no body."""
+    u = urllib.parse.urlparse(url)
+    s = socket.create_connection((u.hostname, u.port), timeout=30)
+    s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+               "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" %
+               (path, key, length)).encode())
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        clen = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+        if clen and len(rest) >= clen[0]:
+            break
+    s.close()
+    head, _, rest = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1]) if head else None
+    ctype = [l.split(b":", 1)[1].strip().decode() for l in head.split(b"\r\n")
+             if l.lower().startswith(b"content-type:")]
+    return status, ctype[0] if ctype else "", rest
+
+
+def bad_cases(model, embedder):
+    """(name, method, path, body or raw bytes, headers, status, error type, param)."""
+    m = model
+    chat = "/v1/chat/completions"
+    comp = "/v1/completions"
+    emb = "/v1/embeddings"
+    msgs = [{"role": "user", "content": "hi"}]
+    J = lambda **kw: dict({"model": m, "messages": msgs}, **kw)
+    P = lambda **kw: dict({"model": m, "prompt": "hi"}, **kw)
+    return [
+        ("malformed JSON", "POST", chat, b'{"model": ', None, 400, "invalid_request_error", None),
+        ("not an object", "POST", chat, b'[1, 2]', None, 400, "invalid_request_error", None),
+        ("empty body", "POST", chat, b'', None, 400, "invalid_request_error", None),
+        ("invalid UTF-8", "POST", chat, b'{"model": "\xff\xfe", "messages": []}', None, 400, "invalid_request_error", None),
+        ("overlong UTF-8", "POST", chat, b'{"model": "\xc0\xaf"}', None, 400, "invalid_request_error", None),
+        ("trailing garbage", "POST", chat, json.dumps(J()).encode() + b' x', None, 400, "invalid_request_error", None),
+        ("no model", "POST", chat, {"messages": msgs}, None, 400, "invalid_request_error", "model"),
+        ("model not a string", "POST", chat, J(model=5), None, 400, "invalid_request_error", "model"),
+        ("unknown model", "POST", chat, J(model="nope"), None, 404, "invalid_request_error", "model"),
+        ("unknown model (completions)", "POST", comp, P(model="gpt-4"), None, 404, "invalid_request_error", "model"),
+        ("unknown model (embeddings)", "POST", emb, {"model": "x", "input": "a"}, None, 404, "invalid_request_error", "model"),
+        ("messages missing", "POST", chat, {"model": m}, None, 400, "invalid_request_error", "messages"),
+        ("messages empty", "POST", chat, J(messages=[]), None, 400, "invalid_request_error", "messages"),
+        ("messages not a list", "POST", chat, J(messages="hi"), None, 400, "invalid_request_error", "messages"),
+        ("message not an object", "POST", chat, J(messages=["hi"]), None, 400, "invalid_request_error", "messages"),
+        ("role unknown", "POST", chat, J(messages=[{"role": "wizard", "content": "x"}]), None, 400, "invalid_request_error", "messages"),
+        ("content a number", "POST", chat, J(messages=[{"role": "user", "content": 5}]), None, 400, "invalid_request_error", "messages"),
+        ("image content", "POST", chat, J(messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]), None, 400, "invalid_request_error", "messages"),
+        ("temperature a string", "POST", chat, J(temperature="hot"), None, 400, "invalid_request_error", "temperature"),
+        ("temperature negative", "POST", chat, J(temperature=-1), None, 400, "invalid_request_error", "temperature"),
+        ("temperature huge", "POST", chat, J(temperature=1e300), None, 400, "invalid_request_error", "temperature"),
+        ("top_p zero", "POST", chat, J(top_p=0), None, 400, "invalid_request_error", "top_p"),
+        ("top_p above 1", "POST", chat, J(top_p=1.5), None, 400, "invalid_request_error", "top_p"),
+        ("max_tokens zero", "POST", chat, J(max_tokens=0), None, 400, "invalid_request_error", "max_tokens"),
+        ("max_tokens negative", "POST", chat, J(max_tokens=-5), None, 400, "invalid_request_error", "max_tokens"),
+        ("max_tokens fractional", "POST", chat, J(max_tokens=2.5), None, 400, "invalid_request_error", "max_tokens"),
+        ("max_tokens a string", "POST", comp, P(max_tokens="10"), None, 400, "invalid_request_error", "max_tokens"),
+        ("max_tokens past the context", "POST", comp, P(max_tokens=10 ** 8), None, 400, "invalid_request_error", "max_tokens"),
+        ("n zero", "POST", chat, J(n=0), None, 400, "invalid_request_error", "n"),
+        ("n huge", "POST", chat, J(n=1000), None, 400, "invalid_request_error", "n"),
+        ("seed a string", "POST", chat, J(seed="x"), None, 400, "invalid_request_error", "seed"),
+        ("seed fractional", "POST", chat, J(seed=1.5), None, 400, "invalid_request_error", "seed"),
+        ("stop a number", "POST", chat, J(stop=5), None, 400, "invalid_request_error", "stop"),
+        ("stop empty", "POST", chat, J(stop=""), None, 400, "invalid_request_error", "stop"),
+        ("five stops", "POST", chat, J(stop=["a", "b", "c", "d", "e"]), None, 400, "invalid_request_error", "stop"),
+        ("stream a string", "POST", chat, J(stream="yes"), None, 400, "invalid_request_error", "stream"),
+        ("stream_options without stream", "POST", chat, J(stream_options={"include_usage": True}), None, 400, "invalid_request_error", "stream_options"),
+        ("frequency_penalty", "POST", chat, J(frequency_penalty=0.5), None, 400, "invalid_request_error", "frequency_penalty"),
+        ("logprobs", "POST", chat, J(logprobs=True), None, 400, "invalid_request_error", "logprobs"),
+        ("tools", "POST", chat, J(tools=[{"type": "function"}]), None, 400, "invalid_request_error", "tools"),
+        ("prompt missing", "POST", comp, {"model": m}, None, 400, "invalid_request_error", "prompt"),
+        ("prompt token ids", "POST", comp, P(prompt=[1, 2, 3]), None, 400, "invalid_request_error", "prompt"),
+        ("prompt too long", "POST", comp, P(prompt="word " * 5000, max_tokens=1), None, 400, "invalid_request_error", "prompt"),
+        ("completion on the embedder", "POST", comp, P(model=embedder), None, 400, "invalid_request_error", "model"),
+        ("embeddings on the decoder", "POST", emb, {"model": m, "input": "a"}, None, 400, "invalid_request_error", "model"),
+        ("input missing", "POST", emb, {"model": embedder}, None, 400, "invalid_request_error", "input"),
+        ("input token ids", "POST", emb, {"model": embedder, "input": [[1, 2]]}, None, 400, "invalid_request_error", "input"),
+        ("input empty list", "POST", emb, {"model": embedder, "input": []}, None, 400, "invalid_request_error", "input"),
+        ("encoding_format unknown", "POST", emb, {"model": embedder, "input": "a", "encoding_format": "hex"}, None, 400, "invalid_request_error", "encoding_format"),
+        ("too many inputs", "POST", emb, {"model": embedder, "input": ["a"] * 3000}, None, 400, "invalid_request_error", "input"),
+        ("body too large", "POST", chat, BIG_BODY, None, 413, "invalid_request_error", None),
+        ("unknown path", "GET", "/v2/nothing", None, None, 404, "invalid_request_error", None),
+        ("wrong method", "GET", chat, None, None, 405, "invalid_request_error", None),
+        ("POST to models", "POST", "/v1/models", {}, None, 405, "invalid_request_error", None),
+        ("no API key", "POST", chat, J(), {"Authorization": ""}, 401, "invalid_request_error", None),
+        ("wrong API key", "POST", chat, J(), {"Authorization": "Bearer nope"}, 401, "invalid_request_error", None),
+        ("not Bearer", "GET", "/v1/models", None, {"Authorization": "Basic eDp5"}, 401, "invalid_request_error", None),
+    ]
+
+
+def bad(url, key, model, embedder):
+    cases = bad_cases(model, embedder)
+    for name, method, path, body, headers, status, etype, param in cases:
+        raw = body if isinstance(body, bytes) else None
+        if raw is BIG_BODY:  # announced by Content-Length: refused before the body is sent
+            got, ctype, text = oversized(url, path, key, len(raw))
+        else:
+          try:
+            got, ctype, text = request(url, method, path, None if raw is not None else body, key,
+                                       headers, raw)
+          except (ConnectionError, socket.error) as e:
+            got, ctype, text = None, "", str(e).encode()
+        try:
+            err = json.loads(text)["error"]
+            shape = isinstance(err["message"], str) and err["message"] and err["type"] == etype and \
+                err["param"] == param and "code" in err and "\n" not in err["message"]
+        except (ValueError, KeyError, TypeError):
+            shape = False
+        check("bad request: " + name, got == status and shape and ctype.startswith("application/json"),
+              "status %s, body %s" % (got, text[:200]))
+    status, _, text = request(url, "GET", "/health")
+    check("still serving after %d bad requests" % len(cases), status == 200 and b"ok" in text, str(status))
+
+
+def load(url, key, model, d, pid):
+    cases = json.load(open(os.path.join(d, "expected.json")))  # [{"prompt", "max_tokens", "text"}]
+    errors = []
+    lock = threading.Lock()
+    stats = {"done": 0, "dropped": 0}
+
+    def client(k):
+        rnd = random.Random(k)
+        for i in range(8):
+            case = cases[rnd.randrange(len(cases))]
+            body = {"model": model, "prompt": case["prompt"], "temperature": 0,
+                    "max_tokens": case["max_tokens"]}
+            mode = rnd.choice(["plain", "plain", "stream", "drop"])
+            try:
+                if mode == "plain":
+                    status, r = post(url, "/v1/completions", body, key)
+                    text = r["choices"][0]["text"] if status == 200 else None
+                elif mode == "stream":
+                    status, ev = stream(url, "/v1/completions", dict(body, stream=True), key)
+                    text = "".join(e["choices"][0]["text"] for e in ev if isinstance(e, dict))
+                else:
+                    status, ev = stream(url, "/v1/completions", dict(body, stream=True), key, stop_after=2)
+                    with lock:
+                        stats["dropped"] += 1
+                    continue
+                if status != 200 or text != case["text"]:
+                    with lock:
+                        errors.append("client %d request %d (%s): %s %r, expected %r" %
+                                      (k, i, mode, status, text, case["text"]))
+                with lock:
+                    stats["done"] += 1
+            except Exception as e:  # noqa: BLE001 - any failure is a lost request
+                with lock:
+                    errors.append("client %d request %d: %r" % (k, i, e))
+
+    def rss():
+        for line in open("/proc/%s/status" % pid):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    rounds = []
+    for rnd in range(2):
+        t0 = time.time()
+        threads = [threading.Thread(target=client, args=(k + 100 * rnd,)) for k in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        rounds.append((time.time() - t0, rss()))
+    check("load: every response right, none lost (%d answered, %d dropped mid-stream)" %
+          (stats["done"], stats["dropped"]), not errors, "; ".join(errors[:5]))
+    idle = False
+    for _ in range(100):  # the dropped streams leave at their next step
+        m = metrics(url)
+        if m.get("vkf_requests_running") == 0 and m.get("vkf_requests_queued") == 0 and \
+                m.get("vkf_requests_in_flight") == 0:
+            idle = True
+            break
+        time.sleep(0.1)
+    check("load: no slot leaked (metrics back to idle)", idle, json.dumps(m))
+    check("load: RSS bounded (round 2 grew %.1f MB)" % ((rounds[1][1] - rounds[0][1]) / 1e6),
+          rounds[1][1] - rounds[0][1] < 64e6, str(rounds))
+    print("load: rounds of 256 requests took %.1f s and %.1f s" % (rounds[0][0], rounds[1][0]))
+
+
+def slowloris(url):
+    u = urllib.parse.urlparse(url)
+    idle = socket.create_connection((u.hostname, u.port))
+    trickle = socket.create_connection((u.hostname, u.port))
+    trickle.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+    status, _, _ = request(url, "GET", "/health")
+    check("serves beside half-open connections", status == 200, str(status))
+    time.sleep(3.5)  # the server runs with --timeout 2
+    closed = []
+    for s in (idle, trickle):
+        s.settimeout(2)
+        try:
+            closed.append(s.recv(1) == b"")
+        except (ConnectionResetError, socket.timeout):
+            closed.append(not isinstance(sys.exc_info()[1], socket.timeout))
+        s.close()
+    check("idle and trickling connections closed after the timeout", all(closed), str(closed))
+
+
+def main():
+    phase = sys.argv[1]
+    if phase == "exact":
+        exact(*sys.argv[2:7])
+    elif phase == "bad":
+        bad(*sys.argv[2:6])
+    elif phase == "load":
+        load(*sys.argv[2:7])
+    elif phase == "slowloris":
+        slowloris(sys.argv[2])
+    print("%d failed" % len(failures))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
