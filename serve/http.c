@@ -54,6 +54,10 @@ static int respond_job_error(struct vkf_server *s, struct MHD_Connection *c, ser
 static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max) {
   (void)pos;
   serve_job *j = cls;
+  /* libmicrohttpd counts the time spent here as the connection's idle time: a wait for the next
+   * token longer than half the idle timeout sends an SSE comment, which clients skip */
+  unsigned timeout = j->srv->o.timeout_s ? j->srv->o.timeout_s : 60;
+  time_t waited_since = time(NULL);
   pthread_mutex_lock(&j->mu);
   for (;;) {
     if (j->out_pos < j->out_size) {
@@ -70,6 +74,11 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max) {
     }
     vkf_serve_stream_events(j);
     if (j->out_size) continue;
+    if ((unsigned)(time(NULL) - waited_since) * 2 >= timeout && max >= 14) {
+      memcpy(buf, ": keep-alive\n\n", 14);
+      pthread_mutex_unlock(&j->mu);
+      return 14;
+    }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;

