@@ -22,6 +22,11 @@ struct vkf_gen_engine {
   vkf_kv_cache *cache;
   vkf_decoder_graph prefill_g, decode_g, small_g;
   vkf_runner *prefill, *decode, *small; /* small: options.small_chunk tokens a row (or NULL) */
+  /* options.row_plans: decode plans of 1, 2, 4 ... rows (< batch) over the cache's first rows */
+  int row_plan_count;
+  vkf_decoder_graph row_g[8], small_row_g[8];
+  int64_t row_b[8];
+  vkf_runner *row[8], *small_row[8]; /* small_row: the small plan of row_b[i] rows too */
   int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
   int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
   int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
@@ -109,6 +114,21 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   if (!s) s = make_runner(device, e, &e->prefill_g, NULL, &e->prefill);
   if (!s) s = make_runner(device, e, &e->decode_g, e->prefill, &e->decode);
   if (!s && small) s = make_runner(device, e, &e->small_g, e->prefill, &e->small);
+  for (int64_t rows = 1; !s && e->o.row_plans && !e->linear_state && rows < e->o.batch &&
+                         e->row_plan_count < 8;
+       rows *= 2) {
+    vkf_decoder_build_options ro = dopt;
+    ro.batch = rows;
+    int i = e->row_plan_count;
+    e->row_b[i] = rows;
+    s = vkf_decoder_build(model, &ro, &e->row_g[i]);
+    if (!s) e->row_plan_count++; /* released on destroy, even when its runner fails */
+    if (!s) s = make_runner(device, e, &e->row_g[i], e->prefill, &e->row[i]);
+    vkf_decoder_build_options so = sopt;
+    so.batch = rows;
+    if (!s && small) s = vkf_decoder_build(model, &so, &e->small_row_g[i]);
+    if (!s && small) s = make_runner(device, e, &e->small_row_g[i], e->prefill, &e->small_row[i]);
+  }
   if (s) {
     vkf_gen_engine_destroy(e);
     return s;
@@ -119,6 +139,12 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
 
 void vkf_gen_engine_destroy(vkf_gen_engine *e) {
   if (!e) return;
+  for (int i = 0; i < e->row_plan_count; i++) {
+    vkf_runner_destroy(e->row[i]); /* before the prefill runner, as the decode one */
+    vkf_runner_destroy(e->small_row[i]);
+    vkf_decoder_graph_release(&e->row_g[i]);
+    vkf_decoder_graph_release(&e->small_row_g[i]);
+  }
   vkf_runner_destroy(e->decode); /* before the prefill runner, whose weight buffers it borrows */
   vkf_runner_destroy(e->small);
   vkf_runner_destroy(e->prefill);
@@ -135,20 +161,13 @@ static vkf_status set_i32(vkf_runner *r, vkf_value v, const int32_t *data, int64
   return vkf_runner_set(r, v, data, (size_t)count * sizeof *data);
 }
 
-static vkf_status read_logits(vkf_gen_engine *e, vkf_runner *r, vkf_value logits,
-                              const float **out) {
-  VKF_RETURN_IF_ERROR(
-      vkf_runner_get(r, logits, e->logits, (size_t)(e->o.batch * e->vocab) * sizeof *e->logits));
-  *out = e->logits;
-  return VKF_OK;
-}
-
 /* One prefill run over prompt columns [c0, c0 + chunk) (the whole prompt when not chunked) of
  * ids [batch, p], row r's column 0 at cache position bases[r] (NULL: 0; the extends set it). */
+/* One run of plan (g, runner) of b rows and n tokens a row: rows 0 .. b-1 of the cache. */
 static vkf_status run_chunk(vkf_gen_engine *e, const vkf_decoder_graph *g, vkf_runner *runner,
-                            int64_t n, const int32_t *ids, const int64_t *lens, int64_t p,
-                            const int64_t *bases, int64_t c0) {
-  int64_t b = e->o.batch, cap = e->o.capacity;
+                            int64_t b, int64_t n, const int32_t *ids, const int64_t *lens,
+                            int64_t p, const int64_t *bases, int64_t c0) {
+  int64_t cap = e->o.capacity;
   /* Columns past the prompt (the last chunk's tail) repeat a valid id; their positions are
    * clamped below the capacity and their cache rows, written past every row's prompt, are
    * overwritten by the tokens generated there or never attended. */
@@ -199,7 +218,7 @@ static vkf_status run_chunk(vkf_gen_engine *e, const vkf_decoder_graph *g, vkf_r
 /* A run of the full prefill plan (chunk tokens a row). */
 static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
                                 int64_t p, const int64_t *bases, int64_t c0) {
-  return run_chunk(e, &e->prefill_g, e->prefill, e->chunk, ids, lens, p, bases, c0);
+  return run_chunk(e, &e->prefill_g, e->prefill, e->o.batch, e->chunk, ids, lens, p, bases, c0);
 }
 
 vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
@@ -253,7 +272,7 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
   int64_t *lens = malloc((size_t)b * sizeof *lens + 1), *bases = malloc((size_t)b * sizeof *bases + 1);
   vkf_status st = rows && lens && bases ? VKF_OK
                                         : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "extending rows");
-  int64_t most = 0;
+  int64_t most = 0, used = 0;
   for (int64_t r = 0; !st && r < b; r++) {
     int64_t c = counts[r];
     if (c < 0 || c > n || (c && (starts[r] < 0 || starts[r] + c > cap - n)))
@@ -265,16 +284,26 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
     bases[r] = c ? starts[r] : cap - n;
     lens[r] = c ? c : 1;
     if (c > most) most = c;
+    if (c) used = r + 1;
   }
   /* the small plan when every row's tokens fit it: a few new prompt tokens cost a few */
   int64_t m = e->small && most <= e->o.small_chunk ? e->o.small_chunk : n;
   for (int64_t r = 0; !st && r < b; r++)
     for (int64_t t = 0; t < m; t++) {
       int64_t c = counts[r];
-      rows[r * m + t] = ids[r * n + (t < c ? t : c ? c - 1 : 0)];
+      rows[r * m + t] = c ? ids[r * n + (t < c ? t : c - 1)] : 0; /* parked rows: any valid id */
+    }
+  /* and, with the row plans, the fewest rows holding every row taking part */
+  const vkf_decoder_graph *sg = &e->small_g;
+  vkf_runner *sr = e->small;
+  int64_t sb = b;
+  for (int i = 0; m < n && i < e->row_plan_count; i++)
+    if (e->small_row[i] && e->row_b[i] >= used) {
+      sg = &e->small_row_g[i], sr = e->small_row[i], sb = e->row_b[i];
+      break;
     }
   if (!st)
-    st = m < n ? run_chunk(e, &e->small_g, e->small, m, rows, lens, m, bases, 0)
+    st = m < n ? run_chunk(e, sg, sr, sb, m, rows, lens, m, bases, 0)
                : prefill_chunk(e, rows, lens, n, bases, 0);
   free(rows);
   free(lens);
@@ -285,28 +314,48 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
 
 vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const int64_t *positions,
                                const float **out_logits) {
+  return vkf_gen_engine_step_rows(e, e->o.batch, tokens, positions, out_logits);
+}
+
+vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *e, int64_t rows, const int32_t *tokens,
+                                    const int64_t *positions, const float **out_logits) {
+  if (rows < 1 || rows > e->o.batch)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%lld rows of an engine of %lld",
+                           (long long)rows, (long long)e->o.batch);
+  /* the smallest plan with that many rows: the rows past them are not computed */
   int64_t b = e->o.batch;
   const vkf_decoder_graph *g = &e->decode_g;
+  vkf_runner *runner = e->decode;
+  for (int i = 0; i < e->row_plan_count; i++)
+    if (e->row_b[i] >= rows) {
+      g = &e->row_g[i];
+      runner = e->row[i];
+      b = e->row_b[i];
+      break;
+    }
   for (int64_t r = 0; r < b; r++)
     if (positions[r] < 0 || positions[r] >= e->o.capacity)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "row %lld: position %lld is outside the context of %lld tokens",
                              (long long)r, (long long)positions[r], (long long)e->o.capacity);
-  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->input_ids, tokens, b));
+  VKF_RETURN_IF_ERROR(set_i32(runner, g->input_ids, tokens, b));
   for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r];
-  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->positions, e->scratch, b));
+  VKF_RETURN_IF_ERROR(set_i32(runner, g->positions, e->scratch, b));
   if (e->linear_state) {
     for (int64_t r = 0; r < b; r++) e->scratch[r] = 1;
-    VKF_RETURN_IF_ERROR(set_i32(e->decode, g->attention_mask, e->scratch, b));
+    VKF_RETURN_IF_ERROR(set_i32(runner, g->attention_mask, e->scratch, b));
   } else {
-    VKF_RETURN_IF_ERROR(set_i32(e->decode, g->cache_start, e->scratch, b));
+    VKF_RETURN_IF_ERROR(set_i32(runner, g->cache_start, e->scratch, b));
     for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)positions[r] + 1;
-    VKF_RETURN_IF_ERROR(set_i32(e->decode, g->kv_len, e->scratch, b));
+    VKF_RETURN_IF_ERROR(set_i32(runner, g->kv_len, e->scratch, b));
   }
   for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)r;
-  VKF_RETURN_IF_ERROR(set_i32(e->decode, g->last_index, e->scratch, b));
-  VKF_RETURN_IF_ERROR(vkf_runner_run(e->decode));
-  return read_logits(e, e->decode, g->logits, out_logits);
+  VKF_RETURN_IF_ERROR(set_i32(runner, g->last_index, e->scratch, b));
+  VKF_RETURN_IF_ERROR(vkf_runner_run(runner));
+  VKF_RETURN_IF_ERROR(vkf_runner_get(runner, g->logits, e->logits,
+                                     (size_t)(b * e->vocab) * sizeof *e->logits));
+  *out_logits = e->logits;
+  return VKF_OK;
 }
 
 struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *e) {

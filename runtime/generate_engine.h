@@ -22,6 +22,7 @@ typedef struct vkf_gen_engine_options {
                             (0: 512), so no plan is sized by the longest prompt */
   int incremental;       /* the prefill plan runs against the cache even for short prompts, so
                             vkf_gen_engine_extend can append tokens to a cached sequence (chat) */
+  int row_plans;         /* decode plans of 1, 2, 4 ... rows too, for vkf_gen_engine_step_rows */
   int64_t small_chunk;   /* incremental engines: a second plan of this many tokens a row (< chunk;
                             0: none), which vkf_gen_engine_extend_rows runs when every row's
                             tokens fit it */
@@ -60,6 +61,12 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *engine, const int32_t *ids
  * and returns the next logits [batch, vocab]. */
 vkf_status vkf_gen_engine_step(vkf_gen_engine *engine, const int32_t *tokens,
                                const int64_t *positions, const float **out_logits);
+
+/* vkf_gen_engine_step over rows 0 .. rows - 1 only (tokens and positions have `rows` entries;
+ * *out_logits [rows, vocab]): the smallest of the decode plans (options.row_plans) holding them
+ * runs, so a server with few busy slots does not compute the idle ones. */
+vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *engine, int64_t rows, const int32_t *tokens,
+                                    const int64_t *positions, const float **out_logits);
 
 /* The KV cache both plans bind (beam search reorders its rows between steps, kv_reorder.h). */
 struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *engine);

@@ -84,7 +84,7 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
   s->cap = options->ctx + chunk;
   int64_t n = options->slots;
   s->slots = calloc((size_t)n, sizeof *s->slots);
-  s->ids = malloc((size_t)(n * chunk) * sizeof *s->ids);
+  s->ids = calloc((size_t)(n * chunk), sizeof *s->ids);
   s->counts = calloc((size_t)n, sizeof *s->counts);
   s->starts = calloc((size_t)n, sizeof *s->starts);
   s->positions = calloc((size_t)n, sizeof *s->positions);
@@ -108,6 +108,7 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
                                .cache_dtype = options->dtype,
                                .chunk = chunk,
                                .incremental = 1,
+                               .row_plans = 1,
                                .small_chunk = chunk > 16 ? 16 : 0};
   if (!st) st = vkf_gen_engine_create(device, model, &eo, &s->engine);
   if (st) {
@@ -412,11 +413,13 @@ vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
   if (prefill) {
     st = vkf_gen_engine_extend_rows(s->engine, s->ids, s->counts, s->starts, &logits);
   } else {
+    int64_t rows = 0; /* through the last busy slot: the engine skips the rows past it */
     for (int64_t i = 0; i < n; i++) {
       s->tokens[i] = s->counts[i] ? s->ids[i * c] : 0;
       s->positions[i] = s->counts[i] ? s->starts[i] : s->cap - 1; /* idle: the reserved tail */
+      if (s->counts[i]) rows = i + 1;
     }
-    st = vkf_gen_engine_step(s->engine, s->tokens, s->positions, &logits);
+    st = vkf_gen_engine_step_rows(s->engine, rows, s->tokens, s->positions, &logits);
   }
   if (st) {
     for (int64_t i = 0; i < n; i++)

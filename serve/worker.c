@@ -292,8 +292,8 @@ int vkf_serve_submit(struct vkf_server *s, serve_job *job) {
 static void ctx_of(const vkf_serve_options *o, int64_t max_pos, int64_t *ctx, int64_t *chunk) {
   *chunk = max_pos / 4 < 128 ? max_pos / 4 : 128;
   if (*chunk < 1) *chunk = 1;
-  int64_t most = max_pos - *chunk;
-  *ctx = o->ctx > 0 ? o->ctx : most < 2048 ? most : 2048;
+  int64_t most = max_pos - *chunk, want = o->ctx > 0 ? o->ctx : 2048;
+  *ctx = want < most ? want : most; /* a --ctx past what a model has gets what it has */
 }
 
 static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
