@@ -215,6 +215,7 @@ static void *worker_main(void *arg) {
     }
     serve_job *jobs = w->head;
     w->head = w->tail = NULL;
+    atomic_fetch_add(&w->load, w->queued); /* counted until the step below recounts */
     w->queued = 0;
     pthread_mutex_unlock(&w->mu);
     while (jobs) {
@@ -265,12 +266,15 @@ int vkf_serve_submit(struct vkf_server *s, serve_job *job) {
   serve_worker *best = NULL;
   long long best_load = 0;
   for (int i = 0; i < s->worker_count; i++) {
+    pthread_mutex_lock(&s->workers[i].mu);
     long long l = atomic_load(&s->workers[i].load) + s->workers[i].queued;
+    pthread_mutex_unlock(&s->workers[i].mu);
     if (!best || l < best_load) best = &s->workers[i], best_load = l;
   }
   int64_t max_queue = s->o.max_queue > 0 ? s->o.max_queue : 64;
   int64_t slots = s->o.parallel > 0 ? s->o.parallel : 4;
   pthread_mutex_lock(&best->mu);
+  best_load = atomic_load(&best->load) + best->queued;
   int full = best_load >= max_queue + slots * s->model_count;
   if (!full) {
     pthread_mutex_lock(&job->mu);

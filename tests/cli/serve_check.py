@@ -12,6 +12,7 @@
                                                    right, nothing leaked, RSS bounded
   serve_check.py slowloris URL                     idle and trickling connections are closed
                                                    after the timeout while others are served
+  serve_check.py queue URL MODEL                   a full queue answers 429
 """
 import http.client
 import json
@@ -368,6 +369,31 @@ def load(url, key, model, d, pid):
     print("load: rounds of 256 requests took %.1f s and %.1f s" % (rounds[0][0], rounds[1][0]))
 
 
+def queue(url, model):
+    """A server of one slot and a queue of one: of 8 requests at once, the ones past the slot and
+    the queue get 429 with OpenAI's error JSON, the others complete."""
+    results = []
+    lock = threading.Lock()
+
+    def one(k):
+        body = {"model": model, "prompt": "zq", "max_tokens": 30, "temperature": 0}
+        status, r = post(url, "/v1/completions", body, None)
+        with lock:
+            results.append((status, r))
+
+    threads = [threading.Thread(target=one, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes = sorted(s for s, _ in results)
+    busy = [r for s, r in results if s == 429]
+    check("queue full: 429s beside answers (%s)" % codes, busy and codes.count(200) >= 2 and
+          set(codes) <= {200, 429} and all(r["error"]["type"] == "rate_limit_error" and
+                                           r["error"]["code"] == "queue_full" for r in busy),
+          json.dumps(results)[:400])
+
+
 def slowloris(url):
     u = urllib.parse.urlparse(url)
     idle = socket.create_connection((u.hostname, u.port))
@@ -397,6 +423,8 @@ def main():
         load(*sys.argv[2:7])
     elif phase == "slowloris":
         slowloris(sys.argv[2])
+    elif phase == "queue":
+        queue(sys.argv[2], sys.argv[3])
     print("%d failed" % len(failures))
     sys.exit(1 if failures else 0)
 

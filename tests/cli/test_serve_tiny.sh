@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# vkf serve with tiny models (so the sanitizer lane runs it too): gpt2_tiny with the GPT-2
+# tokenizer ("talk") and bert_tiny ("minibert"), behind an API key:
+#  - 57 bad requests, each with its status and OpenAI's error JSON, and the server still serves;
+#  - idle and trickling connections closed after --timeout while others are served;
+#  - 8 slots under 32 clients x 8 requests, twice (some streamed, some dropped mid-stream): every
+#    answer equal to `vkf generate`'s, none lost, no slot leaked, RSS bounded;
+#  - SIGTERM with a stream in flight: it completes, the server exits 0 (1 on validation messages);
+#  - one slot and a queue of one: the requests past them get 429;
+#  - two servers behind nginx (Debian's nginx-light) as docs/serve/nginx.conf has them, the second
+#    with --device all.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+CHECK="python3 tests/cli/serve_check.py"
+KEY=sekret-key
+pids=()
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+# start NAME ARGS...: a server in the background; sets URL and PID (its stdout's first line).
+start() {
+  local name=$1
+  shift
+  "$VKF" serve --port 0 --quiet "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  PID=$!
+  pids+=("$PID")
+  URL=
+  for _ in $(seq 600); do
+    URL=$(head -1 "$tmp/$name.out" 2>/dev/null)
+    [ -n "$URL" ] && return 0
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.2
+  done
+  bad "$name did not start: $(cat "$tmp/$name.err")"
+  return 1
+}
+
+# stop NAME PID: SIGTERM, then exit status 0 (1 would mean validation messages)
+stop() {
+  kill -TERM "$2"
+  wait "$2"
+  local rc=$?
+  if [ $rc -eq 0 ]; then ok; else bad "$1 exited $rc: $(tail -3 "$tmp/$1.err")"; fi
+}
+
+phase() { # NAME ARGS...: one serve_check.py phase; its ok/FAIL lines count
+  local out
+  out=$($CHECK "$@" 2>&1)
+  passed=$((passed + $(grep -c '^ok ' <<<"$out")))
+  failed=$((failed + $(grep -c '^FAIL ' <<<"$out")))
+  grep '^FAIL \|Traceback\|Error' <<<"$out" >&2
+  grep -q '^[0-9]* failed$' <<<"$out" || bad "serve_check.py $1 did not finish: $(tail -5 <<<"$out")"
+}
+
+T=$tmp/talk
+mkdir -p "$T"
+cp tests/models/data/gpt2_tiny/* "$T/"
+cp tests/models/data/gpt2/tokenizer.json "$T/"
+python3 - "$T" "$VKF" >"$tmp/expected.err" 2>&1 <<'PY' || bad "expected texts: $(cat "$tmp/expected.err")"
+import json, subprocess, sys
+t, vkf = sys.argv[1:]
+cases = []
+# prompts of single-byte tokens (gpt2_tiny's vocabulary is the 256 bytes); the replies are bytes
+# too, invalid UTF-8 included, which the streams must carry as transformers decodes them
+for i, (prompt, n) in enumerate([("zq", 3), ("Hi!", 12), ("xz", 7), ("qx!zqzq", 20), ("Q?", 1),
+                                 ("vq;", 16)]):
+    out = subprocess.run([vkf, "generate", "--model", t, "--prompt", prompt, "--greedy",
+                          "--max-new-tokens", str(n), "--json"], check=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    cases.append({"prompt": prompt, "max_tokens": n, "text": json.loads(out)["text"]})
+json.dump(cases, open(t + "/expected.json", "w"))
+PY
+if start a --model "talk=$T" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
+  --timeout 2; then
+  phase bad "$URL" "$KEY" talk minibert
+  phase slowloris "$URL"
+  stop a "$PID"
+fi
+
+if start b --model "talk=$T" --api-key "$KEY" --parallel 8 --max-queue 512; then
+  phase load "$URL" "$KEY" talk "$T" "$PID"
+  # SIGTERM while a reply streams: it still completes, then the server exits 0
+  python3 - "$URL" "$KEY" >"$tmp/inflight" 2>&1 <<'PY' &
+import json, sys, urllib.request
+url, key = sys.argv[1:]
+req = urllib.request.Request(url + "/v1/completions", method="POST", headers={
+    "Content-Type": "application/json", "Authorization": "Bearer " + key},
+    data=json.dumps({"model": "talk", "prompt": "zq", "max_tokens": 40, "temperature": 0,
+                     "stream": True}).encode())
+events = [l for l in urllib.request.urlopen(req).read().decode().split("\n\n") if l and l[0] != ":"]
+print("complete" if events[-1] == "data: [DONE]" else "cut: %r" % events[-2:])
+PY
+  client=$!
+  sleep 0.3
+  stop b "$PID"
+  wait $client
+  grep -q '^complete$' "$tmp/inflight" && ok || bad "the request in flight at SIGTERM: $(cat "$tmp/inflight")"
+fi
+
+
+# ---- a queue of one behind one slot: 429 past it ----
+if start q --model "talk=$T" --parallel 1 --max-queue 1; then
+  phase queue "$URL" talk
+  stop q "$PID"
+fi
+
+# ---- two servers behind nginx (the second with --device all: a replica on every device) ----
+if command -v nginx >/dev/null && start c1 --model "talk=$T" --parallel 4; then
+  U1=$URL P1=$PID
+  if start c2 --model "talk=$T" --parallel 4 --device all; then
+    U2=$URL P2=$PID
+    NPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p "$tmp/nginx"
+    sed -e "s|@PORT@|$NPORT|" -e "s|@S1@|${U1#http://}|" -e "s|@S2@|${U2#http://}|" \
+      -e "s|@DIR@|$tmp/nginx|g" docs/serve/nginx.conf >"$tmp/nginx/nginx.conf"
+    nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -g 'daemon off;' 2>"$tmp/nginx/err" &
+    NG=$!
+    pids+=("$NG")
+    sleep 1
+    python3 - "http://127.0.0.1:$NPORT" "$U1" "$U2" "$T/expected.json" <<'PY' && ok || bad "through nginx"
+import json, sys, urllib.request
+front, u1, u2, exp = sys.argv[1:]
+cases = json.load(open(exp))
+def post(url, body):
+    req = urllib.request.Request(url + "/v1/completions", method="POST",
+                                 headers={"Content-Type": "application/json"},
+                                 data=json.dumps(body).encode())
+    return urllib.request.urlopen(req, timeout=120).read()
+for i in range(12):
+    c = cases[i % len(cases)]
+    body = {"model": "talk", "prompt": c["prompt"], "max_tokens": c["max_tokens"], "temperature": 0}
+    if i % 3 == 2:  # streamed through the proxy
+        text = "".join(json.loads(e[6:])["choices"][0]["text"] for e in
+                       post(front, dict(body, stream=True)).decode().split("\n\n")
+                       if e.startswith("data: {"))
+    else:
+        text = json.loads(post(front, body))["choices"][0]["text"]
+    assert text == c["text"], (i, text, c["text"])
+def served(url):
+    m = urllib.request.urlopen(url + "/metrics").read().decode()
+    return sum(float(l.rsplit(" ", 1)[1]) for l in m.splitlines()
+               if l.startswith('vkf_requests_total{endpoint="completions",status="2xx"}'))
+assert served(u1) > 0 and served(u2) > 0, (served(u1), served(u2))
+PY
+    kill -TERM "$NG"
+    wait "$NG" 2>/dev/null
+    stop c2 "$P2"
+  fi
+  stop c1 "$P1"
+fi
+
+vkf_summary
