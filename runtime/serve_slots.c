@@ -3,6 +3,7 @@
  * along with their one token), vkf_gen_engine_step otherwise. */
 #include "runtime/serve_slots.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,6 +327,33 @@ static int64_t find_stop(const slot *sl, size_t from) {
   return best;
 }
 
+/* The log-probabilities of `next` and the `top` likeliest tokens under softmax(logits). */
+static void logprobs_of(const float *logits, int64_t vocab, int64_t next, int top,
+                        vkf_slot_logprob *out) {
+  double max = -INFINITY;
+  for (int64_t v = 0; v < vocab; v++)
+    if (logits[v] > max) max = logits[v];
+  double sum = 0;
+  for (int64_t v = 0; v < vocab; v++) sum += exp((double)logits[v] - max);
+  double lse = max + log(sum);
+  out->token = (int32_t)next;
+  out->logprob = (float)((double)logits[next] - lse);
+  out->top_count = 0;
+  for (int64_t v = 0; v < vocab; v++) { /* insertion into the sorted top list (ties: lower id) */
+    int k = out->top_count;
+    if (k == top && (k == 0 || logits[v] <= logits[out->top[k - 1]])) continue;
+    if (k < top) out->top_count++;
+    else k--;
+    while (k > 0 && logits[out->top[k - 1]] < logits[v]) {
+      out->top[k] = out->top[k - 1];
+      k--;
+    }
+    out->top[k] = (int32_t)v;
+  }
+  for (int k = 0; k < out->top_count; k++)
+    out->top_logprob[k] = (float)((double)logits[out->top[k]] - lse);
+}
+
 /* Samples the slot's next token from `logits` and handles it: end, text, stop strings, limits. */
 static vkf_status advance(vkf_slots *s, slot *sl, const float *logits) {
   job *j = sl->job;
@@ -341,6 +369,14 @@ static vkf_status advance(vkf_slots *s, slot *sl, const float *logits) {
     return VKF_OK;
   }
   sl->generated++;
+  if (j->r.logprobs && j->r.on_logprob && !is_end(j, next)) {
+    vkf_slot_logprob lp;
+    int top = j->r.top_logprobs < 0 ? 0
+              : j->r.top_logprobs > VKF_SLOTS_MAX_TOP_LOGPROBS ? VKF_SLOTS_MAX_TOP_LOGPROBS
+                                                               : j->r.top_logprobs;
+    logprobs_of(logits, s->vocab, next, top, &lp);
+    j->r.on_logprob(j->r.user, &lp);
+  }
   if (is_end(j, next)) {
     finish(s, sl, VKF_SLOT_STOP, NULL);
     return VKF_OK;

@@ -25,6 +25,18 @@ typedef enum vkf_slot_finish {
   VKF_SLOT_ERROR,      /* see the status passed to on_done */
 } vkf_slot_finish;
 
+enum { VKF_SLOTS_MAX_TOP_LOGPROBS = 20 };
+
+/* One generated token's log-probability under the model (log-softmax of its raw logits, before
+ * any sampling processor) and the `top_count` most likely tokens' (descending). */
+typedef struct vkf_slot_logprob {
+  int32_t token;
+  float logprob;
+  int top_count;
+  int32_t top[VKF_SLOTS_MAX_TOP_LOGPROBS];
+  float top_logprob[VKF_SLOTS_MAX_TOP_LOGPROBS];
+} vkf_slot_logprob;
+
 typedef struct vkf_slot_request {
   const int32_t *prompt; /* copied at submit; ids of the model's vocabulary */
   size_t prompt_len;
@@ -42,6 +54,10 @@ typedef struct vkf_slot_request {
   /* Text as it becomes final (stop strings held back until they can no longer match; whole UTF-8
    * characters); non-zero cancels the request at this step. */
   int (*on_text)(void *user, const char *text, size_t size);
+  /* With logprobs set, per generated token (not an end id), before its text: its log-probability
+   * and top_logprobs (0 .. 20) alternatives. */
+  int logprobs, top_logprobs;
+  void (*on_logprob)(void *user, const vkf_slot_logprob *lp);
   /* Once, when the request leaves (also on cancel and error; `error` is borrowed, NULL but for
    * VKF_SLOT_ERROR). */
   void (*on_done)(void *user, vkf_slot_finish finish, int64_t prompt_tokens,

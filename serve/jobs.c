@@ -68,7 +68,15 @@ static void job_free(serve_job *j) {
   for (size_t i = 0; i < j->input_count; i++) free(j->inputs[i]);
   free(j->inputs);
   for (size_t i = 0; i < j->stop_count; i++) free(j->stops[i]);
-  for (int i = 0; i < SERVE_MAX_N; i++) free(j->ch[i].text);
+  for (int i = 0; i < SERVE_MAX_N; i++) {
+    serve_choice *c = &j->ch[i];
+    free(c->text);
+    for (size_t k = 0; k < c->lp_count; k++) {
+      free(c->lp[k].token);
+      for (int t = 0; t < c->lp[k].top_count; t++) free(c->lp[k].top[t]);
+    }
+    free(c->lp);
+  }
   free(j->error);
   free(j->embeddings);
   free(j->out);

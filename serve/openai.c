@@ -73,8 +73,7 @@ static int unsupported(serve_job *job, const cJSON *root) {
   const cJSON *bias = cJSON_GetObjectItemCaseSensitive(root, "logit_bias");
   if (!is_null(bias) && (!cJSON_IsObject(bias) || bias->child))
     return BAD("logit_bias", "'logit_bias' is not supported by this server");
-  static const char *const off[] = {"logprobs", "echo", "tools", "functions", "suffix",
-                                    "response_format"};
+  static const char *const off[] = {"echo", "tools", "functions", "suffix", "response_format"};
   for (size_t i = 0; i < sizeof off / sizeof *off; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, off[i]);
     if (is_null(v) || cJSON_IsFalse(v) || (cJSON_IsArray(v) && !v->child)) continue;
@@ -145,6 +144,27 @@ static int parse_sampling(serve_job *job, const cJSON *root, serve_kind kind) {
   }
   for (size_t i = 0; i < job->stop_count; i++)
     if (!job->stops[i]) return BAD("stop", "out of memory");
+  /* logprobs: chat takes a boolean and top_logprobs 0..20, completions an integer 0..5 */
+  v = cJSON_GetObjectItemCaseSensitive(root, "logprobs");
+  const cJSON *top = cJSON_GetObjectItemCaseSensitive(root, "top_logprobs");
+  if (kind == SERVE_CHAT) {
+    if (!is_null(v) && !cJSON_IsBool(v)) return BAD("logprobs", "'logprobs' must be a boolean");
+    job->logprobs = cJSON_IsTrue(v);
+    if (!is_null(top)) {
+      int64_t t = 0;
+      if (!get_int(top, 0, VKF_SLOTS_MAX_TOP_LOGPROBS, &t))
+        return BAD("top_logprobs", "'top_logprobs' must be an integer from 0 to %d",
+                   VKF_SLOTS_MAX_TOP_LOGPROBS);
+      if (!job->logprobs)
+        return BAD("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+      job->top_logprobs = (int)t;
+    }
+  } else if (!is_null(v)) {
+    int64_t t = 0;
+    if (!get_int(v, 0, 5, &t)) return BAD("logprobs", "'logprobs' must be an integer from 0 to 5");
+    job->logprobs = 1;
+    job->top_logprobs = (int)t;
+  }
   v = cJSON_GetObjectItemCaseSensitive(root, "stream");
   if (!is_null(v)) {
     if (!cJSON_IsBool(v)) return BAD("stream", "'stream' must be a boolean");
@@ -397,6 +417,67 @@ static char *embeddings_json(const serve_job *job) {
   return s;
 }
 
+static cJSON *utf8_bytes(const char *t) {
+  cJSON *a = cJSON_CreateArray();
+  for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(*p));
+  return a;
+}
+
+static size_t chars(const char *t) { /* code points of UTF-8 text */
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)t; *p; p++) n += (*p & 0xC0) != 0x80;
+  return n;
+}
+
+/* The "logprobs" object of entries [from, to) of choice c: chat's {"content": [...]} or the
+ * completions' {"tokens", "token_logprobs", "top_logprobs", "text_offset"}; null without them. */
+static cJSON *logprobs_json(const serve_job *job, const serve_choice *c, size_t from, size_t to) {
+  if (!job->logprobs) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (job->kind == SERVE_CHAT) {
+    cJSON *content = cJSON_AddArrayToObject(o, "content");
+    for (size_t k = from; k < to; k++) {
+      const serve_logprob *e = &c->lp[k];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddStringToObject(x, "token", e->token);
+      cJSON_AddNumberToObject(x, "logprob", e->logprob);
+      cJSON_AddItemToObject(x, "bytes", utf8_bytes(e->token));
+      cJSON *tops = cJSON_AddArrayToObject(x, "top_logprobs");
+      for (int t = 0; t < e->top_count; t++) {
+        cJSON *y = cJSON_CreateObject();
+        cJSON_AddStringToObject(y, "token", e->top[t]);
+        cJSON_AddNumberToObject(y, "logprob", e->top_logprob[t]);
+        cJSON_AddItemToObject(y, "bytes", utf8_bytes(e->top[t]));
+        cJSON_AddItemToArray(tops, y);
+      }
+      cJSON_AddItemToArray(content, x);
+    }
+    cJSON_AddNullToObject(o, "refusal");
+    return o;
+  }
+  cJSON *tokens = cJSON_AddArrayToObject(o, "tokens");
+  cJSON *lps = cJSON_AddArrayToObject(o, "token_logprobs");
+  cJSON *tops = cJSON_AddArrayToObject(o, "top_logprobs");
+  cJSON *offsets = cJSON_AddArrayToObject(o, "text_offset");
+  size_t at = chars(job->prompt ? job->prompt : ""); /* offsets count from the prompt's start */
+  for (size_t k = 0; k < to; k++) {
+    const serve_logprob *e = &c->lp[k];
+    if (k >= from) {
+      cJSON_AddItemToArray(tokens, cJSON_CreateString(e->token));
+      cJSON_AddItemToArray(lps, cJSON_CreateNumber(e->logprob));
+      cJSON *d = cJSON_CreateObject();
+      for (int t = 0; t < e->top_count; t++)
+        if (!cJSON_GetObjectItemCaseSensitive(d, e->top[t])) /* two ids, one text: the likelier */
+          cJSON_AddNumberToObject(d, e->top[t], e->top_logprob[t]);
+      cJSON_AddItemToArray(tops, d);
+      cJSON_AddItemToArray(offsets, cJSON_CreateNumber((double)at));
+    }
+    at += chars(e->token);
+  }
+  return o;
+}
+
 char *vkf_serve_result_json(const serve_job *job) {
   if (job->kind == SERVE_EMBEDDING) return embeddings_json(job);
   int chat = job->kind == SERVE_CHAT;
@@ -414,7 +495,7 @@ char *vkf_serve_result_json(const serve_job *job) {
     } else {
       cJSON_AddStringToObject(o, "text", c->text ? c->text : "");
     }
-    cJSON_AddNullToObject(o, "logprobs");
+    cJSON_AddItemToObject(o, "logprobs", logprobs_json(job, c, 0, c->lp_count));
     cJSON_AddStringToObject(o, "finish_reason", c->finish ? c->finish : "stop");
     cJSON_AddItemToArray(choices, o);
     completion += c->tokens;
@@ -467,7 +548,7 @@ static void event(serve_job *job, cJSON *root) {
 
 /* One chunk of choice i: a delta (chat) or text, and a finish reason or null. */
 static void chunk(serve_job *job, int i, const char *role, const char *text, size_t size,
-                  const char *finish) {
+                  const char *finish, size_t lp_from, size_t lp_to) {
   int chat = job->kind == SERVE_CHAT;
   cJSON *root = envelope(job, chat ? "chat.completion.chunk" : "text_completion");
   cJSON *choices = cJSON_AddArrayToObject(root, "choices");
@@ -486,7 +567,10 @@ static void chunk(serve_job *job, int i, const char *role, const char *text, siz
     cJSON_AddStringToObject(o, "text", t ? t : "");
   }
   free(t);
-  cJSON_AddNullToObject(o, "logprobs");
+  if (lp_to > lp_from)
+    cJSON_AddItemToObject(o, "logprobs", logprobs_json(job, &job->ch[i], lp_from, lp_to));
+  else
+    cJSON_AddNullToObject(o, "logprobs");
   if (finish)
     cJSON_AddStringToObject(o, "finish_reason", finish);
   else
@@ -514,15 +598,17 @@ int vkf_serve_stream_events(serve_job *job) {
   for (int i = 0; i < job->n; i++) {
     serve_choice *c = &job->ch[i];
     if (job->kind == SERVE_CHAT && !job->role_sent[i]) {
-      chunk(job, i, "assistant", "", 0, NULL);
+      chunk(job, i, "assistant", "", 0, NULL, 0, 0);
       job->role_sent[i] = 1;
     }
-    if (c->size > job->sent[i]) {
-      chunk(job, i, NULL, c->text + job->sent[i], c->size - job->sent[i], NULL);
+    if (c->size > job->sent[i] || c->lp_count > job->lp_sent[i]) {
+      chunk(job, i, NULL, c->text + job->sent[i], c->size - job->sent[i], NULL, job->lp_sent[i],
+            c->lp_count);
       job->sent[i] = c->size;
+      job->lp_sent[i] = c->lp_count;
     }
     if (c->done && !job->finish_sent[i]) {
-      chunk(job, i, NULL, "", 0, c->finish ? c->finish : "stop");
+      chunk(job, i, NULL, "", 0, c->finish ? c->finish : "stop", 0, 0);
       job->finish_sent[i] = 1;
     }
     finished &= job->finish_sent[i];

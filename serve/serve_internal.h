@@ -23,6 +23,15 @@ enum { SERVE_MAX_N = 8, SERVE_MAX_INPUTS = 2048, SERVE_MAX_END_IDS = 16 };
 typedef enum serve_kind { SERVE_CHAT, SERVE_COMPLETION, SERVE_EMBEDDING } serve_kind;
 
 struct serve_job;
+/* One generated token with its log-probability and the likeliest alternatives, as text. */
+typedef struct serve_logprob {
+  char *token;
+  float logprob;
+  int top_count;
+  char *top[VKF_SLOTS_MAX_TOP_LOGPROBS];
+  float top_logprob[VKF_SLOTS_MAX_TOP_LOGPROBS];
+} serve_logprob;
+
 typedef struct serve_choice {
   struct serve_job *job;
   int index;
@@ -31,6 +40,9 @@ typedef struct serve_choice {
   const char *finish; /* "stop", "length"; NULL while running */
   int64_t tokens;
   int done;
+  serve_logprob *lp; /* with logprobs: one per generated token */
+  size_t lp_count, lp_cap;
+  const vkf_text_tokenizer *tok; /* the worker's, for the tokens' text */
 } serve_choice;
 
 /* One API request. The HTTP thread fills the request part, the worker the result part; `mu`
@@ -52,6 +64,7 @@ typedef struct serve_job {
   size_t input_count;
   int base64;
   int has_temperature, has_top_p, has_seed;
+  int logprobs, top_logprobs; /* logprobs: 0 none, 1 asked */
   double temperature, top_p;
   uint64_t seed;
   int64_t max_tokens; /* 0: unset */
@@ -71,7 +84,7 @@ typedef struct serve_job {
   float *embeddings; /* [input_count, dims] */
   size_t dims;
   /* streaming (HTTP side, under mu) */
-  size_t sent[SERVE_MAX_N];
+  size_t sent[SERVE_MAX_N], lp_sent[SERVE_MAX_N];
   int role_sent[SERVE_MAX_N], finish_sent[SERVE_MAX_N], usage_sent, done_sent;
   char *out;
   size_t out_size, out_cap, out_pos;

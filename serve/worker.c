@@ -49,6 +49,38 @@ static int on_text(void *user, const char *text, size_t size) {
   return cancel;
 }
 
+/* A token's text as the tokenizer decodes it alone (special tokens included). */
+static char *token_text(const vkf_text_tokenizer *tok, int32_t id) {
+  char *text = NULL;
+  vkf_status st = vkf_text_tokenizer_decode(tok, &id, 1, 0, &text);
+  vkf_status_free(st);
+  return text ? text : strdup("");
+}
+
+static void on_logprob(void *user, const vkf_slot_logprob *lp) {
+  serve_choice *c = user;
+  serve_logprob e = {.token = token_text(c->tok, lp->token), .logprob = lp->logprob,
+                     .top_count = lp->top_count};
+  for (int k = 0; k < lp->top_count; k++) {
+    e.top[k] = token_text(c->tok, lp->top[k]);
+    e.top_logprob[k] = lp->top_logprob[k];
+  }
+  serve_job *j = c->job;
+  pthread_mutex_lock(&j->mu);
+  if (c->lp_count == c->lp_cap) {
+    size_t cap = c->lp_cap ? 2 * c->lp_cap : 32;
+    serve_logprob *grown = realloc(c->lp, cap * sizeof *grown);
+    if (grown) c->lp = grown, c->lp_cap = cap;
+  }
+  int kept = c->lp_count < c->lp_cap;
+  if (kept) c->lp[c->lp_count++] = e;
+  pthread_mutex_unlock(&j->mu);
+  if (!kept) { /* out of memory: the entry is dropped, never half-written */
+    free(e.token);
+    for (int k = 0; k < e.top_count; k++) free(e.top[k]);
+  }
+}
+
 static int is_cancelled(void *user) {
   serve_choice *c = user;
   return atomic_load(&c->job->cancelled);
@@ -173,6 +205,10 @@ static void generate(serve_worker *w, serve_model *m, serve_job *j) {
   r.on_text = on_text;
   r.on_done = on_done;
   r.is_cancelled = is_cancelled;
+  r.logprobs = j->logprobs;
+  r.top_logprobs = j->top_logprobs;
+  r.on_logprob = on_logprob;
+  for (int i = 0; i < j->n; i++) j->ch[i].tok = m->tok;
   uint64_t seed = j->has_seed ? j->seed : (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)j << 7);
   int submitted = 0;
   for (int i = 0; i < j->n && !st; i++) {

