@@ -100,6 +100,8 @@ void vkf_serve_job_fail(serve_job *j, int status, const char *type, const char *
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  for (char *p = msg; *p; p++) /* one line, whatever the client's strings held */
+    if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = ' ';
   if (j->status) return; /* the first error stands */
   j->status = status;
   free(j->error);

@@ -57,6 +57,19 @@ def main():
     for path in sorted(glob.glob(f"{data}/*/generation_config.json")):
         add("fuzz_generation_config", os.path.basename(os.path.dirname(path)), read(path))
 
+    # vkf serve's request bodies: byte 0 picks chat (0), completions (1) or embeddings (2)
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi \u00e9\U0001F600"}]
+    for i, (kind, body) in enumerate([
+            (0, {"model": "talk", "messages": msgs, "temperature": 0.5, "top_p": 0.9, "seed": 7,
+                 "max_tokens": 16, "stop": ["a", "b"], "n": 2, "stream": True,
+                 "stream_options": {"include_usage": True}, "logprobs": True, "top_logprobs": 3}),
+            (0, {"model": "talk", "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]}),
+            (1, {"model": "talk", "prompt": "Once", "max_tokens": 4, "logprobs": 2, "stop": "\n"}),
+            (1, {"model": "talk", "prompt": ["one"], "frequency_penalty": 0, "logit_bias": {}}),
+            (2, {"model": "minilm", "input": ["a", "b"], "encoding_format": "base64"}),
+            (2, {"model": "minilm", "input": "text"})]):
+        add("fuzz_serve_request", "request%d" % i, bytes([kind]) + json.dumps(body).encode())
+
     bert = f"{data}/bert_tiny"
     modules, pooling = read(f"{bert}/modules.json"), read(f"{bert}/1_Pooling/config.json")
     sbert = b'{"max_seq_length": 64, "do_lower_case": false}'
