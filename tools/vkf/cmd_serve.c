@@ -95,10 +95,7 @@ int vkf_cli_serve(int argc, char **argv) {
     } else {
       return vkf_cli_bad_arg("vkf serve", usage, argc, argv, i);
     }
-    if (!ok) {
-      fprintf(stderr, "vkf serve: bad value \"%s\" for %s\n", v ? v : "", a);
-      return 2;
-    }
+    if (!ok) return vkf_cli_bad_arg("vkf serve", usage, argc, argv, i);
     i += used;
   }
   char *found = NULL; /* no --model: the default language model, as vkf generate and chat use */
