@@ -88,19 +88,22 @@ if start a --model "$GGUF" --model "minilm=$MINILM" --api-key "$KEY" --ctx 512 -
     grep -q '^0 failed$' <<<"$out" || bad "serve_openai.py: $(tail -3 <<<"$out")"
   fi
   # SIGTERM while a reply streams: it still completes, then the server exits 0
-  python3 - "$A" "$KEY" "$(basename "$GGUF")" >"$tmp/inflight" 2>&1 <<'PY' &
+  python3 - "$A" "$KEY" "$(basename "$GGUF")" "$tmp/streaming" >"$tmp/inflight" 2>&1 <<'PY' &
 import json, sys, urllib.request
-url, key, model = sys.argv[1:]
+url, key, model = sys.argv[1:4]
 req = urllib.request.Request(url + "/v1/completions", method="POST", headers={
     "Content-Type": "application/json", "Authorization": "Bearer " + key},
     data=json.dumps({"model": model, "prompt": "Once upon a time", "max_tokens": 12,
                      "temperature": 0, "stream": True}).encode())
-events = [l for l in urllib.request.urlopen(req).read().decode().split("\n\n") if l and l[0] != ":"]
+resp = urllib.request.urlopen(req)
+first = resp.read(64)  # the stream has begun: the shell sends SIGTERM now
+open(sys.argv[-1], "w").close()
+events = [l for l in (first + resp.read()).decode().split("\n\n") if l and l[0] != ":"]
 finish = [json.loads(e[6:])["choices"][0]["finish_reason"] for e in events[:-1]]
 print("complete" if events[-1] == "data: [DONE]" and finish[-1] == "length" else "cut: %r" % events[-2:])
 PY
   client=$!
-  sleep 1.5
+  for _ in $(seq 600); do [ -e "$tmp/streaming" ] || ! kill -0 $client 2>/dev/null && break; sleep 0.1; done
   stop a "$APID"
   wait $client
   grep -q '^complete$' "$tmp/inflight" && ok || bad "the request in flight at SIGTERM: $(cat "$tmp/inflight")"

@@ -84,18 +84,21 @@ if start b --model "talk=$T" --api-key "$KEY" --parallel 8 --max-queue 512; then
   grep -q __asan_init "$VKF" && rss_mb=0
   phase load "$URL" "$KEY" talk "$T" "$PID" "$rss_mb"
   # SIGTERM while a reply streams: it still completes, then the server exits 0
-  python3 - "$URL" "$KEY" >"$tmp/inflight" 2>&1 <<'PY' &
+  python3 - "$URL" "$KEY" "$tmp/streaming" >"$tmp/inflight" 2>&1 <<'PY' &
 import json, sys, urllib.request
-url, key = sys.argv[1:]
+url, key = sys.argv[1:3]
 req = urllib.request.Request(url + "/v1/completions", method="POST", headers={
     "Content-Type": "application/json", "Authorization": "Bearer " + key},
     data=json.dumps({"model": "talk", "prompt": "zq", "max_tokens": 40, "temperature": 0,
                      "stream": True}).encode())
-events = [l for l in urllib.request.urlopen(req).read().decode().split("\n\n") if l and l[0] != ":"]
+resp = urllib.request.urlopen(req)
+first = resp.read(64)  # the stream has begun: the shell sends SIGTERM now
+open(sys.argv[-1], "w").close()
+events = [l for l in (first + resp.read()).decode().split("\n\n") if l and l[0] != ":"]
 print("complete" if events[-1] == "data: [DONE]" else "cut: %r" % events[-2:])
 PY
   client=$!
-  sleep 0.3
+  for _ in $(seq 600); do [ -e "$tmp/streaming" ] || ! kill -0 $client 2>/dev/null && break; sleep 0.1; done
   stop b "$PID"
   wait $client
   grep -q '^complete$' "$tmp/inflight" && ok || bad "the request in flight at SIGTERM: $(cat "$tmp/inflight")"
