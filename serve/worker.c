@@ -20,12 +20,10 @@ static double now_s(void) {
 
 /* The job is complete: its waiters wake and the worker's reference goes. */
 static void complete(serve_job *j) {
-  struct vkf_server *s = j->srv;
   pthread_mutex_lock(&j->mu);
   j->finished = 1;
   pthread_cond_broadcast(&j->cv);
   pthread_mutex_unlock(&j->mu);
-  (void)s;
   vkf_serve_job_release(j);
 }
 
