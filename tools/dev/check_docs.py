@@ -53,10 +53,12 @@ def tracked_markdown(root):
     return sorted(f for f in files if os.path.isfile(os.path.join(root, f)))
 
 
-def without_code(text):
-    """Fenced blocks and inline code spans blanked out (links there are not links)."""
+def without_code(text, inline=True):
+    """Fenced blocks and (unless inline is False) inline code spans blanked out: links there are
+    not links, and lines there are not headings. A heading keeps its inline code, since GitHub's
+    anchor keeps that text."""
     text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    return re.sub(r"`[^`\n]*`", "``", text)
+    return re.sub(r"`[^`\n]*`", "``", text) if inline else text
 
 
 def slug(heading):
@@ -68,7 +70,7 @@ def slug(heading):
 
 def anchors(path, cache={}):
     if path not in cache:
-        text = without_code(open(path, encoding="utf-8").read())
+        text = without_code(open(path, encoding="utf-8").read(), inline=False)
         seen, out = {}, set()
         for m in re.finditer(r"^#{1,6}\s+(.*?)\s*#*\s*$", text, re.M):
             base = slug(m.group(1))
