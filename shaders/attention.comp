@@ -32,12 +32,18 @@
 //   TEXEL=0|1           (CPU_BCAST, VEC4) q, k and v are uniform texel buffers of vec4s (RGBA32F,
 //                       RGBA16F with F16): on CPU devices a texelFetch is one vector gather, a
 //                       storage-buffer load at lane-varying addresses a scalar loop over lanes
+//   RAMP=0|1            the adaptive span (Sukhbaatar et al. 2019) of binding 6: per head h the
+//                       soft mask m = clamp((R + z_h - x) / R, 0, 1) on the distance x from the
+//                       query (at row + L - Nq, L = kv_len[b] or Nk) to the key, added to the
+//                       scores as log2 m; keys at m = 0 are masked, and those past every row's
+//                       span are not visited at all
 //   Unset defines are 0.
 // Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
 //   (samplerBuffer under TEXEL, storage buffers otherwise),
 //   3 kv_len int[B] (read; any buffer when absent), 4 bias (read; any buffer when absent),
 //   5 out: [B,H,Nq,DV] contiguous, [B,Nq,H,DV] with flags bit 2 (write), or with SPLIT the fp32
-//     partials: O [B*H*Nq, S, DV] followed by (m, l) [B*H*Nq, S, 2], m in log2 units.
+//     partials: O [B*H*Nq, S, DV] followed by (m, l) [B*H*Nq, S, 2], m in log2 units,
+//   6 (RAMP) ramp float [H, 2]: (R + z_h, 1 / R) per head, from element ramp_off.
 // Push constants: Params below (element offsets and strides; d strides are 1).
 // Specialization constants: 0 local_size_x (BR * LANES; CPU_BCAST: 8 * BR / ROWS), 1 BR (query
 //   rows per workgroup), 2 BC (keys per tile; a multiple of 8 and of LANES), 3 D, 4 DV, 5 LANES (1 when
@@ -105,6 +111,9 @@ layout(std430, binding = 0) readonly buffer QB4 { T_IO4 q_vec4[]; };
 layout(std430, binding = 1) readonly buffer KB4 { T_IO4 k_vec4[]; };
 layout(std430, binding = 2) readonly buffer VB4 { T_IO4 v_vec4[]; };
 #endif
+#if RAMP
+layout(std430, binding = 6) readonly buffer RB { float ramp[]; };
+#endif
 #if SPLIT
 layout(std430, binding = 5) writeonly buffer OB { float o[]; };
 #else
@@ -125,6 +134,7 @@ layout(push_constant) uniform Params {
   int lower_off, upper_off;         // key j is allowed for query i iff i+lower_off <= j <= i+upper_off
   uint chunk;                       // SPLIT: keys per split
   uint splits;
+  uint ramp_off;                    // RAMP: element 0 of the ramp
 } p;
 
 #if STAGE_KV && !CPU_BCAST
@@ -157,6 +167,23 @@ uint out_row(uint bh, uint row) {
 // Keys past t1 are clamped to a valid one (their scores are masked anyway).
 #define KS(j, d) float(k[k_base + uint(min(t0 + int(j), t1 - 1)) * p.k_sn + (d)])
 #define VS(j, d) float(v[v_base + uint(min(t0 + int(j), t1 - 1)) * p.v_sn + (d)])
+#endif
+
+#if RAMP
+// The adaptive span of head hh: the span's end R + z and 1 / R, and the first key any query row
+// from r0 on may keep (x < R + z, x = r0 + at0 - key: an integer, so x <= ceil(R + z) - 1).
+float span, inv_ramp;
+int ramp_lo(uint hh, uint r0, int at0) {
+  span = ramp[p.ramp_off + 2u * hh];
+  inv_ramp = ramp[p.ramp_off + 2u * hh + 1u];
+  return int(r0) + at0 - (int(min(ceil(span), 16777216.0)) - 1);
+}
+// The soft mask m of a key at distance x: log2 m added to the score `s`, and whether m > 0.
+bool ramp_keep(inout float s, int x) {
+  const float mr = (span - float(x)) * inv_ramp;
+  s += mr > 0.0 ? log2(min(mr, 1.0)) : 0.0;
+  return mr > 0.0;
+}
 #endif
 
 float bias_at(uint b, uint hh, uint i, int j) {
@@ -215,8 +242,13 @@ void main() {
   // Keys any row of this block may see: whole blocks outside are skipped, not predicated.
   int hi = int(p.nk);
   if ((p.flags & 2u) != 0u) hi = clamp(kv_len[p.kv_len_off + b], 0, hi);
-  hi = min(hi, int(r1) - 1 + p.upper_off + 1);
+#if RAMP
+  const int at0 = hi - int(p.nq); // query row i sits at position i + at0
+  int lo = max(max(0, int(r0) + p.lower_off), ramp_lo(hh, r0, at0));
+#else
   int lo = max(0, int(r0) + p.lower_off);
+#endif
+  hi = min(hi, int(r1) - 1 + p.upper_off + 1);
 #if SPLIT
   lo = max(lo, int(gl_WorkGroupID.z * p.chunk));
   hi = min(hi, int((gl_WorkGroupID.z + 1u) * p.chunk));
@@ -274,6 +306,9 @@ void main() {
         const int j = t0 + int(jb + u);
         if (!interior && !(j < t1 && j >= lo_row && j <= hi_row)) ok &= ~(1u << u);
         if (has_bias && j < t1) s[u] += bias_at(b, hh, min(row, p.nq - 1), j) * LOG2E;
+#if RAMP
+        if (!ramp_keep(s[u], irow + at0 - j)) ok &= ~(1u << u);
+#endif
         if ((ok & (1u << u)) != 0u) cmax = max(cmax, s[u]);
       }
       const float alpha = exp2(m - cmax);
@@ -303,8 +338,13 @@ void main() {
       float a = 0.0;
       for (uint d = 0; d < D; d++) a += Qs[rl * D + d] * KS(jj, d);
       if (has_bias && j < t1) a += bias_at(b, hh, min(row, p.nq - 1), j) * LOG2E;
+#if RAMP
+      const bool kept = ramp_keep(a, irow + at0 - j);
+#else
+      const bool kept = true;
+#endif
       s[u] = a;
-      if (interior || (j < t1 && j >= lo_row && j <= hi_row)) {
+      if (kept && (interior || (j < t1 && j >= lo_row && j <= hi_row))) {
         ok |= 1u << u;
         lmax = max(lmax, a);
       }

@@ -32,9 +32,13 @@ void main() {
   int hi = int(p.nk);
   if ((p.flags & 2u) != 0u) hi = clamp(kv_len[p.kv_len_off + b], 0, hi);
   int lo = 0;
+#if RAMP
+  const int at0 = hi - int(p.nq); // query row i sits at position i + at0
+  lo = ramp_lo(hh, r0, at0);
+#endif
   if (r0 < p.nq) {
     hi = min(hi, int(r1) - 1 + p.upper_off + 1);
-    lo = max(0, int(r0) + p.lower_off);
+    lo = max(lo, max(0, int(r0) + p.lower_off));
   } else {
     hi = 0;
   }

@@ -92,16 +92,25 @@ layout(constant_id = 6) const uint ROWS = 8;
 #ifndef VISIBLE
 #define VISIBLE(key, row) ((key) < hi && (key) >= (row) + p.lower_off && (key) <= (row) + p.upper_off)
 #endif
+// The adaptive span's soft mask (attention.comp's RAMP): every key, interior blocks included.
+#if RAMP
+#define RAMP_KEEP(R)                                                                            \
+  ok = ramp_keep(sr##R, row_r + at0 - key_i) && ok;                                             \
+  okh = ramp_keep(sh##R, row_r + at0 - key_h) && okh;
+#else
+#define RAMP_KEEP(R)
+#endif
 // Online softmax of row R over this block of 16 keys (this lane's key_i and key_h): mask
 // (boundary blocks only), bias, block max, rescale.
 #define SOFT(R)                                                                                 \
   if ((R) < ROWS) {                                                                             \
     const int row_r = int(r0) + (R);                                                            \
-    const bool ok = interior || VISIBLE(key_i, row_r), okh = interior || VISIBLE(key_h, row_r); \
+    bool ok = interior || VISIBLE(key_i, row_r), okh = interior || VISIBLE(key_h, row_r);       \
     if (has_bias && key_i < hi)                                                                 \
       sr##R += bias_at(b, hh, min(uint(row_r), p.nq - 1u), key_i) * LOG2E;                      \
     if (has_bias && key_h < hi)                                                                 \
       sh##R += bias_at(b, hh, min(uint(row_r), p.nq - 1u), key_h) * LOG2E;                      \
+    RAMP_KEEP(R)                                                                                \
     const float cm = max(m##R, subgroupMax(max(ok ? sr##R : NEG, okh ? sh##R : NEG)));          \
     const float al = exp2(m##R - cm);                                                           \
     m##R = cm;                                                                                  \

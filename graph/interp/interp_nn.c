@@ -167,6 +167,7 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
   VKF_IN_F32(v, it, n, VKF_IN_ATTENTION_V);
   VKF_IN_I32(kv_len, it, n, VKF_IN_ATTENTION_KV_LEN);
   VKF_IN_F32(bias, it, n, VKF_IN_ATTENTION_BIAS);
+  VKF_IN_F32(ramp, it, n, VKF_IN_ATTENTION_RAMP);
   uint32_t r = tq->rank;
   int64_t bsz = tq->shape[0], h = r == 4 ? tq->shape[1] : 1, hk = r == 4 ? tk->shape[1] : 1;
   int64_t nq = tq->shape[r - 2], nk = tk->shape[r - 2], d = tq->shape[r - 1], dv = tv->shape[r - 1];
@@ -200,6 +201,8 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
       for (int64_t i = 0; i < nq; i++) {
         const float *qi = q + ((b * h + hh) * nq + i) * d;
         int64_t diag = i + (nk - nq); /* bottom-right aligned diagonal */
+        double span = ramp ? ramp[hh * 2] : 0, inv_ramp = ramp ? ramp[hh * 2 + 1] : 0;
+        int64_t at = i + (limit - nq); /* the adaptive span's query position */
         for (int64_t j = 0; j < nk; j++) {
           allowed[j] = j < limit && (!n->attrs.attention.causal || j <= diag) &&
                        (wl < 0 || j >= diag - wl) && (wr < 0 || j <= diag + wr);
@@ -209,6 +212,13 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
           if (bias) {
             int64_t flat = ((b * h + hh) * nq + i) * nk + j;
             s[j] += bias[vkf_strided_offset(flat, 4, scores_shape, bst)];
+          }
+          if (ramp) { /* the soft mask's log, the paper's m_z(x) = clamp((R + z - x) / R, 0, 1) */
+            double m = (span - (double)(at - j)) * inv_ramp;
+            if (m <= 0)
+              allowed[j] = 0;
+            else if (m < 1)
+              s[j] += log(m);
           }
         }
         masked_softmax_row(s, allowed, nk, p);

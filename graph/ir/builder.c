@@ -141,8 +141,8 @@ vkf_value vkf_attention(vkf_graph *g, const char *name, vkf_value q, vkf_value k
   attrs.attention.causal = o.causal != 0;
   attrs.attention.window_left = o.windowed ? o.window_left : -1;
   attrs.attention.window_right = o.windowed ? o.window_right : -1;
-  vkf_value in[5] = {q, k, v, o.kv_len, o.bias};
-  uint32_t count = o.bias.id ? 5 : o.kv_len.id ? 4 : 3;
+  vkf_value in[6] = {q, k, v, o.kv_len, o.bias, o.ramp};
+  uint32_t count = o.ramp.id ? 6 : o.bias.id ? 5 : o.kv_len.id ? 4 : 3;
   return vkf_graph_add_node(g, VKF_OP_ATTENTION, name, in, count, &attrs);
 }
 

@@ -75,6 +75,13 @@ typedef struct vkf_attention_options {
   int32_t window_left, window_right; /* with windowed: -1 unbounded, else max distance from the
                                         aligned diagonal i + (Nk - Nq) */
   vkf_value bias;                    /* optional additive, broadcastable to [B, H, Nq, Nk] */
+  /* Optional f32 [H, 2] (one head: [1, 2]), row h = (R + z_h, 1 / R): the adaptive span's soft
+   * mask (Sukhbaatar et al. 2019) m = clamp((R + z_h - x) / R, 0, 1) on the distance x from
+   * query to key, as an additive log m on the scores (so the weights are renormalised over the
+   * kept keys; m = 0 masks the key). Query i sits at position i + (L - Nq), L = kv_len[b]
+   * clamped (Nk without kv_len), key j at j: x = that - j. Keys at x >= R + z_h are never
+   * visited, so the cost falls with the spans. A key after the query (x < 0) gets m = 1. */
+  vkf_value ramp;
 } vkf_attention_options;
 
 /* softmax(q·kᵀ·scale + bias, masked)·v. q [B, H, Nq, D], k [B, Hkv, Nk, D], v [B, Hkv, Nk, Dv]

@@ -77,6 +77,7 @@ enum {
   VKF_IN_ATTENTION_KV_LEN = 3,   /* optional i32 [B]: keys at or past kv_len[b] are masked;
                                     clamped to [0, Nk] */
   VKF_IN_ATTENTION_BIAS = 4,     /* optional, broadcastable to [B, H, Nq, Nk] */
+  VKF_IN_ATTENTION_RAMP = 5,     /* optional f32 [H, 2]: adaptive span (vkf_attention_options) */
   VKF_IN_GATHER_TABLE = 0,       /* [V, D] */
   VKF_IN_GATHER_IDS = 1,         /* i32 [...] */
   VKF_IN_PATCH_IMAGE = 0,        /* [B, C, H, W] */

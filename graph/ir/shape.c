@@ -272,6 +272,15 @@ vkf_status vkf_shape_attention(const vkf_graph *g, const vkf_node *n, vkf_tensor
       return vkf_status_make(VKF_STATUS_SHAPE, "bias %s does not broadcast to scores %s",
                              fmt_shape(bias, &sk), fmt_shape(&st, &sv));
   }
+  const vkf_tensor *ramp = in_at(g, n, VKF_IN_ATTENTION_RAMP);
+  if (ramp) {
+    int64_t heads = r == 4 ? q->shape[1] : 1;
+    if (ramp->dtype != VKF_F32 || ramp->rank != 2 || ramp->shape[0] != heads ||
+        ramp->shape[1] != 2 || !vkf_tensor_is_contiguous(ramp))
+      return vkf_status_make(VKF_STATUS_SHAPE,
+                             "ramp %s %s, expected f32 [%" PRId64 ", 2] contiguous (a row per head)",
+                             vkf_dtype_name(ramp->dtype), fmt_shape(ramp, &sk), heads);
+  }
   if (n->attrs.attention.window_left < -1 || n->attrs.attention.window_right < -1)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "window sizes must be >= -1");
   return VKF_OK;

@@ -240,6 +240,11 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
               vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_BIAS])
           ? &node->inputs[VKF_IN_ATTENTION_BIAS]
           : NULL;
+  const vkf_plan_tensor *ramp =
+      node->input_count > VKF_IN_ATTENTION_RAMP &&
+              vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_RAMP])
+          ? &node->inputs[VKF_IN_ATTENTION_RAMP]
+          : NULL;
   uint32_t qs[3], ks[3], vs[3], os[3];
   VKF_RETURN_IF_ERROR(operand_strides(node, q, "q", qs));
   VKF_RETURN_IF_ERROR(operand_strides(node, k, "k", ks));
@@ -278,6 +283,8 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %
    * less SPIR-V for lavapipe to translate on each run. Decode steps keep the constant. */
   if (c.cpu_bcast && c.rows == 8) vkf_plan_dispatch_define(&d, "CPU_ROWS=8");
+  /* Only models with an adaptive span name it: every other define set stays as it was. */
+  if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
   uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 7;
@@ -319,6 +326,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   } else {
     o_off = vkf_lower_bind(ctx, &d, &node->output, VKF_ACCESS_WRITE);
   }
+  uint32_t ramp_off = ramp ? vkf_lower_bind(ctx, &d, ramp, VKF_ACCESS_READ) : 0; /* binding 6 */
   uint32_t push[] = {
       q_off,          k_off,          v_off,          o_off,
       qs[0],          qs[1],          qs[2],          ks[0],
@@ -332,6 +340,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch_push_u32(&d, (uint32_t)upper);
   vkf_plan_dispatch_push_u32(&d, c.chunk);
   vkf_plan_dispatch_push_u32(&d, c.splits);
+  vkf_plan_dispatch_push_u32(&d, ramp_off);
   VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
   if (c.splits == 1) return VKF_OK;
 

@@ -2,7 +2,9 @@
  * interpreter: every mask kind, ragged and cross shapes, every head dim 32..256, fp32 and fp16,
  * fully masked rows, ±1e4 logits in fp16, strided (fused-QKV) inputs, grouped-query heads, and
  * every layout/staging variant forced through the chooser's test hook; the heads merge that writes
- * [B, Nq, H, Dv] directly against the interpreter on the graph before that pass. */
+ * [B, Nq, H, Dv] directly against the interpreter on the graph before that pass; the adaptive
+ * span's per-head ramp (spans shorter than the ramp, fractional, past the sequence; against a
+ * cache with kv_len; split-K). */
 #include <stdint.h>
 
 #include "graph/ir/builder.h"
@@ -30,12 +32,13 @@ typedef struct att_case {
   float scale;         /* 0: 1/sqrt(D) */
   int qkv_view;        /* q, k, v are permuted slices of one fused [N, 3, H, D] input (B = 1) */
   int merged;          /* the output goes on through permute (0,2,1,3) + reshape to [B, Nq, H*Dv] */
+  const float *ramp;   /* adaptive span [H, 2]: (R + z, 1 / R) per head; NULL: none */
 } att_case;
 
 typedef struct att_inputs {
-  vkf_input_binding bind[5];
+  vkf_input_binding bind[6];
   size_t count;
-  void *data[5];
+  void *data[6];
 } att_inputs;
 
 static void *make_data(vkf_dtype dtype, size_t n, uint32_t seed, float range) {
@@ -50,14 +53,14 @@ static void *make_data(vkf_dtype dtype, size_t n, uint32_t seed, float range) {
 
 static void add_input(vkf_graph *g, att_inputs *in, const char *name, vkf_dtype dtype,
                       uint32_t rank, const int64_t *shape, uint32_t seed, float range,
-                      const int32_t *ints, vkf_value *out_value) {
+                      const void *values, vkf_value *out_value) {
   *out_value = vkf_graph_input(g, name, dtype, rank, shape);
   size_t n = 1;
   for (uint32_t i = 0; i < rank; i++) n *= (size_t)shape[i];
   void *data;
-  if (ints) {
-    data = malloc(n * sizeof(int32_t));
-    memcpy(data, ints, n * sizeof(int32_t));
+  if (values) { /* given i32 or f32 values */
+    data = malloc(n * 4);
+    memcpy(data, values, n * 4);
   } else {
     data = make_data(dtype, n, seed, range);
   }
@@ -101,6 +104,8 @@ static vkf_graph *build(const att_case *c, att_inputs *in) {
               &o.bias);
   if (c->bias == 2)
     add_input(g, in, "bias", VKF_F16, 4, (int64_t[]){c->b, 1, 1, c->nk}, 43, 3.0f, NULL, &o.bias);
+  if (c->ramp)
+    add_input(g, in, "ramp", VKF_F32, 2, (int64_t[]){c->h, 2}, 0, 0, c->ramp, &o.ramp);
   vkf_value y = vkf_attention(g, "attn", q, k, v, &o);
   if (c->merged) { /* the reshape of the permuted view adds the contiguous copy */
     y = vkf_permute(g, "merge", y, (const uint32_t[]){0, 2, 1, 3});
@@ -211,6 +216,10 @@ int main(int argc, char **argv) {
   const vkf_device_caps *caps = vkf_device_caps_get(t.device);
   static const int32_t lens2[] = {20, 0}; /* batch 1 is fully masked: zeros */
   static const int32_t lens3[] = {1, 77, 40};
+  /* Adaptive spans, (R + z, 1 / R): R 8 with z 0, 13.5 and 100 (past the sequence); R 16 with z
+   * 2.5 (shorter than the ramp) and 0.25. */
+  static const float ramp3[] = {8.0f, 0.125f, 21.5f, 0.125f, 108.0f, 0.125f};
+  static const float ramp2[] = {18.5f, 0.0625f, 16.25f, 0.0625f};
 
   /* Masks, shapes and dtypes, each under every variant. */
   const att_case cases[] = {
@@ -248,6 +257,25 @@ int main(int argc, char **argv) {
        .bias = 2},
       {.label = "grouped-query 4/2, Dv != D", .dtype = VKF_F32, SHAPE(1, 4, 2, 21, 30, 64, 32)},
       {.label = "fused QKV view", .dtype = VKF_F32, SHAPE(1, 3, 3, 45, 45, 32, 32), .qkv_view = 1},
+      {.label = "ramp causal",
+       .dtype = VKF_F32,
+       SHAPE(1, 3, 3, 70, 70, 32, 32),
+       .causal = 1,
+       .ramp = ramp3},
+      {.label = "ramp cache kv_len + bias, fp16",
+       .dtype = VKF_F16,
+       SHAPE(3, 2, 2, 5, 77, 48, 48),
+       .lens = lens3,
+       .bias = 2,
+       .ramp = ramp2},
+      {.label = "ramp grouped-query 4/2 + window",
+       .dtype = VKF_F32,
+       SHAPE(2, 4, 2, 33, 40, 64, 64),
+       .causal = 1,
+       .windowed = 1,
+       .wl = 20,
+       .wr = -1,
+       .ramp = (const float[]){3.0f, 1.0f, 1.5f, 0.5f, 60.0f, 0.1f, 11.0f, 0.25f}},
       {.label = "fp16 logits +-1e4",
        .dtype = VKF_F16,
        SHAPE(1, 2, 2, 13, 21, 32, 32),
@@ -296,6 +324,11 @@ int main(int argc, char **argv) {
   static const int32_t lens_dec[] = {2900, 1700};
   check_split(
       &t, &(att_case){.label = "decode Nq=1", .dtype = VKF_F32, SHAPE(1, 2, 2, 1, 3000, 64, 64)});
+  check_split(&t, &(att_case){.label = "decode Nq=1 ramp kv_len",
+                              .dtype = VKF_F32,
+                              SHAPE(2, 2, 2, 1, 3000, 64, 64),
+                              .lens = lens_dec,
+                              .ramp = (const float[]){520.0f, 1.0f / 64, 1000.5f, 1.0f / 300}});
   check_split(&t, &(att_case){.label = "decode Nq=4 causal kv_len fp16",
                               .dtype = VKF_F16,
                               SHAPE(2, 2, 1, 4, 3000, 64, 64),
