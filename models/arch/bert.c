@@ -387,7 +387,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x,
               position_table(m, g, n, !vkf_value_valid(types), dt));
   x = layernorm(m, g, m->prefix, "embeddings.LayerNorm", x, dt); /* [B, N, D] */
-  if (c->attention.kind != VKF_HF_ATTN_SOFTMAX) io.keep = mask_f;
+  if (!vkf_hf_attn_is_softmax(c->attention.kind)) io.keep = mask_f;
   vkf_block_config bc = block_config(c, m->prefix);
   vkf_arch_weights aw = weights_of(m, 1, dt);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {

@@ -438,7 +438,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   const vkf_hf_config *c = &m->f.config;
   int64_t batch = o.batch, n = o.seq_len, cap = o.capacity, layers = c->num_hidden_layers;
   int cached = o.mode != VKF_DECODER_FULL, decode = o.mode == VKF_DECODER_DECODE;
-  int efficient = cached && m->f.config.attention.kind != VKF_HF_ATTN_SOFTMAX;
+  int efficient = cached && !vkf_hf_attn_is_softmax(m->f.config.attention.kind);
   vkf_dtype dt = o.dtype;
   const family *fam = m->fam;
   vkf_graph *g = NULL;
@@ -454,7 +454,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   if (!cached) {
     out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
     /* The vkf_attention kinds read the keep mask instead: no [N, N] table for them. */
-    if (c->attention.kind == VKF_HF_ATTN_SOFTMAX)
+    if (vkf_hf_attn_is_softmax(c->attention.kind))
       io.bias = mask_bias(m, g, out->attention_mask, batch, n);
   } else if (efficient) {
     /* The linear family's recurrent form: per layer a state [B, H, F, Dh + 1] bound where the KV
@@ -538,7 +538,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_block_config bc = block_config(m);
   bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
-  if (c->attention.kind != VKF_HF_ATTN_SOFTMAX) {
+  if (!vkf_hf_attn_is_softmax(c->attention.kind)) {
     /* The efficient kinds read neither the bias nor kv_len: causality is the op's, padding the
      * keep mask's. */
     bc.causal = 1;

@@ -19,8 +19,23 @@ vkf_activation vkf_block_activation(vkf_hf_act act) {
   }
 }
 
+/* A kind that replaces softmax attention (efficient_attention.h); an adaptive span does not. */
 static int efficient(const vkf_block_config *c) {
-  return c->attention && c->attention->kind != VKF_HF_ATTN_SOFTMAX;
+  return c->attention && !vkf_hf_attn_is_softmax(c->attention->kind);
+}
+
+typedef struct span_fill {
+  const double *z; /* the layer's spans, one per head */
+  double ramp;
+} span_fill;
+
+/* (R + z, 1 / R) per head: vkf_attention_options.ramp. */
+static void fill_span(float *out, size_t count, const void *user) {
+  const span_fill *s = user;
+  for (size_t h = 0; h < count / 2; h++) {
+    out[2 * h] = (float)(s->ramp + s->z[h]);
+    out[2 * h + 1] = (float)(1.0 / s->ramp);
+  }
 }
 
 typedef struct dims {
@@ -154,6 +169,14 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   out->down = linear(w, g, p, nm->down_weight, nm->down_bias, io);
   out->mlp_norm_gamma = optional(w, g, p, nm->mlp_norm_weight);
   out->mlp_norm_beta = optional(w, g, p, nm->mlp_norm_bias);
+  if (c->attention && c->attention->kind == VKF_HF_ATTN_ADAPTIVE_SPAN && !c->cross) {
+    dims z = dims_of(c);
+    char key[VKF_ARCH_NAME_MAX];
+    span_fill sf = {c->attention->spans + c->layer * z.h, c->attention->ramp};
+    out->ramp = vkf_arch_computed(w, g, VKF_NAME(key, "%s%s%s.vkf_adaptive_span", w->prefix, p,
+                                                 nm->attention),
+                                  VKF_F32, 2, (const int64_t[]){z.h, 2}, fill_span, &sf);
+  }
   if (efficient(c)) {
     char ap[VKF_ARCH_NAME_MAX];
     vkf_efficient_dims ed = efficient_dims(c);
@@ -306,6 +329,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
       .window_left = c->window_left,
       .window_right = c->window_right,
       .bias = io ? io->bias : VKF_NO_VALUE,
+      .ramp = self ? w->ramp : VKF_NO_VALUE,
   };
   /* An fp16 cache read by f32 activations: attention runs on the cache's dtype (its softmax state
    * is fp32 whatever the storage) and its output comes back to the activations' dtype. The dtypes
@@ -318,6 +342,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   vkf_dtype kv_dtype = kt ? kt->dtype : act_dtype;
   if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kv_dtype);
   vkf_value a;
+  if (io && io->probs && vkf_value_valid(ao.ramp))
+    return fail(g, at, "attention probabilities (output_attentions) of an adaptive span");
   if (io && io->probs)
     a = unfused_attention(g, at, c, z, q, k, v, &ao, io->probs);
   else

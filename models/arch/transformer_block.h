@@ -98,6 +98,7 @@ typedef struct vkf_block_weights {
   vkf_block_linear up, gate, down;
   vkf_value mlp_norm_gamma, mlp_norm_beta;
   vkf_efficient_weights efficient; /* with config->attention */
+  vkf_value ramp; /* adaptive_span: the layer's f32 [H, 2] of vkf_attention_options.ramp */
 } vkf_block_weights;
 
 /* Rotary positions: rotates x [B, H, N, Dh] (q or k) in place of the block; returns the result. */

@@ -237,7 +237,8 @@ vkf_status vkf_hf_config_parse(const char *json, size_t size, const char *name,
   c.arena = vkf_arena_create();
   vkf_status status = c.arena ? parse_config(name, root, &c)
                               : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", name);
-  if (!status) status = vkf_hf_attention_parse(name, root, c.model_type, &c.attention);
+  if (!status) status = vkf_hf_attention_parse(name, root, c.model_type, c.num_hidden_layers,
+                                                   c.num_attention_heads, c.arena, &c.attention);
   cJSON_Delete(root);
   if (status) {
     vkf_hf_config_release(&c);

@@ -10,8 +10,8 @@
 
 #define FIELD "vkf_attention"
 
-static const char *const k_kind_names[] = {"softmax", "linear",    "performer",
-                                           "rfa",     "linformer", "nystrom"};
+static const char *const k_kind_names[] = {"softmax",   "linear",  "performer",    "rfa",
+                                           "linformer", "nystrom", "adaptive_span"};
 
 const char *vkf_hf_attn_kind_name(vkf_hf_attn_kind kind) {
   return (unsigned)kind < sizeof k_kind_names / sizeof *k_kind_names ? k_kind_names[kind] : "?";
@@ -30,6 +30,8 @@ static const char *keys_of(vkf_hf_attn_kind kind) {
       return "k sharing ";
     case VKF_HF_ATTN_NYSTROM:
       return "landmarks inv_init conv_kernel_size ";
+    case VKF_HF_ATTN_ADAPTIVE_SPAN:
+      return "ramp spans ";
     default:
       return "";
   }
@@ -91,7 +93,89 @@ static vkf_status parse_nystrom(const char *file, const cJSON *obj, vkf_hf_atten
   return VKF_OK;
 }
 
+/* One span z: a finite number in [0, VKF_HF_MAX_SPAN]. */
+static vkf_status span_value(const char *file, const cJSON *item, int64_t layer, int64_t head,
+                             double *out) {
+  char where[64];
+  if (head < 0)
+    snprintf(where, sizeof where, "layer %lld", (long long)layer);
+  else
+    snprintf(where, sizeof where, "layer %lld head %lld", (long long)layer, (long long)head);
+  if (!cJSON_IsNumber(item))
+    return vkf_status_make(VKF_STATUS_PARSE,
+                           "%s: field \"" FIELD ".spans\" of %s is not a number", file, where);
+  double z = item->valuedouble;
+  if (!isfinite(z) || z < 0.0 || z > VKF_HF_MAX_SPAN)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"" FIELD ".spans\" of %s is %g; a span is in [0, %.0f] tokens",
+                           file, where, z, VKF_HF_MAX_SPAN);
+  *out = z;
+  return VKF_OK;
+}
+
+/* adaptive_span: "ramp" R and "spans" z per layer and head, [layers][heads] (or one number per
+ * layer for all its heads, or one number for every layer and head). */
+static vkf_status parse_adaptive_span(const char *file, const cJSON *obj, int64_t layers,
+                                      int64_t heads, vkf_arena *arena, vkf_hf_attention *a) {
+  VKF_RETURN_IF_ERROR(vkf_json_get_double(file, obj, "ramp", 32.0, &a->ramp));
+  if (!isfinite(a->ramp) || !(a->ramp > 0.0) || a->ramp > VKF_HF_MAX_SPAN)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"" FIELD ".ramp\" is %g; the ramp R is in (0, %.0f] tokens",
+                           file, a->ramp, VKF_HF_MAX_SPAN);
+  const cJSON *spans = vkf_json_field(obj, "spans");
+  if (!spans)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                           "%s: field \"" FIELD ".spans\" (z per layer and head) is missing", file);
+  if (layers < 1 || heads < 1 || layers > (int64_t)1 << 16 || heads > (int64_t)1 << 16)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: %lld layers of %lld heads", file,
+                           (long long)layers, (long long)heads);
+  double *z = vkf_arena_alloc(arena, (size_t)(layers * heads) * sizeof *z);
+  if (!z) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
+  a->spans = z;
+  if (!cJSON_IsArray(spans)) {
+    VKF_RETURN_IF_ERROR(span_value(file, spans, 0, -1, &z[0]));
+    for (int64_t i = 1; i < layers * heads; i++) z[i] = z[0];
+    return VKF_OK;
+  }
+  int count = cJSON_GetArraySize(spans);
+  if (count != layers)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"" FIELD ".spans\" has %d entries, expected one per layer "
+                           "(num_hidden_layers %lld)",
+                           file, count, (long long)layers);
+  int64_t l = 0;
+  const cJSON *row;
+  cJSON_ArrayForEach(row, spans) {
+    double *zl = z + l * heads;
+    if (!cJSON_IsArray(row)) {
+      VKF_RETURN_IF_ERROR(span_value(file, row, l, -1, &zl[0]));
+      for (int64_t h = 1; h < heads; h++) zl[h] = zl[0];
+    } else {
+      int n = cJSON_GetArraySize(row);
+      if (n != heads)
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                               "%s: field \"" FIELD ".spans\" of layer %lld has %d entries, "
+                               "expected one per head (num_attention_heads %lld)",
+                               file, (long long)l, n, (long long)heads);
+      int64_t h = 0;
+      const cJSON *item;
+      cJSON_ArrayForEach(item, row) {
+        VKF_RETURN_IF_ERROR(span_value(file, item, l, h, &zl[h]));
+        h++;
+      }
+    }
+    l++;
+  }
+  return VKF_OK;
+}
+
+static int is_decoder(const char *model_type) {
+  return !strcmp(model_type, "llama") || !strcmp(model_type, "gpt2") ||
+         !strcmp(model_type, "mistral") || !strcmp(model_type, "qwen2");
+}
+
 vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const char *model_type,
+                                  int64_t layers, int64_t heads, vkf_arena *arena,
                                   vkf_hf_attention *out) {
   memset(out, 0, sizeof *out);
   const cJSON *obj = vkf_json_field(root, FIELD);
@@ -99,25 +183,31 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
   if (!cJSON_IsObject(obj))
     return vkf_status_make(VKF_STATUS_PARSE, "%s: field \"" FIELD "\" must be an object", file);
   int causal = !strcmp(model_type, "llama");
-  if (!causal && strcmp(model_type, "bert") != 0)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: field \"" FIELD
-                           "\" is supported for model_type bert and llama, "
-                           "not \"%s\"",
-                           file, model_type);
   const char *kind;
   VKF_RETURN_IF_ERROR(vkf_json_get_string(file, obj, "kind", &kind));
   if (!kind)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".kind\" is missing", file);
   out->kind = VKF_HF_ATTN_SOFTMAX;
-  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_NYSTROM; i++)
+  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_ADAPTIVE_SPAN; i++)
     if (!strcmp(kind, k_kind_names[i])) out->kind = (vkf_hf_attn_kind)i;
   if (out->kind == VKF_HF_ATTN_SOFTMAX)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"" FIELD
                            ".kind\" value \"%s\" is not known (linear, "
-                           "performer, rfa, linformer, nystrom)",
+                           "performer, rfa, linformer, nystrom, adaptive_span)",
                            file, kind);
+  if (out->kind == VKF_HF_ATTN_ADAPTIVE_SPAN && !is_decoder(model_type))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           ".kind\" adaptive_span is supported for the decoders (model_type "
+                           "gpt2, llama, mistral, qwen2), not \"%s\"",
+                           file, model_type);
+  if (out->kind != VKF_HF_ATTN_ADAPTIVE_SPAN && !causal && strcmp(model_type, "bert") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           "\" kind %s is supported for model_type bert and llama, "
+                           "not \"%s\"",
+                           file, kind, model_type);
   if (causal && (out->kind == VKF_HF_ATTN_LINFORMER || out->kind == VKF_HF_ATTN_NYSTROM))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"" FIELD
@@ -164,5 +254,7 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
     VKF_RETURN_IF_ERROR(parse_sharing(file, obj, out));
   }
   if (out->kind == VKF_HF_ATTN_NYSTROM) return parse_nystrom(file, obj, out);
+  if (out->kind == VKF_HF_ATTN_ADAPTIVE_SPAN)
+    return parse_adaptive_span(file, obj, layers, heads, arena, out);
   return VKF_OK;
 }

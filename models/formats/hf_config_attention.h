@@ -1,7 +1,8 @@
 /* vkformer's own extra key of config.json, "vkf_attention": swaps the softmax attention of a BERT-
- * or Llama-architecture checkpoint for a kernelised or low-rank one (issue 16). The keys, their
- * defaults and the tensors each kind reads are documented in docs/efficient-attention.md.
- * Hugging Face ignores the key; vkformer parses it strictly. */
+ * or Llama-architecture checkpoint for a kernelised or low-rank one (issue 16), or gives a
+ * decoder's softmax attention an adaptive span (issue 33). The keys, their defaults and the
+ * tensors each kind reads are documented in docs/efficient-attention.md. Hugging Face ignores the
+ * key; vkformer parses it strictly. */
 #ifndef VKF_MODELS_HF_CONFIG_ATTENTION_H
 #define VKF_MODELS_HF_CONFIG_ATTENTION_H
 
@@ -10,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "graph/base/arena.h"
 #include "graph/base/status.h"
 
 typedef enum vkf_hf_attn_kind {
@@ -19,7 +21,14 @@ typedef enum vkf_hf_attn_kind {
   VKF_HF_ATTN_RFA,         /* random Fourier features, optional gate (Peng et al.) */
   VKF_HF_ATTN_LINFORMER,   /* learned projections of K and V along the sequence (Wang et al.) */
   VKF_HF_ATTN_NYSTROM,     /* landmarks and a pseudo-inverse, as HF's NystromformerSelfAttention */
+  VKF_HF_ATTN_ADAPTIVE_SPAN, /* softmax with a soft span per layer and head (Sukhbaatar et al.) */
 } vkf_hf_attn_kind;
+
+/* Softmax attention over keys and values (a KV cache when decoding): the architecture's own, or
+ * with an adaptive span. The other kinds replace it (efficient_attention.h). */
+static inline bool vkf_hf_attn_is_softmax(vkf_hf_attn_kind kind) {
+  return kind == VKF_HF_ATTN_SOFTMAX || kind == VKF_HF_ATTN_ADAPTIVE_SPAN;
+}
 
 /* Linformer's parameter sharing (Wang et al. 2020, section 4). */
 typedef enum vkf_hf_linformer_share {
@@ -30,6 +39,7 @@ typedef enum vkf_hf_linformer_share {
 } vkf_hf_linformer_share;
 
 #define VKF_HF_MAX_FEATURES ((int64_t)1 << 14) /* random features M, Linformer k */
+#define VKF_HF_MAX_SPAN 16777216.0              /* adaptive span z and ramp R, in tokens (2^24) */
 
 typedef struct vkf_hf_attention {
   vkf_hf_attn_kind kind;
@@ -44,15 +54,20 @@ typedef struct vkf_hf_attention {
   int64_t landmarks;        /* nystrom: m; N must be a multiple of m (or m itself: softmax) */
   bool inv_per_head;        /* nystrom: "inv_init" "per_head" (HF's inv_coeff_init_option) */
   int64_t conv_kernel_size; /* nystrom: the depthwise conv skip on V, 0: none */
+  double ramp;              /* adaptive_span: R (default 32, the paper's), > 0 */
+  const double *spans;      /* adaptive_span: z >= 0 [layers, heads], in the config's arena */
 } vkf_hf_attention;
 
 /* "linear", "performer", ... ("softmax" for the default). */
 const char *vkf_hf_attn_kind_name(vkf_hf_attn_kind kind);
 
-/* Reads root's "vkf_attention" (absent or null: SOFTMAX) for a checkpoint of `model_type`. Strict:
- * an unknown kind or key, a key of another kind, a wrong type or an out-of-range value is one
- * error naming `file` and the key; only "bert" and "llama" checkpoints accept the key. */
+/* Reads root's "vkf_attention" (absent or null: SOFTMAX) for a checkpoint of `model_type` with
+ * `layers` blocks of `heads` heads; arrays go into `arena`. Strict: an unknown kind or key, a key
+ * of another kind, a wrong type or an out-of-range value is one error naming `file` and the key;
+ * only "bert" and "llama" checkpoints accept the key (adaptive_span: the decoders, "gpt2",
+ * "llama", "mistral", "qwen2"). */
 vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const char *model_type,
+                                  int64_t layers, int64_t heads, vkf_arena *arena,
                                   vkf_hf_attention *out);
 
 #endif

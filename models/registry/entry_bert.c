@@ -113,7 +113,7 @@ static const char *const architectures[] = {"BertModel", "BertForMaskedLM",
 static int64_t attention_layers(const void *impl) {
   const vkf_hf_config *c = vkf_bert_config(impl);
   /* The efficient vkf_attention kinds have no probability matrix. */
-  return c->attention.kind == VKF_HF_ATTN_SOFTMAX ? c->num_hidden_layers : 0;
+  return vkf_hf_attn_is_softmax(c->attention.kind) ? c->num_hidden_layers : 0;
 }
 
 static vkf_status quantize(void *impl, const char *format) {
