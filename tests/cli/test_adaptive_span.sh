@@ -85,6 +85,13 @@ VKF_DEVICE_PROFILE=mobile "$VKF" generate --model $D/span_llama --greedy --ignor
   --json --ids $P0 --ids $P1 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" span_llama && ok ||
   bad "span_llama generate mobile: $(cat "$tmp/err")"
 
+# The bench: one row per N and span, the span's kernel beside dense causal; bad options refused.
+"$VKF" bench attention --kind adaptive_span --n 256 --span 8 --runs 1 --warmup 0 >"$tmp/b.txt" 2>"$tmp/err" &&
+  grep -q '^| 256 | 8 | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | [0-9.]* |$' "$tmp/b.txt" && ok ||
+  bad "bench adaptive_span: $(cat "$tmp/b.txt" "$tmp/err")"
+"$VKF" bench attention --kind adaptive_span --span -1 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'bad --span "-1"' "$tmp/err" && ok || bad "bench --span -1: $(cat "$tmp/err")"
+
 # Bad configurations on a copy of a checkpoint: each a one-line error naming the key.
 bad_config() { # CASE JSON NEEDLE
   rm -rf "$tmp/v" && cp -r "$D/$1" "$tmp/v" &&

@@ -1,0 +1,173 @@
+/* vkf bench attention --kind adaptive_span: the fused causal attention with an adaptive span (the
+ * per-head ramp of vkf_attention_options.ramp) beside the same kernel without one, at long
+ * sequences. Keys past every head's span are never visited, so the time should fall with the
+ * span: the table gives GPU ms (mean ± sd) per N and span, and the ratio to dense causal. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ir/builder.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/memory_plan.h"
+#include "host/session.h"
+#include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
+#include "tools/vkf/device_open.h"
+
+enum { SPAN_MAX_N = 8, SPAN_MAX_Z = 8 };
+
+typedef struct span_args {
+  int64_t ns[SPAN_MAX_N];
+  int n_count;
+  double spans[SPAN_MAX_Z];
+  int span_count;
+  double ramp;
+  int64_t heads, dim;
+  int runs, warmup;
+  const char *device;
+} span_args;
+
+/* span < 0: dense causal. Each head gets the same span (the kernel's cost follows the largest). */
+static vkf_status run_one(vkf_device *device, const span_args *a, int64_t n, double span,
+                          vkf_bench_stats *out) {
+  vkf_graph *g = NULL;
+  VKF_RETURN_IF_ERROR(vkf_graph_create("bench_span", &g));
+  int64_t s[4] = {1, a->heads, n, a->dim}, rs[2] = {a->heads, 2};
+  vkf_value in[4];
+  int count = 0;
+  in[count++] = vkf_graph_input(g, "q", VKF_F32, 4, s);
+  in[count++] = vkf_graph_input(g, "k", VKF_F32, 4, s);
+  in[count++] = vkf_graph_input(g, "v", VKF_F32, 4, s);
+  vkf_attention_options o = {.causal = 1};
+  if (span >= 0) o.ramp = in[count++] = vkf_graph_input(g, "ramp", VKF_F32, 2, rs);
+  vkf_graph_output(g, vkf_attention(g, "attention", in[0], in[1], in[2], &o), "out");
+  vkf_lowered low = {0};
+  vkf_session *ses = NULL;
+  vkf_status st = vkf_graph_status(g);
+  if (!st) st = vkf_memory_plan_build(g, NULL);
+  if (!st) st = vkf_lower_graph(g, vkf_device_caps_get(device), NULL, &low);
+  vkf_session_options opts = {.profile = 1};
+  if (!st) st = vkf_session_create(device, low.plan, &opts, &ses);
+  uint32_t seed = 0x9e3779b9u;
+  for (int i = 0; i < count && !st; i++) {
+    size_t elems = (size_t)vkf_tensor_element_count(vkf_graph_tensor(g, in[i]));
+    float *x = malloc(elems * sizeof *x + 4);
+    if (!x) {
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+      break;
+    }
+    for (size_t j = 0; j < elems; j++) {
+      seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+      x[j] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+    }
+    if (i == 3)
+      for (int64_t h = 0; h < a->heads; h++) {
+        x[2 * h] = (float)(a->ramp + span);
+        x[2 * h + 1] = (float)(1.0 / a->ramp);
+      }
+    st = vkf_session_write(ses, low.tensors[in[i].id].buffer, 0, x, elems * sizeof *x);
+    free(x);
+  }
+  if (!st) st = vkf_bench_session_time(ses, a->warmup, a->runs, out);
+  vkf_session_destroy(ses);
+  if (low.plan) vkf_lowered_free(&low);
+  vkf_graph_destroy(g);
+  return st;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf bench attention --kind adaptive_span [--n N]... [--span Z]... [--ramp R]\n"
+          "                           [--heads H] [--dim D] [--runs N] [--warmup N]\n"
+          "                           [--device N|NAME]\n"
+          "Times the fused causal attention with an adaptive span z (every head; ramp R, default\n"
+          "32) beside the same kernel without one, for q, k, v [1, H, N, D] f32 (default H 4,\n"
+          "D 64) at N = 4096, 16384 and spans 64, 256, 1024. Keys past the span are not visited.\n");
+}
+
+/* A number in [lo, hi] from `val`, or -1 with a message. */
+static int parse_number(const char *opt, const char *val, double lo, double hi, double *out) {
+  char *end;
+  double v = strtod(val, &end);
+  if (end == val || *end || !(v >= lo && v <= hi)) {
+    fprintf(stderr, "vkf bench attention: bad %s \"%s\" (a number in [%g, %g])\n", opt, val, lo,
+            hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int vkf_cli_bench_attention_span(int argc, char **argv) {
+  span_args a = {.ramp = 32, .heads = 4, .dim = 64, .runs = 3, .warmup = 1};
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    double v;
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(arg, "--kind") && val) {
+      i++; /* adaptive_span: how the caller got here */
+    } else if (val && (!strcmp(arg, "--n") || !strcmp(arg, "--heads") || !strcmp(arg, "--dim") ||
+                       !strcmp(arg, "--runs") || !strcmp(arg, "--warmup"))) {
+      double hi = !strcmp(arg, "--n") ? 1 << 20 : !strcmp(arg, "--dim") ? 128 : 1 << 12;
+      if (parse_number(arg, val, !strcmp(arg, "--warmup") ? 0 : 1, hi, &v) || v != (int64_t)v)
+        return 2;
+      i++;
+      if (!strcmp(arg, "--n")) {
+        if (a.n_count == SPAN_MAX_N) {
+          fprintf(stderr, "vkf bench attention: at most %d --n\n", SPAN_MAX_N);
+          return 2;
+        }
+        a.ns[a.n_count++] = (int64_t)v;
+      } else if (!strcmp(arg, "--heads")) {
+        a.heads = (int64_t)v;
+      } else if (!strcmp(arg, "--dim")) {
+        a.dim = (int64_t)v;
+      } else if (!strcmp(arg, "--runs")) {
+        a.runs = (int)v;
+      } else {
+        a.warmup = (int)v;
+      }
+    } else if (!strcmp(arg, "--span") && val) {
+      if (a.span_count == SPAN_MAX_Z) {
+        fprintf(stderr, "vkf bench attention: at most %d --span\n", SPAN_MAX_Z);
+        return 2;
+      }
+      if (parse_number(arg, val, 0, 16777216.0, &a.spans[a.span_count])) return 2;
+      a.span_count++, i++;
+    } else if (!strcmp(arg, "--ramp") && val) {
+      if (parse_number(arg, val, 1e-3, 16777216.0, &a.ramp)) return 2;
+      i++;
+    } else if (!strcmp(arg, "--device") && val) {
+      a.device = val, i++;
+    } else {
+      return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
+    }
+  }
+  if (!a.n_count) a.ns[a.n_count++] = 4096, a.ns[a.n_count++] = 16384;
+  if (!a.span_count) a.spans[0] = 64, a.spans[1] = 256, a.spans[2] = 1024, a.span_count = 3;
+  vkf_cli_device dev;
+  vkf_status st = vkf_cli_device_open(a.device, &dev);
+  if (st) return vkf_cli_fail(st);
+  printf("adaptive span vs dense causal fused attention, q/k/v [1, %lld, N, %lld] f32, ramp %g\n\n",
+         (long long)a.heads, (long long)a.dim, a.ramp);
+  printf("| N | span z | span ms | dense causal ms | span / dense |\n|---|---|---|---|---|\n");
+  for (int i = 0; i < a.n_count && !st; i++) {
+    vkf_bench_stats dense = {0};
+    st = run_one(dev.device, &a, a.ns[i], -1, &dense);
+    for (int j = 0; j < a.span_count && !st; j++) {
+      vkf_bench_stats sp = {0};
+      st = run_one(dev.device, &a, a.ns[i], a.spans[j], &sp);
+      if (st) break;
+      printf("| %lld | %g | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.ns[i], a.spans[j],
+             sp.mean_ms, sp.sd_ms, dense.mean_ms, dense.sd_ms,
+             dense.mean_ms > 0 ? sp.mean_ms / dense.mean_ms : 0.0);
+      fflush(stdout);
+    }
+  }
+  int rc = st ? vkf_cli_fail(st) : 0;
+  if (vkf_cli_device_close(&dev) && !rc) rc = 1;
+  return rc;
+}
