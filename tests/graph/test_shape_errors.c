@@ -92,6 +92,12 @@ static void test_messages(void) {
                vkf_value k = vkf_graph_input(g, "k", VKF_F32, 4, SHAPE(1, 2, 7, 8));
                vkf_value bias = vkf_graph_input(g, "bias", VKF_F32, 3, SHAPE(2, 5, 8));
                vkf_attention(g, "attn", q, k, k, &(vkf_attention_options){.bias = bias}));
+  EXPECT_ERROR(VKF_STATUS_SHAPE,
+               "attention \"attn\": ramp f32 [3,2], expected f32 [2, 2] contiguous (a row per "
+               "head)",
+               vkf_value q = vkf_graph_input(g, "q", VKF_F32, 4, SHAPE(1, 2, 5, 8));
+               vkf_value ramp = vkf_graph_input(g, "ramp", VKF_F32, 2, SHAPE(3, 2));
+               vkf_attention(g, "attn", q, q, q, &(vkf_attention_options){.ramp = ramp}));
   EXPECT_ERROR(VKF_STATUS_SHAPE, "reshape \"r\": element counts differ: [2,3] -> [4,2]",
                vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, SHAPE(2, 3));
                vkf_reshape(g, "r", x, 2, SHAPE(4, 2)));
