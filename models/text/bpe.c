@@ -148,12 +148,27 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
         if (j - i >= 2) vkf_bpe_put(&next, nm->to, to), i = j;
         else vkf_bpe_put(&next, cur.data + i, 1), i++;
       }
+    } else if (nm->kind == VKF_BPE_NORM_REPLACE_REGEX) {
+      /* NormalizedString::replace: every match (an empty one too) becomes the content */
+      vkf_regex_piece *ps;
+      size_t count, to = strlen(nm->to);
+      vkf_status st = vkf_regex_find_matches(nm->re, cur.data, cur.size, &ps, &count);
+      if (st) {
+        next.failed |= vkf_status_code_of(st) == VKF_STATUS_OUT_OF_MEMORY ? 1 : VKF_BPE_FAILED_REGEX;
+        vkf_status_free(st);
+      }
+      for (size_t i = 0; !st && i < count && next.size <= NORM_GROWTH(n); i++) {
+        if (ps[i].match) vkf_bpe_put(&next, nm->to, to);
+        else vkf_bpe_put(&next, cur.data + ps[i].start, ps[i].end - ps[i].start);
+      }
+      if (!st) free(ps);
     } else if (nm->kind == VKF_BPE_NORM_NMT) {
       nmt(cur.data, cur.size, &next);
     } else if (nm->kind == VKF_BPE_NORM_BERT || nm->kind == VKF_BPE_NORM_LOWERCASE ||
                nm->kind == VKF_BPE_NORM_STRIP_ACCENTS) {
       vkf_bpe_norm_chars(nm, cur.data, cur.size, &next);
-    } else if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE) {
+    } else if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE &&
+               nm->kind != VKF_BPE_NORM_REPLACE_REGEX) {
       normalize_unicode(cur.data, cur.size, nm->kind, &next);
     } else if (nm->kind == VKF_BPE_NORM_PREPEND) {
       if (cur.size) vkf_bpe_put(&next, nm->to, strlen(nm->to)); /* an empty segment stays empty */
@@ -567,6 +582,12 @@ vkf_status vkf_bpe_encode(const vkf_bpe *b, const char *text, size_t n, int add_
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "%s: the normalizer makes more than 64 times a piece of the %zu bytes "
                              "of text plus 1 MiB (its steps multiply the text)",
+                             b->path, n);
+    if ((all.failed | body.failed) & VKF_BPE_FAILED_REGEX)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s: a regular expression of the tokenizer backtracks past its limit "
+                             "on this text of %zu bytes (Oniguruma's retry limit; tokenizers "
+                             "fails on it too)",
                              b->path, n);
     if ((all.failed | body.failed) & FAILED_NO_UNK)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,

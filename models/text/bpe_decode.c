@@ -214,6 +214,20 @@ static void step(const vkf_bpe_dec *d, const vkf_bpe_words *in, int hold, vkf_bp
     if (t == in->count) break;
     if (d->kind == VKF_BPE_DEC_BYTE_FALLBACK) {
       vkf_bpe_put(out, s, n);
+    } else if (d->kind == VKF_BPE_DEC_REPLACE && d->re) {
+      /* decoders::Replace with a Regex: every match becomes the content */
+      vkf_regex_piece *ps;
+      size_t count, tn = strlen(d->to);
+      vkf_status st = vkf_regex_find_matches(d->re, s, n, &ps, &count);
+      if (st) {
+        out->failed |= vkf_status_code_of(st) == VKF_STATUS_OUT_OF_MEMORY ? 1 : VKF_BPE_FAILED_REGEX;
+        vkf_status_free(st);
+      }
+      for (size_t i = 0; !st && i < count; i++) {
+        if (ps[i].match) vkf_bpe_put(out, d->to, tn);
+        else vkf_bpe_put(out, s + ps[i].start, ps[i].end - ps[i].start);
+      }
+      if (!st) free(ps);
     } else if (d->kind == VKF_BPE_DEC_REPLACE) {
       replace_all(s, n, d->from, d->to, out);
     } else if (d->kind == VKF_BPE_DEC_METASPACE) {

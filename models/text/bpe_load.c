@@ -35,13 +35,20 @@ static const char *type_of(const cJSON *obj) {
   return t ? t : "(no type)";
 }
 
-/* A Replace pattern: {"String": s}; a {"Regex": r} is not reproduced. */
+/* A Replace pattern: {"String": s} into *out, or {"Regex": r} compiled into *re. */
 static vkf_status replace_pattern(const vkf_bpe *b, const cJSON *obj, const char *where,
-                                  const char **out) {
+                                  const char **out, vkf_regex **re) {
   const cJSON *pattern = cJSON_GetObjectItemCaseSensitive(obj, "pattern");
   *out = get_string(pattern, "String");
-  if (!*out) return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s Replace with a non-String "
-                                    "pattern is not supported", b->path, where);
+  const char *regex = get_string(pattern, "Regex");
+  if (!*out && regex) {
+    char at[64];
+    snprintf(at, sizeof at, "%s Replace", where);
+    vkf_status st = vkf_regex_compile(regex, at, re);
+    return st ? vkf_status_annotate(st, "%s: ", b->path) : VKF_OK;
+  }
+  if (!*out) return vkf_status_make(VKF_STATUS_PARSE, "%s: %s Replace: pattern is neither "
+                                    "{\"String\": ...} nor {\"Regex\": ...}", b->path, where);
   if (!**out) return vkf_status_make(VKF_STATUS_PARSE, "%s: %s Replace: empty pattern", b->path,
                                      where);
   return VKF_OK;
@@ -121,8 +128,12 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
     to = get_string(n, "content");
   } else if (!strcmp(type, "Replace")) {
     out->kind = VKF_BPE_NORM_REPLACE;
-    VKF_RETURN_IF_ERROR(replace_pattern(b, n, "normalizer", &from));
+    out->re = NULL;
     to = get_string(n, "content");
+    if (!to) return vkf_status_make(VKF_STATUS_PARSE, "%s: normalizer %s lacks its string",
+                                    b->path, type);
+    VKF_RETURN_IF_ERROR(replace_pattern(b, n, "normalizer", &from, &out->re));
+    if (out->re) out->kind = VKF_BPE_NORM_REPLACE_REGEX;
   } else {
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: normalizer type \"%s\" is not supported",
                            b->path, type);
@@ -215,15 +226,20 @@ static vkf_status add_pre(vkf_bpe *b, const cJSON *p) {
     if (!regex)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: pre_tokenizer Split: only Regex patterns "
                              "are supported", b->path);
-    out->kind = VKF_BPE_PRE_SPLIT;
+    (void)behavior;
+    VKF_RETURN_IF_ERROR(split_behavior(b, p, "Split", &out->behavior));
+    out->invert = get_bool(p, "invert", 0);
+    /* GPT-2's, Llama-3's and Qwen2's patterns isolated run hand-written (pretokenize.c, tested
+     * against tokenizers); any other pattern or behavior runs on Oniguruma, as tokenizers does */
     out->pattern = vkf_pretok_pattern_of(regex);
-    if (!out->pattern)
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: pre_tokenizer Split: unknown pattern "
-                             "\"%s\"", b->path, regex);
-    if (!behavior || strcmp(behavior, "Isolated") || get_bool(p, "invert", 0))
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: pre_tokenizer Split: behavior \"%s\" "
-                             "(or invert) is not supported, only Isolated", b->path,
-                             behavior ? behavior : "");
+    if (out->pattern && out->behavior == VKF_BPE_ISOLATED && !out->invert) {
+      out->kind = VKF_BPE_PRE_SPLIT;
+    } else {
+      out->pattern = VKF_PRETOK_NONE;
+      out->kind = VKF_BPE_PRE_SPLIT_REGEX;
+      vkf_status st = vkf_regex_compile(regex, "pre_tokenizer Split", &out->re);
+      if (st) return vkf_status_annotate(st, "%s: ", b->path);
+    }
   } else if (!strcmp(type, "ByteLevel")) {
     out->kind = VKF_BPE_PRE_BYTE_LEVEL;
     out->add_prefix_space = get_bool(p, "add_prefix_space", 1);
@@ -270,9 +286,9 @@ static vkf_status add_dec(vkf_bpe *b, const cJSON *d) {
     out->kind = VKF_BPE_DEC_FUSE;
   } else if (!strcmp(type, "Replace")) {
     out->kind = VKF_BPE_DEC_REPLACE;
-    VKF_RETURN_IF_ERROR(replace_pattern(b, d, "decoder", &from));
     to = get_string(d, "content");
     if (!to) return vkf_status_make(VKF_STATUS_PARSE, "%s: decoder Replace lacks content", b->path);
+    VKF_RETURN_IF_ERROR(replace_pattern(b, d, "decoder", &from, &out->re));
   } else if (!strcmp(type, "Strip")) {
     out->kind = VKF_BPE_DEC_STRIP;
     VKF_RETURN_IF_ERROR(one_char(b, get_string(d, "content"), "decoder Strip content", out->strip));
@@ -739,8 +755,14 @@ void vkf_bpe_destroy(vkf_bpe *b) {
   for (size_t i = 0; i < b->norm_count; i++) {
     free(b->norms[i].from), free(b->norms[i].to);
     vkf_charsmap_free(&b->norms[i].map);
+    vkf_regex_free(b->norms[i].re);
   }
-  for (size_t i = 0; i < b->dec_count; i++) free(b->decs[i].from), free(b->decs[i].to);
+  for (size_t i = 0; i < b->dec_count; i++) {
+    free(b->decs[i].from), free(b->decs[i].to);
+    vkf_regex_free(b->decs[i].re);
+  }
+  /* a step that failed half-way may hold a compiled regex past the count */
+  for (size_t i = 0; i < VKF_BPE_MAX_STEPS; i++) vkf_regex_free(b->pres[i].re);
   free(b->tokens);
   free(b->token_sizes);
   free(b->special);

@@ -11,6 +11,7 @@
 #include "models/text/bpe.h"
 #include "models/text/charsmap.h"
 #include "models/text/pretokenize.h"
+#include "models/text/regex.h"
 
 #define VKF_BPE_MAX_STEPS 8     /* normalizers, pre-tokenizers, decoders: Llama-2 uses 4 */
 #define VKF_BPE_MAX_AFFIX 32     /* bytes of a continuing_subword_prefix or end_of_word_suffix */
@@ -26,6 +27,7 @@ typedef enum {
   VKF_BPE_NORM_PRECOMPILED, /* SentencePiece's charsmap, per grapheme (charsmap.h) */
   VKF_BPE_NORM_STRIP,       /* White_Space off the left and/or right end */
   VKF_BPE_NORM_SPACE_RUNS,  /* Replace of the Regex " {2,}": each run of 2+ spaces becomes `to` */
+  VKF_BPE_NORM_REPLACE_REGEX, /* Replace of any other Regex: every match (`re`) becomes `to` */
   VKF_BPE_NORM_NMT,         /* tokenizers' Nmt: drops ASCII controls, maps other spaces to ' ' */
   VKF_BPE_NORM_BERT,        /* BertNormalizer: the four flags below (bpe_norm.c) */
   VKF_BPE_NORM_LOWERCASE,   /* Rust's char::to_lowercase of each character */
@@ -38,6 +40,7 @@ typedef struct vkf_bpe_norm {
   vkf_charsmap map;       /* Precompiled */
   int strip_left, strip_right; /* Strip */
   uint8_t clean_text, chinese, strip_accents, lowercase; /* BertNormalizer */
+  vkf_regex *re;          /* Replace with a Regex */
 } vkf_bpe_norm;
 
 typedef enum {
@@ -52,6 +55,7 @@ typedef enum {
   VKF_BPE_PRE_PUNCTUATION,    /* each punctuation character a match, with `behavior` */
   VKF_BPE_PRE_CHAR_DELIMITER, /* CharDelimiterSplit: `literal` (one character) removed */
   VKF_BPE_PRE_SPLIT_STRING,   /* Split with a String pattern: `literal`, `behavior`, `invert` */
+  VKF_BPE_PRE_SPLIT_REGEX,    /* Split with a Regex pattern (`re`), `behavior`, `invert` */
 } vkf_bpe_pre_kind;
 /* tokenizers' SplitDelimiterBehavior: what becomes of the pieces a pattern matched. */
 typedef enum {
@@ -74,6 +78,7 @@ typedef struct vkf_bpe_pre {
   vkf_bpe_behavior behavior;  /* Punctuation, Split String */
   int invert;                 /* Split String: the text between matches is what matched */
   char literal[VKF_BPE_MAX_LITERAL]; /* Split String's pattern; CharDelimiterSplit's delimiter */
+  vkf_regex *re;                     /* Split Regex (other than the patterns pretokenize.h knows) */
 } vkf_bpe_pre;
 
 typedef enum {
@@ -94,6 +99,7 @@ typedef struct vkf_bpe_dec {
   size_t start, stop;  /* Strip: how many to remove at each end */
   int add_prefix_space; /* Metaspace: drop the first token's leading space */
   int cleanup;          /* WordPiece, CTC: tokenizers' wordpiece::cleanup of each token */
+  vkf_regex *re;        /* Replace with a Regex (from is NULL then) */
 } vkf_bpe_dec;
 
 typedef struct vkf_bpe_added {
@@ -212,6 +218,9 @@ static inline int vkf_bpe_cp_to_byte(uint32_t cp) {
 }
 
 /* Words as one byte buffer plus the end offset of each word; vkf_bpe_put() extends the open word. */
+/* vkf_bpe_words.failed bit: a regex search passed its retry limit (regex.h). */
+#define VKF_BPE_FAILED_REGEX 16
+
 typedef struct vkf_bpe_words {
   char *data;
   size_t size, cap;

@@ -1,5 +1,6 @@
 /* The splitting pre-tokenizers of the tokenizers library (BertPreTokenizer, Whitespace,
- * Punctuation, CharDelimiterSplit, Split with a String pattern), as NormalizedString::split does
+ * Punctuation, CharDelimiterSplit, Split with a String or a Regex pattern), as
+ * NormalizedString::split does
  * them: the pattern cuts the word into pieces flagged match or not (Pattern::find_matches), the
  * behavior merges or removes pieces, and empty pieces are dropped. */
 #include <stdlib.h>
@@ -13,6 +14,7 @@ typedef struct piece {
   size_t start, end;
   int match; /* find_matches' flag; after the behavior: removed */
 } piece;
+_Static_assert(sizeof(piece) == sizeof(vkf_regex_piece), "piece mirrors vkf_regex_piece");
 
 /* char::is_ascii_punctuation || unicode_categories' is_punctuation: unicode.h's PUNCT is exactly
  * that but for ASCII, where it also holds controls and space. */
@@ -107,12 +109,25 @@ void vkf_bpe_pre_split(const vkf_bpe_pre *p, const char *s, size_t n, vkf_bpe_wo
     vkf_bpe_end_word(out);
     return;
   }
-  piece *ps = malloc((2 * n + 1) * sizeof *ps);
-  if (!ps) {
-    out->failed = 1;
-    return;
+  piece *ps;
+  size_t count;
+  if (p->kind == VKF_BPE_PRE_SPLIT_REGEX) {
+    vkf_regex_piece *rp;
+    vkf_status st = vkf_regex_find_matches(p->re, s, n, &rp, &count);
+    if (st) {
+      out->failed |= vkf_status_code_of(st) == VKF_STATUS_OUT_OF_MEMORY ? 1 : VKF_BPE_FAILED_REGEX;
+      vkf_status_free(st);
+      return;
+    }
+    ps = (piece *)rp; /* the same three fields */
+  } else {
+    ps = malloc((2 * n + 1) * sizeof *ps);
+    if (!ps) {
+      out->failed = 1;
+      return;
+    }
+    count = find_matches(p, s, n, ps);
   }
-  size_t count = find_matches(p, s, n, ps);
   vkf_bpe_behavior behavior = p->behavior;
   int invert = p->invert;
   if (p->kind == VKF_BPE_PRE_WHITESPACE) behavior = VKF_BPE_REMOVED, invert = 1;

@@ -40,7 +40,9 @@ done
 # tokenizer.json components, one family each (tools/goldens/make_tokenizer_components_golden.py)
 for name in bert bert_cased bert_raw norms norms_nfc ctc punct_removed punct_isolated punct_prev \
   punct_next punct_contiguous split_removed split_isolated_invert split_prev split_next_invert \
-  split_contiguous split_removed_invert chardelim bpe_prefix metaspace_first; do
+  split_contiguous split_removed_invert chardelim bpe_prefix metaspace_first split_regex_isolated \
+  split_regex_removed split_regex_prev split_regex_next_invert split_regex_contiguous \
+  split_regex_empty split_regex_lookaround split_gpt2_removed_invert replace_regex; do
   check "components $name" tests/models/golden/bpe/tokcomp_$name.json --model tests/models/data/tokcomp_$name
 done
 # Encoder-decoder tokenizers (tools/goldens/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as
@@ -81,8 +83,36 @@ expect_error tokenize "no tokenizer files" "vocab.txt, source.spm" --model tests
 expect_error tokenize "invalid UTF-8" "text 1: text is not valid UTF-8: byte 0xFF" --model tests/models/data/bert_tiny ok "$(printf 'a\xffb')"
 expect_error tokenize "missing folder" "no-such-model" --model "$tmp/no-such-model" hello
 mkdir -p "$tmp/badpattern"
+# The hand-written GPT-2, Llama-3 and Qwen2 patterns against Oniguruma: each pattern wrapped in
+# (?:...) is unknown to pretokenize.c, so it runs on the regex engine, and must give the goldens.
+for name in gpt2 llama3 qwen2; do
+  mkdir -p "$tmp/onig_$name"
+  python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+def wrap(p):
+    if p.get("type") == "Sequence":
+        for q in p["pretokenizers"]: wrap(q)
+    elif p.get("type") == "Split" and "Regex" in p["pattern"]:
+        p["pattern"]["Regex"] = "(?:" + p["pattern"]["Regex"] + ")"
+    elif p.get("type") == "ByteLevel" and p.get("use_regex", True):
+        # GPT-2: ByteLevel'"'"'s own regex, moved into a Split before a regex-less ByteLevel
+        p["use_regex"] = False
+        t["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(?:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+)"}, "behavior": "Isolated", "invert": False}, dict(p)]}
+wrap(t["pre_tokenizer"])
+json.dump(t, open(sys.argv[2], "w"), ensure_ascii=False)
+' tests/models/data/$name/tokenizer.json "$tmp/onig_$name/tokenizer.json"
+  for f in tests/models/data/$name/*; do [ "$(basename "$f")" = tokenizer.json ] || cp "$f" "$tmp/onig_$name/"; done
+  check "BPE $name on Oniguruma" tests/models/golden/bpe/$name.json --model "$tmp/onig_$name"
+done
+
+# A pattern of no known tokenizer runs on Oniguruma (the 4-digit runs: one word, one token each
+# here); one that does not compile is refused naming it.
 sed 's/p{N}{1,3}/p{N}{1,4}/' tests/models/data/llama3/tokenizer.json >"$tmp/badpattern/tokenizer.json"
-expect_error tokenize "unknown pre-tokenizer pattern" 'unknown pattern .*p{N}{1,4}' --model "$tmp/badpattern" hello
+"$VKF" tokenize --model "$tmp/badpattern" "in 2024 or 12345" >"$tmp/out" 2>"$tmp/err" &&
+  grep -q '"in 2024 or 12345": ' "$tmp/out" && ok || bad "other pre-tokenizer pattern: $(cat "$tmp/err")"
+sed 's/p{N}{1,3}/p{Nope}/' tests/models/data/llama3/tokenizer.json >"$tmp/badpattern/tokenizer.json"
+expect_error tokenize "bad pre-tokenizer pattern" 'regex .*p{Nope}.* does not compile: invalid character property name' --model "$tmp/badpattern" hello
 "$VKF" tokenize --model tests/models/data/bert_tiny >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "no text: exit status"
 # A normalizer chain that multiplies the text (8 x Replace "a" -> 10 a's: 53 bytes to 5 GB) is

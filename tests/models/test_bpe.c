@@ -28,7 +28,10 @@ static const char *const NAMES[] = {
     "tokcomp_punct_next", "tokcomp_punct_contiguous", "tokcomp_split_removed",
     "tokcomp_split_isolated_invert", "tokcomp_split_prev", "tokcomp_split_next_invert",
     "tokcomp_split_contiguous", "tokcomp_split_removed_invert", "tokcomp_chardelim",
-    "tokcomp_bpe_prefix", "tokcomp_metaspace_first"};
+    "tokcomp_bpe_prefix", "tokcomp_metaspace_first", "tokcomp_split_regex_isolated",
+    "tokcomp_split_regex_removed", "tokcomp_split_regex_prev", "tokcomp_split_regex_next_invert",
+    "tokcomp_split_regex_contiguous", "tokcomp_split_regex_empty", "tokcomp_split_regex_lookaround",
+    "tokcomp_split_gpt2_removed_invert", "tokcomp_replace_regex"};
 
 static char *path_of(const char *a, const char *b) {
   const char *root = getenv("VKF_SOURCE_DIR");
@@ -311,9 +314,34 @@ static void check_errors(const char *tmp) {
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -3}}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "out of range");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
-             "\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"\\\\w+\"},"
+             "\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"a(b\"},"
              " \"behavior\": \"Isolated\", \"invert\": false}}");
-  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED, "unknown pattern \"\\w+\"");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE,
+               "pre_tokenizer Split: regex \"a(b\" does not compile: end pattern with unmatched "
+               "parenthesis");
+  /* Catastrophic backtracking ends at Oniguruma's retry limit, as in tokenizers (which panics:
+   * "retry-limit-in-match over"): an error naming the cause, in well under a second. */
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, "
+             "\"merges\": []}, \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": "
+             "{\"Regex\": \"(a|a)*[^a]\"}, \"behavior\": \"Isolated\", \"invert\": false}}");
+  CHECK_OK(vkf_text_tokenizer_load(tmp, &tok));
+  if (tok) {
+    int32_t *ids = NULL;
+    size_t count = 0;
+    CHECK_OK(vkf_text_tokenizer_encode(tok, "aaaaaaaaaaaaaaaaaaaa", 0, &ids, &count));
+    CHECK(count == 20);
+    free(ids);
+    CHECK_STATUS(vkf_text_tokenizer_encode(tok, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0, &ids,
+                                           &count),
+                 VKF_STATUS_INVALID_ARGUMENT, "backtracks past its limit");
+    vkf_text_tokenizer_destroy(tok);
+    tok = NULL;
+  }
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
+             "\"decoder\": {\"type\": \"Replace\", \"pattern\": {\"Regex\": \"[z-a]\"},"
+             " \"content\": \"\"}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE,
+               "decoder Replace: regex \"[z-a]\" does not compile: empty range in char class");
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
              "\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"Precompiled\" lacks");

@@ -10,7 +10,7 @@ DEB_PACKAGES=(
   build-essential cmake pkg-config python3 python3-pip
   libvulkan-dev libvulkan-volk-dev libshaderc-dev glslc glslang-tools spirv-tools
   mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  libcjson-dev libstb-dev libjpeg-dev graphviz
+  libcjson-dev libstb-dev libjpeg-dev libonig-dev graphviz
   clang libclang-rt-14-dev python3-numpy python3-pytest
   libmicrohttpd-dev nginx-light python3-venv
 )

@@ -18,7 +18,7 @@ import argparse
 import json
 import os
 
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from tokenizers import trainers
 
 from make_bpe_golden import TEXTS, corpus, special_texts
@@ -156,6 +156,28 @@ def split(pattern, behavior, invert):
     return tok, ["<s>", "</s>", "<unk>"]
 
 
+def split_regex(pattern, behavior, invert=False):
+    """Split with a Regex pattern (Oniguruma in tokenizers), the behavior and invert, then a BPE
+    trained behind Whitespace and ByteLevel's alphabet (so every character has a token)."""
+    tok = bpe_model(pre_tokenizers.Whitespace())
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), behavior, invert=invert)
+    return tok, ["<s>", "</s>", "<unk>"]
+
+
+def replace_regex():
+    """Replace normalizers with Regex patterns (a class, an empty lookahead match that inserts,
+    alternation with a case-insensitive group) and a Regex Replace decoder, around a BPE."""
+    tok = bpe_model(pre_tokenizers.Whitespace())
+    tok.normalizer = normalizers.Sequence([
+        normalizers.Replace(Regex(r"[0-9]+"), "#"),
+        normalizers.Replace(Regex(r"(?=[A-Z])"), "^"),
+        normalizers.Replace(Regex(r"(?i:the|a)\b"), "T"),
+    ])
+    tok.decoder = decoders.Sequence([decoders.Replace(Regex(r"\^+"), ""),
+                                     decoders.Replace(Regex(r"#"), "0")])
+    return tok, ["<s>", "</s>", "<unk>"]
+
+
 def chardelim():
     """CharDelimiterSplit(" ") before a BPE with end_of_word_suffix </w> and the BPEDecoder."""
     tok = bpe_model(pre_tokenizers.CharDelimiterSplit(" "), end_of_word_suffix="</w>")
@@ -203,6 +225,19 @@ FAMILIES = {
     "split_next_invert": lambda: split(" ", "merged_with_next", True),
     "split_contiguous": lambda: split("-", "contiguous", False),
     "split_removed_invert": lambda: split("a", "removed", True),
+    "split_regex_isolated": lambda: split_regex(r"\p{Lu}\p{Ll}*|\d{1,2}|[^\s\p{L}\d]+",
+                                                "isolated"),
+    "split_regex_removed": lambda: split_regex(r"\s+", "removed"),
+    "split_regex_prev": lambda: split_regex(r"[aeiouäöü]", "merged_with_previous"),
+    "split_regex_next_invert": lambda: split_regex(r"\b\w{2,}\b", "merged_with_next", True),
+    "split_regex_contiguous": lambda: split_regex(r"(?i:ab|e)|\.", "contiguous"),
+    "split_regex_empty": lambda: split_regex(r"x*|(?=\p{N})", "isolated"),
+    "split_regex_lookaround": lambda: split_regex(
+        r"\s+(?!\S)|\s+|(?<=\p{L})\p{N}+|'(?:s|t|re)|[^\s]+?(?=[,.!?])", "isolated"),
+    "split_gpt2_removed_invert": lambda: split_regex(
+        r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+        "removed", True),
+    "replace_regex": replace_regex,
     "chardelim": chardelim,
     "bpe_prefix": bpe_prefix,
     "metaspace_first": metaspace_first,
