@@ -38,6 +38,8 @@ struct vkf_spm {
   float min_score, max_score;
   char *unk_surface;
   vkf_charsmap map;
+  uint8_t *charsmap_bytes; /* normalizer_spec.precompiled_charsmap as stored */
+  size_t charsmap_size;
   int add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces;
 };
 
@@ -183,8 +185,13 @@ static vkf_status read_normalizer(vkf_spm *s, reader *r) {
   while ((got = next_field(r, &field, &wire, &value, &payload)) > 0) {
     if (wire == 2 && field == 2) {
       vkf_charsmap_free(&s->map);
-      VKF_RETURN_IF_ERROR(
-          vkf_charsmap_parse(payload.p, (size_t)(payload.end - payload.p), s->path, &s->map));
+      size_t size = (size_t)(payload.end - payload.p);
+      VKF_RETURN_IF_ERROR(vkf_charsmap_parse(payload.p, size, s->path, &s->map));
+      free(s->charsmap_bytes);
+      s->charsmap_bytes = malloc(size + 1);
+      if (!s->charsmap_bytes) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", s->path);
+      memcpy(s->charsmap_bytes, payload.p, size);
+      s->charsmap_size = size;
     } else if (wire == 0 && field == 3) {
       s->add_dummy_prefix = value != 0;
     } else if (wire == 0 && field == 4) {
@@ -311,6 +318,7 @@ void vkf_spm_destroy(vkf_spm *s) {
   free(s->unk_surface);
   free(s->path);
   vkf_charsmap_free(&s->map);
+  free(s->charsmap_bytes);
   free(s);
 }
 
@@ -325,6 +333,16 @@ int vkf_spm_piece_type(const vkf_spm *s, int32_t id) {
 }
 int32_t vkf_spm_piece_id(const vkf_spm *s, const char *p, size_t n) {
   return find_in(s, s->all_slots, p, n);
+}
+float vkf_spm_piece_score(const vkf_spm *s, int32_t id) {
+  return id >= 0 && (size_t)id < s->count ? s->pieces[id].score : 0.0f;
+}
+int vkf_spm_model_type(const vkf_spm *s) {
+  return s->model_type;
+}
+const uint8_t *vkf_spm_charsmap_bytes(const vkf_spm *s, size_t *size) {
+  *size = s->charsmap_size;
+  return s->charsmap_bytes;
 }
 int32_t vkf_spm_unk_id(const vkf_spm *s) {
   return s->unk_id;

@@ -32,6 +32,10 @@ const char *vkf_spm_piece(const vkf_spm *spm, int32_t id); /* NULL out of range 
 int vkf_spm_piece_type(const vkf_spm *spm, int32_t id);
 int32_t vkf_spm_piece_id(const vkf_spm *spm, const char *piece, size_t size); /* -1: absent */
 int32_t vkf_spm_unk_id(const vkf_spm *spm);
+float vkf_spm_piece_score(const vkf_spm *spm, int32_t id); /* 0 out of range */
+int vkf_spm_model_type(const vkf_spm *spm);                /* VKF_SPM_UNIGRAM or VKF_SPM_BPE */
+/* normalizer_spec.precompiled_charsmap as the file stores it (NULL and 0 when it has none). */
+const uint8_t *vkf_spm_charsmap_bytes(const vkf_spm *spm, size_t *size);
 
 /* The pieces of valid UTF-8 text[0..n) as SentencePieceProcessor.encode(text, out_type=str):
  * normalised (charsmap longest match, whitespace rules, "▁"), segmented, consecutive unknown

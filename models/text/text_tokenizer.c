@@ -1,5 +1,6 @@
 /* The one tokenizer interface over the BPE (tokenizer.json) and WordPiece (vocab.txt) tokenizers,
  * and the streaming decoder, which re-decodes a short window of recent ids and emits what grew. */
+#include "models/text/spm_t5.h"
 #include "models/text/text_tokenizer.h"
 
 #include <stdio.h>
@@ -88,8 +89,9 @@ static vkf_status clean_up_settled(const char *raw, size_t n, size_t *out_settle
   return VKF_OK;
 }
 
-/* tokenizer_config.json's clean_up_tokenization_spaces; 0 when the file or the field is absent
- * (the tokenizer.json-only folders are checked against tokenizers' own decode). */
+/* tokenizer_config.json's clean_up_tokenization_spaces; without the field transformers 4.38's
+ * default, true; 0 without the file (the tokenizer.json-only folders are checked against
+ * tokenizers' own decode). */
 static vkf_status read_clean_up(const char *model_dir, int *out) {
   *out = 0;
   size_t n = strlen(model_dir) + 32;
@@ -106,7 +108,7 @@ static vkf_status read_clean_up(const char *model_dir, int *out) {
   cJSON *root = NULL;
   if (!st) st = vkf_json_parse_object(text, size, path, &root);
   bool value = false;
-  if (!st) st = vkf_json_get_bool(path, root, "clean_up_tokenization_spaces", false, &value);
+  if (!st) st = vkf_json_get_bool(path, root, "clean_up_tokenization_spaces", true, &value);
   *out = value;
   cJSON_Delete(root);
   free(text);
@@ -166,9 +168,12 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
       st = vkf_marian_load(model_dir, &t->marian); /* names whichever file is missing */
     else if (file_exists(bpe_vocab) || file_exists(merges)) /* BartTokenizer without a fast file */
       st = vkf_bpe_load_files(model_dir, &t->bpe);
+    else if (vkf_spm_t5_present(model_dir)) /* T5 without a fast file: converted as transformers */
+      st = vkf_spm_t5_load(model_dir, &t->bpe);
     else
       st = vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: no tokenizer: none of tokenizer.json, "
-                           "vocab.txt, source.spm (Marian), vocab.json + merges.txt", model_dir);
+                           "vocab.txt, source.spm (Marian), vocab.json + merges.txt, spiece.model "
+                           "(T5)", model_dir);
   }
   if (!st && !t->wordpiece) st = read_clean_up(model_dir, &t->clean_up);
   free(json), free(vocab), free(spm), free(bpe_vocab), free(merges);

@@ -48,9 +48,16 @@ done
 # Encoder-decoder tokenizers (tools/goldens/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as
 # transformers 4.38 converts it, and in the Hub's older WhitespaceSplit form), Marian's
 # SentencePiece models + vocab.json, BART's tokenizer.json and its vocab.json + merges.txt.
-for name in tok_t5 tok_t5_hub tok_marian tok_bart tok_bart_slow; do
+for name in tok_t5 tok_t5_hub tok_marian tok_bart tok_bart_slow tok_t5_spiece; do
   check "seq2seq $name" tests/models/golden/seq2seq/$name.json --model tests/models/data/$name
 done
+# T5 without its tokenizer.json: spiece.model converted as transformers converts it (T5Converter)
+# gives the fast tokenizer's own results; a SentencePiece model of another class is refused.
+mkdir -p "$tmp/t5_spiece"
+cp tests/models/data/tok_t5/{spiece.model,tokenizer_config.json,special_tokens_map.json} "$tmp/t5_spiece/"
+check "tok_t5 from spiece.model alone" tests/models/golden/seq2seq/tok_t5.json --model "$tmp/t5_spiece"
+sed 's/"T5Tokenizer"/"AlbertTokenizer"/' tests/models/data/tok_t5/tokenizer_config.json >"$tmp/t5_spiece/tokenizer_config.json"
+expect_error tokenize "spiece.model of another class" 'tokenizer_class "AlbertTokenizer" is not converted (only T5' --model "$tmp/t5_spiece" hello
 mkdir -p "$tmp/marian"
 cp tests/models/data/tok_marian/* "$tmp/marian/"
 rm "$tmp/marian/target.spm"
