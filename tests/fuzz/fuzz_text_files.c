@@ -1,6 +1,7 @@
 /* Tokenizer folders without a tokenizer.json, through vkf_text_tokenizer_load as `vkf tokenize`
  * reads them. Input parts (an empty part leaves the file out): Marian's source.spm, target.spm,
- * vocab.json; BART's merges.txt (with vocab.json); tokenizer_config.json; then a text encoded
+ * vocab.json; BART's merges.txt (with vocab.json); tokenizer_config.json; a text; T5's
+ * spiece.model (converted to a tokenizer.json document, spm_t5.h). The text is encoded
  * with and without special tokens, every id in the vocabulary, decoded in one call and streamed
  * to the same text, and ids past the vocabulary refused. */
 #include "models/text/text_tokenizer.h"
@@ -8,8 +9,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const files[5] = {"source.spm", "target.spm", "vocab.json", "merges.txt",
-                                     "tokenizer_config.json"};
+static const char *const files[7] = {"source.spm", "target.spm", "vocab.json", "merges.txt",
+                                     "tokenizer_config.json", NULL, "spiece.model"};
 
 static void check_stream(const vkf_text_tokenizer *tok, const int32_t *ids, size_t count,
                          int skip, const char *whole) {
@@ -30,9 +31,10 @@ static void check_stream(const vkf_text_tokenizer *tok, const int32_t *ids, size
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  fuzz_part parts[6];
-  fuzz_split(data, size, parts, 6);
-  for (size_t i = 0; i < 5; i++) {
+  fuzz_part parts[7];
+  fuzz_split(data, size, parts, 7);
+  for (size_t i = 0; i < 7; i++) {
+    if (!files[i]) continue; /* the text */
     if (parts[i].size) fuzz_write_file(files[i], parts[i].data, parts[i].size);
     else fuzz_remove_file(files[i]);
   }

@@ -113,7 +113,8 @@ def main():
     for name, rel in [("spm_bpe", "spm_bpe/bpe.model"), ("marian_source", "tok_marian/source.spm"),
                       ("marian_target", "tok_marian/target.spm"), ("t5", "tok_t5/spiece.model")]:
         add("fuzz_spm", name, read(f"{data}/{rel}") + SEP + TEXTS[2])
-    # fuzz_text_files: source.spm, target.spm, vocab.json, merges.txt, tokenizer_config.json, text
+    # fuzz_text_files: source.spm, target.spm, vocab.json, merges.txt, tokenizer_config.json, text,
+    # spiece.model
     marian, bart = f"{data}/tok_marian", f"{data}/tok_bart_slow"
     add("fuzz_text_files", "marian", SEP.join([read(f"{marian}/source.spm"), read(f"{marian}/target.spm"),
                                                read(f"{marian}/vocab.json"), b"",
@@ -122,6 +123,10 @@ def main():
                                              read(f"{bart}/tokenizer_config.json"), TEXTS[1]]))
     add("fuzz_text_files", "bart_bare", SEP.join([b"", b"", read(f"{bart}/vocab.json"),
                                                   read(f"{bart}/merges.txt"), b"", TEXTS[2]]))
+    # ... and T5's spiece.model alone (the 7th part), with and without its tokenizer_config.json
+    for name, cfg in (("t5_spiece", "tok_t5"), ("t5_spiece_defaults", "tok_t5_spiece")):
+        add("fuzz_text_files", name, SEP.join([b"", b"", b"", b"", read(f"{data}/{cfg}/tokenizer_config.json"),
+                                               TEXTS[3], read(f"{data}/tok_t5/spiece.model")]))
     add("fuzz_bpe_load", "t5_unigram", SEP.join([read(f"{data}/tok_t5/tokenizer.json"), TEXTS[2]]))
     # one tokenizer per tokenizers component (tools/goldens/make_tokenizer_components_golden.py)
     for path in sorted(glob.glob(f"{data}/tokcomp_*/tokenizer.json")):
