@@ -244,6 +244,8 @@ static vkf_status add_pre(vkf_bpe *b, const cJSON *p) {
     out->kind = VKF_BPE_PRE_BYTE_LEVEL;
     out->add_prefix_space = get_bool(p, "add_prefix_space", 1);
     out->pattern = get_bool(p, "use_regex", 1) ? VKF_PRETOK_GPT2 : VKF_PRETOK_NONE;
+  } else if (!strcmp(type, "UnicodeScripts")) {
+    out->kind = VKF_BPE_PRE_UNICODE_SCRIPTS;
   } else if (!strcmp(type, "WhitespaceSplit")) {
     out->kind = VKF_BPE_PRE_WHITESPACE_SPLIT;
   } else if (!strcmp(type, "Digits")) {

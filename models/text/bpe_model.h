@@ -56,6 +56,7 @@ typedef enum {
   VKF_BPE_PRE_CHAR_DELIMITER, /* CharDelimiterSplit: `literal` (one character) removed */
   VKF_BPE_PRE_SPLIT_STRING,   /* Split with a String pattern: `literal`, `behavior`, `invert` */
   VKF_BPE_PRE_SPLIT_REGEX,    /* Split with a Regex pattern (`re`), `behavior`, `invert` */
+  VKF_BPE_PRE_UNICODE_SCRIPTS, /* UnicodeScripts: cut where the script changes */
 } vkf_bpe_pre_kind;
 /* tokenizers' SplitDelimiterBehavior: what becomes of the pieces a pattern matched. */
 typedef enum {
@@ -156,20 +157,31 @@ struct vkf_bpe {
   int32_t bos_id, eos_id;
 };
 
+/* FNV-1a, byte by byte (so a caller extending a string hashes only the new bytes), then mixed. */
+#define VKF_BPE_HASH_INIT 1469598103934665603ull
+static inline uint64_t vkf_bpe_hash_step(uint64_t h, uint8_t byte) {
+  return (h ^ byte) * 1099511628211ull;
+}
 static inline uint64_t vkf_bpe_hash(const char *s, size_t size) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (size_t i = 0; i < size; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  uint64_t h = VKF_BPE_HASH_INIT;
+  for (size_t i = 0; i < size; i++) h = vkf_bpe_hash_step(h, (uint8_t)s[i]);
   return h ^ (h >> 29);
 }
 
-/* Id of the vocabulary entry s[0..size), or -1. */
-static inline int32_t vkf_bpe_find(const vkf_bpe *b, const char *s, size_t size) {
-  for (size_t i = vkf_bpe_hash(s, size) & b->slot_mask;; i = (i + 1) & b->slot_mask) {
+/* Id of the vocabulary entry s[0..size) whose vkf_bpe_hash is `hash`, or -1. */
+static inline int32_t vkf_bpe_find_hashed(const vkf_bpe *b, const char *s, size_t size,
+                                          uint64_t hash) {
+  for (size_t i = hash & b->slot_mask;; i = (i + 1) & b->slot_mask) {
     uint32_t slot = b->slots[i];
     if (slot == 0) return -1;
     if (b->token_sizes[slot - 1] == size && memcmp(b->tokens[slot - 1], s, size) == 0)
       return (int32_t)(slot - 1);
   }
+}
+
+/* Id of the vocabulary entry s[0..size), or -1. */
+static inline int32_t vkf_bpe_find(const vkf_bpe *b, const char *s, size_t size) {
+  return vkf_bpe_find_hashed(b, s, size, vkf_bpe_hash(s, size));
 }
 
 static inline uint64_t vkf_bpe_pair_key(int32_t a, int32_t b) {
@@ -217,10 +229,10 @@ static inline int vkf_bpe_cp_to_byte(uint32_t cp) {
   return -1;
 }
 
-/* Words as one byte buffer plus the end offset of each word; vkf_bpe_put() extends the open word. */
 /* vkf_bpe_words.failed bit: a regex search passed its retry limit (regex.h). */
 #define VKF_BPE_FAILED_REGEX 16
 
+/* Words as one byte buffer plus the end offset of each word; vkf_bpe_put() extends the open word. */
 typedef struct vkf_bpe_words {
   char *data;
   size_t size, cap;

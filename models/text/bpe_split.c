@@ -8,6 +8,7 @@
 
 #include "models/text/bpe_model.h"
 #include "models/text/unicode.h"
+#include "models/text/unicode_scripts.h"
 #include "models/text/unicode_word.h"
 
 typedef struct piece {
@@ -94,7 +95,48 @@ static size_t apply_behavior(vkf_bpe_behavior behavior, piece *ps, size_t count)
   return k;
 }
 
+/* UnicodeScripts' fixed_script: U+30FC and Hiragana and Katakana count as Han, a space as any. */
+static uint32_t fixed_script(uint32_t cp) {
+  if (cp == 0x30FC) return VKF_SCRIPT_HAN;
+  if (cp == ' ') return VKF_SCRIPT_ANY;
+  uint32_t s = vkf_unicode_script(cp);
+  return s == VKF_SCRIPT_HIRAGANA || s == VKF_SCRIPT_KATAKANA ? VKF_SCRIPT_HAN : s;
+}
+
+/* UnicodeScripts: a piece starts at each character of a script (not "any") other than the last
+ * such character's, and the pieces run from one start to the next. As in tokenizers, what comes
+ * before the first start (leading spaces, characters of no script) is in no piece at all. */
+static void unicode_scripts(const char *s, size_t n, vkf_bpe_words *out) {
+  uint32_t last = UINT32_MAX; /* None */
+  size_t start = SIZE_MAX;
+  for (size_t i = 0; i < n;) {
+    uint32_t cp = 0;
+    size_t len = vkf_utf8_decode((const uint8_t *)s + i, n - i, &cp);
+    if (!len) len = 1, cp = 0xFFFD; /* not reached: the text was checked as UTF-8 */
+    uint32_t script = fixed_script(cp);
+    if (script != VKF_SCRIPT_ANY && last != VKF_SCRIPT_ANY && last != script) {
+      if (start != SIZE_MAX && i > start) {
+        vkf_bpe_end_word(out);
+        vkf_bpe_put(out, s + start, i - start);
+        vkf_bpe_end_word(out);
+      }
+      start = i;
+    }
+    if (script != VKF_SCRIPT_ANY) last = script;
+    i += len;
+  }
+  if (start != SIZE_MAX && n > start) {
+    vkf_bpe_end_word(out);
+    vkf_bpe_put(out, s + start, n - start);
+    vkf_bpe_end_word(out);
+  }
+}
+
 void vkf_bpe_pre_split(const vkf_bpe_pre *p, const char *s, size_t n, vkf_bpe_words *out) {
+  if (p->kind == VKF_BPE_PRE_UNICODE_SCRIPTS) {
+    unicode_scripts(s, n, out);
+    return;
+  }
   if (p->kind == VKF_BPE_PRE_BERT) { /* spaces removed, then each punctuation character alone */
     for (size_t i = 0; i < n;) {
       uint32_t cp = 0;

@@ -37,6 +37,13 @@ EXTRA_TEXTS = [
     "Under_score snake_case CamelCase x86_64 v1.2.3-rc4",
 ]
 SPECIALS_BERT = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+# Texts only some families see (so the others' goldens stay as they were).
+SCRIPT_TEXTS = [
+    "どこで生れ。Yes", "Apples are りんご 林檎", "  leading spaces then Ελληνικά and кириллица",
+    "ーー長音ーカタカナ ひらがな 한국어 漢字", "mixed123数字٣٤ and עברית text", " ",
+    "á̈ combining, ﷺ ligature, 🙂 emoji 🇫🇷 flag",
+]
+FAMILY_TEXTS = {"unicode_scripts": SCRIPT_TEXTS, "unicode_scripts_digits": SCRIPT_TEXTS}
 
 
 def wordpiece_trainer(**kw):
@@ -178,6 +185,17 @@ def replace_regex():
     return tok, ["<s>", "</s>", "<unk>"]
 
 
+def unicode_scripts(digits=False):
+    """UnicodeScripts (pieces cut where the script changes; a space belongs to both sides),
+    alone or before Digits, in front of a plain BPE."""
+    tok = bpe_model(pre_tokenizers.Whitespace())
+    pre = pre_tokenizers.UnicodeScripts()
+    if digits:
+        pre = pre_tokenizers.Sequence([pre, pre_tokenizers.Digits(individual_digits=True)])
+    tok.pre_tokenizer = pre
+    return tok, ["<s>", "</s>", "<unk>"]
+
+
 def chardelim():
     """CharDelimiterSplit(" ") before a BPE with end_of_word_suffix </w> and the BPEDecoder."""
     tok = bpe_model(pre_tokenizers.CharDelimiterSplit(" "), end_of_word_suffix="</w>")
@@ -238,6 +256,8 @@ FAMILIES = {
         r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
         "removed", True),
     "replace_regex": replace_regex,
+    "unicode_scripts": unicode_scripts,
+    "unicode_scripts_digits": lambda: unicode_scripts(True),
     "chardelim": chardelim,
     "bpe_prefix": bpe_prefix,
     "metaspace_first": metaspace_first,
@@ -255,7 +275,7 @@ def write(root, name, tok, specials):
         f.write(text)
     tok = Tokenizer.from_file(path)
     rows, decode_cases = [], []
-    for t in TEXTS + EXTRA_TEXTS + special_texts(specials):
+    for t in TEXTS + EXTRA_TEXTS + FAMILY_TEXTS.get(name[len("tokcomp_"):], []) + special_texts(specials):
         ids = list(tok.encode(t).ids)
         rows.append({"text": t, "ids": ids, "tokens": [tok.id_to_token(i) for i in ids]})
         cut = [ids, ids[:-1]] if len(ids) > 1 else [ids]
