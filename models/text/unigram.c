@@ -1,6 +1,7 @@
 /* Unigram Viterbi: best_path[i] is the best-scoring segmentation of w[0..i); each character
  * boundary extends every vocabulary piece starting there (found by hashing each prefix up to the
- * longest piece), strictly better scores replacing earlier ones, as tokenizers 0.15 does. */
+ * longest piece, the hash extended byte by byte: O(n·L) for n bytes and pieces of up to L, not
+ * O(n·L²)), strictly better scores replacing earlier ones, as tokenizers 0.15 does. */
 #include "models/text/unigram.h"
 
 #include <stdlib.h>
@@ -28,9 +29,11 @@ size_t vkf_unigram_encode(const vkf_bpe *b, const char *w, size_t n, int32_t *ou
     if (!mblen) mblen = 1;
     double here = best[at].score;
     int single = 0;
+    uint64_t h = VKF_BPE_HASH_INIT;
     for (size_t end = at + 1; end <= n && end - at <= b->max_token_bytes; end++) {
+      h = vkf_bpe_hash_step(h, (uint8_t)w[end - 1]);
       if (end < n && ((uint8_t)w[end] & 0xC0) == 0x80) continue; /* not a character boundary */
-      int32_t id = vkf_bpe_find(b, w + at, end - at);
+      int32_t id = vkf_bpe_find_hashed(b, w + at, end - at, h ^ (h >> 29));
       if (id < 0 || (size_t)id >= b->piece_count) continue;
       double score = here + b->scores[id];
       if (best[end].start == SIZE_MAX || score > best[end].score) best[end] = (node){score, at, id};
