@@ -580,7 +580,11 @@ static vkf_status load_model(vkf_bpe *b, const cJSON *root) {
     return vkf_status_make(VKF_STATUS_PARSE, "%s: model.vocab is not an object", b->path);
   const cJSON *dropout = cJSON_GetObjectItemCaseSensitive(model, "dropout");
   if (cJSON_IsNumber(dropout) && dropout->valuedouble > 0)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model: dropout is not supported", b->path);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: model.dropout %g: BPE-dropout skips merges at random on every "
+                           "encoding (a training-time regulariser, so no two runs agree); set it "
+                           "to null to tokenize",
+                           b->path, dropout->valuedouble);
   VKF_RETURN_IF_ERROR(load_affixes(b, model));
   double max_id = -1;
   cJSON_ArrayForEach(item, vocab) {

@@ -346,6 +346,10 @@ static void check_errors(const char *tmp) {
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}},"
              "\"normalizer\": {\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}}");
   CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_PARSE, "\"Precompiled\" lacks");
+  write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"dropout\": 0.1, "
+             "\"vocab\": {\"a\": 0}, \"merges\": []}}");
+  CHECK_STATUS(vkf_text_tokenizer_load(tmp, &tok), VKF_STATUS_UNSUPPORTED,
+               "model.dropout 0.1: BPE-dropout skips merges at random");
   /* components read but with values these files refuse, each named with its field */
   write_file(tmp, "tokenizer.json", "{\"model\": {\"type\": \"WordLevel\", \"vocab\": {\"a\": 0}},"
              "\"pre_tokenizer\": {\"type\": \"Punctuation\", \"behavior\": \"Sideways\"}}");
