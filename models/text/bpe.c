@@ -162,13 +162,18 @@ static void normalize(const vkf_bpe *b, const char *s, size_t n, vkf_bpe_words *
         else vkf_bpe_put(&next, cur.data + ps[i].start, ps[i].end - ps[i].start);
       }
       if (!st) free(ps);
+    } else if (nm->kind == VKF_BPE_NORM_BYTE_LEVEL) {
+      for (size_t i = 0; i < cur.size; i++) {
+        char utf8[4];
+        vkf_bpe_put(&next, utf8, vkf_utf8_encode(vkf_bpe_byte_to_cp((uint8_t)cur.data[i]), utf8));
+      }
     } else if (nm->kind == VKF_BPE_NORM_NMT) {
       nmt(cur.data, cur.size, &next);
     } else if (nm->kind == VKF_BPE_NORM_BERT || nm->kind == VKF_BPE_NORM_LOWERCASE ||
                nm->kind == VKF_BPE_NORM_STRIP_ACCENTS) {
       vkf_bpe_norm_chars(nm, cur.data, cur.size, &next);
     } else if (nm->kind != VKF_BPE_NORM_PREPEND && nm->kind != VKF_BPE_NORM_REPLACE &&
-               nm->kind != VKF_BPE_NORM_REPLACE_REGEX) {
+               nm->kind != VKF_BPE_NORM_REPLACE_REGEX && nm->kind != VKF_BPE_NORM_BYTE_LEVEL) {
       normalize_unicode(cur.data, cur.size, nm->kind, &next);
     } else if (nm->kind == VKF_BPE_NORM_PREPEND) {
       if (cur.size) vkf_bpe_put(&next, nm->to, strlen(nm->to)); /* an empty segment stays empty */

@@ -105,6 +105,12 @@ static vkf_status add_norm(vkf_bpe *b, const cJSON *n) {
     b->norm_count++;
     return VKF_OK;
   }
+  if (!strcmp(type, "ByteLevel")) {
+    out->kind = VKF_BPE_NORM_BYTE_LEVEL;
+    out->from = out->to = NULL;
+    b->norm_count++;
+    return VKF_OK;
+  }
   if (!strcmp(type, "Nmt")) {
     out->kind = VKF_BPE_NORM_NMT;
     out->from = out->to = NULL;

@@ -28,6 +28,7 @@ typedef enum {
   VKF_BPE_NORM_STRIP,       /* White_Space off the left and/or right end */
   VKF_BPE_NORM_SPACE_RUNS,  /* Replace of the Regex " {2,}": each run of 2+ spaces becomes `to` */
   VKF_BPE_NORM_REPLACE_REGEX, /* Replace of any other Regex: every match (`re`) becomes `to` */
+  VKF_BPE_NORM_BYTE_LEVEL,  /* every byte as its byte-level character (tokenizers >= 0.20) */
   VKF_BPE_NORM_NMT,         /* tokenizers' Nmt: drops ASCII controls, maps other spaces to ' ' */
   VKF_BPE_NORM_BERT,        /* BertNormalizer: the four flags below (bpe_norm.c) */
   VKF_BPE_NORM_LOWERCASE,   /* Rust's char::to_lowercase of each character */

@@ -43,7 +43,7 @@ for name in bert bert_cased bert_raw norms norms_nfc ctc punct_removed punct_iso
   split_contiguous split_removed_invert chardelim bpe_prefix metaspace_first split_regex_isolated \
   split_regex_removed split_regex_prev split_regex_next_invert split_regex_contiguous \
   split_regex_empty split_regex_lookaround split_gpt2_removed_invert replace_regex unicode_scripts \
-  unicode_scripts_digits; do
+  unicode_scripts_digits byte_level_norm; do
   check "components $name" tests/models/golden/bpe/tokcomp_$name.json --model tests/models/data/tokcomp_$name
 done
 # Encoder-decoder tokenizers (tools/goldens/make_seq2seq_tokenizers.py): T5's Unigram tokenizer.json (as

@@ -32,7 +32,7 @@ static const char *const NAMES[] = {
     "tokcomp_split_regex_removed", "tokcomp_split_regex_prev", "tokcomp_split_regex_next_invert",
     "tokcomp_split_regex_contiguous", "tokcomp_split_regex_empty", "tokcomp_split_regex_lookaround",
     "tokcomp_split_gpt2_removed_invert", "tokcomp_replace_regex", "tokcomp_unicode_scripts",
-    "tokcomp_unicode_scripts_digits"};
+    "tokcomp_unicode_scripts_digits", "tokcomp_byte_level_norm"};
 
 static char *path_of(const char *a, const char *b) {
   const char *root = getenv("VKF_SOURCE_DIR");
