@@ -13,9 +13,10 @@
 #define RETRY_LIMIT_IN_MATCH 10000000UL
 #define RETRY_LIMIT_IN_SEARCH 100000000UL
 
+/* The compiled pattern is only read by a search, so threads share it; each call makes its own
+ * match parameters (a search counts into them). */
 struct vkf_regex {
   regex_t *re;
-  OnigMatchParam *mp;
   char *pattern; /* for errors */
 };
 
@@ -34,13 +35,10 @@ vkf_status vkf_regex_compile(const char *pattern, const char *where, vkf_regex *
     return vkf_status_make(VKF_STATUS_INTERNAL, "%s: Oniguruma failed to initialise (%d)", where,
                            g_init_status);
   vkf_regex *r = calloc(1, sizeof *r);
-  if (!r || !(r->pattern = strdup(pattern)) || !(r->mp = onig_new_match_param())) {
+  if (!r || !(r->pattern = strdup(pattern))) {
     vkf_regex_free(r);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: compiling a regex", where);
   }
-  onig_initialize_match_param(r->mp);
-  onig_set_retry_limit_in_match_of_match_param(r->mp, RETRY_LIMIT_IN_MATCH);
-  onig_set_retry_limit_in_search_of_match_param(r->mp, RETRY_LIMIT_IN_SEARCH);
   OnigErrorInfo info;
   const OnigUChar *p = (const OnigUChar *)pattern;
   int rc = onig_new(&r->re, p, p + strlen(pattern), ONIG_OPTION_NONE, ONIG_ENCODING_UTF8,
@@ -60,7 +58,6 @@ vkf_status vkf_regex_compile(const char *pattern, const char *where, vkf_regex *
 void vkf_regex_free(vkf_regex *re) {
   if (!re) return;
   if (re->re) onig_free(re->re);
-  if (re->mp) onig_free_match_param(re->mp);
   free(re->pattern);
   free(re);
 }
@@ -78,19 +75,25 @@ vkf_status vkf_regex_find_matches(const vkf_regex *re, const char *s, size_t n,
   *count = 0;
   *out = malloc((2 * n + 2) * sizeof **out);
   OnigRegion *region = onig_region_new();
-  if (!*out || !region) {
+  OnigMatchParam *mp = onig_new_match_param();
+  if (!*out || !region || !mp) {
     free(*out);
     *out = NULL;
     if (region) onig_region_free(region, 1);
+    if (mp) onig_free_match_param(mp);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "regex \"%s\": matching %zu bytes",
                            re->pattern, n);
   }
+  onig_initialize_match_param(mp);
+  onig_set_retry_limit_in_match_of_match_param(mp, RETRY_LIMIT_IN_MATCH);
+  onig_set_retry_limit_in_search_of_match_param(mp, RETRY_LIMIT_IN_SEARCH);
   vkf_regex_piece *ps = *out;
   size_t k = 0;
   if (!n) {
     ps[k++] = (vkf_regex_piece){0, 0, 0};
     *count = k;
     onig_region_free(region, 1);
+    onig_free_match_param(mp);
     return VKF_OK;
   }
   const OnigUChar *base = (const OnigUChar *)s, *end = base + n;
@@ -103,7 +106,7 @@ vkf_status vkf_regex_find_matches(const vkf_regex *re, const char *s, size_t n,
   while (last_end <= n) {
     onig_region_clear(region);
     int rc = onig_search_with_param(re->re, base, end, base + last_end, end, region,
-                                    ONIG_OPTION_NONE, re->mp);
+                                    ONIG_OPTION_NONE, mp);
     if (rc == ONIG_MISMATCH) break;
     if (rc < 0) {
       OnigUChar msg[ONIG_MAX_ERROR_MESSAGE_LEN];
@@ -126,6 +129,7 @@ vkf_status vkf_regex_find_matches(const vkf_regex *re, const char *s, size_t n,
     prev = me;
   }
   onig_region_free(region, 1);
+  onig_free_match_param(mp);
   if (st) {
     free(*out);
     *out = NULL;
