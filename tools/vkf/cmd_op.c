@@ -7,6 +7,8 @@
  *       [--in state=s.npy] --attr causal=1 --out o.npy
  *   vkf op linear_state_write --in state.npy --in phi_k.npy --in v.npy [--in gate=g.npy]
  *       --out state_after.npy
+ *   vkf op attention_pooling --in queries.npy --in keys.npy --in values.npy [--attr sigma=S]
+ *       [--attr weights=1] --out y.npy  (a composite: tools/vkf/op_pooling.h)
  * Optional inputs are named: --in bias=b.npy. Attributes: --attr key=value, each parsed strictly
  * (tools/vkf/op_attrs.h) and range-checked against the inputs' shapes. */
 #include <inttypes.h>
@@ -24,6 +26,7 @@
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/op_attrs.h"
 #include "tools/vkf/op_list.h"
+#include "tools/vkf/op_pooling.h"
 #include "tools/vkf/op_sparse.h"
 
 enum { MAX_INPUTS = 8, MAX_LENS = 64 };
@@ -218,6 +221,8 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
     if (n == 2) o.windowed = 1, o.window_left = (int32_t)lr[0], o.window_right = (int32_t)lr[1];
     return vkf_attention(g, "op", x, y, input(a, in, 2, NULL), &o);
   }
+  if (!strcmp(op, "attention_pooling"))
+    return vkf_op_build_pooling(g, at, x, y, input(a, in, 2, NULL), out_err);
   if (!strcmp(op, "sparse_attention")) {
     int r = input_at(a, -1, "rows"), c = input_at(a, -1, "cols"), m = input_at(a, -1, "masks");
     vkf_op_sparse_inputs si = {.q = x,
@@ -286,7 +291,8 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
                              "gelu_tanh, relu, silu, exp, tanh, layernorm, rmsnorm, l2_normalize, "
                              "softmax, attention, sparse_attention, permute, slice, copy, cast, "
                              "concat, gather, patch_embed, mean_pool, kv_write, rotary, "
-                             "linear_features, linear_attention, linear_state_write)",
+                             "linear_features, linear_attention, linear_state_write, "
+                             "attention_pooling)",
                              op);
   return VKF_NO_VALUE;
 }

@@ -107,6 +107,12 @@ static const vkf_op_spec OP_SPECS[] = {
      "state f32 [B, H, F, Dv + 1]; phi_k [B, H, T, F]; v [B, H, T, Dv]; "
      "gate= [B, H, T] (optional)",
      {{0}}},
+    /* composite (tools/vkf/op_pooling.c): the seeds' Nadaraya-Watson attention pooling */
+    {"attention_pooling",
+     "queries f32 [Nq] or [Nq, d]; keys [Nk] or [Nk, d]; values [Nk] or [Nk, dv]",
+     {{"sigma", VKF_ATTR_FLOAT, 1e-6, 1e6, NULL, "1", "the Gaussian kernel's width"},
+      {"weights", VKF_ATTR_INT, 0, 1, NULL, "0",
+       "1: the attention weights [Nq, Nk] instead of the pooled values"}}},
 };
 
 const vkf_op_spec *vkf_op_spec_find(const char *op) {

@@ -45,11 +45,30 @@ static void print_op(FILE *f, vkf_op op) {
   }
 }
 
+/* The composites vkf op builds from table ops. */
+static void print_composite(FILE *f, const char *name, const char *what) {
+  const vkf_op_spec *spec = vkf_op_spec_find(name);
+  fprintf(f, "%s (composite: %s)\n  inputs: %s\n", name, what, spec->inputs);
+  for (int i = 0; i < VKF_OP_MAX_SPEC_ATTRS && spec->attrs[i].key; i++) {
+    const vkf_op_attr_spec *a = &spec->attrs[i];
+    fprintf(f, "  --attr %s=%s  [%g, %g]; default %s: %s\n", a->key, type_name(a->type), a->lo,
+            a->hi, a->fallback, a->meaning);
+  }
+}
+
+static const char *const POOLING =
+    "Nadaraya-Watson with a Gaussian kernel, softmax(-|q - k|^2 / (2 sigma^2)) v, run as attention";
+
 void vkf_op_list_print(FILE *f) {
   for (int op = 0; op < VKF_OP_COUNT; op++) print_op(f, (vkf_op)op);
+  print_composite(f, "attention_pooling", POOLING);
 }
 
 int vkf_op_list_print_one(FILE *f, const char *name) {
+  if (!strcmp(name, "attention_pooling")) {
+    print_composite(f, name, POOLING);
+    return 1;
+  }
   for (int op = 0; op < VKF_OP_COUNT; op++)
     if (!strcmp(vkf_op_name((vkf_op)op), name)) {
       print_op(f, (vkf_op)op);
