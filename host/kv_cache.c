@@ -43,6 +43,9 @@ vkf_status vkf_kv_cache_create(vkf_device *device, const vkf_kv_cache_options *o
     s = each > UINT64_MAX - 255 ? vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "KV cache: size overflows")
                                 : vkf_buffer_create(device, (each + 255) & ~(uint64_t)255, label,
                                                     &c->buffers[i]);
+    /* Zeroed once: rows no token has written yet are read as finite numbers (long-short
+     * attention's compressed segments mix every cache row before masking the unfinished ones). */
+    if (!s) s = vkf_buffer_zero(device, c->buffers[i], 0, (each + 255) & ~(uint64_t)255);
   }
   if (s) {
     vkf_kv_cache_destroy(c);

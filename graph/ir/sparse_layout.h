@@ -66,6 +66,13 @@ typedef struct vkf_sparse_pattern {
   const uint8_t *global_flags; /* optional, one byte per position */
   uint32_t random_blocks;
   uint64_t seed;
+  /* long-short attention (Zhu et al. 2021), alone (the other components are then ignored): the
+   * first ls_prefix keys are compressed rows, key ls_prefix + p is position p, query i is position
+   * i. Query i sees position p iff s·w - floor(w/2) <= p < s·w + w + floor(w/2), s = floor(i / w),
+   * w = ls_window (its segment and half a segment on each side); and prefix row g iff ls_segment
+   * is 0 (every row) or floor(g / ls_rows) < floor((i + 1) / ls_segment) (the rows of the
+   * segments of ls_segment positions that end at or before i). */
+  uint32_t ls_window, ls_prefix, ls_rows, ls_segment;
   int require_rows;       /* every query block must list at least one key block */
   int forbid_wide_window; /* a window side wider than the sequence is an error */
 } vkf_sparse_pattern;

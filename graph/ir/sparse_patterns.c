@@ -38,8 +38,16 @@ static int64_t mod_abs(int64_t a, int64_t m) {
 }
 
 /* The pattern's visibility of key j for query i (no causal cut, no padding). */
+static int vis_long_short(const vkf_sparse_pattern *p, int64_t i, int64_t j) {
+  if (j < p->ls_prefix)
+    return !p->ls_segment || j / p->ls_rows < (i + 1) / p->ls_segment;
+  int64_t w = p->ls_window, start = i / w * w, pos = j - p->ls_prefix;
+  return pos >= start - w / 2 && pos < start + w + w / 2;
+}
+
 static int vis(const builder *b, int64_t i, int64_t j) {
   const vkf_sparse_pattern *p = b->p;
+  if (p->ls_window) return vis_long_short(p, i, j);
   int64_t ia = i + b->diag, d = ia - j;
   if (p->window_left >= 0 || p->window_right >= 0) {
     int in = (p->window_left < 0 || d <= p->window_left) &&
@@ -144,6 +152,17 @@ static void candidates(builder *b, uint32_t qb) {
   memset(b->candidate, 0, b->nkb);
   int64_t i0 = (int64_t)qb * p->block_q, i1 = i0 + p->block_q - 1;
   if (i1 >= b->nq) i1 = b->nq - 1;
+  if (p->ls_window) {
+    int64_t w = p->ls_window, pre = p->ls_prefix;
+    int64_t lo = pre + i0 / w * w - w / 2, hi = pre + i1 / w * w + w + w / 2 - 1;
+    if (lo < pre) lo = pre;
+    if (hi >= b->nk) hi = (int64_t)b->nk - 1;
+    for (int64_t j = 0; j < pre && j < b->nk; j += p->block_k) b->candidate[j / p->block_k] = 1;
+    if (pre > 0 && pre <= b->nk) b->candidate[(pre - 1) / p->block_k] = 1;
+    for (int64_t kb = lo / p->block_k; lo <= hi && kb <= hi / p->block_k; kb++)
+      b->candidate[kb] = 1;
+    return;
+  }
   int all = p->stride || p->fixed_block;
   for (int64_t i = i0; i <= i1 && !all; i++) all = is_global(b, i);
   if (all) {
@@ -233,6 +252,11 @@ vkf_status vkf_sparse_layout_from_pattern(const vkf_sparse_pattern *p, uint32_t 
                            "sparse pattern: window %d/%d tokens is wider than the sequence (%u "
                            "keys)",
                            p->window_left, p->window_right, nk);
+  if (p->ls_window && (p->ls_prefix > nk || (p->ls_segment && !p->ls_rows)))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "sparse pattern: long-short prefix of %u rows (%u per segment) for %u "
+                           "keys",
+                           p->ls_prefix, p->ls_rows, nk);
   if (p->fixed_block && p->fixed_summary > p->fixed_block)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "sparse pattern: fixed pattern with %u summary tokens per block of %u",

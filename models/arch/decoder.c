@@ -438,7 +438,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   const vkf_hf_config *c = &m->f.config;
   int64_t batch = o.batch, n = o.seq_len, cap = o.capacity, layers = c->num_hidden_layers;
   int cached = o.mode != VKF_DECODER_FULL, decode = o.mode == VKF_DECODER_DECODE;
-  int efficient = cached && !vkf_hf_attn_is_softmax(m->f.config.attention.kind);
+  int efficient = cached && !vkf_hf_attn_uses_kv(m->f.config.attention.kind);
   vkf_dtype dt = o.dtype;
   const family *fam = m->fam;
   vkf_graph *g = NULL;
@@ -481,7 +481,10 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
     out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
     if (decode) io.kv_len = out->kv_len = vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
-    if (decode) io.bias = step_bias(m, g, out->cache_start, batch, n, cap);
+    if (decode && c->attention.kind == VKF_HF_ATTN_LONG_SHORT)
+      io.cache_start = out->cache_start; /* its own masks, from the positions */
+    else if (decode)
+      io.bias = step_bias(m, g, out->cache_start, batch, n, cap);
     out->layers = layers;
     out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
     out->cache_v = calloc((size_t)layers, sizeof *out->cache_v);

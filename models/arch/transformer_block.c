@@ -21,7 +21,11 @@ vkf_activation vkf_block_activation(vkf_hf_act act) {
 
 /* A kind that replaces softmax attention (efficient_attention.h); an adaptive span does not. */
 static int efficient(const vkf_block_config *c) {
-  return c->attention && !vkf_hf_attn_is_softmax(c->attention->kind);
+  return c->attention && !vkf_hf_attn_uses_kv(c->attention->kind);
+}
+
+static int long_short(const vkf_block_config *c) {
+  return c->attention && c->attention->kind == VKF_HF_ATTN_LONG_SHORT && !c->cross;
 }
 
 typedef struct span_fill {
@@ -106,8 +110,11 @@ vkf_status vkf_block_expect(const vkf_checkpoint *ck, const char *p, const vkf_b
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->down_bias, z.d));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_weight, z.d));
   VKF_RETURN_IF_ERROR(expect_vector(ck, p, nm->mlp_norm_bias, z.d));
-  if (!efficient(c)) return VKF_OK;
   char ap[VKF_ARCH_NAME_MAX];
+  if (long_short(c))
+    return vkf_long_short_expect(ck, VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention, z.hkv,
+                                 z.dh);
+  if (!efficient(c)) return VKF_OK;
   vkf_efficient_dims ed = efficient_dims(c);
   return vkf_efficient_expect(ck, c->root_prefix ? c->root_prefix : "",
                               VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention, &ed);
@@ -176,6 +183,12 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
     out->ramp = vkf_arch_computed(w, g, VKF_NAME(key, "%s%s%s.vkf_adaptive_span", w->prefix, p,
                                                  nm->attention),
                                   VKF_F32, 2, (const int64_t[]){z.h, 2}, fill_span, &sf);
+  }
+  if (long_short(c)) {
+    char ap[VKF_ARCH_NAME_MAX];
+    out->arch = *w;
+    vkf_long_short_weights_get(w, g, VKF_NAME(ap, "%s%s.", p, nm->attention), c->attention,
+                               c->norm_eps, &out->long_short);
   }
   if (efficient(c)) {
     char ap[VKF_ARCH_NAME_MAX];
@@ -312,6 +325,27 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     vkf_value e = vkf_efficient_attention(g, at, c->attention, &w->efficient, q, k, v, x,
                                           io ? io->keep : VKF_NO_VALUE, c->causal,
                                           io ? io->state : VKF_NO_VALUE);
+    e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
+    e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
+    return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+  }
+  if (self && long_short(c)) {
+    if (io && io->probs)
+      return fail(g, at, "no attention probabilities (output_attentions) for long-short attention");
+    const vkf_long_short_weights *lw = &w->long_short;
+    k = vkf_long_short_local_norm(g, VKF_NAME(nm1, "%s.k_norm_local", at), c->attention, lw, k);
+    v = vkf_long_short_local_norm(g, VKF_NAME(nm1, "%s.v_norm_local", at), c->attention, lw, v);
+    if (io && io->kv) io->kv(g, at, &k, &v, io->kv_user); /* the cache holds k~ and v~ */
+    vkf_long_short_io lio = {.causal = c->causal || (io && vkf_value_valid(io->cache_start)),
+                             .keep = io ? io->keep : VKF_NO_VALUE,
+                             .start = io ? io->cache_start : VKF_NO_VALUE};
+    const vkf_tensor *qt = vkf_value_valid(q) ? vkf_graph_tensor(g, q) : NULL;
+    const vkf_tensor *kt = vkf_value_valid(k) ? vkf_graph_tensor(g, k) : NULL;
+    vkf_dtype act_dtype = qt ? qt->dtype : VKF_F32;
+    int cast = qt && kt && kt->dtype != qt->dtype;
+    if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kt->dtype);
+    vkf_value e = vkf_long_short_attention(g, &w->arch, at, c->attention, lw, q, k, v, &lio);
+    if (cast) e = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), e, act_dtype);
     e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
     e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
     return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);

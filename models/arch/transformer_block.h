@@ -9,6 +9,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/efficient_attention.h"
+#include "models/arch/long_short_attention.h"
 #include "models/formats/hf_config.h"
 
 typedef enum vkf_block_norm {
@@ -99,6 +100,8 @@ typedef struct vkf_block_weights {
   vkf_value mlp_norm_gamma, mlp_norm_beta;
   vkf_efficient_weights efficient; /* with config->attention */
   vkf_value ramp; /* adaptive_span: the layer's f32 [H, 2] of vkf_attention_options.ramp */
+  vkf_long_short_weights long_short; /* long_short */
+  vkf_arch_weights arch;             /* long_short: where its tables are kept */
 } vkf_block_weights;
 
 /* Rotary positions: rotates x [B, H, N, Dh] (q or k) in place of the block; returns the result. */
@@ -131,6 +134,9 @@ typedef struct vkf_block_io {
   /* With config->attention: optional f32 [B, N], 1 for a kept token, 0 for padding (the efficient
    * kinds leave padded keys out instead of reading kv_len or bias, which they ignore). */
   vkf_value keep;
+  /* With config->attention long_short and a KV cache read by decode steps: i32 [B], the
+   * position of each row's first token (the keys are then the cache). */
+  vkf_value cache_start;
   /* With config->attention of the linear family, causal: the layer's state [B, H, F, Dh + 1] (a
    * persistent buffer, like a KV cache), read then advanced in place. */
   vkf_value state;

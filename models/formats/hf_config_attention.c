@@ -11,7 +11,8 @@
 #define FIELD "vkf_attention"
 
 static const char *const k_kind_names[] = {"softmax",   "linear",  "performer",    "rfa",
-                                           "linformer", "nystrom", "adaptive_span"};
+                                           "linformer", "nystrom", "adaptive_span",
+                                           "long_short"};
 
 const char *vkf_hf_attn_kind_name(vkf_hf_attn_kind kind) {
   return (unsigned)kind < sizeof k_kind_names / sizeof *k_kind_names ? k_kind_names[kind] : "?";
@@ -32,6 +33,8 @@ static const char *keys_of(vkf_hf_attn_kind kind) {
       return "landmarks inv_init conv_kernel_size ";
     case VKF_HF_ATTN_ADAPTIVE_SPAN:
       return "ramp spans ";
+    case VKF_HF_ATTN_LONG_SHORT:
+      return "window rank segment dual_ln ";
     default:
       return "";
   }
@@ -169,6 +172,20 @@ static vkf_status parse_adaptive_span(const char *file, const cJSON *obj, int64_
   return VKF_OK;
 }
 
+/* long_short: "window" w and "rank" r (required), "segment" l (default w), "dual_ln". */
+static vkf_status parse_long_short(const char *file, const cJSON *obj, vkf_hf_attention *a) {
+  static const char *const need[] = {"window", "rank"};
+  for (int i = 0; i < 2; i++)
+    if (!vkf_json_field(obj, need[i]))
+      return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".%s\" is missing", file,
+                             need[i]);
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(file, obj, "window", 1, VKF_HF_MAX_LONG_SHORT, &a->window));
+  VKF_RETURN_IF_ERROR(vkf_json_get_size(file, obj, "rank", 1, VKF_HF_MAX_FEATURES, &a->rank));
+  VKF_RETURN_IF_ERROR(
+      vkf_json_get_size(file, obj, "segment", a->window, VKF_HF_MAX_LONG_SHORT, &a->segment));
+  return vkf_json_get_bool(file, obj, "dual_ln", true, &a->dual_ln);
+}
+
 static int is_decoder(const char *model_type) {
   return !strcmp(model_type, "llama") || !strcmp(model_type, "gpt2") ||
          !strcmp(model_type, "mistral") || !strcmp(model_type, "qwen2");
@@ -188,13 +205,13 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
   if (!kind)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: field \"" FIELD ".kind\" is missing", file);
   out->kind = VKF_HF_ATTN_SOFTMAX;
-  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_ADAPTIVE_SPAN; i++)
+  for (int i = VKF_HF_ATTN_LINEAR; i <= VKF_HF_ATTN_LONG_SHORT; i++)
     if (!strcmp(kind, k_kind_names[i])) out->kind = (vkf_hf_attn_kind)i;
   if (out->kind == VKF_HF_ATTN_SOFTMAX)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"" FIELD
                            ".kind\" value \"%s\" is not known (linear, "
-                           "performer, rfa, linformer, nystrom, adaptive_span)",
+                           "performer, rfa, linformer, nystrom, adaptive_span, long_short)",
                            file, kind);
   if (out->kind == VKF_HF_ATTN_ADAPTIVE_SPAN && !is_decoder(model_type))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -202,7 +219,15 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
                            ".kind\" adaptive_span is supported for the decoders (model_type "
                            "gpt2, llama, mistral, qwen2), not \"%s\"",
                            file, model_type);
-  if (out->kind != VKF_HF_ATTN_ADAPTIVE_SPAN && !causal && strcmp(model_type, "bert") != 0)
+  if (out->kind == VKF_HF_ATTN_LONG_SHORT && !is_decoder(model_type) &&
+      strcmp(model_type, "bert") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: field \"" FIELD
+                           ".kind\" long_short is supported for model_type bert, gpt2, llama, "
+                           "mistral and qwen2, not \"%s\"",
+                           file, model_type);
+  if (out->kind != VKF_HF_ATTN_ADAPTIVE_SPAN && out->kind != VKF_HF_ATTN_LONG_SHORT && !causal &&
+      strcmp(model_type, "bert") != 0)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"" FIELD
                            "\" kind %s is supported for model_type bert and llama, "
@@ -256,5 +281,6 @@ vkf_status vkf_hf_attention_parse(const char *file, const cJSON *root, const cha
   if (out->kind == VKF_HF_ATTN_NYSTROM) return parse_nystrom(file, obj, out);
   if (out->kind == VKF_HF_ATTN_ADAPTIVE_SPAN)
     return parse_adaptive_span(file, obj, layers, heads, arena, out);
+  if (out->kind == VKF_HF_ATTN_LONG_SHORT) return parse_long_short(file, obj, out);
   return VKF_OK;
 }
