@@ -89,6 +89,16 @@ VKF_DEVICE_PROFILE=mobile "$VKF" generate --model $D/ls_llama --greedy --ignore-
   --json --ids $P0 --ids $P1 >"$tmp/g.json" 2>"$tmp/err" && same_ids "$tmp/g.json" ls_llama && ok ||
   bad "ls_llama generate mobile: $(cat "$tmp/err")"
 
+# The bench: one row per N, long-short beside dense (both forms); bad options refused.
+for form in "" --causal; do
+  "$VKF" bench attention --kind long_short $form --n 256 --window 16 --rank 4 --runs 1 --warmup 0 \
+    >"$tmp/b.txt" 2>"$tmp/err" &&
+    grep -q '^| 256 | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | [0-9.]* |$' "$tmp/b.txt" && ok ||
+    bad "bench long_short $form: $(cat "$tmp/b.txt" "$tmp/err")"
+done
+"$VKF" bench attention --kind long_short --window 0 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'bad --window "0"' "$tmp/err" && ok || bad "bench --window 0: $(cat "$tmp/err")"
+
 # Bad configurations on a copy of a checkpoint: each a one-line error naming the key.
 bad_config() { # CASE JSON NEEDLE
   rm -rf "$tmp/v" && cp -r "$D/$1" "$tmp/v" &&

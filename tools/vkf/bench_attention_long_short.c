@@ -1,0 +1,183 @@
+/* vkf bench attention --kind long_short: long-short attention (models/arch/long_short_attention.h:
+ * the segments' compressed rows, then the block-sparse op over them and the window) beside the
+ * dense fused attention of the same q, k, v, at long sequences: GPU ms (mean ± sd) per N and the
+ * ratio. Dense grows as N², long-short as N·(w + 2·floor(w/2) + r·N/l) plus the projections. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ir/builder.h"
+#include "graph/lower/lower.h"
+#include "graph/passes/memory_plan.h"
+#include "host/session.h"
+#include "models/arch/long_short_attention.h"
+#include "tools/vkf/bench_util.h"
+#include "tools/vkf/cli.h"
+#include "tools/vkf/cli_args.h"
+#include "tools/vkf/device_open.h"
+
+enum { LS_MAX_N = 8 };
+
+typedef struct ls_args {
+  int64_t ns[LS_MAX_N];
+  int n_count;
+  int64_t window, rank, segment, heads, dim;
+  int causal, runs, warmup;
+  const char *device;
+} ls_args;
+
+/* dense 1: the fused attention alone (causal per a->causal); else long-short with DualLN. */
+static vkf_status run_one(vkf_device *device, const ls_args *a, int64_t n, int dense,
+                          vkf_bench_stats *out) {
+  vkf_graph *g = NULL;
+  VKF_RETURN_IF_ERROR(vkf_graph_create("bench_long_short", &g));
+  int64_t s[4] = {1, a->heads, n, a->dim}, ps[3] = {a->heads, a->dim, a->rank}, ds[1] = {a->dim};
+  vkf_value in[8];
+  int count = 0;
+  in[count++] = vkf_graph_input(g, "q", VKF_F32, 4, s);
+  in[count++] = vkf_graph_input(g, "k", VKF_F32, 4, s);
+  in[count++] = vkf_graph_input(g, "v", VKF_F32, 4, s);
+  vkf_weight_cache *cache = NULL;
+  vkf_value y;
+  if (dense) {
+    vkf_attention_options o = {.causal = a->causal};
+    y = vkf_attention(g, "attention", in[0], in[1], in[2], &o);
+  } else {
+    vkf_hf_attention at = {.kind = VKF_HF_ATTN_LONG_SHORT, .window = a->window, .rank = a->rank,
+                           .segment = a->segment, .dual_ln = true};
+    vkf_long_short_weights lw = {.eps = 1e-5f};
+    lw.proj = in[count++] = vkf_graph_input(g, "proj", VKF_F32, 3, ps);
+    lw.local_gamma = in[count++] = vkf_graph_input(g, "local_gamma", VKF_F32, 1, ds);
+    lw.local_beta = in[count++] = vkf_graph_input(g, "local_beta", VKF_F32, 1, ds);
+    lw.global_gamma = in[count++] = vkf_graph_input(g, "global_gamma", VKF_F32, 1, ds);
+    lw.global_beta = in[count++] = vkf_graph_input(g, "global_beta", VKF_F32, 1, ds);
+    vkf_arch_weights aw = {NULL, &cache, "", VKF_F32, 0};
+    vkf_long_short_io io = {.causal = a->causal};
+    vkf_value k = vkf_long_short_local_norm(g, "k_norm", &at, &lw, in[1]);
+    vkf_value v = vkf_long_short_local_norm(g, "v_norm", &at, &lw, in[2]);
+    y = vkf_long_short_attention(g, &aw, "attention", &at, &lw, in[0], k, v, &io);
+  }
+  vkf_graph_output(g, y, "out");
+  vkf_lowered low = {0};
+  vkf_session *ses = NULL;
+  vkf_status st = vkf_graph_status(g);
+  if (!st) st = vkf_memory_plan_build(g, NULL);
+  if (!st) st = vkf_lower_graph(g, vkf_device_caps_get(device), NULL, &low);
+  vkf_session_options opts = {.profile = 1};
+  if (!st) st = vkf_session_create(device, low.plan, &opts, &ses);
+  uint32_t seed = 0x9e3779b9u;
+  for (int i = 0; i < count && !st; i++) {
+    size_t elems = (size_t)vkf_tensor_element_count(vkf_graph_tensor(g, in[i]));
+    float *x = malloc(elems * sizeof *x + 4);
+    if (!x) {
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+      break;
+    }
+    for (size_t j = 0; j < elems; j++) {
+      seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+      x[j] = (float)(seed >> 8) / 8388608.0f - 1.0f;
+    }
+    st = vkf_session_write(ses, low.tensors[in[i].id].buffer, 0, x, elems * sizeof *x);
+    free(x);
+  }
+  if (!st) st = vkf_bench_session_time(ses, a->warmup, a->runs, out);
+  vkf_session_destroy(ses);
+  if (low.plan) vkf_lowered_free(&low);
+  vkf_graph_destroy(g);
+  vkf_weight_cache_free(&cache);
+  return st;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: vkf bench attention --kind long_short [--n N]... [--window W] [--rank R]\n"
+          "                           [--segment L] [--causal] [--heads H] [--dim D] [--runs N]\n"
+          "                           [--warmup N] [--device N|NAME]\n"
+          "Times long-short attention (DualLN, window W default 128, rank R default 32, causal\n"
+          "segments of L default W) beside the dense fused attention of the same q, k, v\n"
+          "[1, H, N, D] f32 (default H 4, D 64) at N = 4096 and 16384.\n");
+}
+
+/* An integer in [lo, hi] from `val`, or -1 with a message. */
+static int parse_int(const char *opt, const char *val, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  long long v = strtoll(val, &end, 10);
+  if (end == val || *end || v < lo || v > hi) {
+    fprintf(stderr, "vkf bench attention: bad %s \"%s\" (an integer in [%lld, %lld])\n", opt, val,
+            (long long)lo, (long long)hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int vkf_cli_bench_attention_long_short(int argc, char **argv) {
+  ls_args a = {.window = 128, .rank = 32, .heads = 4, .dim = 64, .runs = 3, .warmup = 1};
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    int64_t v;
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(arg, "--kind") && val) {
+      i++; /* long_short: how the caller got here */
+    } else if (!strcmp(arg, "--causal")) {
+      a.causal = 1;
+    } else if (val && (!strcmp(arg, "--n") || !strcmp(arg, "--window") || !strcmp(arg, "--rank") ||
+                       !strcmp(arg, "--segment") || !strcmp(arg, "--heads") ||
+                       !strcmp(arg, "--dim") || !strcmp(arg, "--runs") ||
+                       !strcmp(arg, "--warmup"))) {
+      int64_t hi = !strcmp(arg, "--dim") ? 128 : !strcmp(arg, "--heads") ? 64 : 1 << 20;
+      if (parse_int(arg, val, !strcmp(arg, "--warmup") ? 0 : 1, hi, &v)) return 2;
+      i++;
+      if (!strcmp(arg, "--n")) {
+        if (a.n_count == LS_MAX_N) {
+          fprintf(stderr, "vkf bench attention: at most %d --n\n", LS_MAX_N);
+          return 2;
+        }
+        a.ns[a.n_count++] = v;
+      } else if (!strcmp(arg, "--window")) {
+        a.window = v;
+      } else if (!strcmp(arg, "--rank")) {
+        a.rank = v;
+      } else if (!strcmp(arg, "--segment")) {
+        a.segment = v;
+      } else if (!strcmp(arg, "--heads")) {
+        a.heads = v;
+      } else if (!strcmp(arg, "--dim")) {
+        a.dim = v;
+      } else if (!strcmp(arg, "--runs")) {
+        a.runs = (int)v;
+      } else {
+        a.warmup = (int)v;
+      }
+    } else if (!strcmp(arg, "--device") && val) {
+      a.device = val, i++;
+    } else {
+      return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
+    }
+  }
+  if (!a.n_count) a.ns[a.n_count++] = 4096, a.ns[a.n_count++] = 16384;
+  if (!a.segment) a.segment = a.window;
+  vkf_cli_device dev;
+  vkf_status st = vkf_cli_device_open(a.device, &dev);
+  if (st) return vkf_cli_fail(st);
+  printf("long-short vs dense fused attention (%s), q/k/v [1, %lld, N, %lld] f32, window %lld, "
+         "rank %lld%s\n\n",
+         a.causal ? "causal" : "bidirectional", (long long)a.heads, (long long)a.dim,
+         (long long)a.window, (long long)a.rank, a.causal ? "" : ", one projection");
+  if (a.causal) printf("segments of %lld positions\n\n", (long long)a.segment);
+  printf("| N | long-short ms | dense ms | long-short / dense |\n|---|---|---|---|\n");
+  for (int i = 0; i < a.n_count && !st; i++) {
+    vkf_bench_stats dense = {0}, ls = {0};
+    st = run_one(dev.device, &a, a.ns[i], 1, &dense);
+    if (!st) st = run_one(dev.device, &a, a.ns[i], 0, &ls);
+    if (st) break;
+    printf("| %lld | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.ns[i], ls.mean_ms, ls.sd_ms,
+           dense.mean_ms, dense.sd_ms, dense.mean_ms > 0 ? ls.mean_ms / dense.mean_ms : 0.0);
+    fflush(stdout);
+  }
+  int rc = st ? vkf_cli_fail(st) : 0;
+  if (vkf_cli_device_close(&dev) && !rc) rc = 1;
+  return rc;
+}
