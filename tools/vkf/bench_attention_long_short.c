@@ -170,8 +170,8 @@ int vkf_cli_bench_attention_long_short(int argc, char **argv) {
   printf("| N | long-short ms | dense ms | long-short / dense |\n|---|---|---|---|\n");
   for (int i = 0; i < a.n_count && !st; i++) {
     vkf_bench_stats dense = {0}, ls = {0};
-    st = run_one(dev.device, &a, a.ns[i], 1, &dense);
-    if (!st) st = run_one(dev.device, &a, a.ns[i], 0, &ls);
+    st = run_one(dev.device, &a, a.ns[i], 0, &ls);
+    if (!st) st = run_one(dev.device, &a, a.ns[i], 1, &dense);
     if (st) break;
     printf("| %lld | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.ns[i], ls.mean_ms, ls.sd_ms,
            dense.mean_ms, dense.sd_ms, dense.mean_ms > 0 ? ls.mean_ms / dense.mean_ms : 0.0);
