@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # config.json's "vkf_attention" kind long_short (issue 33): tiny Llama (grouped-query heads,
-# DualLN, 45 tokens over two sparse blocks; an odd window, no DualLN, a partial last segment) and
-# BERT (bidirectional, 70 tokens over three blocks) checkpoints of
-# tools/goldens/make_long_short_golden.py against tools/goldens/long_short_ref.py (the paper's
+# DualLN, 45 tokens over two sparse blocks; an odd window, no DualLN, a partial last segment),
+# GPT-2 (a segment shorter than the window) and BERT (bidirectional, 70 tokens over three blocks)
+# checkpoints of tools/goldens/make_long_short_golden.py against tools/goldens/long_short_ref.py (the paper's
 # equations patched into transformers 4.38.2, dense float64): vkf forward within 1e-4 for a batch
 # of two (row 1 right-padded) and for row 1 alone, the batch's row equal to the row alone, the
 # mobile profile; vkf generate (the KV cache: prefill, chunked prefill, decode steps recomputing the
@@ -25,7 +25,7 @@ forward() {
     --in attention_mask=$G/$m/${p}attention_mask.npy --out $what="$out" "$@" 2>"$tmp/err"
 }
 
-for c in ls_llama:logits ls_llama_odd:logits ls_bert:last_hidden_state; do
+for c in ls_llama:logits ls_llama_odd:logits ls_gpt2:logits ls_bert:last_hidden_state; do
   m=${c%%:*} what=${c#*:}
   for p in "" row1_; do
     forward $m "$p" "$tmp/y.npy" $what && python3 $NPY compare "$tmp/y.npy" $G/$m/${p}$what.npy $TOL && ok ||
@@ -75,7 +75,7 @@ for i, row in enumerate(rows):
         sys.exit("row %d: %s, want %s" % (i, row["generated_ids"], want))
 ' "$1" "$G/$2"
 }
-for m in ls_llama ls_llama_odd; do
+for m in ls_llama ls_llama_odd ls_gpt2; do
   gen=("$VKF" generate --model "$D/$m" --greedy --ignore-eos --max-new-tokens 12 --json)
   "${gen[@]}" --ids $P0 --save-logits "$tmp/gl.npy" >"$tmp/g0.json" 2>"$tmp/err" &&
     python3 $NPY compare "$tmp/gl.npy" $G/$m/generate_0_logits.npy $TOL && ok ||

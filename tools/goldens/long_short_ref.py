@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reference long-short attention (Zhu et al. 2021, "Long-Short Transformer: Efficient Transformers
 for Language and Vision", eq. 3-5 and the causal form of section 3.3), written from the paper's
-equations and patched into transformers 4.38.2's LlamaAttention and BertSelfAttention, so that the
+equations and patched into transformers 4.38.2's LlamaAttention, GPT2Attention and
+BertSelfAttention, so that the
 rest of each model is Hugging Face's own. Computed in float64, with dense N x N matrices on
 purpose: an independent check of vkformer's block-sparse and decode-step forms.
 
@@ -83,6 +84,13 @@ def llama_forward(self, hidden_states, attention_mask=None, position_ids=None, *
     return self.o_proj(out), None, None
 
 
+def gpt2_attn(self, query, key, value, attention_mask=None, head_mask=None):
+    """GPT2Attention._attn (eager, self-attention, no cache), long-short in place of softmax."""
+    out = long_short(query, key, value, self.vkf_keep[0], True, self.vkf_cfg, self.vkf_lw,
+                     self.vkf_eps)
+    return out.to(value.dtype), None
+
+
 def bert_forward(self, hidden_states, attention_mask=None, *args, **kwargs):
     """BertSelfAttention.forward (self-attention, no cache), long-short in place of softmax. The
     extended mask is 0 at kept keys."""
@@ -111,7 +119,7 @@ def make_weights(attn, kv_heads, head_dim, rank, dual_ln, gen):
 
 
 def patch(model, cfg, seed=0):
-    """Every self-attention of a LlamaForCausalLM or BertModel runs long-short with cfg
+    """Every self-attention of a LlamaForCausalLM, GPT2LMHeadModel or BertModel runs long-short with cfg
     ({"window", "rank", "segment", "dual_ln"}); returns the holder of the 2-D keep mask the llama
     forward reads (set holder[0] before each call)."""
     gen = torch.Generator().manual_seed(seed)
@@ -125,6 +133,13 @@ def patch(model, cfg, seed=0):
             a.vkf_lw = make_weights(a, a.num_key_value_heads, a.head_dim, cfg["rank"], dual, gen)
             a.vkf_cfg, a.vkf_eps, a.vkf_keep = cfg, eps, holder
             a.forward = llama_forward.__get__(a)
+    elif hasattr(model, "transformer"):
+        eps = model.config.layer_norm_epsilon
+        for block in model.transformer.h:
+            a = block.attn
+            a.vkf_lw = make_weights(a, a.num_heads, a.head_dim, cfg["rank"], dual, gen)
+            a.vkf_cfg, a.vkf_eps, a.vkf_keep = cfg, eps, holder
+            a._attn = gpt2_attn.__get__(a)
     else:
         bert = getattr(model, "bert", model)
         eps = model.config.layer_norm_eps

@@ -22,7 +22,8 @@ import sys
 import numpy as np
 import torch
 from safetensors.torch import save_file
-from transformers import BertConfig, BertModel, LlamaConfig, LlamaForCausalLM
+from transformers import (BertConfig, BertModel, GPT2Config, GPT2LMHeadModel, LlamaConfig,
+                          LlamaForCausalLM)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import long_short_ref as ref  # noqa: E402
@@ -38,6 +39,8 @@ CASES = [
     # odd window, no DualLN, a segment that leaves a partial one, rank 7 > head dim 6
     ("ls_llama_odd", "llama",
      {"kind": "long_short", "window": 3, "rank": 7, "segment": 4, "dual_ln": False}, 23, 14),
+    # GPT-2 (learned positions, fused c_attn, tied head): a segment shorter than the window
+    ("ls_gpt2", "gpt2", {"kind": "long_short", "window": 6, "rank": 2, "segment": 3}, 27, 19),
     # bidirectional: one projection of the whole sequence, odd window, 70 tokens (3 blocks)
     ("ls_bert", "bert", {"kind": "long_short", "window": 5, "rank": 3}, 70, 53),
 ]
@@ -51,6 +54,11 @@ def build(arch, seed):
                           tie_word_embeddings=False)
         cfg._attn_implementation = "eager"
         model = LlamaForCausalLM(cfg)
+    elif arch == "gpt2":
+        cfg = GPT2Config(vocab_size=50, n_embd=18, n_layer=2, n_head=3, n_positions=128,
+                         attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0, bos_token_id=1,
+                         eos_token_id=2)
+        model = GPT2LMHeadModel(cfg)
     else:
         cfg = BertConfig(vocab_size=50, hidden_size=24, num_hidden_layers=2, num_attention_heads=4,
                          intermediate_size=32, max_position_embeddings=128,
@@ -60,7 +68,8 @@ def build(arch, seed):
     model.eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if "norm.weight" in name or "LayerNorm.weight" in name:
+            if "norm.weight" in name or "LayerNorm.weight" in name or (
+                    "ln_" in name and name.endswith("weight")):
                 p.copy_(1.0 + 0.2 * torch.randn_like(p))
             else:
                 p.copy_(0.3 * torch.randn_like(p))
@@ -100,19 +109,22 @@ def main():
     for i, (name, arch, lscfg, seq, kept) in enumerate(CASES):
         model = build(arch, 60 + i)
         holder = ref.patch(model, lscfg, seed=70 + i)
-        if arch != "llama":
+        if arch == "bert":
             holder = None
         sd = {ref.tensor_name(k): v.detach().contiguous() for k, v in model.state_dict().items()
-              if "rotary_emb" not in k and "position_ids" not in k}
+              if "rotary_emb" not in k and "position_ids" not in k
+              and not k.endswith((".attn.bias", ".attn.masked_bias"))}
         for k, v in model.named_parameters():
             sd[ref.tensor_name(k)] = v.detach().contiguous()
+        if arch == "gpt2":
+            sd.pop("lm_head.weight", None)  # tied to the token table
         out = os.path.join(DATA, name)
         os.makedirs(out, exist_ok=True)
         save_file(sd, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
         c = model.config.to_dict()
         for k in ("_attn_implementation", "_attn_implementation_internal", "attn_implementation"):
             c.pop(k, None)
-        c["architectures"] = ["LlamaForCausalLM" if arch == "llama" else "BertModel"]
+        c["architectures"] = [{"llama": "LlamaForCausalLM", "gpt2": "GPT2LMHeadModel"}.get(arch, "BertModel")]
         c["vkf_attention"] = lscfg
         with open(os.path.join(out, "config.json"), "w") as f:
             json.dump(c, f, indent=2, sort_keys=True)
@@ -122,11 +134,11 @@ def main():
         ids, mask = inputs(seq, kept, 80 + i)
         y = run(model, holder, ids, mask)
         y1 = run(model, holder, ids[1:, :kept], mask[1:, :kept])
-        what = "logits" if arch == "llama" else "last_hidden_state"
+        what = "last_hidden_state" if arch == "bert" else "logits"
         for p, arrays in (("", (ids, mask, y)), ("row1_", (ids[1:, :kept], mask[1:, :kept], y1))):
             for n, a in zip(("input_ids", "attention_mask", what), arrays):
                 np.save(os.path.join(gold, p + n + ".npy"), a.astype(np.float32) if n == what else a)
-        if arch == "llama":
+        if arch != "bert":
             for j, prompt in enumerate(GEN_PROMPTS):
                 gen_ids, gen_logits = greedy(model, holder, prompt)
                 np.save(os.path.join(gold, "generate_%d.npy" % j), gen_ids)
