@@ -9,6 +9,7 @@
 
 #include "models/formats/file_read.h"
 #include "models/formats/json_fields.h"
+#include "models/text/added_tokens.h"
 #include "models/text/bpe.h"
 
 #define MAX_FILE ((size_t)256 << 20)
@@ -71,26 +72,8 @@ static vkf_status add_specials(cJSON *doc, const cJSON *vocab, const cJSON *conf
                                const char *config_path) {
   cJSON *added = cJSON_AddArrayToObject(doc, "added_tokens");
   if (!added) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", config_path);
-  const cJSON *decoder = vkf_json_field(config, "added_tokens_decoder"), *item;
-  if (decoder) {
-    if (!cJSON_IsObject(decoder))
-      return vkf_status_make(VKF_STATUS_PARSE, "%s: added_tokens_decoder is not an object",
-                             config_path);
-    cJSON_ArrayForEach(item, decoder) {
-      char *end;
-      long id = strtol(item->string, &end, 10);
-      const cJSON *content = cJSON_GetObjectItemCaseSensitive(item, "content");
-      if (*end || id < 0 || id >= (1L << 24) || !cJSON_IsString(content))
-        return vkf_status_make(VKF_STATUS_PARSE,
-                               "%s: added_tokens_decoder[\"%s\"] is not an id "
-                               "with a content",
-                               config_path, item->string);
-      cJSON *t = cJSON_Duplicate(item, 1);
-      if (!t || !cJSON_AddItemToArray(added, t) || !cJSON_AddNumberToObject(t, "id", (double)id))
-        return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", config_path);
-    }
-    return VKF_OK;
-  }
+  const cJSON *decoder = vkf_json_field(config, "added_tokens_decoder");
+  if (decoder) return vkf_added_tokens_from_decoder(added, decoder, config_path);
   static const char *const keys[] = {"bos_token", "pad_token", "eos_token", "unk_token",
                                      "mask_token"};
   static const char *const defaults[] = {"<s>", "<pad>", "</s>", "<unk>", "<mask>"};

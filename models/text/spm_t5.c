@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "models/formats/json_fields.h"
+#include "models/text/added_tokens.h"
 #include "models/text/spm.h"
 
 #define SPACE "\xE2\x96\x81" /* U+2581 */
@@ -113,23 +114,8 @@ static vkf_status add_specials(cJSON *doc, const vkf_spm *spm, const cJSON *tc, 
                                const char *where) {
   cJSON *added = cJSON_AddArrayToObject(doc, "added_tokens");
   if (!added) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", where);
-  const cJSON *decoder = cJSON_GetObjectItemCaseSensitive(tc, "added_tokens_decoder"), *item;
-  if (decoder) {
-    if (!cJSON_IsObject(decoder))
-      return vkf_status_make(VKF_STATUS_PARSE, "%s: added_tokens_decoder is not an object", where);
-    cJSON_ArrayForEach(item, decoder) {
-      char *end;
-      long id = strtol(item->string, &end, 10);
-      if (*end || id < 0 || id >= (1L << 24) || !string_of(item, "content"))
-        return vkf_status_make(VKF_STATUS_PARSE,
-                               "%s: added_tokens_decoder[\"%s\"] is not an id with a content",
-                               where, item->string);
-      cJSON *t = cJSON_Duplicate(item, 1);
-      if (!t || !cJSON_AddItemToArray(added, t) || !cJSON_AddNumberToObject(t, "id", (double)id))
-        return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", where);
-    }
-    return VKF_OK;
-  }
+  const cJSON *decoder = cJSON_GetObjectItemCaseSensitive(tc, "added_tokens_decoder");
+  if (decoder) return vkf_added_tokens_from_decoder(added, decoder, where);
   static const char *const keys[] = {"pad_token", "eos_token", "unk_token"};
   static const char *const defaults[] = {"<pad>", "</s>", "<unk>"};
   for (int k = 0; k < 3; k++) {

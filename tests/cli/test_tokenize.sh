@@ -59,6 +59,15 @@ cp tests/models/data/tok_t5/{spiece.model,tokenizer_config.json,special_tokens_m
 check "tok_t5 from spiece.model alone" tests/models/golden/seq2seq/tok_t5.json --model "$tmp/t5_spiece"
 sed 's/"T5Tokenizer"/"AlbertTokenizer"/' tests/models/data/tok_t5/tokenizer_config.json >"$tmp/t5_spiece/tokenizer_config.json"
 expect_error tokenize "spiece.model of another class" 'tokenizer_class "AlbertTokenizer" is not converted (only T5' --model "$tmp/t5_spiece" hello
+# A bad added_tokens_decoder entry, through both folder readers that copy it (spiece.model,
+# vocab.json + merges.txt): one line naming the entry.
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["added_tokens_decoder"]={"x1": {"content": "<a>"}}; json.dump(c, open(sys.argv[2], "w"))' \
+  tests/models/data/tok_t5/tokenizer_config.json "$tmp/t5_spiece/tokenizer_config.json"
+expect_error tokenize "spiece.model, bad added token" 'added_tokens_decoder\["x1"\] is not an id with a content' --model "$tmp/t5_spiece" hello
+cp -r tests/models/data/tok_bart_slow "$tmp/bart_slow"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["added_tokens_decoder"]={"7": {"content": 7}}; json.dump(c, open(sys.argv[1], "w"))' \
+  "$tmp/bart_slow/tokenizer_config.json"
+expect_error tokenize "merges.txt, bad added token" 'added_tokens_decoder\["7"\] is not an id with a content' --model "$tmp/bart_slow" hello
 mkdir -p "$tmp/marian"
 cp tests/models/data/tok_marian/* "$tmp/marian/"
 rm "$tmp/marian/target.spm"
