@@ -259,6 +259,13 @@ vkf_value vkf_reduce(vkf_graph *g, const char *name, vkf_value x, vkf_reduce_kin
   return vkf_graph_add_node(g, VKF_OP_REDUCE, name, &x, 1, &attrs);
 }
 
+vkf_value vkf_additive_attention(vkf_graph *g, const char *name, vkf_value qp, vkf_value kp,
+                                 vkf_value w_v, vkf_value v, vkf_value valid_lens, int weights) {
+  vkf_value in[5] = {qp, kp, w_v, v, valid_lens};
+  vkf_node_attrs a = {.additive_attention = {.weights = weights != 0}};
+  return vkf_graph_add_node(g, VKF_OP_ADDITIVE_ATTENTION, name, in, valid_lens.id ? 5 : 4, &a);
+}
+
 vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_value weight) {
   vkf_value in[2] = {x, weight};
   return vkf_graph_add_node(g, VKF_OP_DEPTHWISE_CONV, name, in, 2, NULL);

@@ -110,6 +110,15 @@ vkf_value vkf_sparse_attention(vkf_graph *g, const char *name, vkf_value q, vkf_
                                vkf_value v, vkf_value rows, vkf_value cols,
                                const vkf_sparse_attention_options *options);
 
+/* Additive attention (Bahdanau et al. 2015, the seeds' AdditiveAttention): with the projected
+ * queries qp = W_q q [B, Nq, H] and keys kp = W_k k [B, Nk, H], score(i, j) =
+ * w_v · tanh(qp_i + kp_j), a masked softmax over the keys j < valid_lens (i32 [B] or [B, Nq],
+ * optional; clamped to [0, Nk]; a row with no key left is zeros), then · v [B, Nk, Dv] ->
+ * [B, Nq, Dv]; with `weights`, the softmax itself [B, Nq, Nk]. Computed per query row over the
+ * keys (no [B, Nq, Nk, H] tensor). */
+vkf_value vkf_additive_attention(vkf_graph *g, const char *name, vkf_value qp, vkf_value kp,
+                                 vkf_value w_v, vkf_value v, vkf_value valid_lens, int weights);
+
 /* ---- layout (views share storage; no copies) ---- */
 /* One entry may be -1 (inferred). A strided (non-contiguous) input is first copied by a node
  * named "<name>.contiguous", as torch's reshape does. */

@@ -58,6 +58,9 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
       at = append(buf, size, at, "causal=%d eps=%.9g chunk=%u", a->linear_attention.causal,
                   a->linear_attention.eps, a->linear_attention.chunk);
       break;
+    case VKF_OP_ADDITIVE_ATTENTION:
+      at = append(buf, size, at, "weights=%d", a->additive_attention.weights);
+      break;
     case VKF_OP_PERMUTE:
       at = append(buf, size, at, "axes=[");
       for (uint32_t i = 0; i < rank; i++)

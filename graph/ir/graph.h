@@ -113,6 +113,12 @@ enum {
   VKF_IN_SPARSE_MASKS = 5,    /* optional i32 [M, block_q, ceil(block_k / 32)] bit masks */
   VKF_IN_SPARSE_KV_LEN = 6,   /* optional i32 [B], clamped to [0, Nk] as for attention */
   VKF_IN_SPARSE_KEY_BIAS = 7, /* optional f32 [B, Nk], added to every score of key j */
+  /* Additive attention (Bahdanau et al.; the seeds' AdditiveAttention). */
+  VKF_IN_ADDITIVE_Q = 0,          /* W_q q: [B, Nq, H] (may be strided) */
+  VKF_IN_ADDITIVE_K = 1,          /* W_k k: [B, Nk, H] (may be strided) */
+  VKF_IN_ADDITIVE_W = 2,          /* w_v: [H] */
+  VKF_IN_ADDITIVE_V = 3,          /* values [B, Nk, Dv] (may be strided) */
+  VKF_IN_ADDITIVE_VALID_LENS = 4, /* optional i32 [B] or [B, Nq], clamped to [0, Nk] */
 };
 
 /* Feature maps of linear attention (LINEAR_FEATURES); x' = scale * x. */
@@ -215,6 +221,9 @@ typedef struct vkf_node_attrs {
       vkf_reduce_kind kind;
       uint32_t axis; /* reduced to size 1 (kept, as torch's keepdim=True) */
     } reduce;
+    struct {
+      int weights; /* output the attention weights [B, Nq, Nk] instead of the context */
+    } additive_attention;
   };
 } vkf_node_attrs;
 

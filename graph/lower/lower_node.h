@@ -36,6 +36,7 @@ vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *no
 vkf_status vkf_lower_linear(const vkf_lower_ctx *ctx, const vkf_lower_node *node);      /* LINEAR_FEATURES, LINEAR_ATTENTION, LINEAR_STATE_WRITE */
 vkf_status vkf_lower_reduce(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_depthwise_conv(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
+vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_rotary(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 
 #endif

@@ -283,6 +283,11 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
     return vkf_kv_write(g, "op", x, y, input(a, in, 2, "start"));
   if (!strcmp(op, "rotary")) /* --in x --in cos --in sin */
     return vkf_rotary(g, "op", x, y, input(a, in, 2, "sin"));
+  if (!strcmp(op, "additive_attention")) { /* --in qp --in kp --in w_v --in v [valid_lens=] */
+    TRY(vkf_op_attr_int(at, "weights", 0, 1, 0, &i64));
+    return vkf_additive_attention(g, "op", x, y, input(a, in, 2, NULL), input(a, in, 3, NULL),
+                                  input(a, in, 4, "valid_lens"), (int)i64);
+  }
   if (!strcmp(op, "linear_features") || !strcmp(op, "linear_attention") ||
       !strcmp(op, "linear_state_write"))
     return build_linear(g, a, in, out_err);
@@ -292,7 +297,7 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
                              "softmax, attention, sparse_attention, permute, slice, copy, cast, "
                              "concat, gather, patch_embed, mean_pool, kv_write, rotary, "
                              "linear_features, linear_attention, linear_state_write, "
-                             "attention_pooling)",
+                             "additive_attention, attention_pooling)",
                              op);
   return VKF_NO_VALUE;
 }

@@ -107,6 +107,11 @@ static const vkf_op_spec OP_SPECS[] = {
      "state f32 [B, H, F, Dv + 1]; phi_k [B, H, T, F]; v [B, H, T, Dv]; "
      "gate= [B, H, T] (optional)",
      {{0}}},
+    {"additive_attention",
+     "qp f32|f16 [B, Nq, H] (W_q q); kp [B, Nk, H] (W_k k); w_v [H]; v [B, Nk, Dv]; "
+     "valid_lens= i32 [B] or [B, Nq], clamped to [0, Nk] (optional)",
+     {{"weights", VKF_ATTR_INT, 0, 1, NULL, "0",
+       "1: the attention weights [B, Nq, Nk] instead of the context [B, Nq, Dv]"}}},
     /* composite (tools/vkf/op_pooling.c): the seeds' Nadaraya-Watson attention pooling */
     {"attention_pooling",
      "queries f32 [Nq] or [Nq, d]; keys [Nk] or [Nk, d]; values [Nk] or [Nk, dv]",

@@ -1,0 +1,77 @@
+/* Owns the lowering of ADDITIVE_ATTENTION (builder.h: vkf_additive_attention) onto
+ * shaders/additive_attention.comp: one workgroup per query row (and per ACC x workgroup value
+ * columns) over the keys in tiles, the
+ * variant (workgroup size, subgroup reductions, f16 storage, weights or context) and the
+ * push-constant layout. */
+#include "graph/lower/lower_rows.h"
+
+enum { ADDITIVE_ACC = 8 }; /* output columns per invocation (the shader's ACC) */
+
+vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  const vkf_plan_tensor *q = &node->inputs[VKF_IN_ADDITIVE_Q], *k = &node->inputs[VKF_IN_ADDITIVE_K];
+  const vkf_plan_tensor *w = &node->inputs[VKF_IN_ADDITIVE_W], *v = &node->inputs[VKF_IN_ADDITIVE_V];
+  const vkf_plan_tensor *vl = &node->inputs[VKF_IN_ADDITIVE_VALID_LENS], *y = &node->output;
+  int has_vl = node->input_count > VKF_IN_ADDITIVE_VALID_LENS && vkf_plan_tensor_present(vl);
+  int weights = node->attrs->additive_attention.weights;
+  char sa[64];
+  vkf_shape_format(q->rank, q->shape, sa, sizeof sa);
+  if (q->rank != 3 || (q->dtype != VKF_F32 && q->dtype != VKF_F16) || y->dtype != q->dtype)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "additive_attention \"%s\": queries %s %s",
+                           node->name, vkf_dtype_name(q->dtype), sa);
+  if (q->dtype == VKF_F16 && !ctx->caps->storage_16bit)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "additive_attention \"%s\": f16 queries %s need 16-bit storage, which "
+                           "device \"%s\" lacks",
+                           node->name, sa, ctx->caps->name);
+  uint64_t rows = (uint64_t)q->shape[0] * (uint64_t)q->shape[1];
+  if (rows == 0 || vkf_plan_tensor_count(y) == 0) return VKF_OK;
+  const vkf_plan_tensor *big[4] = {q, k, v, y};
+  for (int i = 0; i < 4; i++)
+    if ((uint64_t)vkf_plan_tensor_count(big[i]) > UINT32_MAX)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "additive_attention \"%s\": a tensor of %s needs indices beyond 32 "
+                             "bits",
+                             node->name, sa);
+  /* One key per invocation per tile: a workgroup about as wide as the keys, 32 to 256. */
+  uint32_t wg = vkf_rows_workgroup_size(ctx->caps, (uint64_t)k->shape[1], 1, 256);
+  /* Value columns beyond ACC per invocation: more workgroups per row along z. */
+  uint64_t chunks = weights ? 1 : vkf_div_up((uint64_t)v->shape[2], (uint64_t)ADDITIVE_ACC * wg);
+  uint64_t max_z = ctx->caps->max_workgroup_count[2] ? ctx->caps->max_workgroup_count[2] : 65535;
+  if (chunks > max_z) {
+    vkf_shape_format(v->rank, v->shape, sa, sizeof sa);
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "additive_attention \"%s\": values %s: too many value dims for the grid",
+                           node->name, sa);
+  }
+  int subgroup = vkf_rows_use_subgroup_reduce(ctx->caps);
+  vkf_plan_dispatch d = {.node = node->name, .shader = "additive_attention.comp"};
+  if (q->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "IO_F16");
+  if (weights) vkf_plan_dispatch_define(&d, "WEIGHTS");
+  if (subgroup) vkf_plan_dispatch_define(&d, "SUBGROUP_REDUCE");
+  d.spec[0] = wg;
+  d.spec[1] = (uint32_t)has_vl;
+  d.spec[2] = (uint32_t)(has_vl && vl->rank == 2);
+  d.spec[3] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, wg, subgroup);
+  d.spec_count = 4;
+  VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
+  d.groups[2] = (uint32_t)(chunks ? chunks : 1);
+  uint32_t q_off = vkf_lower_bind(ctx, &d, q, VKF_ACCESS_READ);
+  uint32_t k_off = vkf_lower_bind(ctx, &d, k, VKF_ACCESS_READ);
+  uint32_t w_off = vkf_lower_bind(ctx, &d, w, VKF_ACCESS_READ);
+  uint32_t v_off = vkf_lower_bind(ctx, &d, v, VKF_ACCESS_READ);
+  /* An absent valid-length buffer binds the queries' range again (never read). */
+  uint32_t l_off = vkf_lower_bind(ctx, &d, has_vl ? vl : q, VKF_ACCESS_READ);
+  uint32_t o_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);
+  uint32_t push[] = {(uint32_t)q->shape[1], (uint32_t)k->shape[1], (uint32_t)q->shape[2],
+                     (uint32_t)v->shape[2], q_off, (uint32_t)q->strides[0], (uint32_t)q->strides[1],
+                     (uint32_t)q->strides[2], k_off, (uint32_t)k->strides[0],
+                     (uint32_t)k->strides[1], (uint32_t)k->strides[2], w_off,
+                     (uint32_t)w->strides[0], v_off, (uint32_t)v->strides[0],
+                     (uint32_t)v->strides[1], (uint32_t)v->strides[2], l_off,
+                     has_vl ? (uint32_t)vl->strides[0] : 0,
+                     has_vl && vl->rank == 2 ? (uint32_t)vl->strides[1] : 0, o_off,
+                     (uint32_t)y->strides[0], (uint32_t)y->strides[1], (uint32_t)y->strides[2],
+                     d.groups[0], (uint32_t)rows};
+  for (size_t i = 0; i < sizeof push / sizeof *push; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
+  return vkf_plan_add_dispatch(ctx->plan, &d);
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# vkf op additive_attention (the seeds' AdditiveAttention, fused over the keys) against the seeds'
+# own form in numpy (tests/cli/additive_ref.py: their toy example, valid lengths per row and per
+# query, 300 keys, 300 value dims, no lengths), the context and the weights, on the device (f32
+# and f16) and on the interpreter, also under the mobile profile; bad inputs are one-line errors
+# naming them.
+set -u
+. "$(dirname "$0")/lib.sh"
+# /usr/bin/python3: the Debian python with python3-numpy (tools/dev/setup.sh).
+for profile in "" mobile; do
+  if VKF_DEVICE_PROFILE=$profile /usr/bin/python3 tests/cli/additive_ref.py "$VKF" "$tmp" >"$tmp/log" 2>&1; then
+    ok
+  else
+    bad "numpy reference ${profile:-default}: $(grep -v '^ok' "$tmp/log")"
+  fi
+  grep -c '^ok' "$tmp/log" | grep -q '^30$' && ok || bad "expected 30 passing checks: $(cat "$tmp/log")"
+done
+
+NPY=tests/cli/npy_tool.py
+python3 $NPY write "$tmp/q.npy" 2,3,4 1 && python3 $NPY write "$tmp/k.npy" 2,5,4 2 &&
+  python3 $NPY write "$tmp/w.npy" 4 3 && python3 $NPY write "$tmp/v.npy" 2,5,6 4 &&
+  python3 $NPY write "$tmp/w3.npy" 3 5 && python3 $NPY write "$tmp/k3.npy" 2,5,3 6 && ok || bad "inputs"
+for path in "" --cpu; do
+  expect_error op "hidden mismatch $path" "queries \[2,3,4\], keys \[2,5,3\], w_v \[4\], values \[2,5,6\]" \
+    additive_attention --in "$tmp/q.npy" --in "$tmp/k3.npy" --in "$tmp/w.npy" --in "$tmp/v.npy" \
+    --out "$tmp/o.npy" $path
+  expect_error op "w_v mismatch $path" "w_v \[3\]" additive_attention --in "$tmp/q.npy" \
+    --in "$tmp/k.npy" --in "$tmp/w3.npy" --in "$tmp/v.npy" --out "$tmp/o.npy" $path
+  expect_error op "float lengths $path" "valid_lens f32 \[3\]: expected i32" additive_attention --in "$tmp/q.npy" \
+    --in "$tmp/k.npy" --in "$tmp/w.npy" --in "$tmp/v.npy" --in "valid_lens=$tmp/w3.npy" \
+    --out "$tmp/o.npy" $path
+  expect_error op "weights=2 $path" "weights=2" additive_attention --in "$tmp/q.npy" \
+    --in "$tmp/k.npy" --in "$tmp/w.npy" --in "$tmp/v.npy" --attr weights=2 --out "$tmp/o.npy" $path
+done
+vkf_summary
