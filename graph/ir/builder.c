@@ -266,6 +266,12 @@ vkf_value vkf_additive_attention(vkf_graph *g, const char *name, vkf_value qp, v
   return vkf_graph_add_node(g, VKF_OP_ADDITIVE_ATTENTION, name, in, valid_lens.id ? 5 : 4, &a);
 }
 
+vkf_value vkf_gru_scan(vkf_graph *g, const char *name, vkf_value gates, vkf_value w_hh,
+                       vkf_value b_hh, vkf_value h0) {
+  vkf_value in[4] = {gates, w_hh, b_hh, h0};
+  return vkf_graph_add_node(g, VKF_OP_GRU_SCAN, name, in, h0.id ? 4 : 3, NULL);
+}
+
 vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_value weight) {
   vkf_value in[2] = {x, weight};
   return vkf_graph_add_node(g, VKF_OP_DEPTHWISE_CONV, name, in, 2, NULL);

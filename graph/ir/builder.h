@@ -119,6 +119,14 @@ vkf_value vkf_sparse_attention(vkf_graph *g, const char *name, vkf_value q, vkf_
 vkf_value vkf_additive_attention(vkf_graph *g, const char *name, vkf_value qp, vkf_value kp,
                                  vkf_value w_v, vkf_value v, vkf_value valid_lens, int weights);
 
+/* One GRU layer over a sequence (torch.nn.GRU, batch first, gate order r, z, n): with the input
+ * gates gi = x W_ihᵀ + b_ih [B, T, 3H] (one matmul for every step) and gh = h W_hhᵀ + b_hh,
+ * r = σ(gi_r + gh_r), z = σ(gi_z + gh_z), n = tanh(gi_n + r ⊙ gh_n), h' = (1 - z) ⊙ n + z ⊙ h,
+ * from h0 [B, H] (optional: zeros). -> every step's h [B, T, H] (the last row is the final
+ * state). f32. */
+vkf_value vkf_gru_scan(vkf_graph *g, const char *name, vkf_value gates, vkf_value w_hh,
+                       vkf_value b_hh, vkf_value h0);
+
 /* ---- layout (views share storage; no copies) ---- */
 /* One entry may be -1 (inferred). A strided (non-contiguous) input is first copied by a node
  * named "<name>.contiguous", as torch's reshape does. */

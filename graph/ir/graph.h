@@ -119,6 +119,11 @@ enum {
   VKF_IN_ADDITIVE_W = 2,          /* w_v: [H] */
   VKF_IN_ADDITIVE_V = 3,          /* values [B, Nk, Dv] (may be strided) */
   VKF_IN_ADDITIVE_VALID_LENS = 4, /* optional i32 [B] or [B, Nq], clamped to [0, Nk] */
+  /* A GRU layer's recurrence (torch.nn.GRU's gate order r, z, n). */
+  VKF_IN_GRU_GATES = 0, /* x W_ih^T + b_ih: [B, T, 3H] (may be strided) */
+  VKF_IN_GRU_W_HH = 1,  /* [3H, H] */
+  VKF_IN_GRU_B_HH = 2,  /* [3H] */
+  VKF_IN_GRU_H0 = 3,    /* optional [B, H] (zeros when absent) */
 };
 
 /* Feature maps of linear attention (LINEAR_FEATURES); x' = scale * x. */

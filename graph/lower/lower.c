@@ -30,6 +30,7 @@ static vkf_lower_fn lower_fn_for(vkf_op op) {
     case VKF_OP_REDUCE: return vkf_lower_reduce;
     case VKF_OP_DEPTHWISE_CONV: return vkf_lower_depthwise_conv;
     case VKF_OP_ADDITIVE_ATTENTION: return vkf_lower_additive_attention;
+    case VKF_OP_GRU_SCAN: return vkf_lower_gru_scan;
     case VKF_OP_SPARSE_ATTENTION: return vkf_lower_sparse_attention;
     case VKF_OP_ROTARY: return vkf_lower_rotary;
     default: return NULL;

@@ -201,6 +201,7 @@ static uint32_t batch_first_slots(const vkf_lower_node *n) {
     case VKF_OP_PATCH_EMBED: return 1u << VKF_IN_PATCH_IMAGE;
     case VKF_OP_GATHER: return 1u << VKF_IN_GATHER_IDS;
     case VKF_OP_MEAN_POOL: return 1u << VKF_IN_POOL_X | 1u << VKF_IN_POOL_MASK;
+    case VKF_OP_GRU_SCAN: return 1u << VKF_IN_GRU_GATES | 1u << VKF_IN_GRU_H0;
     case VKF_OP_ADDITIVE_ATTENTION:
       return 1u << VKF_IN_ADDITIVE_Q | 1u << VKF_IN_ADDITIVE_K | 1u << VKF_IN_ADDITIVE_V |
              1u << VKF_IN_ADDITIVE_VALID_LENS;

@@ -283,6 +283,8 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
     return vkf_kv_write(g, "op", x, y, input(a, in, 2, "start"));
   if (!strcmp(op, "rotary")) /* --in x --in cos --in sin */
     return vkf_rotary(g, "op", x, y, input(a, in, 2, "sin"));
+  if (!strcmp(op, "gru_scan")) /* --in gates --in w_hh --in b_hh [--in h0=] */
+    return vkf_gru_scan(g, "op", x, y, input(a, in, 2, NULL), input(a, in, 3, "h0"));
   if (!strcmp(op, "additive_attention")) { /* --in qp --in kp --in w_v --in v [valid_lens=] */
     TRY(vkf_op_attr_int(at, "weights", 0, 1, 0, &i64));
     return vkf_additive_attention(g, "op", x, y, input(a, in, 2, NULL), input(a, in, 3, NULL),
@@ -297,7 +299,7 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
                              "softmax, attention, sparse_attention, permute, slice, copy, cast, "
                              "concat, gather, patch_embed, mean_pool, kv_write, rotary, "
                              "linear_features, linear_attention, linear_state_write, "
-                             "additive_attention, attention_pooling)",
+                             "additive_attention, gru_scan, attention_pooling)",
                              op);
   return VKF_NO_VALUE;
 }

@@ -112,6 +112,10 @@ static const vkf_op_spec OP_SPECS[] = {
      "valid_lens= i32 [B] or [B, Nq], clamped to [0, Nk] (optional)",
      {{"weights", VKF_ATTR_INT, 0, 1, NULL, "0",
        "1: the attention weights [B, Nq, Nk] instead of the context [B, Nq, Dv]"}}},
+    {"gru_scan",
+     "gates f32 [B, T, 3H] (x W_ih^T + b_ih, gates r, z, n); w_hh [3H, H]; b_hh [3H]; "
+     "h0= [B, H] (optional: zeros)",
+     {{0}}},
     /* composite (tools/vkf/op_pooling.c): the seeds' Nadaraya-Watson attention pooling */
     {"attention_pooling",
      "queries f32 [Nq] or [Nq, d]; keys [Nk] or [Nk, d]; values [Nk] or [Nk, dv]",

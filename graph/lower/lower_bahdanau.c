@@ -1,11 +1,15 @@
-/* Owns the lowering of ADDITIVE_ATTENTION (builder.h: vkf_additive_attention) onto
+/* Owns the lowering of Bahdanau's ops: GRU_SCAN (below) and ADDITIVE_ATTENTION (builder.h:
+ * vkf_additive_attention) onto
  * shaders/additive_attention.comp: one workgroup per query row (and per ACC x workgroup value
  * columns) over the keys in tiles, the
  * variant (workgroup size, subgroup reductions, f16 storage, weights or context) and the
  * push-constant layout. */
 #include "graph/lower/lower_rows.h"
 
-enum { ADDITIVE_ACC = 8 }; /* output columns per invocation (the shader's ACC) */
+enum {
+  ADDITIVE_ACC = 8,     /* output columns per invocation (additive_attention.comp's ACC) */
+  GRU_MAX_HIDDEN = 1024 /* gru_scan.comp's HMAX: two copies of h in 8 KiB of shared memory */
+};
 
 vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
   const vkf_plan_tensor *q = &node->inputs[VKF_IN_ADDITIVE_Q], *k = &node->inputs[VKF_IN_ADDITIVE_K];
@@ -73,5 +77,69 @@ vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lowe
                      (uint32_t)y->strides[0], (uint32_t)y->strides[1], (uint32_t)y->strides[2],
                      d.groups[0], (uint32_t)rows};
   for (size_t i = 0; i < sizeof push / sizeof *push; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
+  return vkf_plan_add_dispatch(ctx->plan, &d);
+}
+
+/* GRU_SCAN onto shaders/gru_scan.comp: one workgroup per batch row, h in shared memory. */
+vkf_status vkf_lower_gru_scan(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  const vkf_plan_tensor *x = &node->inputs[VKF_IN_GRU_GATES], *w = &node->inputs[VKF_IN_GRU_W_HH];
+  const vkf_plan_tensor *bias = &node->inputs[VKF_IN_GRU_B_HH], *h0 = &node->inputs[VKF_IN_GRU_H0];
+  const vkf_plan_tensor *y = &node->output;
+  int has_h0 = node->input_count > VKF_IN_GRU_H0 && vkf_plan_tensor_present(h0);
+  char sa[64];
+  vkf_shape_format(w->rank, w->shape, sa, sizeof sa);
+  uint64_t h = (uint64_t)w->shape[1];
+  if (x->dtype != VKF_F32 || h > GRU_MAX_HIDDEN)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "gru_scan \"%s\": w_hh %s %s: f32 with at most %d hidden units",
+                           node->name, vkf_dtype_name(w->dtype), sa, GRU_MAX_HIDDEN);
+  if (vkf_plan_tensor_count(y) == 0) return VKF_OK;
+  const vkf_plan_tensor *big[3] = {x, w, y};
+  for (int i = 0; i < 3; i++)
+    if ((uint64_t)vkf_plan_tensor_count(big[i]) > UINT32_MAX)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "gru_scan \"%s\": a tensor needs indices beyond 32 bits", node->name);
+  uint64_t max_x = ctx->caps->max_workgroup_count[0] ? ctx->caps->max_workgroup_count[0] : 65535;
+  if ((uint64_t)x->shape[0] > max_x)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gru_scan \"%s\": batch %lld exceeds the grid",
+                           node->name, (long long)x->shape[0]);
+  vkf_plan_dispatch d = {.node = node->name, .shader = "gru_scan.comp"};
+  if (has_h0) vkf_plan_dispatch_define(&d, "HAS_H0");
+  /* 64 invocations on every device. Not the CPU devices' one-subgroup workgroup (8 on lavapipe):
+   * there, with about h/8 units per invocation, hidden sizes from ~245 up read garbage from the
+   * third step on (lavapipe 22.3; 16 and more invocations are right), cause not found. */
+  uint32_t wg = 64;
+  if (ctx->caps->max_workgroup_invocations && ctx->caps->max_workgroup_invocations < wg)
+    wg = ctx->caps->max_workgroup_invocations;
+  if (ctx->caps->max_workgroup_size[0] && ctx->caps->max_workgroup_size[0] < wg)
+    wg = ctx->caps->max_workgroup_size[0];
+  d.spec[0] = wg;
+  d.spec_count = 1;
+  uint32_t g_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
+  uint32_t w_off = vkf_lower_bind(ctx, &d, w, VKF_ACCESS_READ);
+  uint32_t b_off = vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ);
+  uint32_t h_off = vkf_lower_bind(ctx, &d, has_h0 ? h0 : x, VKF_ACCESS_READ);
+  uint32_t o_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);
+  uint32_t push[] = {(uint32_t)x->shape[1],
+                     (uint32_t)h,
+                     g_off,
+                     (uint32_t)x->strides[0],
+                     (uint32_t)x->strides[1],
+                     (uint32_t)x->strides[2],
+                     w_off,
+                     (uint32_t)w->strides[0],
+                     (uint32_t)w->strides[1],
+                     b_off,
+                     (uint32_t)bias->strides[0],
+                     h_off,
+                     has_h0 ? (uint32_t)h0->strides[0] : 0,
+                     has_h0 ? (uint32_t)h0->strides[1] : 0,
+                     o_off,
+                     (uint32_t)y->strides[0],
+                     (uint32_t)y->strides[1],
+                     (uint32_t)y->strides[2]};
+  for (size_t i = 0; i < sizeof push / sizeof *push; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
+  d.groups[0] = (uint32_t)x->shape[0];
+  d.groups[1] = d.groups[2] = 1;
   return vkf_plan_add_dispatch(ctx->plan, &d);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# vkf op additive_attention (the seeds' AdditiveAttention, fused over the keys) against the seeds'
-# own form in numpy (tests/cli/additive_ref.py: their toy example, valid lengths per row and per
-# query, 300 keys, 300 value dims, no lengths), the context and the weights, on the device (f32
-# and f16) and on the interpreter, also under the mobile profile; bad inputs are one-line errors
-# naming them.
+# Bahdanau's ops through vkf op. additive_attention (the seeds' AdditiveAttention, fused over the
+# keys) against the seeds' own form in numpy (tests/cli/additive_ref.py: their toy example, valid
+# lengths per row and per query, 300 keys, 300 value dims, no lengths), the context and the
+# weights, on the device (f32 and f16) and on the interpreter, also under the mobile profile.
+# gru_scan against torch.nn.GRU's documented recurrence in numpy (tests/cli/gru_ref.py). Bad
+# inputs are one-line errors naming them.
 set -u
 . "$(dirname "$0")/lib.sh"
 # /usr/bin/python3: the Debian python with python3-numpy (tools/dev/setup.sh).
@@ -14,6 +15,15 @@ for profile in "" mobile; do
     bad "numpy reference ${profile:-default}: $(grep -v '^ok' "$tmp/log")"
   fi
   grep -c '^ok' "$tmp/log" | grep -q '^30$' && ok || bad "expected 30 passing checks: $(cat "$tmp/log")"
+done
+
+for profile in "" mobile; do
+  if VKF_DEVICE_PROFILE=$profile /usr/bin/python3 tests/cli/gru_ref.py "$VKF" "$tmp" >"$tmp/log" 2>&1; then
+    ok
+  else
+    bad "GRU numpy reference ${profile:-default}: $(grep -v '^ok' "$tmp/log")"
+  fi
+  grep -c '^ok' "$tmp/log" | grep -q '^8$' && ok || bad "expected 8 passing GRU checks: $(cat "$tmp/log")"
 done
 
 NPY=tests/cli/npy_tool.py
@@ -31,5 +41,13 @@ for path in "" --cpu; do
     --out "$tmp/o.npy" $path
   expect_error op "weights=2 $path" "weights=2" additive_attention --in "$tmp/q.npy" \
     --in "$tmp/k.npy" --in "$tmp/w.npy" --in "$tmp/v.npy" --attr weights=2 --out "$tmp/o.npy" $path
+done
+python3 $NPY write "$tmp/g.npy" 2,4,12 1 && python3 $NPY write "$tmp/whh.npy" 12,4 2 &&
+  python3 $NPY write "$tmp/bhh.npy" 12 3 && python3 $NPY write "$tmp/whh5.npy" 15,5 4 && ok || bad "GRU inputs"
+for path in "" --cpu; do
+  expect_error op "gru hidden mismatch $path" "gates \[2,4,12\], w_hh \[15,5\], b_hh \[12\], h0 none" \
+    gru_scan --in "$tmp/g.npy" --in "$tmp/whh5.npy" --in "$tmp/bhh.npy" --out "$tmp/o.npy" $path
+  expect_error op "gru h0 mismatch $path" "h0 \[12\]" gru_scan --in "$tmp/g.npy" \
+    --in "$tmp/whh.npy" --in "$tmp/bhh.npy" --in "h0=$tmp/bhh.npy" --out "$tmp/o.npy" $path
 done
 vkf_summary

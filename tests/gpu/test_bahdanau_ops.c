@@ -1,4 +1,6 @@
-/* ADDITIVE_ATTENTION on the device against the interpreter: the context and the weights, valid
+/* Bahdanau's ops on the device against the interpreter. GRU_SCAN: hidden sizes below, at and
+ * above one workgroup, with and without h0, strided gates, one step and many. ADDITIVE_ATTENTION:
+ * the context and the weights, valid
  * lengths per batch row and per query row (0, negative and past the keys: clamped; a row with no
  * key is zeros), no lengths, key counts across several workgroup tiles, value dims wider than one
  * workgroup's columns (more workgroups along z), strided (permuted) inputs as a decoder's
@@ -9,6 +11,8 @@
 
 static const op_tol TOL = {2e-5, 2e-5};
 static const op_tol TOL_F16 = {4e-3, 4e-3};
+/* fp32 recurrences: the state's rounding compounds over the steps */
+static const op_tol TOL_GRU = {5e-5, 5e-5};
 
 typedef struct add_case {
   int64_t b, nq, nk, h, dv;
@@ -46,8 +50,32 @@ static void run_case(gpu_test *t, const add_case *ac, vkf_dtype dt, int weights,
               dt == VKF_F16 ? TOL_F16 : TOL, label);
 }
 
+static void gru_case(gpu_test *t, int64_t b, int64_t steps, int64_t h, int with_h0, int strided) {
+  op_case c = op_case_begin("gru");
+  int64_t sg[3] = {b, steps, 3 * h}, sw[2] = {3 * h, h}, sb[1] = {3 * h}, sh[2] = {b, h};
+  vkf_value gates;
+  if (strided) { /* [B, 3H, T] permuted to [B, T, 3H] */
+    static const uint32_t ax[3] = {0, 2, 1};
+    int64_t tg[3] = {b, 3 * h, steps};
+    gates = vkf_permute(c.g, "gp", op_case_input(&c, "gt", VKF_F32, 3, tg, -2, 2), ax);
+  } else {
+    gates = op_case_input(&c, "gates", VKF_F32, 3, sg, -2, 2);
+  }
+  vkf_value w = op_case_input(&c, "w", VKF_F32, 2, sw, -0.5f, 0.5f);
+  vkf_value bias = op_case_input(&c, "b", VKF_F32, 1, sb, -1, 1);
+  vkf_value h0 = with_h0 ? op_case_input(&c, "h0", VKF_F32, 2, sh, -1, 1) : VKF_NO_VALUE;
+  char label[128];
+  snprintf(label, sizeof label, "gru_scan b %lld steps %lld h %lld%s%s", (long long)b,
+           (long long)steps, (long long)h, with_h0 ? " h0" : "", strided ? " strided" : "");
+  op_case_run(t, &c, vkf_gru_scan(c.g, "op", gates, w, bias, h0), TOL_GRU, label);
+}
+
 int main(void) {
   gpu_test t = gpu_test_start();
+  gru_case(&t, 2, 7, 5, 1, 0);
+  gru_case(&t, 3, 1, 32, 0, 0);
+  gru_case(&t, 1, 25, 70, 1, 1);
+  gru_case(&t, 2, 9, 257, 0, 0);
   static const add_case cases[] = {
       {2, 1, 10, 8, 4, 1},   {2, 5, 9, 6, 7, 2},   {1, 3, 130, 16, 12, 1},
       {2, 2, 40, 10, 300, 2}, {3, 4, 17, 5, 6, 0},  {1, 1, 1, 1, 1, 0},
