@@ -7,9 +7,6 @@
 #include <string.h>
 
 #include "graph/ir/builder.h"
-#include "graph/lower/lower.h"
-#include "graph/passes/memory_plan.h"
-#include "host/session.h"
 #include "models/arch/long_short_attention.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
@@ -58,31 +55,7 @@ static vkf_status run_one(vkf_device *device, const ls_args *a, int64_t n, int d
     y = vkf_long_short_attention(g, &aw, "attention", &at, &lw, in[0], k, v, &io);
   }
   vkf_graph_output(g, y, "out");
-  vkf_lowered low = {0};
-  vkf_session *ses = NULL;
-  vkf_status st = vkf_graph_status(g);
-  if (!st) st = vkf_memory_plan_build(g, NULL);
-  if (!st) st = vkf_lower_graph(g, vkf_device_caps_get(device), NULL, &low);
-  vkf_session_options opts = {.profile = 1};
-  if (!st) st = vkf_session_create(device, low.plan, &opts, &ses);
-  uint32_t seed = 0x9e3779b9u;
-  for (int i = 0; i < count && !st; i++) {
-    size_t elems = (size_t)vkf_tensor_element_count(vkf_graph_tensor(g, in[i]));
-    float *x = malloc(elems * sizeof *x + 4);
-    if (!x) {
-      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
-      break;
-    }
-    for (size_t j = 0; j < elems; j++) {
-      seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
-      x[j] = (float)(seed >> 8) / 8388608.0f - 1.0f;
-    }
-    st = vkf_session_write(ses, low.tensors[in[i].id].buffer, 0, x, elems * sizeof *x);
-    free(x);
-  }
-  if (!st) st = vkf_bench_session_time(ses, a->warmup, a->runs, out);
-  vkf_session_destroy(ses);
-  if (low.plan) vkf_lowered_free(&low);
+  vkf_status st = vkf_bench_graph_time(device, g, in, count, a->warmup, a->runs, out);
   vkf_graph_destroy(g);
   vkf_weight_cache_free(&cache);
   return st;

@@ -7,9 +7,6 @@
 #include <string.h>
 
 #include "graph/ir/builder.h"
-#include "graph/lower/lower.h"
-#include "graph/passes/memory_plan.h"
-#include "host/session.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -34,44 +31,24 @@ static vkf_status run_one(vkf_device *device, const span_args *a, int64_t n, dou
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create("bench_span", &g));
   int64_t s[4] = {1, a->heads, n, a->dim}, rs[2] = {a->heads, 2};
-  vkf_value in[4];
-  int count = 0;
-  in[count++] = vkf_graph_input(g, "q", VKF_F32, 4, s);
-  in[count++] = vkf_graph_input(g, "k", VKF_F32, 4, s);
-  in[count++] = vkf_graph_input(g, "v", VKF_F32, 4, s);
+  vkf_value in[3];
+  in[0] = vkf_graph_input(g, "q", VKF_F32, 4, s);
+  in[1] = vkf_graph_input(g, "k", VKF_F32, 4, s);
+  in[2] = vkf_graph_input(g, "v", VKF_F32, 4, s);
   vkf_attention_options o = {.causal = 1};
-  if (span >= 0) o.ramp = in[count++] = vkf_graph_input(g, "ramp", VKF_F32, 2, rs);
-  vkf_graph_output(g, vkf_attention(g, "attention", in[0], in[1], in[2], &o), "out");
-  vkf_lowered low = {0};
-  vkf_session *ses = NULL;
-  vkf_status st = vkf_graph_status(g);
-  if (!st) st = vkf_memory_plan_build(g, NULL);
-  if (!st) st = vkf_lower_graph(g, vkf_device_caps_get(device), NULL, &low);
-  vkf_session_options opts = {.profile = 1};
-  if (!st) st = vkf_session_create(device, low.plan, &opts, &ses);
-  uint32_t seed = 0x9e3779b9u;
-  for (int i = 0; i < count && !st; i++) {
-    size_t elems = (size_t)vkf_tensor_element_count(vkf_graph_tensor(g, in[i]));
-    float *x = malloc(elems * sizeof *x + 4);
-    if (!x) {
-      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
-      break;
-    }
-    for (size_t j = 0; j < elems; j++) {
-      seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
-      x[j] = (float)(seed >> 8) / 8388608.0f - 1.0f;
-    }
-    if (i == 3)
-      for (int64_t h = 0; h < a->heads; h++) {
-        x[2 * h] = (float)(a->ramp + span);
-        x[2 * h + 1] = (float)(1.0 / a->ramp);
-      }
-    st = vkf_session_write(ses, low.tensors[in[i].id].buffer, 0, x, elems * sizeof *x);
-    free(x);
+  float *ramp = malloc((size_t)a->heads * 2 * sizeof *ramp);
+  if (!ramp) {
+    vkf_graph_destroy(g);
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
   }
-  if (!st) st = vkf_bench_session_time(ses, a->warmup, a->runs, out);
-  vkf_session_destroy(ses);
-  if (low.plan) vkf_lowered_free(&low);
+  for (int64_t h = 0; h < a->heads; h++) {
+    ramp[2 * h] = (float)(a->ramp + span);
+    ramp[2 * h + 1] = (float)(1.0 / a->ramp);
+  }
+  if (span >= 0) o.ramp = vkf_graph_constant(g, "ramp", VKF_F32, 2, rs, ramp);
+  vkf_graph_output(g, vkf_attention(g, "attention", in[0], in[1], in[2], &o), "out");
+  vkf_status st = vkf_bench_graph_time(device, g, in, 3, a->warmup, a->runs, out);
+  free(ramp);
   vkf_graph_destroy(g);
   return st;
 }

@@ -20,6 +20,12 @@ vkf_status vkf_bench_session_time(vkf_session *session, int warmup, int runs,
 vkf_status vkf_bench_plan_time(vkf_device *device, const vkf_plan *plan, int warmup, int runs,
                                vkf_bench_stats *out_stats);
 
+/* Plans `graph` (outputs marked) for `device`, fills its f32 inputs `inputs[0..count)` with
+ * uniform values in [-1, 1) from a fixed xorshift stream and times it as vkf_bench_session_time
+ * does. The graph stays the caller's. */
+vkf_status vkf_bench_graph_time(vkf_device *device, vkf_graph *graph, const vkf_value *inputs,
+                                int count, int warmup, int runs, vkf_bench_stats *out_stats);
+
 /* The op name ("matmul", "attention", ...) of the graph node a dispatch came from, for per-op-kind
  * tables; "?" when no node has that name. */
 const char *vkf_bench_op_of(const vkf_graph *graph, const char *node);
