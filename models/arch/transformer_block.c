@@ -274,6 +274,36 @@ static vkf_value unfused_attention(vkf_graph *g, const char *at, const vkf_block
   return vkf_matmul(g, VKF_NAME(nm, "%s.context_heads", at), p, v, NULL); /* [B, H, N, Dh] */
 }
 
+/* An fp16 cache read by f32 activations: attention runs on the cache's dtype (its softmax state
+ * is fp32 whatever the storage) and its output comes back to the activations' dtype. Casts *q to
+ * k's dtype where they differ and returns the activations' dtype. The dtypes are read before any
+ * node is added: tensor pointers die when a new node grows the graph's tensor array (the
+ * sanitizer suite caught a read of kt after vkf_attention). */
+static vkf_dtype q_in_kv_dtype(vkf_graph *g, const char *at, vkf_value *q, vkf_value k) {
+  char nm[VKF_ARCH_NAME_MAX + 32];
+  const vkf_tensor *qt = vkf_value_valid(*q) ? vkf_graph_tensor(g, *q) : NULL;
+  const vkf_tensor *kt = vkf_value_valid(k) ? vkf_graph_tensor(g, k) : NULL;
+  vkf_dtype act_dtype = qt ? qt->dtype : VKF_F32;
+  if (qt && kt && kt->dtype != qt->dtype)
+    *q = vkf_cast(g, VKF_NAME(nm, "%s.q_cast", at), *q, kt->dtype);
+  return act_dtype;
+}
+
+/* The context [B, H, N, Dh] back in `act_dtype`, heads merged to [B, N, H·Dh], through the output
+ * projection (plus the residual). */
+static vkf_value merge_and_project(vkf_graph *g, const char *np, const vkf_block_names *nm,
+                                   const char *at, const vkf_block_weights *w, vkf_value e,
+                                   vkf_dtype act_dtype, const int64_t merged[3],
+                                   vkf_value residual) {
+  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
+  char nm1[VKF_ARCH_NAME_MAX + 32];
+  if (vkf_value_valid(e) && vkf_graph_tensor(g, e)->dtype != act_dtype)
+    e = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), e, act_dtype);
+  e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd); /* [B, N, H, Dh] */
+  e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);   /* [B, N, H·Dh] */
+  return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+}
+
 vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_names *nm,
                               const vkf_block_config *c, const vkf_block_weights *w,
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
@@ -317,7 +347,6 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     k = io->rotate(g, VKF_NAME(nm1, "%s.k_rotary", at), k, io->rotate_user);
   }
   int self = !vkf_value_valid(memory) || memory.id == x.id;
-  static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
   int64_t merged[3] = {b, n, z.h * z.dh};
   if (self && efficient(c) && io && io->probs)
     return fail(g, at, "no attention probabilities (output_attentions) for a vkf_attention kind");
@@ -325,9 +354,9 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     vkf_value e = vkf_efficient_attention(g, at, c->attention, &w->efficient, q, k, v, x,
                                           io ? io->keep : VKF_NO_VALUE, c->causal,
                                           io ? io->state : VKF_NO_VALUE);
-    e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
-    e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
-    return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+    /* the linear ops run in f32 whatever q's dtype: the output comes back to q's */
+    vkf_dtype act = vkf_value_valid(q) ? vkf_graph_tensor(g, q)->dtype : VKF_F32;
+    return merge_and_project(g, np, nm, at, w, e, act, merged, residual);
   }
   if (self && long_short(c)) {
     if (io && io->probs)
@@ -339,16 +368,9 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
     vkf_long_short_io lio = {.causal = c->causal || (io && vkf_value_valid(io->cache_start)),
                              .keep = io ? io->keep : VKF_NO_VALUE,
                              .start = io ? io->cache_start : VKF_NO_VALUE};
-    const vkf_tensor *qt = vkf_value_valid(q) ? vkf_graph_tensor(g, q) : NULL;
-    const vkf_tensor *kt = vkf_value_valid(k) ? vkf_graph_tensor(g, k) : NULL;
-    vkf_dtype act_dtype = qt ? qt->dtype : VKF_F32;
-    int cast = qt && kt && kt->dtype != qt->dtype;
-    if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kt->dtype);
+    vkf_dtype act = q_in_kv_dtype(g, at, &q, k);
     vkf_value e = vkf_long_short_attention(g, &w->arch, at, c->attention, lw, q, k, v, &lio);
-    if (cast) e = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), e, act_dtype);
-    e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd);
-    e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);
-    return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+    return merge_and_project(g, np, nm, at, w, e, act, merged, residual);
   }
   if (self && io && io->probs && (io->attend || io->kv))
     return fail(g, at,
@@ -365,16 +387,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
       .bias = io ? io->bias : VKF_NO_VALUE,
       .ramp = self ? w->ramp : VKF_NO_VALUE,
   };
-  /* An fp16 cache read by f32 activations: attention runs on the cache's dtype (its softmax state
-   * is fp32 whatever the storage) and its output comes back to the activations' dtype. The dtypes
-   * are read once: tensor pointers die when a new node grows the graph's tensor array (the
-   * sanitizer suite caught a read of kt after vkf_attention). */
-  const vkf_tensor *qt = vkf_value_valid(q) ? vkf_graph_tensor(g, q) : NULL;
-  const vkf_tensor *kt = vkf_value_valid(k) ? vkf_graph_tensor(g, k) : NULL;
-  vkf_dtype act_dtype = qt ? qt->dtype : VKF_F32;
-  int cast = qt && kt && kt->dtype != qt->dtype;
-  vkf_dtype kv_dtype = kt ? kt->dtype : act_dtype;
-  if (cast) q = vkf_cast(g, VKF_NAME(nm1, "%s.q_cast", at), q, kv_dtype);
+  vkf_dtype act = q_in_kv_dtype(g, at, &q, k);
   vkf_value a;
   if (io && io->probs && vkf_value_valid(ao.ramp))
     return fail(g, at, "attention probabilities (output_attentions) of an adaptive span");
@@ -383,10 +396,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   else
     a = self && io && io->attend ? io->attend(g, at, q, k, v, io->attend_user)
                                  : vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
-  if (cast) a = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), a, act_dtype);
-  a = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), a, to_bnhd); /* [B, N, H, Dh] */
-  a = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), a, 3, merged);   /* [B, N, H·Dh] */
-  return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), a, &w->out, VKF_ACT_NONE, residual);
+  return merge_and_project(g, np, nm, at, w, a, act, merged, residual);
 }
 
 vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_names *nm,
