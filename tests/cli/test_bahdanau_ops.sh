@@ -2,13 +2,14 @@
 # Bahdanau's ops through vkf op. additive_attention (the seeds' AdditiveAttention, fused over the
 # keys) against the seeds' own form in numpy (tests/cli/additive_ref.py: their toy example, valid
 # lengths per row and per query, 300 keys, 300 value dims, no lengths), the context and the
-# weights, on the device (f32 and f16) and on the interpreter, also under the mobile profile.
+# weights, on the device (f32 and f16) and on the interpreter, also under the mobile and nvidia
+# profiles (shared-memory reductions; 256-wide workgroups).
 # gru_scan against torch.nn.GRU's documented recurrence in numpy (tests/cli/gru_ref.py). Bad
 # inputs are one-line errors naming them.
 set -u
 . "$(dirname "$0")/lib.sh"
 # /usr/bin/python3: the Debian python with python3-numpy (tools/dev/setup.sh).
-for profile in "" mobile; do
+for profile in "" mobile nvidia; do
   if VKF_DEVICE_PROFILE=$profile /usr/bin/python3 tests/cli/additive_ref.py "$VKF" "$tmp" >"$tmp/log" 2>&1; then
     ok
   else
@@ -17,7 +18,7 @@ for profile in "" mobile; do
   grep -c '^ok' "$tmp/log" | grep -q '^30$' && ok || bad "expected 30 passing checks: $(cat "$tmp/log")"
 done
 
-for profile in "" mobile; do
+for profile in "" mobile nvidia; do
   if VKF_DEVICE_PROFILE=$profile /usr/bin/python3 tests/cli/gru_ref.py "$VKF" "$tmp" >"$tmp/log" 2>&1; then
     ok
   else
