@@ -4,18 +4,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A declared input's or output's shape with the caller's dims resolved (dim 0 the batch, any
- * other -1 the sequence, or the target sequence for target I/O); returns its element count. */
+/* A declared input's or output's shape with the caller's dims resolved (dim 0 the batch, dim 1
+ * of target I/O the target sequence, any other -1 the sequence) as the graph computes it, batch
+ * first; returns its element count. */
 static size_t resolved_shape(const vkf_rt_forward *f, const vkf_model_io *io, int64_t *shape) {
   size_t count = 1;
   for (uint32_t d = 0; d < io->rank; d++) {
-    shape[d] = io->shape[d] >= 0 ? io->shape[d]
-               : d == 0          ? f->batch
-               : io->target      ? f->target
-                                 : f->seq;
+    shape[d] = io->shape[d] >= 0       ? io->shape[d]
+               : d == 0                ? f->batch
+               : io->target && d == 1 ? f->target
+                                       : f->seq;
     count *= (size_t)shape[d];
   }
   return count;
+}
+
+/* A time-major output computed batch first [B, N, ...]: its rows swapped in place to [N, B, ...]. */
+static vkf_status to_time_major(float *data, const int64_t *shape, uint32_t rank) {
+  size_t inner = 1;
+  for (uint32_t d = 2; d < rank; d++) inner *= (size_t)shape[d];
+  size_t b = (size_t)shape[0], n = (size_t)shape[1], bytes = b * n * inner * sizeof *data;
+  float *copy = malloc(bytes + 1);
+  if (!copy) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "time-major output");
+  memcpy(copy, data, bytes);
+  for (size_t i = 0; i < b; i++)
+    for (size_t j = 0; j < n; j++)
+      memcpy(data + (j * b + i) * inner, copy + (i * n + j) * inner, inner * sizeof *data);
+  free(copy);
+  return VKF_OK;
 }
 
 /* The whole batch of every declared input: given 32-bit data as it is, int64 ids narrowed (the
@@ -116,14 +132,26 @@ vkf_status vkf_rt_forward_prepare(vkf_rt_forward *f, vkf_model *model, vkf_dtype
 }
 
 vkf_status vkf_rt_forward_run(vkf_rt_forward *f, const char *tool, vkf_device *device) {
-  return vkf_rt_batch_run(tool, device, f->batch, vkf_rt_model_build_fn, &f->build, f->inputs,
-                          f->outputs);
+  VKF_RETURN_IF_ERROR(vkf_rt_batch_run(tool, device, f->batch, vkf_rt_model_build_fn, &f->build,
+                                       f->inputs, f->outputs));
+  for (uint32_t k = 0; k < f->name_count; k++) {
+    int i = vkf_model_find_output(f->model, f->names[k]);
+    const vkf_model_io *io = vkf_model_output(f->model, (uint32_t)i);
+    int64_t shape[VKF_MAX_DIMS];
+    resolved_shape(f, io, shape);
+    if (io->time_major) VKF_RETURN_IF_ERROR(to_time_major(f->outputs[i].data, shape, io->rank));
+  }
+  return VKF_OK;
 }
 
 float *vkf_rt_forward_output(const vkf_rt_forward *f, uint32_t k, uint32_t *rank, int64_t *shape) {
   int i = vkf_model_find_output(f->model, f->names[k]);
   const vkf_model_io *io = vkf_model_output(f->model, (uint32_t)i);
   resolved_shape(f, io, shape);
+  if (io->time_major) {
+    int64_t b = shape[0];
+    shape[0] = shape[1], shape[1] = b;
+  }
   *rank = io->rank;
   return f->outputs[i].data;
 }

@@ -31,7 +31,8 @@ vkf_status vkf_rt_forward_prepare(vkf_rt_forward *f, vkf_model *model, vkf_dtype
                                   const char *const *outputs, uint32_t output_count);
 /* Runs on `device`; `tool` prefixes VKF_CHECK's line and the split's log line. */
 vkf_status vkf_rt_forward_run(vkf_rt_forward *f, const char *tool, vkf_device *device);
-/* Requested output k (in the order of `outputs`): its f32 data, rank and resolved shape. */
+/* Requested output k (in the order of `outputs`): its f32 data, rank and resolved shape (a
+ * time-major output sequence first, as its data is once the run is over). */
 float *vkf_rt_forward_output(const vkf_rt_forward *f, uint32_t k, uint32_t *rank, int64_t *shape);
 /* Hands output k's data over to the caller (who frees it); the state forgets it. */
 float *vkf_rt_forward_take_output(vkf_rt_forward *f, uint32_t k);

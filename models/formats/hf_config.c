@@ -33,6 +33,7 @@ static const struct model_defaults {
     {"qwen2", VKF_HF_FAMILY_DECODER, 151936, -1},  {"bart", VKF_HF_FAMILY_SEQ2SEQ, 50265, 1},
     {"marian", VKF_HF_FAMILY_SEQ2SEQ, 58101, 58100}, {"t5", VKF_HF_FAMILY_SEQ2SEQ, 32128, 0},
     {"mt5", VKF_HF_FAMILY_SEQ2SEQ, 250112, 0},     {"d2l_transformer", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
+    {"d2l_seq2seq_attention", VKF_HF_FAMILY_SEQ2SEQ, 0, -1},
     {"nystromformer", VKF_HF_FAMILY_TEXT, 30000, 1},
     {"big_bird", VKF_HF_FAMILY_TEXT, 50358, 0},
     {"longformer", VKF_HF_FAMILY_TEXT, 30522, 1},
@@ -136,7 +137,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
                            "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
-                           "t5, mt5, d2l_transformer, nystromformer, big_bird, longformer)",
+                           "t5, mt5, d2l_transformer, d2l_seq2seq_attention, nystromformer, big_bird, longformer)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);

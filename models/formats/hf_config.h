@@ -14,7 +14,7 @@
 
 /* Which defaults apply, chosen by model_type: "vit", "deit" -> VISION; "bert", "roberta",
  * "xlm-roberta", "big_bird", "longformer" -> TEXT; "gpt2", "llama", "mistral", "qwen2" -> DECODER;
- * "bart", "marian", "t5", "mt5", "d2l_transformer" -> SEQ2SEQ. */
+ * "bart", "marian", "t5", "mt5", "d2l_transformer", "d2l_seq2seq_attention" -> SEQ2SEQ. */
 typedef enum vkf_hf_family {
   VKF_HF_FAMILY_VISION = 0,
   VKF_HF_FAMILY_TEXT,
@@ -80,6 +80,9 @@ typedef struct vkf_hf_config {
    * vocabulary, max_position_embeddings 0 for relative positions (T5). */
   int64_t decoder_layers, decoder_heads, decoder_intermediate;
   int64_t src_vocab_size;         /* the encoder's vocabulary (differs for d2l_transformer) */
+  /* d2l_seq2seq_attention (the seeds' Bahdanau GRU encoder-decoder): its token embeddings' width
+   * (hidden_size is num_hiddens, num_hidden_layers and decoder_layers num_layers; 0 for others). */
+  int64_t embed_size;
   int64_t decoder_start_token_id; /* -1 when absent */
   bool scale_embedding;           /* token embeddings times sqrt(d_model) */
   bool gated_mlp;                 /* T5 "gated-*" feed_forward_proj */

@@ -119,6 +119,33 @@ static vkf_status parse_d2l(const char *f, const cJSON *r, vkf_hf_config *c) {
   return VKF_OK;
 }
 
+/* The seeds' Bahdanau encoder-decoder (tools/goldens/seeds_seq2seq_attention.py): GRUs, one
+ * additive attention; no positions, so no length limit here. dropout is read and checked only. */
+static vkf_status parse_d2l_attention(const char *f, const cJSON *r, vkf_hf_config *c) {
+  GET_SIZE("src_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->src_vocab_size);
+  GET_SIZE("tgt_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->vocab_size);
+  GET_SIZE("embed_size", 0, VKF_HF_MAX_HIDDEN, &c->embed_size);
+  GET_SIZE("num_hiddens", 0, VKF_HF_MAX_HIDDEN, &c->hidden_size);
+  GET_SIZE("num_layers", 0, VKF_HF_MAX_LAYERS, &c->num_hidden_layers);
+  c->decoder_layers = c->num_hidden_layers;
+  if (!c->src_vocab_size || !c->vocab_size || !c->embed_size || !c->hidden_size ||
+      !c->num_hidden_layers)
+    return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                           "%s: the seeds' Bahdanau encoder-decoder needs src_vocab_size, "
+                           "tgt_vocab_size, embed_size, num_hiddens and num_layers",
+                           f);
+  double dropout = 0;
+  VKF_RETURN_IF_ERROR(vkf_json_get_double(f, r, "dropout", 0, &dropout));
+  if (!(dropout >= 0 && dropout < 1))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"dropout\" %g is outside [0, 1)", f, dropout);
+  c->num_attention_heads = c->decoder_heads = 1;
+  c->head_dim = c->hidden_size;
+  c->layer_norm_eps = 1e-5; /* no norms; keeps the shared check quiet */
+  c->pad_token_id = c->bos_token_id = c->eos_token_id = c->decoder_start_token_id = -1;
+  return VKF_OK;
+}
+
 static vkf_status check_id(const char *f, const char *key, int64_t id, int64_t vocab) {
   if (id < -1 || id >= vocab)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -145,6 +172,8 @@ vkf_status vkf_hf_config_parse_seq2seq(const char *f, const cJSON *r, vkf_hf_con
     s = parse_bart_like(f, r, c, !strcmp(t, "marian"));
   else if (!strcmp(t, "t5") || !strcmp(t, "mt5"))
     s = parse_t5(f, r, c, !strcmp(t, "mt5"));
+  else if (!strcmp(t, "d2l_seq2seq_attention"))
+    s = parse_d2l_attention(f, r, c);
   else
     s = parse_d2l(f, r, c);
   VKF_RETURN_IF_ERROR(s);

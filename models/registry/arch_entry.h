@@ -35,5 +35,6 @@ extern const vkf_arch_entry vkf_entry_encdec;
 extern const vkf_arch_entry vkf_entry_nystromformer;
 extern const vkf_arch_entry vkf_entry_bigbird;
 extern const vkf_arch_entry vkf_entry_longformer;
+extern const vkf_arch_entry vkf_entry_seq2seq_attention;
 
 #endif

@@ -31,6 +31,10 @@ typedef struct vkf_model_io {
    * by the target inputs and independent of the source's; an absent optional target input (decoder_input_ids) means
    * "run the encoder alone" and is not filled. */
   int target;
+  /* Outputs only: dims 0 and 1 are the sequence and the batch, as the module returns them (the
+   * seeds' encoder outputs [S, B, H]). The graph computes it batch first; vkf_rt_forward swaps the
+   * two dims after the run. */
+  int time_major;
 } vkf_model_io;
 
 typedef struct vkf_model vkf_model;

@@ -17,7 +17,8 @@
 static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit,     &vkf_entry_bert,
                                                   &vkf_entry_decoder, &vkf_entry_encdec,
                                                   &vkf_entry_nystromformer, &vkf_entry_bigbird,
-                                                   &vkf_entry_longformer};
+                                                   &vkf_entry_longformer,
+                                                   &vkf_entry_seq2seq_attention};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
 struct vkf_model {
