@@ -9,6 +9,7 @@
 #include "host/cache_file.h"
 #include "host/device_internal.h"
 #include "host/kernel.h"
+#include "host/vk_coopmat.h"
 
 static vkf_status find_compute_queue(VkPhysicalDevice pd, uint32_t *out_family) {
   uint32_t n = 0;
@@ -149,12 +150,25 @@ static vkf_status create_logical(vkf_device *device) {
   enabled.features.shaderInt64 = supported.features.shaderInt64;
   enabled.features.shaderInt16 = supported.features.shaderInt16;
   device->host_import_alignment = host_import_alignment(device, &props);
-  const char *extensions[] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+  const char *extensions[2];
+  uint32_t extension_count = 0;
+  if (device->host_import_alignment)
+    extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  /* Tensor cores: the extension, its feature and the Vulkan memory model its kernels declare. */
+  int memory_model = 0;
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR encm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+      .cooperativeMatrix = VK_TRUE};
+  if (v12ok && vkf_coopmat_features(device->physical, &memory_model) && memory_model) {
+    extensions[extension_count++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    en12.vulkanMemoryModel = VK_TRUE;
+    en12.pNext = &encm;
+  }
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &enabled,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &queue,
-                             .enabledExtensionCount = device->host_import_alignment ? 1 : 0,
+                             .enabledExtensionCount = extension_count,
                              .ppEnabledExtensionNames = extensions};
   VKF_VK_RETURN_IF_ERROR(vkCreateDevice(device->physical, &info, NULL, &device->handle));
   volkLoadDeviceTable(&device->vk, device->handle);

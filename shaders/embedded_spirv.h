@@ -17,4 +17,9 @@ extern const unsigned vkf_embedded_spirv_count;
 /* The entry of template `shader` with canonical define list `defines`, or NULL. */
 const vkf_embedded_spirv *vkf_embedded_spirv_find(const char *shader, const char *defines);
 
+/* 1 when this build embeds the cooperative-matrix GEMM kernels of tile `tile` (8 or 16): they
+ * need a glslang that knows GL_KHR_cooperative_matrix at build time (shaders/CMakeLists.txt) and
+ * have no run-time compile fallback. */
+int vkf_shaders_have_coopmat(unsigned tile);
+
 #endif

@@ -14,6 +14,9 @@
 //   GEMM_QCPU  CPU-class devices with quantised B: lanes own columns, A shared by shuffles, each
 //              group of 16 or 32 products scaled once (gemm_qcpu.glsl: QCPU_ROWS, QCPU_COLS).
 //   GEMM_NAIVE one output per invocation, straight from memory (the bench's reference).
+//   GEMM_COOPMAT f16 A and B on cooperative matrices (tensor cores), f32 accumulators
+//              (gemm_coopmat.glsl: CM, CM_TM, CM_TN; built by a glslang that knows
+//              GL_KHR_cooperative_matrix, see shaders/CMakeLists.txt).
 // Any operand layout is strides in push constants (transposed B is swapped strides); the *_VEC4
 // defines add vec4 loads along the contiguous axis when the chooser proved them aligned.
 // Accumulation is fp32 always; fp16 storage is converted on load/store (no fp16 arithmetic).
@@ -76,6 +79,11 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
+#ifdef GEMM_COOPMAT
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 64;
@@ -84,6 +92,15 @@ layout(constant_id = 2) const uint BN = 32;
 layout(constant_id = 3) const uint BK = 16;
 layout(constant_id = 4) const uint TM = 4;
 layout(constant_id = 5) const uint TN = 4;
+#ifdef GEMM_COOPMAT
+// The cooperative-matrix kernels exist for GPUs only, whose compilers drop the other activations'
+// dead code, so the activation is a constant there: fewer build-time variants (gemm_coopmat.glsl).
+layout(constant_id = 6) const uint CM_ACT = 0;
+layout(constant_id = 7) const bool CM_A_VEC4 = false;
+layout(constant_id = 8) const bool CM_B_VEC4_K = false;
+layout(constant_id = 9) const bool CM_B_VEC4_N = false;
+#define ACT CM_ACT
+#endif
 #ifndef ACT
 #define ACT 0
 #endif
@@ -321,7 +338,9 @@ void store_c4(uint row, uint col, vec4 acc, vec4 bias4) {
 }
 #endif
 
-#if defined(GEMM_NAIVE)
+#if defined(GEMM_COOPMAT)
+#include "gemm_coopmat.glsl"
+#elif defined(GEMM_NAIVE)
 #include "gemm_naive.glsl"
 #elif defined(GEMM_GEMV)
 #include "gemm_gemv.glsl"

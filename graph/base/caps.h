@@ -8,7 +8,17 @@
 
 #include "graph/base/status.h"
 
-enum { VKF_CAPS_MAX_HEAPS = 16 };
+enum { VKF_CAPS_MAX_HEAPS = 16, VKF_CAPS_MAX_COOPMAT = 16 };
+
+/* One cooperative-matrix shape the device reports (VkCooperativeMatrixPropertiesKHR): A is M x K,
+ * B K x N, C and the result M x N. Types are VkComponentTypeKHR values (0 f16, 1 f32, 2 f64,
+ * 3 s8, 4 s16, 5 s32, 6 s64, 7 u8, 8 u16, 9 u32, 10 u64; 1000141000 bf16), scope VkScopeKHR's
+ * (3 subgroup, 2 workgroup). */
+typedef struct vkf_coopmat_shape {
+  uint32_t m, n, k;
+  uint32_t a_type, b_type, c_type, result_type;
+  uint32_t scope;
+} vkf_coopmat_shape;
 
 /* Bits of VkSubgroupFeatureFlagBits that choosers care about, mirrored so graph-free code can test
  * them without Vulkan headers. */
@@ -65,6 +75,14 @@ typedef struct vkf_device_caps {
   int storage_8bit;      /* storageBuffer8BitAccess */
   int int8_arithmetic;   /* shaderInt8 */
   int cooperative_matrix;/* VK_KHR_cooperative_matrix or VK_NV_cooperative_matrix */
+  uint32_t coopmat_count;              /* shapes VK_KHR_cooperative_matrix reports */
+  vkf_coopmat_shape coopmat[VKF_CAPS_MAX_COOPMAT];
+  /* The tile of the f16 cooperative-matrix GEMM kernels on this device: 16 or 8 where it reports
+   * the square subgroup shape f16 x f16 -> f32 of that size, has the cooperativeMatrix,
+   * vulkanMemoryModel, shaderFloat16 and 16-bit storage features, this build has the kernels
+   * (shaders/variants_coopmat.txt) and VKF_COOPMAT is not 0; else 0 and choosers never pick them.
+   * Profiles keep it only for the desktop classes. */
+  uint32_t coopmat_gemm_tile;
 
   uint32_t heap_count;
   uint64_t heap_size[VKF_CAPS_MAX_HEAPS];

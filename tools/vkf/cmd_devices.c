@@ -23,6 +23,22 @@ static void subgroup_ops_text(uint32_t ops, char *out, size_t size) {
   if (!out[0]) snprintf(out, size, "none");
 }
 
+/* VkComponentTypeKHR as text. */
+static const char *component_name(uint32_t t) {
+  static const char *const names[] = {"f16", "f32", "f64", "s8", "s16", "s32",
+                                      "s64", "u8",  "u16", "u32", "u64"};
+  if (t < sizeof names / sizeof names[0]) return names[t];
+  if (t == 1000141000u) return "bf16";
+  return "other";
+}
+
+/* "16x16x16 f16*f16+f32->f32 subgroup" */
+static void coopmat_text(const vkf_coopmat_shape *s, char *buf, size_t size) {
+  snprintf(buf, size, "%ux%ux%u %s*%s+%s->%s %s", s->m, s->n, s->k, component_name(s->a_type),
+           component_name(s->b_type), component_name(s->c_type), component_name(s->result_type),
+           s->scope == 3 ? "subgroup" : s->scope == 2 ? "workgroup" : "other scope");
+}
+
 static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int last) {
   char api[32], ops[128];
   print_version(api, sizeof api, c->api_version);
@@ -55,6 +71,14 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
          c->max_texel_buffer_elements);
   if (c->profile[0]) vkf_cli_json_string(c->profile);
   else printf("null");
+  printf(", \"coopmat_shapes\": [");
+  for (uint32_t i = 0; i < c->coopmat_count; i++) {
+    char text[96];
+    coopmat_text(&c->coopmat[i], text, sizeof text);
+    printf("%s", i ? ", " : "");
+    vkf_cli_json_string(text);
+  }
+  printf("], \"coopmat_gemm_tile\": %u", c->coopmat_gemm_tile);
   printf(", \"heaps\": [");
   for (uint32_t h = 0; h < c->heap_count; h++)
     printf("%s{\"size\": %llu, \"device_local\": %s}", h ? ", " : "",
@@ -95,6 +119,18 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
   printf("    %-28s %s, %g ns/tick\n", "timestamps", c->timestamps ? "yes" : "no",
          c->timestamp_period);
   printf("    %-28s %s\n", "cooperative matrix", c->cooperative_matrix ? "yes" : "no");
+  for (uint32_t i = 0; i < c->coopmat_count; i++) {
+    char text[96];
+    coopmat_text(&c->coopmat[i], text, sizeof text);
+    printf("    %-28s %s\n", i == 0 ? "  shapes (M x N x K)" : "", text);
+  }
+  if (c->coopmat_gemm_tile)
+    printf("    %-28s %ux%ux%u f16 tiles\n", "  GEMM kernels", c->coopmat_gemm_tile,
+           c->coopmat_gemm_tile, c->coopmat_gemm_tile);
+  else if (c->cooperative_matrix)
+    printf("    %-28s %s\n", "  GEMM kernels",
+           "off (VKF_COOPMAT=0, a profile, no square f16 shape, a missing feature, or a build "
+           "without them)");
 }
 
 static void usage(FILE *f) {
