@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runtime/generate_engine.h"
+#include "runtime/seq2seq_attention_engine.h"
 #include "runtime/seq2seq_engine.h"
 
 static vkf_status dec_prefill(void *impl, const int32_t *ids, const int64_t *lens,
@@ -110,7 +111,44 @@ static vkf_status open_s2s(vkf_device *device, vkf_encdec_model *model,
     s2s_destroy(b);
     return s;
   }
-  *out = (vkf_gen_backend){b, s2s_prefill, s2s_step, s2s_cache, s2s_destroy};
+  *out = (vkf_gen_backend){b, s2s_prefill, s2s_step, s2s_cache, s2s_destroy, NULL};
+  return VKF_OK;
+}
+
+/* The Bahdanau encoder-decoder: no positions (its state is the GRU's), its prompt the start
+ * token alone. */
+static vkf_status s2sa_step(void *impl, const int32_t *tokens, const int64_t *positions,
+                            const float **out) {
+  (void)positions;
+  return vkf_s2sa_engine_step(impl, tokens, out);
+}
+static vkf_status s2sa_prefill(void *impl, const int32_t *ids, const int64_t *lens,
+                               const float **out) {
+  (void)lens; /* one token per row: the prompt is right-padded to 1 */
+  return vkf_s2sa_engine_step(impl, ids, out);
+}
+static vkf_kv_cache *s2sa_cache(void *impl) {
+  (void)impl;
+  return NULL;
+}
+static void s2sa_destroy(void *impl) {
+  vkf_s2sa_engine_destroy(impl);
+}
+static vkf_status s2sa_reorder(void *impl, const int64_t *rows) {
+  return vkf_s2sa_engine_reorder(impl, rows);
+}
+
+static vkf_status open_s2sa(vkf_device *device, vkf_s2sa_model *model,
+                            const vkf_gen_backend_options *o, vkf_gen_backend *out) {
+  if (o->prompt_len != 1)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "an encoder-decoder's decoder prompt is its start token alone, not "
+                           "%lld tokens",
+                           (long long)o->prompt_len);
+  vkf_s2sa_engine *e = NULL;
+  VKF_RETURN_IF_ERROR(vkf_s2sa_engine_create(device, model, o->rows, o->sources, o->source_ids,
+                                             o->source_lens, &e));
+  *out = (vkf_gen_backend){e, s2sa_prefill, s2sa_step, s2sa_cache, s2sa_destroy, s2sa_reorder};
   return VKF_OK;
 }
 
@@ -118,6 +156,7 @@ vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
                                 const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   memset(out, 0, sizeof *out);
   if (model->encdec) return open_s2s(device, model->encdec, o, out);
+  if (model->attention) return open_s2sa(device, model->attention, o, out);
   vkf_gen_engine_options eo = {.batch = o->rows,
                                .prompt_len = o->prompt_len,
                                .capacity = o->capacity,
@@ -126,7 +165,7 @@ vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
                                .chunk = o->chunk};
   vkf_gen_engine *e = NULL;
   VKF_RETURN_IF_ERROR(vkf_gen_engine_create(device, model->decoder, &eo, &e));
-  *out = (vkf_gen_backend){e, dec_prefill, dec_step, dec_cache, dec_destroy};
+  *out = (vkf_gen_backend){e, dec_prefill, dec_step, dec_cache, dec_destroy, NULL};
   return VKF_OK;
 }
 

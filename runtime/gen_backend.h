@@ -12,6 +12,7 @@
 #include "host/kv_cache.h"
 #include "models/arch/decoder.h"
 #include "models/arch/encdec.h"
+#include "models/arch/seq2seq_attention.h"
 
 typedef struct vkf_gen_backend {
   void *impl;
@@ -24,6 +25,10 @@ typedef struct vkf_gen_backend {
                      const float **out_logits);
   vkf_kv_cache *(*cache)(void *impl);
   void (*destroy)(void *impl);
+  /* Optional: a backend whose state is not a KV cache (the Bahdanau encoder-decoder's GRU state)
+   * moves row rows[r]'s state to row r itself; beam search then calls this instead of copying
+   * cache rows, and `cache` may return NULL. */
+  vkf_status (*reorder)(void *impl, const int64_t *rows);
 } vkf_gen_backend;
 
 /* What a backend is opened for. Row r belongs to source r / (rows / sources) (beams of one source
@@ -42,10 +47,11 @@ typedef struct vkf_gen_backend_options {
   int64_t source_pad_id;
 } vkf_gen_backend_options;
 
-/* Which model a generation runs: exactly one of the two. */
+/* Which model a generation runs: exactly one of the three. */
 typedef struct vkf_gen_model {
   vkf_decoder_model *decoder;
   vkf_encdec_model *encdec;
+  vkf_s2sa_model *attention; /* the seeds' Bahdanau encoder-decoder */
 } vkf_gen_model;
 
 /* Opens the engine for `model` (for an encoder–decoder: and encodes the sources). */

@@ -87,8 +87,9 @@ vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
     if (q->prompt_lens[s] > longest) longest = q->prompt_lens[s];
   vkf_beam_options bo = q->beam;
   bo.batch = q->batch;
-  bo.vocab_size = model->encdec ? vkf_encdec_config(model->encdec)->vocab_size
-                                : vkf_decoder_config(model->decoder)->vocab_size;
+  bo.vocab_size = model->encdec      ? vkf_encdec_config(model->encdec)->vocab_size
+                  : model->attention ? vkf_s2sa_config(model->attention)->vocab_size
+                                     : vkf_decoder_config(model->decoder)->vocab_size;
   bo.prompt_len = longest;
   bo.max_length = longest + q->max_new;
   const int64_t rows = q->batch * bo.num_beams;
@@ -111,7 +112,8 @@ vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
                                 .source_lens = q->source_lens,
                                 .source_pad_id = q->source_pad_id};
   if (!s) s = vkf_gen_backend_open(device, model, &eo, &b.engine);
-  if (!s) s = vkf_kv_reorder_create(device, b.engine.cache(b.engine.impl), &b.reorder);
+  if (!s && !b.engine.reorder)
+    s = vkf_kv_reorder_create(device, b.engine.cache(b.engine.impl), &b.reorder);
   const float *logits = NULL;
   if (!s) s = b.engine.prefill(b.engine.impl, b.ids, b.lens, &logits);
   for (int64_t k = 0; !s; k++) {
@@ -121,7 +123,8 @@ vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
     if (s || finished) break;
     const int64_t *beam_rows = NULL, *tokens = NULL;
     vkf_beam_search_next(b.search, &beam_rows, &tokens);
-    s = vkf_kv_reorder_run(b.reorder, beam_rows);
+    s = b.engine.reorder ? b.engine.reorder(b.engine.impl, beam_rows)
+                         : vkf_kv_reorder_run(b.reorder, beam_rows);
     for (int64_t r = 0; r < rows; r++) {
       b.tokens[r] = (int32_t)tokens[r];
       b.positions[r] = b.lens[r] + k; /* token k of the row goes right after its prompt */

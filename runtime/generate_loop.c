@@ -104,10 +104,11 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
   const vkf_rt_gen_request *q = &g->q;
   const char *dir = vkf_model_dir(q->model);
   const char *family = vkf_model_family(q->model);
-  if (strcmp(family, "decoder") != 0 && strcmp(family, "encdec") != 0)
+  if (strcmp(family, "decoder") != 0 && strcmp(family, "encdec") != 0 &&
+      strcmp(family, "seq2seq_attention") != 0)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: %s is not a language model (GPT-2, Llama, Mistral, Qwen2; BART, "
-                           "Marian, T5, the seeds' Transformer)",
+                           "Marian, T5, the seeds' Transformer and Bahdanau encoder-decoder)",
                            dir, vkf_model_architecture(q->model));
   g->batch = q->prompt_count + q->ids_count;
   if (g->batch < 1 || g->batch > VKF_RT_GEN_MAX_PROMPTS || q->prompt_count < 0 || q->ids_count < 0)
@@ -122,7 +123,13 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
                            dir);
   const vkf_hf_config *c;
   int64_t max_ctx, src_vocab, max_src = 0;
-  if (!strcmp(family, "encdec")) {
+  if (!strcmp(family, "seq2seq_attention")) {
+    /* No positions: the decoder's context and the source are bounded by its graphs only. */
+    g->gm.attention = vkf_model_impl(q->model);
+    c = vkf_s2sa_config(g->gm.attention);
+    max_ctx = VKF_S2SA_MAX_SOURCE, max_src = VKF_S2SA_MAX_SOURCE;
+    src_vocab = c->src_vocab_size;
+  } else if (!strcmp(family, "encdec")) {
     g->gm.encdec = g->encdec = vkf_model_impl(q->model);
     c = vkf_encdec_config(g->encdec);
     if (!vkf_encdec_has_lm_head(g->encdec))
@@ -152,7 +159,7 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "ctx %lld is past the model's %lld positions", (long long)g->ctx,
                            (long long)max_ctx);
-  if (g->encdec) {
+  if (g->encdec || g->gm.attention) {
     /* generate() starts the decoder with decoder_start_token_id, else bos_token_id. */
     g->start_id = g->gc.decoder_start_token_id >= 0 ? g->gc.decoder_start_token_id
                   : c->decoder_start_token_id >= 0  ? c->decoder_start_token_id
@@ -169,7 +176,7 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
     int64_t *ids = NULL;
     size_t n = 0;
     VKF_RETURN_IF_ERROR(prompt_ids(g, b, src_vocab, &ids, &n));
-    if (g->encdec) {
+    if (g->encdec || g->gm.attention) {
       if ((int64_t)n > max_src) {
         free(ids);
         return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -299,9 +306,11 @@ static vkf_status push_tokens(vkf_rt_gen *g, int64_t b, const int64_t *tokens, i
 
 /* What padded sources carry (masked out): the config's pad id, else 0. */
 static int64_t source_pad_id(const vkf_rt_gen *g) {
-  const vkf_hf_config *c = g->encdec ? vkf_encdec_config(g->encdec) : NULL;
+  const vkf_hf_config *c = g->encdec         ? vkf_encdec_config(g->encdec)
+                           : g->gm.attention ? vkf_s2sa_config(g->gm.attention)
+                                             : NULL;
   if (!c) return 0;
-  return c->pad_token_id >= 0 && c->pad_token_id < vkf_encdec_source_vocab(g->encdec)
+  return c->pad_token_id >= 0 && c->pad_token_id < c->src_vocab_size
              ? c->pad_token_id
              : 0;
 }

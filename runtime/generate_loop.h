@@ -27,7 +27,7 @@ typedef int (*vkf_rt_gen_piece_fn)(void *user, int64_t row, int64_t token, const
 /* What to generate. Zero fields take the checkpoint's generation_config.json (else config.json)
  * value, as generate() reads it. Rows are the texts, then the id lists. */
 typedef struct vkf_rt_gen_request {
-  vkf_model *model;              /* a "decoder" or "encdec" family model */
+  vkf_model *model; /* a "decoder", "encdec" or "seq2seq_attention" family model */
   const vkf_text_tokenizer *tok; /* NULL: no text (ids in, ids out); prompts need one */
   const char *const *prompts;
   int64_t prompt_count;

@@ -289,7 +289,8 @@ static vkf_status prepare(const gen_args *a, vkf_model **model, vkf_text_tokeniz
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, model));
   if (a->quantize) VKF_RETURN_IF_ERROR(vkf_model_quantize(*model, a->quantize));
   const char *family = vkf_model_family(*model);
-  if (!strcmp(family, "decoder") || !strcmp(family, "encdec")) {
+  if (!strcmp(family, "decoder") || !strcmp(family, "encdec") ||
+      !strcmp(family, "seq2seq_attention")) {
     vkf_status ts = vkf_text_tokenizer_load(a->model, tok);
     if (ts && a->prompt_count) return ts;
     vkf_status_free(ts); /* --ids alone: generated ids are still printed, text needs a tokenizer */
