@@ -122,18 +122,21 @@ static vkf_status parse_d2l(const char *f, const cJSON *r, vkf_hf_config *c) {
 /* The seeds' Bahdanau encoder-decoder (tools/goldens/seeds_seq2seq_attention.py): GRUs, one
  * additive attention; no positions, so no length limit here. dropout is read and checked only. */
 static vkf_status parse_d2l_attention(const char *f, const cJSON *r, vkf_hf_config *c) {
+  static const char *const sizes[] = {"src_vocab_size", "tgt_vocab_size", "embed_size",
+                                      "num_hiddens", "num_layers"};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+    if (!vkf_json_field(r, sizes[i]))
+      return vkf_status_make(VKF_STATUS_NOT_FOUND,
+                             "%s: missing field \"%s\" (the seeds' Bahdanau encoder-decoder "
+                             "needs src_vocab_size, tgt_vocab_size, embed_size, num_hiddens and "
+                             "num_layers)",
+                             f, sizes[i]);
   GET_SIZE("src_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->src_vocab_size);
   GET_SIZE("tgt_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->vocab_size);
   GET_SIZE("embed_size", 0, VKF_HF_MAX_HIDDEN, &c->embed_size);
   GET_SIZE("num_hiddens", 0, VKF_HF_MAX_HIDDEN, &c->hidden_size);
   GET_SIZE("num_layers", 0, VKF_HF_MAX_LAYERS, &c->num_hidden_layers);
   c->decoder_layers = c->num_hidden_layers;
-  if (!c->src_vocab_size || !c->vocab_size || !c->embed_size || !c->hidden_size ||
-      !c->num_hidden_layers)
-    return vkf_status_make(VKF_STATUS_NOT_FOUND,
-                           "%s: the seeds' Bahdanau encoder-decoder needs src_vocab_size, "
-                           "tgt_vocab_size, embed_size, num_hiddens and num_layers",
-                           f);
   double dropout = 0;
   VKF_RETURN_IF_ERROR(vkf_json_get_double(f, r, "dropout", 0, &dropout));
   if (!(dropout >= 0 && dropout < 1))
