@@ -127,7 +127,6 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   }
   caps->cooperative_matrix = vkf_device_has_extension(pd, "VK_KHR_cooperative_matrix") ||
                              vkf_device_has_extension(pd, "VK_NV_cooperative_matrix");
-  vkf_caps_query_coopmat(pd, caps);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

@@ -128,6 +128,7 @@ static vkf_status enumerate(vkf_instance *instance, const char *profile) {
   instance->device_count = n;
   for (uint32_t i = 0; i < n; i++) {
     vkf_caps_query(instance->physical_devices[i], &instance->caps[i]);
+    vkf_caps_query_coopmat(instance->physical_devices[i], &instance->caps[i]);
     VKF_RETURN_IF_ERROR(vkf_caps_apply_profile(&instance->caps[i], profile));
   }
   return VKF_OK;

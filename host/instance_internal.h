@@ -20,8 +20,8 @@ struct vkf_instance {
 
 /* Fills caps for one physical device (before any profile). */
 void vkf_caps_query(VkPhysicalDevice physical_device, vkf_device_caps *out_caps);
-/* Adds the VK_KHR_cooperative_matrix shapes and the GEMM kernels' tile to caps (after the
- * features and the subgroup size are read). */
+/* Adds the VK_KHR_cooperative_matrix shapes and the GEMM kernels' tile to caps filled by
+ * vkf_caps_query (it reads their features and subgroup size). */
 void vkf_caps_query_coopmat(VkPhysicalDevice physical_device, vkf_device_caps *caps);
 /* 1 when the device has VK_KHR_cooperative_matrix with its cooperativeMatrix feature;
  * *out_memory_model says whether vulkanMemoryModel (which the kernels' SPIR-V declares) is there. */

@@ -12,8 +12,11 @@ const vkf_embedded_spirv *vkf_embedded_spirv_find(const char *shader, const char
 }
 
 int vkf_shaders_have_coopmat(unsigned tile) {
-  const char *key = tile == 16 ? "A_F16 B_F16 CM=16 CM_TM=4 CM_TN=2 GEMM_COOPMAT"
-                  : tile == 8  ? "A_F16 B_F16 CM=8 CM_TM=2 CM_TN=2 GEMM_COOPMAT"
-                               : NULL;
-  return key && vkf_embedded_spirv_find("gemm.comp", key) != 0;
+  const char *tag = tile == 16 ? "CM=16 " : tile == 8 ? "CM=8 " : NULL;
+  for (unsigned i = 0; tag && i < vkf_embedded_spirv_count; i++)
+    if (strcmp(vkf_embedded_spirvs[i].shader, "gemm.comp") == 0 &&
+        strstr(vkf_embedded_spirvs[i].defines, "GEMM_COOPMAT") &&
+        strstr(vkf_embedded_spirvs[i].defines, tag))
+      return 1;
+  return 0;
 }

@@ -428,11 +428,11 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
-    if (a->dtype != VKF_F16 || b->dtype != VKF_F16 ||
-        (has_bias && bias->dtype != c->dtype) || (has_res && res->dtype != c->dtype))
+    if (a->dtype != VKF_F16 || b->dtype != VKF_F16 || c->dtype != VKF_F16 ||
+        (has_bias && bias->dtype != VKF_F16) || (has_res && res->dtype != VKF_F16))
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "matmul \"%s\": %s %s x %s %s: the cooperative-matrix kernel takes "
-                             "f16 A and B, and a bias and residual of the output's dtype",
+                             "f16 operands, bias, residual and output",
                              node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
                              sb);
     vkf_plan_dispatch_define(&d, "GEMM_COOPMAT");
@@ -593,7 +593,8 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
   int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
   shape.coopmat_ok = node->inputs[VKF_IN_MATMUL_A].dtype == VKF_F16 && b->dtype == VKF_F16 &&
-                     (!has_bias || bias->dtype == c->dtype) && (!has_res || res->dtype == c->dtype);
+                     c->dtype == VKF_F16 && (!has_bias || bias->dtype == VKF_F16) &&
+                     (!has_res || res->dtype == VKF_F16);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

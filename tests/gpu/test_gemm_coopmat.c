@@ -1,0 +1,207 @@
+/* The cooperative-matrix GEMM (VKF_GEMM_COOPMAT) against the CPU interpreter, and its chooser rule.
+ * The chooser part runs on synthetic caps everywhere. The kernel part needs a device with
+ * VK_KHR_cooperative_matrix and a build with the kernels (lavapipe 26 in the cooperative-matrix CI
+ * lane, tools/coopmat/lavapipe26.sh); elsewhere it is skipped (exit 77) unless
+ * VKF_REQUIRE_COOPMAT=1, which the lane sets so that a device or build without them fails.
+ * Cases: odd sizes in every dimension (partial workgroup tiles, K not a multiple of the k-step),
+ * each epilogue, B as [K, N] and [N, K] (the vec4 and scalar staging paths), strided (permuted)
+ * operands, broadcast batches, several workgroups and k-steps, and small-integer inputs whose
+ * f16 results are exact, compared bit for bit. Every case runs with caps of a discrete GPU, where
+ * the chooser must pick the kernel; tolerances are the f16 ones of test_gemm.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/ir/builder.h"
+#include "graph/lower/lower_matmul.h"
+#include "tests/op_harness.h"
+
+typedef struct cm_case {
+  const char *label;
+  int64_t m, k, n, batch0, batch1; /* batches: A [b0, b1, M, K]; B broadcast over b0 */
+  int transpose_b, bias, residual, a_permuted, b_permuted, exact;
+  vkf_activation act;
+} cm_case;
+
+static const cm_case cases[] = {
+    {.label = "k1_n1_9x1x1", .m = 9, .k = 1, .n = 1},
+    {.label = "odd_33x65x17_bias_gelu", .m = 33, .k = 65, .n = 17, .bias = 1,
+     .act = VKF_ACT_GELU_ERF},
+    {.label = "nk_odd_k_45x30x29_relu", .m = 45, .k = 30, .n = 29, .transpose_b = 1, .bias = 1,
+     .act = VKF_ACT_RELU},
+    {.label = "kn_odd_n_197x64x129", .m = 197, .k = 64, .n = 129},
+    {.label = "kn_vec4_40x64x128_silu_res", .m = 40, .k = 64, .n = 128, .bias = 1,
+     .residual = 1, .act = VKF_ACT_SILU},
+    {.label = "nk_vec4_k23_tail_50x23x36", .m = 50, .k = 23, .n = 36, .transpose_b = 1},
+    {.label = "batched_nk_broadcast_2x3x19x36x28", .m = 19, .k = 36, .n = 28, .batch0 = 2,
+     .batch1 = 3, .transpose_b = 1, .residual = 1},
+    {.label = "permuted_a_20x33x12", .m = 20, .k = 33, .n = 12, .a_permuted = 1},
+    {.label = "permuted_b_21x16x44_tanh", .m = 21, .k = 16, .n = 44, .b_permuted = 1,
+     .act = VKF_ACT_GELU_TANH},
+    {.label = "large_nk_256x768x512_bias_res", .m = 256, .k = 768, .n = 512, .transpose_b = 1,
+     .bias = 1, .residual = 1},
+    {.label = "exact_67x96x72_bias_relu_res", .m = 67, .k = 96, .n = 72, .transpose_b = 1,
+     .bias = 1, .residual = 1, .act = VKF_ACT_RELU, .exact = 1},
+    {.label = "exact_kn_130x200x65", .m = 130, .k = 200, .n = 65, .exact = 1},
+};
+
+/* The caps a GPU of the class would have: the device's with the kind a discrete GPU. */
+static vkf_device_caps gpu_caps(const vkf_device_caps *device) {
+  vkf_device_caps c = *device;
+  c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
+  return c;
+}
+
+static vkf_value operand(vkf_graph *g, const char *name, uint32_t rank, const int64_t *shape,
+                         int permuted, vkf_value *stored_out) {
+  int64_t stored[4];
+  uint32_t axes[4] = {0, 1, 2, 3};
+  memcpy(stored, shape, sizeof stored);
+  if (permuted) {
+    stored[rank - 1] = shape[rank - 2], stored[rank - 2] = shape[rank - 1];
+    axes[rank - 1] = rank - 2, axes[rank - 2] = rank - 1;
+  }
+  *stored_out = vkf_graph_input(g, name, VKF_F16, rank, stored);
+  return permuted ? vkf_permute(g, NULL, *stored_out, axes) : *stored_out;
+}
+
+static int64_t count_of(uint32_t rank, const int64_t *shape) {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < rank; i++) n *= shape[i];
+  return n;
+}
+
+static void run_case(gpu_test *t, const cm_case *c, const vkf_device_caps *caps) {
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create(c->label, &g));
+  int batched = c->batch0 > 0;
+  uint32_t a_rank = batched ? 4 : 2, b_rank = batched ? 3 : 2, out_rank = a_rank;
+  int64_t a_shape[4], b_shape[4], out_shape[4];
+  uint32_t i = 0;
+  if (batched) a_shape[i++] = c->batch0, a_shape[i++] = c->batch1;
+  a_shape[i] = c->m, a_shape[i + 1] = c->k;
+  i = 0;
+  if (batched) b_shape[i++] = c->batch1;
+  b_shape[i] = c->transpose_b ? c->n : c->k, b_shape[i + 1] = c->transpose_b ? c->k : c->n;
+  memcpy(out_shape, a_shape, sizeof out_shape);
+  out_shape[out_rank - 1] = c->n;
+  vkf_value a_stored, b_stored;
+  vkf_value a = operand(g, "a", a_rank, a_shape, c->a_permuted, &a_stored);
+  vkf_value b = operand(g, "b", b_rank, b_shape, c->b_permuted, &b_stored);
+  vkf_matmul_options opts = {.transpose_b = c->transpose_b, .activation = c->act};
+  if (c->bias) opts.bias = vkf_graph_input(g, "bias", VKF_F16, 1, &c->n);
+  if (c->residual) opts.residual = vkf_graph_input(g, "res", VKF_F16, out_rank, out_shape);
+  vkf_graph_output(g, vkf_matmul(g, "mm", a, b, &opts), "y");
+
+  vkf_value values[4] = {a_stored, b_stored, opts.bias, opts.residual};
+  int64_t counts[4] = {count_of(a_rank, a_shape), count_of(b_rank, b_shape), c->n,
+                       count_of(out_rank, out_shape)};
+  vkf_input_binding in[4];
+  uint16_t *packed[4] = {0};
+  size_t in_count = 0;
+  for (int j = 0; j < 4; j++) {
+    if (!vkf_value_valid(values[j])) continue;
+    float *v = malloc((size_t)counts[j] * sizeof(float));
+    /* integers in [-3, 3]: every partial sum (|s| <= 9K < 2048) is exact in f32 and in f16 */
+    if (c->exact)
+      op_fill_ints(v, (size_t)counts[j], 5u + 11u * (uint32_t)j, -3, 3);
+    else
+      op_fill_uniform(v, (size_t)counts[j], 5u + 11u * (uint32_t)j, -1.0f, 1.0f);
+    packed[j] = malloc((size_t)counts[j] * 2 + 16);
+    op_to_half(v, packed[j], (size_t)counts[j]);
+    free(v);
+    in[in_count++] = (vkf_input_binding){
+        .value = values[j], .data = packed[j], .size = (size_t)counts[j] * 2};
+  }
+  /* f16 output: one rounding of the f32 result, plus f32 accumulation over K in another order */
+  op_tol tol = c->exact ? (op_tol){0, 0} : (op_tol){.atol = 2e-3, .rtol = 2e-3};
+  char label[128];
+  snprintf(label, sizeof label, "%s [coopmat %u]", c->label, caps->coopmat_gemm_tile);
+  op_check_with(t, g, in, in_count, caps, tol, label);
+  for (int j = 0; j < 4; j++) free(packed[j]);
+  vkf_graph_destroy(g);
+}
+
+/* What the chooser picks with cooperative matrices in the caps, on caps made up for it. */
+static void check_chooser(void) {
+  vkf_device_caps c = {.kind = VKF_DEVICE_KIND_DISCRETE_GPU, .subgroup_size = 32,
+                       .max_workgroup_invocations = 1024, .max_workgroup_size = {1024, 1024, 64},
+                       .max_shared_memory_size = 49152, .coopmat_gemm_tile = 16,
+                       .subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC,
+                       .max_workgroup_count = {65535, 65535, 65535}};
+  vkf_gemm_shape s = {.m = 197, .n = 768, .k = 768, .batches = 1, .b_along_k = 1,
+                      .coopmat_ok = 1};
+  vkf_gemm_variant v = vkf_gemm_choose(&c, &s);
+  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.coopmat_tile == 16 && v.workgroup_size == 128 &&
+                v.bm == 128 && v.bn == 64,
+            "f16 197x768x768 on a tile-16 GPU: chose kind %d tile %u wg %u", v.kind,
+            v.coopmat_tile, v.workgroup_size);
+  vkf_gemm_shape f32 = s;
+  f32.coopmat_ok = 0;
+  CHECK_MSG(vkf_gemm_choose(&c, &f32).kind == VKF_GEMM_TILED,
+            "f32 operands keep the exact f32 tiles");
+  vkf_gemm_shape decode = s;
+  decode.m = 4;
+  CHECK_MSG(vkf_gemm_choose(&c, &decode).kind == VKF_GEMM_GEMV, "4 rows stay on the GEMV");
+  vkf_device_caps off = c;
+  off.coopmat_gemm_tile = 0; /* VKF_COOPMAT=0, or no kernels */
+  CHECK_MSG(vkf_gemm_choose(&off, &s).kind == VKF_GEMM_TILED, "no tile: the SIMT tiles");
+  vkf_device_caps cpu = c;
+  cpu.kind = VKF_DEVICE_KIND_CPU, cpu.subgroup_size = 8, cpu.coopmat_gemm_tile = 8;
+  cpu.subgroup_ops |= VKF_SUBGROUP_SHUFFLE;
+  CHECK_MSG(vkf_gemm_choose(&cpu, &s).kind == VKF_GEMM_CPU,
+            "CPU devices keep their kernel (lavapipe 26 reports 8x8x8)");
+  vkf_device_caps mobile = c;
+  CHECK_OK(vkf_caps_apply_profile(&mobile, "mobile"));
+  CHECK_MSG(mobile.coopmat_gemm_tile == 0, "the mobile profile drops cooperative matrices");
+  vkf_device_caps nvidia = c;
+  CHECK_OK(vkf_caps_apply_profile(&nvidia, "nvidia"));
+  CHECK_MSG(nvidia.coopmat_gemm_tile == 16, "the nvidia profile keeps them");
+  vkf_gemm_variant cm16 = vkf_gemm_coopmat_variant(&c);
+  CHECK_MSG(cm16.coopmat_tile == 16 && cm16.bk == 32, "the tile-16 variant steps k by 32");
+}
+
+/* The lowering refuses the kernel for operands it does not take, with the reason. */
+static void check_refusals(const vkf_device_caps *caps) {
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create("f32_refused", &g));
+  int64_t as[2] = {16, 16};
+  vkf_value a = vkf_graph_input(g, "a", VKF_F32, 2, as), b = vkf_graph_input(g, "b", VKF_F32, 2, as);
+  vkf_graph_output(g, vkf_matmul(g, "mm", a, b, NULL), "y");
+  CHECK_OK(vkf_memory_plan_build(g, NULL));
+  vkf_lowered low;
+  CHECK_OK(vkf_lower_graph(g, caps, NULL, &low)); /* chosen: not the coopmat kernel */
+  for (uint32_t d = 0; d < vkf_plan_dispatch_count(low.plan); d++) {
+    const vkf_plan_dispatch *pd = vkf_plan_dispatch_get(low.plan, d);
+    for (uint32_t i = 0; i < pd->define_count; i++)
+      CHECK_MSG(strcmp(pd->defines[i], "GEMM_COOPMAT") != 0,
+                "f32 matmul lowered to the cooperative-matrix kernel");
+  }
+  vkf_lowered_free(&low);
+  vkf_graph_destroy(g);
+}
+
+int main(void) {
+  check_chooser();
+  gpu_test t = gpu_test_start();
+  const vkf_device_caps *dev = vkf_device_caps_get(t.device);
+  vkf_device_caps caps = gpu_caps(dev);
+  const char *require = getenv("VKF_REQUIRE_COOPMAT");
+  if (!dev->coopmat_gemm_tile) {
+    int required = require && !strcmp(require, "1");
+    CHECK_MSG(!required, "VKF_REQUIRE_COOPMAT=1 but device \"%s\" has no cooperative-matrix GEMM "
+              "kernels (vkf devices says why)", dev->name);
+    int failed = gpu_test_finish(&t);
+    if (failed || required) return failed ? failed : 1;
+    fprintf(stderr, "skipped: no cooperative-matrix kernels on \"%s\"\n", dev->name);
+    return 77;
+  }
+  check_refusals(&caps);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    vkf_gemm_shape s = {.m = (uint64_t)cases[i].m, .n = (uint64_t)cases[i].n,
+                        .k = (uint64_t)cases[i].k, .batches = 1, .coopmat_ok = 1};
+    CHECK_MSG(vkf_gemm_choose(&caps, &s).kind == VKF_GEMM_COOPMAT,
+              "%s: the chooser did not pick the cooperative-matrix kernel", cases[i].label);
+    run_case(&t, &cases[i], &caps);
+  }
+  return gpu_test_finish(&t);
+}
