@@ -8,7 +8,7 @@ endif
 
 PREFIX ?= /usr/local
 
-.PHONY: all setup build run install test test-suite test-asan fuzz clean
+.PHONY: all setup build run install test test-suite test-asan test-coopmat fuzz clean
 
 all: build
 
@@ -37,10 +37,11 @@ install: build
 
 # What CI runs (.ci/run): the whole suite, then its `asan`-labelled subset (every reader and every
 # CLI path; not the device-kernel sweeps) under AddressSanitizer + UndefinedBehaviorSanitizer,
-# then the fuzz smoke (its committed crashers and seeds, then every libFuzzer target for 20 s with a
+# then the cooperative-matrix lane (Mesa 26 lavapipe from a private sysroot), then the fuzz smoke (its committed crashers and seeds, then every libFuzzer target for 20 s with a
 # fixed random seed, so CI explores the same inputs each time; `make fuzz` alone explores anew).
 test: test-suite
 	@$(MAKE) --no-print-directory test-asan CTEST_ARGS="-L asan"
+	@$(MAKE) --no-print-directory test-coopmat
 	@FUZZ_SEED=1 $(MAKE) --no-print-directory fuzz FUZZ_ARGS="--seconds 20"
 
 # The whole suite alone; ends with ctest's summary. CTEST_ARGS selects (e.g. "-R bpe", "-L cli").
@@ -51,6 +52,10 @@ test-suite: build
 test-asan:
 	@$(MAKE) --no-print-directory test-suite BUILD=build-asan \
 	  CMAKE_FLAGS="$(CMAKE_FLAGS) -DVKF_SANITIZE=ON"
+
+# The tensor-core kernels on a CPU: tools/coopmat/ci_lane.sh (docs/testing.md).
+test-coopmat: build
+	tools/coopmat/ci_lane.sh $(BUILD)
 
 # The fuzz targets (clang's libFuzzer, build-fuzz/): FUZZ_ARGS="--seconds 900" for the long run;
 # see tools/dev/fuzz.sh --help.

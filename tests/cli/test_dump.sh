@@ -42,5 +42,10 @@ ok "encoder-decoder graph without flags" '[ $rc -eq 0 ] && grep -q "^input .*\"d
 ok "encoder-decoder plan with --target-len 4" '[ $rc -eq 0 ] && grep -q "^plan: " "$tmp/encdec4"'
 "$VKF" dump --model tests/models/data/bart_tiny --target-len 4 >"$tmp/encdec4g" 2>"$tmp/err"
 ok "--target-len shapes decoder_input_ids" 'grep -q "^input .*\"decoder_input_ids\" i32 \[1,4\]" "$tmp/encdec4g"'
+# --fp16: the f16 graph forward --fp16 runs (its GEMMs read f16 operands); f32 by default
+"$VKF" dump --model tests/models/data/bert_tiny --stage plan --fp16 --seq-len 8 >"$tmp/plan16" 2>"$tmp/err"; rc=$?
+ok "--fp16 plan: f16 GEMMs" '[ $rc -eq 0 ] && grep -q "gemm.comp.*A_F16" "$tmp/plan16"'
+"$VKF" dump --model tests/models/data/bert_tiny --stage plan --seq-len 8 >"$tmp/plan32" 2>"$tmp/err"
+ok "plan without --fp16: f32 GEMMs" '! grep -q "gemm.comp.*A_F16" "$tmp/plan32"'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -22,6 +22,7 @@
 typedef struct dump_args {
   const char *model, *stage, *format, *out, *device, *quantize;
   int64_t batch, seq_len, target_len;
+  int fp16; /* --fp16: the graph vkf forward --fp16 runs */
 } dump_args;
 
 /* Decoder tokens an encoder–decoder's graph is built for: --target-len, else 1 (one decode
@@ -34,7 +35,7 @@ static int64_t target_len_of(const dump_args *a, const vkf_model *m) {
 static void usage(FILE *f) {
   fprintf(f, "usage: vkf dump --model DIR [--stage graph|passes|plan|kernels] [--format "
              "text|dot|json] [--out DIR] [--batch N] [--seq-len N] [--target-len N]\n"
-             "                [--quantize FORMAT] [--device N|NAME]\n"
+             "                [--quantize FORMAT] [--fp16] [--device N|NAME]\n"
              "  graph (default) and plan print to stdout; passes and kernels write files into\n"
              "  --out (default: vkf-dump). --format is for --stage graph only (passes writes\n"
              "  text, DOT and JSON; plan is text; kernels are GLSL). The plan is lowered for\n"
@@ -43,7 +44,8 @@ static void usage(FILE *f) {
              "  (\"batch split: ...\": runs, rows, and the limit the whole batch exceeds) and the\n"
              "  plan of one run. --seq-len: tokens of the input (default: the model's own or\n"
              "  its maximum); --target-len: decoder tokens of an encoder-decoder (default 1).\n"
-             "  --quantize: the linear weights as vkf forward --quantize makes them.\n");
+             "  --quantize: the linear weights as vkf forward --quantize makes them.\n"
+             "  --fp16: f16 weights and activations, as vkf forward --fp16 runs them.\n");
 }
 
 static vkf_status dump_graph(vkf_graph *g, const char *format) {
@@ -134,7 +136,8 @@ static vkf_status dump_kernels(const vkf_plan *plan, const char *dir) {
  * the first run's rows (the runs' plans differ only in their row count). */
 static vkf_status dump_lowered(const dump_args *a, vkf_model *m) {
   vkf_device_caps caps;
-  vkf_rt_model_build mb = {.model = m, .seq_len = a->seq_len, .target_len = target_len_of(a, m)};
+  vkf_rt_model_build mb = {.model = m, .seq_len = a->seq_len, .target_len = target_len_of(a, m),
+                           .dtype = a->fp16 ? VKF_F16 : VKF_F32};
   vkf_batch_split split;
   char line[512];
   vkf_batch_graph bg = {0};
@@ -176,7 +179,8 @@ static vkf_status run(const dump_args *a) {
   }
   vkf_model_graph mg = {0};
   vkf_model_build_options mo = {
-      .batch = a->batch, .seq_len = a->seq_len, .target_len = target_len_of(a, m)};
+      .batch = a->batch, .seq_len = a->seq_len, .target_len = target_len_of(a, m),
+      .dtype = a->fp16 ? VKF_F16 : VKF_F32};
   st = vkf_model_build(m, &mo, &mg);
   if (st) {
     vkf_model_close(m);
@@ -212,6 +216,7 @@ int vkf_cli_dump(int argc, char **argv) {
     else if (!strcmp(s, "--out") && v) a.out = argv[++i];
     else if (!strcmp(s, "--device") && v) a.device = argv[++i];
     else if (!strcmp(s, "--quantize") && v) a.quantize = argv[++i];
+    else if (!strcmp(s, "--fp16")) a.fp16 = 1;
     else if (!strcmp(s, "--batch") && v && vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.batch))
       i++;
     else if (!strcmp(s, "--seq-len") && v &&

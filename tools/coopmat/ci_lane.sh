@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The cooperative-matrix CI lane: runs the tensor-core kernels on a CPU. Debian 12's lavapipe has
+# no VK_KHR_cooperative_matrix, so this sets up Mesa 26's (lavapipe26.sh, a private trixie
+# sysroot) and runs, through it, with the validation layer on and failing on any message:
+#  - gpu/test_gemm_coopmat with the kernels required (a build or device without them fails);
+#  - gpu/test_gemm under the nvidia profile, where the f16 cases take the cooperative-matrix
+#    kernel through the chooser (the GPU rules) and the rest the GPU-shaped SIMT bodies;
+#  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
+#  - `vkf bench gemm --fp16`, which prints the cooperative-matrix variant beside the SIMT one;
+#  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0.
+# The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
+# have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+D=$ROOT/.cache/lavapipe26
+"$ROOT/tools/coopmat/lavapipe26.sh" "$D"
+SR=$D/sr
+cd "$ROOT"
+# CLI tests call "$VKF": a wrapper that runs the build's vkf on the sysroot's lavapipe.
+cat > "$D/vkf" <<EOW
+#!/bin/sh
+exec $SR $BUILD/tools/vkf "\$@"
+EOW
+chmod +x "$D/vkf"
+"$D/vkf" devices | grep -q "GEMM kernels.*8x8x8 f16 tiles" || {
+  echo "coopmat lane: lavapipe 26 shows no cooperative-matrix GEMM kernels:" >&2
+  "$D/vkf" devices >&2
+  exit 1
+}
+failed=0
+run() { # NAME COMMAND...: one line per check, its output only when it fails
+  local name=$1 start=$SECONDS
+  shift
+  if "$@" >"$D/$name.log" 2>&1; then
+    echo "coopmat lane: $name passed ($((SECONDS - start)) s): $(tail -1 "$D/$name.log")"
+  else
+    echo "coopmat lane: $name FAILED ($((SECONDS - start)) s):" >&2
+    tail -30 "$D/$name.log" >&2
+    failed=$((failed + 1))
+  fi
+}
+export VKF_VALIDATE=1 VKF_CACHE_DIR=$D/kernel-cache
+run test_gemm_coopmat env VKF_REQUIRE_COOPMAT=1 "$SR" "$BUILD/tests/gpu_test_gemm_coopmat"
+run test_gemm_nvidia env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_gemm"
+run test_forward_nvidia env VKF_DEVICE_PROFILE=nvidia VKF="$D/vkf" VKF_BUILD_DIR="$BUILD" \
+  bash tests/cli/test_forward.sh
+bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel
+  "$D/vkf" bench gemm --fp16 --shape 67x96x40 --shape 128x64x128 --runs 2 --warmup 1 \
+    --layout both | tee "$D/bench.md"
+  [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ]
+}
+run bench_gemm bench
+plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_COOPMAT=0 stops it
+  local on off
+  on=$(VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model tests/models/data/bert_tiny --stage plan \
+       --fp16 --seq-len 16 | grep -c GEMM_COOPMAT)
+  off=$(VKF_COOPMAT=0 VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model tests/models/data/bert_tiny \
+        --stage plan --fp16 --seq-len 16 | grep -c GEMM_COOPMAT || true)
+  echo "bert_tiny --fp16 plan: $on cooperative-matrix GEMMs, $off with VKF_COOPMAT=0"
+  [ "$on" -gt 0 ] && [ "$off" -eq 0 ]
+}
+run plan_bert_fp16 plans
+[ "$failed" -eq 0 ] || { echo "coopmat lane: $failed check(s) failed" >&2; exit 1; }
