@@ -37,6 +37,8 @@
 //                       query (at row + L - Nq, L = kv_len[b] or Nk) to the key, added to the
 //                       scores as log2 m; keys at m = 0 are masked, and those past every row's
 //                       span are not visited at all
+//   ATTN_COOPMAT=1, CM=8|16  (F16=1) the cooperative-matrix body of attention_coopmat.glsl
+//                       (tensor cores; built by the coopmat glslang, shaders/variants_coopmat.txt)
 //   Unset defines are 0.
 // Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
 //   (samplerBuffer under TEXEL, storage buffers otherwise),
@@ -55,6 +57,16 @@
 #endif
 #if SUBGROUP_REDUCE
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#if ATTN_COOPMAT
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#if !F16 || SPLIT
+#error "ATTN_COOPMAT is the f16, single-pass body"
+#endif
 #endif
 #if CPU_BCAST
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -141,7 +153,7 @@ layout(push_constant) uniform Params {
 shared float Ks[BC * D];  /* [BC, D] */
 shared float Vs[BC * DV]; /* [BC, DV] */
 #endif
-#if !ROW_PER_INVOCATION
+#if !ROW_PER_INVOCATION && !ATTN_COOPMAT
 shared float Qs[BR * D];  /* [BR, D], pre-scaled */
 shared float Ps[BR * BC]; /* [BR, BC] probabilities of the current tile */
 #if !SUBGROUP_REDUCE
@@ -190,7 +202,7 @@ float bias_at(uint b, uint hh, uint i, int j) {
   return float(bias[p.bias_off + b * p.bias_sb + hh * p.bias_sh + i * p.bias_si + uint(j) * p.bias_sj]);
 }
 
-#if !ROW_PER_INVOCATION
+#if !ROW_PER_INVOCATION && !ATTN_COOPMAT
 float row_max(float x) {
 #if SUBGROUP_REDUCE
   return subgroupMax(x);
@@ -219,7 +231,9 @@ float row_sum(float x) {
 }
 #endif
 
-#if CPU_BCAST
+#if ATTN_COOPMAT
+#include "attention_coopmat.glsl"
+#elif CPU_BCAST
 #include "attention_cpu.glsl"
 #else
 void main() {

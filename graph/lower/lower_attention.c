@@ -30,6 +30,12 @@ static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_
   return floats * 4;
 }
 
+/* Shared memory of attention_coopmat.glsl: K and V tiles of 32 keys at the widest pitch (136
+ * halves), the per-subgroup f32 scores and f16 probabilities. */
+static uint32_t coopmat_shared_bytes(uint32_t tile) {
+  return 2 * 32 * 136 * 2 + 4 * tile * 32 * 4 + 4 * tile * 40 * 2;
+}
+
 void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape *s,
                           const vkf_attention_force *force, vkf_attention_config *out) {
   vkf_attention_force f = force ? *force : (vkf_attention_force){0};
@@ -38,6 +44,32 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_inv)
     max_inv = caps->max_workgroup_size[0];
   uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
+
+  /* Rule 0: tensor cores for f16 prefill and encoders on GPU-class devices with cooperative
+   * matrices (and this build's kernels): head dims that are whole tiles up to 128, a block of
+   * 4 * tile rows per workgroup. Decode steps (at most 8 queries) keep split-K on the SIMT body;
+   * a forced COOPMAT that the shape or device cannot take falls back to the chooser. */
+  uint32_t tile = caps->coopmat_gemm_tile;
+  int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
+              s->d <= 128 && s->dv <= 128 && sg >= tile && 4 * sg <= max_inv &&
+              coopmat_shared_bytes(tile) <= caps->max_shared_memory_size;
+  int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||
+                (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&
+                 s->nq > 8);
+  if (cm_ok && cm_want) {
+    out->layout = VKF_ATTENTION_LAYOUT_COOPMAT;
+    out->coopmat_tile = tile;
+    out->br = 4 * tile;
+    out->bc = 32;
+    out->lanes = 1;
+    out->local_size = 4 * sg;
+    out->stage_kv = 1;
+    out->splits = 1;
+    out->chunk = vkf_u32_round_up(s->nk ? s->nk : 1, out->bc);
+    out->shared_size = coopmat_shared_bytes(tile);
+    return;
+  }
+  if (f.layout == VKF_ATTENTION_LAYOUT_COOPMAT) f.layout = VKF_ATTENTION_LAYOUT_AUTO;
 
   /* Layout. A CPU device runs a workgroup on one core with SIMD across invocations: the ROW
    * layout gives each subgroup 8 rows and shares every K/V load across them by broadcasts.
@@ -271,20 +303,29 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   mask_offsets(node->attrs, &s, &lower, &upper);
 
   vkf_plan_dispatch d = {.node = node->name, .shader = "attention.comp"};
-  vkf_plan_dispatch_define(&d, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
-  vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
-  vkf_plan_dispatch_define(
-      &d, c.layout == VKF_ATTENTION_LAYOUT_ROW ? "ROW_PER_INVOCATION=1" : "ROW_PER_INVOCATION=0");
-  vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
-  vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
-  vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
-  vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
-  if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
-  /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %
-   * less SPIR-V for lavapipe to translate on each run. Decode steps keep the constant. */
-  if (c.cpu_bcast && c.rows == 8) vkf_plan_dispatch_define(&d, "CPU_ROWS=8");
-  /* Only models with an adaptive span name it: every other define set stays as it was. */
-  if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
+  int coopmat = c.layout == VKF_ATTENTION_LAYOUT_COOPMAT;
+  if (coopmat) { /* its own define set (shaders/variants_coopmat.txt) */
+    vkf_plan_dispatch_define(&d, "ATTN_COOPMAT=1");
+    vkf_plan_dispatch_define(&d, c.coopmat_tile == 16 ? "CM=16" : "CM=8");
+    vkf_plan_dispatch_define(&d, "F16=1");
+    vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
+    if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
+  } else {
+    vkf_plan_dispatch_define(&d, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
+    vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
+    vkf_plan_dispatch_define(
+        &d, c.layout == VKF_ATTENTION_LAYOUT_ROW ? "ROW_PER_INVOCATION=1" : "ROW_PER_INVOCATION=0");
+    vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
+    vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
+    vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
+    vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
+    if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
+    /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %
+     * less SPIR-V for lavapipe to translate on each run. Decode steps keep the constant. */
+    if (c.cpu_bcast && c.rows == 8) vkf_plan_dispatch_define(&d, "CPU_ROWS=8");
+    /* Only models with an adaptive span name it: every other define set stays as it was. */
+    if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
+  }
   uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 7;
@@ -299,7 +340,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   /* vec4 loads when every q/k/v row starts at a multiple of 4 elements. */
   int vec4 = c.cpu_bcast && q_off % 4 == 0 && k_off % 4 == 0 && v_off % 4 == 0;
   for (int i = 0; i < 3; i++) vec4 = vec4 && qs[i] % 4 == 0 && ks[i] % 4 == 0 && vs[i] % 4 == 0;
-  vkf_plan_dispatch_define(&d, vec4 ? "VEC4=1" : "VEC4=0");
+  if (!coopmat) vkf_plan_dispatch_define(&d, vec4 ? "VEC4=1" : "VEC4=0");
   /* The CPU body reads q, k and v through texel views when all three allow it (a vector gather
    * per vec4 on CPU devices instead of a scalar loop over the lanes). */
   int texel = vec4 && !g_force.no_texel;
@@ -307,7 +348,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     texel = (d.bindings[i].texel = vkf_lower_texel_format(ctx, s.dtype, &d.bindings[i])) != 0;
   if (!texel)
     for (int i = 0; i < 3; i++) d.bindings[i].texel = VKF_TEXEL_NONE;
-  vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
+  if (!coopmat) vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
   uint64_t rows = (uint64_t)s.batch * s.heads * s.nq;
   int merge_heads = node->attrs->attention.merge_heads != 0;
   uint32_t flags = (bias ? 1u : 0u) | (kv_len ? 2u : 0u) | (merge_heads ? 4u : 0u);

@@ -13,6 +13,7 @@ typedef enum vkf_attention_layout {
   VKF_ATTENTION_LAYOUT_AUTO = 0,
   VKF_ATTENTION_LAYOUT_ROW,   /* one invocation per query row (CPU class: SIMD across rows) */
   VKF_ATTENTION_LAYOUT_LANES, /* `lanes` invocations per row (GPU class) */
+  VKF_ATTENTION_LAYOUT_COOPMAT, /* f16 on cooperative matrices: 4 subgroups of `coopmat_tile` rows */
 } vkf_attention_layout;
 
 /* What the chooser reads about one attention node. */
@@ -36,6 +37,7 @@ typedef struct vkf_attention_config {
   uint32_t splits;      /* split-K chunks (1: one pass, no merge) */
   uint32_t chunk;       /* keys per split (a multiple of bc) */
   uint32_t shared_size; /* bytes of shared memory the variant declares */
+  uint32_t coopmat_tile; /* COOPMAT: the matrix tile (caps->coopmat_gemm_tile), 8 or 16 */
 } vkf_attention_config;
 
 /* Choices a caller may force; zero fields leave the chooser's rule in charge. */

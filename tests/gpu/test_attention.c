@@ -296,6 +296,20 @@ int main(int argc, char **argv) {
   for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
       run_case(&t, &cases[ci], &variants[vi].force, variants[vi].name);
+  /* Tensor cores where the device has them (lavapipe 26 in the cooperative-matrix lane): every
+   * f16 case whose head dims are whole tiles; the others fall back to the chooser's body. */
+  if (caps->coopmat_gemm_tile) {
+    vkf_attention_force cm = {.layout = VKF_ATTENTION_LAYOUT_COOPMAT};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+      if (cases[ci].dtype == VKF_F16) run_case(&t, &cases[ci], &cm, "coopmat");
+    for (int64_t d = 32; d <= 128; d += 16) { /* head dims 32..128: 64, 80, 96, 128 among them */
+      char label[64];
+      snprintf(label, sizeof label, "coopmat head dim %lld", (long long)d);
+      att_case c = {.label = label, .dtype = VKF_F16, SHAPE(2, 4, 2, 70, 83, d, d),
+                    .causal = d % 32 == 0};
+      run_case(&t, &c, &cm, "coopmat");
+    }
+  }
 
   /* Every head dim 32..256 (multiples of 8), small ragged N, fp32 and fp16 alternating. */
   for (int64_t d = 32; d <= 256; d += 8) {
