@@ -3,10 +3,11 @@
 # no VK_KHR_cooperative_matrix, so this sets up Mesa 26's (lavapipe26.sh, a private trixie
 # sysroot) and runs, through it, with the validation layer on and failing on any message:
 #  - gpu/test_gemm_coopmat with the kernels required (a build or device without them fails);
-#  - gpu/test_gemm under the nvidia profile, where the f16 cases take the cooperative-matrix
-#    kernel through the chooser (the GPU rules) and the rest the GPU-shaped SIMT bodies;
+#  - gpu/test_attention under the nvidia profile: its f16 cases on the cooperative-matrix body,
+#    forced and through the chooser (the GPU rules), every mask feature and head dims 32..128;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
-#  - `vkf bench gemm --fp16`, which prints the cooperative-matrix variant beside the SIMT one;
+#  - `vkf bench gemm --fp16`, which prints the cooperative-matrix variant beside the SIMT one, and
+#    `vkf bench attention --fp16 --variant coopmat` (its own check against the unfused path);
 #  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
 # have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
@@ -42,7 +43,7 @@ run() { # NAME COMMAND...: one line per check, its output only when it fails
 }
 export VKF_VALIDATE=1 VKF_CACHE_DIR=$D/kernel-cache
 run test_gemm_coopmat env VKF_REQUIRE_COOPMAT=1 "$SR" "$BUILD/tests/gpu_test_gemm_coopmat"
-run test_gemm_nvidia env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_gemm"
+run test_attention_nvidia env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_attention"
 run test_forward_nvidia env VKF_DEVICE_PROFILE=nvidia VKF="$D/vkf" VKF_BUILD_DIR="$BUILD" \
   bash tests/cli/test_forward.sh
 bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel
@@ -51,6 +52,12 @@ bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) ke
   [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ]
 }
 run bench_gemm bench
+bench_attention() {
+  "$D/vkf" bench attention --fp16 --variant coopmat --shape 1,4,100,100,64 \
+    --shape 1,2,70,83,128 --runs 2 --warmup 1 | tee "$D/bench_attention.md"
+  [ "$(grep -c '| coopmat m8 Br32 Bc32 |' "$D/bench_attention.md")" -eq 2 ]
+}
+run bench_attention bench_attention
 plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_COOPMAT=0 stops it
   local on off
   on=$(VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model tests/models/data/bert_tiny --stage plan \

@@ -119,6 +119,10 @@ static void describe(const vkf_device_caps *caps, const bench_args *a, const sha
                             .dtype = a->f16 ? VKF_F16 : VKF_F32};
   vkf_attention_config c;
   vkf_attention_choose(caps, &as, &a->force, &c);
+  if (c.layout == VKF_ATTENTION_LAYOUT_COOPMAT) {
+    snprintf(buf, size, "coopmat m%u Br%u Bc%u", c.coopmat_tile, c.br, c.bc);
+    return;
+  }
   snprintf(buf, size, "%s%s Br%u Bc%u%s", c.layout == VKF_ATTENTION_LAYOUT_ROW ? "row" : "lanes",
            c.layout == VKF_ATTENTION_LAYOUT_LANES ? (c.subgroup_reduce ? "/sg" : "/shm") : "", c.br,
            c.bc, c.stage_kv ? "" : " in-place");
@@ -291,13 +295,15 @@ static void usage(FILE *f) {
       f,
       "usage: vkf bench attention [--shape B,H,Nq,Nk,D (or BxHxNqxNkxD)]... [--runs N] [--warmup N] [--fp16]\n"
       "                           [--causal] [--no-unfused] [--json] [--device N|NAME]\n"
-      "                           [--variant row|row-inplace|lanes|lanes-inplace] [--splits S]\n"
+      "                           [--variant row|row-inplace|lanes|lanes-inplace|coopmat] [--splits S]\n"
       "Times the fused attention kernel and the unfused matmul + softmax + matmul path on\n"
       "the same data. Default shapes: (1,12,N,N,64) for N = 197, 577, 1024, 4096;\n"
       "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n"
       "vkf bench attention --kind linear|performer|rfa --help: the linear-attention family;\n"
       "--kind nystrom|linformer, --kind adaptive_span, --kind long_short, --pattern P: their\n"
-      "own tables.\n");
+      "own tables.\n"
+      "--variant coopmat (with --fp16, on a device with cooperative matrices: vkf devices):\n"
+      "the tensor-core body; shapes it cannot take run the chooser's.\n");
 }
 
 int vkf_cli_bench_attention(int argc, char **argv) {
@@ -345,7 +351,8 @@ int vkf_cli_bench_attention(int argc, char **argv) {
       } names[] = {{"row", VKF_ATTENTION_LAYOUT_ROW, 1},
                    {"row-inplace", VKF_ATTENTION_LAYOUT_ROW, -1},
                    {"lanes", VKF_ATTENTION_LAYOUT_LANES, 1},
-                   {"lanes-inplace", VKF_ATTENTION_LAYOUT_LANES, -1}};
+                   {"lanes-inplace", VKF_ATTENTION_LAYOUT_LANES, -1},
+                   {"coopmat", VKF_ATTENTION_LAYOUT_COOPMAT, 0}};
       size_t k = 0;
       while (k < sizeof names / sizeof names[0] && strcmp(names[k].name, val)) k++;
       if (k == sizeof names / sizeof names[0]) {
