@@ -150,19 +150,27 @@ static vkf_status create_logical(vkf_device *device) {
   enabled.features.shaderInt64 = supported.features.shaderInt64;
   enabled.features.shaderInt16 = supported.features.shaderInt16;
   device->host_import_alignment = host_import_alignment(device, &props);
-  const char *extensions[2];
+  const char *extensions[3];
   uint32_t extension_count = 0;
   if (device->host_import_alignment)
     extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   /* Tensor cores: the extension, its feature and the Vulkan memory model its kernels declare. */
-  int memory_model = 0;
+  int memory_model = 0, flexible = 0;
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV encm2 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV,
+      .cooperativeMatrixFlexibleDimensions = VK_TRUE};
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR encm = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
       .cooperativeMatrix = VK_TRUE};
-  if (v12ok && vkf_coopmat_features(device->physical, &memory_model) && memory_model) {
+  if (v12ok && vkf_coopmat_features(device->physical, &memory_model, &flexible) && memory_model) {
     extensions[extension_count++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
     en12.vulkanMemoryModel = VK_TRUE;
     en12.pNext = &encm;
+    /* Flexible dimensions: tiles the KHR list lacks (16x16x16 on lavapipe) become valid. */
+    if (flexible) {
+      extensions[extension_count++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
+      encm.pNext = &encm2;
+    }
   }
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &enabled,

@@ -24,8 +24,10 @@ void vkf_caps_query(VkPhysicalDevice physical_device, vkf_device_caps *out_caps)
  * vkf_caps_query (it reads their features and subgroup size). */
 void vkf_caps_query_coopmat(VkPhysicalDevice physical_device, vkf_device_caps *caps);
 /* 1 when the device has VK_KHR_cooperative_matrix with its cooperativeMatrix feature;
- * *out_memory_model says whether vulkanMemoryModel (which the kernels' SPIR-V declares) is there. */
-int vkf_coopmat_features(VkPhysicalDevice physical_device, int *out_memory_model);
+ * *out_memory_model says whether vulkanMemoryModel (which the kernels' SPIR-V declares) is there,
+ * *out_flexible whether VK_NV_cooperative_matrix2's flexible dimensions are. */
+int vkf_coopmat_features(VkPhysicalDevice physical_device, int *out_memory_model,
+                         int *out_flexible);
 /* 1 when the physical device offers the device extension `name`. */
 int vkf_device_has_extension(VkPhysicalDevice physical_device, const char *name);
 

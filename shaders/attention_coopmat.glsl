@@ -7,7 +7,7 @@
 // accumulates O = P·V. So the accumulators never need a per-row rescale, which
 // VK_KHR_cooperative_matrix cannot do in registers; the cost is Q·Kᵀ twice. The scores go through a
 // per-subgroup f32 scratch where one lane per row applies the scale, bias, ramp, window, causal
-// and kv_len masks exactly as the other bodies do. Rows no key may see give zeros.
+// and kv_len masks exactly as the other bodies do (subgroups narrower than CM: several rows a lane). Rows no key may see give zeros.
 // Defines: CM (8 or 16). Specialization constants as attention.comp: 0 local size (4 subgroups),
 // 1 BR (= CM_BR), 2 BC (= CM_BC), 3 D, 4 DV (multiples of CM, at most CM_DMAX).
 #define CM_BR (4u * CM)
@@ -20,6 +20,7 @@
 shared float16_t cm_kv[2u * CM_BC * CM_LDMAX];
 shared float cm_s[4u * CM * CM_BC];          // per subgroup: scores [CM, CM_BC], then outputs
 shared float16_t cm_p[4u * CM * CM_LDP];     // per subgroup: probabilities [CM, CM_BC]
+shared float cm_m[4u * CM], cm_l[4u * CM];   // per row: running max and sum (log2 units)
 
 void main() {
   const uint lid = gl_LocalInvocationIndex, wg = 4u * gl_SubgroupSize;
@@ -55,11 +56,12 @@ void main() {
     if (i * CM < D)
       coopMatLoad(qf[i], cm_kv, sg * CM * pk + i * CM, pk, gl_CooperativeMatrixLayoutRowMajor);
 
-  // One lane per row owns its softmax state.
-  const uint row = srow0 + lane;
-  const bool row_ok = lane < CM && row < p.nq;
-  const int irow = int(row);
-  float m = NEG, l = 0.0;
+  // Lanes own rows lane, lane + subgroup size, ... of the subgroup's CM (one each on GPUs, where
+  // the subgroup is at least CM wide); their softmax state lives in shared memory.
+  for (uint rl = lane; rl < CM; rl += gl_SubgroupSize) {
+    cm_m[sg * CM + rl] = NEG;
+    cm_l[sg * CM + rl] = 0.0;
+  }
   coopmat<float, gl_ScopeSubgroup, CM, CM, gl_MatrixUseAccumulator> acc[CM_DMAX / CM];
   [[unroll]] for (uint i = 0; i < CM_DMAX / CM; i++)
     acc[i] = coopmat<float, gl_ScopeSubgroup, CM, CM, gl_MatrixUseAccumulator>(0.0);
@@ -95,11 +97,15 @@ void main() {
       }
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      if (lane < CM) {
+      for (uint rl = lane; rl < CM; rl += gl_SubgroupSize) {
+        const uint row = srow0 + rl;
+        const bool row_ok = row < p.nq;
+        const int irow = int(row);
         const int lo_row = irow + p.lower_off, hi_row = irow + p.upper_off;
+        float m = cm_m[sg * CM + rl], l = cm_l[sg * CM + rl];
         for (uint jj = 0; jj < CM_BC; jj++) {
           const int j = t0 + int(jj);
-          float sc = cm_s[s_at + lane * CM_BC + jj] * p.scale_log2;
+          float sc = cm_s[s_at + rl * CM_BC + jj] * p.scale_log2;
           bool keep = row_ok && j < t1 && j >= lo_row && j <= hi_row;
           if (keep && has_bias) sc += bias_at(b, hh, row, j) * LOG2E;
 #if RAMP
@@ -115,10 +121,12 @@ void main() {
               }
             }
           } else {
-            cm_p[p_at + lane * CM_LDP + jj] =
+            cm_p[p_at + rl * CM_LDP + jj] =
                 float16_t(keep && l > 0.0 ? exp2(sc - m) / l : 0.0);
           }
         }
+        cm_m[sg * CM + rl] = m;
+        cm_l[sg * CM + rl] = l;
       }
       if (pass == 1u) {
         subgroupMemoryBarrierShared();

@@ -27,8 +27,8 @@
 #define CM_LD (CM_BK + 8u)
 #define CM_A_QUADS (CM_BM * CM_BK / 4u)
 #define CM_B_QUADS (CM_BN * CM_BK / 4u)
-// The workgroup: 128 invocations on NVIDIA, 32 on lavapipe.
-#define CM_WG (4u * gl_SubgroupSize)
+// The workgroup: 4 subgroups (WG = 4 * subgroup size: 128 invocations on NVIDIA, 32 on lavapipe).
+#define CM_WG WG
 
 shared float16_t cm_sh_a[CM_BM * CM_LD]; // [CM_BM rows][CM_BK k], row-major
 shared float16_t cm_sh_b[CM_BN * CM_LD]; // [CM_BN cols][CM_BK k]: B column-major
@@ -69,9 +69,9 @@ f16vec4 cm_load_b_n(uint k, uint col) {
 }
 
 // Per invocation, the quads of one step. The register arrays are sized for the smallest
-// workgroup the variant runs in (the chooser's rule: 4 subgroups of at least 8 lanes at CM 8, of
-// at least 32 at CM 16); a larger workgroup leaves the tail entries unused.
-#define CM_WG_MIN (CM == 16 ? 128u : 32u)
+// workgroup the kernels run in (4 subgroups of 8 lanes: lavapipe); a larger workgroup leaves the
+// tail entries unused (guarded by the workgroup size, a specialization constant the driver folds).
+#define CM_WG_MIN 32u
 #define CM_A_PER (CM_A_QUADS / CM_WG_MIN)
 #define CM_B_PER (CM_B_QUADS / CM_WG_MIN)
 f16vec4 cm_reg_a[CM_A_PER];

@@ -83,6 +83,11 @@ typedef struct vkf_device_caps {
    * (shaders/variants_coopmat.txt) and VKF_COOPMAT is not 0; else 0 and choosers never pick them.
    * Profiles keep it only for the desktop classes. */
   uint32_t coopmat_gemm_tile;
+  /* Every tile the kernels may use here (bit values 8 and 16; tests steer to each): the square
+   * shapes of the KHR list, and under VK_NV_cooperative_matrix2's flexible dimensions every tile
+   * its granularity divides. coopmat_gemm_tile is the largest listed one. */
+  uint32_t coopmat_tiles;
+  int coopmat_flexible; /* VK_NV_cooperative_matrix2 flexible dimensions are enabled */
 
   uint32_t heap_count;
   uint64_t heap_size[VKF_CAPS_MAX_HEAPS];

@@ -81,6 +81,7 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
     caps->cooperative_matrix = 0;
     caps->coopmat_count = 0;
     caps->coopmat_gemm_tile = 0;
+    caps->coopmat_tiles = 0;
   }
   if (p->kind != VKF_DEVICE_KIND_OTHER) caps->kind = p->kind;
   strncpy(caps->profile, p->name, sizeof caps->profile - 1);

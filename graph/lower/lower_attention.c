@@ -51,7 +51,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * a forced COOPMAT that the shape or device cannot take falls back to the chooser. */
   uint32_t tile = caps->coopmat_gemm_tile;
   int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
-              s->d <= 128 && s->dv <= 128 && sg >= tile && 4 * sg <= max_inv &&
+              s->d <= 128 && s->dv <= 128 && 4 * sg <= max_inv &&
               coopmat_shared_bytes(tile) <= caps->max_shared_memory_size;
   int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||
                 (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&

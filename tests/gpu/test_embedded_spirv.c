@@ -23,7 +23,7 @@ static uint32_t parse_defines(const char *text, char *buf, size_t size, vkf_shad
 }
 
 /* Every 25th entry and the first of each template: a sample across all shader files (shaderc is
- * slow on the big GEMM modules). */
+ * slow on the big GEMM modules). The table's cooperative-matrix rows are not compared. */
 static int sampled(unsigned i) {
   if (i % 25 == 0) return 1;
   return i == 0 || strcmp(vkf_embedded_spirvs[i].shader, vkf_embedded_spirvs[i - 1].shader) != 0;
@@ -34,8 +34,17 @@ static void test_same_bytes_as_shaderc(void) {
   CHECK_OK(vkf_shader_compiler_create(&c));
   unsigned compared = 0;
   for (unsigned i = 0; i < vkf_embedded_spirv_count; i++) {
-    if (!sampled(i)) continue;
     const vkf_embedded_spirv *e = &vkf_embedded_spirvs[i];
+    /* The cooperative-matrix rows come from another compiler (glslang 13, variants_coopmat.txt)
+     * that Debian 12's shaderc cannot match: each is checked to be a SPIR-V module instead. */
+    if (strstr(e->defines, "COOPMAT")) {
+      uint32_t magic = 0;
+      if (e->size >= 4) memcpy(&magic, e->code, 4);
+      CHECK_MSG(e->size >= 20 && e->size % 4 == 0 && magic == 0x07230203u,
+                "%s [%s]: %u bytes, not a SPIR-V module", e->shader, e->defines, e->size);
+      continue;
+    }
+    if (!sampled(i)) continue;
     char buf[1024];
     vkf_shader_define defs[MAX_DEFINES];
     uint32_t n = parse_defines(e->defines, buf, sizeof buf, defs);

@@ -78,7 +78,10 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
     printf("%s", i ? ", " : "");
     vkf_cli_json_string(text);
   }
-  printf("], \"coopmat_gemm_tile\": %u", c->coopmat_gemm_tile);
+  printf("], \"coopmat_flexible\": %s, \"coopmat_gemm_tile\": %u, \"coopmat_tiles\": [%s%s%s]",
+         c->coopmat_flexible ? "true" : "false", c->coopmat_gemm_tile,
+         (c->coopmat_tiles & 8) ? "8" : "", (c->coopmat_tiles & 24) == 24 ? ", " : "",
+         (c->coopmat_tiles & 16) ? "16" : "");
   printf(", \"heaps\": [");
   for (uint32_t h = 0; h < c->heap_count; h++)
     printf("%s{\"size\": %llu, \"device_local\": %s}", h ? ", " : "",
@@ -124,9 +127,13 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
     coopmat_text(&c->coopmat[i], text, sizeof text);
     printf("    %-28s %s\n", i == 0 ? "  shapes (M x N x K)" : "", text);
   }
+  if (c->coopmat_flexible) printf("    %-28s %s\n", "  flexible dimensions", "yes (VK_NV_cooperative_matrix2)");
   if (c->coopmat_gemm_tile)
-    printf("    %-28s %ux%ux%u f16 tiles\n", "  GEMM kernels", c->coopmat_gemm_tile,
-           c->coopmat_gemm_tile, c->coopmat_gemm_tile);
+    printf("    %-28s %ux%ux%u f16 tiles%s\n", "  GEMM kernels", c->coopmat_gemm_tile,
+           c->coopmat_gemm_tile, c->coopmat_gemm_tile,
+           (c->coopmat_tiles & ~c->coopmat_gemm_tile & 24) == 0 ? ""
+           : c->coopmat_gemm_tile == 8 ? "; 16x16x16 for tests (flexible dimensions)"
+                                       : "; 8x8x8 too");
   else if (c->cooperative_matrix)
     printf("    %-28s %s\n", "  GEMM kernels",
            "off (VKF_COOPMAT=0, a profile, no square f16 shape, a missing feature, or a build "
