@@ -3,8 +3,8 @@
 # no VK_KHR_cooperative_matrix, so this sets up Mesa 26's (lavapipe26.sh, a private trixie
 # sysroot) and runs, through it, with the validation layer on and failing on any message:
 #  - gpu/test_gemm_coopmat with the kernels required (a build or device without them fails);
-#  - gpu/test_attention under the nvidia profile: its f16 cases on the cooperative-matrix body,
-#    forced and through the chooser (the GPU rules), every mask feature and head dims 32..128;
+#  - gpu/test_attention's cooperative-matrix part (its `coopmat` filter): the f16 cases forced onto
+#    the tensor-core body, every mask feature, head dims 32..128, at each tile the device allows;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
 #  - `vkf bench gemm --fp16`, which prints the cooperative-matrix variant beside the SIMT one, and
 #    `vkf bench attention --fp16 --variant coopmat` (its own check against the unfused path);
@@ -43,7 +43,8 @@ run() { # NAME COMMAND...: one line per check, its output only when it fails
 }
 export VKF_VALIDATE=1 VKF_CACHE_DIR=$D/kernel-cache
 run test_gemm_coopmat env VKF_REQUIRE_COOPMAT=1 "$SR" "$BUILD/tests/gpu_test_gemm_coopmat"
-run test_attention_nvidia env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_attention"
+run test_attention_coopmat env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_attention" \
+  coopmat
 run test_forward_nvidia env VKF_DEVICE_PROFILE=nvidia VKF="$D/vkf" VKF_BUILD_DIR="$BUILD" \
   bash tests/cli/test_forward.sh
 bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel
