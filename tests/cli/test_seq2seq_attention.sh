@@ -5,7 +5,8 @@
 # outputs, teacher-forced logits and every step's attention weights within 1e-4; one source with
 # every valid length 1 .. 5; each row of the batch alone equal to its row of the batch; vkf
 # generate's greedy ids equal predict_step's (each source alone and both as one batch); beams run
-# and a batch of beams equals each source alone; then bad configurations and inputs, one line each.
+# and a batch of beams equals each source alone; vkf attn's weights per greedy step equal the
+# reference's; then bad configurations and inputs, one line each.
 set -u
 . "$(dirname "$0")/lib.sh"
 D=tests/models/data/d2l_attn_tiny
@@ -97,6 +98,32 @@ done
   --max-new-tokens 8 --num-beams 3 --json >"$tmp/bb.json" 2>"$tmp/err" &&
   $PY -c 'import json, sys; rows = json.load(open(sys.argv[1])); a = [json.load(open(f))["generated_ids"] for f in sys.argv[2:]]; assert [r["generated_ids"] for r in rows] == a and all(a), (rows, a)' \
     "$tmp/bb.json" "$tmp/b0.json" "$tmp/b1.json" && ok || bad "beam batch: $(cat "$tmp/err")"
+
+# vkf attn: each greedy step's weights over the source (the seeds' heatmaps) equal the reference's,
+# the chosen ids equal predict_step's, and the figure is a PNG of a [steps, S] map.
+for i in 0 1; do
+  if "$VKF" attn --model "$D" --max-new-tokens 10 --out "$tmp/attn$i" --npy "$tmp/attn$i" \
+    "$(ids "$G/greedy_${i}_src.npy")" >"$tmp/attn.out" 2>"$tmp/err"; then
+    close "attn weights $i" "$tmp/attn$i/attn_0.npy" "$G/greedy_${i}_weights.npy"
+    $PY -c 'import sys, numpy as np; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); assert a.tolist() == b.tolist(), (a, b)' \
+      "$tmp/attn$i/attn_0_ids.npy" "$G/greedy_${i}_ids.npy" && ok || bad "attn ids $i"
+    grep -qx "$tmp/attn$i/attn_0_steps.png" "$tmp/attn.out" &&
+      [ "$(head -c 8 "$tmp/attn$i/attn_0_steps.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] &&
+      ok || bad "attn figure $i: $(cat "$tmp/attn.out")"
+  else
+    bad "attn $i: $(cat "$tmp/err")"
+  fi
+done
+# Fewer steps than the reference took: its first rows.
+"$VKF" attn --model "$D" --max-new-tokens 4 --out "$tmp/attn4" --npy "$tmp/attn4" \
+  "$(ids "$G/greedy_1_src.npy")" >/dev/null 2>"$tmp/err" &&
+  $PY -c 'import sys, numpy as np; a, b = np.load(sys.argv[1]), np.load(sys.argv[2])[:4]; assert a.shape == b.shape and np.abs(a - b).max() <= 1e-4' \
+    "$tmp/attn4/attn_0.npy" "$G/greedy_1_weights.npy" && ok || bad "attn 4 steps: $(cat "$tmp/err")"
+expect_error attn "attn source id past the vocabulary" "source id 23 at 1 is not an id in \[0, 23)" \
+  --model "$D" --out "$tmp/attnx" 5,23
+expect_error attn "attn bad ids" 'source "5,x": entry 1 is not a non-negative integer' \
+  --model "$D" --out "$tmp/attnx" 5,x
+expect_error attn "attn --layer" "do not apply" --model "$D" --layer 0 --out "$tmp/attnx" 5,6
 
 # Bad configurations: one line naming the field or tensor.
 bad_case() { # NAME NEEDLE PYTHON-EDIT (of `c`, the config dict) [TENSOR-TO-DROP]

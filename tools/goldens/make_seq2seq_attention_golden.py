@@ -8,7 +8,8 @@ and tests/models/golden/d2l_attn_tiny/:
   lens_input_ids / lens_valid_lens / lens_decoder_input_ids: one source repeated with valid
   lengths 1 .. 5, and lens_logits, lens_attention_weights;
   greedy_{0,1}_ids int64: predict_step's ids of source i alone (num_steps GREEDY_STEPS) cut after
-  the first eos (generate() stops there), greedy_{0,1}_src the source.
+  the first eos (generate() stops there), greedy_{0,1}_src the source, greedy_{0,1}_weights
+  float32 [steps, S] each of those steps' attention weights (what `vkf attn` draws).
 Parameters are drawn N(0, 0.6) so that greedy argmaxes are not near ties.
 Run: /tmp/tvenv2/bin/python tools/goldens/make_seq2seq_attention_golden.py (from the repository
 root; torch 1.13 + safetensors).
@@ -72,7 +73,8 @@ def main():
     for i, s in enumerate(([5, 9, 12, 7, 20], [8, 4, 17])):
         x = torch.tensor([s])
         with torch.no_grad():
-            ids, _ = model.predict(x, torch.tensor([len(s)]), GREEDY_STEPS)
+            ids, _, w = model.predict(x, torch.tensor([len(s)]), GREEDY_STEPS,
+                                      save_attention_weights=True)
         out = []
         for t in ids[0].tolist():
             out.append(t)
@@ -80,6 +82,7 @@ def main():
                 break
         save("greedy_%d_src" % i, np.array(s, dtype=np.int64))
         save("greedy_%d_ids" % i, np.array(out, dtype=np.int64))
+        save("greedy_%d_weights" % i, w[0, :len(out)].numpy().astype(np.float32))
         print("greedy", i, out)
 
 

@@ -144,17 +144,22 @@ class Seq2SeqAttention(nn.Module):
         weights = torch.cat(self.decoder.attention_weights, dim=1)
         return enc[0], logits, weights
 
-    def predict(self, src, valid_lens, num_steps, start=None):
+    def predict(self, src, valid_lens, num_steps, start=None, save_attention_weights=False):
         """predict_step: greedy from the start id for num_steps tokens; ids [B, num_steps] and
-        each step's logits [B, num_steps, V]."""
+        each step's logits [B, num_steps, V]; with save_attention_weights also each step's
+        attention weights over the source [B, num_steps, S] (the seeds' heatmaps)."""
         start = self.config["decoder_start_token_id"] if start is None else start
         enc = self.encoder(src, valid_lens)
         state = self.decoder.init_state(enc, valid_lens)
         outputs, logits = [torch.full((src.shape[0], 1), start, dtype=torch.long)], []
+        weights = []
         for _ in range(num_steps):
             Y, state = self.decoder(outputs[-1], state)
             logits.append(Y)
             outputs.append(Y.argmax(2))
+            weights.append(self.decoder.attention_weights[0])
+        if save_attention_weights:
+            return torch.cat(outputs[1:], 1), torch.cat(logits, 1), torch.cat(weights, 1)
         return torch.cat(outputs[1:], 1), torch.cat(logits, 1)
 
     def save(self, folder, generation_config):

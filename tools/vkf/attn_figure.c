@@ -58,58 +58,84 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-vkf_status vkf_attn_text_figure(const float *m, int64_t t, const char *const *labels,
-                                const char *title, const char *path) {
-  if (t < 1 || t > 4096)
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: %lld tokens to draw (1..4096)", path,
-                           (long long)t);
-  char(*lab)[LABEL_CHARS + 1] = malloc((size_t)t * sizeof *lab);
-  if (!lab) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", path);
+/* Labels of n tokens cut to LABEL_CHARS; the widest one's width at scale ls into *width. */
+static vkf_status labels_of(const char *const *labels, int64_t n, int ls,
+                            char (**out)[LABEL_CHARS + 1], int64_t *width) {
+  *out = malloc((size_t)n * sizeof **out);
+  if (!*out) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld labels", (long long)n);
+  *width = 0;
+  for (int64_t i = 0; i < n; i++) {
+    label_of(labels[i], (*out)[i]);
+    int64_t w = vkf_canvas_text_width((*out)[i], ls);
+    if (w > *width) *width = w;
+  }
+  return VKF_OK;
+}
+
+vkf_status vkf_attn_matrix_figure(const float *m, int64_t rows, int64_t cols,
+                                  const char *const *row_labels, const char *const *col_labels,
+                                  const char *title, const char *row_axis, const char *col_axis,
+                                  const char *path) {
+  if (rows < 1 || rows > 4096 || cols < 1 || cols > 4096)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: a %lld x %lld map to draw (1..4096 each way)", path,
+                           (long long)rows, (long long)cols);
   /* Long sequences get smaller cells; labels then drop to the scale-1 font and, when even that
    * is taller than a cell, label every stride-th token so they never overlap. */
-  int64_t cell = clamp64(520 / t, 4, 40);
+  int64_t longest = rows > cols ? rows : cols;
+  int64_t cell = clamp64(520 / longest, 4, 40);
   int ls = cell >= VKF_FONT_LINE * FONT_SCALE ? FONT_SCALE : 1;
   int64_t stride = (VKF_FONT_LINE * ls + cell - 1) / cell;
-  int64_t lw = 0;
-  for (int64_t i = 0; i < t; i++) {
-    label_of(labels[i], lab[i]);
-    int64_t w = vkf_canvas_text_width(lab[i], ls);
-    if (w > lw) lw = w;
-  }
-  int64_t side = cell * t;
-  int64_t left = PAD + LINE_H + 6 + lw + 8, top = PAD + LINE_H + PAD;
-  int64_t width = left + side + 16 + BAR_W + 10 + 6 * CHAR_W + PAD;
+  char(*rlab)[LABEL_CHARS + 1] = NULL, (*clab)[LABEL_CHARS + 1] = NULL;
+  int64_t rw = 0, cw = 0;
+  vkf_status st = labels_of(row_labels, rows, ls, &rlab, &rw);
+  if (!st) st = labels_of(col_labels, cols, ls, &clab, &cw);
+  int64_t w_side = cell * cols, h_side = cell * rows;
+  int64_t left = PAD + LINE_H + 6 + rw + 8, top = PAD + LINE_H + PAD;
+  int64_t width = left + w_side + 16 + BAR_W + 10 + 6 * CHAR_W + PAD;
   int64_t title_w = PAD + vkf_canvas_text_width(title, FONT_SCALE) + PAD;
   if (width < title_w) width = title_w;
-  int64_t height = top + side + 8 + lw + 8 + LINE_H + PAD;
-  vkf_canvas c;
-  vkf_status st = vkf_canvas_create((uint32_t)width, (uint32_t)height, k_white, &c);
+  /* The row axis' name is written upwards beside the map and the colour bar keeps room for its
+   * scale values: a map of few rows leaves space under it for both. */
+  int64_t axis_h = vkf_canvas_text_width(row_axis, FONT_SCALE);
+  int64_t bar_h = h_side > TICKS * LINE_H ? h_side : TICKS * LINE_H;
+  int64_t body = bar_h > axis_h ? bar_h : axis_h;
+  int64_t height = top + body + 8 + cw + 8 + LINE_H + PAD;
+  vkf_canvas c = {0};
+  if (!st) st = vkf_canvas_create((uint32_t)width, (uint32_t)height, k_white, &c);
   if (st) {
-    free(lab);
+    free(rlab), free(clab);
     return vkf_status_annotate(st, "%s: ", path);
   }
-  float vmax = max_of(m, (size_t)(t * t));
+  float vmax = max_of(m, (size_t)(rows * cols));
   vkf_canvas_text(&c, PAD, PAD, title, FONT_SCALE, k_ink, 0);
-  for (int64_t i = 0; i < t; i++)
-    for (int64_t j = 0; j < t; j++)
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < cols; j++)
       vkf_canvas_fill(&c, left + j * cell, top + i * cell, cell, cell,
-                      vkf_colormap_viridis(m[i * t + j] / vmax));
-  for (int64_t i = 0; i < t; i += stride) {
-    int64_t w = vkf_canvas_text_width(lab[i], ls);
+                      vkf_colormap_viridis(m[i * cols + j] / vmax));
+  for (int64_t i = 0; i < rows; i += stride) {
+    int64_t w = vkf_canvas_text_width(rlab[i], ls);
     int64_t mid = top + i * cell + cell / 2;
-    vkf_canvas_text(&c, left - 8 - w, mid - (VKF_FONT_H * ls) / 2, lab[i], ls, k_ink, 0);
-    int64_t cx = left + i * cell + cell / 2 - (VKF_FONT_H * ls) / 2;
-    vkf_canvas_text(&c, cx, top + side + 8 + w, lab[i], ls, k_ink, 1);
+    vkf_canvas_text(&c, left - 8 - w, mid - (VKF_FONT_H * ls) / 2, rlab[i], ls, k_ink, 0);
   }
-  vkf_canvas_text(&c, left + side / 2 - vkf_canvas_text_width("key", FONT_SCALE) / 2,
-                  top + side + 8 + lw + 8, "key", FONT_SCALE, k_grey, 0);
-  vkf_canvas_text(&c, PAD, top + side / 2 + vkf_canvas_text_width("query", FONT_SCALE) / 2, "query",
-                  FONT_SCALE, k_grey, 1);
-  colour_bar(&c, left + side + 16, top, side, vmax);
+  for (int64_t j = 0; j < cols; j += stride) {
+    int64_t w = vkf_canvas_text_width(clab[j], ls);
+    int64_t cx = left + j * cell + cell / 2 - (VKF_FONT_H * ls) / 2;
+    vkf_canvas_text(&c, cx, top + h_side + 8 + w, clab[j], ls, k_ink, 1);
+  }
+  vkf_canvas_text(&c, left + w_side / 2 - vkf_canvas_text_width(col_axis, FONT_SCALE) / 2,
+                  top + h_side + 8 + cw + 8, col_axis, FONT_SCALE, k_grey, 0);
+  vkf_canvas_text(&c, PAD, top + body / 2 + axis_h / 2, row_axis, FONT_SCALE, k_grey, 1);
+  colour_bar(&c, left + w_side + 16, top, bar_h, vmax);
   st = vkf_canvas_write_png(&c, path);
   vkf_canvas_destroy(&c);
-  free(lab);
+  free(rlab), free(clab);
   return st;
+}
+
+vkf_status vkf_attn_text_figure(const float *m, int64_t t, const char *const *labels,
+                                const char *title, const char *path) {
+  return vkf_attn_matrix_figure(m, t, t, labels, labels, title, "query", "key", path);
 }
 
 vkf_status vkf_attn_image_figure(const uint8_t *rgb, int64_t side, const float *const *maps,

@@ -9,6 +9,13 @@
 
 #include "graph/base/status.h"
 
+/* m [rows, cols] (rows: queries, columns: keys) with row_labels[rows] down the left side and
+ * col_labels[cols] along the bottom, the axes named row_axis and col_axis, `title` above. */
+vkf_status vkf_attn_matrix_figure(const float *m, int64_t rows, int64_t cols,
+                                  const char *const *row_labels, const char *const *col_labels,
+                                  const char *title, const char *row_axis, const char *col_axis,
+                                  const char *path);
+
 /* m [t, t] (rows: queries, columns: keys) with labels[t] on both axes, `title` above. */
 vkf_status vkf_attn_text_figure(const float *m, int64_t t, const char *const *labels,
                                 const char *title, const char *path);

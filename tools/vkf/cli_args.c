@@ -112,6 +112,32 @@ int vkf_cli_parse_dims(const char *s, int count, int64_t lo, int64_t hi, int64_t
   return 0;
 }
 
+vkf_status vkf_cli_parse_ids(const char *what, const char *s, int64_t **out, size_t *out_count) {
+  size_t cap = strlen(s) / 2 + 2, n = 0;
+  int64_t *ids = malloc(cap * sizeof *ids);
+  if (!ids) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s", what);
+  const char *p = s;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(p, &end, 10);
+    if (end == p || (*end && *end != ',') || v < 0 || errno == ERANGE || n == cap) {
+      free(ids);
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "%s \"%s\": entry %zu is not a non-negative integer", what, s, n);
+    }
+    ids[n++] = v;
+    p = *end ? end + 1 : end;
+  }
+  if (!n) {
+    free(ids);
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s is empty", what);
+  }
+  *out = ids;
+  *out_count = n;
+  return VKF_OK;
+}
+
 int vkf_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "graph/base/status.h"
+
 /* Prints a command's usage (the text --help shows). */
 typedef void (*vkf_cli_usage_fn)(FILE *f);
 
@@ -21,7 +23,8 @@ int vkf_cli_bad_arg(const char *cmd, vkf_cli_usage_fn usage, int argc, char **ar
 
 /* Records what `value` (an argv string) should have been ("a number > 0"), which
  * vkf_cli_bad_arg then adds to its "invalid value" line for that very string. */
-void vkf_cli_expected(const char *value, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vkf_cli_expected(const char *value, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* A whole number strtod reads (nothing after it; not NaN); 0 when `s` is not one. */
 int vkf_cli_parse_f64(const char *s, double *out);
@@ -34,6 +37,10 @@ int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
  * or "1x12x197x197x64", the bench commands' shape flags); 0 on anything else (a missing or an
  * extra field, trailing text, a value out of range). */
 int vkf_cli_parse_dims(const char *s, int count, int64_t lo, int64_t hi, int64_t *out);
+
+/* "1,2,3" -> ids[count] (malloc'd; the caller checks them against a vocabulary). Errors name
+ * `what` (the option) and the entry that is not a non-negative integer, or say it is empty. */
+vkf_status vkf_cli_parse_ids(const char *what, const char *s, int64_t **out, size_t *out_count);
 
 /* A one-line usage error of `cmd` (a required option missing, two that exclude each other):
  * "vkf generate: MESSAGE (see vkf generate --help)"; returns 2. */

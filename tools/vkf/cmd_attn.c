@@ -1,6 +1,8 @@
 /* vkf attn: attention maps of a text (BERT family) or image (ViT, DeiT) checkpoint as PNG heatmaps
  * with a colour scale, from the probabilities the model's own graph computes on the device
- * (vkf_model_build_options.attentions: each layer's attention built unfused); --npy writes them. */
+ * (vkf_model_build_options.attentions: each layer's attention built unfused); --npy writes them.
+ * The seeds' Bahdanau encoder-decoder gets its decoder's weights over the source per greedy step
+ * (attn_seq2seq.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "models/registry/model.h"
 #include "models/text/text_tokenizer.h"
 #include "tools/vkf/attn_figure.h"
+#include "tools/vkf/attn_seq2seq.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
@@ -22,9 +25,11 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf attn [--model DIR] [--layer L] [--head H | --mean] [--rollout] --out DIR\n"
-          "                [--npy DIR] [--fp16] [--device N|NAME] INPUT...\n"
+          "                [--npy DIR] [--fp16] [--max-new-tokens N] [--device N|NAME] INPUT...\n"
           "  --model DIR  a BERT-family checkpoint (INPUT: texts, tokenized with its tokenizer)\n"
           "               or a ViT/DeiT one (INPUT: image files, through its processor);\n"
+          "               or a d2l_seq2seq_attention one (INPUT: source ids, 5,9,3: the decoder's\n"
+          "               weights over the source at each greedy step, attn_<i>_steps.png)\n"
           "               default: all-MiniLM-L6-v2 from the pip package, as vkf embed\n"
           "  --layer L    the layer to show, 0-based (default: the last)\n"
           "  --head H     one head (default: text, the mean over heads; images, every head\n"
@@ -35,7 +40,10 @@ static void usage(FILE *f) {
           "               attn_<i>_rollout.png for input i (created if missing)\n"
           "  --npy DIR    also write attn_<i>.npy, f32 [layers, heads, T, T] (every layer), and\n"
           "               with --rollout attn_<i>_rollout.npy, f32 [grid, grid]\n"
-          "  --fp16       f16 weights and activations (the probabilities are written as f32)\n");
+          "  --fp16       f16 weights and activations (the probabilities are written as f32)\n"
+          "  --max-new-tokens N  d2l_seq2seq_attention: decoder steps at most (default 16; a\n"
+          "               step choosing an eos id ends it); --npy writes attn_<i>.npy, f32\n"
+          "               [steps, S], and attn_<i>_ids.npy, the ids chosen\n");
 }
 
 typedef struct attn_args {
@@ -43,6 +51,7 @@ typedef struct attn_args {
   int64_t layer; /* -1: the last */
   int64_t head;  /* -1: none chosen */
   int mean, rollout;
+  int64_t max_steps; /* d2l_seq2seq_attention */
   vkf_dtype dtype;
   char **inputs;
   int input_count;
@@ -298,17 +307,48 @@ static vkf_status image_input(vkf_model *m, vkf_device *dev, const attn_args *a,
   return st ? vkf_status_annotate(st, "image %s: ", path) : VKF_OK;
 }
 
+/* The Bahdanau encoder-decoder: no layers or heads to choose, f32 only. */
+static vkf_status run_seq2seq(vkf_model *m, const attn_args *a) {
+  vkf_status st = VKF_OK;
+  if (a->layer >= 0 || a->head >= 0 || a->mean || a->rollout || a->dtype != VKF_F32)
+    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                         "%s: a d2l_seq2seq_attention decoder has one additive attention and "
+                         "runs in f32; --layer, --head, --mean, --rollout and --fp16 do not apply",
+                         a->model_dir);
+  if (!st) st = make_dir(a->out_dir);
+  if (!st && a->npy_dir) st = make_dir(a->npy_dir);
+  vkf_cli_device dev = {0};
+  if (!st) st = vkf_cli_device_open(a->device, &dev);
+  for (int i = 0; !st && i < a->input_count; i++) {
+    vkf_attn_seq2seq_options o = {.ids = a->inputs[i],
+                                  .index = i,
+                                  .max_steps = a->max_steps,
+                                  .out_dir = a->out_dir,
+                                  .npy_dir = a->npy_dir};
+    st = vkf_attn_seq2seq(m, dev.device, &o);
+  }
+  int validation = dev.device ? vkf_cli_device_close(&dev) : 0;
+  if (!st && validation)
+    st = vkf_status_make(VKF_STATUS_INTERNAL, "the validation layer reported messages");
+  return st;
+}
+
 static vkf_status run(const attn_args *a) {
   vkf_model *m = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model_dir, &m));
   const char *family = vkf_model_family(m);
+  if (!strcmp(family, "seq2seq_attention")) {
+    vkf_status st = run_seq2seq(m, a);
+    vkf_model_close(m);
+    return st;
+  }
   int image = !strcmp(family, "vit");
   vkf_status st = VKF_OK;
   int64_t layers = vkf_model_attention_layers(m);
   if (!layers || (!image && strcmp(family, "bert")))
     st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                         "%s (%s) has no attention maps to draw (BERT-family and ViT/DeiT "
-                         "checkpoints)",
+                         "%s (%s) has no attention maps to draw (BERT-family, ViT/DeiT and "
+                         "d2l_seq2seq_attention checkpoints)",
                          vkf_model_architecture(m), a->model_dir);
   if (!st && a->layer >= layers)
     st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--layer %lld: %s has %lld layers (0..%lld)",
@@ -342,7 +382,7 @@ static int64_t parse_index(const char *s) {
 }
 
 int vkf_cli_attn(int argc, char **argv) {
-  attn_args a = {.layer = -1, .head = -1, .dtype = VKF_F32};
+  attn_args a = {.layer = -1, .head = -1, .max_steps = 16, .dtype = VKF_F32};
   a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
   if (!a.inputs) return vkf_cli_fail(vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "arguments"));
   int rc = -1;
@@ -367,6 +407,9 @@ int vkf_cli_attn(int argc, char **argv) {
         rc = 2;
       }
       *(!strcmp(s, "--layer") ? &a.layer : &a.head) = v;
+    } else if (!strcmp(s, "--max-new-tokens") && has_value) {
+      if (!vkf_cli_parse_i64(argv[++i], 1, 4096, &a.max_steps))
+        rc = vkf_cli_bad_arg("vkf attn", usage, argc, argv, i - 1);
     } else if (!strcmp(s, "--mean")) {
       a.mean = 1;
     } else if (!strcmp(s, "--rollout")) {

@@ -174,32 +174,6 @@ static int parse_args(int argc, char **argv, gen_args *a) {
   return 0;
 }
 
-/* "1,2,3" -> ids (the generation loop checks them against the vocabulary). */
-static vkf_status parse_ids(const char *s, int64_t **out, size_t *out_count) {
-  size_t cap = strlen(s) / 2 + 2, n = 0;
-  int64_t *ids = malloc(cap * sizeof *ids);
-  if (!ids) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "--ids");
-  const char *p = s;
-  while (*p) {
-    char *end = NULL;
-    long long v = strtoll(p, &end, 10);
-    if (end == p || (*end && *end != ',') || v < 0 || n == cap) {
-      free(ids);
-      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                             "--ids \"%s\": entry %zu is not a non-negative integer", s, n);
-    }
-    ids[n++] = v;
-    p = *end ? end + 1 : end;
-  }
-  if (!n) {
-    free(ids);
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--ids is empty");
-  }
-  *out = ids;
-  *out_count = n;
-  return VKF_OK;
-}
-
 /* Streams a single prompt's text to stdout as its tokens complete characters. */
 static int print_piece(void *user, int64_t row, int64_t token, const char *piece, size_t size) {
   const gen_args *a = user;
@@ -257,8 +231,10 @@ static void print_results(const vkf_rt_gen *g, int json) {
     }
     for (int64_t b = 0; b < g->batch; b++) {
       printf("[%lld] ", (long long)b);
-      if (ids) print_ids(&g->rows[b]);
-      else printf("%s", g->rows[b].text ? g->rows[b].text : "");
+      if (ids)
+        print_ids(&g->rows[b]);
+      else
+        printf("%s", g->rows[b].text ? g->rows[b].text : "");
       printf("\n");
     }
     return;
@@ -299,7 +275,7 @@ static vkf_status prepare(const gen_args *a, vkf_model **model, vkf_text_tokeniz
                              a->model);
   }
   for (int i = 0; i < a->ids_count; i++)
-    VKF_RETURN_IF_ERROR(parse_ids(a->ids[i], &ids[i], &id_counts[i]));
+    VKF_RETURN_IF_ERROR(vkf_cli_parse_ids("--ids", a->ids[i], &ids[i], &id_counts[i]));
   if (a->save_logits && a->prompt_count + a->ids_count != 1)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--save-logits takes one prompt");
   vkf_rt_gen_request q = {
