@@ -51,6 +51,8 @@ float vkf_elementwise_apply(vkf_op op, float a, float b, float scale) {
       return (float)exp((double)a);
     case VKF_OP_TANH:
       return (float)tanh((double)a);
+    case VKF_OP_LOG:
+      return (float)log((double)a);
     default:
       break;
   }

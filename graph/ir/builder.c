@@ -64,6 +64,9 @@ vkf_value vkf_exp(vkf_graph *g, const char *name, vkf_value x) {
 vkf_value vkf_tanh(vkf_graph *g, const char *name, vkf_value x) {
   return vkf_graph_add_node(g, VKF_OP_TANH, name, &x, 1, NULL);
 }
+vkf_value vkf_ln(vkf_graph *g, const char *name, vkf_value x) {
+  return vkf_graph_add_node(g, VKF_OP_LOG, name, &x, 1, NULL);
+}
 
 vkf_value vkf_activation_apply(vkf_graph *g, const char *name, vkf_value x, vkf_activation act) {
   switch (act) {

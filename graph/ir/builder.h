@@ -32,6 +32,8 @@ vkf_value vkf_relu(vkf_graph *g, const char *name, vkf_value x);
 vkf_value vkf_silu(vkf_graph *g, const char *name, vkf_value x);
 vkf_value vkf_exp(vkf_graph *g, const char *name, vkf_value x);
 vkf_value vkf_tanh(vkf_graph *g, const char *name, vkf_value x);
+/* Natural log (log-softmax heads: Transformer-XL's adaptive softmax); 0 gives -inf. */
+vkf_value vkf_ln(vkf_graph *g, const char *name, vkf_value x);
 /* act(x) for an epilogue enum (VKF_ACT_NONE returns x unchanged, adding no node). */
 vkf_value vkf_activation_apply(vkf_graph *g, const char *name, vkf_value x, vkf_activation act);
 

@@ -15,7 +15,7 @@ static vkf_lower_fn lower_fn_for(vkf_op op) {
     case VKF_OP_MATMUL: return vkf_lower_matmul;
     case VKF_OP_ADD: case VKF_OP_SUB: case VKF_OP_MUL: case VKF_OP_DIV: case VKF_OP_SCALE:
     case VKF_OP_GELU_ERF: case VKF_OP_GELU_TANH: case VKF_OP_RELU: case VKF_OP_SILU:
-    case VKF_OP_EXP: case VKF_OP_TANH: case VKF_OP_FUSED_ELEMENTWISE:
+    case VKF_OP_EXP: case VKF_OP_TANH: case VKF_OP_LOG: case VKF_OP_FUSED_ELEMENTWISE:
       return vkf_lower_elementwise;
     case VKF_OP_LAYERNORM: case VKF_OP_RMSNORM: case VKF_OP_L2_NORMALIZE: return vkf_lower_norm;
     case VKF_OP_SOFTMAX: return vkf_lower_softmax;

@@ -102,6 +102,9 @@ static vkf_status emit_instr(text *t, const vkf_ew_instr *ins, uint32_t dst) {
     case VKF_OP_TANH:
       emit(t, "vkf_tanh(r%u)", ins->a);
       break;
+    case VKF_OP_LOG:
+      emit(t, "log(r%u)", ins->a);
+      break;
     default:
       return vkf_status_make(VKF_STATUS_UNSUPPORTED, "op %s is not elementwise",
                              vkf_op_name(ins->op));

@@ -47,7 +47,8 @@ static const struct {
                {"relu", vkf_relu, -4, 4, 1},
                {"silu", vkf_silu, -9, 9, 0},
                {"exp", vkf_exp, -4, 4, 2},
-               {"tanh", vkf_tanh, -6, 6, 0}};
+               {"tanh", vkf_tanh, -6, 6, 0},
+               {"log", vkf_ln, 0.01f, 50, 0}};
 
 static op_tol unary_tol(int exact) {
   return exact == 1 ? TOL_EXACT : exact == 2 ? TOL_EXP : TOL_TRANSC;

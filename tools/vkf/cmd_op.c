@@ -171,6 +171,7 @@ static vkf_value build(vkf_graph *g, const op_args *a, const op_inputs *in, vkf_
   if (!strcmp(op, "silu")) return vkf_silu(g, "op", x);
   if (!strcmp(op, "exp")) return vkf_exp(g, "op", x);
   if (!strcmp(op, "tanh")) return vkf_tanh(g, "op", x);
+  if (!strcmp(op, "log")) return vkf_ln(g, "op", x);
   if (!strcmp(op, "layernorm") || !strcmp(op, "rmsnorm") || !strcmp(op, "l2_normalize")) {
     /* 0 picks the op's default; a negative eps would take the square root of a negative. */
     float eps;

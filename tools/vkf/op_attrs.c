@@ -31,6 +31,7 @@ static const vkf_op_spec OP_SPECS[] = {
     {"silu", "x f32|f16", {{0}}},
     {"exp", "x f32|f16", {{0}}},
     {"tanh", "x f32|f16", {{0}}},
+    {"log", "x f32|f16", {{0}}},
     {"layernorm",
      "x f32|f16 [..., D]; gamma= [D] (optional); beta= [D] (optional)",
      {{"eps", VKF_ATTR_FLOAT, 0, INFINITY, NULL, "0 (the op's default, 1e-5)",
