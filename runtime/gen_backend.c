@@ -9,6 +9,7 @@
 #include "runtime/generate_engine.h"
 #include "runtime/seq2seq_attention_engine.h"
 #include "runtime/seq2seq_engine.h"
+#include "runtime/transfo_xl_engine.h"
 
 static vkf_status dec_prefill(void *impl, const int32_t *ids, const int64_t *lens,
                               const float **out) {
@@ -152,11 +153,56 @@ static vkf_status open_s2sa(vkf_device *device, vkf_s2sa_model *model,
   return VKF_OK;
 }
 
+/* Transformer-XL: the memory instead of a cache (runtime/transfo_xl_engine.h); no positions. */
+typedef struct txl_backend {
+  vkf_txl_engine *engine;
+  int64_t prompt_len;
+} txl_backend;
+
+static vkf_status txl_prefill(void *impl, const int32_t *ids, const int64_t *lens,
+                              const float **out) {
+  txl_backend *b = impl;
+  return vkf_txl_engine_prefill(b->engine, ids, b->prompt_len, lens, out);
+}
+static vkf_status txl_step(void *impl, const int32_t *tokens, const int64_t *positions,
+                           const float **out) {
+  (void)positions;
+  return vkf_txl_engine_step(((txl_backend *)impl)->engine, tokens, out);
+}
+static vkf_kv_cache *txl_cache(void *impl) {
+  (void)impl;
+  return NULL;
+}
+static void txl_destroy(void *impl) {
+  txl_backend *b = impl;
+  if (!b) return;
+  vkf_txl_engine_destroy(b->engine);
+  free(b);
+}
+static vkf_status txl_reorder(void *impl, const int64_t *rows) {
+  return vkf_txl_engine_reorder(((txl_backend *)impl)->engine, rows);
+}
+
+static vkf_status open_txl(vkf_device *device, vkf_txl_model *model,
+                           const vkf_gen_backend_options *o, vkf_gen_backend *out) {
+  txl_backend *b = calloc(1, sizeof *b);
+  if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  b->prompt_len = o->prompt_len;
+  vkf_status s = vkf_txl_engine_create(device, model, o->rows, &b->engine);
+  if (s) {
+    free(b);
+    return s;
+  }
+  *out = (vkf_gen_backend){b, txl_prefill, txl_step, txl_cache, txl_destroy, txl_reorder};
+  return VKF_OK;
+}
+
 vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
                                 const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   memset(out, 0, sizeof *out);
   if (model->encdec) return open_s2s(device, model->encdec, o, out);
   if (model->attention) return open_s2sa(device, model->attention, o, out);
+  if (model->transfo_xl) return open_txl(device, model->transfo_xl, o, out);
   vkf_gen_engine_options eo = {.batch = o->rows,
                                .prompt_len = o->prompt_len,
                                .capacity = o->capacity,

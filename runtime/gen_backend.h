@@ -13,6 +13,7 @@
 #include "models/arch/decoder.h"
 #include "models/arch/encdec.h"
 #include "models/arch/seq2seq_attention.h"
+#include "models/arch/transfo_xl.h"
 
 typedef struct vkf_gen_backend {
   void *impl;
@@ -47,11 +48,12 @@ typedef struct vkf_gen_backend_options {
   int64_t source_pad_id;
 } vkf_gen_backend_options;
 
-/* Which model a generation runs: exactly one of the three. */
+/* Which model a generation runs: exactly one of them. */
 typedef struct vkf_gen_model {
   vkf_decoder_model *decoder;
   vkf_encdec_model *encdec;
   vkf_s2sa_model *attention; /* the seeds' Bahdanau encoder-decoder */
+  vkf_txl_model *transfo_xl; /* TransfoXLLMHeadModel (runtime/transfo_xl_engine.h) */
 } vkf_gen_model;
 
 /* Opens the engine for `model` (for an encoder–decoder: and encodes the sources). */

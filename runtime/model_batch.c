@@ -87,6 +87,7 @@ vkf_status vkf_rt_model_build_fn(void *user, int64_t rows, vkf_batch_graph *out)
   vkf_model_build_options o = {.batch = rows,
                                .seq_len = mb->seq_len,
                                .target_len = mb->target_len,
+                               .memory_len = mb->memory_len,
                                .dtype = mb->dtype,
                                .outputs = mb->outputs,
                                .output_count = mb->output_count,

@@ -30,6 +30,7 @@ typedef struct vkf_rt_model_build {
   vkf_model *model;
   int64_t seq_len;    /* text models: tokens per row */
   int64_t target_len; /* encoder–decoders: decoder tokens per row (0: the encoder alone) */
+  int64_t memory_len; /* rows of the memory inputs (Transformer-XL's mems; 0: none) */
   vkf_dtype dtype;
   const char *const *outputs; /* names to compute; NULL: all */
   uint32_t output_count;

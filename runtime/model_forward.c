@@ -4,32 +4,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A declared input's or output's shape with the caller's dims resolved (dim 0 the batch, dim 1
- * of target I/O the target sequence, any other -1 the sequence) as the graph computes it, batch
- * first; returns its element count. */
-static size_t resolved_shape(const vkf_rt_forward *f, const vkf_model_io *io, int64_t *shape) {
+/* Where an I/O's batch sits in the caller's array (time-major outputs: dim 1). */
+static uint32_t batch_dim_of(const vkf_model_io *io) {
+  return io->batch_dim ? io->batch_dim : io->time_major ? 1 : 0;
+}
+
+/* A declared input's or output's shape as the caller sees it, with the caller's dims resolved
+ * (the batch at batch_dim, dim 1 of target I/O the target sequence, of memory I/O the memory
+ * rows: `memory`, any other -1 the sequence); returns its element count. */
+static size_t resolved_shape(const vkf_rt_forward *f, const vkf_model_io *io, int64_t memory,
+                             int64_t *shape) {
   size_t count = 1;
   for (uint32_t d = 0; d < io->rank; d++) {
-    shape[d] = io->shape[d] >= 0       ? io->shape[d]
-               : d == 0                ? f->batch
-               : io->target && d == 1 ? f->target
-                                       : f->seq;
+    shape[d] = io->shape[d] >= 0           ? io->shape[d]
+               : d == batch_dim_of(io)     ? f->batch
+               : io->memory && d == 1      ? memory
+               : io->target && d == 1      ? f->target
+                                           : f->seq;
     count *= (size_t)shape[d];
   }
   return count;
 }
 
-/* A time-major output computed batch first [B, N, ...]: its rows swapped in place to [N, B, ...]. */
-static vkf_status to_time_major(float *data, const int64_t *shape, uint32_t rank) {
-  size_t inner = 1;
-  for (uint32_t d = 2; d < rank; d++) inner *= (size_t)shape[d];
-  size_t b = (size_t)shape[0], n = (size_t)shape[1], bytes = b * n * inner * sizeof *data;
-  float *copy = malloc(bytes + 1);
-  if (!copy) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "time-major output");
+/* Moves dim `dim` of data [shape] to the front (to_front) or back from the front to `dim`
+ * (shape is then the caller's, with `dim` where the data does not have it yet). */
+static vkf_status move_dim(float *data, const int64_t *shape, uint32_t rank, uint32_t dim,
+                           int to_front) {
+  size_t outer = 1, inner = 1, n = (size_t)shape[dim];
+  for (uint32_t d = 0; d < dim; d++) outer *= (size_t)shape[d];
+  for (uint32_t d = dim + 1; d < rank; d++) inner *= (size_t)shape[d];
+  size_t bytes = outer * n * inner * sizeof *data;
+  if (!bytes) return VKF_OK;
+  float *copy = malloc(bytes);
+  if (!copy) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "moving the batch dim");
   memcpy(copy, data, bytes);
-  for (size_t i = 0; i < b; i++)
-    for (size_t j = 0; j < n; j++)
-      memcpy(data + (j * b + i) * inner, copy + (i * n + j) * inner, inner * sizeof *data);
+  /* Caller layout [outer, n, inner]; batch-first layout [n, outer, inner]. */
+  for (size_t o = 0; o < outer; o++)
+    for (size_t j = 0; j < n; j++) {
+      float *caller = (to_front ? copy : data) + (o * n + j) * inner;
+      float *front = (to_front ? data : copy) + (j * outer + o) * inner;
+      memcpy(to_front ? front : caller, to_front ? caller : front, inner * sizeof *data);
+    }
   free(copy);
   return VKF_OK;
 }
@@ -43,21 +58,29 @@ static vkf_status gather_inputs(vkf_rt_forward *f, const vkf_model_array *given,
   for (uint32_t i = 0; i < vkf_model_input_count(m); i++) {
     const vkf_model_io *io = vkf_model_input(m, i);
     if (io->target && !f->target) continue; /* absent decoder inputs: the encoder alone */
+    if (io->memory && !f->memory) continue; /* no memory rows: the graph has no such input */
     int64_t shape[VKF_MAX_DIMS];
-    size_t count = resolved_shape(f, io, shape);
+    size_t count = resolved_shape(f, io, f->memory, shape);
     const vkf_model_array *a = NULL;
     for (uint32_t k = 0; k < given_count; k++)
       if (!strcmp(given[k].name, io->name)) a = &given[k];
     f->inputs[i].size = count * 4; /* i32 or f32 */
-    if (a && !a->int64) {
+    uint32_t bd = batch_dim_of(io);
+    if (a && !a->int64 && !bd) {
       f->inputs[i].data = a->data;
       continue;
     }
     int32_t *v = malloc(count * sizeof *v + 1);
     if (!v) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "input %s", io->name);
-    for (size_t j = 0; j < count; j++) v[j] = a ? (int32_t)((const int64_t *)a->data)[j] : io->fill;
+    if (a && !a->int64)
+      memcpy(v, a->data, count * sizeof *v);
+    else
+      for (size_t j = 0; j < count; j++)
+        v[j] = a ? (int32_t)((const int64_t *)a->data)[j] : io->fill;
     f->owned[i] = v;
     f->inputs[i].data = v;
+    /* Memory inputs are f32; the fill (0) is the same bits either way. */
+    if (bd) VKF_RETURN_IF_ERROR(move_dim((float *)v, shape, io->rank, bd, 1));
   }
   return VKF_OK;
 }
@@ -87,7 +110,8 @@ static vkf_status alloc_outputs(vkf_rt_forward *f) {
   for (uint32_t k = 0; k < f->name_count; k++) {
     int i = vkf_model_find_output(f->model, f->names[k]);
     int64_t shape[VKF_MAX_DIMS];
-    f->outputs[i].size = resolved_shape(f, vkf_model_output(f->model, (uint32_t)i), shape) * 4;
+    f->outputs[i].size =
+        resolved_shape(f, vkf_model_output(f->model, (uint32_t)i), f->memory_out[i], shape) * 4;
     f->outputs[i].data = malloc(f->outputs[i].size + 1);
     if (!f->outputs[i].data)
       return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "output %s", f->names[k]);
@@ -114,15 +138,25 @@ vkf_status vkf_rt_forward_prepare(vkf_rt_forward *f, vkf_model *model, vkf_dtype
   f->name_count = output_count;
   VKF_RETURN_IF_ERROR(
       vkf_model_check_inputs(model, given, given_count, &f->batch, &f->seq, &f->target));
+  f->memory = vkf_model_memory_len(model, given, given_count);
   f->build = (vkf_rt_model_build){.model = model,
                                   .seq_len = f->seq,
                                   .target_len = f->target,
+                                  .memory_len = f->memory,
                                   .dtype = dtype,
                                   .outputs = f->names,
                                   .output_count = output_count};
   /* An unknown output name is the builder's error (it lists the declared ones): build once. */
   vkf_batch_graph probe = {0};
   vkf_status st = vkf_rt_model_build_fn(&f->build, 1, &probe);
+  /* A memory output's rows are what the build gives: the probe's [1, ..., M', ...] (batch
+   * first, so the caller's dim 1 is the graph's dim 2 when the batch is not dim 0). */
+  for (uint32_t i = 0; !st && i < vkf_model_output_count(model); i++) {
+    const vkf_model_io *io = vkf_model_output(model, i);
+    if (!io->memory || !probe.outputs[i].id) continue;
+    const vkf_tensor *t = vkf_graph_tensor(probe.graph, probe.outputs[i]);
+    f->memory_out[i] = t->shape[batch_dim_of(io) > 1 ? 2 : 1];
+  }
   if (probe.graph) vkf_graph_destroy(probe.graph);
   VKF_RETURN_IF_ERROR(st);
   VKF_RETURN_IF_ERROR(gather_inputs(f, given, given_count));
@@ -138,8 +172,9 @@ vkf_status vkf_rt_forward_run(vkf_rt_forward *f, const char *tool, vkf_device *d
     int i = vkf_model_find_output(f->model, f->names[k]);
     const vkf_model_io *io = vkf_model_output(f->model, (uint32_t)i);
     int64_t shape[VKF_MAX_DIMS];
-    resolved_shape(f, io, shape);
-    if (io->time_major) VKF_RETURN_IF_ERROR(to_time_major(f->outputs[i].data, shape, io->rank));
+    resolved_shape(f, io, f->memory_out[i], shape);
+    uint32_t bd = batch_dim_of(io);
+    if (bd) VKF_RETURN_IF_ERROR(move_dim(f->outputs[i].data, shape, io->rank, bd, 0));
   }
   return VKF_OK;
 }
@@ -147,11 +182,7 @@ vkf_status vkf_rt_forward_run(vkf_rt_forward *f, const char *tool, vkf_device *d
 float *vkf_rt_forward_output(const vkf_rt_forward *f, uint32_t k, uint32_t *rank, int64_t *shape) {
   int i = vkf_model_find_output(f->model, f->names[k]);
   const vkf_model_io *io = vkf_model_output(f->model, (uint32_t)i);
-  resolved_shape(f, io, shape);
-  if (io->time_major) {
-    int64_t b = shape[0];
-    shape[0] = shape[1], shape[1] = b;
-  }
+  resolved_shape(f, io, f->memory_out[i], shape);
   *rank = io->rank;
   return f->outputs[i].data;
 }

@@ -14,6 +14,8 @@
 typedef struct vkf_rt_forward {
   vkf_model *model;
   int64_t batch, seq, target; /* the caller's dims (vkf_model_check_inputs) */
+  int64_t memory;             /* rows of the memory inputs (vkf_model_memory_len) */
+  int64_t memory_out[VKF_MODEL_MAX_IO]; /* by declared output index: its memory rows (the build's) */
   const char *names[VKF_MODEL_MAX_IO];
   uint32_t name_count;
   vkf_rt_model_build build;

@@ -35,6 +35,15 @@ typedef struct vkf_model_io {
    * seeds' encoder outputs [S, B, H]). The graph computes it batch first; vkf_rt_forward swaps the
    * two dims after the run. */
   int time_major;
+  /* Memory I/O (Transformer-XL's mems [n_layer, M, batch, d_model]): `batch_dim` is the dim that
+   * holds the batch when it is not dim 0, and with `memory` dim 1 is the memory length M: any
+   * M >= 0 (0 rows: an empty memory), shared by the memory inputs, independent of the sequence;
+   * an absent memory input is `memory_default` rows of `fill`. The graph sees these arrays batch
+   * first (the batch dim moved to the front, the others in order), and vkf_rt_forward moves it;
+   * an output's memory length is the one its build gives (the graph output's shape). */
+  uint32_t batch_dim;
+  int memory;
+  int64_t memory_default;
 } vkf_model_io;
 
 typedef struct vkf_model vkf_model;
@@ -88,6 +97,11 @@ vkf_status vkf_model_check_inputs(const vkf_model *model, const vkf_model_array 
                                   uint32_t count, int64_t *out_batch, int64_t *out_seq_len,
                                   int64_t *out_target_len);
 
+/* Rows of memory the checked `inputs` give (vkf_model_io.memory): the given memory input's dim 1,
+ * else the absent one's memory_default; 0 for models without memory. */
+int64_t vkf_model_memory_len(const vkf_model *model, const vkf_model_array *inputs,
+                             uint32_t count);
+
 /* Inputs an architecture derives on the host from the values of the declared ones, because they
  * change what the graph is (Longformer: RoBERTa position ids, where the global tokens are, which
  * output rows their global attention replaces). They follow the declared inputs in
@@ -115,6 +129,7 @@ typedef struct vkf_model_build_options {
   int64_t batch;   /* 0: 1 */
   int64_t seq_len; /* text models: tokens per sequence; 0: 128 (clamped to the model's maximum) */
   int64_t target_len; /* encoder–decoders: decoder tokens per sequence; 0: the encoder alone */
+  int64_t memory_len; /* rows of the memory inputs (vkf_model_memory_len; 0: none) */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; I/O stays f32/i32 */
   const char *const *outputs; /* names of the outputs to compute; NULL: every declared output */
   uint32_t output_count;

@@ -18,7 +18,8 @@ static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit,     &vkf_entry
                                                   &vkf_entry_decoder, &vkf_entry_encdec,
                                                   &vkf_entry_nystromformer, &vkf_entry_bigbird,
                                                    &vkf_entry_longformer,
-                                                   &vkf_entry_seq2seq_attention};
+                                                   &vkf_entry_seq2seq_attention,
+                                                   &vkf_entry_transfo_xl};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
 struct vkf_model {
@@ -203,8 +204,8 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
   const char *target_from = NULL;
   char list[512];
   int seen[VKF_MODEL_MAX_IO] = {0};
-  int64_t batch = -1, seq = -1;
-  const char *batch_from = NULL, *seq_from = NULL;
+  int64_t batch = -1, seq = -1, memory = -1;
+  const char *batch_from = NULL, *seq_from = NULL, *memory_from = NULL;
   for (uint32_t k = 0; k < count; k++) {
     const vkf_model_array *a = &inputs[k];
     int i = vkf_model_find_input(m, a->name);
@@ -234,6 +235,15 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
     for (uint32_t d = 0; d < io->rank; d++) {
       int64_t v = a->shape[d];
       int is_seq = d == 1 && io->max_seq;
+      int is_mem = d == 1 && io->memory;
+      if (is_mem) {
+        if (memory >= 0 && v != memory)
+          return vkf_status_make(VKF_STATUS_SHAPE,
+                                 "input %s has %" PRId64 " memory rows but %s has %" PRId64,
+                                 io->name, v, memory_from, memory);
+        memory = v, memory_from = io->name;
+        continue; /* any length, 0 included */
+      }
       if (v < 1)
         return vkf_status_make(VKF_STATUS_SHAPE, "input %s: dim %u is %" PRId64 " (empty)",
                                io->name, d, v);
@@ -241,7 +251,7 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
         return vkf_status_make(VKF_STATUS_SHAPE, "input %s: shape %s, expected %s (-1: any)",
                                io->name, vkf_shape_format(a->rank, a->shape, got, sizeof got),
                                vkf_shape_format(io->rank, shown, want, sizeof want));
-      if (d == 0) {
+      if (d == io->batch_dim) {
         if (batch >= 0 && v != batch)
           return vkf_status_make(VKF_STATUS_SHAPE,
                                  "input %s has batch %" PRId64 " but %s has %" PRId64, io->name, v,
@@ -282,6 +292,17 @@ vkf_status vkf_model_check_inputs(const vkf_model *m, const vkf_model_array *inp
   *out_seq_len = seq > 0 ? seq : 0;
   if (out_target_len) *out_target_len = target > 0 ? target : 0;
   return VKF_OK;
+}
+
+int64_t vkf_model_memory_len(const vkf_model *m, const vkf_model_array *inputs, uint32_t count) {
+  for (uint32_t i = 0; i < m->input_count; i++) {
+    if (!m->inputs[i].memory) continue;
+    for (uint32_t k = 0; k < count; k++)
+      if (!strcmp(inputs[k].name, m->inputs[i].name) && inputs[k].rank > 1)
+        return inputs[k].shape[1];
+    return m->inputs[i].memory_default;
+  }
+  return 0;
 }
 
 vkf_status vkf_model_build(vkf_model *m, const vkf_model_build_options *options,

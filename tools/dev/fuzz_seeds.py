@@ -52,6 +52,8 @@ def main():
             add("fuzz_gguf", os.path.basename(path), read(path))
     for path in sorted(glob.glob(f"{data}/*/config.json")):
         add("fuzz_hf_config", os.path.basename(os.path.dirname(path)), read(path))
+    for path in sorted(glob.glob(f"{data}/txl_*/config.json")):
+        add("fuzz_transfo_xl_config", os.path.basename(os.path.dirname(path)), read(path))
     for path in sorted(glob.glob(f"{data}/*/preprocessor_config.json")):
         add("fuzz_preprocessor", os.path.basename(os.path.dirname(path)), read(path))
     for path in sorted(glob.glob(f"{data}/*/generation_config.json")):

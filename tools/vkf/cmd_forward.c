@@ -55,8 +55,10 @@ static void print_shape(const vkf_model_io *io) {
     if (d) printf(", ");
     if (io->shape[d] >= 0)
       printf("%" PRId64, io->shape[d]);
-    else if (d == 0)
+    else if (d == (io->batch_dim ? io->batch_dim : io->time_major ? 1 : 0))
       printf("batch");
+    else if (d == 1 && io->memory)
+      printf("memory");
     else if (io->exact_seq)
       printf("%s=%" PRId64, io->target ? "target" : "seq", io->exact_seq);
     else if (io->max_seq)
