@@ -3,6 +3,7 @@
 #include "graph/ir/builder.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "graph/ir/graph_internal.h"
@@ -278,6 +279,16 @@ vkf_value vkf_gru_scan(vkf_graph *g, const char *name, vkf_value gates, vkf_valu
 vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_value weight) {
   vkf_value in[2] = {x, weight};
   return vkf_graph_add_node(g, VKF_OP_DEPTHWISE_CONV, name, in, 2, NULL);
+}
+
+vkf_value vkf_argsort(vkf_graph *g, const char *name, vkf_value keys) {
+  const vkf_tensor *t = vkf_value_valid(keys) ? vkf_graph_tensor(g, keys) : NULL;
+  if (t && !vkf_tensor_is_contiguous(t)) {
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s.contiguous", name ? name : "argsort");
+    keys = vkf_copy(g, nm, keys);
+  }
+  return vkf_graph_add_node(g, VKF_OP_ARGSORT, name, &keys, 1, NULL);
 }
 
 vkf_value vkf_rotary(vkf_graph *g, const char *name, vkf_value x, vkf_value cos, vkf_value sin) {

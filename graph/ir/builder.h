@@ -173,6 +173,12 @@ vkf_value vkf_depthwise_conv(vkf_graph *g, const char *name, vkf_value x, vkf_va
  * (D even, may be strided), cos and sin broadcast to it (same last dim D), output x's shape. */
 vkf_value vkf_rotary(vkf_graph *g, const char *name, vkf_value x, vkf_value cos, vkf_value sin);
 
+/* Stable ascending argsort along the last axis: keys f32 [..., K] (1 <= K <= 65536; a strided
+ * view is copied first) -> i32 [..., K], each row's indices ordered by (key, index). NaN keys give
+ * an unspecified permutation (never an index outside the row). Reformer's LSH sorts by bucket and
+ * takes its argmaxes with it. */
+vkf_value vkf_argsort(vkf_graph *g, const char *name, vkf_value keys);
+
 /* ---- state ---- */
 /* Writes new key/value rows into a cache, in place, at positions known only at run time:
  * for every b, h, t < T, d with 0 <= start[b] + t < C, cache[b, h, start[b] + t, d] =

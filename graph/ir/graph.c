@@ -22,7 +22,7 @@ static const op_row k_ops[VKF_OP_COUNT] = {
 #undef VKF_OP
 };
 
-_Static_assert(VKF_OP_COUNT == 38, "update tests and dumps when adding an op");
+_Static_assert(VKF_OP_COUNT == 39, "update tests and dumps when adding an op");
 
 const char *vkf_op_name(vkf_op op) {
   return (op >= 0 && op < VKF_OP_COUNT) ? k_ops[op].name : "?";

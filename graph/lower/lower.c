@@ -33,6 +33,7 @@ static vkf_lower_fn lower_fn_for(vkf_op op) {
     case VKF_OP_GRU_SCAN: return vkf_lower_gru_scan;
     case VKF_OP_SPARSE_ATTENTION: return vkf_lower_sparse_attention;
     case VKF_OP_ROTARY: return vkf_lower_rotary;
+    case VKF_OP_ARGSORT: return vkf_lower_argsort;
     default: return NULL;
   }
 }

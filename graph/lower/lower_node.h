@@ -38,6 +38,7 @@ vkf_status vkf_lower_reduce(const vkf_lower_ctx *ctx, const vkf_lower_node *node
 vkf_status vkf_lower_depthwise_conv(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_gru_scan(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
+vkf_status vkf_lower_argsort(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_rotary(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 
 #endif
