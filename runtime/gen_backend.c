@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runtime/generate_engine.h"
+#include "runtime/reformer_engine.h"
 #include "runtime/seq2seq_attention_engine.h"
 #include "runtime/seq2seq_engine.h"
 #include "runtime/transfo_xl_engine.h"
@@ -153,6 +154,50 @@ static vkf_status open_s2sa(vkf_device *device, vkf_s2sa_model *model,
   return VKF_OK;
 }
 
+/* Reformer: the rows recomputed per step (runtime/reformer_engine.h); the prompts' stride kept. */
+typedef struct rf_backend {
+  vkf_reformer_engine *engine;
+  int64_t prompt_len;
+} rf_backend;
+
+static vkf_status rf_prefill(void *impl, const int32_t *ids, const int64_t *lens,
+                             const float **out) {
+  rf_backend *b = impl;
+  return vkf_reformer_engine_prefill(b->engine, ids, b->prompt_len, lens, out);
+}
+static vkf_status rf_step(void *impl, const int32_t *tokens, const int64_t *positions,
+                          const float **out) {
+  return vkf_reformer_engine_step(((rf_backend *)impl)->engine, tokens, positions, out);
+}
+static vkf_kv_cache *rf_cache(void *impl) {
+  (void)impl;
+  return NULL;
+}
+static void rf_destroy(void *impl) {
+  rf_backend *b = impl;
+  if (!b) return;
+  vkf_reformer_engine_destroy(b->engine);
+  free(b);
+}
+static vkf_status rf_reorder(void *impl, const int64_t *rows) {
+  return vkf_reformer_engine_reorder(((rf_backend *)impl)->engine, rows);
+}
+
+static vkf_status open_reformer(vkf_device *device, vkf_reformer *model,
+                                const vkf_gen_backend_options *o, vkf_gen_backend *out) {
+  rf_backend *b = calloc(1, sizeof *b);
+  if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
+  b->prompt_len = o->prompt_len;
+  vkf_status s = vkf_reformer_engine_create(device, model, o->rows, o->capacity, o->dtype,
+                                            &b->engine);
+  if (s) {
+    free(b);
+    return s;
+  }
+  *out = (vkf_gen_backend){b, rf_prefill, rf_step, rf_cache, rf_destroy, rf_reorder};
+  return VKF_OK;
+}
+
 /* Transformer-XL: the memory instead of a cache (runtime/transfo_xl_engine.h); no positions. */
 typedef struct txl_backend {
   vkf_txl_engine *engine;
@@ -202,6 +247,7 @@ vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
   memset(out, 0, sizeof *out);
   if (model->encdec) return open_s2s(device, model->encdec, o, out);
   if (model->attention) return open_s2sa(device, model->attention, o, out);
+  if (model->reformer) return open_reformer(device, model->reformer, o, out);
   if (model->transfo_xl) return open_txl(device, model->transfo_xl, o, out);
   vkf_gen_engine_options eo = {.batch = o->rows,
                                .prompt_len = o->prompt_len,

@@ -12,6 +12,7 @@
 #include "host/kv_cache.h"
 #include "models/arch/decoder.h"
 #include "models/arch/encdec.h"
+#include "models/arch/reformer.h"
 #include "models/arch/seq2seq_attention.h"
 #include "models/arch/transfo_xl.h"
 
@@ -53,6 +54,7 @@ typedef struct vkf_gen_model {
   vkf_decoder_model *decoder;
   vkf_encdec_model *encdec;
   vkf_s2sa_model *attention; /* the seeds' Bahdanau encoder-decoder */
+  vkf_reformer *reformer;    /* ReformerModelWithLMHead (runtime/reformer_engine.h) */
   vkf_txl_model *transfo_xl; /* TransfoXLLMHeadModel (runtime/transfo_xl_engine.h) */
 } vkf_gen_model;
 

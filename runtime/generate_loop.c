@@ -105,11 +105,12 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
   const char *dir = vkf_model_dir(q->model);
   const char *family = vkf_model_family(q->model);
   if (strcmp(family, "decoder") != 0 && strcmp(family, "encdec") != 0 &&
-      strcmp(family, "seq2seq_attention") != 0 && strcmp(family, "transfo_xl") != 0)
+      strcmp(family, "seq2seq_attention") != 0 && strcmp(family, "reformer") != 0 &&
+      strcmp(family, "transfo_xl") != 0)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: %s is not a language model (GPT-2, Llama, Mistral, Qwen2; BART, "
                            "Marian, T5, the seeds' Transformer and Bahdanau encoder-decoder; "
-                           "TransfoXLLMHeadModel)",
+                           "ReformerModelWithLMHead, TransfoXLLMHeadModel)",
                            dir, vkf_model_architecture(q->model));
   g->batch = q->prompt_count + q->ids_count;
   if (g->batch < 1 || g->batch > VKF_RT_GEN_MAX_PROMPTS || q->prompt_count < 0 || q->ids_count < 0)
@@ -130,6 +131,15 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
     c = vkf_s2sa_config(g->gm.attention);
     max_ctx = VKF_S2SA_MAX_SOURCE, max_src = VKF_S2SA_MAX_SOURCE;
     src_vocab = c->src_vocab_size;
+  } else if (!strcmp(family, "reformer")) {
+    g->gm.reformer = vkf_model_impl(q->model);
+    c = vkf_reformer_hf_config(g->gm.reformer);
+    if (strcmp(vkf_reformer_architecture(g->gm.reformer), "ReformerModelWithLMHead") != 0)
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "%s: %s is not a causal language model (ReformerModelWithLMHead)",
+                             dir, vkf_model_architecture(q->model));
+    max_ctx = vkf_reformer_max_seq(g->gm.reformer);
+    src_vocab = c->vocab_size;
   } else if (!strcmp(family, "transfo_xl")) {
     /* No positions: the memory bounds nothing but the graphs. */
     g->gm.transfo_xl = vkf_model_impl(q->model);

@@ -13,6 +13,7 @@
 #include "models/formats/hf_config_bigbird.h"
 #include "models/formats/hf_config_decoder.h"
 #include "models/formats/hf_config_longformer.h"
+#include "models/formats/hf_config_reformer.h"
 #include "models/formats/hf_config_seq2seq.h"
 #include "models/formats/json_fields.h"
 
@@ -37,6 +38,7 @@ static const struct model_defaults {
     {"nystromformer", VKF_HF_FAMILY_TEXT, 30000, 1},
     {"big_bird", VKF_HF_FAMILY_TEXT, 50358, 0},
     {"longformer", VKF_HF_FAMILY_TEXT, 30522, 1},
+    {"reformer", VKF_HF_FAMILY_TEXT, 320, 0},
 };
 
 const char *vkf_hf_config_label(const vkf_hf_config *config, int64_t id) {
@@ -137,7 +139,7 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: field \"model_type\" value \"%s\" is not supported (known: vit, "
                            "deit, bert, roberta, xlm-roberta, gpt2, llama, mistral, qwen2, bart, marian, "
-                           "t5, mt5, d2l_transformer, d2l_seq2seq_attention, nystromformer, big_bird, longformer)",
+                           "t5, mt5, d2l_transformer, d2l_seq2seq_attention, nystromformer, big_bird, longformer, reformer)",
                            file, model_type);
   c->model_type = vkf_arena_strdup(c->arena, model_type);
   if (!c->model_type) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory", file);
@@ -149,6 +151,10 @@ static vkf_status parse_config(const char *file, const cJSON *root, vkf_hf_confi
   }
   if (c->family == VKF_HF_FAMILY_SEQ2SEQ) {
     VKF_RETURN_IF_ERROR(vkf_hf_config_parse_seq2seq(file, root, c));
+    return parse_labels(file, root, c);
+  }
+  if (!strcmp(model_type, "reformer")) {
+    VKF_RETURN_IF_ERROR(vkf_hf_config_parse_reformer(file, root, c));
     return parse_labels(file, root, c);
   }
 

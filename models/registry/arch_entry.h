@@ -37,5 +37,6 @@ extern const vkf_arch_entry vkf_entry_bigbird;
 extern const vkf_arch_entry vkf_entry_longformer;
 extern const vkf_arch_entry vkf_entry_seq2seq_attention;
 extern const vkf_arch_entry vkf_entry_transfo_xl;
+extern const vkf_arch_entry vkf_entry_reformer;
 
 #endif

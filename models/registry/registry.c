@@ -19,6 +19,7 @@ static const vkf_arch_entry *const k_entries[] = {&vkf_entry_vit,     &vkf_entry
                                                   &vkf_entry_nystromformer, &vkf_entry_bigbird,
                                                    &vkf_entry_longformer,
                                                    &vkf_entry_seq2seq_attention,
+                                                   &vkf_entry_reformer,
                                                    &vkf_entry_transfo_xl};
 enum { ENTRY_COUNT = sizeof k_entries / sizeof k_entries[0] };
 
