@@ -103,6 +103,10 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
       return "the device's cooperative-matrix tile is another size";
     if (v->workgroup_size != 4 * caps->subgroup_size)
       return "the workgroup must be 4 subgroups";
+    /* the built rows (shaders/variants_coopmat.txt): 2x2 tiles a subgroup, and 4x2 at tile 16 */
+    uint32_t t = v->coopmat_tile;
+    if (v->bn != 4 * t || v->bk != 2 * t || (v->bm != 4 * t && (t != 16 || v->bm != 8 * t)))
+      return "cooperative-matrix tiles the build has no kernel for";
   }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
@@ -164,6 +168,22 @@ vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps) {
   return v;
 }
 
+/* Workgroups of `v` over `shape`. */
+static uint64_t gemm_groups(const vkf_gemm_variant *v, const vkf_gemm_shape *shape) {
+  return vkf_div_up(shape->n, v->bn) * (uint64_t)vkf_div_up(shape->m, v->bm) *
+         (shape->batches ? shape->batches : 1);
+}
+
+/* The tile-16 kernel's 128x64 workgroup tile leaves most of a large GPU idle at ViT's M ~ 200
+ * (197 x 768: 24 workgroups), so below 128 workgroups it halves M to 64x64 (a medium tile, as
+ * ggml's mul_mm keeps large, medium and small pipelines for the same reason). */
+static vkf_gemm_variant coopmat_for_shape(const vkf_device_caps *caps,
+                                          const vkf_gemm_shape *shape) {
+  vkf_gemm_variant v = vkf_gemm_coopmat_variant(caps);
+  if (v.coopmat_tile == 16 && gemm_groups(&v, shape) < 128) v.bm = 64;
+  return v;
+}
+
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
   /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-shuffle kernel: there every
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
@@ -209,7 +229,7 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * build their kernels; VKF_COOPMAT=0 turns them off). f32 models keep the exact f32 kernels:
    * `--fp16` is what sends them here. */
   if (shape->coopmat_ok && caps->coopmat_gemm_tile) {
-    vkf_gemm_variant v = vkf_gemm_coopmat_variant(caps);
+    vkf_gemm_variant v = coopmat_for_shape(caps, shape);
     if (!variant_unfit(caps, &v)) return v;
   }
   uint32_t first = 0;
@@ -222,9 +242,7 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
   /* Rule 5: step down while the grid is too small to occupy the device (M = 9..16, small heads):
    * 32 workgroups is a few per compute unit on the GPUs we target. */
   for (;;) {
-    const vkf_gemm_variant *v = &tiled_candidates[first];
-    uint64_t groups = vkf_div_up(shape->n, v->bn) * (uint64_t)vkf_div_up(shape->m, v->bm) *
-                      (shape->batches ? shape->batches : 1);
+    uint64_t groups = gemm_groups(&tiled_candidates[first], shape);
     if (groups >= 32 || first + 1 >= TILED_CANDIDATES ||
         variant_unfit(caps, &tiled_candidates[first + 1]))
       break;
@@ -437,7 +455,8 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                              sb);
     vkf_plan_dispatch_define(&d, "GEMM_COOPMAT");
     vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM=16" : "CM=8");
-    vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM_TM=4" : "CM_TM=2");
+    /* accumulator tiles per subgroup along M: 2 (32 or 64 rows a workgroup) or 4 (128) */
+    vkf_plan_dispatch_define(&d, variant->bm == 8 * variant->coopmat_tile ? "CM_TM=4" : "CM_TM=2");
     vkf_plan_dispatch_define(&d, "CM_TN=2");
   } else if (variant->kind == VKF_GEMM_NAIVE) {
     vkf_plan_dispatch_define(&d, "GEMM_NAIVE");

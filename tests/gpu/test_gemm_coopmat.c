@@ -43,6 +43,9 @@ static const cm_case cases[] = {
     {.label = "exact_67x96x72_bias_relu_res", .m = 67, .k = 96, .n = 72, .transpose_b = 1,
      .bias = 1, .residual = 1, .act = VKF_ACT_RELU, .exact = 1, .emulated = 1},
     {.label = "exact_kn_130x200x65", .m = 130, .k = 200, .n = 65, .exact = 1, .emulated = 1},
+    /* 128 workgroups of 128x64 at tile 16: the large tile (the cases above take the medium one) */
+    {.label = "exact_large_tile_1024x8x1024", .m = 1024, .k = 8, .n = 1024, .transpose_b = 1,
+     .exact = 1, .emulated = 1},
 };
 
 /* The caps a GPU of the class would have: the device's with the kind a discrete GPU. */
@@ -133,9 +136,14 @@ static void check_chooser(void) {
                       .coopmat_ok = 1};
   vkf_gemm_variant v = vkf_gemm_choose(&c, &s);
   CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.coopmat_tile == 16 && v.workgroup_size == 128 &&
-                v.bm == 128 && v.bn == 64,
-            "f16 197x768x768 on a tile-16 GPU: chose kind %d tile %u wg %u", v.kind,
-            v.coopmat_tile, v.workgroup_size);
+                v.bm == 64 && v.bn == 64,
+            "f16 197x768x768 on a tile-16 GPU (24 workgroups of 128x64): chose kind %d tile %u "
+            "wg %u %ux%u", v.kind, v.coopmat_tile, v.workgroup_size, v.bm, v.bn);
+  vkf_gemm_shape big = s;
+  big.m = big.n = big.k = 4096;
+  v = vkf_gemm_choose(&c, &big);
+  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 128 && v.bn == 64,
+            "f16 4096^3: the 128x64 tile, chose %ux%u", v.bm, v.bn);
   vkf_gemm_shape f32 = s;
   f32.coopmat_ok = 0;
   CHECK_MSG(vkf_gemm_choose(&c, &f32).kind == VKF_GEMM_TILED,
