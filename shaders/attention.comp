@@ -39,6 +39,8 @@
 //                       span are not visited at all
 //   ATTN_COOPMAT=1, CM=8|16  (F16=1) the cooperative-matrix body of attention_coopmat.glsl
 //                       (tensor cores; built by the coopmat glslang, shaders/variants_coopmat.txt)
+//   ATTN_TILED=1        the register-tiled SIMT body of attention_tiled.glsl (GPU prefill and
+//                       encoders without tensor cores: 128 invocations, BR rows x BC keys)
 //   Unset defines are 0.
 // Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
 //   (samplerBuffer under TEXEL, storage buffers otherwise),
@@ -66,6 +68,12 @@
 #extension GL_KHR_memory_scope_semantics : require
 #if !F16 || SPLIT
 #error "ATTN_COOPMAT is the f16, single-pass body"
+#endif
+#endif
+#if ATTN_TILED
+#extension GL_GOOGLE_include_directive : require
+#if SPLIT || ROW_PER_INVOCATION || STAGE_KV
+#error "ATTN_TILED is its own single-pass body"
 #endif
 #endif
 #if CPU_BCAST
@@ -153,7 +161,7 @@ layout(push_constant) uniform Params {
 shared float Ks[BC * D];  /* [BC, D] */
 shared float Vs[BC * DV]; /* [BC, DV] */
 #endif
-#if !ROW_PER_INVOCATION && !ATTN_COOPMAT
+#if !ROW_PER_INVOCATION && !ATTN_COOPMAT && !ATTN_TILED
 shared float Qs[BR * D];  /* [BR, D], pre-scaled */
 shared float Ps[BR * BC]; /* [BR, BC] probabilities of the current tile */
 #if !SUBGROUP_REDUCE
@@ -202,7 +210,7 @@ float bias_at(uint b, uint hh, uint i, int j) {
   return float(bias[p.bias_off + b * p.bias_sb + hh * p.bias_sh + i * p.bias_si + uint(j) * p.bias_sj]);
 }
 
-#if !ROW_PER_INVOCATION && !ATTN_COOPMAT
+#if !ROW_PER_INVOCATION && !ATTN_COOPMAT && !ATTN_TILED
 float row_max(float x) {
 #if SUBGROUP_REDUCE
   return subgroupMax(x);
@@ -233,6 +241,8 @@ float row_sum(float x) {
 
 #if ATTN_COOPMAT
 #include "attention_coopmat.glsl"
+#elif ATTN_TILED
+#include "attention_tiled.glsl"
 #elif CPU_BCAST
 #include "attention_cpu.glsl"
 #else

@@ -36,6 +36,31 @@ static uint32_t coopmat_shared_bytes(uint32_t tile) {
   return 2 * 32 * 136 * 2 + 4 * tile * 32 * 4 + 4 * tile * 40 * 2;
 }
 
+/* Shared memory of attention_tiled.glsl: Q [br, d + 1], K [bc, d + 1], V [bc, dv], P [br, bc + 1]
+ * and the row reductions [br, 8], f32. */
+static uint32_t tiled_shared_bytes(uint32_t br, uint32_t bc, const vkf_attention_shape *s) {
+  return 4 * (br * (s->d + 1) + bc * (s->d + 1) + bc * s->dv + br * (bc + 1) + br * 8);
+}
+
+/* The register-tiled body's block: the largest rows x keys whose shared memory fits and whose
+ * accumulators (br / 16 rows x ceil(dv / 8) dims per invocation) stay within 64 registers;
+ * 0 when none does (head dims past ~192 at 48 KiB). */
+static int tiled_block(const vkf_device_caps *caps, const vkf_attention_shape *s, uint32_t *br,
+                       uint32_t *bc) {
+  static const uint32_t blocks[][2] = {{64, 32}, {32, 32}, {32, 16}, {16, 16}};
+  uint32_t limit = caps->max_shared_memory_size ? caps->max_shared_memory_size : 16384;
+  uint32_t max_inv = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
+  if (max_inv < 128 || (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < 128)) return 0;
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+    if (blocks[i][0] / 16 * vkf_div_up(s->dv, 8) <= 64 &&
+        tiled_shared_bytes(blocks[i][0], blocks[i][1], s) <= limit) {
+      *br = blocks[i][0];
+      *bc = blocks[i][1];
+      return 1;
+    }
+  return 0;
+}
+
 void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape *s,
                           const vkf_attention_force *force, vkf_attention_config *out) {
   vkf_attention_force f = force ? *force : (vkf_attention_force){0};
@@ -70,6 +95,28 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     return;
   }
   if (f.layout == VKF_ATTENTION_LAYOUT_COOPMAT) f.layout = VKF_ATTENTION_LAYOUT_AUTO;
+
+  /* Rule 0b: GPU-class devices run prefill and encoders (more than 8 queries) on the
+   * register-tiled body, which feeds several FMAs from each shared-memory read; decode steps
+   * keep split-K on the LANES body. A forced TILED that the shape cannot take (a head dim whose
+   * tiles do not fit) or a forced split count falls back to the chooser. */
+  uint32_t tbr = 0, tbc = 0;
+  int tl_want = f.layout == VKF_ATTENTION_LAYOUT_TILED ||
+                (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&
+                 s->nq > 8);
+  if (tl_want && f.splits <= 1 && tiled_block(caps, s, &tbr, &tbc)) {
+    out->layout = VKF_ATTENTION_LAYOUT_TILED;
+    out->br = tbr;
+    out->bc = tbc;
+    out->lanes = 1;
+    out->local_size = 128;
+    out->stage_kv = 1;
+    out->splits = 1;
+    out->chunk = vkf_u32_round_up(s->nk ? s->nk : 1, out->bc);
+    out->shared_size = tiled_shared_bytes(tbr, tbc, s);
+    return;
+  }
+  if (f.layout == VKF_ATTENTION_LAYOUT_TILED) f.layout = VKF_ATTENTION_LAYOUT_AUTO;
 
   /* Layout. A CPU device runs a workgroup on one core with SIMD across invocations: the ROW
    * layout gives each subgroup 8 rows and shares every K/V load across them by broadcasts.
@@ -304,7 +351,13 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
 
   vkf_plan_dispatch d = {.node = node->name, .shader = "attention.comp"};
   int coopmat = c.layout == VKF_ATTENTION_LAYOUT_COOPMAT;
-  if (coopmat) { /* its own define set (shaders/variants_coopmat.txt) */
+  int tiled = c.layout == VKF_ATTENTION_LAYOUT_TILED;
+  if (tiled) { /* its own define set: none of the other bodies' switches apply */
+    vkf_plan_dispatch_define(&d, "ATTN_TILED=1");
+    vkf_plan_dispatch_define(&d, s.dtype == VKF_F16 ? "F16=1" : "F16=0");
+    vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
+    if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
+  } else if (coopmat) { /* its own define set (shaders/variants_coopmat.txt) */
     vkf_plan_dispatch_define(&d, "ATTN_COOPMAT=1");
     vkf_plan_dispatch_define(&d, c.coopmat_tile == 16 ? "CM=16" : "CM=8");
     vkf_plan_dispatch_define(&d, "F16=1");
@@ -340,7 +393,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   /* vec4 loads when every q/k/v row starts at a multiple of 4 elements. */
   int vec4 = c.cpu_bcast && q_off % 4 == 0 && k_off % 4 == 0 && v_off % 4 == 0;
   for (int i = 0; i < 3; i++) vec4 = vec4 && qs[i] % 4 == 0 && ks[i] % 4 == 0 && vs[i] % 4 == 0;
-  if (!coopmat) vkf_plan_dispatch_define(&d, vec4 ? "VEC4=1" : "VEC4=0");
+  if (!coopmat && !tiled) vkf_plan_dispatch_define(&d, vec4 ? "VEC4=1" : "VEC4=0");
   /* The CPU body reads q, k and v through texel views when all three allow it (a vector gather
    * per vec4 on CPU devices instead of a scalar loop over the lanes). */
   int texel = vec4 && !g_force.no_texel;
@@ -348,7 +401,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     texel = (d.bindings[i].texel = vkf_lower_texel_format(ctx, s.dtype, &d.bindings[i])) != 0;
   if (!texel)
     for (int i = 0; i < 3; i++) d.bindings[i].texel = VKF_TEXEL_NONE;
-  if (!coopmat) vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
+  if (!coopmat && !tiled) vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
   uint64_t rows = (uint64_t)s.batch * s.heads * s.nq;
   int merge_heads = node->attrs->attention.merge_heads != 0;
   uint32_t flags = (bias ? 1u : 0u) | (kv_len ? 2u : 0u) | (merge_heads ? 4u : 0u);

@@ -14,6 +14,7 @@ typedef enum vkf_attention_layout {
   VKF_ATTENTION_LAYOUT_ROW,   /* one invocation per query row (CPU class: SIMD across rows) */
   VKF_ATTENTION_LAYOUT_LANES, /* `lanes` invocations per row (GPU class) */
   VKF_ATTENTION_LAYOUT_COOPMAT, /* f16 on cooperative matrices: 4 subgroups of `coopmat_tile` rows */
+  VKF_ATTENTION_LAYOUT_TILED,   /* register tiles: 128 invocations, br rows x bc keys (GPU class) */
 } vkf_attention_layout;
 
 /* What the chooser reads about one attention node. */

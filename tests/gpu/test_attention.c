@@ -294,6 +294,7 @@ int main(int argc, char **argv) {
       {"row plain in place", {.layout = VKF_ATTENTION_LAYOUT_ROW, .stage_kv = -1}},
       {"lanes staged", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = 1}},
       {"lanes in place", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = -1}},
+      {"tiled", {.layout = VKF_ATTENTION_LAYOUT_TILED}},
       {"chooser, storage buffers", {.layout = VKF_ATTENTION_LAYOUT_AUTO, .no_texel = 1}},
   };
   for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++)
@@ -346,6 +347,35 @@ int main(int argc, char **argv) {
                                            : VKF_ATTENTION_LAYOUT_ROW};
     run_case(&t, &c, &f, "other layout");
   }
+  /* The register-tiled body at every block the chooser picks from (the head dims and shared
+   * memory set it: 64x32 up to Dv 128 at 48 KiB, smaller past that or on a phone's 16 KiB) and on
+   * ragged shapes: rows not filling a block, keys not filling a tile, Dv not a multiple of 8. */
+  {
+    static const int64_t dims[][2] = {{32, 32}, {40, 24}, {64, 64}, {72, 72}, {96, 96},
+                                      {128, 128}, {128, 100}, {160, 160}};
+    vkf_attention_force tl = {.layout = VKF_ATTENTION_LAYOUT_TILED};
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+      char label[64];
+      snprintf(label, sizeof label, "tiled D %lld Dv %lld", (long long)dims[i][0],
+               (long long)dims[i][1]);
+      att_case c = {.label = label,
+                    .dtype = i % 2 ? VKF_F16 : VKF_F32,
+                    SHAPE(2, 4, 2, 83, 71, dims[i][0], dims[i][1]),
+                    .causal = i % 3 == 0,
+                    .lens = i % 3 == 1 ? (const int32_t[]){71, 38} : NULL};
+      run_case(&t, &c, &tl, "tiled");
+    }
+    vkf_device_caps phone = *caps;
+    phone.kind = VKF_DEVICE_KIND_INTEGRATED_GPU;
+    phone.max_shared_memory_size = 16384;
+    g_caps = &phone;
+    run_case(&t,
+             &(att_case){.label = "tiled 16 KiB", .dtype = VKF_F32, SHAPE(1, 2, 2, 50, 45, 64, 64),
+                         .causal = 1},
+             &tl, "tiled");
+    g_caps = NULL;
+  }
+
   /* A longer sequence crossing many tiles, fp16. */
   run_case(&t,
            &(att_case){.label = "N=300 fp16", .dtype = VKF_F16, SHAPE(1, 2, 2, 300, 300, 64, 64)},
@@ -382,6 +412,29 @@ int main(int argc, char **argv) {
                                .causal = 1,
                                .merged = 1},
                1);
+  /* A GPU-class device runs prefill on the tiled body (64 rows x 32 keys at 48 KiB) and decode
+   * steps on split-K; head dims whose tiles fit nowhere fall back to the LANES body. */
+  {
+    vkf_device_caps gpu = *caps;
+    gpu.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
+    gpu.max_shared_memory_size = 49152;
+    gpu.max_workgroup_invocations = 1024;
+    gpu.max_workgroup_size[0] = 1024;
+    gpu.coopmat_gemm_tile = 0;
+    vkf_attention_config cfg;
+    vkf_attention_shape s = {
+        .batch = 1, .heads = 12, .nq = 197, .nk = 197, .d = 64, .dv = 64, .dtype = VKF_F32};
+    vkf_attention_choose(&gpu, &s, NULL, &cfg);
+    CHECK_MSG(cfg.layout == VKF_ATTENTION_LAYOUT_TILED && cfg.br == 64 && cfg.bc == 32,
+              "GPU prefill D 64: layout %d, %ux%u", (int)cfg.layout, cfg.br, cfg.bc);
+    s.nq = 1, s.nk = 32768;
+    vkf_attention_choose(&gpu, &s, NULL, &cfg);
+    CHECK_MSG(cfg.layout == VKF_ATTENTION_LAYOUT_LANES && cfg.splits > 1,
+              "GPU decode: layout %d, %u splits", (int)cfg.layout, cfg.splits);
+    s.nq = s.nk = 300, s.d = s.dv = 256;
+    vkf_attention_choose(&gpu, &s, NULL, &cfg);
+    CHECK_MSG(cfg.layout == VKF_ATTENTION_LAYOUT_LANES, "GPU D 256: layout %d", (int)cfg.layout);
+  }
   /* The chooser splits on its own for Nq=1 against a long KV. */
   {
     vkf_attention_shape s = {

@@ -87,6 +87,7 @@ static void check_attention(gpu_test *t, const data *d, const int32_t *lens, int
       {"row in place", {.layout = VKF_ATTENTION_LAYOUT_ROW, .stage_kv = -1}},
       {"lanes staged", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = 1}},
       {"lanes in place", {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = -1}},
+      {"tiled", {.layout = VKF_ATTENTION_LAYOUT_TILED}},
       {"storage buffers", {.layout = VKF_ATTENTION_LAYOUT_AUTO, .no_texel = 1}},
       {"split-K 7", {.splits = 7}},
   };

@@ -6,8 +6,8 @@
 #  - gpu/test_attention's cooperative-matrix part (its `coopmat` filter): the f16 cases forced onto
 #    the tensor-core body, every mask feature, head dims 32..128, at each tile the device allows;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
-#  - `vkf bench gemm --fp16`, which prints the cooperative-matrix variant beside the SIMT one, and
-#    `vkf bench attention --fp16 --variant coopmat` (its own check against the unfused path);
+#  - `vkf bench gemm --fp16` and `vkf bench attention --fp16`, which print the cooperative-matrix
+#    variant beside the SIMT one (attention: each checked against the unfused path);
 #  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
 # have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
@@ -53,10 +53,11 @@ bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) ke
   [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ]
 }
 run bench_gemm bench
-bench_attention() {
-  "$D/vkf" bench attention --fp16 --variant coopmat --shape 1,4,100,100,64 \
-    --shape 1,2,70,83,128 --runs 2 --warmup 1 | tee "$D/bench_attention.md"
-  [ "$(grep -c '| coopmat m8 Br32 Bc32 |' "$D/bench_attention.md")" -eq 2 ]
+bench_attention() { # each shape twice: the chosen (CPU) body, then the tensor-core one beside it
+  "$D/vkf" bench attention --fp16 --shape 1,4,100,100,64 --shape 1,2,70,83,128 --runs 2 \
+    --warmup 1 | tee "$D/bench_attention.md"
+  [ "$(grep -c '| coopmat m8 Br32 Bc32 |' "$D/bench_attention.md")" -eq 2 ] &&
+    [ "$(grep -c '^| 1,' "$D/bench_attention.md")" -eq 4 ]
 }
 run bench_attention bench_attention
 plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_COOPMAT=0 stops it

@@ -123,6 +123,10 @@ static void describe(const vkf_device_caps *caps, const bench_args *a, const sha
     snprintf(buf, size, "coopmat m%u Br%u Bc%u", c.coopmat_tile, c.br, c.bc);
     return;
   }
+  if (c.layout == VKF_ATTENTION_LAYOUT_TILED) {
+    snprintf(buf, size, "tiled Br%u Bc%u", c.br, c.bc);
+    return;
+  }
   snprintf(buf, size, "%s%s Br%u Bc%u%s", c.layout == VKF_ATTENTION_LAYOUT_ROW ? "row" : "lanes",
            c.layout == VKF_ATTENTION_LAYOUT_LANES ? (c.subgroup_reduce ? "/sg" : "/shm") : "", c.br,
            c.bc, c.stage_kv ? "" : " in-place");
@@ -295,7 +299,8 @@ static void usage(FILE *f) {
       f,
       "usage: vkf bench attention [--shape B,H,Nq,Nk,D (or BxHxNqxNkxD)]... [--runs N] [--warmup N] [--fp16]\n"
       "                           [--causal] [--no-unfused] [--json] [--device N|NAME]\n"
-      "                           [--variant row|row-inplace|lanes|lanes-inplace|coopmat] [--splits S]\n"
+      "                           [--variant row|row-inplace|lanes|lanes-inplace|tiled|coopmat]\n"
+      "                           [--splits S]\n"
       "Times the fused attention kernel and the unfused matmul + softmax + matmul path on\n"
       "the same data. Default shapes: (1,12,N,N,64) for N = 197, 577, 1024, 4096;\n"
       "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n"
@@ -303,7 +308,11 @@ static void usage(FILE *f) {
       "--kind nystrom|linformer, --kind adaptive_span, --kind long_short, --pattern P: their\n"
       "own tables.\n"
       "--variant coopmat (with --fp16, on a device with cooperative matrices: vkf devices):\n"
-      "the tensor-core body; shapes it cannot take run the chooser's.\n");
+      "the tensor-core body; --variant tiled: the register-tiled SIMT body (GPUs' prefill);\n"
+      "shapes a forced body cannot take run the chooser's. Without --variant, on a device with\n"
+      "cooperative matrices and with --fp16, each shape also gets a row of the other kind:\n"
+      "the tensor-core body beside the chooser's SIMT one, or the tiled SIMT body beside\n"
+      "the chooser's tensor-core one.\n");
 }
 
 int vkf_cli_bench_attention(int argc, char **argv) {
@@ -352,6 +361,7 @@ int vkf_cli_bench_attention(int argc, char **argv) {
                    {"row-inplace", VKF_ATTENTION_LAYOUT_ROW, -1},
                    {"lanes", VKF_ATTENTION_LAYOUT_LANES, 1},
                    {"lanes-inplace", VKF_ATTENTION_LAYOUT_LANES, -1},
+                   {"tiled", VKF_ATTENTION_LAYOUT_TILED, 0},
                    {"coopmat", VKF_ATTENTION_LAYOUT_COOPMAT, 0}};
       size_t k = 0;
       while (k < sizeof names / sizeof names[0] && strcmp(names[k].name, val)) k++;
@@ -396,22 +406,40 @@ int vkf_cli_bench_attention(int argc, char **argv) {
     vkf_cli_device_close(&dev);
     return vkf_cli_fail(st);
   }
-  result res[MAX_SHAPES];
+  /* The other kind beside the chooser's (f16 on a device with cooperative matrices): tensor
+   * cores beside SIMT, or the tiled SIMT body beside tensor cores. */
+  const vkf_device_caps *caps = vkf_device_caps_get(dev.device);
+  int beside = !a.force.layout && !a.force.splits && a.f16 && caps->coopmat_gemm_tile;
+  result res[2 * MAX_SHAPES];
   int done = 0;
-  for (; done < a.shape_count && !st; done++) {
-    st = bench_shape(dev.device, &a, &a.shapes[done], &res[done]);
+  for (int i = 0; i < a.shape_count && !st; i++) {
+    const shape *sh = &a.shapes[i];
+    st = bench_shape(dev.device, &a, sh, &res[done++]);
+    if (!st && beside) {
+      bench_args other = a;
+      other.force.layout = strncmp(res[done - 1].fused.note, "coopmat", 7)
+                               ? VKF_ATTENTION_LAYOUT_COOPMAT
+                               : VKF_ATTENTION_LAYOUT_TILED;
+      char alt[sizeof res[0].fused.note];
+      describe(caps, &other, sh, alt, sizeof alt);
+      if (strcmp(alt, res[done - 1].fused.note)) { /* a shape the other body cannot take: none */
+        vkf_lower_attention_set_force(&other.force);
+        st = bench_shape(dev.device, &other, sh, &res[done++]);
+        vkf_lower_attention_set_force(&a.force);
+      }
+    }
     if (st)
-      st = vkf_status_annotate(st, "shape %lld,%lld,%lld,%lld,%lld: ", (long long)a.shapes[done].b,
-                               (long long)a.shapes[done].h, (long long)a.shapes[done].nq,
-                               (long long)a.shapes[done].nk, (long long)a.shapes[done].d);
+      st = vkf_status_annotate(st, "shape %lld,%lld,%lld,%lld,%lld: ", (long long)sh->b,
+                               (long long)sh->h, (long long)sh->nq, (long long)sh->nk,
+                               (long long)sh->d);
   }
   int rc = 0;
   if (st) {
     rc = vkf_cli_fail(st);
   } else if (a.json) {
-    print_json(&a, vkf_device_caps_get(dev.device), res, done);
+    print_json(&a, caps, res, done);
   } else {
-    print_markdown(&a, vkf_device_caps_get(dev.device), res, done);
+    print_markdown(&a, caps, res, done);
   }
   if (vkf_cli_device_close(&dev) && !rc) rc = 1;
   return rc;
