@@ -335,6 +335,34 @@ typedef struct txl_shared {
   vkf_value mask; /* [Q, K] */
 } txl_shared;
 
+vkf_value vkf_txl_relative_attention(vkf_graph *g, const char *prefix, vkf_value q, vkf_value k,
+                                     vkf_value v, vkf_value u, vkf_value v_bias, vkf_value r,
+                                     vkf_value mask) {
+  const vkf_tensor *qt = vkf_graph_tensor(g, q), *kt = vkf_graph_tensor(g, k);
+  if (!qt || !kt || qt->rank != 4 || kt->rank != 4) {
+    vkf_graph_set_error(g, vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                                           "%s: relative attention needs q and k [B, H, N, Dh]",
+                                           prefix));
+    return VKF_NO_VALUE;
+  }
+  int64_t b = qt->shape[0], H = qt->shape[1], q_len = qt->shape[2], dh = qt->shape[3];
+  int64_t k_len = kt->shape[2];
+  char n[TXL_NAME_MAX];
+  vkf_value rq = vkf_add(g, NAME(n, "%s.q_v", prefix), q, v_bias); /* [B, H, Q, Dh] */
+  vkf_matmul_options tb = {.transpose_b = 1};
+  vkf_value bd = vkf_matmul(g, NAME(n, "%s.bd", prefix), rq, r, &tb); /* [B, H, Q, K+1] */
+  /* Hugging Face's _rel_shift: the [Q, K + 1] scores read flat from row 1 on, as [Q, K]. */
+  int64_t flat[3] = {b, H, q_len * (k_len + 1)}, shifted[4] = {b, H, q_len, k_len};
+  bd = vkf_reshape(g, NULL, bd, 3, flat);
+  bd = vkf_slice(g, NULL, bd, 2, q_len, q_len * (k_len + 1));
+  bd = vkf_reshape(g, NAME(n, "%s.bd_shift", prefix), bd, 4, shifted);
+  float scale = (float)(1.0 / sqrt((double)dh));
+  vkf_value bias = vkf_add(g, NAME(n, "%s.pos_bias", prefix), vkf_scale(g, NULL, bd, scale), mask);
+  vkf_value qu = vkf_add(g, NAME(n, "%s.q_u", prefix), q, u);
+  vkf_attention_options ao = {.scale = scale, .bias = bias};
+  return vkf_attention(g, NAME(n, "%s.attn", prefix), qu, k, v, &ao);
+}
+
 /* One RelPartialLearnableDecoderLayer on h [B, Q, D] with memory mem ([B, M, D] or none);
  * *cat_out is [memory; h] [B, K, D] (the next memory's source). */
 static vkf_value layer(txl_ctx *x, const txl_shared *sh, int64_t l, vkf_value h, vkf_value mem,
@@ -383,19 +411,8 @@ static vkf_value layer(txl_ctx *x, const txl_shared *sh, int64_t l, vkf_value h,
   static const uint32_t hkd[3] = {1, 0, 2};
   r = vkf_copy(g, NAME(n, "layers.%lld.r_heads", li),
                vkf_permute(g, NULL, vkf_reshape(g, NULL, r, 3, r_heads), hkd)); /* [H, K+1, Dh] */
-  vkf_value rq = vkf_add(g, NAME(n, "layers.%lld.q_v", li), qv, v); /* [B, H, Q, Dh] */
-  vkf_matmul_options tb = {.transpose_b = 1};
-  vkf_value bd = vkf_matmul(g, NAME(n, "layers.%lld.bd", li), rq, r, &tb); /* [B, H, Q, K+1] */
-  int64_t flat[3] = {b, H, q * (k + 1)}, shifted[4] = {b, H, q, k};
-  bd = vkf_reshape(g, NULL, bd, 3, flat);
-  bd = vkf_slice(g, NULL, bd, 2, q, q * (k + 1));
-  bd = vkf_reshape(g, NAME(n, "layers.%lld.bd_shift", li), bd, 4, shifted);
-  float scale = (float)(1.0 / sqrt((double)dh));
-  vkf_value bias = vkf_add(g, NAME(n, "layers.%lld.pos_bias", li),
-                           vkf_scale(g, NULL, bd, scale), sh->mask);
-  vkf_value qu = vkf_add(g, NAME(n, "layers.%lld.q_u", li), qv, u);
-  vkf_attention_options ao = {.scale = scale, .bias = bias};
-  vkf_value att = vkf_attention(g, NAME(n, "layers.%lld.attn", li), qu, kv, vv, &ao);
+  vkf_value att = vkf_txl_relative_attention(g, NAME(n, "layers.%lld", li), qv, kv, vv, u, v, r,
+                                             sh->mask);
   int64_t merged[3] = {b, q, hd};
   att = vkf_reshape(g, NULL, vkf_permute(g, NULL, att, bhnd), 3, merged);
   vkf_value o = linear(x, NAME(n, "layers.%lld.o", li), att,

@@ -58,4 +58,15 @@ int64_t vkf_txl_next_mem_len(const vkf_txl_model *model, int64_t mem_len, int64_
 vkf_status vkf_txl_build(vkf_txl_model *model, const vkf_txl_build_options *options,
                          vkf_txl_graph *out);
 
+/* The relative attention of one layer (the paper's four-term score): softmax((q + u)·kᵀ/√Dh +
+ * shift((q + v_bias)·rᵀ)/√Dh + mask)·v for q [B, H, Q, Dh] (the segment's queries), k and v
+ * [B, H, K, Dh] ([memory; segment]), u and v_bias [H, 1, Dh], r [H, K + 1, Dh] (a zero row,
+ * which stands for _rel_shift's zero pad, then the projected sinusoids of distances K - 1 down to
+ * 0) and mask [Q, K] additive. The position term is a [B, H, Q, K + 1] matmul shifted by a reshape and a
+ * slice (Hugging Face's _rel_shift) and added to the fused attention as its bias. Node names
+ * start with `prefix`. Also what `vkf bench attention --kind relative` times. */
+vkf_value vkf_txl_relative_attention(vkf_graph *g, const char *prefix, vkf_value q, vkf_value k,
+                                     vkf_value v, vkf_value u, vkf_value v_bias, vkf_value r,
+                                     vkf_value mask);
+
 #endif

@@ -49,12 +49,12 @@ expect_usage_error "vkf alone" "usage: vkf"
 expect_usage_error "unknown command" "unknown command \"nosuch\"" nosuch
 
 # Each invocation: the words before --help. `bench model` with a ViT checkpoint parses its own
-# options; `bench attention` has three more variants.
+# options; `bench attention` has four more variants.
 invocations=()
 for c in "${commands[@]}"; do [ "$c" != bench ] && invocations+=("$c"); done
 for b in "${benches[@]}"; do invocations+=("bench $b"); done
 invocations+=("bench attention --kind nystrom" "bench attention --kind linear"
-              "bench attention --pattern window:64"
+              "bench attention --pattern window:64" "bench attention --kind relative"
               "bench model --model tests/models/data/vit_tiny")
 
 for inv in "${invocations[@]}"; do

@@ -145,4 +145,12 @@ expect_error forward "mems layers" "input mems: shape \[3,3,2,12\], expected" --
   --in input_ids="$G/txl_adaptive_seg0_input_ids.npy" --in mems="$tmp/ml.npy" --out prediction_scores="$tmp/o.npy"
 expect_error forward "base model has no head" 'has no output "prediction_scores"' --model tests/models/data/txl_same \
   --in input_ids="$G/txl_same_seg0_input_ids.npy" --out prediction_scores="$tmp/o.npy"
+# The bench: the model's relative attention beside dense causal over the same keys, one row per
+# segment length; a bad option refused.
+"$VKF" bench attention --kind relative --n 48 --mem 20 --heads 2 --dim 16 --runs 1 --warmup 0 \
+  >"$tmp/b.txt" 2>"$tmp/err" &&
+  grep -q '^| 48 | 20 | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | [0-9.]*× |$' "$tmp/b.txt" && ok ||
+  bad "bench relative: $(cat "$tmp/b.txt" "$tmp/err")"
+"$VKF" bench attention --kind relative --n 0 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "'0' for --n" "$tmp/err" && ok || bad "bench relative --n 0: $(cat "$tmp/err")"
 vkf_summary

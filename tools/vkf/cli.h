@@ -28,6 +28,8 @@ int vkf_cli_bench_attention_lowrank(int argc, char **argv);
 /* --kind adaptive_span of vkf bench attention (bench_attention_span.c). */
 int vkf_cli_bench_attention_span(int argc, char **argv);
 int vkf_cli_bench_attention_long_short(int argc, char **argv);
+/* --kind relative: Transformer-XL's relative attention (bench_attention_relative.c). */
+int vkf_cli_bench_attention_relative(int argc, char **argv);
 /* --pattern P of vkf bench attention: the block-sparse kernel (bench_attention_sparse.c). */
 int vkf_cli_bench_attention_sparse(int argc, char **argv);
 int vkf_cli_bench_rows(int argc, char **argv);      /* cmd_bench_rows.c */

@@ -305,8 +305,8 @@ static void usage(FILE *f) {
       "the same data. Default shapes: (1,12,N,N,64) for N = 197, 577, 1024, 4096;\n"
       "(1,16,2048,2048,128); decoding (1,12,1,Nk,64) for Nk = 4096, 32768.\n"
       "vkf bench attention --kind linear|performer|rfa --help: the linear-attention family;\n"
-      "--kind nystrom|linformer, --kind adaptive_span, --kind long_short, --pattern P: their\n"
-      "own tables.\n"
+      "--kind nystrom|linformer, --kind adaptive_span, --kind long_short, --kind relative\n"
+      "(Transformer-XL), --pattern P: their own tables.\n"
       "--variant coopmat (with --fp16, on a device with cooperative matrices: vkf devices):\n"
       "the tensor-core body; --variant tiled: the register-tiled SIMT body (GPUs' prefill);\n"
       "shapes a forced body cannot take run the chooser's. Without --variant, on a device with\n"
@@ -331,6 +331,9 @@ int vkf_cli_bench_attention(int argc, char **argv) {
   for (int i = 0; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "long_short"))
       return vkf_cli_bench_attention_long_short(argc, argv);
+  for (int i = 0; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--kind") && !strcmp(argv[i + 1], "relative"))
+      return vkf_cli_bench_attention_relative(argc, argv);
   /* A sparsity pattern: the block-sparse kernel (bench_attention_sparse.c). */
   for (int i = 0; i < argc; i++)
     if (!strcmp(argv[i], "--pattern")) return vkf_cli_bench_attention_sparse(argc, argv);
