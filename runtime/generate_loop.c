@@ -138,7 +138,7 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "%s: %s is not a causal language model (ReformerModelWithLMHead)",
                              dir, vkf_model_architecture(q->model));
-    max_ctx = vkf_reformer_max_seq(g->gm.reformer);
+    max_ctx = vkf_reformer_max_positions(g->gm.reformer); /* steps are not padded */
     src_vocab = c->vocab_size;
   } else if (!strcmp(family, "transfo_xl")) {
     /* No positions: the memory bounds nothing but the graphs. */

@@ -1,8 +1,10 @@
-/* The device side of `vkf generate` for ReformerModelWithLMHead (models/arch/reformer.h): each
- * row's ids stay on the host, and every step runs the whole row again, alone, with the windows
- * Hugging Face's cached generation gives the generated tokens (vkf_reformer_build's prompt_len),
- * so the greedy ids equal generate()'s. A recompute costs O(n) per layer and token: fine for the
- * small models this runs, and it needs no cache of past states and buckets. */
+/* The device side of `vkf generate` for ReformerModelWithLMHead (models/arch/reformer.h): Hugging
+ * Face's cached generation, row by row (each row alone, batch 1). The prefill runs the prompt's
+ * forward and keeps, per layer, the layer-normed states and (LSH layers that hashed) the buckets
+ * with their rounds' offsets, as ReformerAttention caches them; each step runs one token through
+ * vkf_reformer_build_step against that cache and appends the layer's new state and buckets. So
+ * greedy ids equal generate()'s for a prompt alone: Hugging Face's batched cached LSH step reads
+ * every row's keys from row 0 (its batch offset is always 0), which this engine does not copy. */
 #ifndef VKF_RUNTIME_REFORMER_ENGINE_H
 #define VKF_RUNTIME_REFORMER_ENGINE_H
 
@@ -23,7 +25,8 @@ void vkf_reformer_engine_destroy(vkf_reformer_engine *engine);
 vkf_status vkf_reformer_engine_prefill(vkf_reformer_engine *engine, const int32_t *ids,
                                        int64_t prompt_len, const int64_t *lens,
                                        const float **out_logits);
-/* tokens[r] at positions[r] (the row's earlier tokens fill 0 .. positions[r]-1). */
+/* tokens[r] at positions[r], at most the row's cached length: an earlier position (a finished
+ * row repeating its last token) drops the cache from there first. */
 vkf_status vkf_reformer_engine_step(vkf_reformer_engine *engine, const int32_t *tokens,
                                     const int64_t *positions, const float **out_logits);
 /* Row r becomes row rows[r] (beam search). */

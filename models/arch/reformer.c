@@ -7,25 +7,16 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/reformer_internal.h"
 #include "models/arch/reformer_lsh.h"
 #include "models/arch/transformer_block.h"
 
-enum { RF_NAME_MAX = VKF_ARCH_NAME_MAX };
 #define NAME VKF_NAME
 
 /* Hugging Face's float32 mask_value of LocalSelfAttention (torch.where(mask, dots, -1e9)). Added
  * to a score of magnitude below 32 it gives exactly -1e9 in f32, so a fully masked row is uniform
  * over its keys, as Hugging Face's. */
 #define RF_MASK_VALUE 1e9f
-
-struct vkf_reformer {
-  vkf_arch_files f;
-  vkf_reformer_config rc;
-  const char *prefix; /* "reformer." (head checkpoints) or "" */
-  const char *arch;
-  int lm_head;
-  const char *lm_bias; /* "lm_head.decoder.bias" or "lm_head.bias" */
-};
 
 static int64_t gcd64(int64_t a, int64_t b) {
   while (b) {
@@ -49,20 +40,25 @@ static void chunk_lengths(const vkf_reformer_config *rc, int64_t *lcm, int64_t *
   }
 }
 
-static int64_t padded_len(const vkf_reformer *m, int64_t n) {
+int64_t vkf_reformer_padded_len(const vkf_reformer *m, int64_t n) {
   int64_t lcm, min;
   chunk_lengths(&m->rc, &lcm, &min);
   return n % lcm != 0 && n > min ? n + lcm - n % lcm : n;
 }
 
-int64_t vkf_reformer_max_seq(const vkf_reformer *m) {
+int64_t vkf_reformer_max_positions(const vkf_reformer *m) {
   int64_t cap = m->f.config.max_position_embeddings;
   if (m->rc.axial_pos_embds) {
     int64_t grid = m->rc.axial_pos_shape[0] * m->rc.axial_pos_shape[1];
     if (grid < cap) cap = grid;
   }
+  return cap;
+}
+
+int64_t vkf_reformer_max_seq(const vkf_reformer *m) {
+  int64_t cap = vkf_reformer_max_positions(m);
   int64_t n = cap;
-  while (n > 0 && padded_len(m, n) > cap) n--;
+  while (n > 0 && vkf_reformer_padded_len(m, n) > cap) n--;
   return n;
 }
 
@@ -233,16 +229,17 @@ static void fill_value(float *out, size_t count, const void *user) {
 }
 
 /* An f32 constant filled with one value (cached per key). */
-static vkf_value constant(const vkf_arch_weights *w, vkf_graph *g, const char *key, vkf_dtype dt,
-                          uint32_t rank, const int64_t *shape, const float *value) {
+vkf_value vkf_reformer_constant(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                                vkf_dtype dt, uint32_t rank, const int64_t *shape,
+                                const float *value) {
   vkf_arch_weights wd = *w;
   wd.dtype = dt;
   wd.prefix = "";
   return vkf_arch_computed(&wd, g, key, dt, rank, shape, fill_value, value);
 }
 
-static vkf_value layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *module,
-                           vkf_value x, float eps) {
+vkf_value vkf_reformer_layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *module,
+                                 vkf_value x, float eps) {
   char a[RF_NAME_MAX], b[RF_NAME_MAX], nm[RF_NAME_MAX];
   vkf_norm_options o = {.eps = eps,
                         .gamma = vkf_arch_weight(w, g, NAME(a, "%s.weight", module)),
@@ -251,8 +248,8 @@ static vkf_value layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *
 }
 
 /* x·Wᵀ (+ bias) (+ residual), act applied before the residual. */
-static vkf_value linear(const vkf_arch_weights *w, vkf_graph *g, const char *module, int bias,
-                        vkf_value x, vkf_value residual, vkf_activation act) {
+vkf_value vkf_reformer_linear(const vkf_arch_weights *w, vkf_graph *g, const char *module,
+                              int bias, vkf_value x, vkf_value residual, vkf_activation act) {
   char a[RF_NAME_MAX], b[RF_NAME_MAX], nm[RF_NAME_MAX];
   vkf_matmul_options o = {.transpose_b = 1,
                           .bias = bias ? vkf_arch_weight(w, g, NAME(b, "%s.bias", module))
@@ -263,17 +260,15 @@ static vkf_value linear(const vkf_arch_weights *w, vkf_graph *g, const char *mod
                     vkf_arch_matmul_weight(w, g, NAME(a, "%s.weight", module)), &o);
 }
 
-/* Word embeddings plus positions 0..n-1: axial ones are concat(w0[p / ax1], w1[p % ax1]), the two
- * factor tables broadcast over the grid (adding zeros) and flattened; else rows of the table. */
-static vkf_value embeddings(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
-                            vkf_value ids, int64_t n) {
+vkf_value vkf_reformer_embeddings(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
+                                  vkf_value ids, int64_t start, int64_t n) {
   const vkf_reformer_config *rc = &m->rc;
   char nm[RF_NAME_MAX], key[RF_NAME_MAX];
   vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", m->prefix),
                            vkf_arch_table_weight(w, g, "embeddings.word_embeddings.weight"), ids);
   vkf_value pos;
   if (rc->axial_pos_embds) {
-    int64_t ax1 = rc->axial_pos_shape[1], rows = (n + ax1 - 1) / ax1;
+    int64_t ax1 = rc->axial_pos_shape[1], rows = (start + n + ax1 - 1) / ax1;
     int64_t d0 = rc->axial_pos_embds_dim[0], d1 = rc->axial_pos_embds_dim[1];
     static const float zero = 0.0f;
     vkf_value w0 = vkf_slice(g, NAME(nm, "%sembeddings.position_embeddings.rows", m->prefix),
@@ -282,58 +277,31 @@ static vkf_value embeddings(const vkf_reformer *m, const vkf_arch_weights *w, vk
     vkf_value w1 = vkf_arch_weight(w, g, "embeddings.position_embeddings.weights.1"); /* [1, ax1, d1] */
     int64_t z0[3] = {1, ax1, d0}, z1[3] = {rows, 1, d1};
     w0 = vkf_add(g, NAME(nm, "%sembeddings.position_embeddings.grid0", m->prefix), w0,
-                 constant(w, g, NAME(key, "reformer.zeros.1.%lld.%lld", (long long)ax1, (long long)d0),
+                 vkf_reformer_constant(w, g, NAME(key, "reformer.zeros.1.%lld.%lld", (long long)ax1, (long long)d0),
                           w->dtype, 3, z0, &zero));
     w1 = vkf_add(g, NAME(nm, "%sembeddings.position_embeddings.grid1", m->prefix), w1,
-                 constant(w, g, NAME(key, "reformer.zeros.%lld.1.%lld", (long long)rows, (long long)d1),
+                 vkf_reformer_constant(w, g, NAME(key, "reformer.zeros.%lld.1.%lld", (long long)rows, (long long)d1),
                           w->dtype, 3, z1, &zero));
     vkf_value both[2] = {w0, w1};
     pos = vkf_concat(g, NAME(nm, "%sembeddings.position_embeddings.grid", m->prefix), both, 2, 2);
     int64_t flat[2] = {rows * ax1, d0 + d1};
     pos = vkf_reshape(g, NAME(nm, "%sembeddings.position_embeddings.flat", m->prefix), pos, 2, flat);
-    pos = vkf_slice(g, NAME(nm, "%sembeddings.position_embeddings", m->prefix), pos, 0, 0, n);
+    pos = vkf_slice(g, NAME(nm, "%sembeddings.position_embeddings", m->prefix), pos, 0, start,
+                    start + n);
   } else {
     pos = vkf_slice(g, NAME(nm, "%sembeddings.position_embeddings", m->prefix),
-                    vkf_arch_weight(w, g, "embeddings.position_embeddings.embedding.weight"), 0, 0,
-                    n);
+                    vkf_arch_weight(w, g, "embeddings.position_embeddings.embedding.weight"), 0,
+                    start, start + n);
   }
   return vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x, pos);
 }
 
 typedef struct causal_table {
   int64_t nc, l, before, w; /* this build's chunks */
-  /* Generation (vkf_reformer_build's prompt_len > 0): the prompt's length and padded length,
-   * and the layer's configured chunking. */
-  int64_t prompt_len, prompt_padded, config_l, config_before, config_after;
-  int log_mult; /* fill: 0 the 0/1 visibility, 1 log(multiplicity) where visible */
 } causal_table;
 
-/* The first key a generated token at position p sees in Hugging Face's cached step:
- * past_states[start:] with start = (p // L - before) · L (Python's slice: negative from the end). */
-static int64_t step_first_key(const causal_table *t, int64_t p) {
-  int64_t start = (p / t->config_l - t->config_before) * t->config_l;
-  if (start >= 0) return start;
-  return p + start > 0 ? p + start : 0;
-}
-
-/* How many times query qp sees key kp in Hugging Face's generation: a prompt token as the
- * prefill's chunked attention over the padded prompt saw it (a chunk counted once per
- * neighbour slot it fills: twice when the neighbours outnumber the prompt's chunks), a generated
- * token its step's keys once each. Causal in both. */
-static int64_t gen_multiplicity(const causal_table *t, int64_t qp, int64_t kp) {
-  if (kp > qp) return 0;
-  if (qp >= t->prompt_len) return kp >= step_first_key(t, qp);
-  if (t->prompt_padded <= t->config_l) return 1; /* the prefill's plain attention */
-  int64_t ncp = t->prompt_padded / t->config_l, cq = qp / t->config_l, ck = kp / t->config_l, m = 0;
-  for (int64_t i = -t->config_before; i <= t->config_after; i++)
-    m += (((cq + i) % ncp) + ncp) % ncp == ck;
-  return m;
-}
-
-/* [nc, L, W·L] over this build's windows, key ((c + i) mod nc)·L + j of query c·L + q. Forward:
- * 1 where the key is not after the query. Generation: the key's multiplicity m goes to its first
- * slot in the window, as 1 (visibility) or log(m) (an additive bias: m copies of a key weigh m
- * times one); later slots of the same key, and keys not seen, get 0 (masked). */
+/* [nc, L, W·L] over this build's windows, key ((c + i) mod nc)·L + j of query c·L + q: 1 where
+ * the key is not after the query. */
 static void fill_causal(float *out, size_t count, const void *user) {
   const causal_table *t = user;
   size_t k = 0;
@@ -342,19 +310,8 @@ static void fill_causal(float *out, size_t count, const void *user) {
       int64_t qp = c * t->l + q;
       for (int64_t i = 0; i < t->w; i++) {
         int64_t chunk = (((c + i - t->before) % t->nc) + t->nc) % t->nc;
-        for (int64_t j = 0; j < t->l; j++, k++) {
-          int64_t kp = chunk * t->l + j;
-          float v = kp <= qp ? 1.0f : 0.0f;
-          if (t->prompt_len) {
-            /* an earlier slot of the same key in this row took it */
-            int64_t earlier = 0;
-            for (int64_t i2 = 0; i2 < i; i2++)
-              earlier |= (((c + i2 - t->before) % t->nc) + t->nc) % t->nc == chunk;
-            int64_t mult = earlier ? 0 : gen_multiplicity(t, qp, kp);
-            v = t->log_mult ? (mult > 0 ? (float)log((double)mult) : 0.0f) : (mult > 0 ? 1.0f : 0.0f);
-          }
-          if (k < count) out[k] = v;
-        }
+        for (int64_t j = 0; j < t->l; j++, k++)
+          if (k < count) out[k] = chunk * t->l + j <= qp ? 1.0f : 0.0f;
       }
     }
 }
@@ -365,7 +322,7 @@ static void fill_causal(float *out, size_t count, const void *user) {
  * attention mask and the causal rule become one additive bias [B·nc, 1, L, W·L]. */
 static vkf_value local_attention(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
                                  const char *lp, vkf_value x, vkf_value maskf, vkf_value residual,
-                                 int64_t b, int64_t n, int64_t prompt_len) {
+                                 int64_t b, int64_t n) {
   const vkf_hf_config *c = &m->f.config;
   const vkf_reformer_config *rc = &m->rc;
   int64_t h = c->num_attention_heads, dh = c->head_dim, hd = h * dh;
@@ -376,7 +333,7 @@ static vkf_value local_attention(const vkf_reformer *m, const vkf_arch_weights *
   vkf_value qkv[3];
   static const char *const names[3] = {"query", "key", "value"};
   for (int i = 0; i < 3; i++)
-    qkv[i] = linear(w, g, NAME(mod, "%sattention.self_attention.%s", lp, names[i]), 0, x,
+    qkv[i] = vkf_reformer_linear(w, g, NAME(mod, "%sattention.self_attention.%s", lp, names[i]), 0, x,
                     VKF_NO_VALUE, VKF_ACT_NONE); /* [B, N, H·dh] */
   static const uint32_t ax[4] = {0, 2, 1, 3};
   int64_t qs[4] = {b * nc, l, h, dh};
@@ -402,45 +359,26 @@ static vkf_value local_attention(const vkf_reformer *m, const vkf_arch_weights *
                      after);
   ok = vkf_reshape(g, NAME(nm, "%s%sattention.mask.keys", w->prefix, lp), ok, 4, mw);
   int64_t rows = 1;
-  vkf_value log_mult = VKF_NO_VALUE;
   if (rc->is_decoder) {
-    causal_table t = {.nc = nc,
-                      .l = l,
-                      .before = before,
-                      .w = before + 1 + after,
-                      .prompt_len = prompt_len,
-                      .prompt_padded = prompt_len ? padded_len(m, prompt_len) : 0,
-                      .config_l = rc->local.chunk_length,
-                      .config_before = rc->local.chunks_before,
-                      .config_after = rc->local.chunks_after};
+    causal_table t = {.nc = nc, .l = l, .before = before, .w = before + 1 + after};
     int64_t cs[3] = {nc, l, win};
     vkf_arch_weights w32 = *w;
     w32.dtype = VKF_F32;
     w32.prefix = "";
     vkf_value causal = vkf_arch_computed(
         &w32, g,
-        NAME(key, "reformer.causal.%lld.%lld.%lld.%lld.%lld", (long long)nc, (long long)l,
-             (long long)before, (long long)after, (long long)prompt_len),
+        NAME(key, "reformer.causal.%lld.%lld.%lld.%lld", (long long)nc, (long long)l,
+             (long long)before, (long long)after),
         VKF_F32, 3, cs, fill_causal, &t);
     ok = vkf_mul(g, NAME(nm, "%s%sattention.mask.causal", w->prefix, lp), ok, causal);
     rows = l;
-    if (prompt_len) {
-      t.log_mult = 1;
-      log_mult = vkf_arch_computed(
-          &w32, g,
-          NAME(key, "reformer.log_mult.%lld.%lld.%lld.%lld.%lld", (long long)nc, (long long)l,
-               (long long)before, (long long)after, (long long)prompt_len),
-          VKF_F32, 3, cs, fill_causal, &t);
-    }
   }
   static const float minus = -RF_MASK_VALUE, plus_one = 1.0f;
   int64_t one[1] = {1};
   vkf_value bias = vkf_scale(g, NAME(nm, "%s%sattention.mask.scaled", w->prefix, lp), ok,
                              RF_MASK_VALUE);
   bias = vkf_add(g, NAME(nm, "%s%sattention.mask.bias", w->prefix, lp), bias,
-                 constant(w, g, "reformer.mask_value", VKF_F32, 1, one, &minus));
-  if (vkf_value_valid(log_mult))
-    bias = vkf_add(g, NAME(nm, "%s%sattention.mask.multiplicity", w->prefix, lp), bias, log_mult);
+                 vkf_reformer_constant(w, g, "reformer.mask_value", VKF_F32, 1, one, &minus));
   int64_t bs[4] = {b * nc, 1, rows, win};
   bias = vkf_reshape(g, NAME(nm, "%s%sattention.mask.bias_rows", w->prefix, lp), bias, 4, bs);
   vkf_attention_options o = {.scale = (float)(1.0 / sqrt((double)dh)), .bias = bias};
@@ -450,13 +388,13 @@ static vkf_value local_attention(const vkf_reformer *m, const vkf_arch_weights *
    * in f32, so every key gets probability 1 and the output is the keys' sum of values; the fused
    * kernel's uniform softmax gives their mean. Scale those rows by W·L. */
   vkf_value none = vkf_add(g, NAME(nm, "%s%sattention.mask.none", w->prefix, lp),
-                           constant(w, g, "reformer.one", VKF_F32, 1, one, &plus_one),
+                           vkf_reformer_constant(w, g, "reformer.one", VKF_F32, 1, one, &plus_one),
                            vkf_scale(g, NAME(nm, "%s%sattention.mask.any", w->prefix, lp),
                                      vkf_reduce(g, NAME(nm, "%s%sattention.mask.max", w->prefix, lp),
                                                 ok, VKF_REDUCE_MAX, 3),
                                      -1.0f)); /* [B, nc, rows, 1]: 1 when no key is visible */
   vkf_value factor = vkf_add(g, NAME(nm, "%s%sattention.mask.sum_factor", w->prefix, lp),
-                             constant(w, g, "reformer.one", VKF_F32, 1, one, &plus_one),
+                             vkf_reformer_constant(w, g, "reformer.one", VKF_F32, 1, one, &plus_one),
                              vkf_scale(g, NAME(nm, "%s%sattention.mask.extra", w->prefix, lp), none,
                                        (float)(win - 1)));
   int64_t fs[4] = {b * nc, 1, rows, 1};
@@ -467,81 +405,95 @@ static vkf_value local_attention(const vkf_reformer *m, const vkf_arch_weights *
   int64_t merged[3] = {b, n, hd};
   ctx = vkf_permute(g, NAME(nm, "%s%sattention.merge", w->prefix, lp), ctx, ax);
   ctx = vkf_reshape(g, NAME(nm, "%s%sattention.merged", w->prefix, lp), ctx, 3, merged);
-  return linear(w, g, NAME(mod, "%sattention.output.dense", lp), 0, ctx, residual, VKF_ACT_NONE);
+  return vkf_reformer_linear(w, g, NAME(mod, "%sattention.output.dense", lp), 0, ctx, residual, VKF_ACT_NONE);
+}
+
+void vkf_reformer_lsh_params(const vkf_reformer *m, vkf_reformer_lsh *p) {
+  const vkf_hf_config *c = &m->f.config;
+  const vkf_reformer_config *rc = &m->rc;
+  *p = (vkf_reformer_lsh){.heads = c->num_attention_heads,
+                          .head_dim = c->head_dim,
+                          .chunk = rc->lsh.chunk_length,
+                          .before = rc->lsh.chunks_before,
+                          .after = rc->lsh.chunks_after,
+                          .hashes = rc->num_hashes,
+                          .factor_count = rc->bucket_factor_count,
+                          .factors = rc->bucket_factors,
+                          .seed = (uint64_t)rc->hash_seed,
+                          .causal = rc->is_decoder};
 }
 
 /* LSHSelfAttention + ReformerSelfOutput of layer `lp` (reformer_lsh.h), added to `residual`; the
- * hashing, sorting and masks run in f32 whatever the build's dtype. */
+ * hashing, sorting and masks run in f32 whatever the build's dtype. *buckets: the layer's buckets
+ * (reformer_lsh.h). */
 static vkf_value lsh_attention(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
                                const char *lp, vkf_value x, vkf_value maskf, vkf_value residual,
-                               int64_t b, int64_t n) {
-  const vkf_hf_config *c = &m->f.config;
-  const vkf_reformer_config *rc = &m->rc;
+                               int64_t b, int64_t n, vkf_value *buckets) {
   char nm[RF_NAME_MAX], mod[RF_NAME_MAX];
-  vkf_value qk = linear(w, g, NAME(mod, "%sattention.self_attention.query_key", lp), 0, x,
-                        VKF_NO_VALUE, VKF_ACT_NONE);
-  vkf_value v = linear(w, g, NAME(mod, "%sattention.self_attention.value", lp), 0, x, VKF_NO_VALUE,
-                       VKF_ACT_NONE);
+  vkf_value qk = vkf_reformer_linear(w, g, NAME(mod, "%sattention.self_attention.query_key", lp),
+                                     0, x, VKF_NO_VALUE, VKF_ACT_NONE);
+  vkf_value v = vkf_reformer_linear(w, g, NAME(mod, "%sattention.self_attention.value", lp), 0, x,
+                                    VKF_NO_VALUE, VKF_ACT_NONE);
   if (w->dtype != VKF_F32) {
     qk = vkf_cast(g, NAME(nm, "%s%sattention.qk.f32", w->prefix, lp), qk, VKF_F32);
     v = vkf_cast(g, NAME(nm, "%s%sattention.v.f32", w->prefix, lp), v, VKF_F32);
   }
-  vkf_reformer_lsh p = {.heads = c->num_attention_heads,
-                        .head_dim = c->head_dim,
-                        .chunk = rc->lsh.chunk_length,
-                        .before = rc->lsh.chunks_before,
-                        .after = rc->lsh.chunks_after,
-                        .hashes = rc->num_hashes,
-                        .factor_count = rc->bucket_factor_count,
-                        .factors = rc->bucket_factors,
-                        .seed = (uint64_t)rc->hash_seed,
-                        .causal = rc->is_decoder};
+  vkf_reformer_lsh p;
+  vkf_reformer_lsh_params(m, &p);
   vkf_value ctx = vkf_reformer_lsh_attention(
-      g, w, NAME(nm, "%s%sattention.self_attention", w->prefix, lp), qk, v, maskf, b, n, &p);
+      g, w, NAME(nm, "%s%sattention.self_attention", w->prefix, lp), qk, v, maskf, b, n, &p,
+      buckets);
   if (w->dtype != VKF_F32) ctx = vkf_cast(g, NAME(nm, "%s%sattention.ctx", w->prefix, lp), ctx, w->dtype);
-  return linear(w, g, NAME(mod, "%sattention.output.dense", lp), 0, ctx, residual, VKF_ACT_NONE);
+  return vkf_reformer_linear(w, g, NAME(mod, "%sattention.output.dense", lp), 0, ctx, residual,
+                             VKF_ACT_NONE);
 }
 
-/* ReformerLayer: a = a + Attention(LN(h)); h = h + FeedForward(LN(a)). */
-static void layer(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g, int64_t li,
-                  vkf_value *a, vkf_value *h, vkf_value maskf, int64_t b, int64_t n,
-                  int64_t prompt_len) {
+vkf_value vkf_reformer_feed_forward(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
+                                    const char *lp, vkf_value a, vkf_value h) {
   const vkf_hf_config *c = &m->f.config;
-  float eps = (float)c->layer_norm_eps;
-  char lp[64], mod[RF_NAME_MAX];
-  NAME(lp, "encoder.layers.%lld.", (long long)li);
-  vkf_value x = layernorm(w, g, NAME(mod, "%sattention.layer_norm", lp), *h, eps);
-  if (m->rc.attn[li] == VKF_REFORMER_LSH)
-    *a = lsh_attention(m, w, g, lp, x, maskf, *a, b, n);
-  else
-    *a = local_attention(m, w, g, lp, x, maskf, *a, b, n, prompt_len);
-  /* ChunkReformerFeedForward: chunking along the sequence does not change the values. */
-  vkf_value y = layernorm(w, g, NAME(mod, "%sfeed_forward.layer_norm", lp), *a, eps);
-  y = linear(w, g, NAME(mod, "%sfeed_forward.dense.dense", lp), 1, y, VKF_NO_VALUE,
-             vkf_block_activation(c->hidden_act));
-  *h = linear(w, g, NAME(mod, "%sfeed_forward.output.dense", lp), 1, y, *h, VKF_ACT_NONE);
+  char mod[RF_NAME_MAX];
+  vkf_value y = vkf_reformer_layernorm(w, g, NAME(mod, "%sfeed_forward.layer_norm", lp), a,
+                                       (float)c->layer_norm_eps);
+  y = vkf_reformer_linear(w, g, NAME(mod, "%sfeed_forward.dense.dense", lp), 1, y, VKF_NO_VALUE,
+                          vkf_block_activation(c->hidden_act));
+  return vkf_reformer_linear(w, g, NAME(mod, "%sfeed_forward.output.dense", lp), 1, y, h,
+                             VKF_ACT_NONE);
+}
+
+vkf_status vkf_reformer_head(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
+                             vkf_value a, vkf_value h, int64_t cut, vkf_value *logits,
+                             vkf_value *last_hidden_state) {
+  char key[RF_NAME_MAX];
+  vkf_value halves[2] = {a, h};
+  vkf_value y = vkf_concat(g, NAME(key, "%sencoder.halves", m->prefix), halves, 2, 2);
+  y = vkf_reformer_layernorm(w, g, "encoder.layer_norm", y, (float)m->f.config.layer_norm_eps);
+  if (cut) y = vkf_slice(g, NAME(key, "%sencoder.unpadded", m->prefix), y, 1, 0, cut);
+  if (m->lm_head) {
+    vkf_arch_weights hw = *w;
+    hw.prefix = "";
+    vkf_matmul_options o = {.transpose_b = 1, .bias = vkf_arch_weight(&hw, g, m->lm_bias)};
+    vkf_value l = vkf_matmul(g, "lm_head.decoder", y,
+                             vkf_arch_matmul_weight(&hw, g, "lm_head.decoder.weight"), &o);
+    *logits = vkf_arch_f32_output(g, l, "logits");
+  } else {
+    *last_hidden_state = vkf_arch_f32_output(g, y, "last_hidden_state");
+  }
+  return vkf_graph_status(g);
 }
 
 vkf_status vkf_reformer_build(vkf_reformer *m, int64_t batch, int64_t n, vkf_dtype dt,
-                              int64_t prompt_len, vkf_reformer_graph *out) {
+                              int with_cache, vkf_reformer_graph *out) {
   memset(out, 0, sizeof *out);
   const vkf_hf_config *c = &m->f.config;
   int64_t b = batch ? batch : 1, max = vkf_reformer_max_seq(m);
-  if (b < 1 || n < 1 || n > max || (dt != VKF_F32 && dt != VKF_F16) || prompt_len < 0 ||
-      prompt_len > n || (prompt_len && !m->rc.is_decoder))
+  if (b < 1 || n < 1 || n > max || (dt != VKF_F32 && dt != VKF_F16) || (with_cache && b != 1))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "%s: batch %lld, seq_len %lld (max %lld: padded to the chunk lengths' "
                            "common multiple it must fit max_position_embeddings and "
-                           "axial_pos_shape), dtype %s, prompt_len %lld (decoders) not supported",
+                           "axial_pos_shape), dtype %s%s not supported",
                            m->f.dir, (long long)b, (long long)n, (long long)max,
-                           vkf_dtype_name(dt), (long long)prompt_len);
-  for (int64_t l = 0; prompt_len && l < m->rc.layer_count; l++)
-    if (m->rc.attn[l] == VKF_REFORMER_LSH)
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: generation with LSH layers is not supported (Hugging Face's "
-                             "cached steps hash against cached buckets); local layers only",
-                             m->f.dir);
-  int64_t np = padded_len(m, n), pad = np - n;
+                           vkf_dtype_name(dt), with_cache ? " with the cache (batch 1)" : "");
+  int64_t np = vkf_reformer_padded_len(m, n), pad = np - n;
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create(m->arch, &g));
   vkf_arch_weights w = {m->f.ck, &m->f.owned, m->prefix, dt, m->f.quantize};
@@ -557,36 +509,41 @@ vkf_status vkf_reformer_build(vkf_reformer *m, int64_t batch, int64_t n, vkf_dty
     static const float zero = 0.0f;
     vkf_value pads = vkf_cast(
         g, "input_ids.padding",
-        constant(&w, g, NAME(key, "reformer.pad_ids.%lld.%lld", (long long)b, (long long)pad),
+        vkf_reformer_constant(&w, g, NAME(key, "reformer.pad_ids.%lld.%lld", (long long)b, (long long)pad),
                  VKF_F32, 2, bp, &pad_id),
         VKF_I32);
     vkf_value two[2] = {ids, pads};
     ids_p = vkf_concat(g, "input_ids.padded", two, 2, 1);
     vkf_value mtwo[2] = {maskf,
-                         constant(&w, g,
+                         vkf_reformer_constant(&w, g,
                                   NAME(key, "reformer.pad_mask.%lld.%lld", (long long)b,
                                        (long long)pad),
                                   VKF_F32, 2, bp, &zero)};
     maskf = vkf_concat(g, "attention_mask.padded", mtwo, 2, 1);
   }
-  vkf_value x = embeddings(m, &w, g, ids_p, np);
+  vkf_value x = vkf_reformer_embeddings(m, &w, g, ids_p, 0, np);
   vkf_value a = x, h = x; /* the reversible halves: X1 = X2 = embeddings */
-  for (int64_t l = 0; l < c->num_hidden_layers; l++) layer(m, &w, g, l, &a, &h, maskf, b, np, prompt_len);
-  vkf_value halves[2] = {a, h};
-  vkf_value y = vkf_concat(g, NAME(key, "%sencoder.halves", m->prefix), halves, 2, 2);
-  y = layernorm(&w, g, "encoder.layer_norm", y, (float)c->layer_norm_eps);
-  if (pad) y = vkf_slice(g, NAME(key, "%sencoder.unpadded", m->prefix), y, 1, 0, n);
-  if (m->lm_head) {
-    vkf_arch_weights hw = w;
-    hw.prefix = "";
-    vkf_matmul_options o = {.transpose_b = 1, .bias = vkf_arch_weight(&hw, g, m->lm_bias)};
-    vkf_value logits = vkf_matmul(g, "lm_head.decoder", y,
-                                  vkf_arch_matmul_weight(&hw, g, "lm_head.decoder.weight"), &o);
-    out->logits = vkf_arch_f32_output(g, logits, "logits");
-  } else {
-    out->last_hidden_state = vkf_arch_f32_output(g, y, "last_hidden_state");
+  /* ReformerLayer: a = a + Attention(LN(h)); h = h + FeedForward(LN(a)). */
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) {
+    char lp[64], mod[RF_NAME_MAX];
+    NAME(lp, "encoder.layers.%lld.", (long long)l);
+    vkf_value xl = vkf_reformer_layernorm(&w, g, NAME(mod, "%sattention.layer_norm", lp), h,
+                                          (float)c->layer_norm_eps);
+    vkf_value buckets = VKF_NO_VALUE;
+    if (m->rc.attn[l] == VKF_REFORMER_LSH)
+      a = lsh_attention(m, &w, g, lp, xl, maskf, a, b, np, &buckets);
+    else
+      a = local_attention(m, &w, g, lp, xl, maskf, a, b, np);
+    if (with_cache) {
+      /* What Hugging Face's generation caches: the layer-normed states and the LSH buckets. */
+      out->cache_states[l] = vkf_arch_f32_output(g, xl, NAME(mod, "cache.%lld.states", (long long)l));
+      if (vkf_value_valid(buckets))
+        out->cache_buckets[l] = vkf_graph_output(g, buckets, NAME(mod, "cache.%lld.buckets", (long long)l));
+    }
+    h = vkf_reformer_feed_forward(m, &w, g, lp, a, h);
   }
-  vkf_status st = vkf_graph_status(g);
+  vkf_status st = vkf_reformer_head(m, &w, g, a, h, pad ? n : 0, &out->logits,
+                                    &out->last_hidden_state);
   if (st) {
     vkf_graph_destroy(g);
     memset(out, 0, sizeof *out);
@@ -595,5 +552,6 @@ vkf_status vkf_reformer_build(vkf_reformer *m, int64_t batch, int64_t n, vkf_dty
   out->graph = g;
   out->input_ids = ids;
   out->attention_mask = mask;
+  out->padded_len = np;
   return VKF_OK;
 }

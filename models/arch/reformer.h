@@ -3,7 +3,8 @@
  * positions; reversible layers (Y1 = X1 + Attention(X2), Y2 = X2 + FeedForward(Y1), both halves
  * starting as the embeddings) whose attention is chunked local self-attention (each chunk of
  * local_attn_chunk_length queries sees its own and local_num_chunks_before / after neighbouring
- * chunks, wrapping around as Hugging Face's _look_adjacent does); the halves concatenated and
+ * chunks, wrapping around as Hugging Face's _look_adjacent does) or LSH self-attention
+ * (reformer_lsh.h); the halves concatenated and
  * layer-normed ([B, N, 2·hidden_size]); the LM head over that. Inputs longer than the smallest
  * chunk and not a multiple of the chunk lengths' least common multiple are padded inside the graph
  * as Hugging Face pads them (pad_token_id, masked), and the output cut back. */
@@ -22,8 +23,8 @@ typedef struct vkf_reformer vkf_reformer;
  * "reformer." prefix head models save), checking every tensor the builder reads. The class is
  * ReformerModelWithLMHead or ReformerForMaskedLM when config.json's architectures names it and
  * the file has lm_head.decoder.weight, else ReformerModel. Errors are one line naming the
- * directory and the file, field or tensor: among them LSH layers (UNSUPPORTED: vkformer runs
- * local self-attention layers only), axial_pos_embds_dim not summing to hidden_size. */
+ * directory and the file, field or tensor: among them LSH layers without hash_seed or
+ * num_buckets (UNSUPPORTED), axial_pos_embds_dim not summing to hidden_size. */
 vkf_status vkf_reformer_load(const char *model_dir, vkf_reformer **out);
 void vkf_reformer_destroy(vkf_reformer *model);
 vkf_status vkf_reformer_quantize(vkf_reformer *model, const char *format);
@@ -35,6 +36,9 @@ int vkf_reformer_has_lm_head(const vkf_reformer *model);
 /* The longest input a build accepts: the sequence padded to the chunk lengths' least common
  * multiple must fit max_position_embeddings (and the axial grid). */
 int64_t vkf_reformer_max_seq(const vkf_reformer *model);
+/* The positions the embeddings cover (max_position_embeddings, and the axial grid): how long a
+ * generation's cached steps may run, as they are not padded. */
+int64_t vkf_reformer_max_positions(const vkf_reformer *model);
 
 typedef struct vkf_reformer_graph {
   vkf_graph *graph;            /* owned by the caller */
@@ -42,16 +46,42 @@ typedef struct vkf_reformer_graph {
   vkf_value attention_mask;    /* i32 [B, N] of 0/1 (masked keys) */
   vkf_value last_hidden_state; /* f32 [B, N, 2·D] (ReformerModel) */
   vkf_value logits;            /* f32 [B, N, V] (head classes) */
+  int64_t padded_len;          /* N padded to the chunk lengths (N when not padded) */
+  /* with_cache: per layer, what Hugging Face's generation caches after the prompt: the
+   * layer-normed states f32 [1, padded_len, D] (the caller keeps the first N), and for LSH layers
+   * that hashed (padded_len above lsh_attn_chunk_length) the buckets f32 [1, H, padded_len, R]
+   * without the rounds' offsets, padding in the extra bucket. */
+  vkf_value cache_states[VKF_REFORMER_MAX_LAYERS];
+  vkf_value cache_buckets[VKF_REFORMER_MAX_LAYERS];
 } vkf_reformer_graph;
 
-/* batch 0: 1; seq_len in [1, vkf_reformer_max_seq]; dtype VKF_F32 or VKF_F16.
- * prompt_len 0: the forward pass. Else the sequence is a prompt of prompt_len tokens followed by
- * tokens generated one at a time, and each generated token at position p attends to what Hugging
- * Face's cached generation step gives it: its past (layer-normed) states sliced from
- * start = (p / local_attn_chunk_length - local_num_chunks_before) · local_attn_chunk_length, a
- * negative start counting from the end as Python's slice does, and itself, without the chunk
- * structure (a subset of the causal chunk window, so the prompt's tokens are unchanged). */
+/* batch 0: 1; seq_len in [1, vkf_reformer_max_seq]; dtype VKF_F32 or VKF_F16; with_cache (batch
+ * 1): the cache outputs too (generation's prefill). */
 vkf_status vkf_reformer_build(vkf_reformer *model, int64_t batch, int64_t seq_len,
-                              vkf_dtype dtype, int64_t prompt_len, vkf_reformer_graph *out);
+                              vkf_dtype dtype, int with_cache, vkf_reformer_graph *out);
+
+/* One cached generation step of ReformerModelWithLMHead for batch 1, as Hugging Face's
+ * generate() runs it (past_buckets_states, input of one token at position `past`):
+ * local layers attend from the new token to their cached states from
+ * (past / local_attn_chunk_length - local_num_chunks_before) · local_attn_chunk_length (negative:
+ * from the end, Python's slice) and itself; LSH layers as vkf_reformer_lsh_step (reformer_lsh.h)
+ * over their cache. */
+typedef struct vkf_reformer_step_graph {
+  vkf_graph *graph;                                /* owned by the caller */
+  vkf_value input_ids;                             /* i32 [1, 1] */
+  vkf_value past_states[VKF_REFORMER_MAX_LAYERS];  /* f32 [1, past, D] inputs */
+  vkf_value past_buckets[VKF_REFORMER_MAX_LAYERS]; /* f32 [H, R, past] inputs, with offsets */
+  vkf_value states[VKF_REFORMER_MAX_LAYERS];       /* f32 [1, 1, D] outputs to cache */
+  /* f32 outputs without offsets: [1, H, 1, R] for a layer with cached buckets, [1, H, past + 1, R]
+   * for one without that hashes its whole cache now (past + 1 >= lsh_attn_chunk_length). */
+  vkf_value buckets[VKF_REFORMER_MAX_LAYERS];
+  vkf_value logits; /* f32 [1, 1, V] */
+} vkf_reformer_step_graph;
+
+/* past in [1, vkf_reformer_max_positions - 1]; offset_step[l] for each LSH layer: 0 when it has no
+ * cached buckets, else the step of its new bucket's round offsets (the bucket count, plus one
+ * when the cached buckets reach past it: Hugging Face's increase_num_buckets). */
+vkf_status vkf_reformer_build_step(vkf_reformer *model, int64_t past, vkf_dtype dtype,
+                                   const int64_t *offset_step, vkf_reformer_step_graph *out);
 
 #endif

@@ -66,19 +66,19 @@ static void fill_rotations(float *out, size_t count, const void *user) {
   vkf_torch_randn_f32(&rng, out, count);
 }
 
-static vkf_value f32_const(const vkf_arch_weights *w, vkf_graph *g, const char *key, uint32_t rank,
-                           const int64_t *shape, void (*fill)(float *, size_t, const void *),
-                           const void *user) {
+vkf_value vkf_reformer_lsh_const(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                                 uint32_t rank, const int64_t *shape,
+                                 void (*fill)(float *, size_t, const void *), const void *user) {
   vkf_arch_weights wd = *w;
   wd.dtype = VKF_F32;
   wd.prefix = "";
   return vkf_arch_computed(&wd, g, key, VKF_F32, rank, shape, fill, user);
 }
 
-static vkf_value scalar(const vkf_arch_weights *w, vkf_graph *g, float value) {
+vkf_value vkf_reformer_lsh_scalar(const vkf_arch_weights *w, vkf_graph *g, float value) {
   char key[NM];
   int64_t one[1] = {1};
-  return f32_const(w, g, NAME(key, "reformer.lsh.scalar.%.9g", (double)value), 1, one, fill_one,
+  return vkf_reformer_lsh_const(w, g, NAME(key, "reformer.lsh.scalar.%.9g", (double)value), 1, one, fill_one,
                    &value);
 }
 
@@ -89,7 +89,7 @@ static vkf_value ln(vkf_graph *g, const vkf_arch_weights *w, const char *name, v
   char a[2 * NM], b2[2 * NM], c[2 * NM], d[2 * NM];
   vkf_value y = VKF_NO_VALUE;
   for (int i = 0; i < 14; i++) {
-    vkf_value ey = i ? vkf_exp(g, NAME(a, "%s.%d.exp", name, i), y) : scalar(w, g, 1.0f);
+    vkf_value ey = i ? vkf_exp(g, NAME(a, "%s.%d.exp", name, i), y) : vkf_reformer_lsh_scalar(w, g, 1.0f);
     vkf_value step = vkf_div(g, NAME(b2, "%s.%d.step", name, i),
                              vkf_sub(g, NAME(c, "%s.%d.num", name, i), x, ey),
                              vkf_add(g, NAME(d, "%s.%d.den", name, i), x, ey));
@@ -100,15 +100,24 @@ static vkf_value ln(vkf_graph *g, const vkf_arch_weights *w, const char *name, v
 }
 
 /* |x| = relu(x) + relu(-x) */
-static vkf_value absval(vkf_graph *g, const char *name, vkf_value x) {
+vkf_value vkf_reformer_lsh_abs(vkf_graph *g, const char *name, vkf_value x) {
   char a[2 * NM], b[2 * NM], c[2 * NM];
   return vkf_add(g, name, vkf_relu(g, NAME(a, "%s.pos", name), x),
                  vkf_relu(g, NAME(b, "%s.neg", name), vkf_scale(g, NAME(c, "%s.minus", name), x, -1.0f)));
 }
 
-/* [B, N, H·dh] -> contiguous [B, H, N, dh] */
-static vkf_value heads(vkf_graph *g, const char *name, vkf_value x, int64_t b, int64_t n,
-                       int64_t h, int64_t dh) {
+/* x >= 0 for integers: relu(x + 1) - relu(x) */
+vkf_value vkf_reformer_lsh_nonneg(const vkf_arch_weights *w, vkf_graph *g, const char *name,
+                                  vkf_value x) {
+  char a[2 * NM], b[2 * NM], c[2 * NM];
+  return vkf_sub(g, name,
+                 vkf_relu(g, NAME(a, "%s.up", name),
+                          vkf_add(g, NAME(b, "%s.shift", name), x, vkf_reformer_lsh_scalar(w, g, 1.0f))),
+                 vkf_relu(g, NAME(c, "%s.x", name), x));
+}
+
+vkf_value vkf_reformer_lsh_heads(vkf_graph *g, const char *name, vkf_value x, int64_t b, int64_t n,
+                                 int64_t h, int64_t dh) {
   char nm[NM];
   int64_t s[4] = {b, n, h, dh};
   static const uint32_t ax[4] = {0, 2, 1, 3};
@@ -120,15 +129,15 @@ static vkf_value heads(vkf_graph *g, const char *name, vkf_value x, int64_t b, i
 /* Bucket of every (b, h, n, round), f32 [B, H, N, R]: argmax over [r, -r] per factor of the
  * rotated vectors (as the first index of a stable ascending sort of -[r, -r]), combined with the
  * factors' running product; padding tokens (maskf 0) in the extra bucket nb. */
-static vkf_value buckets(vkf_graph *g, const vkf_arch_weights *w, const char *name, vkf_value qh,
-                         vkf_value maskf, int64_t b, int64_t n, const vkf_reformer_lsh *p,
-                         int64_t *out_nb) {
+vkf_value vkf_reformer_lsh_buckets(vkf_graph *g, const vkf_arch_weights *w, const char *name,
+                                   vkf_value qh, vkf_value maskf, int64_t b, int64_t n,
+                                   const vkf_reformer_lsh *p, int64_t *out_nb) {
   char nm[NM], key[NM];
   int64_t h = p->heads, dh = p->head_dim, r = p->hashes, half = 0;
   for (int f = 0; f < p->factor_count; f++) half += p->factors[f] / 2;
   int64_t rs[3] = {h, dh, r * half};
   uint64_t seed = p->seed;
-  vkf_value rot = f32_const(w, g,
+  vkf_value rot = vkf_reformer_lsh_const(w, g,
                             NAME(key, "reformer.lsh.rotations.%llu.%lld.%lld.%lld.%lld",
                                  (unsigned long long)seed, (long long)h, (long long)dh,
                                  (long long)r, (long long)half),
@@ -160,20 +169,22 @@ static vkf_value buckets(vkf_graph *g, const vkf_arch_weights *w, const char *na
   bucket = vkf_add(g, NAME(nm, "%s.bucket.padded", name),
                    vkf_mul(g, NAME(nm, "%s.bucket.masked", name),
                            vkf_add(g, NAME(nm, "%s.bucket.shifted", name), bucket,
-                                   scalar(w, g, -(float)prod)),
+                                   vkf_reformer_lsh_scalar(w, g, -(float)prod)),
                            m),
-                   scalar(w, g, (float)prod));
+                   vkf_reformer_lsh_scalar(w, g, (float)prod));
   *out_nb = prod;
   return bucket;
 }
 
 vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, const char *name,
                                      vkf_value qk, vkf_value v, vkf_value maskf, int64_t b,
-                                     int64_t n, const vkf_reformer_lsh *p) {
+                                     int64_t n, const vkf_reformer_lsh *p,
+                                     vkf_value *out_buckets) {
   char nm[NM], key[NM];
   int64_t h = p->heads, dh = p->head_dim, bh = b * h;
-  vkf_value qh = heads(g, NAME(nm, "%s.qk_heads", name), qk, b, n, h, dh); /* [B, H, N, dh] */
-  vkf_value vh = heads(g, NAME(nm, "%s.v_heads", name), v, b, n, h, dh);
+  if (out_buckets) *out_buckets = VKF_NO_VALUE;
+  vkf_value qh = vkf_reformer_lsh_heads(g, NAME(nm, "%s.qk_heads", name), qk, b, n, h, dh); /* [B, H, N, dh] */
+  vkf_value vh = vkf_reformer_lsh_heads(g, NAME(nm, "%s.v_heads", name), v, b, n, h, dh);
   int plain = n <= p->chunk; /* do_standard_self_attention */
   int64_t r = plain ? 1 : p->hashes, l = plain ? n : p->chunk;
   int64_t before = plain ? 0 : p->before, after = plain ? 0 : p->after;
@@ -183,25 +194,26 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
     int64_t s[4] = {bh, 1, n, dh}, ps[4] = {1, 1, n, 1}, pk[4] = {1, 1, 1, n}, nn = n;
     qs = vkf_reshape(g, NAME(nm, "%s.q", name), qh, 4, s);
     vs = vkf_reshape(g, NAME(nm, "%s.v", name), vh, 4, s);
-    vkf_value pos = f32_const(w, g, NAME(key, "reformer.lsh.positions.%lld", (long long)n), 4, ps,
+    vkf_value pos = vkf_reformer_lsh_const(w, g, NAME(key, "reformer.lsh.positions.%lld", (long long)n), 4, ps,
                               fill_mod, &nn);
     posq = pos;
     posk = vkf_reshape(g, NAME(nm, "%s.key_positions", name), pos, 4, pk);
     /* the mask of each row's keys for every head: [B, 1, 1, N] · ones [1, H, 1, 1] */
     int64_t m4[4] = {b, 1, 1, n}, hs[4] = {1, h, 1, 1}, mk[4] = {bh, 1, 1, n};
     static const float one = 1.0f;
-    vkf_value ones = f32_const(w, g, NAME(key, "reformer.lsh.ones.%lld", (long long)h), 4, hs,
+    vkf_value ones = vkf_reformer_lsh_const(w, g, NAME(key, "reformer.lsh.ones.%lld", (long long)h), 4, hs,
                                fill_one, &one);
     keymask = vkf_mul(g, NAME(nm, "%s.key_mask.heads", name),
                       vkf_reshape(g, NAME(nm, "%s.key_mask.rows", name), maskf, 4, m4), ones);
     keymask = vkf_reshape(g, NAME(nm, "%s.key_mask", name), keymask, 4, mk);
   } else {
     int64_t nb;
-    vkf_value bucket = buckets(g, w, name, qh, maskf, b, n, p, &nb); /* [B, H, N, R] */
+    vkf_value bucket = vkf_reformer_lsh_buckets(g, w, name, qh, maskf, b, n, p, &nb); /* [B, H, N, R] */
+    if (out_buckets) *out_buckets = bucket;
     /* Sort keys, round-major: bucket + round·(nb + 1) over [B, H, R·N]. */
     static const uint32_t swap[4] = {0, 1, 3, 2};
     int64_t os[4] = {1, 1, r, 1}, step = nb + 1, ks[3] = {b, h, rn};
-    vkf_value offsets = f32_const(w, g,
+    vkf_value offsets = vkf_reformer_lsh_const(w, g,
                                   NAME(key, "reformer.lsh.round_offsets.%lld.%lld", (long long)r,
                                        (long long)step),
                                   4, os, fill_step, &step);
@@ -215,7 +227,7 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
     /* Positions of the sorted tokens, sorted % N: rows of a table [R·N, 1] of i % N. */
     int64_t ts[2] = {rn, 1}, nn = n;
     vkf_value pos = vkf_gather(g, NAME(nm, "%s.sorted_positions", name),
-                               f32_const(w, g,
+                               vkf_reformer_lsh_const(w, g,
                                          NAME(key, "reformer.lsh.mod.%lld.%lld", (long long)rn,
                                               (long long)n),
                                          2, ts, fill_mod, &nn),
@@ -226,7 +238,7 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
     vkf_value row_ids = vkf_cast(
         g, NAME(nm, "%s.row_ids", name),
         vkf_add(g, NAME(nm, "%s.row_ids.f32", name), pos,
-                f32_const(w, g, NAME(key, "reformer.lsh.row_offsets.%lld.%lld.%lld", (long long)b,
+                vkf_reformer_lsh_const(w, g, NAME(key, "reformer.lsh.row_offsets.%lld.%lld.%lld", (long long)b,
                                      (long long)h, (long long)n),
                           4, ro, fill_step, &step_n)),
         VKF_I32);
@@ -234,7 +246,7 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
     vkf_value mask_ids = vkf_cast(
         g, NAME(nm, "%s.mask_ids", name),
         vkf_add(g, NAME(nm, "%s.mask_ids.f32", name), pos,
-                f32_const(w, g, NAME(key, "reformer.lsh.batch_offsets.%lld.%lld", (long long)b,
+                vkf_reformer_lsh_const(w, g, NAME(key, "reformer.lsh.batch_offsets.%lld.%lld", (long long)b,
                                      (long long)n),
                           4, bo, fill_step, &step_n)),
         VKF_I32);
@@ -263,7 +275,7 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
                               before, after),
                           4, k1);
     int64_t uo[4] = {b, h, 1, 1}, step_rn = rn;
-    rowoff = f32_const(w, g,
+    rowoff = vkf_reformer_lsh_const(w, g,
                        NAME(key, "reformer.lsh.undo_offsets.%lld.%lld.%lld", (long long)b,
                             (long long)h, (long long)rn),
                        4, uo, fill_step, &step_rn);
@@ -279,20 +291,17 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
   /* d = query position - key position (integers); self: d == 0; causal: d >= 0. */
   vkf_value d = vkf_sub(g, NAME(nm, "%s.distance", name), posq, posk);
   vkf_value self = vkf_relu(g, NAME(nm, "%s.self", name),
-                            vkf_add(g, NAME(nm, "%s.self.pre", name), scalar(w, g, 1.0f),
+                            vkf_add(g, NAME(nm, "%s.self.pre", name), vkf_reformer_lsh_scalar(w, g, 1.0f),
                                     vkf_scale(g, NAME(nm, "%s.self.neg", name),
-                                              absval(g, NAME(nm, "%s.self.abs", name), d), -1.0f)));
+                                              vkf_reformer_lsh_abs(g, NAME(nm, "%s.self.abs", name), d), -1.0f)));
   vkf_value ok = keymask;
   if (p->causal) {
-    vkf_value ge = vkf_sub(g, NAME(nm, "%s.causal", name),
-                           vkf_relu(g, NAME(nm, "%s.causal.up", name),
-                                    vkf_add(g, NAME(nm, "%s.causal.shift", name), d, scalar(w, g, 1.0f))),
-                           vkf_relu(g, NAME(nm, "%s.causal.d", name), d));
+    vkf_value ge = vkf_reformer_lsh_nonneg(w, g, NAME(nm, "%s.causal", name), d);
     ok = vkf_mul(g, NAME(nm, "%s.visible", name), ok, ge);
   }
-  vkf_value other = vkf_add(g, NAME(nm, "%s.other", name), scalar(w, g, 1.0f),
+  vkf_value other = vkf_add(g, NAME(nm, "%s.other", name), vkf_reformer_lsh_scalar(w, g, 1.0f),
                             vkf_scale(g, NAME(nm, "%s.other.neg", name), self, -1.0f));
-  vkf_value masked = vkf_add(g, NAME(nm, "%s.masked", name), scalar(w, g, 1.0f),
+  vkf_value masked = vkf_add(g, NAME(nm, "%s.masked", name), vkf_reformer_lsh_scalar(w, g, 1.0f),
                              vkf_scale(g, NAME(nm, "%s.masked.neg", name), ok, -1.0f));
   vkf_value keep = vkf_mul(g, NAME(nm, "%s.keep", name), ok, other);
   vkf_value fill = vkf_add(

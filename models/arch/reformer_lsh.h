@@ -1,6 +1,6 @@
-/* Reformer's LSH self-attention (LSHSelfAttention of transformers 4.38.2, eval mode, no cache) as
- * graph ops, and the chunk-neighbourhood gather both Reformer attentions share. Private to
- * models/arch/reformer*.c. */
+/* Reformer's LSH self-attention (LSHSelfAttention of transformers 4.38.2, eval mode) as graph
+ * ops: the whole sequence, and the cached generation step (reformer_lsh_step.c); the
+ * chunk-neighbourhood gather both Reformer attentions share. Private to models/arch/reformer*.c. */
 #ifndef VKF_MODELS_ARCH_REFORMER_LSH_H
 #define VKF_MODELS_ARCH_REFORMER_LSH_H
 
@@ -35,9 +35,45 @@ typedef struct vkf_reformer_lsh {
  * stably by (round, bucket) on the device (vkf_argsort), attend within chunks of `chunk` sorted
  * tokens and their neighbours, go back to their order, and the rounds merge by their softmax
  * normalisers (Hugging Face's logsumexp weights). No [N, N] tensor: scores are
- * [B·H, rounds·N / chunk, chunk, W·chunk]. */
+ * [B·H, rounds·N / chunk, chunk, W·chunk]. out_buckets, when not NULL, gets the buckets
+ * f32 [B, H, N, R] without the rounds' offsets (VKF_NO_VALUE for plain attention, which hashes
+ * nothing): what Hugging Face's generation caches after the prompt. */
 vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, const char *name,
                                      vkf_value qk, vkf_value v, vkf_value maskf, int64_t batch,
-                                     int64_t n, const vkf_reformer_lsh *p);
+                                     int64_t n, const vkf_reformer_lsh *p, vkf_value *out_buckets);
+
+/* LSHSelfAttention's cached step (use_cache with past states) for batch 1: qk and v f32
+ * [1, n, H·dh] are the projections of the n - 1 cached states and the new one, last ->
+ * the new token's attended values f32 [1, 1, H·dh].
+ * past_buckets invalid (nothing hashed yet): plain attention of the new token over all n (itself
+ * scored -1e5); when n >= chunk the n states are hashed, *out_buckets = f32 [1, H, n, R] without
+ * offsets. Else past_buckets f32 [H, R, n - 1] are the cached buckets with their rounds' offsets,
+ * and the new token's buckets (offsets r·offset_step) join them: each round sorts the n stably,
+ * the new token's chunk of `chunk` sorted positions and its `before` / `after` neighbours (modulo
+ * n, as _expand_to_indices_in_relevant_chunk wraps) are its keys, tokens equal to it scored -1e5,
+ * the rounds merged by their logsumexp weights; *out_buckets = f32 [1, H, 1, R] (no offsets). */
+vkf_value vkf_reformer_lsh_step(vkf_graph *g, const vkf_arch_weights *w, const char *name,
+                                vkf_value qk, vkf_value v, vkf_value past_buckets,
+                                int64_t offset_step, int64_t n, const vkf_reformer_lsh *p,
+                                vkf_value *out_buckets);
+
+/* Shared by reformer_lsh.c and reformer_lsh_step.c. */
+/* An f32 constant of `shape` cached under `key`, filled by fill(out, count, user). */
+vkf_value vkf_reformer_lsh_const(const vkf_arch_weights *w, vkf_graph *g, const char *key,
+                                 uint32_t rank, const int64_t *shape,
+                                 void (*fill)(float *, size_t, const void *), const void *user);
+vkf_value vkf_reformer_lsh_scalar(const vkf_arch_weights *w, vkf_graph *g, float value);
+/* [B, N, H·dh] -> contiguous [B, H, N, dh] */
+vkf_value vkf_reformer_lsh_heads(vkf_graph *g, const char *name, vkf_value x, int64_t b, int64_t n,
+                                 int64_t h, int64_t dh);
+/* Buckets f32 [B, H, N, R] of qh [B, H, N, dh] (no offsets; maskf [B, N] 0 -> the extra bucket
+ * nb); *out_nb = nb, the product of the factors. */
+vkf_value vkf_reformer_lsh_buckets(vkf_graph *g, const vkf_arch_weights *w, const char *name,
+                                   vkf_value qh, vkf_value maskf, int64_t b, int64_t n,
+                                   const vkf_reformer_lsh *p, int64_t *out_nb);
+/* |x| and, for integers in f32, x >= 0 as 0/1. */
+vkf_value vkf_reformer_lsh_abs(vkf_graph *g, const char *name, vkf_value x);
+vkf_value vkf_reformer_lsh_nonneg(const vkf_arch_weights *w, vkf_graph *g, const char *name,
+                                  vkf_value x);
 
 #endif

@@ -7,8 +7,8 @@
 # (a chunk repeats); LSH layers mixed with local ones (2 hash rounds with num_buckets 4; one round
 # with num_buckets [2, 4]; odd chunk lengths); the batch's row 0 equals the row alone; the mobile
 # profile; --fp16;
-# vkf generate's greedy ids equal generate()'s (its cached steps' windows); then bad input and
-# bad config.json variants, each a one-line error.
+# vkf generate's greedy ids equal generate()'s (its cached local windows and LSH buckets); then
+# bad input and bad config.json variants, each a one-line error.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
@@ -53,19 +53,44 @@ forward rf_local S13_ last_hidden_state "$tmp/ym.npy" VKF_DEVICE_PROFILE=mobile 
   --in attention_mask=$G/rf_lm/S7_attention_mask.npy --out logits="$tmp/y16.npy" 2>"$tmp/err" &&
   python3 $NPY compare "$tmp/y16.npy" $G/rf_lm/S7_logits.npy 1e-1 && ok || bad "rf_lm --fp16: $(cat "$tmp/err")"
 
-# Greedy generation: the new ids of generate(max_new_tokens=12) with Hugging Face's cache.
-for i in 0 1 2; do
-  if "$VKF" generate --model $D/rf_lm --ids "$(cat $G/rf_lm/greedy_${i}_prompt.txt)" --greedy \
-    --max-new-tokens 12 --json >"$tmp/g$i.json" 2>"$tmp/err"; then
-    python3 -c 'import json, sys; got = json.load(open(sys.argv[1]))["generated_ids"]; want = [int(x) for x in open(sys.argv[2]).read().split(",")]; assert got == want, (got, want)' \
-      "$tmp/g$i.json" $G/rf_lm/greedy_${i}_ids.txt && ok || bad "greedy $i: $(cat "$tmp/g$i.json")"
-  else
-    bad "greedy $i: $(cat "$tmp/err")"
-  fi
+# Greedy generation: the new ids of generate() with Hugging Face's cache (12 new tokens, 20 for
+# rf_lsh_lm2): local layers' cached windows, and LSH layers' cached buckets (hashed in a padded or
+# unpadded prefill, or at the step that reaches the chunk length).
+for m in rf_lm rf_lsh_lm rf_lsh_lm2; do
+  for i in 0 1 2 3 4; do
+    [ -f $G/$m/greedy_${i}_prompt.txt ] || continue
+    n=$(tr ',' '\n' <$G/$m/greedy_${i}_ids.txt | wc -l)
+    if "$VKF" generate --model $D/$m --ids "$(cat $G/$m/greedy_${i}_prompt.txt)" --greedy \
+      --max-new-tokens "$n" --json >"$tmp/g.json" 2>"$tmp/err"; then
+      python3 -c 'import json, sys; got = json.load(open(sys.argv[1]))["generated_ids"]; want = [int(x) for x in open(sys.argv[2]).read().split(",")]; assert got == want, (got, want)' \
+        "$tmp/g.json" $G/$m/greedy_${i}_ids.txt && ok || bad "$m greedy $i: $(cat "$tmp/g.json")"
+    else
+      bad "$m greedy $i: $(cat "$tmp/err")"
+    fi
+  done
 done
+# Two prompts at once: each row as it runs alone (a row of a batch runs alone through the engine).
+if "$VKF" generate --model $D/rf_lsh_lm2 --ids "$(cat $G/rf_lsh_lm2/greedy_2_prompt.txt)" \
+  --ids "$(cat $G/rf_lsh_lm2/greedy_1_prompt.txt)" --greedy --max-new-tokens 20 --json \
+  >"$tmp/g2.json" 2>"$tmp/err"; then
+  python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+want = [[int(x) for x in open(p).read().split(",")] for p in sys.argv[2:]]
+assert [r["generated_ids"] for r in rows] == want, (rows, want)' \
+    "$tmp/g2.json" $G/rf_lsh_lm2/greedy_2_ids.txt $G/rf_lsh_lm2/greedy_1_ids.txt && ok ||
+    bad "rf_lsh_lm2 two prompts: $(cat "$tmp/g2.json")"
+else
+  bad "rf_lsh_lm2 two prompts: $(cat "$tmp/err")"
+fi
+# --fp16 runs the same steps in f16 (ids may differ where logits are close: only the count).
+"$VKF" generate --model $D/rf_lsh_lm2 --ids 4,8,15,16,23,42 --greedy --max-new-tokens 8 --fp16 \
+  --ignore-eos --json >"$tmp/g16.json" 2>"$tmp/err" &&
+  python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["generated_ids"]) == 8' "$tmp/g16.json" &&
+  ok || bad "rf_lsh_lm2 --fp16: $(cat "$tmp/err")"
 expect_error generate "generate on ReformerModel" "not a causal language model" --model $D/rf_local --ids 5,6
-expect_error generate "generate with LSH layers" "generation with LSH layers is not supported" \
-  --model $D/rf_lsh_lm --ids 5,6 --max-new-tokens 2
+expect_error generate "a prompt past the padded length" "seq_len 31" \
+  --model $D/rf_lsh_lm2 --ids "$(python3 -c 'print(",".join(["5"] * 31))')" --max-new-tokens 1
 
 # Bad input.
 python3 $NPY ints64 "$tmp/oov.npy" 1,4 5,6,7,61

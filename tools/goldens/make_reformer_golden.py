@@ -21,10 +21,17 @@ Cases:
   rf_lsh_lm  ReformerModelWithLMHead (causal), LSH layers with num_buckets [2, 4] (factorised, 8
              buckets), one hash round, chunk 4 and one before, around a local layer of chunk 2
 
-rf_lm also gets greedy generations (generate(max_new_tokens=12, do_sample=False), Hugging Face's
-cached steps): greedy_<i>_prompt.txt and greedy_<i>_ids.txt (comma-separated ids, the new tokens
-alone). Its steps at positions 4 and 5 see only part of their chunk window (the cached step slices
-the past states from (p // 3 - 2) · 3, negative there, from the end).
+  rf_lsh_lm2 ReformerModelWithLMHead (causal), a local layer then two LSH layers with 2 hash
+             rounds, 4 buckets, odd chunk 3 with 2 chunks before, axial positions (4, 8)
+
+The causal LMs get greedy generations (generate(max_new_tokens=12, or 20 for rf_lsh_lm2,
+do_sample=False), Hugging Face's cached steps): greedy_<i>_prompt.txt and greedy_<i>_ids.txt
+(comma-separated ids, the new tokens alone). rf_lm's steps at positions 4 and 5 see only part of
+their chunk window (the cached step slices the past states from (p // 3 - 2) · 3, negative there,
+from the end). The LSH ones cover prompts hashed in the prefill with and without padding (the
+padding's extra bucket then counts in the cached offsets, and with 2 rounds a cached bucket past
+R·nb - 1 widens the new tokens' offsets), and prompts too short to hash, whose layers hash their
+whole cache at the step that reaches the chunk length.
 
 randn_<seed>_<count>.npy: torch.randn(count) after torch.manual_seed(seed) (float32), the
 generator LSH layers draw their rotations from (tests/models/test_torch_rng.c).
@@ -74,6 +81,16 @@ CASES = [
                   axial_pos_embds=False, max_position_embeddings=24, lsh_attn_chunk_length=4,
                   lsh_num_chunks_before=1, lsh_num_chunks_after=0, num_hashes=1,
                   num_buckets=[2, 4], local_attn_chunk_length=2, local_num_chunks_before=1,
+                  local_num_chunks_after=0, is_decoder=True)),
+    dict(name="rf_lsh_lm2", seed=6, cls=ReformerModelWithLMHead, out="logits", seqs=(9, 7),
+         greedy=([5, 17], [9, 33, 41, 12, 7], [20], [4, 8, 15, 16, 23, 42], [30, 31, 32, 33]),
+         max_new=20,
+         cfg=dict(hidden_size=12, num_attention_heads=2, attention_head_size=5,
+                  attn_layers=["local", "lsh", "lsh"], feed_forward_size=16,
+                  axial_pos_embds=True, axial_pos_shape=[4, 8], axial_pos_embds_dim=[4, 8],
+                  max_position_embeddings=32, lsh_attn_chunk_length=3,
+                  lsh_num_chunks_before=2, lsh_num_chunks_after=0, num_hashes=2,
+                  num_buckets=4, local_attn_chunk_length=3, local_num_chunks_before=1,
                   local_num_chunks_after=0, is_decoder=True)),
     dict(name="rf_mlm", seed=3, cls=ReformerForMaskedLM, out="logits", seqs=(12, 10),
          cfg=dict(hidden_size=8, num_attention_heads=1, attention_head_size=6,
@@ -136,11 +153,12 @@ def main():
             np.save(p + "row0_" + c["out"] + ".npy", y0.astype(np.float32))
             print("%s S=%d: |y| max %.3f, batch row 0 vs alone %.2e" %
                   (c["name"], s, np.abs(y).max(), np.abs(y[0] - y0[0]).max()))
-        if c["cls"] is ReformerModelWithLMHead and "lsh" not in c["cfg"]["attn_layers"]:
-            for i, prompt in enumerate(GREEDY_PROMPTS):
+        if c["cls"] is ReformerModelWithLMHead:
+            for i, prompt in enumerate(c.get("greedy", GREEDY_PROMPTS)):
                 with torch.no_grad():
-                    out = model.generate(torch.tensor([prompt]), max_new_tokens=12,
-                                         do_sample=False, num_beams=1, use_cache=True)
+                    out = model.generate(torch.tensor([prompt]),
+                                         max_new_tokens=c.get("max_new", 12), do_sample=False,
+                                         num_beams=1, use_cache=True)
                 new = out[0, len(prompt):].tolist()
                 with open(os.path.join(g, "greedy_%d_prompt.txt" % i), "w") as f:
                     f.write(",".join(map(str, prompt)) + "\n")
