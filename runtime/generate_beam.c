@@ -90,6 +90,7 @@ vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
   bo.vocab_size = model->encdec      ? vkf_encdec_config(model->encdec)->vocab_size
                   : model->attention ? vkf_s2sa_config(model->attention)->vocab_size
                   : model->transfo_xl ? vkf_txl_hf_config(model->transfo_xl)->vocab_size
+                  : model->reformer  ? vkf_reformer_hf_config(model->reformer)->vocab_size
                                      : vkf_decoder_config(model->decoder)->vocab_size;
   bo.prompt_len = longest;
   bo.max_length = longest + q->max_new;

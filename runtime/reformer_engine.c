@@ -172,7 +172,8 @@ vkf_status vkf_reformer_engine_prefill(vkf_reformer_engine *e, const int32_t *id
   return VKF_OK;
 }
 
-static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token) {
+/* row0_keys: Hugging Face's batched LSH step, keys from row 0's cache (already stepped). */
+static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token, int row0_keys) {
   row_cache *rc = &e->row[row];
   int64_t past = rc->len, n = past + 1;
   int64_t r = vkf_reformer_config_of(e->model)->num_hashes;
@@ -186,7 +187,8 @@ static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token) {
     e->offset_step[l] = top > (float)(r * e->nb - 1) ? e->nb + 1 : e->nb;
   }
   vkf_reformer_step_graph g;
-  VKF_RETURN_IF_ERROR(vkf_reformer_build_step(e->model, past, e->dtype, e->offset_step, &g));
+  VKF_RETURN_IF_ERROR(
+      vkf_reformer_build_step(e->model, past, e->dtype, e->offset_step, row0_keys, &g));
   vkf_runner *run = NULL;
   vkf_status s = vkf_runner_create(e->device, g.graph, NULL, &run);
   if (!s) s = vkf_runner_set(run, g.input_ids, &token, sizeof token);
@@ -194,6 +196,9 @@ static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token) {
     if (vkf_value_valid(g.past_states[l]))
       s = vkf_runner_set(run, g.past_states[l], rc->states + l * e->capacity * e->d,
                          (size_t)(past * e->d) * sizeof(float));
+    if (!s && vkf_value_valid(g.key_states[l]))
+      s = vkf_runner_set(run, g.key_states[l], e->row[0].states + l * e->capacity * e->d,
+                         (size_t)(n * e->d) * sizeof(float));
     if (!s && vkf_value_valid(g.past_buckets[l])) {
       /* [pos][h][r] -> [h][r][pos] */
       const float *b = rc->buckets + l * e->capacity * e->hr;
@@ -226,6 +231,8 @@ static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token) {
 
 vkf_status vkf_reformer_engine_step(vkf_reformer_engine *e, const int32_t *tokens,
                                     const int64_t *positions, const float **out_logits) {
+  /* Rows in step (beams, or prompts of one length) share Hugging Face's batched LSH quirk. */
+  int lockstep = 1;
   for (int64_t r = 0; r < e->rows; r++) {
     row_cache *rc = &e->row[r];
     if (positions[r] < rc->prompt || positions[r] > rc->len || positions[r] >= e->capacity)
@@ -233,11 +240,15 @@ vkf_status vkf_reformer_engine_step(vkf_reformer_engine *e, const int32_t *token
                              "row %lld: a step at position %lld after %lld tokens (capacity %lld)",
                              (long long)r, (long long)positions[r], (long long)rc->len,
                              (long long)e->capacity);
+    lockstep &= positions[r] == positions[0] && rc->len == e->row[0].len;
+  }
+  for (int64_t r = 0; r < e->rows; r++) {
+    row_cache *rc = &e->row[r];
     /* Back to positions[r] tokens: buckets hashed after that never existed then. */
     rc->len = positions[r];
     for (int64_t l = 0; l < e->layers; l++)
       if (rc->hashed[l] && rc->hashed_at[l] > rc->len) rc->hashed[l] = 0;
-    VKF_RETURN_IF_ERROR(step_row(e, r, tokens[r]));
+    VKF_RETURN_IF_ERROR(step_row(e, r, tokens[r], lockstep && r > 0));
   }
   *out_logits = e->logits;
   return VKF_OK;

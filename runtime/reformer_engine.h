@@ -2,9 +2,10 @@
  * Face's cached generation, row by row (each row alone, batch 1). The prefill runs the prompt's
  * forward and keeps, per layer, the layer-normed states and (LSH layers that hashed) the buckets
  * with their rounds' offsets, as ReformerAttention caches them; each step runs one token through
- * vkf_reformer_build_step against that cache and appends the layer's new state and buckets. So
- * greedy ids equal generate()'s for a prompt alone: Hugging Face's batched cached LSH step reads
- * every row's keys from row 0 (its batch offset is always 0), which this engine does not copy. */
+ * vkf_reformer_build_step against that cache and appends the layer's new state and buckets, so
+ * greedy ids equal generate()'s. Rows in step (beams, prompts of one length) copy Hugging Face's
+ * batched cached LSH step, which reads every row's keys from row 0 (its batch offset is always 0):
+ * row 0 steps first and lends the others its states. Rows of different lengths run as alone. */
 #ifndef VKF_RUNTIME_REFORMER_ENGINE_H
 #define VKF_RUNTIME_REFORMER_ENGINE_H
 

@@ -71,6 +71,8 @@ typedef struct vkf_reformer_step_graph {
   vkf_value input_ids;                             /* i32 [1, 1] */
   vkf_value past_states[VKF_REFORMER_MAX_LAYERS];  /* f32 [1, past, D] inputs */
   vkf_value past_buckets[VKF_REFORMER_MAX_LAYERS]; /* f32 [H, R, past] inputs, with offsets */
+  /* row0_keys: f32 [1, past + 1, D] inputs, batch row 0's cache and new state */
+  vkf_value key_states[VKF_REFORMER_MAX_LAYERS];
   vkf_value states[VKF_REFORMER_MAX_LAYERS];       /* f32 [1, 1, D] outputs to cache */
   /* f32 outputs without offsets: [1, H, 1, R] for a layer with cached buckets, [1, H, past + 1, R]
    * for one without that hashes its whole cache now (past + 1 >= lsh_attn_chunk_length). */
@@ -80,8 +82,12 @@ typedef struct vkf_reformer_step_graph {
 
 /* past in [1, vkf_reformer_max_positions - 1]; offset_step[l] for each LSH layer: 0 when it has no
  * cached buckets, else the step of its new bucket's round offsets (the bucket count, plus one
- * when the cached buckets reach past it: Hugging Face's increase_num_buckets). */
+ * when the cached buckets reach past it: Hugging Face's increase_num_buckets). row0_keys: the LSH
+ * layers with cached buckets take their keys and values from key_states, as Hugging Face's
+ * batched step does for every row but row 0 (_get_relevant_hid_states_and_buckets selects from the
+ * flattened batch without a row offset), the query and the buckets staying the row's own. */
 vkf_status vkf_reformer_build_step(vkf_reformer *model, int64_t past, vkf_dtype dtype,
-                                   const int64_t *offset_step, vkf_reformer_step_graph *out);
+                                   const int64_t *offset_step, int row0_keys,
+                                   vkf_reformer_step_graph *out);
 
 #endif

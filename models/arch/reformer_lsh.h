@@ -51,11 +51,13 @@ vkf_value vkf_reformer_lsh_attention(vkf_graph *g, const vkf_arch_weights *w, co
  * and the new token's buckets (offsets r·offset_step) join them: each round sorts the n stably,
  * the new token's chunk of `chunk` sorted positions and its `before` / `after` neighbours (modulo
  * n, as _expand_to_indices_in_relevant_chunk wraps) are its keys, tokens equal to it scored -1e5,
- * the rounds merged by their logsumexp weights; *out_buckets = f32 [1, H, 1, R] (no offsets). */
+ * the rounds merged by their logsumexp weights; *out_buckets = f32 [1, H, 1, R] (no offsets).
+ * q_new f32 [1, 1, H·dh], when valid, is the new token's projection in place of qk's last row
+ * (with past buckets only: Hugging Face's batched step takes keys from another row's states). */
 vkf_value vkf_reformer_lsh_step(vkf_graph *g, const vkf_arch_weights *w, const char *name,
-                                vkf_value qk, vkf_value v, vkf_value past_buckets,
-                                int64_t offset_step, int64_t n, const vkf_reformer_lsh *p,
-                                vkf_value *out_buckets);
+                                vkf_value qk, vkf_value v, vkf_value q_new,
+                                vkf_value past_buckets, int64_t offset_step, int64_t n,
+                                const vkf_reformer_lsh *p, vkf_value *out_buckets);
 
 /* Shared by reformer_lsh.c and reformer_lsh_step.c. */
 /* An f32 constant of `shape` cached under `key`, filled by fill(out, count, user). */

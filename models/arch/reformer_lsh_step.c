@@ -104,9 +104,9 @@ static vkf_value plain_step(vkf_graph *g, const vkf_arch_weights *w, const char 
 }
 
 vkf_value vkf_reformer_lsh_step(vkf_graph *g, const vkf_arch_weights *w, const char *name,
-                                vkf_value qk, vkf_value v, vkf_value past_buckets,
-                                int64_t offset_step, int64_t n, const vkf_reformer_lsh *p,
-                                vkf_value *out_buckets) {
+                                vkf_value qk, vkf_value v, vkf_value q_new,
+                                vkf_value past_buckets, int64_t offset_step, int64_t n,
+                                const vkf_reformer_lsh *p, vkf_value *out_buckets) {
   char nm[NM];
   *out_buckets = VKF_NO_VALUE;
   int64_t h = p->heads, dh = p->head_dim, r = p->hashes, l = p->chunk;
@@ -116,7 +116,9 @@ vkf_value vkf_reformer_lsh_step(vkf_graph *g, const vkf_arch_weights *w, const c
   if (!vkf_value_valid(past_buckets)) return plain_step(g, w, name, qh, vh, n, p, out_buckets);
 
   /* The new token's buckets, with the rounds' offsets: [H, R, 1]. */
-  vkf_value q = vkf_slice(g, NAME(nm, "%s.q", name), qh, 2, n - 1, n); /* [1, H, 1, dh] */
+  vkf_value q = vkf_value_valid(q_new)
+                    ? vkf_reformer_lsh_heads(g, NAME(nm, "%s.q", name), q_new, 1, 1, h, dh)
+                    : vkf_slice(g, NAME(nm, "%s.q", name), qh, 2, n - 1, n); /* [1, H, 1, dh] */
   int64_t one[2] = {1, 1}, nb;
   vkf_value qb = vkf_reformer_lsh_buckets(g, w, NAME(nm, "%s.hash", name), q,
                                           table(w, g, 2, one, (table_fill){FILL_ONES, 0, 0}),

@@ -39,30 +39,37 @@ static vkf_value local_step(const vkf_reformer *m, const vkf_arch_weights *w, vk
                              VKF_ACT_NONE);
 }
 
-/* LSHSelfAttention's cached step over states [1, n, D] (the cache and the new token, last). */
+/* LSHSelfAttention's cached step over states [1, n, D] (the cache and the new token x, last; or
+ * another row's n states, x then only querying). */
 static vkf_value lsh_step(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
-                          const char *lp, vkf_value states, int64_t n, vkf_value past_buckets,
-                          int64_t offset_step, vkf_value residual, vkf_value *buckets) {
+                          const char *lp, vkf_value states, vkf_value x, int own, int64_t n,
+                          vkf_value past_buckets, int64_t offset_step, vkf_value residual,
+                          vkf_value *buckets) {
   char nm[RF_NAME_MAX], mod[RF_NAME_MAX];
   vkf_value qk = vkf_reformer_linear(w, g, NAME(mod, "%sattention.self_attention.query_key", lp),
                                      0, states, VKF_NO_VALUE, VKF_ACT_NONE);
   vkf_value v = vkf_reformer_linear(w, g, NAME(mod, "%sattention.self_attention.value", lp), 0,
                                     states, VKF_NO_VALUE, VKF_ACT_NONE);
+  vkf_value q = own ? VKF_NO_VALUE
+                    : vkf_reformer_linear(w, g, NAME(mod, "%sattention.self_attention.query_key", lp),
+                                          0, x, VKF_NO_VALUE, VKF_ACT_NONE);
   if (w->dtype != VKF_F32) {
     qk = vkf_cast(g, NAME(nm, "%s%sattention.qk.f32", w->prefix, lp), qk, VKF_F32);
     v = vkf_cast(g, NAME(nm, "%s%sattention.v.f32", w->prefix, lp), v, VKF_F32);
+    if (!own) q = vkf_cast(g, NAME(nm, "%s%sattention.q.f32", w->prefix, lp), q, VKF_F32);
   }
   vkf_reformer_lsh p;
   vkf_reformer_lsh_params(m, &p);
   vkf_value ctx = vkf_reformer_lsh_step(g, w, NAME(nm, "%s%sattention.self_attention", w->prefix, lp),
-                                        qk, v, past_buckets, offset_step, n, &p, buckets);
+                                        qk, v, q, past_buckets, offset_step, n, &p, buckets);
   if (w->dtype != VKF_F32) ctx = vkf_cast(g, NAME(nm, "%s%sattention.ctx", w->prefix, lp), ctx, w->dtype);
   return vkf_reformer_linear(w, g, NAME(mod, "%sattention.output.dense", lp), 0, ctx, residual,
                              VKF_ACT_NONE);
 }
 
 vkf_status vkf_reformer_build_step(vkf_reformer *m, int64_t past, vkf_dtype dt,
-                                   const int64_t *offset_step, vkf_reformer_step_graph *out) {
+                                   const int64_t *offset_step, int row0_keys,
+                                   vkf_reformer_step_graph *out) {
   memset(out, 0, sizeof *out);
   const vkf_hf_config *c = &m->f.config;
   const vkf_reformer_config *rc = &m->rc;
@@ -112,8 +119,16 @@ vkf_status vkf_reformer_build_step(vkf_reformer *m, int64_t past, vkf_dtype dt,
         out->past_buckets[l] = vkf_graph_input(
             g, NAME(nm, "cache.%lld.past_buckets", (long long)l), VKF_F32, 3, bs);
       }
-      vkf_value buckets = VKF_NO_VALUE;
-      a = lsh_step(m, &w, g, lp, states, n, out->past_buckets[l], offset_step[l], a, &buckets);
+      vkf_value buckets = VKF_NO_VALUE, keys = states;
+      if (row0_keys && offset_step[l]) {
+        int64_t ks[3] = {1, n, d};
+        out->key_states[l] = vkf_graph_input(g, NAME(nm, "cache.%lld.key_states", (long long)l),
+                                             VKF_F32, 3, ks);
+        keys = dt == VKF_F32 ? out->key_states[l]
+                             : vkf_cast(g, NAME(nm, "%scache.keys.cast", lp), out->key_states[l], dt);
+      }
+      a = lsh_step(m, &w, g, lp, keys, x, !vkf_value_valid(out->key_states[l]), n,
+                   out->past_buckets[l], offset_step[l], a, &buckets);
       if (vkf_value_valid(buckets))
         out->buckets[l] = vkf_graph_output(g, buckets, NAME(nm, "cache.%lld.buckets", (long long)l));
     } else {

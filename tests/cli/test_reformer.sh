@@ -7,7 +7,8 @@
 # (a chunk repeats); LSH layers mixed with local ones (2 hash rounds with num_buckets 4; one round
 # with num_buckets [2, 4]; odd chunk lengths); the batch's row 0 equals the row alone; the mobile
 # profile; --fp16;
-# vkf generate's greedy ids equal generate()'s (its cached local windows and LSH buckets); then
+# vkf generate's greedy and beam ids equal generate()'s (its cached local windows and LSH buckets,
+# and its batched LSH step's row-0 keys); then
 # bad input and bad config.json variants, each a one-line error.
 set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
@@ -69,7 +70,31 @@ for m in rf_lm rf_lsh_lm rf_lsh_lm2; do
     fi
   done
 done
-# Two prompts at once: each row as it runs alone (a row of a batch runs alone through the engine).
+# A beam search, and a batch of two prompts of one length, as generate() runs them: with LSH
+# layers Hugging Face's batched step takes row 0's states as every row's keys, which the engine
+# copies (the second row differs from the prompt alone). Hugging Face pads a row after its eos.
+for m in rf_lm rf_lsh_lm rf_lsh_lm2; do
+  if "$VKF" generate --model $D/$m --ids "$(cat $G/$m/beam_prompt.txt)" --num-beams 3 \
+    --max-new-tokens 10 --json >"$tmp/b.json" 2>"$tmp/err" &&
+    "$VKF" generate --model $D/$m --ids "$(cat $G/$m/pair_0_prompt.txt)" \
+      --ids "$(cat $G/$m/pair_1_prompt.txt)" --greedy --max-new-tokens 10 --json \
+      >"$tmp/p.json" 2>>"$tmp/err"; then
+    python3 -c '
+import json, sys
+def want(path):
+    ids = [int(x) for x in open(path).read().split(",")]
+    return ids[:ids.index(2) + 1] if 2 in ids else ids
+beam, pair = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert beam["generated_ids"] == want(sys.argv[3]), ("beam", beam, want(sys.argv[3]))
+got = [r["generated_ids"] for r in pair]
+assert got == [want(sys.argv[4]), want(sys.argv[5])], ("pair", got)' \
+      "$tmp/b.json" "$tmp/p.json" $G/$m/beam_ids.txt $G/$m/pair_0_ids.txt $G/$m/pair_1_ids.txt &&
+      ok || bad "$m beams / pair: $(cat "$tmp/b.json" "$tmp/p.json")"
+  else
+    bad "$m beams / pair: $(cat "$tmp/err")"
+  fi
+done
+# Prompts of different lengths (no Hugging Face batch runs them unpadded): each row as alone.
 if "$VKF" generate --model $D/rf_lsh_lm2 --ids "$(cat $G/rf_lsh_lm2/greedy_2_prompt.txt)" \
   --ids "$(cat $G/rf_lsh_lm2/greedy_1_prompt.txt)" --greedy --max-new-tokens 20 --json \
   >"$tmp/g2.json" 2>"$tmp/err"; then

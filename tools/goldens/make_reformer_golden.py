@@ -31,7 +31,10 @@ their chunk window (the cached step slices the past states from (p // 3 - 2) · 
 from the end). The LSH ones cover prompts hashed in the prefill with and without padding (the
 padding's extra bucket then counts in the cached offsets, and with 2 rounds a cached bucket past
 R·nb - 1 widens the new tokens' offsets), and prompts too short to hash, whose layers hash their
-whole cache at the step that reaches the chunk length.
+whole cache at the step that reaches the chunk length. Each also gets a beam search (beam_*.txt:
+3 beams, 10 new tokens) and a batch of two prompts of one length (pair_<k>_*.txt, greedy, 10 new
+tokens): there Hugging Face's batched cached LSH step takes every row's keys and values from row
+0's states (its batch offset is always 0).
 
 randn_<seed>_<count>.npy: torch.randn(count) after torch.manual_seed(seed) (float32), the
 generator LSH layers draw their rotations from (tests/models/test_torch_rng.c).
@@ -165,6 +168,27 @@ def main():
                 with open(os.path.join(g, "greedy_%d_ids.txt" % i), "w") as f:
                     f.write(",".join(map(str, new)) + "\n")
                 print("%s greedy %d: %s" % (c["name"], i, new))
+            # Beam search (3 beams, 10 new tokens) and a batch of two prompts of one length: with LSH
+            # layers Hugging Face's batched cached step takes every row's keys from row 0.
+            prompt = [4, 8, 15]
+            with torch.no_grad():
+                out = model.generate(torch.tensor([prompt]), max_new_tokens=10, do_sample=False,
+                                     num_beams=3, use_cache=True)
+            with open(os.path.join(g, "beam_prompt.txt"), "w") as f:
+                f.write(",".join(map(str, prompt)) + "\n")
+            with open(os.path.join(g, "beam_ids.txt"), "w") as f:
+                f.write(",".join(map(str, out[0, len(prompt):].tolist())) + "\n")
+            pair = [[4, 8, 15, 16], [30, 31, 32, 33]]
+            with torch.no_grad():
+                out = model.generate(torch.tensor(pair), max_new_tokens=10, do_sample=False,
+                                     num_beams=1, use_cache=True)
+            for k in range(2):
+                with open(os.path.join(g, "pair_%d_prompt.txt" % k), "w") as f:
+                    f.write(",".join(map(str, pair[k])) + "\n")
+                with open(os.path.join(g, "pair_%d_ids.txt" % k), "w") as f:
+                    f.write(",".join(map(str, out[k, 4:].tolist())) + "\n")
+            print("%s beam %s, pair %s" % (c["name"], open(os.path.join(g, "beam_ids.txt")).read().strip(),
+                                           out[:, 4:].tolist()))
 
 
 if __name__ == "__main__":
