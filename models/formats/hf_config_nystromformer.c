@@ -7,7 +7,8 @@
 #include "models/formats/hf_config.h"
 #include "models/formats/json_fields.h"
 
-static vkf_status parse(const char *f, const cJSON *r, vkf_nystrom_config *c) {
+static vkf_status parse(const char *f, const cJSON *r, void *out) {
+  vkf_nystrom_config *c = out;
   VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "segment_means_seq_len", 64, VKF_HF_MAX_POSITIONS,
                                         &c->segment_means_seq_len));
   VKF_RETURN_IF_ERROR(
@@ -34,21 +35,9 @@ static vkf_status parse(const char *f, const cJSON *r, vkf_nystrom_config *c) {
 
 vkf_status vkf_nystrom_config_parse(const char *json, size_t size, const char *name,
                                     vkf_nystrom_config *out) {
-  memset(out, 0, sizeof *out);
-  cJSON *root;
-  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
-  vkf_status s = parse(name, root, out);
-  cJSON_Delete(root);
-  if (s) memset(out, 0, sizeof *out);
-  return s;
+  return vkf_json_parse_with(json, size, name, parse, out, sizeof *out);
 }
 
 vkf_status vkf_nystrom_config_load(const char *path, vkf_nystrom_config *out) {
-  memset(out, 0, sizeof *out);
-  char *text;
-  size_t size;
-  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
-  vkf_status s = vkf_nystrom_config_parse(text, size, path, out);
-  free(text);
-  return s;
+  return vkf_json_load_with(path, parse, out, sizeof *out);
 }

@@ -126,7 +126,8 @@ static vkf_status parse_buckets(const char *f, const cJSON *r, vkf_reformer_conf
   return VKF_OK;
 }
 
-static vkf_status parse(const char *f, const cJSON *r, vkf_reformer_config *c) {
+static vkf_status parse(const char *f, const cJSON *r, void *out) {
+  vkf_reformer_config *c = out;
   static const char *const def_layers[] = {"local", "lsh", "local", "lsh", "local", "lsh"};
   const cJSON *layers = vkf_json_field(r, "attn_layers");
   if (layers && !cJSON_IsArray(layers))
@@ -180,21 +181,9 @@ static vkf_status parse(const char *f, const cJSON *r, vkf_reformer_config *c) {
 
 vkf_status vkf_reformer_config_parse(const char *json, size_t size, const char *name,
                                      vkf_reformer_config *out) {
-  memset(out, 0, sizeof *out);
-  cJSON *root;
-  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
-  vkf_status s = parse(name, root, out);
-  cJSON_Delete(root);
-  if (s) memset(out, 0, sizeof *out);
-  return s;
+  return vkf_json_parse_with(json, size, name, parse, out, sizeof *out);
 }
 
 vkf_status vkf_reformer_config_load(const char *path, vkf_reformer_config *out) {
-  memset(out, 0, sizeof *out);
-  char *text;
-  size_t size;
-  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
-  vkf_status s = vkf_reformer_config_parse(text, size, path, out);
-  free(text);
-  return s;
+  return vkf_json_load_with(path, parse, out, sizeof *out);
 }

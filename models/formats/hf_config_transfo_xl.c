@@ -65,7 +65,8 @@ static vkf_status parse_tie_projs(const char *f, const cJSON *r, vkf_txl_config 
   return VKF_OK;
 }
 
-static vkf_status parse(const char *f, const cJSON *r, vkf_txl_config *c) {
+static vkf_status parse(const char *f, const cJSON *r, void *out) {
+  vkf_txl_config *c = out;
   VKF_RETURN_IF_ERROR(
       vkf_json_get_size(f, r, "vocab_size", 267735, VKF_HF_MAX_VOCAB, &c->vocab_size));
   VKF_RETURN_IF_ERROR(vkf_json_get_size(f, r, "d_model", 1024, VKF_HF_MAX_HIDDEN, &c->d_model));
@@ -137,21 +138,9 @@ static vkf_status parse(const char *f, const cJSON *r, vkf_txl_config *c) {
 
 vkf_status vkf_txl_config_parse(const char *json, size_t size, const char *name,
                                 vkf_txl_config *out) {
-  memset(out, 0, sizeof *out);
-  cJSON *root;
-  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
-  vkf_status s = parse(name, root, out);
-  cJSON_Delete(root);
-  if (s) memset(out, 0, sizeof *out);
-  return s;
+  return vkf_json_parse_with(json, size, name, parse, out, sizeof *out);
 }
 
 vkf_status vkf_txl_config_load(const char *path, vkf_txl_config *out) {
-  memset(out, 0, sizeof *out);
-  char *text;
-  size_t size;
-  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
-  vkf_status s = vkf_txl_config_parse(text, size, path, out);
-  free(text);
-  return s;
+  return vkf_json_load_with(path, parse, out, sizeof *out);
 }

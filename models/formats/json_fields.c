@@ -124,3 +124,25 @@ vkf_status vkf_json_get_string(const char *file, const cJSON *obj, const char *k
   *out_value = item->valuestring;
   return VKF_OK;
 }
+
+vkf_status vkf_json_parse_with(const char *json, size_t size, const char *name,
+                               vkf_json_object_reader read, void *out, size_t out_size) {
+  memset(out, 0, out_size);
+  cJSON *root;
+  VKF_RETURN_IF_ERROR(vkf_json_parse_object(json, size, name, &root));
+  vkf_status s = read(name, root, out);
+  cJSON_Delete(root);
+  if (s) memset(out, 0, out_size);
+  return s;
+}
+
+vkf_status vkf_json_load_with(const char *path, vkf_json_object_reader read, void *out,
+                              size_t out_size) {
+  memset(out, 0, out_size);
+  char *text;
+  size_t size;
+  VKF_RETURN_IF_ERROR(vkf_json_read_file(path, &text, &size));
+  vkf_status s = vkf_json_parse_with(text, size, path, read, out, out_size);
+  free(text);
+  return s;
+}

@@ -22,6 +22,15 @@ vkf_status vkf_json_read_file(const char *path, char **out_text, size_t *out_siz
  * the line and byte of the first error. */
 vkf_status vkf_json_parse_object(const char *json, size_t size, const char *name,
                                  cJSON **out_root);
+/* A reader of one configuration object: fills *out from root, errors naming `name`. */
+typedef vkf_status (*vkf_json_object_reader)(const char *name, const cJSON *root, void *out);
+/* vkf_json_parse_object then read(name, root, out); out (out_size bytes) is zeroed first and
+ * again on failure, so a failed parse leaves no half-read configuration. */
+vkf_status vkf_json_parse_with(const char *json, size_t size, const char *name,
+                               vkf_json_object_reader read, void *out, size_t out_size);
+/* vkf_json_read_file then vkf_json_parse_with, `path` naming the file in errors. */
+vkf_status vkf_json_load_with(const char *path, vkf_json_object_reader read, void *out,
+                              size_t out_size);
 /* The field `key`, or NULL when absent or JSON null ("use the default"). */
 const cJSON *vkf_json_field(const cJSON *obj, const char *key);
 /* A number with an integral value exactly representable in a double. */
