@@ -152,5 +152,5 @@ expect_error forward "base model has no head" 'has no output "prediction_scores"
   grep -q '^| 48 | 20 | [0-9.]* ± [0-9.]* | [0-9.]* ± [0-9.]* | [0-9.]*× |$' "$tmp/b.txt" && ok ||
   bad "bench relative: $(cat "$tmp/b.txt" "$tmp/err")"
 "$VKF" bench attention --kind relative --n 0 >/dev/null 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q -- "'0' for --n" "$tmp/err" && ok || bad "bench relative --n 0: $(cat "$tmp/err")"
+[ $? -eq 2 ] && grep -q 'bad --n "0"' "$tmp/err" && ok || bad "bench relative --n 0: $(cat "$tmp/err")"
 vkf_summary

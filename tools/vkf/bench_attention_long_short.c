@@ -13,14 +13,10 @@
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
-enum { LS_MAX_N = 8 };
-
 typedef struct ls_args {
-  int64_t ns[LS_MAX_N];
-  int n_count;
-  int64_t window, rank, segment, heads, dim;
-  int causal, runs, warmup;
-  const char *device;
+  vkf_bench_kind_args c;
+  int64_t window, rank, segment;
+  int causal;
 } ls_args;
 
 /* dense 1: the fused attention alone (causal per a->causal); else long-short with DualLN. */
@@ -28,7 +24,7 @@ static vkf_status run_one(vkf_device *device, const ls_args *a, int64_t n, int d
                           vkf_bench_stats *out) {
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create("bench_long_short", &g));
-  int64_t s[4] = {1, a->heads, n, a->dim}, ps[3] = {a->heads, a->dim, a->rank}, ds[1] = {a->dim};
+  int64_t s[4] = {1, a->c.heads, n, a->c.dim}, ps[3] = {a->c.heads, a->c.dim, a->rank}, ds[1] = {a->c.dim};
   vkf_value in[8];
   int count = 0;
   in[count++] = vkf_graph_input(g, "q", VKF_F32, 4, s);
@@ -55,7 +51,7 @@ static vkf_status run_one(vkf_device *device, const ls_args *a, int64_t n, int d
     y = vkf_long_short_attention(g, &aw, "attention", &at, &lw, in[0], k, v, &io);
   }
   vkf_graph_output(g, y, "out");
-  vkf_status st = vkf_bench_graph_time(device, g, in, count, a->warmup, a->runs, out);
+  vkf_status st = vkf_bench_graph_time(device, g, in, count, a->c.warmup, a->c.runs, out);
   vkf_graph_destroy(g);
   vkf_weight_cache_free(&cache);
   return st;
@@ -72,81 +68,49 @@ static void usage(FILE *f) {
 }
 
 /* An integer in [lo, hi] from `val`, or -1 with a message. */
-static int parse_int(const char *opt, const char *val, int64_t lo, int64_t hi, int64_t *out) {
-  char *end;
-  long long v = strtoll(val, &end, 10);
-  if (end == val || *end || v < lo || v > hi) {
-    fprintf(stderr, "vkf bench attention: bad %s \"%s\" (an integer in [%lld, %lld])\n", opt, val,
-            (long long)lo, (long long)hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
 
 int vkf_cli_bench_attention_long_short(int argc, char **argv) {
-  ls_args a = {.window = 128, .rank = 32, .heads = 4, .dim = 64, .runs = 3, .warmup = 1};
+  ls_args a = {.c = {.heads = 4, .dim = 64, .runs = 3, .warmup = 1, .n_max = 1 << 20,
+                     .heads_max = 64, .dim_max = 128},
+               .window = 128,
+               .rank = 32};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int64_t v;
+    int taken = vkf_bench_kind_arg(&a.c, argc, argv, &i);
+    if (taken < 0) return 2;
+    if (taken) continue;
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(arg, "--kind") && val) {
-      i++; /* long_short: how the caller got here */
     } else if (!strcmp(arg, "--causal")) {
       a.causal = 1;
-    } else if (val && (!strcmp(arg, "--n") || !strcmp(arg, "--window") || !strcmp(arg, "--rank") ||
-                       !strcmp(arg, "--segment") || !strcmp(arg, "--heads") ||
-                       !strcmp(arg, "--dim") || !strcmp(arg, "--runs") ||
-                       !strcmp(arg, "--warmup"))) {
-      int64_t hi = !strcmp(arg, "--dim") ? 128 : !strcmp(arg, "--heads") ? 64 : 1 << 20;
-      if (parse_int(arg, val, !strcmp(arg, "--warmup") ? 0 : 1, hi, &v)) return 2;
+    } else if (val && (!strcmp(arg, "--window") || !strcmp(arg, "--rank") ||
+                       !strcmp(arg, "--segment"))) {
+      int64_t *dst = !strcmp(arg, "--window") ? &a.window : !strcmp(arg, "--rank") ? &a.rank
+                                                                                    : &a.segment;
+      if (vkf_bench_int_arg(arg, val, 1, 1 << 20, dst)) return 2;
       i++;
-      if (!strcmp(arg, "--n")) {
-        if (a.n_count == LS_MAX_N) {
-          fprintf(stderr, "vkf bench attention: at most %d --n\n", LS_MAX_N);
-          return 2;
-        }
-        a.ns[a.n_count++] = v;
-      } else if (!strcmp(arg, "--window")) {
-        a.window = v;
-      } else if (!strcmp(arg, "--rank")) {
-        a.rank = v;
-      } else if (!strcmp(arg, "--segment")) {
-        a.segment = v;
-      } else if (!strcmp(arg, "--heads")) {
-        a.heads = v;
-      } else if (!strcmp(arg, "--dim")) {
-        a.dim = v;
-      } else if (!strcmp(arg, "--runs")) {
-        a.runs = (int)v;
-      } else {
-        a.warmup = (int)v;
-      }
-    } else if (!strcmp(arg, "--device") && val) {
-      a.device = val, i++;
     } else {
       return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
     }
   }
-  if (!a.n_count) a.ns[a.n_count++] = 4096, a.ns[a.n_count++] = 16384;
+  if (!a.c.n_count) a.c.ns[a.c.n_count++] = 4096, a.c.ns[a.c.n_count++] = 16384;
   if (!a.segment) a.segment = a.window;
   vkf_cli_device dev;
-  vkf_status st = vkf_cli_device_open(a.device, &dev);
+  vkf_status st = vkf_cli_device_open(a.c.device, &dev);
   if (st) return vkf_cli_fail(st);
   printf("long-short vs dense fused attention (%s), q/k/v [1, %lld, N, %lld] f32, window %lld, "
          "rank %lld%s\n\n",
-         a.causal ? "causal" : "bidirectional", (long long)a.heads, (long long)a.dim,
+         a.causal ? "causal" : "bidirectional", (long long)a.c.heads, (long long)a.c.dim,
          (long long)a.window, (long long)a.rank, a.causal ? "" : ", one projection");
   if (a.causal) printf("segments of %lld positions\n\n", (long long)a.segment);
   printf("| N | long-short ms | dense ms | long-short / dense |\n|---|---|---|---|\n");
-  for (int i = 0; i < a.n_count && !st; i++) {
+  for (int i = 0; i < a.c.n_count && !st; i++) {
     vkf_bench_stats dense = {0}, ls = {0};
-    st = run_one(dev.device, &a, a.ns[i], 0, &ls);
-    if (!st) st = run_one(dev.device, &a, a.ns[i], 1, &dense);
+    st = run_one(dev.device, &a, a.c.ns[i], 0, &ls);
+    if (!st) st = run_one(dev.device, &a, a.c.ns[i], 1, &dense);
     if (st) break;
-    printf("| %lld | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.ns[i], ls.mean_ms, ls.sd_ms,
+    printf("| %lld | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.c.ns[i], ls.mean_ms, ls.sd_ms,
            dense.mean_ms, dense.sd_ms, dense.mean_ms > 0 ? ls.mean_ms / dense.mean_ms : 0.0);
     fflush(stdout);
   }

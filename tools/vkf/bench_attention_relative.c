@@ -15,14 +15,9 @@
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
-enum { REL_MAX_N = 8 };
-
 typedef struct rel_args {
-  int64_t ns[REL_MAX_N];
-  int n_count;
-  int64_t mem, heads, dim;
-  int runs, warmup;
-  const char *device;
+  vkf_bench_kind_args c;
+  int64_t mem;
 } rel_args;
 
 /* relative 0: dense causal fused attention over the same keys. The relative graph's position
@@ -45,8 +40,8 @@ static vkf_status run_one(vkf_device *device, const rel_args *a, int64_t n, int 
     free(mask);
     return st;
   }
-  int64_t qs[4] = {1, a->heads, n, a->dim}, ks[4] = {1, a->heads, k_len, a->dim};
-  int64_t rs[3] = {a->heads, k_len + 1, a->dim}, bs[3] = {a->heads, 1, a->dim}, ms[2] = {n, k_len};
+  int64_t qs[4] = {1, a->c.heads, n, a->c.dim}, ks[4] = {1, a->c.heads, k_len, a->c.dim};
+  int64_t rs[3] = {a->c.heads, k_len + 1, a->c.dim}, bs[3] = {a->c.heads, 1, a->c.dim}, ms[2] = {n, k_len};
   vkf_value in[6];
   int count = 3;
   in[0] = vkf_graph_input(g, "q", VKF_F32, 4, qs);
@@ -61,11 +56,11 @@ static vkf_status run_one(vkf_device *device, const rel_args *a, int64_t n, int 
     vkf_value m = vkf_graph_constant(g, "mask", VKF_F32, 2, ms, mask);
     y = vkf_txl_relative_attention(g, "rel", in[0], in[1], in[2], in[4], in[5], in[3], m);
   } else {
-    vkf_attention_options o = {.scale = (float)(1.0 / sqrt((double)a->dim)), .causal = 1};
+    vkf_attention_options o = {.scale = (float)(1.0 / sqrt((double)a->c.dim)), .causal = 1};
     y = vkf_attention(g, "dense", in[0], in[1], in[2], &o);
   }
   vkf_graph_output(g, y, "out");
-  st = vkf_bench_graph_time(device, g, in, count, a->warmup, a->runs, out);
+  st = vkf_bench_graph_time(device, g, in, count, a->c.warmup, a->c.runs, out);
   vkf_graph_destroy(g);
   free(mask);
   return st;
@@ -83,67 +78,43 @@ static void usage(FILE *f) {
 }
 
 int vkf_cli_bench_attention_relative(int argc, char **argv) {
-  rel_args a = {.mem = -1, .heads = 8, .dim = 64, .runs = 3, .warmup = 1};
+  rel_args a = {.c = {.heads = 8, .dim = 64, .runs = 3, .warmup = 1, .n_max = 1 << 15,
+                      .heads_max = 1 << 12, .dim_max = 256},
+                .mem = -1};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int64_t v = 0;
+    int taken = vkf_bench_kind_arg(&a.c, argc, argv, &i);
+    if (taken < 0) return 2;
+    if (taken) continue;
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(arg, "--kind") && val) {
-      i++; /* relative: how the caller got here */
-    } else if (!strcmp(arg, "--device") && val) {
-      a.device = val, i++;
-    } else if (val &&
-               (!strcmp(arg, "--n") || !strcmp(arg, "--mem") || !strcmp(arg, "--heads") ||
-                !strcmp(arg, "--dim") || !strcmp(arg, "--runs") || !strcmp(arg, "--warmup"))) {
-      int64_t lo = !strcmp(arg, "--mem") || !strcmp(arg, "--warmup") ? 0 : 1;
-      int64_t hi = !strcmp(arg, "--n") || !strcmp(arg, "--mem") ? 1 << 15
-                   : !strcmp(arg, "--dim")                      ? 256
-                                                                : 1 << 12;
-      if (!vkf_cli_parse_i64(val, lo, hi, &v))
-        return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
+    } else if (!strcmp(arg, "--mem") && val) {
+      if (vkf_bench_int_arg(arg, val, 0, 1 << 15, &a.mem)) return 2;
       i++;
-      if (!strcmp(arg, "--n")) {
-        if (a.n_count == REL_MAX_N) {
-          fprintf(stderr, "vkf bench attention: at most %d --n\n", REL_MAX_N);
-          return 2;
-        }
-        a.ns[a.n_count++] = v;
-      } else if (!strcmp(arg, "--mem")) {
-        a.mem = v;
-      } else if (!strcmp(arg, "--heads")) {
-        a.heads = v;
-      } else if (!strcmp(arg, "--dim")) {
-        a.dim = v;
-      } else if (!strcmp(arg, "--runs")) {
-        a.runs = (int)v;
-      } else {
-        a.warmup = (int)v;
-      }
     } else {
       return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
     }
   }
-  if (!a.n_count) a.ns[a.n_count++] = 1024, a.ns[a.n_count++] = 4096;
+  if (!a.c.n_count) a.c.ns[a.c.n_count++] = 1024, a.c.ns[a.c.n_count++] = 4096;
   vkf_cli_device dev;
-  vkf_status st = vkf_cli_device_open(a.device, &dev);
+  vkf_status st = vkf_cli_device_open(a.c.device, &dev);
   if (st) return vkf_cli_fail(st);
   printf(
       "Transformer-XL relative attention vs dense causal fused attention, f32 [1, %lld, *, "
       "%lld]\n\n",
-      (long long)a.heads, (long long)a.dim);
+      (long long)a.c.heads, (long long)a.c.dim);
   printf(
       "| N | memory M | relative ms | dense causal ms | relative / dense |\n"
       "|---|---|---|---|---|\n");
-  for (int i = 0; i < a.n_count && !st; i++) {
+  for (int i = 0; i < a.c.n_count && !st; i++) {
     rel_args one = a;
-    if (one.mem < 0) one.mem = a.ns[i];
+    if (one.mem < 0) one.mem = a.c.ns[i];
     vkf_bench_stats rel = {0}, dense = {0};
-    st = run_one(dev.device, &one, a.ns[i], 1, &rel);
-    if (!st) st = run_one(dev.device, &one, a.ns[i], 0, &dense);
+    st = run_one(dev.device, &one, a.c.ns[i], 1, &rel);
+    if (!st) st = run_one(dev.device, &one, a.c.ns[i], 0, &dense);
     if (!st)
-      printf("| %lld | %lld | %.3f ± %.3f | %.3f ± %.3f | %.2f× |\n", (long long)a.ns[i],
+      printf("| %lld | %lld | %.3f ± %.3f | %.3f ± %.3f | %.2f× |\n", (long long)a.c.ns[i],
              (long long)one.mem, rel.mean_ms, rel.sd_ms, dense.mean_ms, dense.sd_ms,
              dense.mean_ms > 0 ? rel.mean_ms / dense.mean_ms : 0.0);
     fflush(stdout);

@@ -12,17 +12,13 @@
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 
-enum { SPAN_MAX_N = 8, SPAN_MAX_Z = 8 };
+enum { SPAN_MAX_Z = 8 };
 
 typedef struct span_args {
-  int64_t ns[SPAN_MAX_N];
-  int n_count;
+  vkf_bench_kind_args c;
   double spans[SPAN_MAX_Z];
   int span_count;
   double ramp;
-  int64_t heads, dim;
-  int runs, warmup;
-  const char *device;
 } span_args;
 
 /* span < 0: dense causal. Each head gets the same span (the kernel's cost follows the largest). */
@@ -30,24 +26,24 @@ static vkf_status run_one(vkf_device *device, const span_args *a, int64_t n, dou
                           vkf_bench_stats *out) {
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create("bench_span", &g));
-  int64_t s[4] = {1, a->heads, n, a->dim}, rs[2] = {a->heads, 2};
+  int64_t s[4] = {1, a->c.heads, n, a->c.dim}, rs[2] = {a->c.heads, 2};
   vkf_value in[3];
   in[0] = vkf_graph_input(g, "q", VKF_F32, 4, s);
   in[1] = vkf_graph_input(g, "k", VKF_F32, 4, s);
   in[2] = vkf_graph_input(g, "v", VKF_F32, 4, s);
   vkf_attention_options o = {.causal = 1};
-  float *ramp = malloc((size_t)a->heads * 2 * sizeof *ramp);
+  float *ramp = malloc((size_t)a->c.heads * 2 * sizeof *ramp);
   if (!ramp) {
     vkf_graph_destroy(g);
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
   }
-  for (int64_t h = 0; h < a->heads; h++) {
+  for (int64_t h = 0; h < a->c.heads; h++) {
     ramp[2 * h] = (float)(a->ramp + span);
     ramp[2 * h + 1] = (float)(1.0 / a->ramp);
   }
   if (span >= 0) o.ramp = vkf_graph_constant(g, "ramp", VKF_F32, 2, rs, ramp);
   vkf_graph_output(g, vkf_attention(g, "attention", in[0], in[1], in[2], &o), "out");
-  vkf_status st = vkf_bench_graph_time(device, g, in, 3, a->warmup, a->runs, out);
+  vkf_status st = vkf_bench_graph_time(device, g, in, 3, a->c.warmup, a->c.runs, out);
   free(ramp);
   vkf_graph_destroy(g);
   return st;
@@ -77,36 +73,17 @@ static int parse_number(const char *opt, const char *val, double lo, double hi, 
 }
 
 int vkf_cli_bench_attention_span(int argc, char **argv) {
-  span_args a = {.ramp = 32, .heads = 4, .dim = 64, .runs = 3, .warmup = 1};
+  span_args a = {.c = {.heads = 4, .dim = 64, .runs = 3, .warmup = 1, .n_max = 1 << 20,
+                       .heads_max = 1 << 12, .dim_max = 128},
+                 .ramp = 32};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    double v;
+    int taken = vkf_bench_kind_arg(&a.c, argc, argv, &i);
+    if (taken < 0) return 2;
+    if (taken) continue;
     if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(arg, "--kind") && val) {
-      i++; /* adaptive_span: how the caller got here */
-    } else if (val && (!strcmp(arg, "--n") || !strcmp(arg, "--heads") || !strcmp(arg, "--dim") ||
-                       !strcmp(arg, "--runs") || !strcmp(arg, "--warmup"))) {
-      double hi = !strcmp(arg, "--n") ? 1 << 20 : !strcmp(arg, "--dim") ? 128 : 1 << 12;
-      if (parse_number(arg, val, !strcmp(arg, "--warmup") ? 0 : 1, hi, &v) || v != (int64_t)v)
-        return 2;
-      i++;
-      if (!strcmp(arg, "--n")) {
-        if (a.n_count == SPAN_MAX_N) {
-          fprintf(stderr, "vkf bench attention: at most %d --n\n", SPAN_MAX_N);
-          return 2;
-        }
-        a.ns[a.n_count++] = (int64_t)v;
-      } else if (!strcmp(arg, "--heads")) {
-        a.heads = (int64_t)v;
-      } else if (!strcmp(arg, "--dim")) {
-        a.dim = (int64_t)v;
-      } else if (!strcmp(arg, "--runs")) {
-        a.runs = (int)v;
-      } else {
-        a.warmup = (int)v;
-      }
     } else if (!strcmp(arg, "--span") && val) {
       if (a.span_count == SPAN_MAX_Z) {
         fprintf(stderr, "vkf bench attention: at most %d --span\n", SPAN_MAX_Z);
@@ -117,28 +94,26 @@ int vkf_cli_bench_attention_span(int argc, char **argv) {
     } else if (!strcmp(arg, "--ramp") && val) {
       if (parse_number(arg, val, 1e-3, 16777216.0, &a.ramp)) return 2;
       i++;
-    } else if (!strcmp(arg, "--device") && val) {
-      a.device = val, i++;
     } else {
       return vkf_cli_bad_arg("vkf bench attention", usage, argc, argv, i);
     }
   }
-  if (!a.n_count) a.ns[a.n_count++] = 4096, a.ns[a.n_count++] = 16384;
+  if (!a.c.n_count) a.c.ns[a.c.n_count++] = 4096, a.c.ns[a.c.n_count++] = 16384;
   if (!a.span_count) a.spans[0] = 64, a.spans[1] = 256, a.spans[2] = 1024, a.span_count = 3;
   vkf_cli_device dev;
-  vkf_status st = vkf_cli_device_open(a.device, &dev);
+  vkf_status st = vkf_cli_device_open(a.c.device, &dev);
   if (st) return vkf_cli_fail(st);
   printf("adaptive span vs dense causal fused attention, q/k/v [1, %lld, N, %lld] f32, ramp %g\n\n",
-         (long long)a.heads, (long long)a.dim, a.ramp);
+         (long long)a.c.heads, (long long)a.c.dim, a.ramp);
   printf("| N | span z | span ms | dense causal ms | span / dense |\n|---|---|---|---|---|\n");
-  for (int i = 0; i < a.n_count && !st; i++) {
+  for (int i = 0; i < a.c.n_count && !st; i++) {
     vkf_bench_stats dense = {0};
-    st = run_one(dev.device, &a, a.ns[i], -1, &dense);
+    st = run_one(dev.device, &a, a.c.ns[i], -1, &dense);
     for (int j = 0; j < a.span_count && !st; j++) {
       vkf_bench_stats sp = {0};
-      st = run_one(dev.device, &a, a.ns[i], a.spans[j], &sp);
+      st = run_one(dev.device, &a, a.c.ns[i], a.spans[j], &sp);
       if (st) break;
-      printf("| %lld | %g | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.ns[i], a.spans[j],
+      printf("| %lld | %g | %.2f ± %.2f | %.2f ± %.2f | %.3f |\n", (long long)a.c.ns[i], a.spans[j],
              sp.mean_ms, sp.sd_ms, dense.mean_ms, dense.sd_ms,
              dense.mean_ms > 0 ? sp.mean_ms / dense.mean_ms : 0.0);
       fflush(stdout);

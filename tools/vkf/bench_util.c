@@ -3,6 +3,7 @@
 #include "tools/vkf/bench_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,50 @@ vkf_status vkf_bench_graph_time(vkf_device *device, vkf_graph *g, const vkf_valu
   vkf_session_destroy(ses);
   if (low.plan) vkf_lowered_free(&low);
   return st;
+}
+
+int vkf_bench_int_arg(const char *opt, const char *val, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  long long v = strtoll(val, &end, 10);
+  if (end == val || *end || v < lo || v > hi) {
+    fprintf(stderr, "vkf bench attention: bad %s \"%s\" (an integer in [%lld, %lld])\n", opt, val,
+            (long long)lo, (long long)hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int vkf_bench_kind_arg(vkf_bench_kind_args *a, int argc, char **argv, int *i) {
+  const char *arg = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (!val) return 0;
+  if (!strcmp(arg, "--kind") || !strcmp(arg, "--device")) {
+    if (!strcmp(arg, "--device")) a->device = val;
+    ++*i;
+    return 1;
+  }
+  static const char *const opts[] = {"--n", "--heads", "--dim", "--runs", "--warmup"};
+  int k = 0;
+  while (k < 5 && strcmp(arg, opts[k])) k++;
+  if (k == 5) return 0;
+  const int64_t lo[5] = {1, 1, 1, 1, 0}, hi[5] = {a->n_max, a->heads_max, a->dim_max, 1 << 12, 1 << 12};
+  int64_t v;
+  if (vkf_bench_int_arg(arg, val, lo[k], hi[k], &v)) return -1;
+  ++*i;
+  if (k == 0) {
+    if (a->n_count == VKF_BENCH_MAX_N) {
+      fprintf(stderr, "vkf bench attention: at most %d --n\n", VKF_BENCH_MAX_N);
+      return -1;
+    }
+    a->ns[a->n_count++] = v;
+  } else if (k == 1) {
+    a->heads = v;
+  } else if (k == 2) {
+    a->dim = v;
+  } else if (k == 3) {
+    a->runs = (int)v;
+  } else {
+    a->warmup = (int)v;
+  }
+  return 1;
 }

@@ -30,4 +30,25 @@ vkf_status vkf_bench_graph_time(vkf_device *device, vkf_graph *graph, const vkf_
  * tables; "?" when no node has that name. */
 const char *vkf_bench_op_of(const vkf_graph *graph, const char *node);
 
+enum { VKF_BENCH_MAX_N = 8 };
+
+/* What every `vkf bench attention --kind K` row takes: --n (repeated), --heads, --dim, --runs,
+ * --warmup, --device, and --kind itself (how the caller got here). The caller sets the defaults
+ * and the bounds n_max, heads_max and dim_max. */
+typedef struct vkf_bench_kind_args {
+  int64_t ns[VKF_BENCH_MAX_N];
+  int n_count;
+  int64_t heads, dim;
+  int runs, warmup;
+  const char *device;
+  int64_t n_max, heads_max, dim_max;
+} vkf_bench_kind_args;
+
+/* argv[*i] if it is one of those: 1 (taken, *i moved past its value), 0 (not one of them), -1 (a
+ * bad value, said on stderr). */
+int vkf_bench_kind_arg(vkf_bench_kind_args *a, int argc, char **argv, int *i);
+/* An integer option's value in [lo, hi]: 0, or -1 after saying on stderr
+ * `vkf bench attention: bad OPT "VAL" (an integer in [lo, hi])`. */
+int vkf_bench_int_arg(const char *opt, const char *val, int64_t lo, int64_t hi, int64_t *out);
+
 #endif
