@@ -1,5 +1,6 @@
-# Shared by the CLI tests that count checks: ok / bad, a temporary folder removed on exit, and
-# expect_error for the one-line "vkf: ..." errors every subcommand gives on bad input.
+# Shared by the CLI tests that count checks: ok / bad, a temporary folder removed on exit,
+# expect_error for the one-line "vkf: ..." errors every subcommand gives on bad input, and
+# edit_checkpoint for the bad-configuration variants of a checkpoint.
 # Source it after setting VKF; `vkf_summary` prints the closing line and sets the exit status.
 passed=0
 failed=0
@@ -22,6 +23,29 @@ expect_error() {
   else
     bad "$name: exit $rc, $lines line(s): $(cat "$tmp/err")"
   fi
+}
+
+# edit_checkpoint SRC DST PYTHON-EDIT [TENSOR]: DST becomes a copy of the checkpoint folder SRC
+# whose config.json went through PYTHON-EDIT (statements on `c`, the config dict) and, with
+# TENSOR, whose model.safetensors no longer has that tensor (renamed TENSOR.gone).
+edit_checkpoint() {
+  rm -rf "$2" && cp -r "$1" "$2"
+  python3 - "$2" "$3" "${4:-}" <<'PY'
+import json, os, struct, sys
+d, edit, drop = sys.argv[1], sys.argv[2], sys.argv[3]
+c = json.load(open(os.path.join(d, "config.json")))
+exec(edit)
+json.dump(c, open(os.path.join(d, "config.json"), "w"))
+if drop:
+    p = os.path.join(d, "model.safetensors")
+    raw = open(p, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    head = json.loads(raw[8:8 + n])
+    head[drop + ".gone"] = head.pop(drop)
+    h = json.dumps(head).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    open(p, "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
+PY
 }
 
 vkf_summary() {

@@ -127,23 +127,7 @@ expect_error attn "attn --layer" "do not apply" --model "$D" --layer 0 --out "$t
 
 # Bad configurations: one line naming the field or tensor.
 bad_case() { # NAME NEEDLE PYTHON-EDIT (of `c`, the config dict) [TENSOR-TO-DROP]
-  rm -rf "$tmp/bad" && cp -r "$D" "$tmp/bad"
-  $PY - "$tmp/bad" "$3" "${4:-}" <<'PY'
-import json, os, struct, sys
-d, edit, drop = sys.argv[1], sys.argv[2], sys.argv[3]
-c = json.load(open(os.path.join(d, "config.json")))
-exec(edit)
-json.dump(c, open(os.path.join(d, "config.json"), "w"))
-if drop:
-    p = os.path.join(d, "model.safetensors")
-    raw = open(p, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    head = json.loads(raw[8:8 + n])
-    head[drop + ".gone"] = head.pop(drop)
-    h = json.dumps(head).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    open(p, "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
-PY
+  edit_checkpoint "$D" "$tmp/bad" "$3" "${4:-}"
   expect_error forward "$1" "$2" --model "$tmp/bad" --in input_ids="$G/input_ids.npy" --out encoder_outputs="$tmp/o.npy"
 }
 bad_case "missing num_layers" 'missing field "num_layers" (the seeds.* needs src_vocab_size' 'del c["num_layers"]'

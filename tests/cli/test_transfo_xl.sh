@@ -108,23 +108,7 @@ expect_error generate "base model generates nothing" "has no language-model head
 # Bad configurations and inputs: one line naming the key or tensor.
 D=tests/models/data/txl_adaptive
 bad_case() { # NAME NEEDLE PYTHON-EDIT (of `c`, the config dict) [TENSOR-TO-DROP]
-  rm -rf "$tmp/bad" && cp -r "$D" "$tmp/bad"
-  $PY - "$tmp/bad" "$3" "${4:-}" <<'PY'
-import json, os, struct, sys
-d, edit, drop = sys.argv[1], sys.argv[2], sys.argv[3]
-c = json.load(open(os.path.join(d, "config.json")))
-exec(edit)
-json.dump(c, open(os.path.join(d, "config.json"), "w"))
-if drop:
-    p = os.path.join(d, "model.safetensors")
-    raw = open(p, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    head = json.loads(raw[8:8 + n])
-    head[drop + ".gone"] = head.pop(drop)
-    h = json.dumps(head).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    open(p, "wb").write(struct.pack("<Q", len(h)) + h + raw[8 + n:])
-PY
+  edit_checkpoint "$D" "$tmp/bad" "$3" "${4:-}"
   expect_error forward "$1" "$2" --model "$tmp/bad" --in input_ids="$G/txl_adaptive_seg0_input_ids.npy" \
     --out prediction_scores="$tmp/o.npy"
 }
