@@ -172,20 +172,28 @@ vkf_status vkf_reformer_engine_prefill(vkf_reformer_engine *e, const int32_t *id
   return VKF_OK;
 }
 
-/* row0_keys: Hugging Face's batched LSH step, keys from row 0's cache (already stepped). */
-static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token, int row0_keys) {
-  row_cache *rc = &e->row[row];
-  int64_t past = rc->len, n = past + 1;
+/* Each LSH layer's offset step for the new buckets of rows [first, last): 0 without cached
+ * buckets, else nb, or nb + 1 when a cached bucket of any of those rows exceeds R·nb - 1
+ * (increase_num_buckets: the max is over Hugging Face's whole batch). */
+static void offset_steps(vkf_reformer_engine *e, int64_t first, int64_t last) {
   int64_t r = vkf_reformer_config_of(e->model)->num_hashes;
   for (int64_t l = 0; l < e->layers; l++) {
     e->offset_step[l] = 0;
-    if (!is_lsh(e, l) || !rc->hashed[l]) continue;
-    /* increase_num_buckets: a cached bucket past R·nb - 1 (the pad bucket in the offsets). */
-    const float *b = rc->buckets + l * e->capacity * e->hr;
-    float top = b[0];
-    for (int64_t i = 1; i < past * e->hr; i++) top = b[i] > top ? b[i] : top;
+    if (!is_lsh(e, l) || !e->row[first].hashed[l]) continue;
+    float top = -1.0f;
+    for (int64_t row = first; row < last; row++) {
+      const float *b = e->row[row].buckets + l * e->capacity * e->hr;
+      for (int64_t i = 0; i < e->row[row].len * e->hr; i++) top = b[i] > top ? b[i] : top;
+    }
     e->offset_step[l] = top > (float)(r * e->nb - 1) ? e->nb + 1 : e->nb;
   }
+}
+
+/* row0_keys: Hugging Face's batched LSH step, keys from row 0's cache (already stepped).
+ * e->offset_step: offset_steps of this row's batch. */
+static vkf_status step_row(vkf_reformer_engine *e, int64_t row, int32_t token, int row0_keys) {
+  row_cache *rc = &e->row[row];
+  int64_t past = rc->len, n = past + 1;
   vkf_reformer_step_graph g;
   VKF_RETURN_IF_ERROR(
       vkf_reformer_build_step(e->model, past, e->dtype, e->offset_step, row0_keys, &g));
@@ -248,6 +256,11 @@ vkf_status vkf_reformer_engine_step(vkf_reformer_engine *e, const int32_t *token
     rc->len = positions[r];
     for (int64_t l = 0; l < e->layers; l++)
       if (rc->hashed[l] && rc->hashed_at[l] > rc->len) rc->hashed[l] = 0;
+  }
+  /* Rows in step are one Hugging Face batch, decided before any of them steps. */
+  if (lockstep) offset_steps(e, 0, e->rows);
+  for (int64_t r = 0; r < e->rows; r++) {
+    if (!lockstep) offset_steps(e, r, r + 1);
     VKF_RETURN_IF_ERROR(step_row(e, r, tokens[r], lockstep && r > 0));
   }
   *out_logits = e->logits;
