@@ -486,13 +486,16 @@ vkf_status vkf_reformer_build(vkf_reformer *m, int64_t batch, int64_t n, vkf_dty
   memset(out, 0, sizeof *out);
   const vkf_hf_config *c = &m->f.config;
   int64_t b = batch ? batch : 1, max = vkf_reformer_max_seq(m);
-  if (b < 1 || n < 1 || n > max || (dt != VKF_F32 && dt != VKF_F16) || (with_cache && b != 1))
+  if (n < 1 || n > max)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "%s: batch %lld, seq_len %lld (max %lld: padded to the chunk lengths' "
-                           "common multiple it must fit max_position_embeddings and "
-                           "axial_pos_shape), dtype %s%s not supported",
-                           m->f.dir, (long long)b, (long long)n, (long long)max,
-                           vkf_dtype_name(dt), with_cache ? " with the cache (batch 1)" : "");
+                           "%s: a sequence of %lld tokens is outside [1, %lld] (padded to the chunk "
+                           "lengths' common multiple it must fit max_position_embeddings and "
+                           "axial_pos_shape)",
+                           m->f.dir, (long long)n, (long long)max);
+  if (b < 1 || (dt != VKF_F32 && dt != VKF_F16) || (with_cache && b != 1))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: batch %lld in %s%s is not supported (f32 or f16)", m->f.dir,
+                           (long long)b, vkf_dtype_name(dt), with_cache ? " with the cache (batch 1)" : "");
   int64_t np = vkf_reformer_padded_len(m, n), pad = np - n;
   vkf_graph *g = NULL;
   VKF_RETURN_IF_ERROR(vkf_graph_create(m->arch, &g));

@@ -114,7 +114,7 @@ fi
   python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["generated_ids"]) == 8' "$tmp/g16.json" &&
   ok || bad "rf_lsh_lm2 --fp16: $(cat "$tmp/err")"
 expect_error generate "generate on ReformerModel" "not a causal language model" --model $D/rf_local --ids 5,6
-expect_error generate "a prompt past the padded length" "seq_len 31" \
+expect_error generate "a prompt past the padded length" "a sequence of 31 tokens is outside \[1, 30\]" \
   --model $D/rf_lsh_lm2 --ids "$(python3 -c 'print(",".join(["5"] * 31))')" --max-new-tokens 1
 
 # Bad input.
