@@ -39,7 +39,8 @@ vkf_value vkf_reformer_embeddings(const vkf_reformer *m, const vkf_arch_weights 
 /* ChunkReformerFeedForward added to h: h + FeedForward(LN(a)) (chunking does not change values). */
 vkf_value vkf_reformer_feed_forward(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
                                     const char *lp, vkf_value a, vkf_value h);
-/* The final layer norm of concat(a, h) and the head: out->logits or out->last_hidden_state. */
+/* The final layer norm of concat(a, h), cut to `cut` positions when not 0, and the head's f32
+ * output: *logits (LM heads) or *last_hidden_state (ReformerModel). */
 vkf_status vkf_reformer_head(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,
                              vkf_value a, vkf_value h, int64_t cut, vkf_value *logits,
                              vkf_value *last_hidden_state);
