@@ -69,7 +69,7 @@ void vkf_env_reload(void) {
   static const char *const dumps[] = {"passes", NULL};
   static const char *const fusions[] = {"attention", "gemm", "elementwise", NULL};
   g_warning_count = 0;
-  g_env.validate = flag("VKF_VALIDATE");
+  g_env.validate = int_in("VKF_VALIDATE", 0, 2, 0, "0, 1, 2 (GPU-assisted bounds checks)");
   g_env.device = str_or_null("VKF_DEVICE");
   g_env.device_profile = str_or_null("VKF_DEVICE_PROFILE");
   g_env.cache_dir = str_or_null("VKF_CACHE_DIR");

@@ -4,7 +4,8 @@
 #define VKF_GRAPH_ENV_H
 
 typedef struct vkf_env {
-  int validate;               /* VKF_VALIDATE=1: Khronos validation layer + message counter */
+  int validate;               /* VKF_VALIDATE=1: Khronos validation layer + message counter;
+                               * 2: its GPU-assisted bounds checks instead of synchronization */
   const char *device;         /* VKF_DEVICE: device index or name substring */
   const char *device_profile; /* VKF_DEVICE_PROFILE: clamp caps to a device class ("mobile") */
   const char *cache_dir;      /* VKF_CACHE_DIR: SPIR-V + pipeline cache directory */
