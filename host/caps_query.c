@@ -43,6 +43,32 @@ static uint32_t subgroup_bits(VkSubgroupFeatureFlags f) {
   return b;
 }
 
+/* VK_EXT_subgroup_size_control (core in 1.3): the sizes a compute pipeline may require, and
+ * whether it may require them and full subgroups. */
+static void query_subgroup_size_control(VkPhysicalDevice pd, uint32_t api,
+                                        vkf_device_caps *caps) {
+  if (api < VK_API_VERSION_1_3 &&
+      !vkf_device_has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+    return;
+  VkPhysicalDeviceSubgroupSizeControlProperties sp = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &sp};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  VkPhysicalDeviceSubgroupSizeControlFeatures sf = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                     .pNext = &sf};
+  vkGetPhysicalDeviceFeatures2(pd, &feats);
+  caps->min_subgroup_size = sp.minSubgroupSize;
+  caps->max_subgroup_size = sp.maxSubgroupSize;
+  caps->subgroup_size_control = sf.subgroupSizeControl == VK_TRUE &&
+                                (sp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                sp.minSubgroupSize && sp.maxSubgroupSize >= sp.minSubgroupSize;
+  caps->full_subgroups = sf.computeFullSubgroups == VK_TRUE;
+  caps->max_workgroup_subgroups = sp.maxComputeWorkgroupSubgroups;
+}
+
 void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   memset(caps, 0, sizeof *caps);
   VkPhysicalDeviceSubgroupProperties subgroup = {
@@ -125,6 +151,7 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
     caps->int8_arithmetic = v12.shaderInt8 == VK_TRUE;
     caps->storage_8bit = v12.storageBuffer8BitAccess == VK_TRUE;
   }
+  query_subgroup_size_control(pd, p->apiVersion, caps);
   caps->cooperative_matrix = vkf_device_has_extension(pd, "VK_KHR_cooperative_matrix") ||
                              vkf_device_has_extension(pd, "VK_NV_cooperative_matrix");
 

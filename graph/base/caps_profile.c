@@ -63,9 +63,12 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   caps->max_workgroup_invocations = min_u32(caps->max_workgroup_invocations, p->max_invocations);
   for (int i = 0; i < 3; i++)
     caps->max_workgroup_size[i] = min_u32(caps->max_workgroup_size[i], p->max_invocations);
-  /* A subgroup size cannot be changed on the real device; a profile only shrinks what choosers
-   * may assume. A larger profile subgroup (adreno's 64 on lavapipe's 8) is ignored. */
-  if (p->subgroup_size && p->subgroup_size < caps->subgroup_size)
+  /* A profile's subgroup size is planned with only where every kernel that depends on it will
+   * run at it: a device that can require it of its pipelines (AMD's 32 or 64, Intel's 8 to 32).
+   * Elsewhere (lavapipe's one width, a 32-wide NVIDIA under the intel profile) the device's size
+   * stays: planning rows of 16 lanes on subgroups of 32 would sum two rows together. */
+  if (p->subgroup_size && caps->subgroup_size_control && !caps->subgroup_misreported &&
+      p->subgroup_size >= caps->min_subgroup_size && p->subgroup_size <= caps->max_subgroup_size)
     caps->subgroup_size = p->subgroup_size;
   caps->subgroup_ops &= p->subgroup_ops_mask;
   caps->fp16_arithmetic = caps->fp16_arithmetic && p->fp16_arithmetic;
@@ -86,6 +89,16 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   if (p->kind != VKF_DEVICE_KIND_OTHER) caps->kind = p->kind;
   strncpy(caps->profile, p->name, sizeof caps->profile - 1);
   return VKF_OK;
+}
+
+void vkf_caps_clamp_to_subgroups(vkf_device_caps *caps) {
+  if (!caps->subgroup_size_control || !caps->max_workgroup_subgroups || !caps->subgroup_size)
+    return;
+  uint64_t most = (uint64_t)caps->max_workgroup_subgroups * caps->subgroup_size;
+  if (most >= caps->max_workgroup_invocations) return;
+  caps->max_workgroup_invocations = (uint32_t)most;
+  for (int i = 0; i < 3; i++)
+    caps->max_workgroup_size[i] = min_u32(caps->max_workgroup_size[i], (uint32_t)most);
 }
 
 const char *vkf_device_kind_name(vkf_device_kind kind) {

@@ -68,7 +68,11 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   uint32_t max_inv = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
   if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_inv)
     max_inv = caps->max_workgroup_size[0];
-  uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
+  /* The bodies planned on the subgroup size (tensor-core tiles of 4 subgroups, the 8-lane
+   * broadcast body, a subgroup per row) need it guaranteed (vkf_caps_subgroup_fixed); with 0 the
+   * chooser takes the bodies that reduce through shared memory. */
+  uint32_t sg_fixed = vkf_caps_subgroup_fixed(caps);
+  uint32_t sg = sg_fixed ? sg_fixed : caps->subgroup_size ? caps->subgroup_size : 1;
 
   /* Rule 0: tensor cores for f16 prefill and encoders on GPU-class devices with cooperative
    * matrices (and this build's kernels): head dims that are whole tiles up to 128, a block of
@@ -76,7 +80,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * a forced COOPMAT that the shape or device cannot take falls back to the chooser. */
   uint32_t tile = caps->coopmat_gemm_tile;
   int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
-              s->d <= 128 && s->dv <= 128 && 4 * sg <= max_inv &&
+              s->d <= 128 && s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
               coopmat_shared_bytes(tile) <= caps->max_shared_memory_size;
   int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||
                 (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&
@@ -124,7 +128,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * coalesce across lanes. */
   uint32_t bcast_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_ARITHMETIC |
                        VKF_SUBGROUP_SHUFFLE;
-  int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg == 8 && s->d % 4 == 0 &&
+  int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg_fixed == 8 && s->d % 4 == 0 &&
                  s->dv % 4 == 0 && s->d <= 128 && s->dv <= 128;
   /* ... but only through the broadcast body (below), which needs subgroup broadcast, shuffle and
    * arithmetic, exactly 8 lanes (its 8x8 blocks), head dims that are multiples of 4 and at most
@@ -155,8 +159,8 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
      * no barrier); otherwise 8 lanes reduced through shared memory. */
     out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
                                (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
-                           sg >= 4 && sg <= 64 && sg <= max_inv;
-    out->lanes = out->subgroup_reduce ? sg : vkf_u32_min(8, max_inv);
+                           sg_fixed >= 4 && sg_fixed <= 64 && sg_fixed <= max_inv;
+    out->lanes = out->subgroup_reduce ? sg_fixed : vkf_u32_min(8, max_inv);
     /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
      * profile), whatever the query count: one pipeline per head dim, and decoding gets its
      * parallelism from split-K. (Blocks of 1-2 rows also gave wrong results on lavapipe past

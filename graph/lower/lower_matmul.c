@@ -91,7 +91,7 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
   }
   if (v->kind == VKF_GEMM_QCPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
-    if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
+    if (vkf_caps_subgroup_fixed(caps) != 8 || (caps->subgroup_ops & need) != need)
       return "needs 8-wide subgroups with shuffle";
     if (v->workgroup_size % 8 || (v->qcpu_rows != 1 && v->qcpu_rows != 2 && v->qcpu_rows != 4) ||
         (v->qcpu_cols != 1 && v->qcpu_cols != 2))
@@ -101,8 +101,8 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
     if (!caps->coopmat_gemm_tile) return "no cooperative-matrix kernels on this device or build";
     if (v->coopmat_tile != caps->coopmat_gemm_tile)
       return "the device's cooperative-matrix tile is another size";
-    if (v->workgroup_size != 4 * caps->subgroup_size)
-      return "the workgroup must be 4 subgroups";
+    if (!vkf_caps_subgroup_fixed(caps) || v->workgroup_size != 4 * caps->subgroup_size)
+      return "the workgroup must be 4 subgroups of a guaranteed size";
     /* the built rows (shaders/variants_coopmat.txt): 2x2 tiles a subgroup, and 4x2 at tile 16 */
     uint32_t t = v->coopmat_tile;
     if (v->bn != 4 * t || v->bk != 2 * t || (v->bm != 4 * t && (t != 16 || v->bm != 8 * t)))
@@ -110,7 +110,7 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
   }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
-    if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
+    if (vkf_caps_subgroup_fixed(caps) != 8 || (caps->subgroup_ops & need) != need)
       return "needs 8-wide subgroups with shuffle";
     if (v->workgroup_size % 8 || !v->cpu_row_groups || v->cpu_row_groups > 8 ||
         (v->cpu_col_vec4s != 1 && v->cpu_col_vec4s != 2 && v->cpu_col_vec4s != 4) ||

@@ -35,7 +35,8 @@ void vkf_sparse_attention_choose(const vkf_device_caps *caps, const vkf_sparse_s
   uint32_t max_inv = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
   if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_inv)
     max_inv = caps->max_workgroup_size[0];
-  uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
+  /* Both subgroup bodies are planned on the size: it must be guaranteed (vkf_caps_subgroup_fixed). */
+  uint32_t sg = vkf_caps_subgroup_fixed(caps);
   /* The CPU body is dense attention's broadcast body (attention_cpu_macros.glsl) and has its
    * needs: subgroup broadcast, shuffle and arithmetic on exactly 8 lanes, head dims multiples of
    * 4 up to 128, and four subgroups per workgroup. */
