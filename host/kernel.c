@@ -48,6 +48,13 @@ vkf_status vkf_kernel_check_desc(const vkf_device *device, const vkf_kernel_desc
     if (d->texel[i] > VKF_TEXEL_R32UI)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: binding %u: bad texel format",
                              d->shader, i);
+  uint32_t fixed = vkf_caps_subgroup_fixed(&device->caps);
+  if (d->subgroup_size && d->subgroup_size != fixed)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kernel %s was planned for subgroups of %u; device \"%s\" %s%u", d->shader,
+                           d->subgroup_size, device->caps.name,
+                           fixed ? "runs subgroups of " : "guarantees no subgroup size (reports ",
+                           fixed ? fixed : device->caps.subgroup_size);
   if (d->push_constant_size > device->caps.max_push_constants_size)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "kernel %s needs %u bytes of push constants; the device allows %u",

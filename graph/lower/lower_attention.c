@@ -363,6 +363,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
   } else if (coopmat) { /* its own define set (shaders/variants_coopmat.txt) */
     vkf_plan_dispatch_define(&d, "ATTN_COOPMAT=1");
+    d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
     vkf_plan_dispatch_define(&d, c.coopmat_tile == 16 ? "CM=16" : "CM=8");
     vkf_plan_dispatch_define(&d, "F16=1");
     vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
@@ -376,6 +377,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
     vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
     vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
+    if (c.cpu_bcast || c.subgroup_reduce) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
     if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
     /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %
      * less SPIR-V for lavapipe to translate on each run. Decode steps keep the constant. */

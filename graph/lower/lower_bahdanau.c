@@ -56,6 +56,7 @@ vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lowe
   d.spec[1] = (uint32_t)has_vl;
   d.spec[2] = (uint32_t)(has_vl && vl->rank == 2);
   d.spec[3] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, wg, subgroup);
+  if (d.spec[3]) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
   d.spec_count = 4;
   VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
   d.groups[2] = (uint32_t)(chunks ? chunks : 1);

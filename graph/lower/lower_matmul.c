@@ -425,6 +425,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   char def_cpu_ra[24], def_cpu_tn[24], def_cpu_ku[24];
   if (variant->kind == VKF_GEMM_CPU) {
     vkf_plan_dispatch_define(&d, "GEMM_CPU");
+    d.subgroup_size = 8;
     snprintf(def_cpu_ra, sizeof def_cpu_ra, "CPU_RA=%u", variant->cpu_row_groups);
     snprintf(def_cpu_tn, sizeof def_cpu_tn, "CPU_TN4=%u", variant->cpu_col_vec4s);
     vkf_plan_dispatch_define(&d, def_cpu_ra);
@@ -443,6 +444,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     static const char *const rows_define[5] = {NULL, "QCPU_ROWS=1", "QCPU_ROWS=2", NULL,
                                                "QCPU_ROWS=4"};
     vkf_plan_dispatch_define(&d, "GEMM_QCPU");
+    d.subgroup_size = 8;
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
@@ -454,6 +456,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                              node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
                              sb);
     vkf_plan_dispatch_define(&d, "GEMM_COOPMAT");
+    d.subgroup_size = variant->workgroup_size / 4;
     vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM=16" : "CM=8");
     /* accumulator tiles per subgroup along M: 2 (32 or 64 rows a workgroup) or 4 (128) */
     vkf_plan_dispatch_define(&d, variant->bm == 8 * variant->coopmat_tile ? "CM_TM=4" : "CM_TM=2");

@@ -194,6 +194,7 @@ static vkf_status lower_one(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
   if (cpu) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
   vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
   vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
+  if (cpu || c.subgroup_reduce) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
   /* Bindings 6 and 7 take the optional tables present, in slot order. */
   static const char *aux_masks[] = {"AUX_MASKS=6", "AUX_MASKS=7"};
   static const char *aux_len[] = {"AUX_LEN=6", "AUX_LEN=7"};
