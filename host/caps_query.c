@@ -99,6 +99,7 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   if (has_driver_props) {
     snprintf(caps->driver_name, sizeof caps->driver_name, "%s", driver.driverName);
     snprintf(caps->driver_info, sizeof caps->driver_info, "%s", driver.driverInfo);
+    caps->driver_id = (uint32_t)driver.driverID;
   }
   caps->api_version = p->apiVersion;
   caps->driver_version = p->driverVersion;

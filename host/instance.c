@@ -135,7 +135,6 @@ static vkf_status enumerate(vkf_instance *instance, const char *profile) {
     vkf_caps_query(instance->physical_devices[i], &instance->caps[i]);
     vkf_caps_query_coopmat(instance->physical_devices[i], &instance->caps[i]);
     VKF_RETURN_IF_ERROR(vkf_caps_apply_profile(&instance->caps[i], profile));
-    vkf_caps_clamp_to_subgroups(&instance->caps[i]);
   }
   return VKF_OK;
 }

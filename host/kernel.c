@@ -117,7 +117,8 @@ static VkResult create_objects(const vkf_device *device, vkf_kernel *k, const ui
                                .dataSize = spec_constant_count * sizeof(uint32_t),
                                .pData = spec_constants};
   /* A kernel that uses subgroup operations runs at the size the choosers planned it for, with
-   * full subgroups where its width is a multiple of it: without this, AMD (wave 32 or 64) and
+   * full subgroups where its width is a multiple of it (and within maxComputeWorkgroupSubgroups
+   * of that size: wider ones are the bodies that read the layout at run time): without this, AMD (wave 32 or 64) and
    * Intel (SIMD 8 to 32) pick a width per pipeline, and a body planned on another width sums
    * rows together or leaves lanes of a tile unwritten. */
   vkf_spirv_info info;

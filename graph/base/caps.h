@@ -101,6 +101,10 @@ typedef struct vkf_device_caps {
    * its granularity divides. coopmat_gemm_tile is the largest listed one. */
   uint32_t coopmat_tiles;
   int coopmat_flexible; /* VK_NV_cooperative_matrix2 flexible dimensions are enabled */
+  /* Why the kernels are on or off where the device lists cooperative matrices (the vendor
+   * allowlist, VKF_COOPMAT, a missing feature): `vkf devices` prints it. */
+  char coopmat_reason[160];
+  uint32_t driver_id;    /* VkDriverId (0: unknown) */
 
   uint32_t heap_count;
   uint64_t heap_size[VKF_CAPS_MAX_HEAPS];
@@ -133,10 +137,6 @@ static inline uint32_t vkf_caps_subgroup_fixed(const vkf_device_caps *caps) {
  * size is taken only where the device can require it (else the device's is kept). Unknown names give
  * an INVALID_ARGUMENT status listing the known ones. NULL or "" is a no-op. */
 vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *profile);
-/* Where pipelines are given their subgroup size, a workgroup may hold at most
- * max_workgroup_subgroups of them: the invocation limits shrink to that many subgroups of the
- * planned size (lavapipe at subgroups of 4: 128, not 1024). Called after the profile. */
-void vkf_caps_clamp_to_subgroups(vkf_device_caps *caps);
 /* Comma-separated list of known profile names (for help texts). */
 const char *vkf_caps_profile_names(void);
 const char *vkf_device_kind_name(vkf_device_kind kind);

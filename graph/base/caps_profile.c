@@ -1,4 +1,5 @@
 /* Owns VKF_DEVICE_PROFILE: the table of device classes and how caps are clamped to them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph/base/caps.h"
@@ -81,6 +82,9 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   /* The desktop classes ship cooperative matrices (NVIDIA since Turing, AMD RDNA3, Intel Xe); on
    * lavapipe 26 their profiles keep its 8x8x8 shape, so the GPU rules pick those kernels in CI. */
   if (!p->coopmat) {
+    if (caps->coopmat_gemm_tile)
+      snprintf(caps->coopmat_reason, sizeof caps->coopmat_reason,
+               "off: the %s profile's class has no tensor cores", p->name);
     caps->cooperative_matrix = 0;
     caps->coopmat_count = 0;
     caps->coopmat_gemm_tile = 0;
@@ -89,16 +93,6 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   if (p->kind != VKF_DEVICE_KIND_OTHER) caps->kind = p->kind;
   strncpy(caps->profile, p->name, sizeof caps->profile - 1);
   return VKF_OK;
-}
-
-void vkf_caps_clamp_to_subgroups(vkf_device_caps *caps) {
-  if (!caps->subgroup_size_control || !caps->max_workgroup_subgroups || !caps->subgroup_size)
-    return;
-  uint64_t most = (uint64_t)caps->max_workgroup_subgroups * caps->subgroup_size;
-  if (most >= caps->max_workgroup_invocations) return;
-  caps->max_workgroup_invocations = (uint32_t)most;
-  for (int i = 0; i < 3; i++)
-    caps->max_workgroup_size[i] = min_u32(caps->max_workgroup_size[i], (uint32_t)most);
 }
 
 const char *vkf_device_kind_name(vkf_device_kind kind) {

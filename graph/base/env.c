@@ -78,7 +78,7 @@ void vkf_env_reload(void) {
   g_env.dequantize = flag("VKF_DEQUANTIZE");
   g_env.dump = list_of("VKF_DUMP", dumps, "passes, all");
   g_env.dump_dir = str_or_null("VKF_DUMP_DIR");
-  g_env.coopmat = int_in("VKF_COOPMAT", 0, 1, 1, "0, 1");
+  g_env.coopmat = int_in("VKF_COOPMAT", 0, 1, -1, "0 off, 1 on despite the vendor allowlist");
   g_env.profile = flag("VKF_PROFILE");
   g_env.check = flag("VKF_CHECK");
   g_env.update_golden = flag("VKF_UPDATE_GOLDEN");
