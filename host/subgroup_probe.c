@@ -5,6 +5,8 @@
  * read the subgroup layout at run time (vkf_caps_subgroup_fixed). */
 #include "host/subgroup_probe.h"
 
+#include <stdio.h>
+
 #include "graph/base/log.h"
 #include "host/buffer.h"
 #include "host/cmd.h"
@@ -43,6 +45,13 @@ vkf_status vkf_subgroup_probe(vkf_device *device) {
     caps->subgroup_misreported = planned;
     caps->subgroup_size = width;
     caps->subgroup_size_control = 0;
+    /* The tensor-core kernels are tiles of exactly 4 subgroups. */
+    if (caps->coopmat_gemm_tile) {
+      caps->coopmat_gemm_tile = 0;
+      caps->coopmat_tiles = 0;
+      snprintf(caps->coopmat_reason, sizeof caps->coopmat_reason,
+               "off: the subgroup size is not guaranteed (the kernels are 4-subgroup tiles)");
+    }
   }
   return VKF_OK;
 }
