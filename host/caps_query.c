@@ -100,6 +100,8 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
     snprintf(caps->driver_name, sizeof caps->driver_name, "%s", driver.driverName);
     snprintf(caps->driver_info, sizeof caps->driver_info, "%s", driver.driverInfo);
     caps->driver_id = (uint32_t)driver.driverID;
+    /* gallivm's LP_MAX_TGSI_LOOP_ITERATIONS (caps.h: loop_iteration_limit) */
+    if (driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) caps->loop_iteration_limit = 65535;
   }
   caps->api_version = p->apiVersion;
   caps->driver_version = p->driverVersion;

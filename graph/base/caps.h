@@ -68,6 +68,12 @@ typedef struct vkf_device_caps {
   uint32_t subgroup_ops;                /* vkf_subgroup_op bits usable in compute shaders */
   uint32_t max_workgroup_size[3];
   uint32_t max_workgroup_invocations;
+  /* Loop iterations one invocation may run in all (0: no limit). lavapipe (llvmpipe's gallivm, at
+   * least through Mesa 24) counts every loop's iterations of an invocation (of each SIMD group)
+   * in one counter from 65535 and, once it reaches 0, leaves every loop after its current
+   * iteration: a kernel past the limit silently skips the rest of its work. Lowerings split such
+   * work across dispatches. */
+  uint32_t loop_iteration_limit;
   uint32_t max_workgroup_count[3];
   uint32_t max_push_constants_size;     /* bytes */
   uint32_t min_storage_buffer_offset_alignment; /* bytes */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/lower/attention_loops.h"
 #include "graph/lower/lower_node.h"
 #include "graph/lower/lower_rows.h"
 
@@ -162,10 +163,9 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
                            sg_fixed >= 4 && sg_fixed <= 64 && sg_fixed <= max_inv;
     out->lanes = out->subgroup_reduce ? sg_fixed : vkf_u32_min(8, max_inv);
     /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
-     * profile), whatever the query count: one pipeline per head dim, and decoding gets its
-     * parallelism from split-K. (Blocks of 1-2 rows also gave wrong results on lavapipe past
-     * ~1500 keys; cause not yet found.) */
+     * profile), fewer when the query count is small. */
     out->br = vkf_u32_max(1, vkf_u32_min(128, max_inv) / out->lanes);
+    while (out->br > 1 && out->br / 2 >= s->nq) out->br /= 2;
   }
   if (out->br > max_inv / out->lanes) out->br = vkf_u32_max(1, max_inv / out->lanes);
 
@@ -204,6 +204,10 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   splits = vkf_u32_min(splits, vkf_u32_max(1, s->nk / MIN_SPLIT_KEYS));
   if (f.splits) splits = f.splits;
   splits = vkf_u32_max(1, vkf_u32_min(splits, MAX_SPLITS));
+  /* Forced or not, at least as many splits as keep each workgroup's loops within the device's
+   * loop-iteration limit (attention_loops.h; past it lavapipe drops the rest of the keys). */
+  splits = vkf_u32_max(splits, vkf_u32_min(vkf_attention_loop_splits(caps, out, s),
+                                           vkf_div_up(s->nk ? s->nk : 1, out->bc)));
   out->chunk = vkf_u32_round_up(vkf_div_up(s->nk ? s->nk : 1, splits), out->bc);
   out->splits = vkf_u32_max(1, vkf_div_up(s->nk, out->chunk));
   if (out->splits == 1) out->chunk = vkf_u32_round_up(s->nk ? s->nk : 1, out->bc);
