@@ -127,6 +127,9 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
   printf("    %-28s %u bytes\n", "max shared memory", c->max_shared_memory_size);
   printf("    %-28s %u (%s)\n", "subgroup size (ops)", c->subgroup_size, ops);
   printf("    %-28s %s\n", "  kernels run at", subgroup_control_text(c, sg_text, sizeof sg_text));
+  if (c->loop_iteration_limit)
+    printf("    %-28s %u a SIMD group of a workgroup, all loops together (kernels planned within it)\n",
+           "loop iterations", c->loop_iteration_limit);
   printf("    %-28s %u x %u x %u, %u invocations\n", "max workgroup", c->max_workgroup_size[0],
          c->max_workgroup_size[1], c->max_workgroup_size[2], c->max_workgroup_invocations);
   printf("    %-28s fp16 math %s, 16-bit storage %s, 8-bit storage %s\n", "numerics",
