@@ -103,7 +103,8 @@ int main(void) {
   }
 
   /* 3. A plan made for twice the device's size (caps it does not have): refused, naming both. */
-  if (fixed && caps->kind == VKF_DEVICE_KIND_CPU) {
+  uint32_t reduce = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC; /* one-subgroup rows need it */
+  if (fixed && caps->kind == VKF_DEVICE_KIND_CPU && (caps->subgroup_ops & reduce) == reduce) {
     vkf_device_caps wide = *caps;
     wide.subgroup_size = wide.min_subgroup_size = wide.max_subgroup_size = 2 * fixed;
     vkf_value x;
