@@ -9,21 +9,6 @@
 
 #include "models/text/chat_template_internal.h"
 
-vkf_status ct_oom(void) {
-  return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat template: out of memory (limit %d MiB)",
-                         CT_MAX_ARENA >> 20);
-}
-
-vkf_status ct_error(const ct_node *n, vkf_status_code code, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (!n) return vkf_status_make(code, "chat template: %s", msg);
-  return vkf_status_make(code, "chat template %d:%d: %s", n->line, n->col, msg);
-}
-
 /* The error of using an undefined value as an object (jinja2's UndefinedError). */
 static vkf_status undefined_error(const ct_node *n, ct_value v) {
   return ct_error(n, VKF_STATUS_INVALID_ARGUMENT, "%.*s", (int)v.u.s.n, v.u.s.s);

@@ -1,269 +1,24 @@
-/* Shared by the chat_template_*.c files: the arena, values, tokens and the syntax tree. Not part
- * of the library's interface (models/text/chat_template.h is). */
+/* The functions the chat_template_*.c files call in each other: parse, evaluate, the builtins.
+ * Their data (values, the syntax tree, the context) is chat_template_value.h. Not part of the
+ * library's interface (models/text/chat_template.h is). */
 #ifndef VKF_MODELS_CHAT_TEMPLATE_INTERNAL_H
 #define VKF_MODELS_CHAT_TEMPLATE_INTERNAL_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "models/text/chat_template_lex.h"
+#include "models/text/chat_template_value.h"
 
-#include "graph/base/status.h"
-
-typedef struct cJSON cJSON;
-
-/* Limits that turn a hostile template into an error instead of a crash or a hang. */
-enum {
-  CT_MAX_DEPTH = 200,              /* nesting of statements and expressions (parse and eval) */
-  CT_MAX_MACRO_DEPTH = 64,         /* macro calls within macro calls */
-  CT_MAX_RANGE = 100000,           /* jinja2's sandbox MAX_RANGE */
-  CT_MAX_OUTPUT = 64 << 20,        /* rendered bytes */
-  CT_MAX_ARENA = 256 << 20,        /* bytes of values one render may allocate */
-  CT_MAX_STEPS = 10 * 1000 * 1000, /* statements and expressions evaluated in one render */
-};
-
-/* ---- arena: everything a parse or a render allocates, freed in one call ---- */
-typedef struct ct_chunk ct_chunk;
-typedef struct ct_arena {
-  ct_chunk *head;
-  size_t used_total, limit;
-} ct_arena;
-/* NULL when the arena's limit is reached or malloc fails. */
-void *ct_alloc(ct_arena *a, size_t size);
-void ct_arena_free(ct_arena *a);
-
-typedef struct ct_str {
-  const char *s;
-  size_t n;
-} ct_str;
-
-/* ---- values ---- */
-typedef enum ct_kind {
-  CT_UNDEF, /* jinja2's Undefined: prints "", is false, fails when used as an object */
-  CT_NONE,
-  CT_BOOL,
-  CT_INT,
-  CT_FLOAT,
-  CT_STR,
-  CT_LIST,   /* lists and tuples */
-  CT_DICT,   /* insertion-ordered; namespaces are dicts with `ns` set */
-  CT_LOOP,   /* the `loop` variable of a for */
-  CT_FUNC,   /* a global function (raise_exception, range, ...) or a macro */
-  CT_METHOD, /* obj.name of a str or dict method, waiting for its call */
-} ct_kind;
-
-typedef struct ct_list ct_list;
-typedef struct ct_dict ct_dict;
-typedef struct ct_loop ct_loop;
-typedef struct ct_node ct_node;
-
-typedef struct ct_value {
-  ct_kind kind;
-  union {
-    bool b;
-    int64_t i;
-    double f;
-    ct_str s;              /* CT_STR; CT_UNDEF: the name or attribute that was missing */
-    ct_list *list;
-    ct_dict *dict;
-    ct_loop *loop;
-    const ct_node *macro;  /* CT_FUNC: NULL for a builtin */
-    struct ct_value *recv; /* CT_METHOD: the receiver */
-  } u;
-  ct_str name; /* CT_FUNC / CT_METHOD: the function or method name */
-} ct_value;
-
-struct ct_list {
-  ct_value *items;
-  size_t n, cap;
-  bool tuple; /* prints as (a, b): a parenthesised literal or an items() pair */
-};
-struct ct_dict {
-  ct_str *keys;
-  ct_value *vals;
-  size_t n, cap;
-  bool ns; /* a namespace(): attributes may be assigned */
-};
-struct ct_loop {
-  const ct_list *items;
-  size_t index0;
-};
-
-static inline ct_value ct_undef(const char *name, size_t n) {
-  ct_value v = {.kind = CT_UNDEF};
-  v.u.s = (ct_str){name, n};
-  return v;
-}
-static inline ct_value ct_none(void) { return (ct_value){.kind = CT_NONE}; }
-static inline ct_value ct_bool(bool b) { return (ct_value){.kind = CT_BOOL, .u.b = b}; }
-static inline ct_value ct_int(int64_t i) { return (ct_value){.kind = CT_INT, .u.i = i}; }
-static inline ct_value ct_float(double f) { return (ct_value){.kind = CT_FLOAT, .u.f = f}; }
-static inline ct_value ct_string(const char *s, size_t n) {
-  ct_value v = {.kind = CT_STR};
-  v.u.s = (ct_str){s, n};
-  return v;
-}
-
-/* A growable byte buffer (heap, not arena) with a size cap; `failed` is sticky. */
-typedef struct ct_buf {
-  char *data;
-  size_t size, cap, limit;
-  bool failed;
-} ct_buf;
-void ct_buf_put(ct_buf *b, const char *s, size_t n);
-void ct_buf_puts(ct_buf *b, const char *s);
-void ct_buf_putc(ct_buf *b, char c);
-
-ct_list *ct_list_new(ct_arena *a, size_t cap);
-bool ct_list_push(ct_arena *a, ct_list *l, ct_value v);
-ct_dict *ct_dict_new(ct_arena *a, size_t cap);
-/* Sets or replaces `key` (keys are compared as bytes). */
-bool ct_dict_set(ct_arena *a, ct_dict *d, ct_str key, ct_value v);
-const ct_value *ct_dict_get(const ct_dict *d, const char *key, size_t n);
-
-/* cJSON -> value (strings are copied into the arena; numbers with an integral value are ints). */
-vkf_status ct_from_json(ct_arena *a, const cJSON *j, int depth, ct_value *out);
-bool ct_truthy(ct_value v);
-bool ct_equal(ct_value a, ct_value b);
-const char *ct_kind_name(ct_kind k); /* Python's type name: "str", "dict", "NoneType", ... */
-bool ct_is_number(ct_value v);       /* int, float (bool excluded) */
-double ct_as_double(ct_value v);     /* bool, int, float */
-/* Python str() and repr() of a value, appended to `b`. */
-void ct_write_str(ct_buf *b, ct_value v);
-void ct_write_repr(ct_buf *b, ct_value v);
-void ct_write_float(ct_buf *b, double f); /* Python's repr(float) */
-/* A value's str() as an arena string. */
-bool ct_to_str(ct_arena *a, ct_value v, ct_str *out);
-/* json.dumps(v, ensure_ascii, indent (<0: none), separators, sort_keys) */
-vkf_status ct_write_json(ct_buf *b, ct_value v, bool ensure_ascii, int indent, ct_str item_sep,
-                         ct_str key_sep, bool sort_keys, int depth);
-
-/* UTF-8 helpers: code point count, the byte offset of code point `i` (i <= count). */
-size_t ct_utf8_len(const char *s, size_t n);
-size_t ct_utf8_offset(const char *s, size_t n, size_t i);
-
-/* ---- tokens ---- */
-typedef enum ct_tok_kind {
-  TK_EOF,
-  TK_TEXT,
-  TK_VAR_BEGIN,
-  TK_VAR_END,
-  TK_BLOCK_BEGIN,
-  TK_BLOCK_END,
-  TK_NAME,
-  TK_STRING, /* text holds the unescaped value */
-  TK_INT,
-  TK_FLOAT,
-  TK_OP, /* text holds the operator: + - * / // % ** ~ ( ) [ ] { } . , : | = == != < <= > >= */
-  TK_RAW, /* the body of {% raw %}...{% endraw %} */
-} ct_tok_kind;
-
-typedef struct ct_token {
-  ct_tok_kind kind;
-  ct_str text;
-  int64_t i;
-  double f;
-  int line, col;
-} ct_token;
-
-/* Splits the source into tokens applying trim_blocks, lstrip_blocks and the -/+ controls; strings
- * of the tokens live in `a`. The last token is TK_EOF. */
-vkf_status ct_lex(ct_arena *a, const char *source, size_t size, ct_token **out, size_t *out_count);
-/* Does `tok` hold operator `op` / name `name`? */
-bool ct_tok_is(const ct_token *tok, const char *op);
-bool ct_tok_name(const ct_token *tok, const char *name);
-
-/* ---- syntax tree ---- */
-typedef enum ct_node_kind {
-  /* statements */
-  N_TEXT,     /* str */
-  N_OUTPUT,   /* a */
-  N_IF,       /* a: condition, body, else_body (elif is a nested N_IF) */
-  N_FOR,      /* names[0..n_names], a: iterable, b: filter or NULL, body, else_body */
-  N_SET,      /* names[0] (and attr for ns.attr), a: value */
-  N_BREAK,
-  N_CONTINUE,
-  N_MACRO,    /* names[0]: name, params: names[1..n_names] with defaults args[..], body */
-  N_BLOCK,    /* body (generation) */
-  /* expressions */
-  N_LITERAL,  /* value */
-  N_NAME,     /* str */
-  N_LIST,     /* args */
-  N_DICT,     /* args: key, value, key, value ... */
-  N_ATTR,     /* a.str */
-  N_INDEX,    /* a[b] */
-  N_SLICE,    /* a[args[0]:args[1]:args[2]] (NULL members for omitted parts) */
-  N_CALL,     /* a(args, kwargs) */
-  N_FILTER,   /* a | str(args, kwargs) */
-  N_TEST,     /* a is [not] str(args); negate */
-  N_UNARY,    /* op a: "not", "-", "+" */
-  N_BINARY,   /* a op b: + - * / // % ** ~ == != < <= > >= in "not in" and or */
-  N_COND,     /* b if a else c (c may be NULL) */
-} ct_node_kind;
-
-typedef struct ct_node_list {
-  ct_node **items;
-  size_t n;
-} ct_node_list;
-
-struct ct_node {
-  ct_node_kind kind;
-  int line, col;
-  ct_str str;     /* name / attribute / filter / test / operator / text */
-  ct_str attr;    /* N_SET: ns.attr target */
-  ct_node *a, *b, *c;
-  ct_node_list body, else_body;
-  ct_node_list args;
-  ct_str *kw_names; /* keyword argument names, one per kwargs item */
-  ct_node_list kwargs;
-  ct_str *names;    /* N_FOR targets, N_MACRO name + params, N_SET target */
-  size_t n_names;
-  bool negate;      /* N_TEST: "is not" */
-  bool tuple;       /* N_LIST: written with parentheses */
-  ct_value value;   /* N_LITERAL */
-};
+/* ---- parsing (chat_template_parse.c) ---- */
+vkf_status ct_parse(ct_arena *a, const ct_token *toks, size_t count, ct_node_list *out);
 
 /* Filters and tests the parser accepts (and the evaluator implements). */
 bool ct_filter_known(ct_str name);
 bool ct_test_known(ct_str name);
 
-struct vkf_chat_template {
-  ct_arena arena;
-  ct_node_list root;
-};
-
-vkf_status ct_parse(ct_arena *a, const ct_token *toks, size_t count, ct_node_list *out);
-
-/* ---- evaluation ---- */
-typedef struct ct_frame {
-  ct_dict *vars; /* a scope's names */
-} ct_frame;
-typedef struct ct_ctx {
-  ct_arena *arena;
-  ct_buf *out;
-  const struct vkf_chat_template *tmpl;
-  ct_frame *frames; /* innermost last */
-  size_t n_frames, cap_frames;
-  size_t macro_base;   /* frames below this (except the root) are hidden from a macro body */
-  int depth, macro_depth;
-  uint64_t steps;
-  int64_t now;
-} ct_ctx;
-
+/* ---- evaluation (chat_template_eval.c) ---- */
 vkf_status ct_eval(ct_ctx *c, const ct_node *n, ct_value *out);
 vkf_status ct_render_body(ct_ctx *c, const ct_node_list *body, int *control);
-/* Error helpers: "line:col: message". */
-vkf_status ct_error(const ct_node *n, vkf_status_code code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-vkf_status ct_oom(void);
 
-/* Builtins (chat_template_builtins.c): `args`/`kwargs` evaluated. */
-typedef struct ct_args {
-  ct_value *pos;
-  size_t n_pos;
-  const ct_str *kw_names;
-  ct_value *kw;
-  size_t n_kw;
-} ct_args;
+/* ---- builtins (chat_template_filters.c, _calls.c): `args`/`kwargs` evaluated ---- */
 vkf_status ct_apply_filter(ct_ctx *c, const ct_node *n, ct_value v, ct_args *args, ct_value *out);
 vkf_status ct_apply_test(ct_ctx *c, const ct_node *n, ct_value v, ct_args *args, bool *out);
 vkf_status ct_call_method(ct_ctx *c, const ct_node *n, ct_value recv, ct_str name, ct_args *args,
@@ -274,7 +29,6 @@ bool ct_has_method(ct_value recv, ct_str name);
 bool ct_is_global_func(ct_str name);
 
 /* Shared by the builtins (chat_template_filters.c, _calls.c, _strings.c). */
-typedef enum { CASE_UPPER, CASE_LOWER, CASE_TITLE_METHOD, CASE_TITLE_FILTER, CASE_CAPITALIZE } case_kind;
 vkf_status ct_str_value(ct_ctx *c, const char *s, size_t n, ct_value *out); /* copies into the arena */
 vkf_status ct_buf_value(ct_ctx *c, ct_buf *b, ct_value *out);               /* frees b */
 bool ct_space_at(const char *s, size_t n, size_t i, size_t *len);          /* Python isspace() */
@@ -293,11 +47,5 @@ vkf_status ct_to_list(ct_ctx *c, const ct_node *n, ct_value v, const ct_list **o
 vkf_status ct_items(ct_ctx *c, const ct_node *n, ct_value v, ct_value *out); /* [[key, value]...] */
 vkf_status ct_join(ct_ctx *c, const ct_node *n, const ct_list *items, ct_str sep,
                    const ct_value *attr, ct_value *out);
-
-static inline bool ct_str_eq(ct_str s, const char *lit) {
-  size_t n = 0;
-  while (lit[n]) n++;
-  return s.n == n && (n == 0 || __builtin_memcmp(s.s, lit, n) == 0);
-}
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/text/chat_template_internal.h"
+#include "models/text/chat_template_value.h"
 
 static void write_json_string(ct_buf *b, ct_str s, bool ensure_ascii) {
   ct_buf_putc(b, '"');

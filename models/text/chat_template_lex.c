@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/text/chat_template_internal.h"
+#include "models/text/chat_template_lex.h"
 
 typedef struct lexer {
   ct_arena *a;

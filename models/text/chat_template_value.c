@@ -2,11 +2,29 @@
  * semantics the output depends on (truthiness, ==, str() and repr(), repr(float)). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/text/chat_template_internal.h"
+#include "models/text/chat_template_value.h"
+
+/* Error helpers, here with the values every other chat_template_*.c file already depends on, so
+ * that no file calls back up into the evaluator. */
+vkf_status ct_oom(void) {
+  return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat template: out of memory (limit %d MiB)",
+                         CT_MAX_ARENA >> 20);
+}
+
+vkf_status ct_error(const ct_node *n, vkf_status_code code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (!n) return vkf_status_make(code, "chat template: %s", msg);
+  return vkf_status_make(code, "chat template %d:%d: %s", n->line, n->col, msg);
+}
 
 struct ct_chunk {
   ct_chunk *next;

@@ -1,6 +1,23 @@
 #!/usr/bin/env bash
 # The layering of the source tree (folders as layers, includes pointing down, no two files calling
-# each other); the rules and the check are in tools/dev/check_layering.py.
+# each other); the rules and the check are in tools/dev/check_layering.py. Then the check itself
+# must see a circle of calls between files whatever the functions' prefix: a copy of the tree where
+# the chat template's value file calls back into its evaluator (a ct_ circle) has to fail.
 set -u
 cd "${VKF_SOURCE_DIR:-.}"
-exec python3 tools/dev/check_layering.py .
+python3 tools/dev/check_layering.py . || exit 1
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for d in graph shaders host models runtime serve api tools/vkf tools/dev; do
+  mkdir -p "$tmp/$(dirname "$d")" && cp -r "$d" "$tmp/$d"
+done
+printf '\nvkf_status planted_render(ct_ctx *c, const ct_node *n, ct_value *v) { return ct_eval(c, n, v); }\n' \
+  >> "$tmp/models/text/chat_template_value.c"
+out=$(python3 tools/dev/check_layering.py "$tmp")
+if [ $? -eq 0 ] || ! grep 'circle:' <<<"$out" | grep 'chat_template_value.c' | grep -q 'chat_template_eval.c'; then
+  echo "FAIL: check_layering.py did not report the planted ct_ circle (value -> eval -> value):"
+  echo "$out"
+  exit 1
+fi
+echo "planted ct_ circle reported: $(grep circle <<<"$out")"

@@ -44,8 +44,12 @@ LAYERS = {
     "api": (GRAPH + ["host"] + MODELS + ["runtime"], r"^(cjson|stb)"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
-DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(vkf_\w+)\s*\([^;{]*\)\s*\{", re.M)
-CALL = re.compile(r"\b(vkf_\w+)\s*\(")
+# A function definition at the start of a line, of any name (vkf_, ct_, ...): static ones are the
+# file's own, the others are what other files call. A call is any name followed by "(".
+DEFINITION = re.compile(r"^(static\s+)?(?:[A-Za-z_][\w \t\*]*?\b)?([A-Za-z_]\w*)\s*\([^;{()]*(?:\([^;{()]*\)[^;{()]*)*\)\s*(?:__attribute__\s*\(\(.*?\)\)\s*)?\{", re.M)
+CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case", "defined",
+            "_Alignof", "_Static_assert", "__attribute__", "_Generic"}
 
 
 def sources(root, folder):
@@ -93,9 +97,11 @@ def check_calls(root):
                 continue
             raw = open(os.path.join(root, path), encoding="utf-8").read()
             text = strip_comments(raw)
-            own = set(DEFINITION.findall(text))
-            for name in own:
-                defined.setdefault(name, path)
+            found = [(st, name) for st, name in DEFINITION.findall(text) if name not in KEYWORDS]
+            own = {name for _, name in found}
+            for st, name in found:
+                if not st and name != "main":
+                    defined.setdefault(name, path)
             calls[path] = set(CALL.findall(text)) - own
             includes[path] = {inc for kind, inc in INCLUDE.findall(text) if kind == '"'}
     files = sorted(calls)
