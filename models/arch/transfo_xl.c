@@ -35,27 +35,6 @@ const vkf_txl_config *vkf_txl_config_of(const vkf_txl_model *m) {
 int vkf_txl_has_head(const vkf_txl_model *m) {
   return m->head;
 }
-const vkf_hf_config *vkf_txl_hf_config(const vkf_txl_model *m) {
-  return &m->f.config;
-}
-
-/* vkf_hf_config's view of the config for the generation loop (no arena: nothing to free). */
-static void fill_hf_config(vkf_txl_model *m) {
-  vkf_hf_config *h = &m->f.config;
-  const vkf_txl_config *c = &m->c;
-  h->model_type = "transfo-xl";
-  h->family = VKF_HF_FAMILY_DECODER;
-  h->vocab_size = c->vocab_size;
-  h->hidden_size = c->d_model;
-  h->num_hidden_layers = c->n_layer;
-  h->num_attention_heads = h->num_key_value_heads = c->n_head;
-  h->head_dim = c->d_head;
-  h->intermediate_size = c->d_inner;
-  h->layer_norm_eps = c->layer_norm_epsilon;
-  h->eos_token_id = c->eos_token_id;
-  h->bos_token_id = h->pad_token_id = h->decoder_start_token_id = h->sep_token_id = -1;
-}
-
 static int64_t cluster_width(const vkf_txl_config *c, int64_t i) {
   int64_t w = c->d_embed;
   for (int64_t k = 0; k < i; k++) w /= c->div_val;
@@ -194,7 +173,6 @@ vkf_status vkf_txl_load(const char *model_dir, vkf_txl_model **out_model) {
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", model_dir);
   vkf_status s = vkf_txl_config_load(path, &m->c);
-  if (!s) fill_hf_config(m);
   if (!s) s = vkf_checkpoint_open(model_dir, &m->f.ck);
   if (!s) {
     m->head = vkf_arch_has(m->f.ck, "", "transformer.layers.0.dec_attn.qkv_net.weight") ||

@@ -113,9 +113,29 @@ static vkf_status quantize(void *impl, const char *format) {
                          "--quantize %s: the Bahdanau encoder-decoder runs in f32 only", format);
 }
 
+/* The Bahdanau encoder–decoder: no positions (its state is the GRU's), so the decoder's context
+ * and the source are bounded by its graphs only. */
+static vkf_status generate(void *impl, vkf_model_generate *out) {
+  const vkf_hf_config *c = vkf_s2sa_config(impl);
+  *out = (vkf_model_generate){
+      .engine = VKF_GEN_ENGINE_BAHDANAU,
+      .engine_model = impl,
+      .vocab = c->vocab_size,
+      .prompt_vocab = c->src_vocab_size,
+      .max_ctx = VKF_S2SA_MAX_SOURCE,
+      .config_ctx = c->max_position_embeddings,
+      .max_source = VKF_S2SA_MAX_SOURCE,
+      .decoder_start_id = c->decoder_start_token_id,
+      .bos_id = c->bos_token_id,
+      .pad_id = c->pad_token_id >= 0 && c->pad_token_id < c->src_vocab_size ? c->pad_token_id : 0,
+      .text_prompts = 1};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"d2l_seq2seq_attention", NULL};
 static const char *const architectures[] = {"D2LSeq2SeqAttention", NULL};
 
 const vkf_arch_entry vkf_entry_seq2seq_attention = {
     "seq2seq_attention", model_types, architectures, load, destroy, architecture, declare, build,
-    derive,              NULL,        .quantize = quantize};
+    derive,              NULL,        .quantize = quantize,
+    .text = 1, .generate = generate, .additive_attention = 1};

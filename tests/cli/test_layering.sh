@@ -9,7 +9,7 @@ python3 tools/dev/check_layering.py . || exit 1
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for d in graph shaders host models runtime serve api tools/vkf tools/dev; do
+for d in graph shaders host models runtime serve api tools/vkf tools/dev python/vkformer; do
   mkdir -p "$tmp/$(dirname "$d")" && cp -r "$d" "$tmp/$d"
 done
 printf '\nvkf_status planted_render(ct_ctx *c, const ct_node *n, ct_value *v) { return ct_eval(c, n, v); }\n' \
@@ -21,3 +21,21 @@ if [ $? -eq 0 ] || ! grep 'circle:' <<<"$out" | grep 'chat_template_value.c' | g
   exit 1
 fi
 echo "planted ct_ circle reported: $(grep circle <<<"$out")"
+
+# And the facet rule: above models/, nothing compares family names or casts the architecture
+# object out of a model (models/registry/model.h's facets answer what a model can do).
+printf '\nstatic int planted_is_bert(const vkf_model *m) { return !strcmp(vkf_model_family(m), "bert"); }\n' \
+  >> "$tmp/api/embed.c"
+printf '\nstatic void *planted_arch(vkf_model *m) { return (vkf_bert_model *)vkf_model_impl(m); }\n' \
+  >> "$tmp/runtime/text_embed.c"
+printf '\nif model.family == "bert":\n    pass\n' >> "$tmp/python/vkformer/model.py" 2>/dev/null
+out=$(python3 tools/dev/check_layering.py "$tmp")
+for want in 'facets: api/embed.c:.* family name' 'facets: runtime/text_embed.c:.* architecture object' \
+    'facets: python/vkformer/model.py:.* compares a family name'; do
+  if ! grep -q "$want" <<<"$out"; then
+    echo "FAIL: check_layering.py did not report a planted facet violation ($want):"
+    echo "$out"
+    exit 1
+  fi
+done
+echo "planted family comparisons and architecture casts reported: $(grep -c '^facets:' <<<"$out") lines"

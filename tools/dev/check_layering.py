@@ -179,9 +179,52 @@ def check_public_header(root):
     return bad
 
 
+# What a model can do is its registry facets (models/registry/model.h): above models/ nothing
+# compares family names or takes the architecture object out of a model and casts it.
+FACET_FOLDERS = ["api", "runtime", "serve", "tools/vkf", "python/vkformer"]
+FAMILY_REPORT = {"api/model.c"}  # vkformer_model_family: the name, handed out for listings
+ARCH_TYPE = r"vkf_(?:vit|bert|decoder|encdec|s2sa|txl|nystromformer|bigbird|longformer)_model|vkf_reformer"
+FACET_RULES = [
+    (re.compile(r"\bvkf_model_impl\s*\("), "takes the architecture object out of a model (ask a facet)"),
+    (re.compile(r"\(\s*(?:const\s+)?(?:" + ARCH_TYPE + r")\s*\*\s*\)"),
+     "casts to an architecture's type (a facet hands the object over)"),
+    (re.compile(r"strcmp\s*\([^;]*\bfamily\b|\bfamily\b[^;]*strcmp"),
+     "compares a family name (ask the registry's facets)"),
+    (re.compile(r"\bfamily(?:\(\))?\s*(?:==|!=|\bin\b)|(?:==|!=)\s*\w*\.?family\b"),
+     "compares a family name (ask the registry's facets)"),
+]
+
+
+def check_facets(root):
+    bad = []
+    for folder in FACET_FOLDERS:
+        d = os.path.join(root, folder)
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            path = os.path.join(folder, f)
+            if not f.endswith((".c", ".h", ".py")):
+                continue
+            text = open(os.path.join(root, path), encoding="utf-8").read()
+            if f.endswith((".c", ".h")):  # comments out, their newlines kept for the line numbers
+                text = re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"), text,
+                              flags=re.S)
+            else:
+                text = re.sub(r"#[^\n]*", " ", text)
+            for n, line in enumerate(text.split("\n"), 1):
+                if "vkf_model_family" in line and path not in FAMILY_REPORT:
+                    bad.append(f"facets: {path}:{n} reads the family name (ask the registry's facets)")
+                    continue
+                for rule, what in FACET_RULES:
+                    if rule.search(line):
+                        bad.append(f"facets: {path}:{n} {what}")
+                        break
+    return bad
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("VKF_SOURCE_DIR", ".")
-    bad = check_includes(root) + check_calls(root) + check_public_header(root)
+    bad = check_includes(root) + check_calls(root) + check_public_header(root) + check_facets(root)
     for line in bad:
         print(line)
     print("1 passed, 0 failed" if not bad else "0 passed, 1 failed")
