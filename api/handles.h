@@ -7,8 +7,8 @@
 #include "graph/base/status.h"
 #include "models/arch/bert.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
+#include "text/text_tokenizer.h"
+#include "text/tokenizer.h"
 #include "runtime/device_open.h"
 
 struct vkformer_device {

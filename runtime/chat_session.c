@@ -10,7 +10,7 @@
 #include "models/formats/gguf.h"
 #include "models/generate/generation_config.h"
 #include "models/generate/sampling.h"
-#include "models/text/chat_prompt.h"
+#include "text/chat_prompt.h"
 #include "runtime/generate_engine.h"
 
 enum { MAX_END_IDS = 16, DEFAULT_CTX = 4096, CHUNK = 128 };

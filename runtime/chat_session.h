@@ -13,7 +13,7 @@
 #include "host/device.h"
 #include "models/registry/model.h"
 #include "models/generate/generation_config.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 
 /* Zero fields take the checkpoint's generation config (sampling, eos ids) or the default. */
 typedef struct vkf_chat_options {

@@ -13,7 +13,7 @@
 #include "models/generate/generation_config.h"
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "runtime/gen_backend.h"
 
 enum { VKF_RT_GEN_MAX_PROMPTS = 16, VKF_RT_GEN_DEFAULT_CTX = 4096 };

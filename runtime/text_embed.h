@@ -10,7 +10,7 @@
 
 #include "host/device.h"
 #include "models/arch/bert.h"
-#include "models/text/tokenizer.h"
+#include "text/tokenizer.h"
 
 /* Embeds `count` texts: *out_e is f32 [count, hidden] (malloc'd), *out_tokens (may be NULL) each
  * text's token count after truncation (malloc'd). `tool` prefixes VKF_CHECK's line. */

@@ -10,9 +10,9 @@
 
 #include "models/generate/generation_config.h"
 #include "models/registry/model.h"
-#include "models/text/chat_prompt.h"
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
+#include "text/chat_prompt.h"
+#include "text/text_tokenizer.h"
+#include "text/tokenizer.h"
 #include "runtime/device_open.h"
 #include "runtime/serve_slots.h"
 #include "serve/metrics.h"

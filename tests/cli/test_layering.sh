@@ -9,11 +9,11 @@ python3 tools/dev/check_layering.py . || exit 1
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for d in graph shaders host models runtime serve api tools/vkf tools/dev python/vkformer; do
+for d in graph shaders host models text runtime serve api tools/vkf tools/dev python/vkformer; do
   mkdir -p "$tmp/$(dirname "$d")" && cp -r "$d" "$tmp/$d"
 done
 printf '\nvkf_status planted_render(ct_ctx *c, const ct_node *n, ct_value *v) { return ct_eval(c, n, v); }\n' \
-  >> "$tmp/models/text/chat_template_value.c"
+  >> "$tmp/text/chat_template_value.c"
 out=$(python3 tools/dev/check_layering.py "$tmp")
 if [ $? -eq 0 ] || ! grep 'circle:' <<<"$out" | grep 'chat_template_value.c' | grep -q 'chat_template_eval.c'; then
   echo "FAIL: check_layering.py did not report the planted ct_ circle (value -> eval -> value):"

@@ -1,8 +1,8 @@
 /* The WordPiece tokenizer and its files: input parts vocab.txt, tokenizer_config.json (left out
  * when empty) and a text, loaded from a folder as the CLI does, then encoded every way the API
  * offers and decoded back through the common text interface. */
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
+#include "text/text_tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

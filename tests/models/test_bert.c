@@ -19,7 +19,7 @@
 #include "models/arch/bert.h"
 #include "models/formats/model_paths.h"
 #include "models/formats/npy.h"
-#include "models/text/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/gpu_util.h"
 
 /* Error per sentence vector: 1 - cosine for the normalised all-MiniLM-L6-v2 (the issue's criterion

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
-#include "models/text/unicode.h"
+#include "text/text_tokenizer.h"
+#include "text/tokenizer.h"
+#include "text/unicode.h"
 #include "tests/test_util.h"
 
 /* make_bpe_golden.py's, then make_tokenizer_components_golden.py's (one per family of

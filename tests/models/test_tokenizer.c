@@ -10,8 +10,8 @@
 
 #include "graph/base/env.h"
 #include "models/formats/model_paths.h"
-#include "models/text/tokenizer.h"
-#include "models/text/unicode.h"
+#include "text/tokenizer.h"
+#include "text/unicode.h"
 #include "tests/test_util.h"
 
 #define MAX_CASES 1024

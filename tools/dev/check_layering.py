@@ -15,7 +15,7 @@ import re
 import sys
 
 GRAPH = ["graph/base", "graph/ir", "graph/interp", "graph/passes", "graph/lower"]
-MODELS = ["models/formats", "models/text", "models/image", "models/arch", "models/generate",
+MODELS = ["models/formats", "text", "models/image", "models/arch", "models/generate",
           "models/registry"]
 # folder -> (layers it may include besides itself, forbidden system headers)
 LAYERS = {
@@ -28,11 +28,13 @@ LAYERS = {
     "host": (GRAPH + ["shaders"], r"^(cjson|stb)"),
     # models see the graph's IR (the builder API) and plumbing, never a device or the lowering
     "models/formats": (["graph/base", "graph/ir"], r"^(vulkan|volk|shaderc)"),
-    "models/text": (["graph/base", "models/formats"], r"^(vulkan|volk|shaderc)"),
+    # tokenizers, normalisers, chat templates, Unicode tables: text in, ids out (and back), below
+    # the models that read text; files come through models/formats' readers
+    "text": (["graph/base", "models/formats"], r"^(vulkan|volk|shaderc)"),
     "models/image": (["graph/base", "models/formats"], r"^(vulkan|volk|shaderc)"),
-    "models/arch": (["graph/base", "graph/ir", "models/formats", "models/text", "models/image"],
+    "models/arch": (["graph/base", "graph/ir", "models/formats", "text", "models/image"],
                     r"^(vulkan|volk|shaderc)"),
-    "models/registry": (["graph/base", "graph/ir", "models/formats", "models/text", "models/image",
+    "models/registry": (["graph/base", "graph/ir", "models/formats", "text", "models/image",
                          "models/arch"], r"^(vulkan|volk|shaderc)"),
     # the decoding policy of `vkf generate`: plain host code over logits and generation configs
     "models/generate": (["graph/base", "graph/ir", "models/formats"], r"^(vulkan|volk|shaderc)"),

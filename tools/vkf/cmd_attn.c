@@ -15,7 +15,7 @@
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tools/vkf/attn_figure.h"
 #include "tools/vkf/attn_seq2seq.h"
 #include "tools/vkf/cli.h"

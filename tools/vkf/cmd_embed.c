@@ -9,7 +9,7 @@
 #include "models/arch/bert.h"
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
-#include "models/text/tokenizer.h"
+#include "text/tokenizer.h"
 #include "runtime/text_embed.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"

@@ -11,7 +11,7 @@
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "runtime/generate_loop.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
