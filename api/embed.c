@@ -14,7 +14,7 @@ static vkf_status embed(vkformer_model *model, const char *const *texts, size_t 
   for (size_t i = 0; i < count; i++)
     if (!texts[i]) return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "text %zu is NULL", i);
   if (!model->wordpiece)
-    VKF_RETURN_IF_ERROR(vkf_tokenizer_load(vkf_model_dir(model->model), &model->wordpiece));
+    VKF_RETURN_IF_ERROR(vkf_wordpiece_load(vkf_model_dir(model->model), &model->wordpiece));
   float *e = NULL;
   VKF_RETURN_IF_ERROR(vkf_rt_embed(model->device->rt.device, facet.encoder, model->wordpiece, texts,
                                    (int64_t)count, model->dtype, "vkformer_embed", &e, NULL));

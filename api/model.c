@@ -33,7 +33,7 @@ vkformer_status vkformer_model_load(vkformer_device *device, const char *model_d
 void vkformer_model_free(vkformer_model *model) {
   if (!model) return;
   vkf_text_tokenizer_destroy(model->tokenizer.tok);
-  vkf_tokenizer_destroy(model->wordpiece);
+  vkf_wordpiece_destroy(model->wordpiece);
   vkf_model_close(model->model);
   free(model);
 }

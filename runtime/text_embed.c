@@ -26,7 +26,7 @@ static vkf_status build_rows(void *user, int64_t rows, vkf_batch_graph *out) {
   return VKF_OK;
 }
 
-vkf_status vkf_rt_embed(vkf_device *device, vkf_bert_model *model, const vkf_tokenizer *tok,
+vkf_status vkf_rt_embed(vkf_device *device, vkf_bert_model *model, const vkf_wordpiece *tok,
                         const char *const *texts, int64_t count, vkf_dtype dtype, const char *tool,
                         float **out_e, size_t **out_tokens) {
   *out_e = NULL;
@@ -40,7 +40,7 @@ vkf_status vkf_rt_embed(vkf_device *device, vkf_bert_model *model, const vkf_tok
   size_t *tokens = calloc((size_t)count, sizeof *tokens);
   vkf_status st =
       ids && mask && e && tokens
-          ? vkf_tokenizer_encode_batch(tok, texts, (size_t)count, max_len, ids, mask, &len)
+          ? vkf_wordpiece_encode_batch(tok, texts, (size_t)count, max_len, ids, mask, &len)
           : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%lld texts", (long long)count);
   for (int64_t i = 0; !st && i < count; i++)
     for (size_t j = 0; j < len; j++) tokens[i] += (size_t)mask[(size_t)i * len + j];

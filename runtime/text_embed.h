@@ -10,11 +10,11 @@
 
 #include "host/device.h"
 #include "models/arch/bert.h"
-#include "text/tokenizer.h"
+#include "text/wordpiece.h"
 
 /* Embeds `count` texts: *out_e is f32 [count, hidden] (malloc'd), *out_tokens (may be NULL) each
  * text's token count after truncation (malloc'd). `tool` prefixes VKF_CHECK's line. */
-vkf_status vkf_rt_embed(vkf_device *device, vkf_bert_model *model, const vkf_tokenizer *tok,
+vkf_status vkf_rt_embed(vkf_device *device, vkf_bert_model *model, const vkf_wordpiece *tok,
                         const char *const *texts, int64_t count, vkf_dtype dtype, const char *tool,
                         float **out_e, size_t **out_tokens);
 

@@ -348,7 +348,7 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
   unsigned tasks = vkf_model_tasks(m->model);
   if (tasks & VKF_TASK_EMBED) {
     m->embed = 1;
-    return vkf_tokenizer_load(path, &m->wordpiece);
+    return vkf_wordpiece_load(path, &m->wordpiece);
   }
   vkf_status gs = vkf_model_generate_facet(m->model, &gf);
   int served = gs == VKF_OK && gf.continuous;
@@ -389,7 +389,7 @@ static void free_models(serve_worker *w) {
     vkf_slots_destroy(m->slots);
     vkf_chat_prompt_destroy(m->chat);
     vkf_text_tokenizer_destroy(m->tok);
-    vkf_tokenizer_destroy(m->wordpiece);
+    vkf_wordpiece_destroy(m->wordpiece);
     vkf_model_close(m->model);
   }
   free(w->models);

@@ -12,11 +12,11 @@
 #include "models/formats/json_fields.h"
 #include "text/bpe.h"
 #include "text/marian.h"
-#include "text/tokenizer.h"
+#include "text/wordpiece.h"
 
 struct vkf_text_tokenizer {
   vkf_bpe *bpe;             /* exactly one of these three */
-  vkf_tokenizer *wordpiece;
+  vkf_wordpiece *wordpiece;
   vkf_marian *marian;
   int clean_up; /* tokenizer_config.json's clean_up_tokenization_spaces (BPE, Unigram, Marian) */
 };
@@ -159,7 +159,7 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
     t->bpe = NULL;
   }
   if (!st && !t->bpe) {
-    if (has_vocab) st = vkf_tokenizer_load(model_dir, &t->wordpiece);
+    if (has_vocab) st = vkf_wordpiece_load(model_dir, &t->wordpiece);
     else if (type[0])
       st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: model type \"%s\" is not supported (only "
                            "BPE, Unigram, WordPiece and WordLevel)", json, type);
@@ -188,7 +188,7 @@ vkf_status vkf_text_tokenizer_load(const char *model_dir, vkf_text_tokenizer **o
 void vkf_text_tokenizer_destroy(vkf_text_tokenizer *t) {
   if (!t) return;
   vkf_bpe_destroy(t->bpe);
-  vkf_tokenizer_destroy(t->wordpiece);
+  vkf_wordpiece_destroy(t->wordpiece);
   vkf_marian_destroy(t->marian);
   free(t);
 }
@@ -200,19 +200,19 @@ const char *vkf_text_tokenizer_kind(const vkf_text_tokenizer *t) {
 }
 size_t vkf_text_tokenizer_vocab_count(const vkf_text_tokenizer *t) {
   if (t->marian) return vkf_marian_vocab_count(t->marian);
-  return t->bpe ? vkf_bpe_vocab_count(t->bpe) : vkf_tokenizer_vocab_count(t->wordpiece);
+  return t->bpe ? vkf_bpe_vocab_count(t->bpe) : vkf_wordpiece_vocab_count(t->wordpiece);
 }
 int32_t vkf_text_tokenizer_bos_id(const vkf_text_tokenizer *t) {
   if (t->marian) return -1; /* Marian starts decoding from config.decoder_start_token_id */
-  return t->bpe ? vkf_bpe_bos_id(t->bpe) : vkf_tokenizer_token_to_id(t->wordpiece, "[CLS]");
+  return t->bpe ? vkf_bpe_bos_id(t->bpe) : vkf_wordpiece_token_to_id(t->wordpiece, "[CLS]");
 }
 int32_t vkf_text_tokenizer_eos_id(const vkf_text_tokenizer *t) {
   if (t->marian) return vkf_marian_eos_id(t->marian);
-  return t->bpe ? vkf_bpe_eos_id(t->bpe) : vkf_tokenizer_token_to_id(t->wordpiece, "[SEP]");
+  return t->bpe ? vkf_bpe_eos_id(t->bpe) : vkf_wordpiece_token_to_id(t->wordpiece, "[SEP]");
 }
 const char *vkf_text_tokenizer_id_to_token(const vkf_text_tokenizer *t, int32_t id) {
   if (t->marian) return vkf_marian_id_to_token(t->marian, id);
-  return t->bpe ? vkf_bpe_id_to_token(t->bpe, id) : vkf_tokenizer_id_to_token(t->wordpiece, id);
+  return t->bpe ? vkf_bpe_id_to_token(t->bpe, id) : vkf_wordpiece_id_to_token(t->wordpiece, id);
 }
 
 vkf_status vkf_text_tokenizer_encode(const vkf_text_tokenizer *t, const char *text,
@@ -220,7 +220,7 @@ vkf_status vkf_text_tokenizer_encode(const vkf_text_tokenizer *t, const char *te
   if (t->bpe) return vkf_bpe_encode(t->bpe, text, strlen(text), add_special, out_ids, out_count);
   if (t->marian)
     return vkf_marian_encode(t->marian, text, strlen(text), add_special, out_ids, out_count);
-  VKF_RETURN_IF_ERROR(vkf_tokenizer_encode_all(t->wordpiece, text, out_ids, out_count));
+  VKF_RETURN_IF_ERROR(vkf_wordpiece_encode_all(t->wordpiece, text, out_ids, out_count));
   if (!add_special) { /* drop [CLS] and [SEP] */
     memmove(*out_ids, *out_ids + 1, (*out_count - 2) * sizeof **out_ids);
     *out_count -= 2;
@@ -237,21 +237,21 @@ static int wordpiece_special(const char *tok) {
   return 0;
 }
 
-static vkf_status wordpiece_decode(const vkf_tokenizer *wp, const int32_t *ids, size_t count,
+static vkf_status wordpiece_decode(const vkf_wordpiece *wp, const int32_t *ids, size_t count,
                                    int skip_special, char **out_text, size_t *out_size) {
   size_t cap = 1;
   for (size_t i = 0; i < count; i++) {
-    const char *s = vkf_tokenizer_id_to_token(wp, ids[i]);
+    const char *s = vkf_wordpiece_id_to_token(wp, ids[i]);
     if (!s)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "id %d (position %zu) is not in the "
-                             "vocabulary of %zu tokens", ids[i], i, vkf_tokenizer_vocab_count(wp));
+                             "vocabulary of %zu tokens", ids[i], i, vkf_wordpiece_vocab_count(wp));
     cap += strlen(s) + 1;
   }
   char *out = malloc(cap);
   if (!out) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "decoding %zu ids", count);
   size_t n = 0;
   for (size_t i = 0; i < count; i++) {
-    const char *s = vkf_tokenizer_id_to_token(wp, ids[i]);
+    const char *s = vkf_wordpiece_id_to_token(wp, ids[i]);
     if (skip_special && wordpiece_special(s)) continue;
     if (!strncmp(s, "##", 2)) s += 2;
     else if (n) out[n++] = ' ';

@@ -15,7 +15,7 @@ typedef struct vkf_text_tokenizer vkf_text_tokenizer;
 /* Loads, by the first file present: `model_dir`/tokenizer.json when its model is BPE or Unigram
  * (a WordPiece or other tokenizer.json falls back to vocab.txt when that is there); source.spm
  * (MarianTokenizer, see marian.h); vocab.json or merges.txt (BartTokenizer's files, bpe.h);
- * vocab.txt (WordPiece, tokenizer.h). tokenizer_config.json's clean_up_tokenization_spaces, when
+ * vocab.txt (WordPiece, wordpiece.h). tokenizer_config.json's clean_up_tokenization_spaces, when
  * true, applies transformers' clean-up to decoded text (all but WordPiece, which always does).
  * Errors: NOT_FOUND naming the files looked for when none exists; UNSUPPORTED naming the model
  * type of another tokenizer.json without a vocab.txt; the loaders' errors otherwise. *out_tok is

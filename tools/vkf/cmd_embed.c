@@ -9,7 +9,7 @@
 #include "models/arch/bert.h"
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
-#include "text/tokenizer.h"
+#include "text/wordpiece.h"
 #include "runtime/text_embed.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -114,11 +114,11 @@ static void print_text(const char *dir, const vkf_bert_model *m, char **texts, i
 
 /* sentence-transformers cuts a text at max_seq_length without a word; so does embed, but it says
  * which text lost how many tokens, since its vector then describes only the beginning. */
-static vkf_status warn_truncated(const vkf_tokenizer *tok, const char *text, int64_t index,
+static vkf_status warn_truncated(const vkf_wordpiece *tok, const char *text, int64_t index,
                                  size_t max_len) {
   int32_t *all = NULL;
   size_t n = 0;
-  VKF_RETURN_IF_ERROR(vkf_tokenizer_encode_all(tok, text, &all, &n));
+  VKF_RETURN_IF_ERROR(vkf_wordpiece_encode_all(tok, text, &all, &n));
   free(all);
   if (n > max_len)
     fprintf(stderr,
@@ -173,7 +173,7 @@ int vkf_cli_embed(int argc, char **argv) {
   int64_t count = (int64_t)given.count;
   char *found = NULL;
   vkf_bert_model *m = NULL;
-  vkf_tokenizer *tok = NULL;
+  vkf_wordpiece *tok = NULL;
   vkf_cli_device dev = {0};
   size_t *tokens = NULL;
   float *e = NULL;
@@ -183,7 +183,7 @@ int vkf_cli_embed(int argc, char **argv) {
   if (!st && !model_dir) model_dir = found;
   if (!st) st = vkf_bert_load(model_dir, &m);
   if (!st && quantize) st = vkf_bert_quantize(m, quantize);
-  if (!st) st = vkf_tokenizer_load(model_dir, &tok);
+  if (!st) st = vkf_wordpiece_load(model_dir, &tok);
   if (!st) dim = vkf_bert_config(m)->hidden_size;
   if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st)
@@ -199,7 +199,7 @@ int vkf_cli_embed(int argc, char **argv) {
   if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim, matrix);
   if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim, matrix);
   int validation = vkf_cli_device_close(&dev);
-  vkf_tokenizer_destroy(tok);
+  vkf_wordpiece_destroy(tok);
   vkf_bert_destroy(m);
   free(found);
   free(e);

@@ -1,7 +1,7 @@
 /* The WordPiece tokenizer: vocab.txt + tokenizer_config.json loading, a hashed vocabulary, and
  * BertTokenizerFast's pipeline (special tokens split from the raw text, clean, CJK split, lower,
  * strip accents, punctuation split, greedy WordPiece) up to padded, masked batches. */
-#include "text/tokenizer.h"
+#include "text/wordpiece.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -23,7 +23,7 @@ static const char *const k_special_keys[SPECIAL_COUNT] = {"unk_token", "sep_toke
 static const char *const k_special_defaults[SPECIAL_COUNT] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]",
                                                               "[MASK]"};
 
-struct vkf_tokenizer {
+struct vkf_wordpiece {
   char *vocab_text;      /* vocab.txt contents; each line NUL-terminated in place */
   const char **tokens;   /* [vocab_count] into vocab_text */
   uint32_t *token_sizes; /* [vocab_count] bytes */
@@ -48,7 +48,7 @@ static uint64_t hash_bytes(const char *s, size_t size) {
   return h;
 }
 
-static int32_t vocab_find(const vkf_tokenizer *tok, const char *s, size_t size) {
+static int32_t vocab_find(const vkf_wordpiece *tok, const char *s, size_t size) {
   for (size_t i = hash_bytes(s, size) & tok->slot_mask;; i = (i + 1) & tok->slot_mask) {
     uint32_t slot = tok->slots[i];
     if (slot == 0) return -1;
@@ -58,7 +58,7 @@ static int32_t vocab_find(const vkf_tokenizer *tok, const char *s, size_t size) 
 }
 
 /* Python's dict keeps the last index of a repeated line, so a later duplicate replaces the slot. */
-static void vocab_insert(vkf_tokenizer *tok, uint32_t id) {
+static void vocab_insert(vkf_wordpiece *tok, uint32_t id) {
   const char *s = tok->tokens[id];
   size_t size = tok->token_sizes[id];
   for (size_t i = hash_bytes(s, size) & tok->slot_mask;; i = (i + 1) & tok->slot_mask) {
@@ -77,7 +77,7 @@ static void vocab_insert(vkf_tokenizer *tok, uint32_t id) {
 #define VOCAB_MAX_FILE_SIZE ((size_t)256 << 20)
 
 /* Lines as Python's text-mode readlines() sees them: "\n", "\r\n" and "\r" all end a line. */
-static vkf_status vocab_parse(vkf_tokenizer *tok, const char *path, size_t size) {
+static vkf_status vocab_parse(vkf_wordpiece *tok, const char *path, size_t size) {
   char *text = tok->vocab_text;
   size_t lines = 0;
   for (size_t i = 0; i < size; i++) {
@@ -125,7 +125,7 @@ static const char *json_token_string(const cJSON *item) {
   return NULL;
 }
 
-static vkf_status config_parse(vkf_tokenizer *tok, const char *path, const char *text) {
+static vkf_status config_parse(vkf_wordpiece *tok, const char *path, const char *text) {
   cJSON *root = cJSON_Parse(text);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
@@ -167,7 +167,7 @@ static vkf_status config_parse(vkf_tokenizer *tok, const char *path, const char 
   return status;
 }
 
-static vkf_status tokenizer_fill(vkf_tokenizer *tok, const char *model_dir) {
+static vkf_status tokenizer_fill(vkf_wordpiece *tok, const char *model_dir) {
   size_t dir_size = strlen(model_dir);
   char *path = malloc(dir_size + 32);
   if (!path) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of memory");
@@ -204,24 +204,24 @@ static vkf_status tokenizer_fill(vkf_tokenizer *tok, const char *model_dir) {
   return status;
 }
 
-vkf_status vkf_tokenizer_load(const char *model_dir, vkf_tokenizer **out_tok) {
+vkf_status vkf_wordpiece_load(const char *model_dir, vkf_wordpiece **out_tok) {
   VKF_ASSERT(model_dir && out_tok);
   *out_tok = NULL;
-  vkf_tokenizer *tok = calloc(1, sizeof(*tok));
+  vkf_wordpiece *tok = calloc(1, sizeof(*tok));
   if (!tok) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of memory");
   tok->max_length = DEFAULT_MAX_LENGTH;
   tok->tokenize_cjk = 1;
   for (int s = 0; s < SPECIAL_COUNT; s++) strcpy(tok->special[s], k_special_defaults[s]);
   vkf_status status = tokenizer_fill(tok, model_dir);
   if (status) {
-    vkf_tokenizer_destroy(tok);
+    vkf_wordpiece_destroy(tok);
     return vkf_status_annotate(status, "loading tokenizer from %s: ", model_dir);
   }
   *out_tok = tok;
   return VKF_OK;
 }
 
-void vkf_tokenizer_destroy(vkf_tokenizer *tok) {
+void vkf_wordpiece_destroy(vkf_wordpiece *tok) {
   if (!tok) return;
   free(tok->vocab_text);
   free(tok->tokens);
@@ -230,21 +230,21 @@ void vkf_tokenizer_destroy(vkf_tokenizer *tok) {
   free(tok);
 }
 
-size_t vkf_tokenizer_max_length(const vkf_tokenizer *tok) {
+size_t vkf_wordpiece_max_length(const vkf_wordpiece *tok) {
   return tok->max_length;
 }
-size_t vkf_tokenizer_vocab_count(const vkf_tokenizer *tok) {
+size_t vkf_wordpiece_vocab_count(const vkf_wordpiece *tok) {
   return tok->vocab_count;
 }
-int32_t vkf_tokenizer_pad_id(const vkf_tokenizer *tok) {
+int32_t vkf_wordpiece_pad_id(const vkf_wordpiece *tok) {
   return tok->special_ids[SPECIAL_PAD];
 }
 
-int32_t vkf_tokenizer_token_to_id(const vkf_tokenizer *tok, const char *token) {
+int32_t vkf_wordpiece_token_to_id(const vkf_wordpiece *tok, const char *token) {
   return vocab_find(tok, token, strlen(token));
 }
 
-const char *vkf_tokenizer_id_to_token(const vkf_tokenizer *tok, int32_t id) {
+const char *vkf_wordpiece_id_to_token(const vkf_wordpiece *tok, int32_t id) {
   return (id >= 0 && (size_t)id < tok->vocab_count) ? tok->tokens[id] : NULL;
 }
 
@@ -270,7 +270,7 @@ static int u32_reserve(u32_buf *b, size_t extra) {
 /* Scratch for one encode call. Ids go to `out` until `cap` content tokens are there; after that the
  * rest of the text cannot change the result, so `full` stops the work early. */
 typedef struct encoder {
-  const vkf_tokenizer *tok;
+  const vkf_wordpiece *tok;
   u32_buf lowered, stripped, pieces; /* per word */
   char *bytes;                       /* "##" + UTF-8 of one piece (<= WORD_MAX_CHARS code points) */
   int32_t *out;
@@ -285,7 +285,7 @@ static void emit(encoder *e, int32_t id) {
 
 /* Greedy longest-match-first over one piece that holds no space or punctuation. */
 static void wordpiece(encoder *e, const uint32_t *cps, size_t n) {
-  const vkf_tokenizer *tok = e->tok;
+  const vkf_wordpiece *tok = e->tok;
   if (n > WORD_MAX_CHARS) {
     emit(e, tok->special_ids[SPECIAL_UNK]);
     return;
@@ -328,7 +328,7 @@ static void wordpiece(encoder *e, const uint32_t *cps, size_t n) {
 }
 
 /* Which special token's text starts at `cps` (the code points of at most `n`), or -1. */
-static int special_match(const vkf_tokenizer *tok, const uint32_t *cps, size_t n,
+static int special_match(const vkf_wordpiece *tok, const uint32_t *cps, size_t n,
                          size_t *out_size) {
   for (int s = 0; s < SPECIAL_COUNT; s++) {
     const uint8_t *sp = (const uint8_t *)tok->special[s];
@@ -389,7 +389,7 @@ static void encode_word(encoder *e, const uint32_t *cps, size_t n) {
 /* Splits on special-token strings in the raw text, drops what cleaning drops, and cuts words at
  * whitespace and around CJK ideographs. */
 static void encode_text(encoder *e, const uint32_t *cps, size_t n) {
-  const vkf_tokenizer *tok = e->tok;
+  const vkf_wordpiece *tok = e->tok;
   u32_buf *word = &e->pieces;
   word->count = 0;
   for (size_t i = 0; i < n && !e->full && !e->oom; i++) {
@@ -444,12 +444,12 @@ static vkf_status utf8_to_cps(const char *text, uint32_t **out_cps, size_t *out_
   return VKF_OK;
 }
 
-static size_t effective_max_len(const vkf_tokenizer *tok, size_t max_len) {
+static size_t effective_max_len(const vkf_wordpiece *tok, size_t max_len) {
   return (max_len == 0 || max_len > tok->max_length) ? tok->max_length : max_len;
 }
 
 /* [CLS] + at most `cap` tokens of `text` + [SEP] into out_ids (room for cap + 2). */
-static vkf_status encode_capped(const vkf_tokenizer *tok, const char *text, size_t cap,
+static vkf_status encode_capped(const vkf_wordpiece *tok, const char *text, size_t cap,
                                 int32_t *out_ids, size_t *out_count) {
   uint32_t *cps = NULL;
   size_t n = 0;
@@ -470,7 +470,7 @@ static vkf_status encode_capped(const vkf_tokenizer *tok, const char *text, size
   return VKF_OK;
 }
 
-vkf_status vkf_tokenizer_encode(const vkf_tokenizer *tok, const char *text, size_t max_len,
+vkf_status vkf_wordpiece_encode(const vkf_wordpiece *tok, const char *text, size_t max_len,
                                 int32_t *out_ids, size_t *out_count) {
   VKF_ASSERT(tok && text && out_ids && out_count);
   *out_count = 0;
@@ -482,7 +482,7 @@ vkf_status vkf_tokenizer_encode(const vkf_tokenizer *tok, const char *text, size
   return encode_capped(tok, text, max_len - 2, out_ids, out_count);
 }
 
-vkf_status vkf_tokenizer_encode_all(const vkf_tokenizer *tok, const char *text,
+vkf_status vkf_wordpiece_encode_all(const vkf_wordpiece *tok, const char *text,
                                     int32_t **out_ids, size_t *out_count) {
   VKF_ASSERT(tok && text && out_ids && out_count);
   *out_ids = NULL;
@@ -501,7 +501,7 @@ vkf_status vkf_tokenizer_encode_all(const vkf_tokenizer *tok, const char *text,
   return VKF_OK;
 }
 
-vkf_status vkf_tokenizer_encode_batch(const vkf_tokenizer *tok, const char *const *texts,
+vkf_status vkf_wordpiece_encode_batch(const vkf_wordpiece *tok, const char *const *texts,
                                       size_t count, size_t max_len, int32_t *out_ids,
                                       int32_t *out_mask, size_t *out_len) {
   VKF_ASSERT(tok && (texts || count == 0) && out_ids && out_mask && out_len);
@@ -512,7 +512,7 @@ vkf_status vkf_tokenizer_encode_batch(const vkf_tokenizer *tok, const char *cons
   size_t longest = 0;
   for (size_t b = 0; b < count; b++) {
     vkf_status status =
-        vkf_tokenizer_encode(tok, texts[b], max_len, out_ids + b * stride, &lens[b]);
+        vkf_wordpiece_encode(tok, texts[b], max_len, out_ids + b * stride, &lens[b]);
     if (status) {
       free(lens);
       return vkf_status_annotate(status, "text %zu of %zu: ", b, count);
