@@ -1,4 +1,4 @@
-/* Internal to models/text: the loaded form of a tokenizer.json BPE tokenizer, shared by its loader
+/* Internal to text/: the loaded form of a tokenizer.json BPE tokenizer, shared by its loader
  * (bpe_load.c), encoder (bpe.c) and decoder (bpe_decode.c), with the lookups all three use. */
 #ifndef VKF_MODELS_BPE_MODEL_H
 #define VKF_MODELS_BPE_MODEL_H

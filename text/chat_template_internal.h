@@ -1,6 +1,6 @@
 /* The functions the chat_template_*.c files call in each other: parse, evaluate, the builtins.
  * Their data (values, the syntax tree, the context) is chat_template_value.h. Not part of the
- * library's interface (models/text/chat_template.h is). */
+ * library's interface (text/chat_template.h is). */
 #ifndef VKF_MODELS_CHAT_TEMPLATE_INTERNAL_H
 #define VKF_MODELS_CHAT_TEMPLATE_INTERNAL_H
 

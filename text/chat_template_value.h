@@ -1,7 +1,7 @@
 /* The chat template interpreter's data, shared by the chat_template_*.c files: the arena, values,
  * the syntax tree, the render context, and the error helpers, all defined in chat_template_value.c
  * (or the JSON writer, chat_template_json.c) so that every other file depends on this one and none
- * back. Not part of the library's interface (models/text/chat_template.h is). */
+ * back. Not part of the library's interface (text/chat_template.h is). */
 #ifndef VKF_MODELS_CHAT_TEMPLATE_VALUE_H
 #define VKF_MODELS_CHAT_TEMPLATE_VALUE_H
 

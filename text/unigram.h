@@ -1,4 +1,4 @@
-/* Internal to models/text: Unigram segmentation (Viterbi over the vocabulary's log-probabilities)
+/* Internal to text/: Unigram segmentation (Viterbi over the vocabulary's log-probabilities)
  * of one pre-tokenized word, as Hugging Face tokenizers' Unigram::encode_optimized does it. */
 #ifndef VKF_MODELS_TEXT_UNIGRAM_H
 #define VKF_MODELS_TEXT_UNIGRAM_H

@@ -50,7 +50,7 @@ static void position_row(const vkf_encdec_model *m, int64_t p, const float *lear
       }
       break;
     }
-    case POS_SINUSOID_INTERLEAVED: /* the seeds' PositionalEncoding, float32 arithmetic */
+    case POS_SINUSOID_INTERLEAVED: /* D2L's PositionalEncoding, float32 arithmetic */
       for (int64_t j = 0; j + 1 < d + 1; j += 2) {
         float x = (float)p / powf(10000.0f, (float)j / (float)d);
         out[j] = sinf(x);
@@ -240,7 +240,7 @@ static void write_cache(vkf_graph *g, const char *name, vkf_value *k, vkf_value 
 }
 
 /* One decoder layer: self-attention, cross attention over `memory` (or the io's cross cache), MLP;
- * each sublayer's norm before it (T5) or after its residual add (BART, Marian, the seeds). */
+ * each sublayer's norm before it (T5) or after its residual add (BART, Marian, D2L). */
 static vkf_value decoder_layer(vkf_encdec_model *m, vkf_graph *g, const vkf_arch_weights *aw,
                                int64_t l, layer_io *lio, vkf_value x, vkf_value memory,
                                int causal) {

@@ -1,5 +1,5 @@
-/* The seeds' Bahdanau encoder-decoder in the model registry: input_ids [B, S], valid_lens [B]
- * (the source's lengths, as the seeds' enc_valid_lens) and an optional decoder_input_ids [B, T];
+/* D2L's Bahdanau encoder-decoder in the model registry: input_ids [B, S], valid_lens [B]
+ * (the source's lengths, as D2L's enc_valid_lens) and an optional decoder_input_ids [B, T];
  * without it the encoder runs alone (encoder_outputs), with it the teacher-forced decoder (logits,
  * every step's attention_weights). encoder_outputs is time-major [S, B, H], as the module returns
  * it. */
@@ -33,7 +33,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                          .max_seq = VKF_S2SA_MAX_SOURCE,
                          .required = 1,
                          .value_bound = c->src_vocab_size};
-  /* Absent: no masking (the seeds' valid_lens None); the op clamps lengths to the source's. */
+  /* Absent: no masking (D2L's valid_lens None); the op clamps lengths to the source's. */
   in[1] = (vkf_model_io){.name = "valid_lens",
                          .dtype = VKF_I32,
                          .rank = 1,
@@ -63,7 +63,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   *out_count = 3;
 }
 
-/* The seeds' masked_softmax spreads a row whose valid length is below 1 evenly over every key
+/* D2L's masked_softmax spreads a row whose valid length is below 1 evenly over every key
  * (all scores -1e6); the fused op gives such a row no weight at all. Refused rather than wrong. */
 static vkf_status derive(const void *impl, const int32_t *const *inputs, int64_t batch,
                          int64_t seq_len, vkf_model_derived *out) {

@@ -32,7 +32,7 @@ typedef struct vkf_model_io {
    * "run the encoder alone" and is not filled. */
   int target;
   /* Outputs only: dims 0 and 1 are the sequence and the batch, as the module returns them (the
-   * seeds' encoder outputs [S, B, H]). The graph computes it batch first; vkf_rt_forward swaps the
+   * D2L's encoder outputs [S, B, H]). The graph computes it batch first; vkf_rt_forward swaps the
    * two dims after the run. */
   int time_major;
   /* Memory I/O (Transformer-XL's mems [n_layer, M, batch, d_model]): `batch_dim` is the dim that

@@ -1,7 +1,7 @@
 /* vkf attn: attention maps of a text (BERT family) or image (ViT, DeiT) checkpoint as PNG heatmaps
  * with a colour scale, from the probabilities the model's own graph computes on the device
  * (vkf_model_build_options.attentions: each layer's attention built unfused); --npy writes them.
- * The seeds' Bahdanau encoder-decoder gets its decoder's weights over the source per greedy step
+ * D2L's Bahdanau encoder-decoder gets its decoder's weights over the source per greedy step
  * (attn_seq2seq.h). */
 #include <stdio.h>
 #include <stdlib.h>
