@@ -289,11 +289,13 @@ VKFORMER_API int64_t vkformer_model_label_count(const vkformer_model *model);
 VKFORMER_API vkformer_status vkformer_classify(vkformer_model *model, const char *const *paths,
                                                size_t count, size_t top_k, vkformer_class *out);
 
-/* ---- Sentence embeddings (BERT family) ----------------------------------------------------- */
+/* ---- Sentence embeddings (BERT, BigBird, Longformer, Nystromformer) ------------------------- */
 
 /* Embeds texts as sentence-transformers does (the model's tokenizer, truncation to its
  * max_seq_length, its pooling and normalisation from modules.json / 1_Pooling), all in one
- * padded batch: *out becomes f32 [count, dim] (release with vkformer_tensor_release). */
+ * padded batch: *out becomes f32 [count, dim] (release with vkformer_tensor_release). BigBird,
+ * Longformer and Nystromformer checkpoints: their last_hidden_state mean-pooled over each text's
+ * tokens (the tokenizer's files needed). */
 VKFORMER_API vkformer_status vkformer_embed(vkformer_model *model, const char *const *texts,
                                             size_t count, vkformer_tensor *out);
 

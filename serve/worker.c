@@ -342,11 +342,14 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
   const char *path = s->paths[i];
   VKF_RETURN_IF_ERROR(vkf_model_open(path, &m->model));
   if (s->o.quantize) VKF_RETURN_IF_ERROR(vkf_model_quantize(m->model, s->o.quantize));
-  /* What the model can do decides what it serves: embeddings, or completions (and chat) on an
-   * engine whose rows join and leave between steps. */
+  /* What the model can do decides what it serves: embeddings through sentence-transformers'
+   * pipeline, or completions (and chat) on an engine whose rows join and leave between steps. */
   vkf_model_generate gf;
-  unsigned tasks = vkf_model_tasks(m->model);
-  if (tasks & VKF_TASK_EMBED) {
+  vkf_model_embed ef;
+  vkf_status es = vkf_model_embed_facet(m->model, &ef);
+  int pipeline = es == VKF_OK && ef.encoder;
+  vkf_status_free(es);
+  if (pipeline) {
     m->embed = 1;
     return vkf_wordpiece_load(path, &m->wordpiece);
   }

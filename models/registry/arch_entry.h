@@ -32,6 +32,9 @@ typedef struct vkf_arch_entry {
   /* Fills the facet, or UNSUPPORTED naming what this checkpoint lacks (a language-model head). */
   vkf_status (*generate)(void *impl, vkf_model_generate *out);
   vkf_status (*embed)(void *impl, vkf_model_embed *out);
+  /* Or, for an encoder without a pipeline of its own: its last_hidden_state pooled this way
+   * (runtime/text_embed.h's vkf_rt_embed_pooled). */
+  vkf_embed_pooling pooled_embed;
   vkf_status (*classify)(void *impl, vkf_model_classify *out);
   /* attention maps from the generation engine's additive attention (the Bahdanau decoder) */
   int additive_attention;

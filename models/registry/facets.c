@@ -14,9 +14,10 @@ vkf_status vkf_model_generate_facet(const vkf_model *m, vkf_model_generate *out)
   memset(out, 0, sizeof *out);
   const vkf_arch_entry *e = vkf_model_entry(m);
   if (!e->generate)
-    return lacks(m, "is not a language model (GPT-2, Llama, Mistral, Qwen2; BART, Marian, T5, "
-                    "D2L's Transformer and Bahdanau encoder-decoder; ReformerModelWithLMHead, "
-                    "TransfoXLLMHeadModel)");
+    return lacks(m,
+                 "is not a language model (GPT-2, Llama, Mistral, Qwen2; BART, Marian, T5, "
+                 "D2L's Transformer and Bahdanau encoder-decoder; ReformerModelWithLMHead, "
+                 "TransfoXLLMHeadModel)");
   vkf_status s = e->generate(vkf_model_impl(m), out);
   if (s) {
     vkf_status named = lacks(m, vkf_status_message(s));
@@ -29,16 +30,24 @@ vkf_status vkf_model_generate_facet(const vkf_model *m, vkf_model_generate *out)
 vkf_status vkf_model_chat_facet(const vkf_model *m, vkf_model_generate *out) {
   memset(out, 0, sizeof *out);
   if (!vkf_model_entry(m)->chat)
-    return lacks(m, "is not a decoder language model (chat runs GPT-2, Llama, Mistral and Qwen2 "
-                    "checkpoints)");
+    return lacks(m,
+                 "is not a decoder language model (chat runs GPT-2, Llama, Mistral and Qwen2 "
+                 "checkpoints)");
   return vkf_model_generate_facet(m, out);
 }
 
 vkf_status vkf_model_embed_facet(const vkf_model *m, vkf_model_embed *out) {
   memset(out, 0, sizeof *out);
   const vkf_arch_entry *e = vkf_model_entry(m);
-  if (!e->embed) return lacks(m, "is not a sentence embedder (a BERT-family checkpoint)");
-  return e->embed(vkf_model_impl(m), out);
+  if (e->embed) return e->embed(vkf_model_impl(m), out);
+  int hidden = vkf_model_find_output(m, "last_hidden_state");
+  if (!e->pooled_embed || hidden < 0)
+    return lacks(m,
+                 "is not a sentence embedder (BERT, BigBird, Longformer and Nystromformer "
+                 "checkpoints)");
+  *out = (vkf_model_embed){.pooling = e->pooled_embed,
+                           .dims = vkf_model_output(m, (uint32_t)hidden)->shape[2]};
+  return VKF_OK;
 }
 
 vkf_status vkf_model_classify_facet(const vkf_model *m, vkf_model_classify *out) {
@@ -82,15 +91,15 @@ unsigned vkf_model_tasks(const vkf_model *m) {
   if (e->text) t |= VKF_TASK_TOKENIZE;
   if (e->generate && fills(e->generate(impl, &g)))
     t |= VKF_TASK_GENERATE | (e->chat ? VKF_TASK_CHAT : 0);
-  if (e->embed && fills(e->embed(impl, &em))) t |= VKF_TASK_EMBED;
+  if (fills(vkf_model_embed_facet(m, &em))) t |= VKF_TASK_EMBED;
   if (fills(vkf_model_classify_facet(m, &c))) t |= VKF_TASK_CLASSIFY;
   if (fills(vkf_model_attention_maps_facet(m, &a))) t |= VKF_TASK_ATTENTIONS;
   return t;
 }
 
 const char *vkf_model_task_name(unsigned task) {
-  static const char *const names[] = {"forward", "tokenize", "embed",     "classify",
-                                      "generate", "chat",    "attentions"};
+  static const char *const names[] = {"forward",  "tokenize", "embed",     "classify",
+                                      "generate", "chat",     "attentions"};
   for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
     if (task == 1u << i) return names[i];
   return "?";

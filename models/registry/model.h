@@ -219,7 +219,9 @@ vkf_status vkf_model_chat_facet(const vkf_model *model, vkf_model_generate *out)
 /* Sentence embeddings (runtime/text_embed.h): the encoder and how its tokens are pooled. */
 typedef enum vkf_embed_pooling { VKF_POOL_MEAN = 1, VKF_POOL_CLS } vkf_embed_pooling;
 typedef struct vkf_model_embed {
-  void *encoder;       /* the BERT-family encoder the embedder runs */
+  void *encoder;       /* the BERT encoder of sentence-transformers' pipeline (runtime/text_embed.h's
+                          vkf_rt_embed); NULL: the forward pass's last_hidden_state, pooled
+                          (vkf_rt_embed_pooled) */
   vkf_embed_pooling pooling;
   int64_t dims;        /* floats per embedding */
 } vkf_model_embed;

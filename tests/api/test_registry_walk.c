@@ -37,9 +37,9 @@ static const struct {
   const char *name;
   uint32_t tasks;
 } k_walk[] = {
-    {"vit_tiny", F | C | A},      {"bert_tiny", F | T | E | A},     {"gpt2_tiny", F | T | G | H},
-    {"bart_tiny", F | T | G},     {"nys_full", F | T},              {"bigbird_tiny", F | T},
-    {"longformer_tiny", F | T},   {"d2l_attn_tiny", F | T | G | A}, {"txl_plain", F | T | G},
+    {"vit_tiny", F | C | A},        {"bert_tiny", F | T | E | A},     {"gpt2_tiny", F | T | G | H},
+    {"bart_tiny", F | T | G},       {"nys_full", F | T | E},          {"bigbird_tiny", F | T | E},
+    {"longformer_tiny", F | T | E}, {"d2l_attn_tiny", F | T | G | A}, {"txl_plain", F | T | G},
     {"rf_lm", F | T | G},
 };
 

@@ -3,7 +3,8 @@
 # `vkf forward --list` prints them (models/registry/model.h's facets; a declaration that changes
 # fails here), then every declared task run through the CLI: forward on generated inputs, tokenize
 # and a text-prompted generation with a stop string (a WordPiece vocab.txt written beside a copy of
-# the checkpoint: the tiny checkpoints ship no tokenizer), embed, classify, chat (a chat template
+# the checkpoint: the tiny checkpoints ship no tokenizer), embed (BERT's pipeline; the other
+# encoders' hidden states pooled), classify, chat (a chat template
 # beside the copy), attention maps. tests/api/test_registry_walk.c walks the same checkpoints
 # through the C API.
 set -u
@@ -19,9 +20,9 @@ walk=(
   "bert_tiny forward,tokenize,embed,attentions"
   "gpt2_tiny forward,tokenize,generate,chat"
   "bart_tiny forward,tokenize,generate"
-  "nys_full forward,tokenize"
-  "bigbird_tiny forward,tokenize"
-  "longformer_tiny forward,tokenize"
+  "nys_full forward,tokenize,embed"
+  "bigbird_tiny forward,tokenize,embed"
+  "longformer_tiny forward,tokenize,embed"
   "d2l_attn_tiny forward,tokenize,generate,attentions"
   "txl_plain forward,tokenize,generate"
   "rf_lm forward,tokenize,generate"
@@ -99,7 +100,26 @@ for row in "${walk[@]}"; do
         --stop "never here" --json >"$tmp/out" 2>"$tmp/err" &&
         python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["generated_ids"] and "text" in r, r' "$tmp/out" ;;
     embed)
-      "$VKF" embed --model "$m" --json "a b" "c d" >"$tmp/out" 2>"$tmp/err" && grep -q '[0-9]' "$tmp/out" ;;
+      "$VKF" embed --model "$tmp/$name.text" --json "a b" "c d e" >"$tmp/out" 2>"$tmp/err" &&
+        python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert len(r["embeddings"]) == 2 and len(r["embeddings"][0]["embedding"]) == r["dim"] > 0, r' "$tmp/out" &&
+        if [ ! -e "$m/vocab.txt" ]; then
+          # a pooled embedding is the mean of the forward pass's last_hidden_state over the
+          # text's tokens ("a b" is [CLS] a b [SEP]; alone, as padding moves Nystrom landmarks)
+          "$VKF" embed --model "$tmp/$name.text" --json "a b" >"$tmp/out" 2>"$tmp/err" &&
+            $npy ints "$tmp/ab.npy" 1,4 2,5,6,3 &&
+            "$VKF" forward --model "$m" --in input_ids="$tmp/ab.npy" \
+              --out last_hidden_state="$tmp/ab_h.npy" 2>"$tmp/err" >/dev/null &&
+            python3 - "$tmp/out" "$tmp/ab_h.npy" 2>"$tmp/err" <<'PY'
+import json, struct, sys
+e = json.load(open(sys.argv[1]))["embeddings"][0]["embedding"]
+raw = open(sys.argv[2], "rb").read()
+n = struct.unpack("<H", raw[8:10])[0]
+h = struct.unpack("<%df" % ((len(raw) - 10 - n) // 4), raw[10 + n:])
+d = len(e)
+mean = [sum(h[t * d + k] for t in range(4)) / 4 for k in range(d)]
+assert max(abs(a - b) for a, b in zip(e, mean)) < 1e-4, (e[:4], mean[:4])
+PY
+        fi ;;
     classify)
       "$VKF" classify --model "$m" --top 1 --json assets/images/fashion-mnist/0000_ankle-boot.png \
         >"$tmp/out" 2>"$tmp/err" && grep -q '"label"' "$tmp/out" ;;
