@@ -15,9 +15,6 @@
 #define NAME VKF_NAME
 enum { ED_NAME_MAX = VKF_ARCH_NAME_MAX };
 
-/* The additive score of a masked key: absorbs every score as transformers' finfo.min does and
- * stays finite after the kernel's scaling by log2(e) (see decoder.c). */
-#define ED_MASKED_SCORE 1e30f
 
 /* ---- computed tables ---- */
 
@@ -126,7 +123,7 @@ static vkf_value key_mask_bias(vkf_encdec_model *m, vkf_graph *g, vkf_value mask
   vkf_value pad = vkf_sub(g, "attention_mask.padding", one, keep);
   int64_t shape[4] = {batch, 1, 1, s};
   pad = vkf_reshape(g, "attention_mask.keys", pad, 4, shape);
-  return vkf_scale(g, "attention_mask.bias", pad, -ED_MASKED_SCORE);
+  return vkf_scale(g, "attention_mask.bias", pad, -VKF_MASKED_SCORE);
 }
 
 /* Token embeddings (times the family's scale) plus absolute positions 0 .. n-1 (positions NO_VALUE)

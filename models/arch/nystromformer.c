@@ -12,10 +12,6 @@
 enum { NY_NAME_MAX = VKF_ARCH_NAME_MAX };
 #define NAME VKF_NAME
 
-/* HF's extended attention mask adds finfo(float32).min; any magnitude that absorbs every score
- * does the same and stays finite after the attention kernel's log2(e) scaling (as BERT). */
-#define NY_MASKED_SCORE 1e30f
-
 struct vkf_nystromformer {
   vkf_arch_files f;
   vkf_nystrom_config ny;
@@ -151,14 +147,14 @@ static void fill_value(float *out, size_t count, const void *user) {
 /* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
 static vkf_value mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask, int64_t b,
                            int64_t n) {
-  static const float minus = -NY_MASKED_SCORE;
+  static const float minus = -VKF_MASKED_SCORE;
   int64_t one[1] = {1};
   vkf_arch_weights w32 = *w;
   w32.dtype = VKF_F32;
   vkf_value lowest = vkf_arch_computed(&w32, g, "attention_mask.masked_score", VKF_F32, 1, one,
                                        fill_value, &minus);
   vkf_value mf = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, NY_MASKED_SCORE);
+  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, VKF_MASKED_SCORE);
   bias = vkf_add(g, "attention_mask.bias", bias, lowest);
   int64_t shape[4] = {b, 1, 1, n};
   return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);

@@ -20,7 +20,6 @@
 
 #define NAME VKF_NAME
 enum { TXL_NAME_MAX = VKF_ARCH_NAME_MAX };
-#define TXL_MASKED (-1e30f)
 
 struct vkf_txl_model {
   vkf_arch_files f;
@@ -304,7 +303,7 @@ static void fill_mask(float *out, size_t count, const void *user) {
   for (int64_t i = 0; i < p->q; i++)
     for (int64_t j = 0; j < p->k; j++) {
       int masked = j > i + p->mlen || (p->same_length && j <= i - shift);
-      out[i * p->k + j] = masked ? TXL_MASKED : 0.0f;
+      out[i * p->k + j] = masked ? -VKF_MASKED_SCORE : 0.0f;
     }
 }
 
