@@ -17,6 +17,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/transformer_block.h"
 
 #define NAME VKF_NAME
 enum { TXL_NAME_MAX = VKF_ARCH_NAME_MAX };
@@ -400,14 +401,17 @@ static vkf_value layer(txl_ctx *x, const txl_shared *sh, int64_t l, vkf_value h,
                            .beta = weight(x, "layers.%lld.pos_ff.layer_norm.bias", li)};
   vkf_value ff_in = c->pre_lnorm ? vkf_layernorm(g, NAME(n, "layers.%lld.ln_ff", li), o, &ln_f)
                                  : o;
-  vkf_matmul_options up = {.transpose_b = 1,
-                           .bias = weight(x, "layers.%lld.pos_ff.CoreNet.0.bias", li),
-                           .activation = VKF_ACT_RELU};
-  vkf_value ff = vkf_matmul(g, NAME(n, "layers.%lld.ff1", li), ff_in,
-                            weight(x, "layers.%lld.pos_ff.CoreNet.0.weight", li), &up);
-  ff = linear(x, NAME(n, "layers.%lld.ff2", li), ff,
-              weight(x, "layers.%lld.pos_ff.CoreNet.3.weight", li),
-              weight(x, "layers.%lld.pos_ff.CoreNet.3.bias", li), o);
+  /* PositionwiseFF's CoreNet (Linear, ReLU, Linear) is the block builder's plain MLP. */
+  static const vkf_block_names ff_names = {.mlp_up = "ff1", .mlp_down = "ff2"};
+  const vkf_block_config ff_config = {.mlp = VKF_BLOCK_MLP_PLAIN, .act = VKF_ACT_RELU};
+  vkf_block_weights ff_w = {0};
+  ff_w.up.bias = weight(x, "layers.%lld.pos_ff.CoreNet.0.bias", li);
+  ff_w.up.weight = weight(x, "layers.%lld.pos_ff.CoreNet.0.weight", li);
+  ff_w.down.weight = weight(x, "layers.%lld.pos_ff.CoreNet.3.weight", li);
+  ff_w.down.bias = weight(x, "layers.%lld.pos_ff.CoreNet.3.bias", li);
+  char np[TXL_NAME_MAX];
+  vkf_value ff = vkf_block_mlp_build(g, NAME(np, "layers.%lld.", li), &ff_names, &ff_config,
+                                     &ff_w, ff_in, o);
   if (!c->pre_lnorm) ff = vkf_layernorm(g, NAME(n, "layers.%lld.ln_ff", li), ff, &ln_f);
   return ff;
 }
