@@ -272,11 +272,14 @@ vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t of
   if (buffer->mapped) {
     /* The device may still be reading this range from an earlier submission. */
     VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+    device->stats.host_waits++;
+    device->stats.bytes_written += size;
     memcpy((char *)buffer->mapped + buffer->base + offset, data, size);
     flush_range(buffer, 0);
     return VKF_OK;
   }
   VKF_RETURN_IF_ERROR(ensure_staging(device));
+  device->stats.bytes_written += size;
   for (uint64_t done = 0; done < size;) {
     uint64_t chunk = device->staging->size;
     uint64_t n = size - done < chunk ? size - done : chunk;
@@ -295,8 +298,10 @@ vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t of
 vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uint64_t offset,
                                void *out_data, uint64_t size) {
   VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  device->stats.bytes_read_back += size;
   if (buffer->mapped) {
     VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+    device->stats.host_waits++;
     flush_range(buffer, 1);
     memcpy(out_data, (const char *)buffer->mapped + buffer->base + offset, size);
     return VKF_OK;

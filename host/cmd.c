@@ -316,6 +316,8 @@ vkf_status vkf_cmd_submit_wait(vkf_cmd *cmd) {
                          .commandBufferCount = 1,
                          .pCommandBuffers = &cmd->cb};
   VKF_VK_RETURN_IF_ERROR(d->vk.vkQueueSubmit(d->queue, 1, &submit, cmd->fence));
+  d->stats.submits++;
+  d->stats.host_waits++;
   VKF_VK_RETURN_IF_ERROR(d->vk.vkWaitForFences(d->handle, 1, &cmd->fence, VK_TRUE, UINT64_MAX));
   return VKF_OK;
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# vkf bench generate's decode-step anatomy on the tiny Llama (batch 1 and 2): the dispatches and
+# barriers of the plan, and per step the submits, host waits, bytes written and read back, which
+# the device counts as they happen; --profile adds the step's GPU time from timestamps, and
+# without it no timestamp is taken.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+model=tests/models/data/llama_tiny
+# field FILE NAME: a number of the one-line JSON
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+for b in 1 2; do
+  for prof in "" --profile; do
+    out=$tmp/b$b$prof.json
+    if "$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 --batch $b $prof --json \
+      >"$out" 2>"$tmp/err"; then ok; else bad "batch $b $prof: $(cat "$tmp/err")"; continue; fi
+    python3 - "$out" "$b" "$prof" <<'PY' && ok || bad "batch $b $prof: $(cat "$out")"
+import json, sys
+r, b, prof = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+assert r["layers"] == 2 and r["step_dispatches"] > 0 and r["step_barriers"] > 0, r
+assert r["step_submits"] >= 1 and r["step_host_waits"] >= 1, r
+# the step's small inputs: ids, positions, cache_start, kv_len, last_index (4 bytes each a row)
+assert r["step_bytes_written"] == 20 * b, r
+assert r["step_bytes_read_back"] > 0, r
+assert (r["step_gpu_ms"] > 0) == (prof == "--profile"), r
+PY
+  done
+done
+"$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 >"$tmp/md" 2>"$tmp/err" &&
+  grep -q "submits and .* host waits; it writes 20 bytes of inputs and reads back" "$tmp/md" &&
+  ! grep -q "GPU time per op kind" "$tmp/md" && ok || bad "markdown: $(cat "$tmp/md" "$tmp/err")"
+vkf_summary
