@@ -588,6 +588,9 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     vkf_value w = m->lm_head == 2 ? vkf_arch_matmul_weight(&head, g, "lm_head.weight") : embed;
     vkf_matmul_options ho = {.transpose_b = 1};
     out->logits = vkf_arch_f32_output(g, vkf_matmul(g, "lm_head", x, w, &ho), "logits");
+    if (o.next_ids && cached)
+      out->next_ids = vkf_graph_output(
+          g, vkf_reduce(g, "next_ids", out->logits, VKF_REDUCE_ARGMAX, 2), "next_ids");
   }
   vkf_status st = vkf_graph_status(g);
   if (st) {

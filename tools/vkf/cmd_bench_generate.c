@@ -129,7 +129,8 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
                                .capacity = p + a->gen,
                                .dtype = a->fp16 ? VKF_F16 : VKF_F32,
                                .cache_dtype = a->fp16 || a->cache_fp16 ? VKF_F16 : VKF_F32,
-                               .profile = a->profile};
+                               .profile = a->profile,
+                               .next_ids = 1};
   vkf_gen_engine *e = NULL;
   vkf_status s = vkf_gen_engine_create(dev, dm, &eo, &e);
   int32_t *ids = malloc((size_t)(b * p) * sizeof *ids), tokens[64];
@@ -154,7 +155,17 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     for (int64_t i = 0; i < b; i++) lens[i] = p, tokens[i] = 0, pos[i] = p;
     s = vkf_gen_engine_prefill(e, ids, lens, &logits);
     for (int step = 0; !s && step < 2 && p + step < eo.capacity; step++) {
+      /* the same step twice (it rewrites the same cache rows): the ids taken on the device must
+       * be the host's argmax of the logits */
+      int32_t next[64];
       s = vkf_gen_engine_step(e, tokens, pos, &logits);
+      if (!s) s = vkf_gen_engine_step_ids(e, b, tokens, pos, next);
+      for (int64_t i = 0; !s && i < b; i++)
+        if (next[i] != (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v))
+          s = vkf_status_make(VKF_STATUS_INTERNAL,
+                              "row %lld: the device's greedy id %d is not the logits' argmax %lld",
+                              (long long)i, next[i],
+                              (long long)vkf_sampling_argmax(logits + i * v, (size_t)v));
       for (int64_t i = 0; i < b; i++) pos[i]++;
     }
   }
@@ -169,9 +180,9 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     t0 = now_ms();
     st0 = vkf_device_stats_get(dev);
     for (int64_t step = 1; !s && step < a->gen; step++) {
-      s = vkf_gen_engine_step(e, tokens, pos, &logits);
-      for (int64_t i = 0; !s && i < b; i++)
-        tokens[i] = (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v), pos[i]++;
+      /* greedy on the device: the step reads back one id a row */
+      s = vkf_gen_engine_step_ids(e, b, tokens, pos, tokens);
+      for (int64_t i = 0; !s && i < b; i++) pos[i]++;
       if (s || r != a->runs - 1 || step != a->gen - 1 || !a->profile) continue;
       /* The last step of the last run: its per-dispatch GPU times by op kind. */
       vkf_session *ses = vkf_runner_session(vkf_gen_engine_decode_runner(e));
