@@ -371,6 +371,18 @@ vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *k
   return joined(w, g, key, names, count, join, scale, VKF_DTYPE_COUNT, VKF_DTYPE_COUNT, 0);
 }
 
+int vkf_arch_same_storage(const vkf_arch_weights *w, const char *const *names, int count) {
+  char full[VKF_ARCH_NAME_MAX];
+  const vkf_safetensors_info *first = NULL;
+  for (int i = 0; i < count; i++) {
+    const vkf_safetensors_info *info =
+        vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
+    if (!info || (first && info->dtype != first->dtype)) return 0;
+    if (!first) first = info;
+  }
+  return count > 0;
+}
+
 vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                  const char *const *names, int count, vkf_arch_join join) {
   vkf_dtype keep = join != VKF_ARCH_SUM ? all_half(w, names, count) : VKF_DTYPE_COUNT;

@@ -106,6 +106,11 @@ typedef enum vkf_arch_join {
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale);
 
+/* 1 when every tensor prefix + names[i] exists with one dtype (F32, F16, BF16 or one ggml block
+ * type), so vkf_arch_matmul_joined keeps their storage: joined weights of different block types
+ * would be dequantised. */
+int vkf_arch_same_storage(const vkf_arch_weights *w, const char *const *names, int count);
+
 /* vkf_arch_joined for a matmul weight (a fused QKV): when every tensor is bf16 (or every one f16),
  * joined as bf16 (f16) (STACK or SIDE; no scale); stacked ggml blocks stay blocks; with w->quantize, stacked float
  * tensors are quantised as vkf_arch_linear_weight does; otherwise vkf_arch_joined with scale 1. */
