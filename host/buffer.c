@@ -21,8 +21,11 @@ static uint32_t memory_type(const vkf_device *device, uint32_t type_bits,
   return fallback;
 }
 
-static vkf_status allocate(vkf_device *device, uint64_t size, const char *label, int staging,
+enum { PLACE_DEVICE, PLACE_STAGING, PLACE_INPUT, PLACE_READBACK };
+
+static vkf_status allocate(vkf_device *device, uint64_t size, const char *label, int place,
                            vkf_buffer **out_buffer) {
+  int staging = place == PLACE_STAGING;
   *out_buffer = NULL;
   const char *what = label ? label : "buffer";
   if (size == 0)
@@ -58,9 +61,14 @@ static vkf_status allocate(vkf_device *device, uint64_t size, const char *label,
     device->vk.vkGetBufferMemoryRequirements(device->handle, b->handle, &req);
     const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    if (staging)
+    if (staging || place == PLACE_READBACK)
       type = memory_type(device, req.memoryTypeBits, host,
                                     host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    else if (place == PLACE_INPUT)
+      /* Device-local where the host can write it (resizable BAR, UMA); else host memory the
+       * device reads across the bus: a few bytes a run either way, and never a copy of its own. */
+      type = memory_type(device, req.memoryTypeBits, host,
+                         host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     else if (caps->uma)
       /* UMA: device-local memory the CPU can map, so uploads are a memcpy. */
       type = memory_type(device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
@@ -100,7 +108,27 @@ static vkf_status allocate(vkf_device *device, uint64_t size, const char *label,
 
 vkf_status vkf_buffer_create(vkf_device *device, uint64_t size, const char *label,
                              vkf_buffer **out_buffer) {
-  return allocate(device, size, label, 0, out_buffer);
+  return allocate(device, size, label, PLACE_DEVICE, out_buffer);
+}
+
+vkf_status vkf_buffer_create_input(vkf_device *device, uint64_t size, const char *label,
+                                   vkf_buffer **out_buffer) {
+  return allocate(device, size, label, PLACE_INPUT, out_buffer);
+}
+
+vkf_status vkf_buffer_create_readback(vkf_device *device, uint64_t size, const char *label,
+                                      vkf_buffer **out_buffer) {
+  return allocate(device, size, label, PLACE_READBACK, out_buffer);
+}
+
+/* Mapped memory is only touched once the device is done with it: every submission here waits for
+ * its fence before returning, so the queue is idle unless one failed on the way (in_flight). */
+static vkf_status wait_if_busy(vkf_device *device) {
+  if (!device->in_flight) return VKF_OK;
+  device->stats.host_waits++;
+  VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+  device->in_flight = 0;
+  return VKF_OK;
 }
 
 vkf_status vkf_buffer_import_host(vkf_device *device, const void *data, uint64_t size,
@@ -250,7 +278,7 @@ static vkf_status ensure_staging(vkf_device *device) {
   uint64_t size = STAGING_CHUNK_SIZE, cap = device->caps.max_memory_allocation_size;
   if (cap && cap < size) size = cap & ~(uint64_t)255;
   if (size < 256) size = 256;
-  return allocate(device, size, "staging buffer", 1, &device->staging);
+  return allocate(device, size, "staging buffer", PLACE_STAGING, &device->staging);
 }
 
 static void flush_range(const vkf_buffer *b, int invalidate) {
@@ -270,13 +298,14 @@ vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t of
   VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
   VKF_RETURN_IF_ERROR(check_writable(buffer));
   if (buffer->mapped) {
-    /* The device may still be reading this range from an earlier submission. */
-    VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+    VKF_RETURN_IF_ERROR(wait_if_busy(device));
+    device->stats.bytes_written += size;
     memcpy((char *)buffer->mapped + buffer->base + offset, data, size);
     flush_range(buffer, 0);
     return VKF_OK;
   }
   VKF_RETURN_IF_ERROR(ensure_staging(device));
+  device->stats.bytes_written += size;
   for (uint64_t done = 0; done < size;) {
     uint64_t chunk = device->staging->size;
     uint64_t n = size - done < chunk ? size - done : chunk;
@@ -295,8 +324,9 @@ vkf_status vkf_buffer_upload(vkf_device *device, vkf_buffer *buffer, uint64_t of
 vkf_status vkf_buffer_download(vkf_device *device, const vkf_buffer *buffer, uint64_t offset,
                                void *out_data, uint64_t size) {
   VKF_RETURN_IF_ERROR(check_range(buffer, offset, size));
+  device->stats.bytes_read_back += size;
   if (buffer->mapped) {
-    VKF_VK_RETURN_IF_ERROR(device->vk.vkQueueWaitIdle(device->queue));
+    VKF_RETURN_IF_ERROR(wait_if_busy(device));
     flush_range(buffer, 1);
     memcpy(out_data, (const char *)buffer->mapped + buffer->base + offset, size);
     return VKF_OK;

@@ -15,6 +15,15 @@ typedef struct vkf_buffer vkf_buffer;
  * `label` (may be NULL) names the buffer in error messages. Contents are undefined. */
 vkf_status vkf_buffer_create(vkf_device *device, uint64_t size, const char *label,
                              vkf_buffer **out_buffer);
+/* A small buffer the host writes before each run (a step's ids, positions, lengths): host-visible
+ * memory (device-local where the device has such a type), so writing it is a memcpy and never a
+ * staged copy with a submission and a wait of its own. */
+vkf_status vkf_buffer_create_input(vkf_device *device, uint64_t size, const char *label,
+                                   vkf_buffer **out_buffer);
+/* A buffer the host reads after each run (logits, the next ids): host-visible, cached where the
+ * device has such a type, so reading it back is a memcpy after the run's own wait. */
+vkf_status vkf_buffer_create_readback(vkf_device *device, uint64_t size, const char *label,
+                                      vkf_buffer **out_buffer);
 /* Binds `size` bytes of host memory at `data` in place, without a copy, where the device reads
  * host memory as its own (UMA devices with VK_EXT_external_memory_host): the pages around the
  * data are imported and the buffer starts at the data. UNSUPPORTED when the device cannot, or the

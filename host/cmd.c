@@ -137,7 +137,11 @@ static void full_barrier(vkf_cmd *cmd, VkPipelineStageFlags src, VkPipelineStage
 
 vkf_status vkf_cmd_begin(vkf_cmd *cmd) {
   vkf_device *d = cmd->device;
-  if (cmd->recorded) VKF_VK_RETURN_IF_ERROR(d->vk.vkQueueWaitIdle(d->queue));
+  if (cmd->recorded) {
+    VKF_VK_RETURN_IF_ERROR(d->vk.vkQueueWaitIdle(d->queue));
+    d->stats.host_waits++;
+    d->in_flight = 0;
+  }
   for (uint32_t i = 0; i < cmd->pools_created; i++)
     VKF_VK_RETURN_IF_ERROR(d->vk.vkResetDescriptorPool(d->handle, cmd->pools[i], 0));
   cmd->sets_in_last_pool = 0;
@@ -370,7 +374,11 @@ vkf_status vkf_cmd_submit_wait(vkf_cmd *cmd) {
                          .commandBufferCount = 1,
                          .pCommandBuffers = &cmd->cb};
   VKF_VK_RETURN_IF_ERROR(d->vk.vkQueueSubmit(d->queue, 1, &submit, cmd->fence));
+  d->stats.submits++;
+  d->stats.host_waits++;
+  d->in_flight++;
   VKF_VK_RETURN_IF_ERROR(d->vk.vkWaitForFences(d->handle, 1, &cmd->fence, VK_TRUE, UINT64_MAX));
+  d->in_flight--;
   return VKF_OK;
 }
 

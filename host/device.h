@@ -29,6 +29,11 @@ typedef struct vkf_device_stats {
   uint32_t spirv_disk_hits;   /* SPIR-V served from the disk cache */
   uint32_t spirv_compiles;    /* SPIR-V compiled by shaderc */
   double pipeline_create_ms;  /* total time in vkCreateComputePipelines */
+  /* The anatomy of the work on the queue (what a decode step costs around its kernels): */
+  uint64_t submits;         /* vkQueueSubmit calls (plan runs, one-shot copies and fills) */
+  uint64_t host_waits;      /* times the host blocked on the device (fences, queue idle) */
+  uint64_t bytes_written;   /* host bytes written into device buffers (inputs, weights) */
+  uint64_t bytes_read_back; /* device bytes read back to the host (outputs) */
 } vkf_device_stats;
 vkf_device_stats vkf_device_stats_get(const vkf_device *device);
 

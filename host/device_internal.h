@@ -29,6 +29,9 @@ struct vkf_device {
    * constants can be bound in place from host memory (vkf_buffer_import_host). */
   uint64_t host_import_alignment;
   vkf_device_stats stats;
+  /* Submissions whose fence wait has not returned (one failed on the way): mapped memory is
+   * written or read without waiting for the queue only when this is 0. */
+  uint32_t in_flight;
   vkf_progress_fn progress; /* vkf_device_set_progress; NULL: none */
   void *progress_user;
 };

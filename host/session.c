@@ -11,6 +11,13 @@
 #include "host/kernel.h"
 #include "host/kernel_batch.h"
 
+/* A run's small inputs (a decode step's ids, positions, lengths) live in host-visible memory and
+ * its outputs up to a few MiB (a step's logits or next ids) in host-readable memory: on a discrete
+ * GPU, writing them and reading them back are memcpys around the run's one submission and one
+ * wait, not a staged copy each with a submission and a wait of its own. Larger ones stay
+ * device-local, where the kernels read and write them fastest. */
+enum { SMALL_INPUT_BYTES = 64u << 10, READBACK_OUTPUT_BYTES = 4u << 20 };
+
 struct vkf_session {
   vkf_device *device;
   const vkf_plan *plan;
@@ -126,6 +133,10 @@ vkf_status vkf_session_create(vkf_device *device, const vkf_plan *plan,
                            (unsigned long long)b->size);
     else if (ext)
       s->buffers[i] = ext;
+    else if (b->kind == VKF_PLAN_BUFFER_INPUT && b->size <= SMALL_INPUT_BYTES)
+      st = vkf_buffer_create_input(device, b->size, b->name, &s->buffers[i]);
+    else if (b->kind == VKF_PLAN_BUFFER_OUTPUT && b->size <= READBACK_OUTPUT_BYTES)
+      st = vkf_buffer_create_readback(device, b->size, b->name, &s->buffers[i]);
     else
       st = vkf_buffer_create(device, b->size, b->name, &s->buffers[i]);
     if (!st && !ext) s->owned[i] = 1, s->device_bytes += b->size;

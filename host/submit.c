@@ -27,9 +27,14 @@ vkf_status vkf_device_run_once(vkf_device *device,
     VkSubmitInfo submit = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
     r = device->vk.vkQueueSubmit(device->queue, 1, &submit, fence);
+    device->stats.submits++;
+    if (r == VK_SUCCESS) device->in_flight++;
   }
-  if (r == VK_SUCCESS)
+  if (r == VK_SUCCESS) {
     r = device->vk.vkWaitForFences(device->handle, 1, &fence, VK_TRUE, UINT64_MAX);
+    device->stats.host_waits++;
+    if (r == VK_SUCCESS) device->in_flight--;
+  }
   if (fence) device->vk.vkDestroyFence(device->handle, fence, NULL);
   device->vk.vkFreeCommandBuffers(device->handle, device->command_pool, 1, &cb);
   if (r != VK_SUCCESS) return vkf_vk_status(r, "one-shot submission");

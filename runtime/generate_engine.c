@@ -106,9 +106,11 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   vkf_decoder_build_options dopt = po;
   dopt.seq_len = 1;
   dopt.mode = VKF_DECODER_DECODE;
+  dopt.next_ids = e->o.next_ids;
   if (!s) s = vkf_decoder_build(model, &dopt, &e->decode_g);
   vkf_decoder_build_options sopt = dopt;
   sopt.seq_len = e->o.small_chunk;
+  sopt.next_ids = 0;
   int small = e->o.incremental && e->o.small_chunk > 1 && e->o.small_chunk < e->chunk;
   if (!s && small) s = vkf_decoder_build(model, &sopt, &e->small_g);
   if (!s) s = make_runner(device, e, &e->prefill_g, NULL, &e->prefill);
@@ -312,13 +314,11 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
   return st;
 }
 
-vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const int64_t *positions,
-                               const float **out_logits) {
-  return vkf_gen_engine_step_rows(e, e->o.batch, tokens, positions, out_logits);
-}
-
-vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *e, int64_t rows, const int32_t *tokens,
-                                    const int64_t *positions, const float **out_logits) {
+/* Sets a decode step's inputs and runs it on the smallest decode plan holding `rows` rows; *g,
+ * *runner and *b: that plan and its rows. */
+static vkf_status run_step(vkf_gen_engine *e, int64_t rows, const int32_t *tokens,
+                           const int64_t *positions, const vkf_decoder_graph **out_g,
+                           vkf_runner **out_runner, int64_t *out_b) {
   if (rows < 1 || rows > e->o.batch)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%lld rows of an engine of %lld",
                            (long long)rows, (long long)e->o.batch);
@@ -352,9 +352,42 @@ vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *e, int64_t rows, const int32
   for (int64_t r = 0; r < b; r++) e->scratch[r] = (int32_t)r;
   VKF_RETURN_IF_ERROR(set_i32(runner, g->last_index, e->scratch, b));
   VKF_RETURN_IF_ERROR(vkf_runner_run(runner));
+  *out_g = g;
+  *out_runner = runner;
+  *out_b = b;
+  return VKF_OK;
+}
+
+vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *e, int64_t rows, const int32_t *tokens,
+                                    const int64_t *positions, const float **out_logits) {
+  const vkf_decoder_graph *g;
+  vkf_runner *runner;
+  int64_t b;
+  VKF_RETURN_IF_ERROR(run_step(e, rows, tokens, positions, &g, &runner, &b));
   VKF_RETURN_IF_ERROR(vkf_runner_get(runner, g->logits, e->logits,
                                      (size_t)(b * e->vocab) * sizeof *e->logits));
   *out_logits = e->logits;
+  return VKF_OK;
+}
+
+vkf_status vkf_gen_engine_step(vkf_gen_engine *e, const int32_t *tokens, const int64_t *positions,
+                               const float **out_logits) {
+  return vkf_gen_engine_step_rows(e, e->o.batch, tokens, positions, out_logits);
+}
+
+vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *e, int64_t rows, const int32_t *tokens,
+                                   const int64_t *positions, int32_t *out_ids) {
+  if (!e->o.next_ids)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "the engine was created without next_ids: read the logits instead");
+  const vkf_decoder_graph *g;
+  vkf_runner *runner;
+  int64_t b;
+  VKF_RETURN_IF_ERROR(run_step(e, rows, tokens, positions, &g, &runner, &b));
+  /* 4 bytes a row of the plan; the caller gets its first `rows` */
+  VKF_RETURN_IF_ERROR(
+      vkf_runner_get(runner, g->next_ids, e->scratch, (size_t)b * sizeof *e->scratch));
+  memcpy(out_ids, e->scratch, (size_t)rows * sizeof *out_ids);
   return VKF_OK;
 }
 

@@ -26,6 +26,8 @@ typedef struct vkf_gen_engine_options {
   int64_t small_chunk;   /* incremental engines: a second plan of this many tokens a row (< chunk;
                             0: none), which vkf_gen_engine_extend_rows runs when every row's
                             tokens fit it */
+  int next_ids;          /* the decode plans also take greedy decoding's argmax on the device, for
+                            vkf_gen_engine_step_ids (one more small dispatch a step) */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -68,6 +70,11 @@ vkf_status vkf_gen_engine_step(vkf_gen_engine *engine, const int32_t *tokens,
 vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *engine, int64_t rows, const int32_t *tokens,
                                     const int64_t *positions, const float **out_logits);
 
+/* vkf_gen_engine_step_rows for greedy decoding (options.next_ids): out_ids[r] gets the index of
+ * the first maximum of row r's logits, taken on the device, so the step reads back 4 bytes a row
+ * instead of its logits. */
+vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *engine, int64_t rows, const int32_t *tokens,
+                                   const int64_t *positions, int32_t *out_ids);
 /* The KV cache both plans bind (beam search reorders its rows between steps, kv_reorder.h). */
 struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *engine);
 

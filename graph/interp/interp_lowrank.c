@@ -7,8 +7,10 @@
 vkf_status vkf_ref_reduce(vkf_interp *it, const vkf_node *n) {
   const vkf_tensor *tx = vkf_interp_in_tensor(it, n, 0);
   VKF_IN_F32(x, it, n, 0);
-  float *y = vkf_interp_out_f32(it, n);
-  if (!y) return vkf_interp_oom(n);
+  int argmax = n->attrs.reduce.kind == VKF_REDUCE_ARGMAX;
+  float *y = argmax ? NULL : vkf_interp_out_f32(it, n);
+  int32_t *yi = argmax ? vkf_interp_out_i32(it, n) : NULL;
+  if (!y && !yi) return vkf_interp_oom(n);
   uint32_t axis = n->attrs.reduce.axis;
   int64_t outer = 1, inner = 1, len = tx->shape[axis];
   for (uint32_t d = 0; d < axis; d++) outer *= tx->shape[d];
@@ -16,6 +18,13 @@ vkf_status vkf_ref_reduce(vkf_interp *it, const vkf_node *n) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       const float *row = x + o * len * inner + i;
+      if (argmax) { /* the first maximum, NaN the largest (vkf_sampling_argmax) */
+        int64_t best = 0;
+        for (int64_t t = 1; t < len && !isnan(row[best * inner]); t++)
+          if (row[t * inner] > row[best * inner] || isnan(row[t * inner])) best = t;
+        yi[o * inner + i] = (int32_t)best;
+        continue;
+      }
       double acc = n->attrs.reduce.kind == VKF_REDUCE_MAX ? -INFINITY : 0.0;
       for (int64_t t = 0; t < len; t++) {
         double v = row[t * inner];

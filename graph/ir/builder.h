@@ -159,8 +159,8 @@ vkf_value vkf_patch_embed(vkf_graph *g, const char *name, vkf_value image, vkf_v
 vkf_value vkf_mean_pool(vkf_graph *g, const char *name, vkf_value x, vkf_value mask);
 
 /* ---- reductions and filters (low-rank attention: Nystromformer) ---- */
-/* Sum or max of x along `axis`, keeping it as a dim of size 1 (torch's keepdim=True); x may be a
- * strided view. Sums accumulate in fp32. */
+/* Sum, max or argmax (i32: the first maximum's index) of x along `axis`, keeping it as a dim of
+ * size 1 (torch's keepdim=True); x may be a strided view. Sums accumulate in fp32. */
 vkf_value vkf_reduce(vkf_graph *g, const char *name, vkf_value x, vkf_reduce_kind kind,
                      uint32_t axis);
 /* Depthwise convolution along the sequence, zero padded, output the input's length (torch's

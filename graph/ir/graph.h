@@ -147,6 +147,9 @@ typedef enum vkf_activation {
 typedef enum vkf_reduce_kind {
   VKF_REDUCE_SUM = 0,
   VKF_REDUCE_MAX,
+  /* The index of the first maximum along the axis, an i32 output (greedy decoding's next id on the
+   * device: a step reads back 4 bytes a row, not its logits). NaN counts as the largest, as in torch.argmax and the host's greedy choice. */
+  VKF_REDUCE_ARGMAX,
   VKF_REDUCE_COUNT
 } vkf_reduce_kind;
 

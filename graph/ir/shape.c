@@ -481,7 +481,7 @@ vkf_status vkf_shape_reduce(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   int64_t shape[VKF_MAX_DIMS];
   memcpy(shape, x->shape, sizeof shape);
   shape[axis] = 1;
-  set_out(out, x->dtype, x->rank, shape);
+  set_out(out, n->attrs.reduce.kind == VKF_REDUCE_ARGMAX ? VKF_I32 : x->dtype, x->rank, shape);
   return VKF_OK;
 }
 

@@ -9,7 +9,9 @@ static vkf_status check_io(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
                            const vkf_plan_tensor *x, uint32_t rank_max) {
   char sa[64];
   const vkf_plan_tensor *y = &node->output;
-  if (x->rank > rank_max || x->dtype != y->dtype || (x->dtype != VKF_F32 && x->dtype != VKF_F16))
+  int argmax = node->op == VKF_OP_REDUCE && node->attrs->reduce.kind == VKF_REDUCE_ARGMAX;
+  if (x->rank > rank_max || x->dtype != (argmax ? x->dtype : y->dtype) ||
+      (argmax && y->dtype != VKF_I32) || (x->dtype != VKF_F32 && x->dtype != VKF_F16))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": input %s %s", what, node->name,
                            vkf_dtype_name(x->dtype),
                            vkf_shape_format(x->rank, x->shape, sa, sizeof sa));
@@ -24,11 +26,13 @@ static vkf_status check_io(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
   return VKF_OK;
 }
 
-static vkf_status finish_1d(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, int64_t outputs) {
+/* per_group: one workgroup per output (ARGMAX) instead of one invocation. */
+static vkf_status finish_1d(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, int64_t outputs,
+                            int per_group) {
   uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
   d->spec[0] = wg;
   d->spec_count = 1;
-  d->groups[0] = vkf_lower_groups_1d(ctx, (uint64_t)outputs, wg);
+  d->groups[0] = vkf_lower_groups_1d(ctx, (uint64_t)outputs, per_group ? 1 : wg);
   d->groups[1] = d->groups[2] = 1;
   return vkf_plan_add_dispatch(ctx->plan, d);
 }
@@ -43,6 +47,8 @@ vkf_status vkf_lower_reduce(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   uint32_t pad = 4 - x->rank, axis = node->attrs->reduce.axis + pad;
   vkf_plan_dispatch d = {.node = node->name, .shader = "reduce.comp"};
   if (node->attrs->reduce.kind == VKF_REDUCE_MAX) vkf_plan_dispatch_define(&d, "MAX");
+  int argmax = node->attrs->reduce.kind == VKF_REDUCE_ARGMAX;
+  if (argmax) vkf_plan_dispatch_define(&d, "ARGMAX");
   if (x->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "IO_F16");
   uint32_t x_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
   uint32_t y_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);
@@ -55,7 +61,7 @@ vkf_status vkf_lower_reduce(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   vkf_plan_dispatch_push_u32(&d, axis);
   vkf_plan_dispatch_push_u32(&d, x_off);
   vkf_plan_dispatch_push_u32(&d, y_off);
-  return finish_1d(ctx, &d, outputs);
+  return finish_1d(ctx, &d, outputs, argmax);
 }
 
 vkf_status vkf_lower_depthwise_conv(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
@@ -81,5 +87,5 @@ vkf_status vkf_lower_depthwise_conv(const vkf_lower_ctx *ctx, const vkf_lower_no
   for (uint32_t i = 0; i < 4; i++) vkf_plan_dispatch_push_u32(&d, (uint32_t)y->strides[i]);
   /* one invocation per 32 outputs along N (RUN in the shader) */
   int64_t runs = (x->shape[2] + 31) / 32;
-  return finish_1d(ctx, &d, x->shape[0] * x->shape[1] * runs * x->shape[3]);
+  return finish_1d(ctx, &d, x->shape[0] * x->shape[1] * runs * x->shape[3], 0);
 }

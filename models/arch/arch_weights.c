@@ -120,6 +120,16 @@ static vkf_dtype block_dtype(const vkf_safetensors_info *info) {
   return qf < 0 ? VKF_DTYPE_COUNT : (vkf_dtype)(VKF_Q8_0 + qf);
 }
 
+/* The 16-bit dtype a BF16 or F16 tensor keeps on the device (VKF_BF16, VKF_F16), or
+ * VKF_DTYPE_COUNT. A linear weight stays in the file's 16 bits whatever the activations' dtype:
+ * widened to f32 it would stream twice its bytes in every matmul, for the same values. */
+static vkf_dtype half_dtype(const vkf_safetensors_info *info) {
+  return !info                                  ? VKF_DTYPE_COUNT
+         : info->dtype == VKF_SAFETENSORS_BF16 ? VKF_BF16
+         : info->dtype == VKF_SAFETENSORS_F16  ? VKF_F16
+                                                : VKF_DTYPE_COUNT;
+}
+
 /* The blocks a float weight whose rows hold `k` elements becomes under `quantize`, as
  * llama-quantize chooses (a Q4_K row that is not whole 256-blocks falls back to Q5_0), or
  * VKF_DTYPE_COUNT when it stays float. */
@@ -155,10 +165,11 @@ vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const 
   vkf_dtype q = is_float(info) && info->rank == 2 ? quant_for(w->quantize, info->shape[io ? 0 : 1])
                                                   : VKF_DTYPE_COUNT;
   if (q == VKF_DTYPE_COUNT) {
-    int bf16 = info && info->dtype == VKF_SAFETENSORS_BF16;
-    vkf_dtype blocks = block_dtype(info);
+    vkf_dtype blocks = block_dtype(info), half = half_dtype(info);
     return vkf_weight_constant(w->cache, w->ck, g, full,
-                               blocks != VKF_DTYPE_COUNT ? blocks : bf16 ? VKF_BF16 : w->dtype);
+                               blocks != VKF_DTYPE_COUNT ? blocks
+                               : half != VKF_DTYPE_COUNT ? half
+                                                         : w->dtype);
   }
   const int64_t n = info->shape[io ? 1 : 0], k = info->shape[io ? 0 : 1];
   const void *data = vkf_weight_cache_find(*w->cache, full, q);
@@ -191,6 +202,13 @@ vkf_value vkf_arch_table_weight(const vkf_arch_weights *w, vkf_graph *g, const c
   return vkf_weight_constant(w->cache, w->ck, g, full, q != VKF_DTYPE_COUNT ? q : w->dtype);
 }
 
+vkf_value vkf_arch_tied_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name) {
+  char full[VKF_ARCH_NAME_MAX];
+  const vkf_safetensors_info *info = vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, name));
+  if (half_dtype(info) == VKF_F16) return vkf_weight_constant(w->cache, w->ck, g, full, VKF_F16);
+  return vkf_arch_table_weight(w, g, name);
+}
+
 /* Every tensor prefix + names[i] has the blocks of the first (a quantised dtype), or none. */
 static vkf_dtype all_blocks(const vkf_arch_weights *w, const char *const *names, int count) {
   char full[VKF_ARCH_NAME_MAX];
@@ -203,19 +221,21 @@ static vkf_dtype all_blocks(const vkf_arch_weights *w, const char *const *names,
   return first;
 }
 
-/* Every tensor prefix + names[i] is bf16 (a missing one is not: vkf_arch_joined reports it). */
-static int all_bf16(const vkf_arch_weights *w, const char *const *names, int count) {
+/* The 16-bit dtype every tensor prefix + names[i] has (VKF_BF16 or VKF_F16), else VKF_DTYPE_COUNT
+ * (a missing one has none: vkf_arch_joined reports it). */
+static vkf_dtype all_half(const vkf_arch_weights *w, const char *const *names, int count) {
   char full[VKF_ARCH_NAME_MAX];
+  vkf_dtype first = VKF_DTYPE_COUNT;
   for (int i = 0; i < count; i++) {
-    const vkf_safetensors_info *info =
-        vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
-    if (!info || info->dtype != VKF_SAFETENSORS_BF16) return 0;
+    vkf_dtype h = half_dtype(vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i])));
+    if (h == VKF_DTYPE_COUNT || (i && h != first)) return VKF_DTYPE_COUNT;
+    first = h;
   }
-  return 1;
+  return first;
 }
 
-/* The bytes of a bf16 join: the files' values copied as they are, stacked or side by side. */
-static uint16_t *join_bf16(const vkf_arch_weights *w, const char *const *names, int count,
+/* The bytes of a bf16 or f16 join: the files' values copied as they are, stacked or side by side. */
+static uint16_t *join_half(const vkf_arch_weights *w, const char *const *names, int count,
                            vkf_arch_join join, size_t total, size_t cols) {
   uint16_t *all = malloc(total * sizeof *all + 1);
   size_t at = 0;
@@ -238,7 +258,7 @@ static uint16_t *join_bf16(const vkf_arch_weights *w, const char *const *names, 
 
 static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                         const char *const *names, int count, vkf_arch_join join, float scale,
-                        int keep_bf16, vkf_dtype keep_blocks, int quantize) {
+                        vkf_dtype keep_half, vkf_dtype keep_blocks, int quantize) {
   char full[VKF_ARCH_NAME_MAX];
   const vkf_safetensors_info *first =
       vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[0]));
@@ -292,12 +312,12 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
   vkf_dtype q = quantize && join == VKF_ARCH_STACK && first->rank == 2
                     ? quant_for(w->quantize, first->shape[1])
                     : VKF_DTYPE_COUNT;
-  if (keep_bf16 && q == VKF_DTYPE_COUNT) {
-    const void *data = vkf_weight_cache_find(*w->cache, key, VKF_BF16);
-    if (!data) data = vkf_weight_cache_put_raw(w->cache, key, VKF_BF16,
-                                               join_bf16(w, names, count, join, total, cols));
+  if (keep_half != VKF_DTYPE_COUNT && q == VKF_DTYPE_COUNT) {
+    const void *data = vkf_weight_cache_find(*w->cache, key, keep_half);
+    if (!data) data = vkf_weight_cache_put_raw(w->cache, key, keep_half,
+                                               join_half(w, names, count, join, total, cols));
     if (!data) return fail(g, vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "assembling %s", key));
-    return vkf_graph_constant(g, key, VKF_BF16, (uint32_t)first->rank, shape, data);
+    return vkf_graph_constant(g, key, keep_half, (uint32_t)first->rank, shape, data);
   }
   const vkf_dtype store = q != VKF_DTYPE_COUNT ? q : w->dtype;
   const void *data = vkf_weight_cache_find(*w->cache, key, store);
@@ -348,12 +368,24 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
 
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale) {
-  return joined(w, g, key, names, count, join, scale, 0, VKF_DTYPE_COUNT, 0);
+  return joined(w, g, key, names, count, join, scale, VKF_DTYPE_COUNT, VKF_DTYPE_COUNT, 0);
+}
+
+int vkf_arch_same_storage(const vkf_arch_weights *w, const char *const *names, int count) {
+  char full[VKF_ARCH_NAME_MAX];
+  const vkf_safetensors_info *first = NULL;
+  for (int i = 0; i < count; i++) {
+    const vkf_safetensors_info *info =
+        vkf_checkpoint_find(w->ck, VKF_NAME(full, "%s%s", w->prefix, names[i]));
+    if (!info || (first && info->dtype != first->dtype)) return 0;
+    if (!first) first = info;
+  }
+  return count > 0;
 }
 
 vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                  const char *const *names, int count, vkf_arch_join join) {
-  int keep = join != VKF_ARCH_SUM && all_bf16(w, names, count);
+  vkf_dtype keep = join != VKF_ARCH_SUM ? all_half(w, names, count) : VKF_DTYPE_COUNT;
   /* blocks only stack (rows); joined side by side or summed they are dequantised */
   vkf_dtype blocks = join == VKF_ARCH_STACK ? all_blocks(w, names, count) : VKF_DTYPE_COUNT;
   return joined(w, g, key, names, count, join, 1.0f, keep, blocks, 1);

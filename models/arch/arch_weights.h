@@ -76,9 +76,10 @@ vkf_value vkf_arch_weight(const vkf_arch_weights *w, vkf_graph *g, const char *n
 vkf_value vkf_arch_weight_as(const vkf_arch_weights *w, vkf_graph *g, const char *name,
                              vkf_dtype dtype);
 
-/* The weight of a linear layer, read only as a matmul's B: a bf16 checkpoint tensor stays bf16,
- * the mapped bytes themselves (half of f32's bytes on the device and in every decode step's
- * reads; the matmul kernels widen it exactly, so f32 results are unchanged); ggml blocks (a
+/* The weight of a linear layer, read only as a matmul's B: a bf16 or f16 checkpoint tensor stays
+ * bf16 or f16 whatever the activations' dtype (--fp16 changes the activations only), the mapped
+ * bytes themselves (half of f32's bytes on the device and in every decode step's reads; the
+ * matmul kernels widen them exactly, so f32 results are unchanged); ggml blocks (a
  * GGUF's quantised tensors, [out, in] rows) stay blocks, decoded by the kernels; any other dtype
  * as vkf_arch_weight. With w->quantize, a float [out, in] weight whose rows are whole blocks is
  * quantised as ggml's reference quantiser does (see vkf_arch_linear_weight). */
@@ -93,6 +94,9 @@ vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const 
 /* An embedding table, read by gathers (and as a tied head's B): ggml blocks stay blocks (the
  * gather then yields f32), any other dtype as vkf_arch_weight. */
 vkf_value vkf_arch_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
+/* vkf_arch_table_weight for a table that may also be a tied head's B: an f16 table stays f16 (as a
+ * linear weight does), so its gathers yield f16 rows, which the caller casts to its dtype. */
+vkf_value vkf_arch_tied_table_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name);
 
 /* How vkf_arch_joined combines `count` checkpoint tensors of one shape [R, ...] (C elements after
  * the first dim). */
@@ -108,8 +112,13 @@ typedef enum vkf_arch_join {
 vkf_value vkf_arch_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                           const char *const *names, int count, vkf_arch_join join, float scale);
 
-/* vkf_arch_joined for a matmul weight (a fused QKV): when every tensor is bf16, joined as bf16
- * (STACK or SIDE; no scale); stacked ggml blocks stay blocks; with w->quantize, stacked float
+/* 1 when every tensor prefix + names[i] exists with one dtype (F32, F16, BF16 or one ggml block
+ * type), so vkf_arch_matmul_joined keeps their storage: joined weights of different block types
+ * would be dequantised. */
+int vkf_arch_same_storage(const vkf_arch_weights *w, const char *const *names, int count);
+
+/* vkf_arch_joined for a matmul weight (a fused QKV): when every tensor is bf16 (or every one f16),
+ * joined as bf16 (f16) (STACK or SIDE; no scale); stacked ggml blocks stay blocks; with w->quantize, stacked float
  * tensors are quantised as vkf_arch_linear_weight does; otherwise vkf_arch_joined with scale 1. */
 vkf_value vkf_arch_matmul_joined(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                  const char *const *names, int count, vkf_arch_join join);

@@ -503,9 +503,10 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
 
   /* One constant for the token table, so a tied head binds the same device buffer. */
-  vkf_value embed = vkf_arch_table_weight(&aw, g, fam->embed); /* [V, D] */
+  vkf_value embed = vkf_arch_tied_table_weight(&aw, g, fam->embed); /* [V, D] */
   vkf_value x = vkf_gather(g, NAME(nm, "%s%s", m->prefix, fam->embed), embed, ids); /* [B, N, D] */
-  /* a quantised table's rows come out f32; the blocks run in the model's dtype */
+  /* a quantised table's rows come out f32, an f16 table's f16; the blocks run in the model's
+   * dtype */
   if (vkf_value_valid(x) && vkf_graph_tensor(g, x)->dtype != dt)
     x = vkf_cast(g, NAME(nm, "%s%s.cast", m->prefix, fam->embed), x, dt);
   rotary_user ru = {0};
@@ -585,6 +586,9 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     vkf_value w = m->lm_head == 2 ? vkf_arch_matmul_weight(&head, g, "lm_head.weight") : embed;
     vkf_matmul_options ho = {.transpose_b = 1};
     out->logits = vkf_arch_f32_output(g, vkf_matmul(g, "lm_head", x, w, &ho), "logits");
+    if (o.next_ids && cached)
+      out->next_ids = vkf_graph_output(
+          g, vkf_reduce(g, "next_ids", out->logits, VKF_REDUCE_ARGMAX, 2), "next_ids");
   }
   vkf_status st = vkf_graph_status(g);
   if (st) {

@@ -52,6 +52,8 @@ typedef struct vkf_decoder_build_options {
   int64_t seq_len; /* tokens per sequence, padding included; 1 .. vkf_decoder_max_positions */
   vkf_dtype dtype; /* VKF_F32 (default) or VKF_F16: weights and activations; outputs stay f32 */
   int logits;            /* output logits: [B, N, V] (FULL) or [B, 1, V] */
+  int next_ids;          /* PREFILL, DECODE with logits: also output next_ids, greedy decoding's
+                            choice made on the device, so a step reads back 4 bytes a row */
   int last_hidden_state; /* output the final norm's output [B, N, D] (FULL only) */
   vkf_decoder_mode mode;
   int64_t capacity;      /* PREFILL, DECODE: cache positions C (<= vkf_decoder_max_positions) */
@@ -77,6 +79,7 @@ typedef struct vkf_decoder_graph {
                                    absent: memory independent of the length */
   int64_t layers;
   vkf_value logits;
+  vkf_value next_ids; /* i32 [B, 1, 1]: the first maximum of each row's logits (options.next_ids) */
   vkf_value last_hidden_state;
 } vkf_decoder_graph;
 

@@ -170,9 +170,19 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   out->out = linear(w, g, p, nm->out_weight, nm->out_bias, io);
   out->attn_norm_gamma = optional(w, g, p, nm->attn_norm_weight);
   out->attn_norm_beta = optional(w, g, p, nm->attn_norm_bias);
-  out->up = linear(w, g, p, nm->up_weight, nm->up_bias, io);
-  if (c->mlp == VKF_BLOCK_MLP_GATED)
-    out->gate = linear(w, g, p, nm->gate_weight, nm->gate_bias, io);
+  char wg[VKF_ARCH_NAME_MAX], wu[VKF_ARCH_NAME_MAX], gu_key[VKF_ARCH_NAME_MAX];
+  const char *gu[2] = {nm->gate_weight ? VKF_NAME(wg, "%s%s", p, nm->gate_weight) : NULL,
+                       VKF_NAME(wu, "%s%s", p, nm->up_weight)};
+  if (c->mlp == VKF_BLOCK_MLP_GATED && c->act == VKF_ACT_SILU && !io && gu[0] && !nm->gate_bias &&
+      !nm->up_bias && vkf_arch_same_storage(w, gu, 2)) {
+    /* One GEMM reads both weights: a decode step's dispatch fewer per layer */
+    VKF_NAME(gu_key, "%s%s%s.gate_up.weight", w->prefix, p, nm->mlp_up);
+    out->gate_up.weight = vkf_arch_matmul_joined(w, g, gu_key, gu, 2, VKF_ARCH_STACK);
+  } else {
+    out->up = linear(w, g, p, nm->up_weight, nm->up_bias, io);
+    if (c->mlp == VKF_BLOCK_MLP_GATED)
+      out->gate = linear(w, g, p, nm->gate_weight, nm->gate_bias, io);
+  }
   out->down = linear(w, g, p, nm->down_weight, nm->down_bias, io);
   out->mlp_norm_gamma = optional(w, g, p, nm->mlp_norm_weight);
   out->mlp_norm_beta = optional(w, g, p, nm->mlp_norm_bias);
@@ -405,7 +415,17 @@ vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_name
   char up[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(up, "%s%s", np, nm->mlp_up);
   vkf_value h;
-  if (c->mlp == VKF_BLOCK_MLP_GATED) {
+  if (c->mlp == VKF_BLOCK_MLP_GATED && vkf_value_valid(w->gate_up.weight)) {
+    /* [B, N, 2I]: the gate's columns, then up's; silu(gate) * up is one elementwise kernel */
+    vkf_value gu = project(g, VKF_NAME(nm1, "%s.gate_up", up), x, &w->gate_up, VKF_ACT_NONE,
+                           VKF_NO_VALUE);
+    uint32_t last = vkf_value_valid(gu) ? vkf_graph_tensor(g, gu)->rank - 1 : 0;
+    int64_t inter = dim_of(g, gu, last) / 2;
+    vkf_value gate = vkf_slice(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), gu, last, 0, inter);
+    h = vkf_slice(g, up, gu, last, inter, 2 * inter);
+    gate = vkf_silu(g, VKF_NAME(nm1, "%s%s.act", np, nm->mlp_gate), gate);
+    h = vkf_mul(g, VKF_NAME(nm1, "%s.gated", up), gate, h);
+  } else if (c->mlp == VKF_BLOCK_MLP_GATED) {
     vkf_value gate = project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), x, &w->gate, c->act,
                              VKF_NO_VALUE); /* [B, N, I] */
     h = project(g, up, x, &w->up, VKF_ACT_NONE, VKF_NO_VALUE);

@@ -97,6 +97,10 @@ typedef struct vkf_block_weights {
   vkf_block_linear out;
   vkf_value attn_norm_gamma, attn_norm_beta;
   vkf_block_linear up, gate, down;
+  /* A SiLU-gated MLP whose gate and up weights are stored alike and have no bias: both stacked
+   * along out (rows: gate (I), up (I)), one GEMM for the two, as QKV is; up and gate are then
+   * absent. */
+  vkf_block_linear gate_up;
   vkf_value mlp_norm_gamma, mlp_norm_beta;
   vkf_efficient_weights efficient; /* with config->attention */
   vkf_value ramp; /* adaptive_span: the layer's f32 [H, 2] of vkf_attention_options.ramp */

@@ -9,6 +9,8 @@ static const op_tol TOL_SUM = {2e-6, 1e-5};
 static const op_tol TOL_EXACT = {0.0, 0.0};
 static const op_tol TOL_F16 = {2e-3, 1e-3};
 
+static const char *const kind_name[VKF_REDUCE_COUNT] = {"sum", "max", "argmax"};
+
 static void reduces(gpu_test *t) {
   static const int64_t shapes[4][4] = {{37}, {5, 17}, {3, 4, 9}, {2, 3, 11, 7}};
   for (uint32_t rank = 1; rank <= 4; rank++)
@@ -17,8 +19,7 @@ static void reduces(gpu_test *t) {
         op_case c = op_case_begin("reduce");
         vkf_value x = op_case_input(&c, "x", VKF_F32, rank, shapes[rank - 1], -1, 1);
         char label[64];
-        snprintf(label, sizeof label, "reduce %s rank %u axis %u", kind ? "max" : "sum", rank,
-                 axis);
+        snprintf(label, sizeof label, "reduce %s rank %u axis %u", kind_name[kind], rank, axis);
         op_case_run(t, &c, vkf_reduce(c.g, "op", x, (vkf_reduce_kind)kind, axis),
                     kind ? TOL_EXACT : TOL_SUM, label);
       }
@@ -35,8 +36,19 @@ static void reduces(gpu_test *t) {
     op_case c = op_case_begin("reduce_f16");
     int64_t s[3] = {4, 33, 6};
     vkf_value x = op_case_input(&c, "x", VKF_F16, 3, s, -1, 1);
-    op_case_run(t, &c, vkf_reduce(c.g, "op", x, (vkf_reduce_kind)kind, 1), TOL_F16,
-                kind ? "reduce max f16" : "reduce sum f16");
+    char label[64];
+    snprintf(label, sizeof label, "reduce %s f16", kind_name[kind]);
+    op_case_run(t, &c, vkf_reduce(c.g, "op", x, (vkf_reduce_kind)kind, 1),
+                kind == VKF_REDUCE_ARGMAX ? TOL_EXACT : TOL_F16, label);
+  }
+  /* Argmax over rows of logits' length (lanes stride over thousands of values, then combine), and
+   * small integers, whose many ties must give the first maximum whatever the workgroup size. */
+  for (int ints = 0; ints < 2; ints++) {
+    op_case c = op_case_begin("argmax_rows");
+    int64_t s[2] = {3, ints ? 777 : 49157};
+    vkf_value x = op_case_input_ex(&c, "x", VKF_F32, 2, s, ints ? -3 : -1, ints ? 3 : 1, ints);
+    op_case_run(t, &c, vkf_reduce(c.g, "op", x, VKF_REDUCE_ARGMAX, 1), TOL_EXACT,
+                ints ? "reduce argmax of ties" : "reduce argmax of long rows");
   }
 }
 

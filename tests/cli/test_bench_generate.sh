@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# vkf bench generate's decode-step anatomy on the tiny Llama (batch 1 and 2): the dispatches and
+# barriers of the plan, and per step the submits, host waits, bytes written and read back, which
+# the device counts as they happen: one submit and one wait a step (the small inputs are written
+# into mapped memory, never a submission of their own) and greedy's ids taken on the device, 4
+# bytes read back a row (the bench's warm-up checks them against the host's argmax of the
+# logits); --profile adds the step's GPU time from timestamps, and without it none is taken.
+set -uo pipefail
+VKF=${VKF:?set VKF to the vkf binary}
+source tests/cli/lib.sh
+model=tests/models/data/llama_tiny
+# field FILE NAME: a number of the one-line JSON
+field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+for b in 1 2; do
+  for prof in "" --profile; do
+    out=$tmp/b$b$prof.json
+    if "$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 --batch $b $prof --json \
+      >"$out" 2>"$tmp/err"; then ok; else bad "batch $b $prof: $(cat "$tmp/err")"; continue; fi
+    python3 - "$out" "$b" "$prof" <<'PY' && ok || bad "batch $b $prof: $(cat "$out")"
+import json, sys
+r, b, prof = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+assert r["layers"] == 2 and r["step_barriers"] > 0, r
+# a layer: norm, QKV, 2 rotaries, 2 cache writes, attention, o_proj, norm, gate+up as one GEMM,
+# silu(gate)·up, down (12); the gather, last rows, final norm, head and argmax around them
+assert r["step_dispatches"] <= 31, r
+assert r["step_submits"] == 1 and r["step_host_waits"] == 1, r
+# the step's small inputs: ids, positions, cache_start, kv_len, last_index (4 bytes each a row)
+assert r["step_bytes_written"] == 20 * b, r
+assert r["step_bytes_read_back"] == 4 * b, r
+assert (r["step_gpu_ms"] > 0) == (prof == "--profile"), r
+PY
+  done
+done
+"$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 >"$tmp/md" 2>"$tmp/err" &&
+  grep -q "1.00 submits and 1.00 host waits; it writes 20 bytes of inputs and reads back 4 bytes" "$tmp/md" &&
+  ! grep -q "GPU time per op kind" "$tmp/md" && ok || bad "markdown: $(cat "$tmp/md" "$tmp/err")"
+# the gated MLP's gate and up weights are one GEMM
+"$VKF" dump --model $model --stage plan >"$tmp/plan" 2>"$tmp/err" || bad "dump: $(cat "$tmp/err")"
+[ "$(grep -c 'mlp.up_proj.gate_up" gemm.comp' "$tmp/plan")" -eq 2 ] &&
+  ! grep -q 'mlp.gate_proj" gemm.comp' "$tmp/plan" && ok || bad "gate+up: $(grep mlp "$tmp/plan")"
+vkf_summary
