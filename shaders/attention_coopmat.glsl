@@ -7,7 +7,8 @@
 // The softmax of each tile runs on every lane: a row's CM_BC scores are split over
 // max(1, subgroup size / CM) lanes (interleaved columns), reduced by subgroup shuffles, so no lane
 // idles; its running max m and partial sum l live in those lanes' registers. The scores sit at a
-// pitch of CM_BC + 4 floats (rows start 4 banks apart, not all on one).
+// pitch of CM_BC + 4 floats (rows start 4 banks apart) and rows 8 apart are read from columns
+// rotated by the lanes per row: a 32-lane subgroup's softmax reads hit 32 distinct banks.
 // Each tile the accumulators' rows are rescaled by exp2(m_old - m_new) in registers:
 // VK_KHR_cooperative_matrix has no per-row scale, but its element access does, once the row of
 // each element is known (a matrix loaded from a table of row indices; the element order is the
@@ -42,9 +43,9 @@ shared float cm_a[4u * CM];                // per row: 1 / l at the end
 f16vec4 cm_lo(uvec4 u) { return f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y)); }
 f16vec4 cm_hi(uvec4 u) { return f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w)); }
 
-// Rows [n0, n0 + nrows) of one tensor (row `first` upward, row stride sn, valid below `lim`) into
-// cm_kv at f16vec4 `at`, pitch ld4: 16-byte loads when the base and stride are 8-element aligned,
-// else 2-byte ones. Rows at or past lim are zeros. A macro: the buffers are distinct variables.
+// Rows first .. first + nrows - 1 of one tensor (row stride sn; rows at or past lim read as zeros)
+// into cm_kv at f16vec4 `at`, pitch ld4: 16-byte loads when the base and stride are 8-element aligned,
+// else 2-byte ones. A macro: the buffers are distinct variables.
 #define CM_STAGE(BUF, BUF16, base, sn, first, lim, nrows, W, at, ld4, vec)                         \
   if (vec) {                                                                                     \
     const uint w8 = W / 8u;                                                                      \
@@ -164,9 +165,12 @@ void main() {
         const int irow = int(row);
         const int lo_row = irow + p.lower_off, hi_row = irow + p.upper_off;
         const uint srow = s_at + rl * CM_SP;
+        // Rows 8 apart start on the same bank (pitch 36): their lanes start tpr columns apart.
+        const uint rot = tpr * (rl / 8u);
         // Scores into log2 units, masked ones to -inf, and the row's max over the tile.
         float tmax = NEG_INF;
-        for (uint jj = slice; jj < CM_BC; jj += tpr) {
+        for (uint u = 0; u < CM_BC; u += tpr) {
+          const uint jj = (slice + u + rot) & (CM_BC - 1u);
           const int j = t0 + int(jj);
           float sc = cm_s[srow + jj] * p.scale_log2;
           bool keep = interior || (row < p.nq && j < t1 && j >= lo_row && j <= hi_row);
@@ -185,7 +189,8 @@ void main() {
         alpha[ri] = exp2(m[ri] - mn);
         m[ri] = mn;
         float psum = 0.0;
-        for (uint jj = slice; jj < CM_BC; jj += tpr) {
+        for (uint u = 0; u < CM_BC; u += tpr) {
+          const uint jj = (slice + u + rot) & (CM_BC - 1u);
           const float pr = exp2(cm_s[srow + jj] - m[ri]);
           psum += pr;
           cm_p[p_at + rl * CM_LDP + jj] = float16_t(pr);
