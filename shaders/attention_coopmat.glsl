@@ -43,31 +43,32 @@ shared float cm_a[4u * CM];                // per row: 1 / l at the end
 f16vec4 cm_lo(uvec4 u) { return f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y)); }
 f16vec4 cm_hi(uvec4 u) { return f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w)); }
 
-// Rows first .. first + nrows - 1 of one tensor (row stride sn; rows at or past lim read as zeros)
-// into cm_kv at f16vec4 `at`, pitch ld4: 16-byte loads when the base and stride are 8-element aligned,
-// else 2-byte ones. A macro: the buffers are distinct variables.
+// Rows first .. first + nrows - 1 of one tensor (row stride sn; rows at or past lim read as
+// zeros) into cm_kv at f16vec4 `at`, pitch ld4: 16-byte loads when the base and stride are
+// 8-element aligned, else 2-byte ones. A macro: the buffers are distinct variables.
 #define CM_STAGE(BUF, BUF16, base, sn, first, lim, nrows, W, at, ld4, vec)                         \
-  if (vec) {                                                                                     \
-    const uint w8 = W / 8u;                                                                      \
-    for (uint e = lid; e < (nrows) * w8; e += wg) {                                              \
-      const uint r = e / w8, c = e % w8;                                                         \
-      const int row_ = int(first) + int(r);                                                      \
-      const uvec4 u = row_ < int(lim) ? BUF16[((base) + uint(row_) * (sn)) / 8u + c] : uvec4(0); \
-      cm_kv[(at) + r * (ld4) + 2u * c] = cm_lo(u);                                         \
-      cm_kv[(at) + r * (ld4) + 2u * c + 1u] = cm_hi(u);                                         \
-    }                                                                                            \
-  } else {                                                                                       \
-    const uint w4 = W / 4u;                                                                      \
-    for (uint e = lid; e < (nrows) * w4; e += wg) {                                              \
-      const uint r = e / w4, c = e % w4;                                                         \
-      const int row_ = int(first) + int(r);                                                      \
-      f16vec4 x = f16vec4(0.0);                                                                  \
-      if (row_ < int(lim)) {                                                                     \
-        const uint g = (base) + uint(row_) * (sn) + 4u * c;                                      \
-        x = f16vec4(BUF[g], BUF[g + 1u], BUF[g + 2u], BUF[g + 3u]);                              \
-      }                                                                                          \
-      cm_kv[(at) + r * (ld4) + c] = x;                                                     \
-    }                                                                                            \
+  if (vec) {                                                                                       \
+    const uint w8 = W / 8u;                                                                        \
+    for (uint e = lid; e < (nrows) * w8; e += wg) {                                                \
+      const uint r = e / w8, c = e % w8;                                                           \
+      const int row_ = int(first) + int(r);                                                        \
+      const uvec4 u =                                                                              \
+          row_ < int(lim) ? BUF16[((base) + uint(row_) * (sn)) / 8u + c] : uvec4(0);               \
+      cm_kv[(at) + r * (ld4) + 2u * c] = cm_lo(u);                                                 \
+      cm_kv[(at) + r * (ld4) + 2u * c + 1u] = cm_hi(u);                                            \
+    }                                                                                              \
+  } else {                                                                                         \
+    const uint w4 = W / 4u;                                                                        \
+    for (uint e = lid; e < (nrows) * w4; e += wg) {                                                \
+      const uint r = e / w4, c = e % w4;                                                           \
+      const int row_ = int(first) + int(r);                                                        \
+      f16vec4 x = f16vec4(0.0);                                                                    \
+      if (row_ < int(lim)) {                                                                       \
+        const uint g = (base) + uint(row_) * (sn) + 4u * c;                                        \
+        x = f16vec4(BUF[g], BUF[g + 1u], BUF[g + 2u], BUF[g + 3u]);                                \
+      }                                                                                            \
+      cm_kv[(at) + r * (ld4) + c] = x;                                                             \
+    }                                                                                              \
   }
 
 void main() {
@@ -155,7 +156,8 @@ void main() {
 
     // A full tile that every row of the subgroup sees whole needs no mask.
     const bool interior = t1 - t0 == int(CM_BC) && srow0 + CM <= p.nq &&
-                          t0 >= int(srow0 + CM - 1u) + p.lower_off && t1 - 1 <= int(srow0) + p.upper_off;
+                          t0 >= int(srow0 + CM - 1u) + p.lower_off &&
+                          t1 - 1 <= int(srow0) + p.upper_off;
     float alpha[CM_RPL];
     [[unroll]] for (uint ri = 0; ri < CM_RPL; ri++) alpha[ri] = 1.0;
     [[unroll]] for (uint ri = 0; ri < CM_RPL; ri++) {
