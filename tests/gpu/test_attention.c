@@ -334,8 +334,8 @@ int main(int argc, char **argv) {
       if (!native) c.b = 1, c.h = 2, c.hkv = 1, c.nq = 40, c.nk = 45;
       run_case(&t, &c, &cm, name);
     }
-    /* The one-pass body's lazy rescale (logits +-1e4 over several key tiles: the row max jumps
-     * past the threshold) and its 2-byte staging (rows not 16-byte aligned); head dim 64, the
+    /* The one-pass body's per-tile rescale of O (logits +-1e4 over several key tiles: a row's
+     * max jumps by thousands) and its 2-byte staging (rows not 16-byte aligned); head dim 64, the
      * pipeline above. */
     const att_case extra[] = {
         {.label = "coopmat rescale, logits +-1e4 over 3 key tiles", .dtype = VKF_F16,
