@@ -32,9 +32,10 @@ static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_
 }
 
 /* Shared memory of attention_coopmat.glsl: K and V tiles of 32 keys at the widest pitch (136
- * halves), the per-subgroup f32 scores and f16 probabilities. */
+ * halves), the per-subgroup f32 scores (pitch 36) and f16 probabilities (pitch 40), a float a
+ * row. */
 static uint32_t coopmat_shared_bytes(uint32_t tile) {
-  return 2 * 32 * 136 * 2 + 4 * tile * 32 * 4 + 4 * tile * 40 * 2;
+  return 2 * 32 * 136 * 2 + 4 * tile * 36 * 4 + 4 * tile * 40 * 2 + 4 * tile * 4;
 }
 
 /* Shared memory of attention_tiled.glsl: Q [br, d + 1], K [bc, d + 1], V [bc, dv], P [br, bc + 1]
@@ -77,11 +78,13 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
 
   /* Rule 0: tensor cores for f16 prefill and encoders on GPU-class devices with cooperative
    * matrices (and this build's kernels): head dims that are whole tiles up to 128, a block of
-   * 4 * tile rows per workgroup. Decode steps (at most 8 queries) keep split-K on the SIMT body;
-   * a forced COOPMAT that the shape or device cannot take falls back to the chooser. */
+   * 4 * tile rows per workgroup, subgroup shuffles (its softmax reduces rows with them). Decode
+   * steps (at most 8 queries) keep split-K on the SIMT body; a forced COOPMAT that the shape or
+   * device cannot take falls back to the chooser. */
   uint32_t tile = caps->coopmat_gemm_tile;
   int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
               s->d <= 128 && s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
+              (caps->subgroup_ops & VKF_SUBGROUP_SHUFFLE) &&
               coopmat_shared_bytes(tile) <= caps->max_shared_memory_size;
   int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||
                 (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&

@@ -102,7 +102,9 @@ expect_usage_error "bench attention shape with an extra field" 'bad --shape "1,1
 expect_usage_error "bench attention shape with a tail" 'bad --shape "1,1,8,8,8x"' bench attention --shape 1,1,8,8,8x
 # The largest seed runs; x works as the separator of attention shapes too.
 "$VKF" generate --model $D/llama_tiny --ids 1 --max-new-tokens 2 --temperature 0.5 --seed 18446744073709551615 >/dev/null 2>"$tmp/err" && ok || bad "seed 2^64 - 1: $(cat "$tmp/err")"
-"$VKF" bench attention --shape 1x1x8x8x8 --runs 1 --warmup 0 >/dev/null 2>"$tmp/err" && ok || bad "bench attention 1x1x8x8x8: $(cat "$tmp/err")"
+"$VKF" bench attention --shape 1x1x8x8x8 --runs 1 --warmup 0 >"$tmp/out" 2>"$tmp/err" && ok || bad "bench attention 1x1x8x8x8: $(cat "$tmp/err")"
+# ... with each body's design intensity beside its time (the coopmat lane checks the figures).
+grep -q '| FLOP/shared B | FLOP/global B |' "$tmp/out" && grep -q '^| 1,1,8,8,8 | .* | [0-9.-]* | [0-9.]* | [0-9.]* |' "$tmp/out" && ok || bad "bench attention: no intensity columns: $(cat "$tmp/out")"
 # A shape whose operands exceed one binding is refused before its data is made (not GBs first),
 # the error separated from the shape it names.
 "$VKF" bench attention --shape 1,1,100000000,100000000,64 --runs 1 >/dev/null 2>"$tmp/err"

@@ -33,6 +33,8 @@ typedef struct att_case {
   int qkv_view;        /* q, k, v are permuted slices of one fused [N, 3, H, D] input (B = 1) */
   int merged;          /* the output goes on through permute (0,2,1,3) + reshape to [B, Nq, H*Dv] */
   const float *ramp;   /* adaptive span [H, 2]: (R + z, 1 / R) per head; NULL: none */
+  int pad4;            /* q, k, v are columns [4, D + 4) of [.., D + 4] inputs: rows 8-byte
+                          aligned only (the tensor-core body's 2-byte staging path) */
 } att_case;
 
 typedef struct att_inputs {
@@ -89,9 +91,15 @@ static vkf_graph *build(const att_case *c, att_inputs *in) {
   } else {
     int64_t qs[4] = {c->b, c->h, c->nq, c->d}, ks[4] = {c->b, c->hkv, c->nk, c->d},
             vs[4] = {c->b, c->hkv, c->nk, c->dv};
+    if (c->pad4) qs[3] += 4, ks[3] += 4, vs[3] += 4;
     add_input(g, in, "q", c->dtype, 4, qs, 11, range, NULL, &q);
     add_input(g, in, "k", c->dtype, 4, ks, 23, range, NULL, &k);
     add_input(g, in, "v", c->dtype, 4, vs, 37, 1.0f, NULL, &v);
+    if (c->pad4) {
+      q = vkf_slice(g, NULL, q, 3, 4, c->d + 4);
+      k = vkf_slice(g, NULL, k, 3, 4, c->d + 4);
+      v = vkf_slice(g, NULL, v, 3, 4, c->dv + 4);
+    }
   }
   vkf_attention_options o = {.scale = c->scale,
                              .causal = c->causal,
@@ -326,6 +334,17 @@ int main(int argc, char **argv) {
       if (!native) c.b = 1, c.h = 2, c.hkv = 1, c.nq = 40, c.nk = 45;
       run_case(&t, &c, &cm, name);
     }
+    /* The one-pass body's per-tile rescale of O (logits +-1e4 over several key tiles: a row's
+     * max jumps by thousands) and its 2-byte staging (rows not 16-byte aligned); head dim 64, the
+     * pipeline above. */
+    const att_case extra[] = {
+        {.label = "coopmat rescale, logits +-1e4 over 3 key tiles", .dtype = VKF_F16,
+         SHAPE(1, 2, 2, 37, 83, 64, 64), .range = 60.0f, .scale = 1.0f},
+        {.label = "coopmat unaligned rows", .dtype = VKF_F16, SHAPE(1, 2, 1, 37, 45, 64, 64),
+         .pad4 = 1},
+    };
+    for (size_t ci = 0; ci < sizeof extra / sizeof extra[0]; ci++)
+      run_case(&t, &extra[ci], &cm, name);
     g_caps = NULL;
   }
 

@@ -53,11 +53,14 @@ bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) ke
   [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ]
 }
 run bench_gemm bench
-bench_attention() { # each shape twice: the chosen (CPU) body, then the tensor-core one beside it
+bench_attention() { # each shape twice: the chosen (CPU) body, then the tensor-core one beside it,
+  # with the one-pass body's design FLOPs per shared and per global byte (bench_attention_intensity.c)
   "$D/vkf" bench attention --fp16 --shape 1,4,100,100,64 --shape 1,2,70,83,128 --runs 2 \
     --warmup 1 | tee "$D/bench_attention.md"
   [ "$(grep -c '| coopmat m8 Br32 Bc32 |' "$D/bench_attention.md")" -eq 2 ] &&
-    [ "$(grep -c '^| 1,' "$D/bench_attention.md")" -eq 4 ]
+    [ "$(grep -c '^| 1,' "$D/bench_attention.md")" -eq 4 ] &&
+    grep -q '^| 1,4,100,100,64 | coopmat m8 Br32 Bc32 | .* | 2\.6 | 20\.0 |' "$D/bench_attention.md" &&
+    grep -q '^| 1,2,70,83,128 | coopmat m8 Br32 Bc32 | .* | 3\.2 | 18\.2 |' "$D/bench_attention.md"
 }
 run bench_attention bench_attention
 plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_COOPMAT=0 stops it

@@ -178,17 +178,19 @@ def table(out):
     torch_sdpa = {(tuple(r["shape"]), r["dtype"]): r["ms"] for r in t.get("sdpa", [])}
     lines.append("## Fused attention")
     lines.append("")
-    lines.append("| B,H,Nq,Nk,D | dtype | vkf variant | vkf ms | vkf GFLOP/s | vkf GB/s | torch SDPA ms | "
-                 "torch / vkf |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("| B,H,Nq,Nk,D | dtype | vkf variant | vkf ms | vkf GFLOP/s | vkf GB/s | "
+                 "design FLOP/shared B | design FLOP/global B | torch SDPA ms | torch / vkf |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for path, a in loaded(out, "attention_*.json"):
         for r in a["results"]:
             shape = (r["b"], r["h"], r["nq"], r["nk"], r["d"])
             tm = torch_sdpa.get((shape, "float16" if a["dtype"] == "f16" else "float32"))
-            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            shared_i = r.get("flop_per_shared_byte")
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 ",".join(map(str, shape)), a["dtype"], r["variant"], fmt(r["fused_ms"]),
-                fmt(r["fused_gflops"], 1), fmt(r.get("fused_gb_per_s"), 1), fmt(tm),
-                ratio(tm, r["fused_ms"])))
+                fmt(r["fused_gflops"], 1), fmt(r.get("fused_gb_per_s"), 1),
+                fmt(shared_i, 1) if shared_i else "-", fmt(r.get("flop_per_global_byte"), 1),
+                fmt(tm), ratio(tm, r["fused_ms"])))
     lines.append("")
     # ViT
     torch_vit = {(r["batch"], r["dtype"]): r["ms"] for r in t.get("vit", [])}

@@ -2,7 +2,9 @@
  * masked softmax + matmul through the same lowering, as VKF_NO_FUSE=attention runs it) on the
  * same data in one process: GPU time mean ± sd (session timestamps), GFLOP/s (4·Nq·Nk·D·H·B),
  * GB/s (q, k, v and the output once each: decoding's bound) against the copy bandwidth measured
- * first, peak device memory of each session, and the largest difference between the outputs. */
+ * first, peak device memory of each session, and the largest difference between the outputs;
+ * beside the time, the body's design intensity: FLOPs per shared-memory byte and per global byte
+ * (bench_attention_intensity.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "graph/passes/memory_plan.h"
 #include "host/bandwidth.h"
 #include "host/session.h"
+#include "tools/vkf/bench_attention_intensity.h"
 #include "tools/vkf/bench_linear_attention.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli.h"
@@ -48,6 +51,7 @@ typedef struct timing {
   double mean_ms, sd_ms;
   uint64_t device_bytes;
   char note[160]; /* variant, or why it did not run */
+  vkf_attention_intensity design; /* fused: the body's FLOPs per shared and global byte */
 } timing;
 
 typedef struct result {
@@ -107,9 +111,9 @@ static void fill(void *data, size_t count, int f16, uint32_t seed) {
   }
 }
 
-/* Variant name of the first attention dispatch (fused) for the table. */
+/* Variant name of the first attention dispatch (fused) for the table, and its design intensity. */
 static void describe(const vkf_device_caps *caps, const bench_args *a, const shape *s, char *buf,
-                     size_t size) {
+                     size_t size, vkf_attention_intensity *design) {
   vkf_attention_shape as = {.batch = (uint32_t)s->b,
                             .heads = (uint32_t)s->h,
                             .nq = (uint32_t)s->nq,
@@ -119,6 +123,7 @@ static void describe(const vkf_device_caps *caps, const bench_args *a, const sha
                             .dtype = a->f16 ? VKF_F16 : VKF_F32};
   vkf_attention_config c;
   vkf_attention_choose(caps, &as, &a->force, &c);
+  *design = vkf_bench_attention_intensity(&c, &as);
   if (c.layout == VKF_ATTENTION_LAYOUT_COOPMAT) {
     snprintf(buf, size, "coopmat m%u Br%u Bc%u", c.coopmat_tile, c.br, c.bc);
     return;
@@ -210,7 +215,8 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const sha
   fill(host[1], nk, a->f16, 0x85ebca6bu);
   fill(host[2], nk, a->f16, 0xc2b2ae35u);
   float *yf = NULL, *yu = NULL;
-  describe(vkf_device_caps_get(device), a, s, r->fused.note, sizeof r->fused.note);
+  describe(vkf_device_caps_get(device), a, s, r->fused.note, sizeof r->fused.note,
+           &r->fused.design);
   vkf_status st = time_graph(device, a, s, 1, host, &r->fused, &yf);
   if (!st && a->unfused) {
     /* The unfused path may not fit the device (N² scores past maxStorageBufferRange or the
@@ -241,18 +247,21 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps, con
   printf("copy bandwidth (read + write, same process): %.1f GB/s\n\n", a->copy_gbps);
   printf(
       "| B,H,Nq,Nk,D | fused variant | fused ms ± sd | fused GFLOP/s | fused GB/s | %% of copy | "
-      "fused peak MiB | unfused ms ± sd | unfused GFLOP/s | unfused peak MiB | speed-up | "
-      "max |diff| |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "FLOP/shared B | FLOP/global B | fused peak MiB | unfused ms ± sd | unfused GFLOP/s | "
+      "unfused peak MiB | speed-up | max |diff| |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < count; i++) {
     const result *r = &res[i];
     const shape *s = &r->s;
     double bw = gbps(s, a->f16, r->fused.mean_ms);
-    printf("| %lld,%lld,%lld,%lld,%lld | %s | %.3f ± %.3f | %.2f | %.1f | %.1f | %.1f |",
+    char shared_i[32] = "-"; /* "-": no shared memory */
+    if (r->fused.design.flop_per_shared_byte > 0)
+      snprintf(shared_i, sizeof shared_i, "%.1f", r->fused.design.flop_per_shared_byte);
+    printf("| %lld,%lld,%lld,%lld,%lld | %s | %.3f ± %.3f | %.2f | %.1f | %.1f | %s | %.1f | %.1f |",
            (long long)s->b, (long long)s->h, (long long)s->nq, (long long)s->nk, (long long)s->d,
            r->fused.note, r->fused.mean_ms, r->fused.sd_ms, gflops(s, r->fused.mean_ms), bw,
-           a->copy_gbps > 0 ? 100.0 * bw / a->copy_gbps : 0,
-           (double)r->fused.device_bytes / 1048576.0);
+           a->copy_gbps > 0 ? 100.0 * bw / a->copy_gbps : 0, shared_i,
+           r->fused.design.flop_per_global_byte, (double)r->fused.device_bytes / 1048576.0);
     if (r->unfused.ok)
       printf(" %.3f ± %.3f | %.2f | %.1f | %.2f× | %.2g |\n", r->unfused.mean_ms, r->unfused.sd_ms,
              gflops(s, r->unfused.mean_ms), (double)r->unfused.device_bytes / 1048576.0,
@@ -276,10 +285,12 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const r
     printf(
         "%s\n  {\"b\": %lld, \"h\": %lld, \"nq\": %lld, \"nk\": %lld, \"d\": %lld, "
         "\"variant\": \"%s\", \"fused_ms\": %.6f, \"fused_sd_ms\": %.6f, \"fused_gflops\": %.3f, "
-        "\"fused_gb_per_s\": %.3f, \"fused_device_bytes\": %llu",
+        "\"fused_gb_per_s\": %.3f, \"flop_per_shared_byte\": %.3f, "
+        "\"flop_per_global_byte\": %.3f, \"fused_device_bytes\": %llu",
         i ? "," : "", (long long)s->b, (long long)s->h, (long long)s->nq, (long long)s->nk,
         (long long)s->d, r->fused.note, r->fused.mean_ms, r->fused.sd_ms,
         gflops(s, r->fused.mean_ms), gbps(s, a->f16, r->fused.mean_ms),
+        r->fused.design.flop_per_shared_byte, r->fused.design.flop_per_global_byte,
         (unsigned long long)r->fused.device_bytes);
     if (r->unfused.ok)
       printf(
@@ -424,7 +435,8 @@ int vkf_cli_bench_attention(int argc, char **argv) {
                                ? VKF_ATTENTION_LAYOUT_COOPMAT
                                : VKF_ATTENTION_LAYOUT_TILED;
       char alt[sizeof res[0].fused.note];
-      describe(caps, &other, sh, alt, sizeof alt);
+      vkf_attention_intensity unused;
+      describe(caps, &other, sh, alt, sizeof alt, &unused);
       if (strcmp(alt, res[done - 1].fused.note)) { /* a shape the other body cannot take: none */
         vkf_lower_attention_set_force(&other.force);
         st = bench_shape(dev.device, &other, sh, &res[done++]);
