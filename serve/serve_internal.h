@@ -52,6 +52,7 @@ typedef struct serve_job {
   pthread_cond_t cv;
   int refs;
   atomic_int cancelled;
+  int fd; /* the client's socket (-1: none), polled for a hang-up while the job waits */
   struct vkf_server *srv;
   struct serve_job *next; /* a worker's queue */
   /* request */
@@ -126,6 +127,7 @@ struct vkf_server {
   serve_worker *workers;
   int worker_count;
   struct MHD_Daemon *mhd;
+  struct serve_gate *gate;
   uint16_t port;
   atomic_int stopping;
   pthread_mutex_t jobs_mu; /* the jobs in flight, for cancelling on stop */
@@ -134,8 +136,28 @@ struct vkf_server {
   serve_metrics metrics;
 };
 
-/* serve/http.c: binds and starts the daemon (s->port set). */
+/* serve/http.c: binds and starts the daemon and the gate (s->port set). */
 vkf_status vkf_serve_http_start(struct vkf_server *s);
+/* INVALID_ARGUMENT unless `host` (NULL: 127.0.0.1) is a numeric address. */
+vkf_status vkf_serve_check_host(const char *host);
+/* Stops the gate and the daemon, closing every connection. */
+void vkf_serve_http_stop(struct vkf_server *s);
+/* 1 when the client of socket `fd` has closed its end or reset (a request it no longer waits
+ * for). */
+int vkf_serve_client_gone(int fd);
+
+/* serve/gate.c: accepts connections and checks each request's head before libmicrohttpd gets it */
+struct sockaddr;
+struct serve_gate;
+vkf_status vkf_serve_gate_start(struct vkf_server *s, const struct sockaddr *addr,
+                                unsigned addr_len, struct serve_gate **out);
+uint16_t vkf_serve_gate_port(const struct serve_gate *g);
+void vkf_serve_gate_stop(struct serve_gate *g);
+/* libmicrohttpd closed the connection from `addr` / when the gate accepted it (now if unknown) */
+void vkf_serve_gate_closed(struct serve_gate *g, const struct sockaddr *addr);
+double vkf_serve_gate_accepted(struct serve_gate *g, const struct sockaddr *addr);
+unsigned vkf_serve_request_timeout(const struct vkf_server *s);
+double vkf_serve_now(void); /* CLOCK_MONOTONIC seconds */
 
 /* serve/worker.c */
 vkf_status vkf_serve_worker_start(struct vkf_server *s, serve_worker *w);

@@ -2,10 +2,17 @@
 # vkf serve with tiny models (so the sanitizer lane runs it too): gpt2_tiny with the GPT-2
 # tokenizer ("talk") and bert_tiny ("minibert"), behind an API key:
 #  - 57 bad requests, each with its status and OpenAI's error JSON, and the server still serves;
-#  - idle and trickling connections closed after --timeout while others are served;
+#  - idle and trickling connections closed after --timeout while others are served; hostile
+#    connections (bad request lines, huge URLs and headers, chunked bodies, slow senders past
+#    --request-timeout, one client's connections past --client-connections) answered at once with
+#    OpenAI's error JSON or closed in time;
 #  - 8 slots under 32 clients x 8 requests, twice (some streamed, some dropped mid-stream): every
 #    answer equal to `vkf generate`'s, none lost, no slot leaked, RSS bounded;
 #  - SIGTERM with a stream in flight: it completes, the server exits 0 (1 on validation messages);
+#  - on a copy of gpt2_tiny with 1024 positions (long generations): clients hanging up stop their
+#    work at the next step; ~8 s of load and abuse together (streams, hang-ups, 2000-text
+#    embeddings, slow senders; /health within a second, stream gaps bounded, nothing leaked),
+#    then SIGTERM under load (--grace 1): 503s, streams ended with an error event and [DONE];
 #  - one slot and a queue of one: the requests past them get 429;
 #  - two servers behind nginx (Debian's nginx-light) as docs/serve/nginx.conf has them, the second
 #    with --device all.
@@ -33,10 +40,23 @@ for i, (prompt, n) in enumerate([("zq", 3), ("Hi!", 12), ("xz", 7), ("qx!zqzq", 
 json.dump(cases, open(t + "/expected.json", "w"))
 PY
 if start a --model "talk=$T" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
-  --timeout 2; then
+  --timeout 2 --request-timeout 3 --client-connections 24; then
   phase bad "$URL" "$KEY" talk minibert
   phase slowloris "$URL"
+  phase conn "$URL" "$KEY"
   stop a "$PID"
+fi
+
+# ---- long generations: hang-ups, load and abuse, SIGTERM under load ----
+L=$tmp/long
+python3 tests/cli/serve_long_model.py "$T" "$L" 1024 || bad "serve_long_model.py"
+if start l --model "talk=$L" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
+  --parallel 4 --max-queue 16 --grace 1 --timeout 5 --request-timeout 3; then
+  phase cancel "$URL" "$KEY" talk
+  phase abuse "$URL" "$KEY" talk minibert "$PID" 8 # sends the SIGTERM itself
+  wait "$PID"
+  rc=$?
+  if [ $rc -eq 0 ]; then ok; else bad "l exited $rc after SIGTERM under load: $(tail -3 "$tmp/l.err")"; fi
 fi
 
 if start b --model "talk=$T" --api-key "$KEY" --parallel 8 --max-queue 512; then
