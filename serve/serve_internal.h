@@ -18,7 +18,8 @@
 #include "serve/metrics.h"
 #include "serve/serve.h"
 
-enum { SERVE_MAX_N = 8, SERVE_MAX_INPUTS = 2048, SERVE_MAX_END_IDS = 16 };
+/* SERVE_EMBED_BATCH: embedding inputs run per turn of a worker's loop (between decode steps) */
+enum { SERVE_MAX_N = 8, SERVE_MAX_INPUTS = 2048, SERVE_MAX_END_IDS = 16, SERVE_EMBED_BATCH = 16 };
 
 typedef enum serve_kind { SERVE_CHAT, SERVE_COMPLETION, SERVE_EMBEDDING } serve_kind;
 
@@ -83,7 +84,7 @@ typedef struct serve_job {
   char *error;
   const char *error_type, *error_param, *error_code;
   float *embeddings; /* [input_count, dims] */
-  size_t dims;
+  size_t dims, embedded; /* embedded: inputs done (the worker's) */
   /* streaming (HTTP side, under mu) */
   size_t sent[SERVE_MAX_N], lp_sent[SERVE_MAX_N];
   int role_sent[SERVE_MAX_N], finish_sent[SERVE_MAX_N], usage_sent, done_sent;
@@ -112,6 +113,7 @@ typedef struct serve_worker {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   serve_job *head, *tail;
+  serve_job *embed_head, *embed_tail; /* embeddings requests under way (the thread's own) */
   int64_t queued; /* jobs handed over and not yet in a scheduler */
   int stop;
   vkf_rt_device dev;
