@@ -12,6 +12,7 @@
 #include "models/generate/sampling.h"
 #include "models/text/chat_prompt.h"
 #include "runtime/generate_engine.h"
+#include "runtime/token_text.h"
 
 enum { MAX_END_IDS = 16, DEFAULT_CTX = 4096, CHUNK = 128 };
 
@@ -267,7 +268,7 @@ vkf_status vkf_chat_session_reply(vkf_chat_session *s, const char *messages_json
     }
     const char *piece;
     size_t size;
-    st = vkf_text_decoder_push(dec, (int32_t)next, &piece, &size);
+    st = vkf_gen_decoder_push(s->tok, dec, next, &piece, &size);
     if (!st) st = emit(out, &cap, next, piece, size, on_piece, user, &stop);
     if (st) break;
     history[len] = next;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/generate_engine.h"
+#include "runtime/token_text.h"
 
 typedef struct job {
   vkf_slot_request r;
@@ -385,7 +386,7 @@ static vkf_status advance(vkf_slots *s, slot *sl, const float *logits) {
   }
   const char *piece;
   size_t size;
-  st = vkf_text_decoder_push(sl->dec, (int32_t)next, &piece, &size);
+  st = vkf_gen_decoder_push(s->tok, sl->dec, next, &piece, &size);
   size_t before = sl->text_size;
   if (!st) st = append(sl, piece, size);
   if (st) {
