@@ -170,7 +170,10 @@ static int run_job(struct vkf_server *s, struct MHD_Connection *c, serve_endpoin
 static int authorized(const struct vkf_server *s, struct MHD_Connection *c) {
   if (!s->o.api_key) return 1;
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-  return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, s->o.api_key);
+  if (!h || strncasecmp(h, "Bearer", 6) || (h[6] != ' ' && h[6] != '\t')) return 0;
+  h += 6; /* the scheme is case-insensitive (RFC 9110 11.1), then one or more spaces */
+  while (*h == ' ' || *h == '\t') h++;
+  return !strcmp(h, s->o.api_key);
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
@@ -305,6 +308,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   size_t n = strlen(line);
   while (n && line[n - 1] == '\n') line[--n] = 0;
   vkf_serve_log(s, "vkf serve: %s", line);
+}
+
+vkf_status vkf_serve_check_host(const char *host) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
+  struct addrinfo *ai = NULL;
+  int rc = getaddrinfo(host ? host : "127.0.0.1", NULL, &hints, &ai);
+  if (ai) freeaddrinfo(ai);
+  if (rc || !ai)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "--host %s: not a numeric IPv4 or IPv6 address (%s)", host,
+                           gai_strerror(rc));
+  return VKF_OK;
 }
 
 vkf_status vkf_serve_http_start(struct vkf_server *s) {

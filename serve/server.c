@@ -12,7 +12,8 @@
 #include "serve/serve_internal.h"
 
 /* A model's name for clients: NAME of "NAME=PATH", else the last part of its path (a folder's
- * trailing '/' dropped). *path_out: where it is. */
+ * trailing '/' dropped), or the part before it when that is "model" (the folder pip packages of
+ * models use: every one would be "model"). *path_out: where it is. */
 static char *name_of(const char *arg, const char **path_out) {
   const char *eq = strchr(arg, '=');
   if (eq && eq > arg && !memchr(arg, '/', (size_t)(eq - arg))) {
@@ -25,6 +26,12 @@ static char *name_of(const char *arg, const char **path_out) {
   while (n > 1 && path[n - 1] == '/') n--;
   size_t b = n;
   while (b && path[b - 1] != '/') b--;
+  if (n - b == 5 && !strncmp(path + b, "model", 5) && b > 1) {
+    n = b - 1;
+    while (n > 1 && path[n - 1] == '/') n--;
+    b = n;
+    while (b && path[b - 1] != '/') b--;
+  }
   char *out = malloc(n - b + 1);
   if (out) {
     memcpy(out, path + b, n - b);
@@ -63,6 +70,7 @@ vkf_status vkf_serve_start(const vkf_serve_options *o, vkf_server **out) {
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "give at least one --model");
   if (o->port < 0 || o->port > 65535)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--port %d: 0 to 65535", o->port);
+  VKF_RETURN_IF_ERROR(vkf_serve_check_host(o->host)); /* before the models take seconds to load */
   vkf_server *s = calloc(1, sizeof *s);
   if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
   s->o = *o;

@@ -189,7 +189,14 @@ static void generate(serve_worker *w, serve_model *m, serve_job *j) {
     return;
   }
   int64_t ctx = vkf_slots_context(m->slots);
-  if (!count || (int64_t)count + 1 > ctx || (j->max_tokens && (int64_t)count + j->max_tokens > ctx)) {
+  if (!count) { /* nothing to continue from: not a context overflow */
+    free(ids);
+    fail_job(j, 400, j->kind == SERVE_CHAT ? "messages" : "prompt", NULL,
+             j->kind == SERVE_CHAT ? "the conversation renders to no tokens"
+                                   : "'prompt' is empty (it has no tokens); give some text");
+    return;
+  }
+  if ( (int64_t)count + 1 > ctx || (j->max_tokens && (int64_t)count + j->max_tokens > ctx)) {
     snprintf(msg, sizeof msg,
              "This model's maximum context length is %lld tokens. However, you requested %lld "
              "tokens (%zu in the %s, %lld in the completion).",
@@ -322,7 +329,7 @@ static void *worker_main(void *arg) {
       running += vkf_slots_busy(m->slots);
       queued += vkf_slots_queued(m->slots);
     }
-    atomic_fetch_add(&s->metrics.step_rows, running);
+    atomic_fetch_add(&s->metrics.step_rows, step_rows);
     atomic_fetch_add(&s->metrics.running, running - last_running);
     atomic_fetch_add(&s->metrics.queued, queued - last_queued);
     last_running = running;
@@ -407,7 +414,8 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
                           .dtype = s->o.fp16 ? VKF_F16 : VKF_F32};
   VKF_RETURN_IF_ERROR(vkf_slots_create(w->dev.device, dec, m->tok, &so, &m->slots));
   atomic_fetch_add(&s->metrics.device_bytes, (long long)vkf_slots_device_bytes(m->slots));
-  vkf_serve_log(s, "vkf serve: %s on device %d: %lld slots of %lld positions", s->names[i], w->index,
+  /* no "vkf serve:" prefix: an information line, which --quiet leaves out */
+  vkf_serve_log(s, "%s on device %d: %lld slots of %lld positions", s->names[i], w->index,
                 (long long)so.slots, (long long)ctx);
   return VKF_OK;
 }

@@ -19,6 +19,8 @@
                                                    bodies, chunked bodies, slow senders, one
                                                    client's connection limit, each answered at
                                                    once with OpenAI's error JSON or closed in time
+  serve_check.py details URL KEY MODEL PADDED JSON NAME  empty prompt, step metrics, a padded
+                                                   vocabulary (JSON: vkf generate's), folder names
   serve_check.py cancel URL KEY MODEL              clients that hang up (plain, streamed, queued)
                                                    stop their generations at the next step
   serve_check.py abuse URL KEY MODEL EMBEDDER PID [S]  load and abuse for S seconds, then SIGTERM
@@ -326,6 +328,12 @@ def bad_cases(model, embedder):
         ("input empty list", "POST", emb, {"model": embedder, "input": []}, None, 400, "invalid_request_error", "input"),
         ("encoding_format unknown", "POST", emb, {"model": embedder, "input": "a", "encoding_format": "hex"}, None, 400, "invalid_request_error", "encoding_format"),
         ("too many inputs", "POST", emb, {"model": embedder, "input": ["a"] * 3000}, None, 400, "invalid_request_error", "input"),
+        ("NUL in the prompt", "POST", comp, P(prompt="a\u0000b c d e f g"), None, 400, "invalid_request_error", "prompt"),
+        ("NUL in a message", "POST", chat, J(messages=[{"role": "user", "content": "a\u0000b c"}]), None, 400, "invalid_request_error", "messages"),
+        ("NUL in an input", "POST", emb, {"model": embedder, "input": ["ok", "a\u0000 long sentence"]}, None, 400, "invalid_request_error", "input"),
+        ("NUL in a stop string", "POST", comp, P(stop=["x\u0000"]), None, 400, "invalid_request_error", "stop"),
+        ("NUL in the model name", "POST", comp, P(model=m + "\u0000x"), None, 400, "invalid_request_error", "model"),
+        ("empty prompt", "POST", comp, P(prompt=""), None, 400, "invalid_request_error", "prompt"),
         ("body too large", "POST", chat, BIG_BODY, None, 413, "invalid_request_error", None),
         ("unknown path", "GET", "/v2/nothing", None, None, 404, "invalid_request_error", None),
         ("wrong method", "GET", chat, None, None, 405, "invalid_request_error", None),
@@ -582,6 +590,33 @@ def conn_phase(url, key):
     check("connection: still serving after the hostile connections", status == 200, str(status))
 
 
+def details(url, key, model, padded, expected, folder_name):
+    """The smaller promises: an empty prompt is no context overflow; the step metrics count a
+    sequence that ends within its first step (mean batch >= 1); a model whose vocabulary is padded
+    past its tokenizer answers `vkf generate`'s text (a padding id is ""); a pip folder "model"
+    is named by its parent."""
+    status, r = post(url, "/v1/completions", {"model": model, "prompt": ""}, key)
+    check("details: an empty prompt is refused as empty, not as too long",
+          status == 400 and r["error"]["code"] != "context_length_exceeded" and "empty" in r["error"]["message"],
+          json.dumps(r))
+    m0 = metrics(url)
+    for _ in range(3):
+        post(url, "/v1/completions", {"model": model, "prompt": "zq", "max_tokens": 1, "temperature": 0}, key)
+    m1 = metrics(url)
+    steps = m1["vkf_decode_steps_total"] - m0["vkf_decode_steps_total"]
+    rows = m1["vkf_step_sequences_total"] - m0["vkf_step_sequences_total"]
+    check("details: sequences ending within a step are counted (%d steps ran %d sequences)" % (steps, rows),
+          steps > 0 and rows >= steps, "%s %s" % (steps, rows))
+    want = json.load(open(expected))
+    status, r = post(url, "/v1/completions", {"model": padded, "prompt": "zq", "max_tokens": 5,
+                                              "temperature": 0}, key)
+    check("details: a vocabulary padded past the tokenizer answers vkf generate's text",
+          status == 200 and r["choices"][0]["text"] == want["text"], "%s %s" % (status, json.dumps(r)[:300]))
+    status, _, text = request(url, "GET", "/v1/models", key=key)
+    names = [d["id"] for d in json.loads(text)["data"]]
+    check("details: a folder named model is listed by its parent's name", folder_name in names, str(names))
+
+
 def cancel_phase(url, key, model):
     """12 requests of 400 tokens at once on a model of long contexts (some running, the rest
     queued), half streamed, every client hanging up after 0.3 s: the server is idle again within
@@ -641,13 +676,13 @@ def abuse(url, key, model, embedder, pid, seconds="8"):
             c.request("POST", "/v1/completions", body=json.dumps(body).encode(),
                       headers={"Content-Type": "application/json", "Authorization": "Bearer " + key})
             r = c.getresponse()
-            last, gap, buf = time.time(), 0.0, b""
-            while True:
+            last, gap, buf = None, 0.0, b""
+            while True:  # the gaps between events (the wait for a free slot before is a queue's)
                 chunk = r.read1(65536)
                 if not chunk:
                     break
                 now = time.time()
-                gap, last = max(gap, now - last), now
+                gap, last = max(gap, now - last if last else 0.0), now
                 buf += chunk
             c.close()
             with lock:
@@ -726,10 +761,10 @@ def abuse(url, key, model, embedder, pid, seconds="8"):
     res = {}
 
     def long_stream(k):
-        res[k] = stream(url, "/v1/completions", dict(body, max_tokens=800), key)
+        res[k] = stream(url, "/v1/completions", dict(body, max_tokens=2000), key)
 
     def queued(k):
-        res[k] = post(url, "/v1/completions", dict(body, stream=False, max_tokens=800), key)
+        res[k] = post(url, "/v1/completions", dict(body, stream=False, max_tokens=2000), key)
 
     threads = [threading.Thread(target=long_stream, args=(k,)) for k in range(4)]
     threads += [threading.Thread(target=queued, args=(k,)) for k in range(4, 6)]
@@ -741,6 +776,8 @@ def abuse(url, key, model, embedder, pid, seconds="8"):
         if m.get("vkf_requests_running") == 4 and m.get("vkf_requests_queued") == 2:
             break
         time.sleep(0.05)
+    print("sigterm: sent with %s running and %s queued" % (m.get("vkf_requests_running"),
+                                                          m.get("vkf_requests_queued")))
     os.kill(int(pid), 15)
     time.sleep(0.2)
     t0 = time.time()
@@ -778,6 +815,8 @@ def main():
         conn_phase(sys.argv[2], sys.argv[3])
     elif phase == "abuse":
         abuse(*sys.argv[2:8])
+    elif phase == "details":
+        details(*sys.argv[2:8])
     elif phase == "cancel":
         cancel_phase(sys.argv[2], sys.argv[3], sys.argv[4])
     print("%d failed" % len(failures))

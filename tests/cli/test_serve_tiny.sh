@@ -39,17 +39,43 @@ for i, (prompt, n) in enumerate([("zq", 3), ("Hi!", 12), ("xz", 7), ("qx!zqzq", 
     cases.append({"prompt": prompt, "max_tokens": n, "text": json.loads(out)["text"]})
 json.dump(cases, open(t + "/expected.json", "w"))
 PY
+# a vocabulary padded past the tokenizer (as Qwen2's and Phi-3's are): gpt2_tiny's 256 ids over a
+# tokenizer of 128; the ids past it it samples decode as "" (transformers), never an error
+PD=$tmp/padded
+mkdir -p "$PD" "$tmp/minipkg"
+cp tests/models/data/gpt2_tiny/* "$PD/"
+python3 - tests/models/data/gpt2/tokenizer.json "$PD/tokenizer.json" 128 <<'PY' || bad "padded tokenizer"
+import json, sys
+t, k = json.load(open(sys.argv[1])), int(sys.argv[3])
+v = {s: i for s, i in t["model"]["vocab"].items() if i < k}
+t["model"]["vocab"] = v
+split = lambda m: m.split(" ") if isinstance(m, str) else m
+t["model"]["merges"] = [m for m in t["model"]["merges"] if all(p in v for p in split(m)) and "".join(split(m)) in v]
+t["added_tokens"] = [a for a in t["added_tokens"] if a["id"] < k]
+json.dump(t, open(sys.argv[2], "w"))
+PY
+"$VKF" generate --model "$PD" --prompt zq --greedy --max-new-tokens 5 --json >"$tmp/padded.json" 2>"$tmp/err" &&
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert max(d["generated_ids"]) >= 128, d' "$tmp/padded.json" &&
+  ok || bad "vkf generate on a padded vocabulary (sampling ids past the tokenizer): $(cat "$tmp/err")"
+cp -r tests/models/data/bert_tiny "$tmp/minipkg/model" # a pip package's folder: named minipkg
+# --host is checked before any model loads: the error names it, not the missing model
+"$VKF" serve --host 999.1.1.1 --model "$tmp/nothing" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q -- "--host 999.1.1.1" "$tmp/err" && ok || bad "--host checked late: $(cat "$tmp/err")"
 if start a --model "talk=$T" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
-  --timeout 2 --request-timeout 3 --client-connections 24; then
+  --model "padded=$PD" --model "$tmp/minipkg/model" --timeout 2 --request-timeout 3 \
+  --client-connections 24; then
   phase bad "$URL" "$KEY" talk minibert
   phase slowloris "$URL"
   phase conn "$URL" "$KEY"
+  phase details "$URL" "$KEY" talk padded "$tmp/padded.json" minipkg
   stop a "$PID"
+  # --quiet: errors only (the model and slot lines are information)
+  grep -q "slots of" "$tmp/a.err" && bad "--quiet printed: $(cat "$tmp/a.err")" || ok
 fi
 
 # ---- long generations: hang-ups, load and abuse, SIGTERM under load ----
 L=$tmp/long
-python3 tests/cli/serve_long_model.py "$T" "$L" 1024 || bad "serve_long_model.py"
+python3 tests/cli/serve_long_model.py "$T" "$L" 4096 || bad "serve_long_model.py"
 if start l --model "talk=$L" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
   --parallel 4 --max-queue 16 --grace 1 --timeout 5 --request-timeout 3; then
   phase cancel "$URL" "$KEY" talk

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "models/formats/file_read.h"
+#include "models/formats/json_fields.h"
 #include "models/formats/task_defaults.h"
 #include "runtime/chat_session.h"
 #include "tools/vkf/cli.h"
@@ -127,7 +128,9 @@ static const char *stop_name(vkf_chat_stop s) {
   return s == VKF_CHAT_STOP_END ? "end" : s == VKF_CHAT_STOP_LENGTH ? "length" : "context";
 }
 
-/* --messages: the JSON list (a file or stdin), --system first when it has none. */
+/* --messages: the JSON list (a file or stdin), --system first when it has none; read and checked
+ * before the model loads, a parse error naming its line and byte, a "\u0000" in a role or
+ * content refused by name rather than cutting the text there (as vkf serve refuses it). */
 static vkf_status read_messages(const chat_args *a, cJSON **out) {
   *out = NULL;
   char *text = NULL;
@@ -158,13 +161,37 @@ static vkf_status read_messages(const chat_args *a, cJSON **out) {
     VKF_RETURN_IF_ERROR(vkf_file_read_bounded(a->messages, MESSAGES_MAX_SIZE, "a messages file",
                                               &text, &size));
   }
-  cJSON *doc = cJSON_ParseWithLength(text, size);
+  vkf_json_mark_nuls(text, size);
+  const char *end = NULL;
+  cJSON *doc = cJSON_ParseWithLengthOpts(text, size, &end, 0);
+  while (doc && end && end < text + size && strchr(" \t\r\n", *end)) end++;
+  if (!doc || (end && end != text + size)) {
+    size_t at = end && end >= text ? (size_t)(end - text) : 0, line = 1;
+    for (size_t i = 0; i < at && i < size; i++) line += text[i] == '\n';
+    cJSON_Delete(doc);
+    free(text);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON (line %zu, byte %zu)",
+                           a->messages, line, at);
+  }
   free(text);
   if (!cJSON_IsArray(doc)) {
     cJSON_Delete(doc);
     return vkf_status_make(VKF_STATUS_PARSE,
                            "%s: not a JSON list of {\"role\", \"content\"} messages",
                            a->messages);
+  }
+  int index = 0;
+  const cJSON *msg;
+  cJSON_ArrayForEach(msg, doc) {
+    static const char *const fields[] = {"role", "content"};
+    for (int f = 0; f < 2; f++)
+      if (vkf_json_has_nul(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, fields[f])))) {
+        cJSON_Delete(doc);
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                               "%s: messages[%d].%s holds a NUL character (\\u0000), which a "
+                               "prompt cannot carry", a->messages, index, fields[f]);
+      }
+    index++;
   }
   const cJSON *first = cJSON_GetArrayItem(doc, 0);
   const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "role"));
@@ -191,13 +218,10 @@ static vkf_status reply_to(vkf_chat_session *s, const cJSON *messages, vkf_chat_
   return st;
 }
 
-static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const char *model) {
-  cJSON *messages = NULL;
-  VKF_RETURN_IF_ERROR(read_messages(a, &messages));
+static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const cJSON *messages,
+                            const char *model) {
   vkf_chat_reply r;
-  vkf_status st = reply_to(s, messages, a->json ? NULL : print_piece, &r);
-  cJSON_Delete(messages);
-  VKF_RETURN_IF_ERROR(st);
+  VKF_RETURN_IF_ERROR(reply_to(s, messages, a->json ? NULL : print_piece, &r));
   if (a->json) {
     printf("{\"model\": ");
     vkf_cli_json_string(model);
@@ -284,7 +308,9 @@ int vkf_cli_chat(int argc, char **argv) {
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc;
   char *found = NULL;
-  vkf_status st = a.model ? VKF_OK : vkf_task_default_model("generate", &found);
+  cJSON *messages = NULL; /* --messages: its mistakes are told before the model loads */
+  vkf_status st = a.messages ? read_messages(&a, &messages) : VKF_OK;
+  if (!st && !a.model) st = vkf_task_default_model("generate", &found);
   if (found) a.model = found;
   vkf_model *model = NULL;
   vkf_text_tokenizer *tok = NULL;
@@ -297,7 +323,8 @@ int vkf_cli_chat(int argc, char **argv) {
   if (!st) st = vkf_chat_session_open(dev.device, model, tok, &a.o, &s);
   if (!st && found && isatty(STDIN_FILENO))
     fprintf(stderr, "vkf chat: SmolLM2-135M-Instruct (Q4_1, %s); --model for another\n", found);
-  if (!st) st = a.messages ? one_reply(s, &a, a.model) : loop(s, &a);
+  if (!st) st = a.messages ? one_reply(s, &a, messages, a.model) : loop(s, &a);
+  cJSON_Delete(messages);
   vkf_chat_session_close(s);
   int validation = vkf_cli_device_close(&dev);
   vkf_text_tokenizer_destroy(tok);
