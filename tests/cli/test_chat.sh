@@ -52,6 +52,14 @@ echo '[{"role": "user", "content": 5}]' >"$tmp/bad.json"
 expect_error chat "content not a string" "message 0 is not an object with string" --messages "$tmp/bad.json"
 echo '[]' >"$tmp/bad.json"
 expect_error chat "no messages" "no messages" --messages "$tmp/bad.json"
+# --messages is read and checked before the model loads (a missing model is not what is said);
+# a JSON error names its line and byte; a \u0000 is refused by name, never cut there
+printf '[{"role": "user",\n  "content": "hi"' >"$tmp/bad.json"
+expect_error chat "truncated JSON, before the model" "bad.json: not valid JSON (line 2, byte" \
+  --model "$tmp/no-model" --messages "$tmp/bad.json"
+echo '[{"role": "user", "content": "a\u0000b c d"}]' >"$tmp/bad.json"
+expect_error chat "NUL in a message" "messages\[0\].content holds a NUL character" \
+  --model "$tmp/no-model" --messages "$tmp/bad.json"
 echo '[{"role": "user", "content": "hi"}]' >"$tmp/ok.json"
 mkdir -p "$tmp/gpt2"
 cp tests/models/data/gpt2_tiny/* tests/models/data/gpt2/tokenizer.json "$tmp/gpt2/"

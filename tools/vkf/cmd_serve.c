@@ -39,9 +39,10 @@ static void usage(FILE *f) {
           "  408); --connections: at most this many at once (default 128, else 503);\n"
           "  --client-connections: of one client address (default half of --connections, else\n"
           "  429). Each connection carries one request (answers say Connection: close).\n"
-          "  SIGINT / SIGTERM: no new connections; requests in flight get --grace seconds\n"
-          "  (default 10) to finish, then are cancelled; exit 0. Log lines go to stderr\n"
-          "  (--quiet: errors only).\n");
+          "  A client that hangs up cancels its request at the next step.\n"
+          "  SIGINT / SIGTERM: new requests and /health get 503; requests in flight get\n"
+          "  --grace seconds (default 10) to finish, then are cancelled (503, or an error\n"
+          "  event and [DONE]); exit 0. Log lines go to stderr (--quiet: errors only).\n");
 }
 
 static void log_line(void *user, const char *line) {
