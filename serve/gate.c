@@ -420,13 +420,19 @@ uint16_t vkf_serve_gate_port(const struct serve_gate *g) {
                                  : ntohs(((struct sockaddr_in *)&a)->sin_port);
 }
 
+void vkf_serve_gate_halt(struct serve_gate *g) {
+  if (!g || !g->started) return;
+  atomic_store(&g->stop, 1);
+  (void)!write(g->wake[1], "x", 1);
+  pthread_join(g->thread, NULL);
+  g->started = 0;
+  close(g->listen_fd);
+  g->listen_fd = -1;
+}
+
 void vkf_serve_gate_stop(struct serve_gate *g) {
   if (!g) return;
-  if (g->started) {
-    atomic_store(&g->stop, 1);
-    (void)!write(g->wake[1], "x", 1);
-    pthread_join(g->thread, NULL);
-  }
+  vkf_serve_gate_halt(g);
   if (g->listen_fd >= 0) close(g->listen_fd);
   if (g->wake[0] >= 0) close(g->wake[0]);
   if (g->wake[1] >= 0) close(g->wake[1]);

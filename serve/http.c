@@ -364,8 +364,11 @@ vkf_status vkf_serve_http_start(struct vkf_server *s) {
 }
 
 void vkf_serve_http_stop(struct vkf_server *s) {
-  vkf_serve_gate_stop(s->gate); /* no new connections; then the daemon closes the open ones */
-  s->gate = NULL;
+  /* no new connections (the gate's thread ends, so nothing more is handed to the daemon); then
+   * the daemon closes the open ones, whose close notifications still reach the gate */
+  vkf_serve_gate_halt(s->gate);
   if (s->mhd) MHD_stop_daemon(s->mhd);
   s->mhd = NULL;
+  vkf_serve_gate_stop(s->gate);
+  s->gate = NULL;
 }

@@ -154,6 +154,8 @@ struct serve_gate;
 vkf_status vkf_serve_gate_start(struct vkf_server *s, const struct sockaddr *addr,
                                 unsigned addr_len, struct serve_gate **out);
 uint16_t vkf_serve_gate_port(const struct serve_gate *g);
+/* halt: the thread ends and the listening socket closes; stop: halts, then frees */
+void vkf_serve_gate_halt(struct serve_gate *g);
 void vkf_serve_gate_stop(struct serve_gate *g);
 /* libmicrohttpd closed the connection from `addr` / when the gate accepted it (now if unknown) */
 void vkf_serve_gate_closed(struct serve_gate *g, const struct sockaddr *addr);
