@@ -45,6 +45,11 @@ printf 'Which planet is known as the Red Planet?\n/reset\nWhich planet is known 
 [ "$(wc -l <"$tmp/reset.txt")" -eq 2 ] && [ "$(sed -n 1p "$tmp/reset.txt")" == "$(sed -n 2p "$tmp/reset.txt")" ] &&
   ok || bad "reset: $(cat "$tmp/reset.txt")"
 
+# --json with stdin lines: a JSON object per reply, as --messages prints its one
+printf 'hi\nhello\n' | "$VKF" chat --greedy --max-new-tokens 4 --json >"$tmp/lines.json" 2>"$tmp/err" &&
+  python3 -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]; assert len(r) == 2 and all(x["reply"] and x["ids"] for x in r), r' \
+    "$tmp/lines.json" && ok || bad "chat --json on stdin lines: $(cat "$tmp/lines.json" "$tmp/err")"
+
 # Bad input.
 echo '{"role": "user"}' >"$tmp/bad.json"
 expect_error chat "messages not a list" "not a JSON list" --messages "$tmp/bad.json"

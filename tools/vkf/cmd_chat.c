@@ -44,7 +44,8 @@ static void usage(FILE *f) {
           "  quits. With stdin not a terminal, each line is the next user message.\n"
           "  --messages FILE ('-': stdin): a JSON list of {\"role\", \"content\"} messages; prints\n"
           "  the one reply and exits. --json: {\"model\", \"reply\", \"ids\", \"stop\",\n"
-          "  \"prompt_tokens\"} instead of the text. --system TEXT: a system message first.\n"
+          "  \"prompt_tokens\"} instead of the text (a line per reply). --system TEXT: a system\n"
+          "  message first.\n"
           "  --quantize F: the linear weights quantised at load into ggml's blocks as\n"
           "  llama-quantize does (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k; docs/models.md).\n");
 }
@@ -218,22 +219,27 @@ static vkf_status reply_to(vkf_chat_session *s, const cJSON *messages, vkf_chat_
   return st;
 }
 
+/* --json: one line per reply */
+static void print_json(const char *model, const vkf_chat_reply *r) {
+  printf("{\"model\": ");
+  vkf_cli_json_string(model);
+  printf(", \"reply\": ");
+  vkf_cli_json_string_n(r->text, r->text_size);
+  printf(", \"ids\": [");
+  for (int64_t i = 0; i < r->id_count; i++) printf("%s%d", i ? ", " : "", r->ids[i]);
+  printf("], \"stop\": \"%s\", \"prompt_tokens\": %lld}\n", stop_name(r->stop),
+         (long long)r->prompt_tokens);
+  fflush(stdout);
+}
+
 static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const cJSON *messages,
                             const char *model) {
   vkf_chat_reply r;
   VKF_RETURN_IF_ERROR(reply_to(s, messages, a->json ? NULL : print_piece, &r));
-  if (a->json) {
-    printf("{\"model\": ");
-    vkf_cli_json_string(model);
-    printf(", \"reply\": ");
-    vkf_cli_json_string_n(r.text, r.text_size);
-    printf(", \"ids\": [");
-    for (int64_t i = 0; i < r.id_count; i++) printf("%s%d", i ? ", " : "", r.ids[i]);
-    printf("], \"stop\": \"%s\", \"prompt_tokens\": %lld}\n", stop_name(r.stop),
-           (long long)r.prompt_tokens);
-  } else {
+  if (a->json)
+    print_json(model, &r);
+  else
     printf("\n");
-  }
   vkf_chat_reply_free(&r);
   return VKF_OK;
 }
@@ -251,7 +257,7 @@ static char *read_line(void) {
   return line;
 }
 
-static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
+static vkf_status loop(vkf_chat_session *s, const chat_args *a, const char *model) {
   int tty = isatty(STDIN_FILENO);
   cJSON *messages = cJSON_CreateArray();
   vkf_status st = messages ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat");
@@ -279,7 +285,7 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
     st = add_message(messages, "user", line);
     free(line);
     vkf_chat_reply r;
-    if (!st) st = reply_to(s, messages, print_piece, &r);
+    if (!st) st = reply_to(s, messages, a->json ? NULL : print_piece, &r);
     /* On a terminal a turn the model cannot take (the context full, the template refusing the
      * conversation) is said and dropped; the chat goes on. A script's stdin stops at it. */
     if (st && tty && vkf_status_code_of(st) == VKF_STATUS_INVALID_ARGUMENT) {
@@ -290,7 +296,10 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
       continue;
     }
     if (st) break;
-    printf("\n");
+    if (a->json) /* a line per reply, as --messages prints its one */
+      print_json(model, &r);
+    else
+      printf("\n");
     fflush(stdout);
     if (tty)
       fprintf(stderr, "[%lld tokens, %lld new in the prompt; %.1f tokens/s]\n",
@@ -323,7 +332,7 @@ int vkf_cli_chat(int argc, char **argv) {
   if (!st) st = vkf_chat_session_open(dev.device, model, tok, &a.o, &s);
   if (!st && found && isatty(STDIN_FILENO))
     fprintf(stderr, "vkf chat: SmolLM2-135M-Instruct (Q4_1, %s); --model for another\n", found);
-  if (!st) st = a.messages ? one_reply(s, &a, messages, a.model) : loop(s, &a);
+  if (!st) st = a.messages ? one_reply(s, &a, messages, a.model) : loop(s, &a, a.model);
   cJSON_Delete(messages);
   vkf_chat_session_close(s);
   int validation = vkf_cli_device_close(&dev);
