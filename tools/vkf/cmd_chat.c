@@ -69,7 +69,7 @@ static int parse_args(int argc, char **argv, chat_args *a) {
     } else if (!strcmp(o, "--model")) {
       a->model = v;
     } else if (!strcmp(o, "--quantize")) {
-      a->quantize = v;
+      a->quantize = v, ok = vkf_cli_quantize_ok(v);
     } else if (!strcmp(o, "--device")) {
       a->device = v;
     } else if (!strcmp(o, "--system")) {

@@ -109,7 +109,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     } else if (!strcmp(o, "--model")) {
       a->model = v;
     } else if (!strcmp(o, "--quantize")) {
-      a->quantize = v;
+      a->quantize = v, ok = vkf_cli_quantize_ok(v);
     } else if (!strcmp(o, "--device")) {
       a->device = v;
     } else if (!strcmp(o, "--save-logits")) {

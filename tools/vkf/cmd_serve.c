@@ -81,7 +81,7 @@ int vkf_cli_serve(int argc, char **argv) {
     } else if (!strcmp(a, "--device")) {
       o.device = v;
     } else if (!strcmp(a, "--quantize")) {
-      o.quantize = v;
+      o.quantize = v, ok = vkf_cli_quantize_ok(v);
     } else if (!strcmp(a, "--port")) {
       ok = vkf_cli_parse_i64(v, 0, 65535, &port);
     } else if (!strcmp(a, "--parallel")) {
