@@ -186,7 +186,11 @@ static vkf_status prompt_of(vkf_chat_session *s, const char *messages_json, size
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "the tokenizer gives id %d, outside the model's vocabulary of %lld",
                              (*ids)[i], (long long)s->vocab);
-  if (!*count || (int64_t)*count + 1 > s->ctx)
+  if (!*count) /* not a context overflow: nothing to reply to */
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "the chat template renders this conversation to no tokens (its "
+                           "messages' roles or contents give it nothing to write)");
+  if ((int64_t)*count + 1 > s->ctx)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "the conversation is %zu tokens; the context holds %lld (--ctx, or "
                            "start a new conversation)",

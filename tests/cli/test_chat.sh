@@ -74,6 +74,10 @@ echo '{"chat_template": "{% for m in messages %}{{ m.content | nosuchfilter }}{%
   >"$tmp/gpt2/tokenizer_config.json"
 expect_error chat "template outside the subset" "chat_template: .*nosuchfilter" \
   --model "$tmp/gpt2" --messages "$tmp/ok.json"
+echo '{"chat_template": "{% for m in messages %}{% if m.role == \"system\" %}{{ m.content }}{% endif %}{% endfor %}"}' \
+  >"$tmp/gpt2/tokenizer_config.json"
+expect_error chat "a template that renders nothing" "renders this conversation to no tokens" \
+  --model "$tmp/gpt2" --messages "$tmp/ok.json"
 expect_error chat "context too small" "the conversation is .* tokens; the context holds 8" \
   --messages "$tmp/m.json" --ctx 8
 "$VKF" chat --bogus 2>"$tmp/err"
