@@ -80,6 +80,9 @@ expect_error chat "a template that renders nothing" "renders this conversation t
   --model "$tmp/gpt2" --messages "$tmp/ok.json"
 expect_error chat "context too small" "the conversation is .* tokens; the context holds 8" \
   --messages "$tmp/m.json" --ctx 8
+# a NUL byte in a stdin line: refused, never the message cut at it
+printf 'a\0b c d\n' | "$VKF" chat --greedy --max-new-tokens 4 >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "a line of stdin holds a NUL byte" "$tmp/err" && ok || bad "NUL in a stdin line: $(cat "$tmp/err")"
 "$VKF" chat --bogus 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/err" && ok || bad "bad flag: $(cat "$tmp/err")"
 vkf_summary

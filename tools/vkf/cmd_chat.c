@@ -244,8 +244,9 @@ static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const cJSON
   return VKF_OK;
 }
 
-/* A line of stdin without its newline; NULL at end of input. */
-static char *read_line(void) {
+/* A line of stdin without its newline; NULL at end of input. *has_nul: it held a NUL byte, which
+ * would cut the message there. */
+static char *read_line(int *has_nul) {
   size_t cap = 0;
   char *line = NULL;
   ssize_t n = getline(&line, &cap, stdin);
@@ -253,6 +254,7 @@ static char *read_line(void) {
     free(line);
     return NULL;
   }
+  *has_nul = memchr(line, 0, (size_t)n) != NULL;
   while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
   return line;
 }
@@ -265,7 +267,8 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a, const char *mode
   if (!st && tty) fprintf(stderr, "vkf chat: type a message; /reset starts over, /exit quits\n");
   while (!st) {
     if (tty) fprintf(stderr, "> ");
-    char *line = read_line();
+    int has_nul = 0;
+    char *line = read_line(&has_nul);
     if (!line || !strcmp(line, "/exit")) {
       free(line);
       break;
@@ -276,6 +279,15 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a, const char *mode
       st = messages ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat");
       if (!st && a->system) st = add_message(messages, "system", a->system);
       free(line);
+      continue;
+    }
+    if (has_nul) { /* refused whole rather than cut at the NUL: said on a terminal, else the end */
+      free(line);
+      if (!tty)
+        st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "a line of stdin holds a NUL byte, which a message cannot carry");
+      else
+        fprintf(stderr, "vkf chat: the line holds a NUL byte, which a message cannot carry\n");
       continue;
     }
     if (!line[0]) {
