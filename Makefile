@@ -8,7 +8,7 @@ endif
 
 PREFIX ?= /usr/local
 
-.PHONY: all setup build run install test test-suite test-asan test-coopmat fuzz clean
+.PHONY: all setup build run install test test-suite test-lanes test-asan test-coopmat fuzz clean
 
 all: build
 
@@ -40,6 +40,7 @@ install: build
 # then the cooperative-matrix lane (Mesa 26 lavapipe from a private sysroot), then the fuzz smoke (its committed crashers and seeds, then every libFuzzer target for 20 s with a
 # fixed random seed, so CI explores the same inputs each time; `make fuzz` alone explores anew).
 test: test-suite
+	@$(MAKE) --no-print-directory test-lanes
 	@$(MAKE) --no-print-directory test-asan CTEST_ARGS="-L asan"
 	@$(MAKE) --no-print-directory test-coopmat
 	@FUZZ_SEED=1 $(MAKE) --no-print-directory fuzz FUZZ_ARGS="--seconds 20"
@@ -52,6 +53,11 @@ test-suite: build
 test-asan:
 	@$(MAKE) --no-print-directory test-suite BUILD=build-asan \
 	  CMAKE_FLAGS="$(CMAKE_FLAGS) -DVKF_SANITIZE=ON"
+
+# The kernels at subgroups of 4, 16 and lavapipe's misreported 32/64, with GPU-assisted bounds
+# checks: tools/dev/subgroup_lanes.sh (docs/testing.md).
+test-lanes: build
+	tools/dev/subgroup_lanes.sh $(BUILD)
 
 # The tensor-core kernels on a CPU: tools/coopmat/ci_lane.sh (docs/testing.md).
 test-coopmat: build

@@ -7,11 +7,13 @@
 #include "models/arch/vit_classify.h"
 #include "runtime/model_forward.h"
 
-/* The ViT behind `model` when it has a classification head, else NULL. */
+/* The classifier behind `model` (its classify facet), else NULL. */
 static const vkf_vit_model *classifier(const vkformer_model *model) {
-  if (strcmp(vkf_model_family(model->model), "vit") != 0) return NULL;
-  const vkf_vit_model *vit = vkf_model_impl(model->model);
-  return vkf_vit_head_of(vit) == VKF_VIT_HEAD_NONE ? NULL : vit;
+  vkf_model_classify facet;
+  vkf_status s = vkf_model_classify_facet(model->model, &facet);
+  int ok = s == VKF_OK;
+  vkf_status_free(s);
+  return ok ? facet.classifier : NULL;
 }
 
 int64_t vkformer_model_label_count(const vkformer_model *model) {

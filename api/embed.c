@@ -1,5 +1,6 @@
-/* Sentence embeddings of vkformer.h: the sentence-transformers pipeline of `vkf embed`
- * (runtime/text_embed.h) on a BERT-family model. */
+/* Sentence embeddings of vkformer.h, as `vkf embed` computes them (runtime/text_embed.h): the
+ * sentence-transformers pipeline of a BERT checkpoint, or another text encoder's last_hidden_state
+ * pooled as its embed facet says. */
 #include <string.h>
 
 #include "api/handles.h"
@@ -7,25 +8,31 @@
 
 static vkf_status embed(vkformer_model *model, const char *const *texts, size_t count,
                         vkformer_tensor *out) {
-  if (strcmp(vkf_model_family(model->model), "bert") != 0)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: %s is not a sentence embedder (a BERT-family checkpoint)",
-                           vkf_model_dir(model->model), vkf_model_architecture(model->model));
+  vkf_model_embed facet;
+  VKF_RETURN_IF_ERROR(vkf_model_embed_facet(model->model, &facet));
   if (count < 1 || count > (size_t)1 << 24)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%zu texts to embed", count);
   for (size_t i = 0; i < count; i++)
     if (!texts[i]) return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "text %zu is NULL", i);
-  if (!model->wordpiece)
-    VKF_RETURN_IF_ERROR(vkf_tokenizer_load(vkf_model_dir(model->model), &model->wordpiece));
-  vkf_bert_model *bert = vkf_model_impl(model->model);
   float *e = NULL;
-  VKF_RETURN_IF_ERROR(vkf_rt_embed(model->device->rt.device, bert, model->wordpiece, texts,
-                                   (int64_t)count, model->dtype, "vkformer_embed", &e, NULL));
+  if (facet.encoder) {
+    if (!model->wordpiece)
+      VKF_RETURN_IF_ERROR(vkf_wordpiece_load(vkf_model_dir(model->model), &model->wordpiece));
+    VKF_RETURN_IF_ERROR(vkf_rt_embed(model->device->rt.device, facet.encoder, model->wordpiece,
+                                     texts, (int64_t)count, model->dtype, "vkformer_embed", &e,
+                                     NULL));
+  } else {
+    const vkformer_tokenizer *tok = NULL;
+    VKF_RETURN_IF_ERROR(vkf_api_internal(vkformer_model_tokenizer(model, &tok)));
+    VKF_RETURN_IF_ERROR(vkf_rt_embed_pooled(model->device->rt.device, model->model, tok->tok,
+                                            texts, (int64_t)count, model->dtype, facet.pooling,
+                                            "vkformer_embed", &e, NULL));
+  }
   out->name = "sentence_embedding";
   out->dtype = VKFORMER_F32;
   out->rank = 2;
   out->shape[0] = (int64_t)count;
-  out->shape[1] = vkf_bert_config(bert)->hidden_size;
+  out->shape[1] = facet.dims;
   out->data = e;
   return VKF_OK;
 }

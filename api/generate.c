@@ -51,8 +51,9 @@ static vkf_status generate(vkformer_model *model, const char *prompt, const int6
   if (!prompt && (!ids || !id_count))
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "give a prompt text or its ids");
   const vkformer_tokenizer *tok = NULL;
-  const char *family = vkf_model_family(model->model);
-  if (!strcmp(family, "decoder") || !strcmp(family, "encdec")) {
+  vkf_model_generate facet;
+  VKF_RETURN_IF_ERROR(vkf_model_generate_facet(model->model, &facet));
+  if (facet.text_prompts) {
     /* Text needs the tokenizer; ids alone run without one (the result has no text). */
     vkformer_status ts = vkformer_model_tokenizer(model, &tok);
     if (ts && (prompt || o->stop_string_count)) return vkf_api_internal(ts);

@@ -7,8 +7,8 @@
 #include "graph/base/status.h"
 #include "models/arch/bert.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
+#include "text/text_tokenizer.h"
+#include "text/wordpiece.h"
 #include "runtime/device_open.h"
 
 struct vkformer_device {
@@ -26,7 +26,7 @@ struct vkformer_model {
   vkf_dtype dtype;
   int cache_fp16;
   vkformer_tokenizer tokenizer; /* loaded on first use (vkformer_model_tokenizer) */
-  vkf_tokenizer *wordpiece;     /* loaded on first use (vkformer_embed) */
+  vkf_wordpiece *wordpiece;     /* loaded on first use (vkformer_embed) */
 };
 
 /* The internal status object is the public one: vkformer_code mirrors vkf_status_code. */

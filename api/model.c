@@ -33,7 +33,7 @@ vkformer_status vkformer_model_load(vkformer_device *device, const char *model_d
 void vkformer_model_free(vkformer_model *model) {
   if (!model) return;
   vkf_text_tokenizer_destroy(model->tokenizer.tok);
-  vkf_tokenizer_destroy(model->wordpiece);
+  vkf_wordpiece_destroy(model->wordpiece);
   vkf_model_close(model->model);
   free(model);
 }
@@ -44,6 +44,20 @@ const char *vkformer_model_architecture(const vkformer_model *model) {
 
 const char *vkformer_model_family(const vkformer_model *model) {
   return model ? vkf_model_family(model->model) : "";
+}
+
+/* The public bits are the registry's (vkf_model_task), checked at compile time. */
+_Static_assert((int)VKFORMER_TASK_FORWARD == (int)VKF_TASK_FORWARD &&
+                   (int)VKFORMER_TASK_TOKENIZE == (int)VKF_TASK_TOKENIZE &&
+                   (int)VKFORMER_TASK_EMBED == (int)VKF_TASK_EMBED &&
+                   (int)VKFORMER_TASK_CLASSIFY == (int)VKF_TASK_CLASSIFY &&
+                   (int)VKFORMER_TASK_GENERATE == (int)VKF_TASK_GENERATE &&
+                   (int)VKFORMER_TASK_CHAT == (int)VKF_TASK_CHAT &&
+                   (int)VKFORMER_TASK_ATTENTIONS == (int)VKF_TASK_ATTENTIONS,
+               "vkformer.h's task bits follow models/registry/model.h's");
+
+uint32_t vkformer_model_tasks(const vkformer_model *model) {
+  return model ? vkf_model_tasks(model->model) : 0;
 }
 
 uint32_t vkformer_model_input_count(const vkformer_model *model) {

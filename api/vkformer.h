@@ -161,8 +161,27 @@ VKFORMER_API vkformer_status vkformer_default_model(const char *task, char **out
 
 /* The Hugging Face class ("ViTForImageClassification", "BertModel", "GPT2LMHeadModel"). */
 VKFORMER_API const char *vkformer_model_architecture(const vkformer_model *model);
-/* The family: "vit", "bert", "decoder", "encdec", ... */
+/* The family: "vit", "bert", "decoder", "encdec", ... (for listings: what a model can do is
+ * vkformer_model_tasks). */
 VKFORMER_API const char *vkformer_model_family(const vkformer_model *model);
+
+/* What a model can do, as its architecture declares it: a mask of these bits. FORWARD:
+ * vkformer_model_forward (every model); TOKENIZE: its inputs are ids of the checkpoint's tokenizer
+ * (vkformer_model_tokenizer, when its files are there); EMBED: vkformer_embed; CLASSIFY:
+ * vkformer_classify; GENERATE: vkformer_generate (a text prompt and stop strings need the
+ * tokenizer's files); CHAT: vkformer_chat_open; ATTENTIONS: attention maps (`vkf attn`). A
+ * checkpoint without what a task needs (a language-model head, a classification head) lacks the
+ * task. 0 for NULL. */
+enum {
+  VKFORMER_TASK_FORWARD = 1 << 0,
+  VKFORMER_TASK_TOKENIZE = 1 << 1,
+  VKFORMER_TASK_EMBED = 1 << 2,
+  VKFORMER_TASK_CLASSIFY = 1 << 3,
+  VKFORMER_TASK_GENERATE = 1 << 4,
+  VKFORMER_TASK_CHAT = 1 << 5,
+  VKFORMER_TASK_ATTENTIONS = 1 << 6,
+};
+VKFORMER_API uint32_t vkformer_model_tasks(const vkformer_model *model);
 
 /* ---- Named inputs and outputs ------------------------------------------------------------- */
 
@@ -270,11 +289,13 @@ VKFORMER_API int64_t vkformer_model_label_count(const vkformer_model *model);
 VKFORMER_API vkformer_status vkformer_classify(vkformer_model *model, const char *const *paths,
                                                size_t count, size_t top_k, vkformer_class *out);
 
-/* ---- Sentence embeddings (BERT family) ----------------------------------------------------- */
+/* ---- Sentence embeddings (BERT, BigBird, Longformer, Nystromformer) ------------------------- */
 
 /* Embeds texts as sentence-transformers does (the model's tokenizer, truncation to its
  * max_seq_length, its pooling and normalisation from modules.json / 1_Pooling), all in one
- * padded batch: *out becomes f32 [count, dim] (release with vkformer_tensor_release). */
+ * padded batch: *out becomes f32 [count, dim] (release with vkformer_tensor_release). BigBird,
+ * Longformer and Nystromformer checkpoints: their last_hidden_state mean-pooled over each text's
+ * tokens (the tokenizer's files needed). */
 VKFORMER_API vkformer_status vkformer_embed(vkformer_model *model, const char *const *texts,
                                             size_t count, vkformer_tensor *out);
 

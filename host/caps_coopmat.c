@@ -3,6 +3,9 @@
  * kernels run, and the features device creation turns on. */
 #include <stdlib.h>
 
+#include <stdio.h>
+
+#include "graph/base/coopmat_allowlist.h"
 #include "graph/base/env.h"
 #include "host/instance_internal.h"
 #include "host/vk_coopmat.h"
@@ -66,6 +69,21 @@ static uint32_t flexible_tiles(VkPhysicalDevice pd) {
   return tiles;
 }
 
+/* RDNA3's mark in ggml's architecture test: accelerated mixed-sign packed 8-bit dot products. */
+static int int_dot_mixed_accelerated(VkPhysicalDevice pd) {
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(pd, &props);
+  if (props.apiVersion < VK_API_VERSION_1_3 &&
+      !vkf_device_has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME))
+    return 0;
+  VkPhysicalDeviceShaderIntegerDotProductProperties dot = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+  VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                    .pNext = &dot};
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  return dot.integerDotProduct4x8BitPackedMixedSignednessAccelerated == VK_TRUE;
+}
+
 void vkf_caps_query_coopmat(VkPhysicalDevice pd, vkf_device_caps *caps) {
   int memory_model = 0, flexible = 0;
   if (!vkf_coopmat_features(pd, &memory_model, &flexible)) return;
@@ -100,9 +118,25 @@ void vkf_caps_query_coopmat(VkPhysicalDevice pd, vkf_device_caps *caps) {
   /* Only tiles this build has kernels for; the kernels run 4 subgroups of at least 8 lanes. */
   for (uint32_t t = 8; t <= 16; t *= 2)
     if ((tiles & t) && !vkf_shaders_have_coopmat(t)) tiles &= ~t, listed &= ~t;
-  if (!tiles || !memory_model || !caps->fp16_arithmetic || !caps->storage_16bit ||
-      !vkf_env_get()->coopmat || caps->subgroup_size < 8 ||
-      4 * caps->subgroup_size > caps->max_workgroup_invocations)
+  const char *missing = !tiles                 ? "no f16 x f16 + f32 subgroup shape this build has kernels for"
+                        : !memory_model         ? "no vulkanMemoryModel"
+                        : !caps->fp16_arithmetic ? "no shaderFloat16"
+                        : !caps->storage_16bit   ? "no 16-bit storage"
+                        : caps->subgroup_size < 8 ||
+                                  4 * caps->subgroup_size > caps->max_workgroup_invocations
+                            ? "subgroups too narrow or workgroups too small for 4 subgroups"
+                            : NULL;
+  if (missing) {
+    snprintf(caps->coopmat_reason, sizeof caps->coopmat_reason, "off: %s", missing);
+    return;
+  }
+  vkf_coopmat_device who = {.vendor_id = caps->vendor_id,
+                            .driver_id = caps->driver_id,
+                            .min_subgroup_size = caps->min_subgroup_size,
+                            .max_subgroup_size = caps->max_subgroup_size,
+                            .int_dot_mixed_accelerated = int_dot_mixed_accelerated(pd)};
+  if (!vkf_coopmat_allowed(&who, vkf_env_get()->coopmat, caps->coopmat_reason,
+                           sizeof caps->coopmat_reason))
     return;
   caps->coopmat_tiles = tiles;
   /* The default is the largest tile the device lists natively (NVIDIA: 16); a tile only the

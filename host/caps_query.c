@@ -43,6 +43,32 @@ static uint32_t subgroup_bits(VkSubgroupFeatureFlags f) {
   return b;
 }
 
+/* VK_EXT_subgroup_size_control (core in 1.3): the sizes a compute pipeline may require, and
+ * whether it may require them and full subgroups. */
+static void query_subgroup_size_control(VkPhysicalDevice pd, uint32_t api,
+                                        vkf_device_caps *caps) {
+  if (api < VK_API_VERSION_1_3 &&
+      !vkf_device_has_extension(pd, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+    return;
+  VkPhysicalDeviceSubgroupSizeControlProperties sp = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &sp};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  VkPhysicalDeviceSubgroupSizeControlFeatures sf = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                     .pNext = &sf};
+  vkGetPhysicalDeviceFeatures2(pd, &feats);
+  caps->min_subgroup_size = sp.minSubgroupSize;
+  caps->max_subgroup_size = sp.maxSubgroupSize;
+  caps->subgroup_size_control = sf.subgroupSizeControl == VK_TRUE &&
+                                (sp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                sp.minSubgroupSize && sp.maxSubgroupSize >= sp.minSubgroupSize;
+  caps->full_subgroups = sf.computeFullSubgroups == VK_TRUE;
+  caps->max_workgroup_subgroups = sp.maxComputeWorkgroupSubgroups;
+}
+
 void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   memset(caps, 0, sizeof *caps);
   VkPhysicalDeviceSubgroupProperties subgroup = {
@@ -73,6 +99,9 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   if (has_driver_props) {
     snprintf(caps->driver_name, sizeof caps->driver_name, "%s", driver.driverName);
     snprintf(caps->driver_info, sizeof caps->driver_info, "%s", driver.driverInfo);
+    caps->driver_id = (uint32_t)driver.driverID;
+    /* gallivm's LP_MAX_TGSI_LOOP_ITERATIONS (caps.h: loop_iteration_limit) */
+    if (driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE) caps->loop_iteration_limit = 65535;
   }
   caps->api_version = p->apiVersion;
   caps->driver_version = p->driverVersion;
@@ -125,6 +154,7 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
     caps->int8_arithmetic = v12.shaderInt8 == VK_TRUE;
     caps->storage_8bit = v12.storageBuffer8BitAccess == VK_TRUE;
   }
+  query_subgroup_size_control(pd, p->apiVersion, caps);
   caps->cooperative_matrix = vkf_device_has_extension(pd, "VK_KHR_cooperative_matrix") ||
                              vkf_device_has_extension(pd, "VK_NV_cooperative_matrix");
 

@@ -23,12 +23,62 @@ struct vkf_cmd {
   int recording, recorded;
   VkBufferView *views; /* texel views of the current recording, destroyed when it is dropped */
   uint32_t view_count, view_capacity;
+  /* Bounds lane (VKF_VALIDATE=2) only: one buffer per storage binding, aliasing exactly its range
+   * of the arena's memory, destroyed with the recording (see bounds_alias). */
+  VkBuffer *aliases;
+  uint32_t alias_count, alias_capacity;
 };
 
 static void destroy_views(vkf_cmd *cmd) {
   for (uint32_t i = 0; i < cmd->view_count; i++)
     cmd->device->vk.vkDestroyBufferView(cmd->device->handle, cmd->views[i], NULL);
   cmd->view_count = 0;
+  for (uint32_t i = 0; i < cmd->alias_count; i++)
+    cmd->device->vk.vkDestroyBuffer(cmd->device->handle, cmd->aliases[i], NULL);
+  cmd->alias_count = 0;
+}
+
+/* The bounds lane's binding: the validation layer's GPU-assisted checks compare each access with
+ * the size of the VkBuffer a descriptor names, not with the descriptor's range, and tensors are
+ * ranges of one arena buffer, so an access past a tensor into its neighbour would pass unseen.
+ * Each binding therefore gets a buffer of its own over the same memory, ending where the binding
+ * ends (starting at the memory alignment below it; the descriptor offset covers the rest). */
+static vkf_status bounds_alias(vkf_cmd *cmd, const vkf_buffer *b, uint64_t offset, uint64_t size,
+                               VkDescriptorBufferInfo *out_info) {
+  vkf_device *d = cmd->device;
+  uint64_t at = b->base + offset;
+  VkExternalMemoryBufferCreateInfo external = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+  VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .pNext = b->imported ? &external : NULL,
+                             .size = size,
+                             .usage = VKF_BUFFER_USAGE,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBuffer alias = VK_NULL_HANDLE;
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkCreateBuffer(d->handle, &info, NULL, &alias));
+  VkMemoryRequirements req;
+  d->vk.vkGetBufferMemoryRequirements(d->handle, alias, &req);
+  uint64_t lead = req.alignment ? at % req.alignment : 0;
+  if (lead) { /* recreate it `lead` bytes longer, from the aligned address below */
+    d->vk.vkDestroyBuffer(d->handle, alias, NULL);
+    info.size = size + lead;
+    VKF_VK_RETURN_IF_ERROR(d->vk.vkCreateBuffer(d->handle, &info, NULL, &alias));
+  }
+  if (cmd->alias_count == cmd->alias_capacity) {
+    uint32_t cap = cmd->alias_capacity ? 2 * cmd->alias_capacity : 64;
+    VkBuffer *grown = realloc(cmd->aliases, cap * sizeof *grown);
+    if (!grown) {
+      d->vk.vkDestroyBuffer(d->handle, alias, NULL);
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
+    }
+    cmd->aliases = grown;
+    cmd->alias_capacity = cap;
+  }
+  cmd->aliases[cmd->alias_count++] = alias;
+  VKF_VK_RETURN_IF_ERROR(d->vk.vkBindBufferMemory(d->handle, alias, b->memory, at - lead));
+  *out_info = (VkDescriptorBufferInfo){.buffer = alias, .offset = lead, .range = size};
+  return VKF_OK;
 }
 
 vkf_status vkf_cmd_create(vkf_device *device, uint32_t timestamp_count, vkf_cmd **out_cmd) {
@@ -68,6 +118,7 @@ void vkf_cmd_destroy(vkf_cmd *cmd) {
   if (cmd->recorded || cmd->recording) d->vk.vkQueueWaitIdle(d->queue);
   destroy_views(cmd);
   free(cmd->views);
+  free(cmd->aliases);
   for (uint32_t i = 0; i < cmd->pools_created; i++)
     d->vk.vkDestroyDescriptorPool(d->handle, cmd->pools[i], NULL);
   if (cmd->queries) d->vk.vkDestroyQueryPool(d->handle, cmd->queries, NULL);
@@ -230,9 +281,12 @@ vkf_status vkf_cmd_dispatch(vkf_cmd *cmd, const vkf_kernel *k, const vkf_binding
                              "maxStorageBufferRange is %llu",
                              k->name, i, (unsigned long long)size,
                              (unsigned long long)caps->max_storage_buffer_range);
-    infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer->handle,
-                                        .offset = b->buffer->base + b->offset,
-                                        .range = size};
+    if (d->instance->validate == 2)
+      VKF_RETURN_IF_ERROR(bounds_alias(cmd, b->buffer, b->offset, size, &infos[i]));
+    else
+      infos[i] = (VkDescriptorBufferInfo){.buffer = b->buffer->handle,
+                                          .offset = b->buffer->base + b->offset,
+                                          .range = size};
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }

@@ -8,6 +8,7 @@
 #include "host/buffer_internal.h"
 #include "host/cache_file.h"
 #include "host/device_internal.h"
+#include "host/subgroup_probe.h"
 #include "host/kernel.h"
 #include "host/vk_coopmat.h"
 
@@ -147,11 +148,22 @@ static vkf_status create_logical(vkf_device *device) {
       .storageBuffer16BitAccess = s16.storageBuffer16BitAccess};
   VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                        .pNext = &en16};
+  /* Subgroup size control (host/kernel.c requires the planned size of subgroup kernels). */
+  VkPhysicalDeviceSubgroupSizeControlFeatures ensg = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+      .pNext = enabled.pNext,
+      .subgroupSizeControl = device->caps.subgroup_size_control ? VK_TRUE : VK_FALSE,
+      .computeFullSubgroups = device->caps.full_subgroups ? VK_TRUE : VK_FALSE};
   enabled.features.shaderInt64 = supported.features.shaderInt64;
   enabled.features.shaderInt16 = supported.features.shaderInt16;
   device->host_import_alignment = host_import_alignment(device, &props);
-  const char *extensions[3];
+  const char *extensions[4];
   uint32_t extension_count = 0;
+  if (device->caps.subgroup_size_control || device->caps.full_subgroups) {
+    enabled.pNext = &ensg;
+    if (props.apiVersion < VK_API_VERSION_1_3)
+      extensions[extension_count++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
+  }
   if (device->host_import_alignment)
     extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   /* Tensor cores: the extension, its feature and the Vulkan memory model its kernels declare. */
@@ -202,11 +214,12 @@ vkf_status vkf_device_create(vkf_instance *instance, uint32_t index, vkf_device 
   device->caps = instance->caps[index];
   vkf_status status = create_logical(device);
   if (status == VKF_OK) status = vkf_shader_compiler_create(&device->compiler);
+  if (status == VKF_OK) load_pipeline_cache(device);
+  if (status == VKF_OK) status = vkf_subgroup_probe(device);
   if (status != VKF_OK) {
     vkf_device_destroy(device);
     return vkf_status_annotate(status, "creating device \"%s\": ", device->caps.name);
   }
-  load_pipeline_cache(device);
   *out_device = device;
   return VKF_OK;
 }

@@ -70,6 +70,11 @@ static vkf_status create_handle(vkf_instance *instance) {
    * checks do not: exactly the bug class a scheduler that elides barriers can have. */
   VkValidationFeatureEnableEXT enables[] = {
       VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  /* GPU-assisted validation instruments each shader to check every storage-buffer access against
+   * its descriptor's range (the layer's gpuav_buffer_oob, on by default): an out-of-bounds read or
+   * write becomes a message, and so a failed test, instead of a silent wrong answer. It runs
+   * instead of synchronization validation (each is slow; the main lane keeps the latter). */
+  if (instance->validate == 2) enables[0] = VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT;
   VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
                                       .enabledValidationFeatureCount = 1,
                                       .pEnabledValidationFeatures = enables};
@@ -145,7 +150,9 @@ vkf_status vkf_instance_create(const vkf_instance_options *options,
                            "no Vulkan loader found (libvulkan.so.1; Debian: libvulkan1)");
   vkf_instance *instance = calloc(1, sizeof *instance);
   if (!instance) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "out of host memory");
-  instance->validate = options->validate > 0 || (options->validate == 0 && env->validate > 0);
+  instance->validate = options->validate > 0    ? options->validate
+                       : options->validate == 0 ? env->validate
+                                                : 0;
   const char *profile = options->device_profile ? options->device_profile : env->device_profile;
   vkf_status status = create_handle(instance);
   if (status == VKF_OK) status = enumerate(instance, profile);

@@ -12,7 +12,9 @@ typedef struct vkf_instance vkf_instance;
 
 typedef struct vkf_instance_options {
   /* 1: enable VK_LAYER_KHRONOS_validation (+ synchronization validation) and count messages;
-   * 0: follow VKF_VALIDATE. -1: force off. */
+   * 2: the layer's GPU-assisted mode instead of synchronization validation: every shader is
+   * instrumented to report storage-buffer accesses outside their descriptor's range (the bounds
+   * lane); 0: follow VKF_VALIDATE. -1: force off. */
   int validate;
   /* Device profile to clamp caps to; NULL: follow VKF_DEVICE_PROFILE. */
   const char *device_profile;

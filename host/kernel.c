@@ -9,6 +9,7 @@
 #include "graph/base/log.h"
 #include "host/device_internal.h"
 #include "host/kernel_internal.h"
+#include "host/spirv_info.h"
 
 uint64_t vkf_kernel_variant_key(const vkf_kernel_desc *d) {
   uint64_t h = vkf_hash64(1, d->shader, strlen(d->shader) + 1);
@@ -47,6 +48,13 @@ vkf_status vkf_kernel_check_desc(const vkf_device *device, const vkf_kernel_desc
     if (d->texel[i] > VKF_TEXEL_R32UI)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: binding %u: bad texel format",
                              d->shader, i);
+  uint32_t fixed = vkf_caps_subgroup_fixed(&device->caps);
+  if (d->subgroup_size && d->subgroup_size != fixed)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "kernel %s was planned for subgroups of %u; device \"%s\" %s%u", d->shader,
+                           d->subgroup_size, device->caps.name,
+                           fixed ? "runs subgroups of " : "guarantees no subgroup size (reports ",
+                           fixed ? fixed : device->caps.subgroup_size);
   if (d->push_constant_size > device->caps.max_push_constants_size)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "kernel %s needs %u bytes of push constants; the device allows %u",
@@ -108,9 +116,30 @@ static VkResult create_objects(const vkf_device *device, vkf_kernel *k, const ui
                                .pMapEntries = entries,
                                .dataSize = spec_constant_count * sizeof(uint32_t),
                                .pData = spec_constants};
+  /* A kernel that uses subgroup operations runs at the size the choosers planned it for, with
+   * full subgroups where its width is a multiple of it (and within maxComputeWorkgroupSubgroups
+   * of that size: wider ones are the bodies that read the layout at run time): without this, AMD (wave 32 or 64) and
+   * Intel (SIMD 8 to 32) pick a width per pipeline, and a body planned on another width sums
+   * rows together or leaves lanes of a tile unwritten. */
+  vkf_spirv_info info;
+  vkf_spirv_info_read(words, size, spec_constants, spec_constant_count, &info);
+  const vkf_device_caps *caps = &device->caps;
+  VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+      .requiredSubgroupSize = caps->subgroup_size};
+  int require = info.uses_subgroups && vkf_caps_subgroup_fixed(caps) &&
+                caps->subgroup_size_control &&
+                (!caps->max_workgroup_subgroups ||
+                 info.local_size_x <= caps->max_workgroup_subgroups * caps->subgroup_size);
+  VkPipelineShaderStageCreateFlags stage_flags = 0;
+  if (require && caps->full_subgroups && info.local_size_x &&
+      info.local_size_x % caps->subgroup_size == 0)
+    stage_flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   VkComputePipelineCreateInfo pipe_info = {
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .pNext = require ? &required : NULL,
+                .flags = stage_flags,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = module,
                 .pName = "main",

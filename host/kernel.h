@@ -25,6 +25,7 @@ typedef struct vkf_kernel_desc {
   uint8_t texel[VKF_KERNEL_MAX_BINDINGS]; /* vkf_plan_texel per binding: a uniform texel buffer
                                            * of that format (samplerBuffer), 0 = storage buffer */
   uint32_t push_constant_size;    /* bytes, multiple of 4 */
+  uint32_t subgroup_size; /* the size its body was planned on (vkf_plan_dispatch); 0: any */
 } vkf_kernel_desc;
 
 /* Returns the cached kernel for `desc` or builds it (compile with disk cache, then pipeline with

@@ -47,7 +47,8 @@ static void desc_of(const vkf_plan_dispatch *d, dispatch_desc *out) {
                                 .spec_constants = d->spec,
                                 .spec_constant_count = d->spec_count,
                                 .binding_count = d->binding_count,
-                                .push_constant_size = d->push_size};
+                                .push_constant_size = d->push_size,
+                                .subgroup_size = d->subgroup_size};
   for (uint32_t i = 0; i < d->binding_count; i++) out->desc.texel[i] = (uint8_t)d->bindings[i].texel;
 }
 

@@ -10,7 +10,7 @@
 #include "models/formats/gguf.h"
 #include "models/generate/generation_config.h"
 #include "models/generate/sampling.h"
-#include "models/text/chat_prompt.h"
+#include "text/chat_prompt.h"
 #include "runtime/generate_engine.h"
 #include "runtime/token_text.h"
 
@@ -102,15 +102,9 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
                                  vkf_chat_session **out) {
   *out = NULL;
   const char *dir = vkf_model_dir(model);
-  if (strcmp(vkf_model_family(model), "decoder") != 0)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: %s is not a decoder language model (chat runs GPT-2, Llama, "
-                           "Mistral and Qwen2 checkpoints)",
-                           dir, vkf_model_architecture(model));
-  vkf_decoder_model *dec = vkf_model_impl(model);
-  if (!vkf_decoder_has_lm_head(dec))
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head", dir,
-                           vkf_model_architecture(model));
+  vkf_model_generate facet;
+  VKF_RETURN_IF_ERROR(vkf_model_chat_facet(model, &facet));
+  vkf_decoder_model *dec = facet.engine_model;
   vkf_chat_session *s = calloc(1, sizeof *s);
   if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat");
   s->device = device;
@@ -118,10 +112,9 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
   s->dec = dec;
   s->tok = tok;
   s->o = *options;
-  const vkf_hf_config *c = vkf_decoder_config(dec);
-  s->vocab = c->vocab_size;
-  int64_t max_ctx = vkf_decoder_max_positions(dec);
-  int64_t cfg = c->max_position_embeddings ? c->max_position_embeddings : max_ctx;
+  s->vocab = facet.vocab;
+  int64_t max_ctx = facet.max_ctx;
+  int64_t cfg = facet.config_ctx ? facet.config_ctx : max_ctx;
   s->ctx = options->ctx > 0 ? options->ctx : (cfg < DEFAULT_CTX ? cfg : DEFAULT_CTX);
   vkf_status st = VKF_OK;
   if (s->ctx > max_ctx || s->ctx < 2)

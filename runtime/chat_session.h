@@ -13,7 +13,7 @@
 #include "host/device.h"
 #include "models/registry/model.h"
 #include "models/generate/generation_config.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 
 /* Zero fields take the checkpoint's generation config (sampling, eos ids) or the default. */
 typedef struct vkf_chat_options {
@@ -69,7 +69,7 @@ vkf_status vkf_chat_session_open(vkf_device *device, vkf_model *model,
 void vkf_chat_session_close(vkf_chat_session *s);
 
 /* The conversation `messages_json` (`size` bytes of a JSON list of {"role", "content"} objects,
- * as apply_chat_template takes it) rendered with the generation prompt (models/text/
+ * as apply_chat_template takes it) rendered with the generation prompt (text/
  * chat_prompt.h). *out_text is malloc'd. */
 vkf_status vkf_chat_session_render(const vkf_chat_session *s, const char *messages_json,
                                    size_t size, char **out_text);

@@ -1,6 +1,7 @@
-/* The two backends of `vkf generate`: the decoder-only engine (generate_engine.c) as it is, and the
- * encoder–decoder engine (seq2seq_engine.c) with its sources encoded at open and its "prefill" a
- * step of the decoder start tokens at position 0. */
+/* The engines behind the one interface of gen_backend.h: the decoder-only engine
+ * (generate_engine.c) as it is, the encoder–decoder engine (seq2seq_engine.c) with its sources
+ * encoded at open and its "prefill" a step of the decoder start tokens at position 0, and the
+ * Bahdanau, Reformer and Transformer-XL engines; one open per vkf_gen_engine_kind. */
 #include "runtime/gen_backend.h"
 
 #include <stdlib.h>
@@ -25,6 +26,25 @@ static vkf_kv_cache *dec_cache(void *impl) {
 }
 static void dec_destroy(void *impl) {
   vkf_gen_engine_destroy(impl);
+}
+static void dec_memory(void *impl, uint64_t *prefill_plan, uint64_t *decode_plan,
+                       uint64_t *cache) {
+  vkf_gen_engine_memory m = vkf_gen_engine_memory_of(impl);
+  *prefill_plan = m.prefill_plan, *decode_plan = m.decode_plan, *cache = m.cache;
+}
+
+static vkf_status open_decoder(vkf_device *device, void *model, const vkf_gen_backend_options *o,
+                               vkf_gen_backend *out) {
+  vkf_gen_engine_options eo = {.batch = o->rows,
+                               .prompt_len = o->prompt_len,
+                               .capacity = o->capacity,
+                               .dtype = o->dtype,
+                               .cache_dtype = o->cache_dtype,
+                               .chunk = o->chunk};
+  vkf_gen_engine *e = NULL;
+  VKF_RETURN_IF_ERROR(vkf_gen_engine_create(device, model, &eo, &e));
+  *out = (vkf_gen_backend){e, dec_prefill, dec_step, dec_cache, dec_destroy, NULL, dec_memory};
+  return VKF_OK;
 }
 
 typedef struct s2s_backend {
@@ -87,7 +107,7 @@ static vkf_status encode_sources(s2s_backend *b, const vkf_gen_backend_options *
   return s;
 }
 
-static vkf_status open_s2s(vkf_device *device, vkf_encdec_model *model,
+static vkf_status open_s2s(vkf_device *device, void *model,
                            const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   if (o->sources < 1 || o->rows % o->sources)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%lld rows for %lld sources",
@@ -113,7 +133,7 @@ static vkf_status open_s2s(vkf_device *device, vkf_encdec_model *model,
     s2s_destroy(b);
     return s;
   }
-  *out = (vkf_gen_backend){b, s2s_prefill, s2s_step, s2s_cache, s2s_destroy, NULL};
+  *out = (vkf_gen_backend){b, s2s_prefill, s2s_step, s2s_cache, s2s_destroy, NULL, NULL};
   return VKF_OK;
 }
 
@@ -140,7 +160,7 @@ static vkf_status s2sa_reorder(void *impl, const int64_t *rows) {
   return vkf_s2sa_engine_reorder(impl, rows);
 }
 
-static vkf_status open_s2sa(vkf_device *device, vkf_s2sa_model *model,
+static vkf_status open_s2sa(vkf_device *device, void *model,
                             const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   if (o->prompt_len != 1)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -150,7 +170,8 @@ static vkf_status open_s2sa(vkf_device *device, vkf_s2sa_model *model,
   vkf_s2sa_engine *e = NULL;
   VKF_RETURN_IF_ERROR(vkf_s2sa_engine_create(device, model, o->rows, o->sources, o->source_ids,
                                              o->source_lens, &e));
-  *out = (vkf_gen_backend){e, s2sa_prefill, s2sa_step, s2sa_cache, s2sa_destroy, s2sa_reorder};
+  *out = (vkf_gen_backend){e,          s2sa_prefill, s2sa_step, s2sa_cache,
+                           s2sa_destroy, s2sa_reorder, NULL};
   return VKF_OK;
 }
 
@@ -183,7 +204,7 @@ static vkf_status rf_reorder(void *impl, const int64_t *rows) {
   return vkf_reformer_engine_reorder(((rf_backend *)impl)->engine, rows);
 }
 
-static vkf_status open_reformer(vkf_device *device, vkf_reformer *model,
+static vkf_status open_reformer(vkf_device *device, void *model,
                                 const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   rf_backend *b = calloc(1, sizeof *b);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
@@ -194,7 +215,7 @@ static vkf_status open_reformer(vkf_device *device, vkf_reformer *model,
     free(b);
     return s;
   }
-  *out = (vkf_gen_backend){b, rf_prefill, rf_step, rf_cache, rf_destroy, rf_reorder};
+  *out = (vkf_gen_backend){b, rf_prefill, rf_step, rf_cache, rf_destroy, rf_reorder, NULL};
   return VKF_OK;
 }
 
@@ -228,7 +249,7 @@ static vkf_status txl_reorder(void *impl, const int64_t *rows) {
   return vkf_txl_engine_reorder(((txl_backend *)impl)->engine, rows);
 }
 
-static vkf_status open_txl(vkf_device *device, vkf_txl_model *model,
+static vkf_status open_txl(vkf_device *device, void *model,
                            const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   txl_backend *b = calloc(1, sizeof *b);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "generation");
@@ -238,27 +259,27 @@ static vkf_status open_txl(vkf_device *device, vkf_txl_model *model,
     free(b);
     return s;
   }
-  *out = (vkf_gen_backend){b, txl_prefill, txl_step, txl_cache, txl_destroy, txl_reorder};
+  *out = (vkf_gen_backend){b, txl_prefill, txl_step, txl_cache, txl_destroy, txl_reorder, NULL};
   return VKF_OK;
 }
 
-vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
+/* Every engine's open, by the kind a generate facet names: adding an engine is one line here. */
+typedef vkf_status (*engine_open)(vkf_device *device, void *model,
+                                  const vkf_gen_backend_options *o, vkf_gen_backend *out);
+static const engine_open k_engines[VKF_GEN_ENGINE_COUNT] = {
+    [VKF_GEN_ENGINE_DECODER] = open_decoder,     [VKF_GEN_ENGINE_SEQ2SEQ] = open_s2s,
+    [VKF_GEN_ENGINE_BAHDANAU] = open_s2sa,       [VKF_GEN_ENGINE_TRANSFO_XL] = open_txl,
+    [VKF_GEN_ENGINE_REFORMER] = open_reformer,
+};
+
+vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_model_generate *model,
                                 const vkf_gen_backend_options *o, vkf_gen_backend *out) {
   memset(out, 0, sizeof *out);
-  if (model->encdec) return open_s2s(device, model->encdec, o, out);
-  if (model->attention) return open_s2sa(device, model->attention, o, out);
-  if (model->reformer) return open_reformer(device, model->reformer, o, out);
-  if (model->transfo_xl) return open_txl(device, model->transfo_xl, o, out);
-  vkf_gen_engine_options eo = {.batch = o->rows,
-                               .prompt_len = o->prompt_len,
-                               .capacity = o->capacity,
-                               .dtype = o->dtype,
-                               .cache_dtype = o->cache_dtype,
-                               .chunk = o->chunk};
-  vkf_gen_engine *e = NULL;
-  VKF_RETURN_IF_ERROR(vkf_gen_engine_create(device, model->decoder, &eo, &e));
-  *out = (vkf_gen_backend){e, dec_prefill, dec_step, dec_cache, dec_destroy, NULL};
-  return VKF_OK;
+  if (model->engine <= VKF_GEN_ENGINE_NONE || model->engine >= VKF_GEN_ENGINE_COUNT ||
+      !k_engines[model->engine])
+    return vkf_status_make(VKF_STATUS_INTERNAL, "generation engine %d is not built in",
+                           (int)model->engine);
+  return k_engines[model->engine](device, model->engine_model, o, out);
 }
 
 void vkf_gen_backend_close(vkf_gen_backend *b) {

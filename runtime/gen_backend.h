@@ -1,8 +1,11 @@
-/* What the generation loops of `vkf generate` (greedy / sampling in cmd_generate.c, beams in
- * generate_beam.c) drive: a model on the device that takes each row's prompt, then one token per
- * row per step, and returns logits; its self-attention cache can be reordered. A decoder-only
- * model's prompt is the user's prompt; an encoder–decoder's is its decoder start token, its source
- * having been encoded when the backend was opened. */
+/* The one generation engine interface the loops of `vkf generate` (greedy / sampling in
+ * generate_loop.c, beams in generate_beam.c) drive: a model on the device that takes each row's
+ * prompt, then one token per row per step, and returns logits; its self-attention cache can be
+ * reordered. Every engine (decoder-only, seq2seq, Bahdanau, Transformer-XL, Reformer) fills this
+ * table when opened for a model's generate facet (models/registry/model.h), which names the engine
+ * and hands over the model it runs. A decoder-only model's prompt is the user's prompt; an
+ * encoder–decoder's is its decoder start token, its source having been encoded when the backend
+ * was opened. */
 #ifndef VKF_RUNTIME_GEN_BACKEND_H
 #define VKF_RUNTIME_GEN_BACKEND_H
 
@@ -10,11 +13,7 @@
 
 #include "host/device.h"
 #include "host/kv_cache.h"
-#include "models/arch/decoder.h"
-#include "models/arch/encdec.h"
-#include "models/arch/reformer.h"
-#include "models/arch/seq2seq_attention.h"
-#include "models/arch/transfo_xl.h"
+#include "models/registry/model.h"
 
 typedef struct vkf_gen_backend {
   void *impl;
@@ -31,6 +30,9 @@ typedef struct vkf_gen_backend {
    * moves row rows[r]'s state to row r itself; beam search then calls this instead of copying
    * cache rows, and `cache` may return NULL. */
   vkf_status (*reorder)(void *impl, const int64_t *rows);
+  /* Optional (NULL: not measured): device bytes of the weights and prefill plan, the decode plan
+   * and the cache, for the speed line. */
+  void (*memory)(void *impl, uint64_t *prefill_plan, uint64_t *decode_plan, uint64_t *cache);
 } vkf_gen_backend;
 
 /* What a backend is opened for. Row r belongs to source r / (rows / sources) (beams of one source
@@ -49,17 +51,9 @@ typedef struct vkf_gen_backend_options {
   int64_t source_pad_id;
 } vkf_gen_backend_options;
 
-/* Which model a generation runs: exactly one of them. */
-typedef struct vkf_gen_model {
-  vkf_decoder_model *decoder;
-  vkf_encdec_model *encdec;
-  vkf_s2sa_model *attention; /* the seeds' Bahdanau encoder-decoder */
-  vkf_reformer *reformer;    /* ReformerModelWithLMHead (runtime/reformer_engine.h) */
-  vkf_txl_model *transfo_xl; /* TransfoXLLMHeadModel (runtime/transfo_xl_engine.h) */
-} vkf_gen_model;
-
-/* Opens the engine for `model` (for an encoder–decoder: and encodes the sources). */
-vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_gen_model *model,
+/* Opens the engine the generate facet names for its model (for an encoder–decoder: and encodes
+ * the sources). */
+vkf_status vkf_gen_backend_open(vkf_device *device, const vkf_model_generate *model,
                                 const vkf_gen_backend_options *options, vkf_gen_backend *out);
 void vkf_gen_backend_close(vkf_gen_backend *backend);
 

@@ -77,7 +77,7 @@ static vkf_status results(beam_run *b, const vkf_gen_beam_request *q, int64_t lo
   return VKF_OK;
 }
 
-vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
+vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_model_generate *model,
                             const vkf_gen_beam_request *q, vkf_gen_beam_result *out,
                             int64_t *out_steps) {
   *out_steps = 0;
@@ -87,11 +87,7 @@ vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
     if (q->prompt_lens[s] > longest) longest = q->prompt_lens[s];
   vkf_beam_options bo = q->beam;
   bo.batch = q->batch;
-  bo.vocab_size = model->encdec      ? vkf_encdec_config(model->encdec)->vocab_size
-                  : model->attention ? vkf_s2sa_config(model->attention)->vocab_size
-                  : model->transfo_xl ? vkf_txl_hf_config(model->transfo_xl)->vocab_size
-                  : model->reformer  ? vkf_reformer_hf_config(model->reformer)->vocab_size
-                                     : vkf_decoder_config(model->decoder)->vocab_size;
+  bo.vocab_size = model->vocab;
   bo.prompt_len = longest;
   bo.max_length = longest + q->max_new;
   const int64_t rows = q->batch * bo.num_beams;

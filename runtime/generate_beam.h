@@ -41,7 +41,7 @@ typedef struct vkf_gen_beam_result {
  * n-gram bans see the padding, lengths count it), while the model runs each row unpadded at its
  * own positions, which is what the attention mask makes of the padded row. out[batch]; *out_steps
  * gets the decode steps run (for the speed line). */
-vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_gen_model *model,
+vkf_status vkf_gen_beam_run(vkf_device *device, const vkf_model_generate *model,
                             const vkf_gen_beam_request *request, vkf_gen_beam_result *out,
                             int64_t *out_steps);
 

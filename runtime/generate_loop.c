@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include "runtime/generate_beam.h"
-#include "runtime/generate_engine.h"
 #include "runtime/token_text.h"
 
 static double now_s(void) {
@@ -104,15 +103,7 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
   g->q = *request;
   const vkf_rt_gen_request *q = &g->q;
   const char *dir = vkf_model_dir(q->model);
-  const char *family = vkf_model_family(q->model);
-  if (strcmp(family, "decoder") != 0 && strcmp(family, "encdec") != 0 &&
-      strcmp(family, "seq2seq_attention") != 0 && strcmp(family, "reformer") != 0 &&
-      strcmp(family, "transfo_xl") != 0)
-    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "%s: %s is not a language model (GPT-2, Llama, Mistral, Qwen2; BART, "
-                           "Marian, T5, the seeds' Transformer and Bahdanau encoder-decoder; "
-                           "ReformerModelWithLMHead, TransfoXLLMHeadModel)",
-                           dir, vkf_model_architecture(q->model));
+  VKF_RETURN_IF_ERROR(vkf_model_generate_facet(q->model, &g->gm));
   g->batch = q->prompt_count + q->ids_count;
   if (g->batch < 1 || g->batch > VKF_RT_GEN_MAX_PROMPTS || q->prompt_count < 0 || q->ids_count < 0)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -124,69 +115,27 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
   if (!q->tok && q->stop_count)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: stop strings need the checkpoint's tokenizer",
                            dir);
-  const vkf_hf_config *c;
-  int64_t max_ctx, src_vocab, max_src = 0;
-  if (!strcmp(family, "seq2seq_attention")) {
-    /* No positions: the decoder's context and the source are bounded by its graphs only. */
-    g->gm.attention = vkf_model_impl(q->model);
-    c = vkf_s2sa_config(g->gm.attention);
-    max_ctx = VKF_S2SA_MAX_SOURCE, max_src = VKF_S2SA_MAX_SOURCE;
-    src_vocab = c->src_vocab_size;
-  } else if (!strcmp(family, "reformer")) {
-    g->gm.reformer = vkf_model_impl(q->model);
-    c = vkf_reformer_hf_config(g->gm.reformer);
-    if (strcmp(vkf_reformer_architecture(g->gm.reformer), "ReformerModelWithLMHead") != 0)
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: %s is not a causal language model (ReformerModelWithLMHead)",
-                             dir, vkf_model_architecture(q->model));
-    max_ctx = vkf_reformer_max_positions(g->gm.reformer); /* steps are not padded */
-    src_vocab = c->vocab_size;
-  } else if (!strcmp(family, "transfo_xl")) {
-    /* No positions: the memory bounds nothing but the graphs. */
-    g->gm.transfo_xl = vkf_model_impl(q->model);
-    c = vkf_txl_hf_config(g->gm.transfo_xl);
-    if (!vkf_txl_has_head(g->gm.transfo_xl))
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                             "%s: %s has no language-model head (TransfoXLLMHeadModel)", dir,
-                             vkf_model_architecture(q->model));
-    max_ctx = VKF_TXL_MAX_KEYS;
-    src_vocab = c->vocab_size;
-  } else if (!strcmp(family, "encdec")) {
-    g->gm.encdec = g->encdec = vkf_model_impl(q->model);
-    c = vkf_encdec_config(g->encdec);
-    if (!vkf_encdec_has_lm_head(g->encdec))
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head", dir,
-                             vkf_model_architecture(q->model));
-    max_ctx = max_src = vkf_encdec_max_positions(g->encdec);
-    src_vocab = vkf_encdec_source_vocab(g->encdec);
-  } else {
-    g->gm.decoder = g->dec = vkf_model_impl(q->model);
-    c = vkf_decoder_config(g->dec);
-    if (!vkf_decoder_has_lm_head(g->dec))
-      return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s has no language-model head", dir,
-                             vkf_model_architecture(q->model));
-    max_ctx = vkf_decoder_max_positions(g->dec);
-    src_vocab = c->vocab_size;
-  }
-  g->vocab = c->vocab_size;
+  const vkf_model_generate *f = &g->gm;
+  int64_t max_ctx = f->max_ctx, src_vocab = f->prompt_vocab, max_src = f->max_source;
+  g->vocab = f->vocab;
   VKF_RETURN_IF_ERROR(vkf_generation_config_load(dir, g->vocab, &g->gc));
   apply_overrides(g);
   /* The default context: the config's maximum, at most 4096; ctx may go past it for rotary
    * models, which transformers runs at any position. An encoder-decoder's context is its
    * decoder's: the start token and the new tokens. */
-  int64_t cfg_ctx = c->max_position_embeddings ? c->max_position_embeddings : max_ctx;
+  int64_t cfg_ctx = f->config_ctx ? f->config_ctx : max_ctx;
   g->ctx =
       q->ctx > 0 ? q->ctx : (cfg_ctx < VKF_RT_GEN_DEFAULT_CTX ? cfg_ctx : VKF_RT_GEN_DEFAULT_CTX);
   if (g->ctx > max_ctx)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "ctx %lld is past the model's %lld positions", (long long)g->ctx,
                            (long long)max_ctx);
-  if (g->encdec || g->gm.attention) {
+  if (max_src) {
     /* generate() starts the decoder with decoder_start_token_id, else bos_token_id. */
     g->start_id = g->gc.decoder_start_token_id >= 0 ? g->gc.decoder_start_token_id
-                  : c->decoder_start_token_id >= 0  ? c->decoder_start_token_id
+                  : f->decoder_start_id >= 0        ? f->decoder_start_id
                   : g->gc.bos_token_id >= 0         ? g->gc.bos_token_id
-                                                    : c->bos_token_id;
+                                                    : f->bos_id;
     if (g->start_id < 0 || g->start_id >= g->vocab)
       return vkf_status_make(VKF_STATUS_NOT_FOUND,
                              "%s: no decoder_start_token_id (nor bos_token_id) in the vocabulary "
@@ -198,7 +147,7 @@ vkf_status vkf_rt_gen_prepare(vkf_rt_gen *g, const vkf_rt_gen_request *request) 
     int64_t *ids = NULL;
     size_t n = 0;
     VKF_RETURN_IF_ERROR(prompt_ids(g, b, src_vocab, &ids, &n));
-    if (g->encdec || g->gm.attention) {
+    if (max_src) {
       if ((int64_t)n > max_src) {
         free(ids);
         return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -326,15 +275,9 @@ static vkf_status push_tokens(vkf_rt_gen *g, int64_t b, const int64_t *tokens, i
   return VKF_OK;
 }
 
-/* What padded sources carry (masked out): the config's pad id, else 0. */
+/* What padded sources carry (masked out): the facet's pad id (the config's, else 0). */
 static int64_t source_pad_id(const vkf_rt_gen *g) {
-  const vkf_hf_config *c = g->encdec         ? vkf_encdec_config(g->encdec)
-                           : g->gm.attention ? vkf_s2sa_config(g->gm.attention)
-                                             : NULL;
-  if (!c) return 0;
-  return c->pad_token_id >= 0 && c->pad_token_id < c->src_vocab_size
-             ? c->pad_token_id
-             : 0;
+  return g->gm.max_source ? g->gm.pad_id : 0;
 }
 
 static vkf_dtype run_dtype(const vkf_rt_gen *g) {
@@ -467,11 +410,9 @@ vkf_status vkf_rt_gen_run(vkf_rt_gen *g, vkf_device *device) {
   }
   g->decode_s = now_s() - t0;
   if (!s) s = flush_text(g);
-  if (!s && g->dec) {
-    vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e.impl);
-    g->mem_prefill_plan = mem.prefill_plan;
-    g->mem_decode_plan = mem.decode_plan;
-    g->mem_cache = mem.cache;
+  if (!s && e.memory) {
+    e.memory(e.impl, &g->mem_prefill_plan, &g->mem_decode_plan, &g->mem_cache);
+    g->has_memory = 1;
   }
   vkf_gen_backend_close(&e);
   free(ids);

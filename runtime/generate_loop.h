@@ -13,7 +13,7 @@
 #include "models/generate/generation_config.h"
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "runtime/gen_backend.h"
 
 enum { VKF_RT_GEN_MAX_PROMPTS = 16, VKF_RT_GEN_DEFAULT_CTX = 4096 };
@@ -27,7 +27,7 @@ typedef int (*vkf_rt_gen_piece_fn)(void *user, int64_t row, int64_t token, const
 /* What to generate. Zero fields take the checkpoint's generation_config.json (else config.json)
  * value, as generate() reads it. Rows are the texts, then the id lists. */
 typedef struct vkf_rt_gen_request {
-  vkf_model *model; /* a "decoder", "encdec" or "seq2seq_attention" family model */
+  vkf_model *model; /* a model with a generate facet (vkf_model_generate_facet) */
   const vkf_text_tokenizer *tok; /* NULL: no text (ids in, ids out); prompts need one */
   const char *const *prompts;
   int64_t prompt_count;
@@ -69,10 +69,8 @@ typedef struct vkf_rt_gen_row {
 /* The whole state; zero it before vkf_rt_gen_prepare, release with vkf_rt_gen_release. */
 typedef struct vkf_rt_gen {
   vkf_rt_gen_request q;
-  vkf_decoder_model *dec;
-  vkf_encdec_model *encdec;
-  vkf_gen_model gm;
-  int64_t start_id; /* encoder-decoders: the decoder start token */
+  vkf_model_generate gm; /* the model's generate facet: its engine, vocabulary, limits, ids */
+  int64_t start_id;      /* encoder-decoders: the decoder start token */
   vkf_generation_config gc;
   vkf_sampling_options so;
   vkf_stop_criteria stop;
@@ -83,7 +81,9 @@ typedef struct vkf_rt_gen {
   /* timings for the speed lines */
   double prefill_s, decode_s, encode_s;
   int64_t decoded_tokens, beam_steps;
-  uint64_t mem_prefill_plan, mem_decode_plan, mem_cache; /* decoder-only, greedy / sampling */
+  /* greedy / sampling on an engine that measures them (the decoder-only one) */
+  int has_memory;
+  uint64_t mem_prefill_plan, mem_decode_plan, mem_cache;
 } vkf_rt_gen;
 
 /* Checks the model and request, reads the generation config, tokenizes and checks every prompt

@@ -29,7 +29,7 @@ void vkf_s2sa_engine_destroy(vkf_s2sa_engine *e) {
 /* The encoder over source `src` alone (ids [1, n]), its outputs into rows [first, first + per)
  * of enc [rows, S, H] (zeros past n: the lengths mask them) and its final state into those rows
  * of e->state. Each source is encoded at its own length, so that a source padded in a batch gets
- * the state it gets alone: the seeds' encoder runs its GRU over padding too, and its final state
+ * the state it gets alone: D2L's encoder runs its GRU over padding too, and its final state
  * would depend on how much the batch padded. */
 static vkf_status encode(vkf_device *device, vkf_s2sa_model *model, vkf_s2sa_engine *e,
                          const int32_t *ids, int64_t n, int64_t first, int64_t per, float *enc) {

@@ -1,4 +1,4 @@
-/* The device side of `vkf generate` for the seeds' Bahdanau encoder-decoder
+/* The device side of `vkf generate` for D2L's Bahdanau encoder-decoder
  * (models/arch/seq2seq_attention.h): the sources are encoded once (the encoder's outputs and
  * final GRU state come back to the host), then one STEP plan per token. Its whole decoding state
  * is the GRU state [L, rows, H], a few KiB, so it stays on the host and goes up with each step's

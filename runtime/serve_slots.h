@@ -14,7 +14,7 @@
 #include "host/device.h"
 #include "models/arch/decoder.h"
 #include "models/generate/sampling.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 
 enum { VKF_SLOTS_MAX_STOPS = 4, VKF_SLOTS_MAX_END_IDS = 16 };
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 
 /* vkf_text_decoder_push of `id`, except that an id past the tokenizer's vocabulary (a model whose
  * vocabulary is padded past its tokenizer's, as Qwen2's and Phi-3's are, sampled a padding id)

@@ -10,9 +10,9 @@
 
 #include "models/generate/generation_config.h"
 #include "models/registry/model.h"
-#include "models/text/chat_prompt.h"
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
+#include "text/chat_prompt.h"
+#include "text/text_tokenizer.h"
+#include "text/wordpiece.h"
 #include "runtime/device_open.h"
 #include "runtime/serve_slots.h"
 #include "serve/metrics.h"
@@ -97,7 +97,7 @@ typedef struct serve_model {
   vkf_model *model;
   int embed; /* a BERT-family encoder: embeddings; else a decoder: completions */
   vkf_text_tokenizer *tok;
-  vkf_tokenizer *wordpiece;
+  vkf_wordpiece *wordpiece;
   vkf_chat_prompt *chat; /* NULL: the model has no chat template */
   vkf_generation_config gc;
   int64_t chat_end[SERVE_MAX_END_IDS];

@@ -132,10 +132,13 @@ static int embed_batch(serve_worker *w, serve_model *m, serve_job *j) {
   if (n > SERVE_EMBED_BATCH) n = SERVE_EMBED_BATCH;
   float *e = NULL;
   size_t *tokens = NULL;
-  vkf_status st = vkf_rt_embed(w->dev.device, vkf_model_impl(m->model), m->wordpiece,
-                               (const char *const *)j->inputs + from, (int64_t)n,
-                               w->srv->o.fp16 ? VKF_F16 : VKF_F32, "vkf serve", &e, &tokens);
-  size_t dims = (size_t)vkf_bert_config(vkf_model_impl(m->model))->hidden_size;
+  vkf_model_embed facet;
+  vkf_status st = vkf_model_embed_facet(m->model, &facet);
+  if (!st)
+    st = vkf_rt_embed(w->dev.device, facet.encoder, m->wordpiece,
+                      (const char *const *)j->inputs + from, (int64_t)n,
+                      w->srv->o.fp16 ? VKF_F16 : VKF_F32, "vkf serve", &e, &tokens);
+  size_t dims = st ? 0 : (size_t)facet.dims;
   if (!st && !j->embeddings && !(j->embeddings = malloc(j->input_count * dims * sizeof *e)))
     st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "embeddings");
   if (st) {
@@ -384,18 +387,27 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
   const char *path = s->paths[i];
   VKF_RETURN_IF_ERROR(vkf_model_open(path, &m->model));
   if (s->o.quantize) VKF_RETURN_IF_ERROR(vkf_model_quantize(m->model, s->o.quantize));
-  const char *family = vkf_model_family(m->model);
-  if (!strcmp(family, "bert")) {
+  /* What the model can do decides what it serves: embeddings through sentence-transformers'
+   * pipeline, or completions (and chat) on an engine whose rows join and leave between steps. */
+  vkf_model_generate gf;
+  vkf_model_embed ef;
+  vkf_status es = vkf_model_embed_facet(m->model, &ef);
+  int pipeline = es == VKF_OK && ef.encoder;
+  vkf_status_free(es);
+  if (pipeline) {
     m->embed = 1;
-    return vkf_tokenizer_load(path, &m->wordpiece);
+    return vkf_wordpiece_load(path, &m->wordpiece);
   }
-  if (strcmp(family, "decoder"))
+  vkf_status gs = vkf_model_generate_facet(m->model, &gf);
+  int served = gs == VKF_OK && gf.continuous;
+  vkf_status_free(gs);
+  if (!served)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: %s; vkf serve runs decoder language models (completions, chat) "
                            "and BERT-family encoders (embeddings)",
                            path, vkf_model_architecture(m->model));
-  vkf_decoder_model *dec = vkf_model_impl(m->model);
-  int64_t vocab = vkf_decoder_config(dec)->vocab_size;
+  vkf_decoder_model *dec = gf.engine_model;
+  int64_t vocab = gf.vocab;
   VKF_RETURN_IF_ERROR(vkf_text_tokenizer_load(path, &m->tok));
   VKF_RETURN_IF_ERROR(vkf_generation_config_load(path, vocab, &m->gc));
   vkf_status cs = vkf_chat_prompt_load(path, &m->chat);
@@ -407,7 +419,7 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
   }
   m->chat_end_count = vkf_chat_end_ids(path, m->tok, &m->gc, vocab, m->chat_end, SERVE_MAX_END_IDS);
   int64_t ctx, chunk;
-  ctx_of(&s->o, vkf_decoder_max_positions(dec), &ctx, &chunk);
+  ctx_of(&s->o, gf.max_ctx, &ctx, &chunk);
   vkf_slots_options so = {.slots = s->o.parallel > 0 ? s->o.parallel : 4,
                           .ctx = ctx,
                           .chunk = chunk,
@@ -426,7 +438,7 @@ static void free_models(serve_worker *w) {
     vkf_slots_destroy(m->slots);
     vkf_chat_prompt_destroy(m->chat);
     vkf_text_tokenizer_destroy(m->tok);
-    vkf_tokenizer_destroy(m->wordpiece);
+    vkf_wordpiece_destroy(m->wordpiece);
     vkf_model_close(m->model);
   }
   free(w->models);

@@ -1,5 +1,5 @@
 #version 450
-// Additive attention (Bahdanau et al. 2015; the seeds' AdditiveAttention), fused over the keys:
+// Additive attention (Bahdanau et al. 2015; D2L's AdditiveAttention), fused over the keys:
 //   s_j = sum_h w[h] * tanh(qp[b, i, h] + kp[b, j, h]) for j < len (valid length, clamped to
 //   [0, Nk]), p = softmax(s), out[b, i, :] = sum_j p_j v[b, j, :]; with WEIGHTS, out[b, i, j] = p_j
 //   (0 past len). A row with no key left is zeros. No [B, Nq, Nk, H] tensor: one workgroup per

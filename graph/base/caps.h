@@ -51,10 +51,29 @@ typedef struct vkf_device_caps {
   uint32_t driver_version;
 
   uint32_t max_shared_memory_size;      /* bytes per workgroup */
-  uint32_t subgroup_size;               /* default subgroup size in compute */
+  /* The subgroup size the choosers plan with: the device's default, a profile's where the device
+   * can require it, or the width a device really runs where it misreports (host/subgroup_probe.c). */
+  uint32_t subgroup_size;
+  uint32_t min_subgroup_size, max_subgroup_size; /* VK_EXT_subgroup_size_control (0: unknown) */
+  /* Compute pipelines can be created with requiredSubgroupSize (subgroupSizeControl, compute in
+   * requiredSubgroupSizeStages): host/ then requires subgroup_size of every kernel that uses
+   * subgroup operations, with full subgroups where computeFullSubgroups allows. */
+  int subgroup_size_control;
+  int full_subgroups;                   /* computeFullSubgroups */
+  uint32_t max_workgroup_subgroups;     /* maxComputeWorkgroupSubgroups (0: unknown) */
+  /* Where the device's shaders really run subgroups of another width than it reports (the probe
+   * at device creation): the width it reported, else 0. Its size cannot be trusted nor required,
+   * so vkf_caps_subgroup_fixed is 0 and choosers take bodies that work at any size. */
+  uint32_t subgroup_misreported;
   uint32_t subgroup_ops;                /* vkf_subgroup_op bits usable in compute shaders */
   uint32_t max_workgroup_size[3];
   uint32_t max_workgroup_invocations;
+  /* Loop iterations one invocation may run in all (0: no limit). lavapipe (llvmpipe's gallivm, at
+   * least through Mesa 24) counts every loop's iterations of an invocation (of each SIMD group)
+   * in one counter from 65535 and, once it reaches 0, leaves every loop after its current
+   * iteration: a kernel past the limit silently skips the rest of its work. Lowerings split such
+   * work across dispatches. */
+  uint32_t loop_iteration_limit;
   uint32_t max_workgroup_count[3];
   uint32_t max_push_constants_size;     /* bytes */
   uint32_t min_storage_buffer_offset_alignment; /* bytes */
@@ -88,6 +107,10 @@ typedef struct vkf_device_caps {
    * its granularity divides. coopmat_gemm_tile is the largest listed one. */
   uint32_t coopmat_tiles;
   int coopmat_flexible; /* VK_NV_cooperative_matrix2 flexible dimensions are enabled */
+  /* Why the kernels are on or off where the device lists cooperative matrices (the vendor
+   * allowlist, VKF_COOPMAT, a missing feature): `vkf devices` prints it. */
+  char coopmat_reason[160];
+  uint32_t driver_id;    /* VkDriverId (0: unknown) */
 
   uint32_t heap_count;
   uint64_t heap_size[VKF_CAPS_MAX_HEAPS];
@@ -99,8 +122,25 @@ typedef struct vkf_device_caps {
   char profile[32];      /* VKF_DEVICE_PROFILE applied to these caps, "" when none */
 } vkf_device_caps;
 
+/* The subgroup size every kernel that uses subgroup operations is guaranteed to run at, so a
+ * chooser may plan a body on it (lanes per row, one-subgroup workgroups, 8-wide CPU bodies,
+ * subgroups per tile): caps->subgroup_size where the device can require it of a pipeline or has
+ * only that size, else 0 (Intel without size control picks a width per pipeline; a misreporting
+ * device). With 0 choosers pick bodies that read gl_NumSubgroups/gl_SubgroupID at run time. */
+static inline uint32_t vkf_caps_subgroup_fixed(const vkf_device_caps *caps) {
+  if (caps->subgroup_misreported || !caps->subgroup_size) return 0;
+  if (caps->subgroup_size_control && caps->subgroup_size >= caps->min_subgroup_size &&
+      caps->subgroup_size <= caps->max_subgroup_size)
+    return caps->subgroup_size;
+  return caps->min_subgroup_size == caps->subgroup_size &&
+                 caps->max_subgroup_size == caps->subgroup_size
+             ? caps->subgroup_size
+             : 0;
+}
+
 /* Clamps `caps` to the device class `profile` ("mobile", "mali", "adreno", "nvidia-like" ...).
- * Only ever lowers limits, never raises them above what the real device has. Unknown names give
+ * Only ever lowers limits, never raises them above what the real device has; a profile's subgroup
+ * size is taken only where the device can require it (else the device's is kept). Unknown names give
  * an INVALID_ARGUMENT status listing the known ones. NULL or "" is a no-op. */
 vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *profile);
 /* Comma-separated list of known profile names (for help texts). */

@@ -1,4 +1,5 @@
 /* Owns VKF_DEVICE_PROFILE: the table of device classes and how caps are clamped to them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph/base/caps.h"
@@ -63,9 +64,12 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   caps->max_workgroup_invocations = min_u32(caps->max_workgroup_invocations, p->max_invocations);
   for (int i = 0; i < 3; i++)
     caps->max_workgroup_size[i] = min_u32(caps->max_workgroup_size[i], p->max_invocations);
-  /* A subgroup size cannot be changed on the real device; a profile only shrinks what choosers
-   * may assume. A larger profile subgroup (adreno's 64 on lavapipe's 8) is ignored. */
-  if (p->subgroup_size && p->subgroup_size < caps->subgroup_size)
+  /* A profile's subgroup size is planned with only where every kernel that depends on it will
+   * run at it: a device that can require it of its pipelines (AMD's 32 or 64, Intel's 8 to 32).
+   * Elsewhere (lavapipe's one width, a 32-wide NVIDIA under the intel profile) the device's size
+   * stays: planning rows of 16 lanes on subgroups of 32 would sum two rows together. */
+  if (p->subgroup_size && caps->subgroup_size_control && !caps->subgroup_misreported &&
+      p->subgroup_size >= caps->min_subgroup_size && p->subgroup_size <= caps->max_subgroup_size)
     caps->subgroup_size = p->subgroup_size;
   caps->subgroup_ops &= p->subgroup_ops_mask;
   caps->fp16_arithmetic = caps->fp16_arithmetic && p->fp16_arithmetic;
@@ -78,6 +82,9 @@ vkf_status vkf_caps_apply_profile(vkf_device_caps *caps, const char *name) {
   /* The desktop classes ship cooperative matrices (NVIDIA since Turing, AMD RDNA3, Intel Xe); on
    * lavapipe 26 their profiles keep its 8x8x8 shape, so the GPU rules pick those kernels in CI. */
   if (!p->coopmat) {
+    if (caps->coopmat_gemm_tile)
+      snprintf(caps->coopmat_reason, sizeof caps->coopmat_reason,
+               "off: the %s profile's class has no tensor cores", p->name);
     caps->cooperative_matrix = 0;
     caps->coopmat_count = 0;
     caps->coopmat_gemm_tile = 0;

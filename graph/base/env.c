@@ -69,7 +69,7 @@ void vkf_env_reload(void) {
   static const char *const dumps[] = {"passes", NULL};
   static const char *const fusions[] = {"attention", "gemm", "elementwise", NULL};
   g_warning_count = 0;
-  g_env.validate = flag("VKF_VALIDATE");
+  g_env.validate = int_in("VKF_VALIDATE", 0, 2, 0, "0, 1, 2 (GPU-assisted bounds checks)");
   g_env.device = str_or_null("VKF_DEVICE");
   g_env.device_profile = str_or_null("VKF_DEVICE_PROFILE");
   g_env.cache_dir = str_or_null("VKF_CACHE_DIR");
@@ -78,7 +78,7 @@ void vkf_env_reload(void) {
   g_env.dequantize = flag("VKF_DEQUANTIZE");
   g_env.dump = list_of("VKF_DUMP", dumps, "passes, all");
   g_env.dump_dir = str_or_null("VKF_DUMP_DIR");
-  g_env.coopmat = int_in("VKF_COOPMAT", 0, 1, 1, "0, 1");
+  g_env.coopmat = int_in("VKF_COOPMAT", 0, 1, -1, "0 off, 1 on despite the vendor allowlist");
   g_env.profile = flag("VKF_PROFILE");
   g_env.check = flag("VKF_CHECK");
   g_env.update_golden = flag("VKF_UPDATE_GOLDEN");

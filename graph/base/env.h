@@ -4,7 +4,8 @@
 #define VKF_GRAPH_ENV_H
 
 typedef struct vkf_env {
-  int validate;               /* VKF_VALIDATE=1: Khronos validation layer + message counter */
+  int validate;               /* VKF_VALIDATE=1: Khronos validation layer + message counter;
+                               * 2: its GPU-assisted bounds checks instead of synchronization */
   const char *device;         /* VKF_DEVICE: device index or name substring */
   const char *device_profile; /* VKF_DEVICE_PROFILE: clamp caps to a device class ("mobile") */
   const char *cache_dir;      /* VKF_CACHE_DIR: SPIR-V + pipeline cache directory */
@@ -16,7 +17,8 @@ typedef struct vkf_env {
   const char *dump;           /* VKF_DUMP: "passes" writes the graph after each pass */
   const char *dump_dir;       /* VKF_DUMP_DIR: where dumps go (default ".") */
   int coopmat;                /* VKF_COOPMAT=0: never pick the cooperative-matrix (tensor-core)
-                                 kernels, though the device has them (default 1) */
+                                 kernels, though the device has them; 1: use them even where the
+                                 vendor allowlist says no; unset (-1): the allowlist decides */
   int profile;                /* VKF_PROFILE=1: per-dispatch timestamp table on stderr */
   int check;                  /* VKF_CHECK=1: compare every node with the CPU interpreter */
   const char *no_fuse;        /* VKF_NO_FUSE: comma list of fusions to skip ("attention",...) */

@@ -112,7 +112,7 @@ vkf_value vkf_sparse_attention(vkf_graph *g, const char *name, vkf_value q, vkf_
                                vkf_value v, vkf_value rows, vkf_value cols,
                                const vkf_sparse_attention_options *options);
 
-/* Additive attention (Bahdanau et al. 2015, the seeds' AdditiveAttention): with the projected
+/* Additive attention (Bahdanau et al. 2015, D2L's AdditiveAttention): with the projected
  * queries qp = W_q q [B, Nq, H] and keys kp = W_k k [B, Nk, H], score(i, j) =
  * w_v · tanh(qp_i + kp_j), a masked softmax over the keys j < valid_lens (i32 [B] or [B, Nq],
  * optional; clamped to [0, Nk]; a row with no key left is zeros), then · v [B, Nk, Dv] ->

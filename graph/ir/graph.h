@@ -113,7 +113,7 @@ enum {
   VKF_IN_SPARSE_MASKS = 5,    /* optional i32 [M, block_q, ceil(block_k / 32)] bit masks */
   VKF_IN_SPARSE_KV_LEN = 6,   /* optional i32 [B], clamped to [0, Nk] as for attention */
   VKF_IN_SPARSE_KEY_BIAS = 7, /* optional f32 [B, Nk], added to every score of key j */
-  /* Additive attention (Bahdanau et al.; the seeds' AdditiveAttention). */
+  /* Additive attention (Bahdanau et al.; D2L's AdditiveAttention). */
   VKF_IN_ADDITIVE_Q = 0,          /* W_q q: [B, Nq, H] (may be strided) */
   VKF_IN_ADDITIVE_K = 1,          /* W_k k: [B, Nk, H] (may be strided) */
   VKF_IN_ADDITIVE_W = 2,          /* w_v: [H] */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/lower/attention_loops.h"
 #include "graph/lower/lower_node.h"
 #include "graph/lower/lower_rows.h"
 
@@ -68,7 +69,11 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   uint32_t max_inv = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
   if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_inv)
     max_inv = caps->max_workgroup_size[0];
-  uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
+  /* The bodies planned on the subgroup size (tensor-core tiles of 4 subgroups, the 8-lane
+   * broadcast body, a subgroup per row) need it guaranteed (vkf_caps_subgroup_fixed); with 0 the
+   * chooser takes the bodies that reduce through shared memory. */
+  uint32_t sg_fixed = vkf_caps_subgroup_fixed(caps);
+  uint32_t sg = sg_fixed ? sg_fixed : caps->subgroup_size ? caps->subgroup_size : 1;
 
   /* Rule 0: tensor cores for f16 prefill and encoders on GPU-class devices with cooperative
    * matrices (and this build's kernels): head dims that are whole tiles up to 128, a block of
@@ -76,7 +81,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * a forced COOPMAT that the shape or device cannot take falls back to the chooser. */
   uint32_t tile = caps->coopmat_gemm_tile;
   int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
-              s->d <= 128 && s->dv <= 128 && 4 * sg <= max_inv &&
+              s->d <= 128 && s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
               coopmat_shared_bytes(tile) <= caps->max_shared_memory_size;
   int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||
                 (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&
@@ -124,7 +129,7 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * coalesce across lanes. */
   uint32_t bcast_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_ARITHMETIC |
                        VKF_SUBGROUP_SHUFFLE;
-  int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg == 8 && s->d % 4 == 0 &&
+  int bcast_ok = (caps->subgroup_ops & bcast_ops) == bcast_ops && sg_fixed == 8 && s->d % 4 == 0 &&
                  s->dv % 4 == 0 && s->d <= 128 && s->dv <= 128;
   /* ... but only through the broadcast body (below), which needs subgroup broadcast, shuffle and
    * arithmetic, exactly 8 lanes (its 8x8 blocks), head dims that are multiples of 4 and at most
@@ -155,13 +160,12 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
      * no barrier); otherwise 8 lanes reduced through shared memory. */
     out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
                                (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
-                           sg >= 4 && sg <= 64 && sg <= max_inv;
-    out->lanes = out->subgroup_reduce ? sg : vkf_u32_min(8, max_inv);
+                           sg_fixed >= 4 && sg_fixed <= 64 && sg_fixed <= max_inv;
+    out->lanes = out->subgroup_reduce ? sg_fixed : vkf_u32_min(8, max_inv);
     /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
-     * profile), whatever the query count: one pipeline per head dim, and decoding gets its
-     * parallelism from split-K. (Blocks of 1-2 rows also gave wrong results on lavapipe past
-     * ~1500 keys; cause not yet found.) */
+     * profile), fewer when the query count is small. */
     out->br = vkf_u32_max(1, vkf_u32_min(128, max_inv) / out->lanes);
+    while (out->br > 1 && out->br / 2 >= s->nq) out->br /= 2;
   }
   if (out->br > max_inv / out->lanes) out->br = vkf_u32_max(1, max_inv / out->lanes);
 
@@ -200,6 +204,10 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   splits = vkf_u32_min(splits, vkf_u32_max(1, s->nk / MIN_SPLIT_KEYS));
   if (f.splits) splits = f.splits;
   splits = vkf_u32_max(1, vkf_u32_min(splits, MAX_SPLITS));
+  /* Forced or not, at least as many splits as keep each workgroup's loops within the device's
+   * loop-iteration limit (attention_loops.h; past it lavapipe drops the rest of the keys). */
+  splits = vkf_u32_max(splits, vkf_u32_min(vkf_attention_loop_splits(caps, out, s),
+                                           vkf_div_up(s->nk ? s->nk : 1, out->bc)));
   out->chunk = vkf_u32_round_up(vkf_div_up(s->nk ? s->nk : 1, splits), out->bc);
   out->splits = vkf_u32_max(1, vkf_div_up(s->nk, out->chunk));
   if (out->splits == 1) out->chunk = vkf_u32_round_up(s->nk ? s->nk : 1, out->bc);
@@ -359,6 +367,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     if (ramp) vkf_plan_dispatch_define(&d, "RAMP=1");
   } else if (coopmat) { /* its own define set (shaders/variants_coopmat.txt) */
     vkf_plan_dispatch_define(&d, "ATTN_COOPMAT=1");
+    d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
     vkf_plan_dispatch_define(&d, c.coopmat_tile == 16 ? "CM=16" : "CM=8");
     vkf_plan_dispatch_define(&d, "F16=1");
     vkf_plan_dispatch_define(&d, bias && bias->dtype == VKF_F16 ? "BIAS_F16=1" : "BIAS_F16=0");
@@ -372,6 +381,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
     vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
     vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
+    if (c.cpu_bcast || c.subgroup_reduce) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
     if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
     /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %
      * less SPIR-V for lavapipe to translate on each run. Decode steps keep the constant. */

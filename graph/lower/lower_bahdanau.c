@@ -56,6 +56,7 @@ vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lowe
   d.spec[1] = (uint32_t)has_vl;
   d.spec[2] = (uint32_t)(has_vl && vl->rank == 2);
   d.spec[3] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, wg, subgroup);
+  if (d.spec[3]) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
   d.spec_count = 4;
   VKF_RETURN_IF_ERROR(vkf_rows_grid(ctx->caps, rows, node->name, d.groups));
   d.groups[2] = (uint32_t)(chunks ? chunks : 1);
@@ -78,6 +79,38 @@ vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lowe
                      d.groups[0], (uint32_t)rows};
   for (size_t i = 0; i < sizeof push / sizeof *push; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
   return vkf_plan_add_dispatch(ctx->plan, &d);
+}
+
+/* Loop iterations one invocation of gru_scan.comp runs per step at `wg` invocations, as lavapipe
+ * counts them (a loop of n iterations counts n + 1: the last test too): per owned unit three dot
+ * products of h / 4 + 1 and at most 4 more, and the unit loop's; the step loop's. Measured: 245
+ * units at 8 invocations ran out in the 11th step, as 31 * (3 * 64 + 1) + 1 + 1 per step says. */
+static uint64_t gru_step_loops(uint32_t h, uint32_t wg) {
+  uint64_t units = vkf_div_up(h, wg);
+  return units * (3 * ((uint64_t)h / 4 + 5) + 1) + 2;
+}
+
+/* The workgroup and the steps per dispatch. One subgroup on CPU devices (no barrier switches
+ * between SIMD groups), 64 invocations elsewhere, and the whole recurrence in one dispatch.
+ * Under a loop-iteration limit (caps.h) each dispatch's loops stay within 7/8 of it: the
+ * workgroup doubles until one step takes at most 1/8 of that budget, and the steps are cut into
+ * dispatches of as many steps as fit. */
+static void gru_plan(const vkf_device_caps *caps, uint32_t h, uint32_t steps, uint32_t *wg,
+                     uint32_t *chunk) {
+  uint32_t max_wg = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
+  if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_wg)
+    max_wg = caps->max_workgroup_size[0];
+  uint32_t n = caps->kind == VKF_DEVICE_KIND_CPU && caps->subgroup_size ? caps->subgroup_size : 64;
+  n = vkf_u32_max(1, vkf_u32_min(n, max_wg));
+  *chunk = vkf_u32_max(1, steps);
+  if (caps->loop_iteration_limit) {
+    uint64_t budget = (uint64_t)caps->loop_iteration_limit / 8 * 7;
+    while (n * 2 <= max_wg && gru_step_loops(h, n) > budget / 8) n *= 2;
+    /* the state load's loop runs once per dispatch */
+    uint64_t fit = (budget - vkf_div_up(h, n)) / gru_step_loops(h, n);
+    if (fit < *chunk) *chunk = (uint32_t)fit; /* 0: not even one step fits */
+  }
+  *wg = n;
 }
 
 /* GRU_SCAN onto shaders/gru_scan.comp: one workgroup per batch row, h in shared memory. */
@@ -103,43 +136,49 @@ vkf_status vkf_lower_gru_scan(const vkf_lower_ctx *ctx, const vkf_lower_node *no
   if ((uint64_t)x->shape[0] > max_x)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "gru_scan \"%s\": batch %lld exceeds the grid",
                            node->name, (long long)x->shape[0]);
-  vkf_plan_dispatch d = {.node = node->name, .shader = "gru_scan.comp"};
-  if (has_h0) vkf_plan_dispatch_define(&d, "HAS_H0");
-  /* 64 invocations on every device. Not the CPU devices' one-subgroup workgroup (8 on lavapipe):
-   * there, with about h/8 units per invocation, hidden sizes from ~245 up read garbage from the
-   * third step on (lavapipe 22.3; 16 and more invocations are right), cause not found. */
-  uint32_t wg = 64;
-  if (ctx->caps->max_workgroup_invocations && ctx->caps->max_workgroup_invocations < wg)
-    wg = ctx->caps->max_workgroup_invocations;
-  if (ctx->caps->max_workgroup_size[0] && ctx->caps->max_workgroup_size[0] < wg)
-    wg = ctx->caps->max_workgroup_size[0];
-  d.spec[0] = wg;
-  d.spec_count = 1;
-  uint32_t g_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
-  uint32_t w_off = vkf_lower_bind(ctx, &d, w, VKF_ACCESS_READ);
-  uint32_t b_off = vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ);
-  uint32_t h_off = vkf_lower_bind(ctx, &d, has_h0 ? h0 : x, VKF_ACCESS_READ);
-  uint32_t o_off = vkf_lower_bind(ctx, &d, y, VKF_ACCESS_WRITE);
-  uint32_t push[] = {(uint32_t)x->shape[1],
-                     (uint32_t)h,
-                     g_off,
-                     (uint32_t)x->strides[0],
-                     (uint32_t)x->strides[1],
-                     (uint32_t)x->strides[2],
-                     w_off,
-                     (uint32_t)w->strides[0],
-                     (uint32_t)w->strides[1],
-                     b_off,
-                     (uint32_t)bias->strides[0],
-                     h_off,
-                     has_h0 ? (uint32_t)h0->strides[0] : 0,
-                     has_h0 ? (uint32_t)h0->strides[1] : 0,
-                     o_off,
-                     (uint32_t)y->strides[0],
-                     (uint32_t)y->strides[1],
-                     (uint32_t)y->strides[2]};
-  for (size_t i = 0; i < sizeof push / sizeof *push; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
-  d.groups[0] = (uint32_t)x->shape[0];
-  d.groups[1] = d.groups[2] = 1;
-  return vkf_plan_add_dispatch(ctx->plan, &d);
+  uint32_t steps = (uint32_t)x->shape[1], wg = 0, chunk = 0;
+  gru_plan(ctx->caps, (uint32_t)h, steps, &wg, &chunk);
+  if (chunk == 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "gru_scan \"%s\": one step of %llu hidden units at %u invocations "
+                           "runs more loop iterations than device \"%s\" allows (%u)",
+                           node->name, (unsigned long long)h, wg, ctx->caps->name,
+                           ctx->caps->loop_iteration_limit);
+  /* One dispatch per `chunk` steps; each after the first starts from the state its predecessor
+   * wrote (out[t0 - 1]). */
+  for (uint32_t t0 = 0; t0 < steps; t0 += chunk) {
+    vkf_plan_dispatch d = {.node = node->name, .shader = "gru_scan.comp"};
+    if (has_h0) vkf_plan_dispatch_define(&d, "HAS_H0");
+    d.spec[0] = wg;
+    d.spec_count = 1;
+    uint32_t g_off = vkf_lower_bind(ctx, &d, x, VKF_ACCESS_READ);
+    uint32_t w_off = vkf_lower_bind(ctx, &d, w, VKF_ACCESS_READ);
+    uint32_t b_off = vkf_lower_bind(ctx, &d, bias, VKF_ACCESS_READ);
+    uint32_t h_off = vkf_lower_bind(ctx, &d, has_h0 ? h0 : x, VKF_ACCESS_READ);
+    uint32_t o_off = vkf_lower_bind(ctx, &d, y, t0 ? VKF_ACCESS_READ_WRITE : VKF_ACCESS_WRITE);
+    uint32_t push[] = {vkf_u32_min(chunk, steps - t0),
+                       (uint32_t)h,
+                       g_off,
+                       (uint32_t)x->strides[0],
+                       (uint32_t)x->strides[1],
+                       (uint32_t)x->strides[2],
+                       w_off,
+                       (uint32_t)w->strides[0],
+                       (uint32_t)w->strides[1],
+                       b_off,
+                       (uint32_t)bias->strides[0],
+                       h_off,
+                       has_h0 ? (uint32_t)h0->strides[0] : 0,
+                       has_h0 ? (uint32_t)h0->strides[1] : 0,
+                       o_off,
+                       (uint32_t)y->strides[0],
+                       (uint32_t)y->strides[1],
+                       (uint32_t)y->strides[2],
+                       t0};
+    for (size_t i = 0; i < sizeof push / sizeof *push; i++) vkf_plan_dispatch_push_u32(&d, push[i]);
+    d.groups[0] = (uint32_t)x->shape[0];
+    d.groups[1] = d.groups[2] = 1;
+    VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
+  }
+  return VKF_OK;
 }

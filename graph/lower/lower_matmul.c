@@ -91,7 +91,7 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
   }
   if (v->kind == VKF_GEMM_QCPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
-    if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
+    if (vkf_caps_subgroup_fixed(caps) != 8 || (caps->subgroup_ops & need) != need)
       return "needs 8-wide subgroups with shuffle";
     if (v->workgroup_size % 8 || (v->qcpu_rows != 1 && v->qcpu_rows != 2 && v->qcpu_rows != 4) ||
         (v->qcpu_cols != 1 && v->qcpu_cols != 2))
@@ -101,8 +101,8 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
     if (!caps->coopmat_gemm_tile) return "no cooperative-matrix kernels on this device or build";
     if (v->coopmat_tile != caps->coopmat_gemm_tile)
       return "the device's cooperative-matrix tile is another size";
-    if (v->workgroup_size != 4 * caps->subgroup_size)
-      return "the workgroup must be 4 subgroups";
+    if (!vkf_caps_subgroup_fixed(caps) || v->workgroup_size != 4 * caps->subgroup_size)
+      return "the workgroup must be 4 subgroups of a guaranteed size";
     /* the built rows (shaders/variants_coopmat.txt): 2x2 tiles a subgroup, and 4x2 at tile 16 */
     uint32_t t = v->coopmat_tile;
     if (v->bn != 4 * t || v->bk != 2 * t || (v->bm != 4 * t && (t != 16 || v->bm != 8 * t)))
@@ -110,7 +110,7 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
   }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
-    if (caps->subgroup_size != 8 || (caps->subgroup_ops & need) != need)
+    if (vkf_caps_subgroup_fixed(caps) != 8 || (caps->subgroup_ops & need) != need)
       return "needs 8-wide subgroups with shuffle";
     if (v->workgroup_size % 8 || !v->cpu_row_groups || v->cpu_row_groups > 8 ||
         (v->cpu_col_vec4s != 1 && v->cpu_col_vec4s != 2 && v->cpu_col_vec4s != 4) ||
@@ -425,6 +425,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   char def_cpu_ra[24], def_cpu_tn[24], def_cpu_ku[24];
   if (variant->kind == VKF_GEMM_CPU) {
     vkf_plan_dispatch_define(&d, "GEMM_CPU");
+    d.subgroup_size = 8;
     snprintf(def_cpu_ra, sizeof def_cpu_ra, "CPU_RA=%u", variant->cpu_row_groups);
     snprintf(def_cpu_tn, sizeof def_cpu_tn, "CPU_TN4=%u", variant->cpu_col_vec4s);
     vkf_plan_dispatch_define(&d, def_cpu_ra);
@@ -443,6 +444,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     static const char *const rows_define[5] = {NULL, "QCPU_ROWS=1", "QCPU_ROWS=2", NULL,
                                                "QCPU_ROWS=4"};
     vkf_plan_dispatch_define(&d, "GEMM_QCPU");
+    d.subgroup_size = 8;
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
@@ -454,6 +456,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                              node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
                              sb);
     vkf_plan_dispatch_define(&d, "GEMM_COOPMAT");
+    d.subgroup_size = variant->workgroup_size / 4;
     vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM=16" : "CM=8");
     /* accumulator tiles per subgroup along M: 2 (32 or 64 rows a workgroup) or 4 (128) */
     vkf_plan_dispatch_define(&d, variant->bm == 8 * variant->coopmat_tile ? "CM_TM=4" : "CM_TM=2");

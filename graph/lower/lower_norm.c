@@ -86,6 +86,7 @@ vkf_status vkf_lower_norm(const vkf_lower_ctx *ctx, const vkf_lower_node *node) 
   d.spec[3] = (uint32_t)has_beta;
   d.spec[5] = v.rows_per_workgroup;
   d.spec[6] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, v.workgroup_size, v.subgroup_reduce);
+  if (d.spec[6]) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
   d.spec_count = 7;
   VKF_RETURN_IF_ERROR(
       vkf_rows_grid(ctx->caps, vkf_div_up(rows, v.rows_per_workgroup), node->name, d.groups));

@@ -136,12 +136,13 @@ static inline uint32_t vkf_rows_per_workgroup(const vkf_device_caps *caps, uint6
 }
 
 /* True when a workgroup of `workgroup_size` invocations is a single subgroup, so reductions need
- * no shared memory and no barrier. Only trusted on CPU devices, whose subgroup size is fixed at
- * the reported value; GPUs may compile a compute shader at another width than they report. */
+ * no shared memory and no barrier: on CPU devices (barriers switch coroutines there), where the
+ * size is guaranteed (vkf_caps_subgroup_fixed: Mesa 22.3's lavapipe at 1024-bit vectors reports
+ * 32 and runs 16, and a one-subgroup sum of a 32-wide workgroup then added half the row). */
 static inline int vkf_rows_one_subgroup(const vkf_device_caps *caps, uint32_t workgroup_size,
                                         int subgroup_reduce) {
-  return subgroup_reduce && caps->kind == VKF_DEVICE_KIND_CPU && caps->subgroup_size &&
-         workgroup_size <= caps->subgroup_size;
+  uint32_t sg = vkf_caps_subgroup_fixed(caps);
+  return subgroup_reduce && caps->kind == VKF_DEVICE_KIND_CPU && sg && workgroup_size <= sg;
 }
 
 /* Subgroup reductions need arithmetic (subgroupAdd/Max) and basic (elect, subgroup id) ops. */

@@ -103,6 +103,7 @@ vkf_status vkf_lower_softmax(const vkf_lower_ctx *ctx, const vkf_lower_node *nod
   d.spec[7] = 0;
   d.spec[8] = v.rows_per_workgroup;
   d.spec[9] = (uint32_t)vkf_rows_one_subgroup(ctx->caps, v.workgroup_size, v.subgroup_reduce);
+  if (d.spec[9]) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
   d.spec_count = 10;
   VKF_RETURN_IF_ERROR(
       vkf_rows_grid(ctx->caps, vkf_div_up(rows, v.rows_per_workgroup), node->name, d.groups));

@@ -35,7 +35,8 @@ void vkf_sparse_attention_choose(const vkf_device_caps *caps, const vkf_sparse_s
   uint32_t max_inv = caps->max_workgroup_invocations ? caps->max_workgroup_invocations : 128;
   if (caps->max_workgroup_size[0] && caps->max_workgroup_size[0] < max_inv)
     max_inv = caps->max_workgroup_size[0];
-  uint32_t sg = caps->subgroup_size ? caps->subgroup_size : 1;
+  /* Both subgroup bodies are planned on the size: it must be guaranteed (vkf_caps_subgroup_fixed). */
+  uint32_t sg = vkf_caps_subgroup_fixed(caps);
   /* The CPU body is dense attention's broadcast body (attention_cpu_macros.glsl) and has its
    * needs: subgroup broadcast, shuffle and arithmetic on exactly 8 lanes, head dims multiples of
    * 4 up to 128, and four subgroups per workgroup. */
@@ -193,6 +194,7 @@ static vkf_status lower_one(const vkf_lower_ctx *ctx, const vkf_lower_node *n) {
   if (cpu) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
   vkf_plan_dispatch_define(&d, c.stage_kv ? "STAGE_KV=1" : "STAGE_KV=0");
   vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
+  if (cpu || c.subgroup_reduce) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
   /* Bindings 6 and 7 take the optional tables present, in slot order. */
   static const char *aux_masks[] = {"AUX_MASKS=6", "AUX_MASKS=7"};
   static const char *aux_len[] = {"AUX_LEN=6", "AUX_LEN=7"};

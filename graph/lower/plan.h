@@ -66,6 +66,10 @@ typedef struct vkf_plan_dispatch {
   uint32_t push_size; /* bytes, multiple of 4 */
   uint32_t groups[3];
   int barrier_before; /* set by vkf_plan_finalize: a hazard with earlier dispatches */
+  /* The subgroup size its body was planned on (lanes per row, one-subgroup workgroups, 8-wide
+   * CPU bodies, subgroups per tile), 0 when it is right at any size; host/ refuses to run it on
+   * a device that does not guarantee that size (a plan lowered for other caps). */
+  uint32_t subgroup_size;
 } vkf_plan_dispatch;
 
 typedef struct vkf_plan vkf_plan;

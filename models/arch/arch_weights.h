@@ -14,6 +14,12 @@
 
 enum { VKF_ARCH_NAME_MAX = 256 };
 
+/* The additive score of a masked key, for every builder's attention mask. Hugging Face adds
+ * finfo(float32).min; any value whose magnitude absorbs every score does the same (masked keys get
+ * weight 0, and a row with every key masked becomes uniform over all keys, as in transformers),
+ * and this one stays finite after the attention kernel's scaling by log2(e). */
+#define VKF_MASKED_SCORE 1e30f
+
 /* What every loaded checkpoint owns: its folder, config.json, the (possibly sharded) weights, which
  * graph constants point into, and the weights converted or assembled for builds. */
 typedef struct vkf_arch_files {

@@ -19,11 +19,6 @@
 
 enum { BERT_NAME_MAX = VKF_ARCH_NAME_MAX };
 
-/* The additive mask value of a masked key. Hugging Face adds finfo(float32).min; any value whose
- * magnitude absorbs every score does the same (masked keys get weight 0, and a row with every key
- * masked becomes uniform over all keys, as in transformers), and this one stays finite after the
- * kernel's scaling by log2(e). */
-#define BERT_MASKED_SCORE 1e30f
 
 struct vkf_bert_model {
   vkf_arch_files f; /* dir, config, weights */
@@ -290,12 +285,12 @@ static vkf_value mask_lengths(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f,
  * mask_f f32 [B, N] -> f32 [B, 1, 1, N]. */
 static vkf_value mask_bias(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
                            int64_t n) {
-  const float minus = -BERT_MASKED_SCORE;
+  const float minus = -VKF_MASKED_SCORE;
   int64_t one[1] = {1};
   vkf_arch_weights w = weights_of(m, 0, VKF_F32);
   vkf_value lowest =
       vkf_arch_computed(&w, g, "attention_mask.masked_score", VKF_F32, 1, one, fill_value, &minus);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, BERT_MASKED_SCORE);
+  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, VKF_MASKED_SCORE);
   bias = vkf_add(g, "attention_mask.bias", bias, lowest); /* 0 kept, -big masked */
   int64_t shape[4] = {batch, 1, 1, n};
   return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);

@@ -67,7 +67,7 @@ typedef struct vkf_bert_build_options {
 /* The graph of one build and the values a caller binds and reads (absent ones are VKF_NO_VALUE). */
 typedef struct vkf_bert_graph {
   vkf_graph *graph;             /* owned by the caller: vkf_graph_destroy */
-  vkf_value input_ids;          /* input, i32 [B, N] (vkf_tokenizer_encode_batch ids) */
+  vkf_value input_ids;          /* input, i32 [B, N] (vkf_wordpiece_encode_batch ids) */
   vkf_value attention_mask;     /* input, i32 [B, N] of 0/1; see hf_forward. An all-zero row gives
                                    a zero sentence vector */
   vkf_value token_type_ids;     /* input with hf_forward, i32 [B, N] in [0, type_vocab_size) */

@@ -21,10 +21,6 @@
 
 /* BigBirdBlockSparseAttention's attn_mask_penalty: added to the scores of padded keys. */
 #define BIGBIRD_MASK_PENALTY 10000.0f
-/* original_full adds finfo(float32).min for masked keys; any magnitude that absorbs every score
- * does the same (a row with every key masked becomes uniform over all keys, as in transformers)
- * and this one stays finite after the kernel's scaling by log2(e). */
-#define BIGBIRD_FULL_MASKED_SCORE 1e30f
 
 /* The layout tables of one padded length: graph constants point into them. */
 typedef struct layout_entry {
@@ -344,10 +340,10 @@ static void sparse_setup(vkf_bigbird_model *m, vkf_graph *g, vkf_value mask_f, i
  * mask_f f32 [B, n] -> f32 [B, 1, 1, n]. */
 static vkf_value full_mask_bias(vkf_bigbird_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
                                 int64_t n) {
-  const float minus = -BIGBIRD_FULL_MASKED_SCORE;
+  const float minus = -VKF_MASKED_SCORE;
   int64_t one[1] = {1};
   vkf_value lowest = constant(m, g, "attention_mask.masked_score", VKF_F32, 1, one, &minus);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, BIGBIRD_FULL_MASKED_SCORE);
+  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, VKF_MASKED_SCORE);
   bias = vkf_add(g, "attention_mask.bias", bias, lowest);
   int64_t shape[4] = {batch, 1, 1, n};
   return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);

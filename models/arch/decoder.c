@@ -14,9 +14,6 @@
 
 enum { DEC_NAME_MAX = VKF_ARCH_NAME_MAX };
 
-/* The additive score of a masked key (see bert.c: any magnitude that absorbs every score behaves
- * as transformers' finfo.min; this one stays finite after the kernel's scaling by log2(e)). */
-#define DEC_MASKED_SCORE 1e30f
 
 /* How transformers 4.38's eager attention combines padding with the causal mask: GPT-2 adds the
  * two (a padded key past the diagonal gets twice the mask value, i.e. weight 0 against keys
@@ -341,7 +338,7 @@ static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, i
   if (m->fam->mask == MASK_OR)
     masked = vkf_sub(g, "attention_mask.masked_once", masked,
                      vkf_mul(g, "attention_mask.both", causal, pad));
-  return vkf_scale(g, "attention_mask.bias", masked, -DEC_MASKED_SCORE);
+  return vkf_scale(g, "attention_mask.bias", masked, -VKF_MASKED_SCORE);
 }
 
 static void fill_arange(float *out, size_t count, const void *user) {
@@ -390,7 +387,7 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
     /* The two rules mask disjoint keys, so their sum is their union. */
     masked = vkf_value_valid(masked) ? vkf_add(g, "mask.either", masked, before) : before;
   }
-  return vkf_scale(g, "mask.bias", masked, -DEC_MASKED_SCORE);
+  return vkf_scale(g, "mask.bias", masked, -VKF_MASKED_SCORE);
 }
 
 /* Rows of `table` [R, C] at run-time positions [B, N], as [B, 1, N, C] (broadcast over heads). */

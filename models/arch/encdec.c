@@ -15,9 +15,6 @@
 #define NAME VKF_NAME
 enum { ED_NAME_MAX = VKF_ARCH_NAME_MAX };
 
-/* The additive score of a masked key: absorbs every score as transformers' finfo.min does and
- * stays finite after the kernel's scaling by log2(e) (see decoder.c). */
-#define ED_MASKED_SCORE 1e30f
 
 /* ---- computed tables ---- */
 
@@ -50,7 +47,7 @@ static void position_row(const vkf_encdec_model *m, int64_t p, const float *lear
       }
       break;
     }
-    case POS_SINUSOID_INTERLEAVED: /* the seeds' PositionalEncoding, float32 arithmetic */
+    case POS_SINUSOID_INTERLEAVED: /* D2L's PositionalEncoding, float32 arithmetic */
       for (int64_t j = 0; j + 1 < d + 1; j += 2) {
         float x = (float)p / powf(10000.0f, (float)j / (float)d);
         out[j] = sinf(x);
@@ -126,7 +123,7 @@ static vkf_value key_mask_bias(vkf_encdec_model *m, vkf_graph *g, vkf_value mask
   vkf_value pad = vkf_sub(g, "attention_mask.padding", one, keep);
   int64_t shape[4] = {batch, 1, 1, s};
   pad = vkf_reshape(g, "attention_mask.keys", pad, 4, shape);
-  return vkf_scale(g, "attention_mask.bias", pad, -ED_MASKED_SCORE);
+  return vkf_scale(g, "attention_mask.bias", pad, -VKF_MASKED_SCORE);
 }
 
 /* Token embeddings (times the family's scale) plus absolute positions 0 .. n-1 (positions NO_VALUE)
@@ -240,7 +237,7 @@ static void write_cache(vkf_graph *g, const char *name, vkf_value *k, vkf_value 
 }
 
 /* One decoder layer: self-attention, cross attention over `memory` (or the io's cross cache), MLP;
- * each sublayer's norm before it (T5) or after its residual add (BART, Marian, the seeds). */
+ * each sublayer's norm before it (T5) or after its residual add (BART, Marian, D2L). */
 static vkf_value decoder_layer(vkf_encdec_model *m, vkf_graph *g, const vkf_arch_weights *aw,
                                int64_t l, layer_io *lio, vkf_value x, vkf_value memory,
                                int causal) {

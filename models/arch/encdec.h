@@ -1,6 +1,6 @@
 /* Encoder–decoder Transformers from Hugging Face checkpoints: BartForConditionalGeneration /
  * BartModel, MarianMTModel / MarianModel, T5ForConditionalGeneration / T5Model (original and
- * v1.1 layouts, MT5 alike) and the seeds' Transformer (tools/goldens/seeds_transformer.py): loading with
+ * v1.1 layouts, MT5 alike) and D2L's Transformer (tools/goldens/seeds_transformer.py): loading with
  * every tensor checked, and the graphs of the encoder, the whole forward pass and one decoding
  * step against a self-attention cache and a cross-attention cache. */
 #ifndef VKF_MODELS_ARCH_ENCDEC_H
@@ -29,10 +29,10 @@ const char *vkf_encdec_architecture(const vkf_encdec_model *model);
 /* Whether logits can be computed (a language-model head). */
 int vkf_encdec_has_lm_head(const vkf_encdec_model *model);
 /* Longest source and target the positions allow: max_position_embeddings (BART, Marian), max_len
- * (the seeds' Transformer), VKF_ENCDEC_MAX_RELATIVE_POSITIONS for T5's relative positions. */
+ * (D2L's Transformer), VKF_ENCDEC_MAX_RELATIVE_POSITIONS for T5's relative positions. */
 #define VKF_ENCDEC_MAX_RELATIVE_POSITIONS (1 << 16)
 int64_t vkf_encdec_max_positions(const vkf_encdec_model *model);
-/* The encoder's vocabulary (the seeds' Transformer has its own source vocabulary). */
+/* The encoder's vocabulary (D2L's Transformer has its own source vocabulary). */
 int64_t vkf_encdec_source_vocab(const vkf_encdec_model *model);
 
 /* What a build computes.

@@ -10,7 +10,7 @@
 typedef enum encdec_kind { ENCDEC_BART = 0, ENCDEC_MARIAN, ENCDEC_T5, ENCDEC_D2L } encdec_kind;
 
 /* How positions enter: learned rows offset by 2 (BART), Marian's sinusoids (sines in the first
- * half, cosines in the second, computed in float64), the seeds' interleaved float32 sinusoids, or
+ * half, cosines in the second, computed in float64), D2L's interleaved float32 sinusoids, or
  * T5's relative buckets added to the scores. */
 typedef enum encdec_positions {
   POS_LEARNED_OFFSET2 = 0,

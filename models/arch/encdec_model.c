@@ -50,7 +50,7 @@
   .down_weight = "layer." #l ".DenseReluDense.wo.weight",                                      \
   .mlp_norm_weight = "layer." #l ".layer_norm.weight"
 
-/* The seeds' TransformerEncoderBlock / TransformerDecoderBlock (D2L names). */
+/* D2L's TransformerEncoderBlock / TransformerDecoderBlock (D2L names). */
 #define D2L_ATTN(mod, norm)                                                                     \
   .attn_norm = norm, .attention = mod, .attn_out = mod ".W_o", .q_weight = mod ".W_q.weight",   \
   .k_weight = mod ".W_k.weight", .v_weight = mod ".W_v.weight", .q_bias = mod ".W_q.bias",       \
@@ -203,7 +203,7 @@ static vkf_status check_tensors(vkf_encdec_model *m) {
   VKF_RETURN_IF_ERROR(check_stack(m, 1));
   m->embed_scale = c->scale_embedding ? sqrtf((float)c->hidden_size) : 1.0f;
   /* The head: BART, Marian and T5 tie it to the shared table unless tie_word_embeddings is false
-   * (then lm_head.weight); the seeds' Transformer has its own dense layer with a bias. */
+   * (then lm_head.weight); D2L's Transformer has its own dense layer with a bias. */
   int task = nested || fam->kind == ENCDEC_D2L || vkf_arch_has(m->f.ck, "", "lm_head.weight") ||
              vkf_arch_has(m->f.ck, "", "final_logits_bias");
   /* A tied T5 head leaves no tensor of its own: config.json's class name says it is there. */

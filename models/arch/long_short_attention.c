@@ -11,7 +11,6 @@
 
 #include "graph/ir/sparse_layout.h"
 
-#define LS_MASKED 1e30f /* subtracted from a masked score, as the decoders' own masks do */
 #define LS_BLOCK 32u    /* tokens per query and key block of the sparse layout */
 
 vkf_status vkf_long_short_expect(const vkf_checkpoint *ck, const char *p,
@@ -203,7 +202,7 @@ static vkf_value whole(vkf_graph *g, const vkf_arch_weights *w, const char *at,
   if (vkf_value_valid(io->keep)) {
     /* (keep - 1)·1e30: 0 kept, -1e30 padding */
     vkf_value m = vkf_sub(g, VKF_NAME(nm, "%s.padding", at), io->keep, scalar(w, g, 1.0f));
-    key_bias = vkf_scale(g, VKF_NAME(nm, "%s.key_bias", at), m, LS_MASKED);
+    key_bias = vkf_scale(g, VKF_NAME(nm, "%s.key_bias", at), m, VKF_MASKED_SCORE);
     int64_t p4[4] = {b, 1, n, 1};
     pad = vkf_reshape(g, VKF_NAME(nm, "%s.pad_rows", at), key_bias, 4, p4);
   }
@@ -329,7 +328,7 @@ static vkf_value step(vkf_graph *g, const vkf_arch_weights *w, const char *at,
   }
   vkf_attention_options ao = {
       .scale = 1.0f / sqrtf((float)dh),
-      .bias = vkf_scale(g, VKF_NAME(nm, "%s.bias", at), masked, -LS_MASKED),
+      .bias = vkf_scale(g, VKF_NAME(nm, "%s.bias", at), masked, -VKF_MASKED_SCORE),
   };
   return vkf_attention(g, at, q, k, v, &ao);
 }

@@ -244,15 +244,15 @@ static vkf_value keep_to_bias(vkf_longformer_model *m, vkf_graph *g, const char 
   char nm[VKF_ARCH_NAME_MAX], key[64];
   int64_t one[1] = {1};
   vkf_value lowest =
-      constant(m, g, "longformer.masked_score", VKF_F32, 1, one, -VKF_LONGFORMER_MASKED);
-  vkf_value bias = vkf_scale(g, NAME(nm, "%s.scaled", name), keep, VKF_LONGFORMER_MASKED);
+      constant(m, g, "longformer.masked_score", VKF_F32, 1, one, -VKF_MASKED_SCORE);
+  vkf_value bias = vkf_scale(g, NAME(nm, "%s.scaled", name), keep, VKF_MASKED_SCORE);
   bias = vkf_add(g, NAME(nm, "%s.bias", name), bias, lowest);
   if (np == seq) return bias;
   int64_t tail[2] = {batch, np - seq};
   vkf_value parts[2] = {bias, constant(m, g,
                                        NAME(key, "longformer.masked_tail.%lld.%lld",
                                             (long long)batch, (long long)(np - seq)),
-                                       VKF_F32, 2, tail, -VKF_LONGFORMER_MASKED)};
+                                       VKF_F32, 2, tail, -VKF_MASKED_SCORE)};
   return vkf_concat(g, name, parts, 2, 1);
 }
 

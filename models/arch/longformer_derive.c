@@ -95,14 +95,14 @@ vkf_status vkf_longformer_derive(const vkf_longformer_model *m, const int32_t *i
       int kind = i < seq ? merged(m, mask, glob, qend, seq, b, i) : 0;
       /* HF masks padding and global positions out of the window part (global keys count once,
        * through the prefix). */
-      kb[p + i] = kind == 1 ? 0.0f : -VKF_LONGFORMER_MASKED;
+      kb[p + i] = kind == 1 ? 0.0f : -VKF_MASKED_SCORE;
       if (kind == 2) gidx[b * p + slot] = (int32_t)i;
       scatter[b * np + i] = (int32_t)(kind == 1 ? i : kind == 2 ? np + slot : np + p);
       slot += kind == 2;
     }
     for (int64_t s = 0; s < p; s++) {
       if (s >= slot) gidx[b * p + s] = 0;
-      kb[s] = s < slot ? 0.0f : -VKF_LONGFORMER_MASKED;
+      kb[s] = s < slot ? 0.0f : -VKF_MASKED_SCORE;
     }
   }
   free(qend);

@@ -9,10 +9,6 @@
 /* Tokens per block of the local layout (queries and keys): one 32-bit mask word per row. */
 enum { VKF_LONGFORMER_BLOCK = 32 };
 
-/* HF adds finfo(float32).min to masked scores; any magnitude that absorbs every score gives the
- * same weights (exactly 0), and this one stays finite after the kernels' scaling. */
-#define VKF_LONGFORMER_MASKED 1e30f
-
 typedef struct vkf_longformer_layouts vkf_longformer_layouts; /* a list; NULL is empty */
 
 /* The layout of one layer's local attention over keys [prefix | window part of np]: every query

@@ -12,10 +12,6 @@
 enum { NY_NAME_MAX = VKF_ARCH_NAME_MAX };
 #define NAME VKF_NAME
 
-/* HF's extended attention mask adds finfo(float32).min; any magnitude that absorbs every score
- * does the same and stays finite after the attention kernel's log2(e) scaling (as BERT). */
-#define NY_MASKED_SCORE 1e30f
-
 struct vkf_nystromformer {
   vkf_arch_files f;
   vkf_nystrom_config ny;
@@ -124,26 +120,6 @@ static vkf_value layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *
   return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
 }
 
-static vkf_value linear(const vkf_arch_weights *w, vkf_graph *g, const char *prefix,
-                        const char *module, vkf_value x, vkf_value residual, vkf_activation act) {
-  char a[NY_NAME_MAX], b[NY_NAME_MAX], nm[NY_NAME_MAX];
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(w, g, NAME(b, "%s%s.bias", prefix, module)),
-                          .activation = act,
-                          .residual = residual};
-  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
-                    vkf_arch_weight(w, g, NAME(a, "%s%s.weight", prefix, module)), &o);
-}
-
-/* [B, N, D] -> [B, H, N, Dh] (a strided view, as transpose_for_scores). */
-static vkf_value heads(vkf_graph *g, const char *name, vkf_value x, int64_t b, int64_t n, int64_t h,
-                       int64_t dh) {
-  int64_t s[4] = {b, n, h, dh};
-  static const uint32_t ax[4] = {0, 2, 1, 3};
-  char nm[2 * NY_NAME_MAX];
-  return vkf_permute(g, name, vkf_reshape(g, NAME(nm, "%s.split", name), x, 4, s), ax);
-}
-
 static void fill_value(float *out, size_t count, const void *user) {
   for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
 }
@@ -151,60 +127,75 @@ static void fill_value(float *out, size_t count, const void *user) {
 /* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
 static vkf_value mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask, int64_t b,
                            int64_t n) {
-  static const float minus = -NY_MASKED_SCORE;
+  static const float minus = -VKF_MASKED_SCORE;
   int64_t one[1] = {1};
   vkf_arch_weights w32 = *w;
   w32.dtype = VKF_F32;
   vkf_value lowest = vkf_arch_computed(&w32, g, "attention_mask.masked_score", VKF_F32, 1, one,
                                        fill_value, &minus);
   vkf_value mf = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, NY_MASKED_SCORE);
+  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, VKF_MASKED_SCORE);
   bias = vkf_add(g, "attention_mask.bias", bias, lowest);
   int64_t shape[4] = {b, 1, 1, n};
   return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
 }
 
-/* NystromformerAttention + the MLP of NystromformerLayer (post-norm). x [B, N, D]. */
+/* NystromformerLayer is BERT's block (post-norm, plain MLP) with Nyström attention in place of
+ * the softmax: the block builder runs it, and its io.attend hook the attention of q, k, v. */
+static const vkf_block_names k_names = {
+    .attn_norm = "attention.output.LayerNorm", .attention = "attention.self",
+    .attn_out = "attention.output.dense", .mlp_norm = "output.LayerNorm",
+    .mlp_up = "intermediate.dense", .mlp_down = "output.dense",
+    .q_weight = "attention.self.query.weight", .k_weight = "attention.self.key.weight",
+    .v_weight = "attention.self.value.weight", .q_bias = "attention.self.query.bias",
+    .k_bias = "attention.self.key.bias", .v_bias = "attention.self.value.bias",
+    .out_weight = "attention.output.dense.weight", .out_bias = "attention.output.dense.bias",
+    .attn_norm_weight = "attention.output.LayerNorm.weight",
+    .attn_norm_bias = "attention.output.LayerNorm.bias", .up_weight = "intermediate.dense.weight",
+    .up_bias = "intermediate.dense.bias", .down_weight = "output.dense.weight",
+    .down_bias = "output.dense.bias", .mlp_norm_weight = "output.LayerNorm.weight",
+    .mlp_norm_bias = "output.LayerNorm.bias"};
+
+/* What the attend hook needs: the options (the layer's conv weight set per layer) and where the
+ * pseudo-inverse's constants are cached. */
+typedef struct nystrom_io {
+  vkf_nystrom_options o;
+  vkf_arch_weights w;
+} nystrom_io;
+
+static vkf_value nystrom_attend(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
+                                vkf_value v, void *user) {
+  const nystrom_io *io = user;
+  return vkf_nystrom_attention(g, &io->w, name, q, k, v, &io->o);
+}
+
+/* One NystromformerLayer on x [B, N, D]. */
 static vkf_value layer(vkf_nystromformer *m, const vkf_arch_weights *w, vkf_graph *g, int64_t l,
-                       vkf_value x, vkf_value bias, int64_t b, int64_t n) {
+                       vkf_value x, nystrom_io *nio) {
   const vkf_hf_config *c = &m->f.config;
-  int64_t h = c->num_attention_heads, dh = c->head_dim, d = c->hidden_size;
-  char lp[64], nm[NY_NAME_MAX], wn[NY_NAME_MAX];
-  NAME(lp, "encoder.layer.%lld.", (long long)l);
-  vkf_value q =
-      heads(g, NAME(nm, "%sattention.self.q", lp),
-            linear(w, g, lp, "attention.self.query", x, VKF_NO_VALUE, VKF_ACT_NONE), b, n, h, dh);
-  vkf_value k =
-      heads(g, NAME(nm, "%sattention.self.k", lp),
-            linear(w, g, lp, "attention.self.key", x, VKF_NO_VALUE, VKF_ACT_NONE), b, n, h, dh);
-  vkf_value v =
-      heads(g, NAME(nm, "%sattention.self.v", lp),
-            linear(w, g, lp, "attention.self.value", x, VKF_NO_VALUE, VKF_ACT_NONE), b, n, h, dh);
-  vkf_nystrom_options o = {
-      .landmarks = m->ny.num_landmarks,
-      .segment_len = m->ny.segment_means_seq_len,
-      .inv_init = m->ny.inv_coeff_init_option ? VKF_NYSTROM_INV_PER_HEAD : VKF_NYSTROM_INV_ORIGINAL,
-      .mask_bias = bias,
-  };
+  vkf_block_config bc = {.hidden = c->hidden_size,
+                         .heads = c->num_attention_heads,
+                         .head_dim = c->head_dim,
+                         .intermediate = c->intermediate_size,
+                         .norm = VKF_BLOCK_LAYERNORM,
+                         .order = VKF_BLOCK_POST_NORM,
+                         .norm_eps = (float)c->layer_norm_eps,
+                         .mlp = VKF_BLOCK_MLP_PLAIN,
+                         .act = vkf_block_activation(c->hidden_act)};
+  char tp[64], np[NY_NAME_MAX], nm[NY_NAME_MAX], wn[NY_NAME_MAX];
+  NAME(tp, "encoder.layer.%lld.", (long long)l);
+  NAME(np, "%s%s", m->prefix, tp);
+  nio->o.conv_weight = VKF_NO_VALUE;
   if (m->ny.conv_kernel_size) {
     /* Conv2d weight [H, 1, K, 1] read as [H, K]. */
-    vkf_value cw = vkf_arch_weight(w, g, NAME(wn, "%sattention.self.conv.weight", lp));
-    int64_t hk[2] = {h, m->ny.conv_kernel_size};
-    o.conv_weight = vkf_reshape(g, NAME(nm, "%sattention.self.conv.weight", lp), cw, 2, hk);
+    vkf_value cw = vkf_arch_weight(w, g, NAME(wn, "%sattention.self.conv.weight", tp));
+    int64_t hk[2] = {c->num_attention_heads, m->ny.conv_kernel_size};
+    nio->o.conv_weight = vkf_reshape(g, NAME(nm, "%sattention.self.conv.weight", tp), cw, 2, hk);
   }
-  vkf_arch_weights wc = *w;
-  wc.prefix = "";
-  vkf_value ctx = vkf_nystrom_attention(g, &wc, NAME(nm, "%sattention.self", lp), q, k, v, &o);
-  static const uint32_t ax[4] = {0, 2, 1, 3};
-  int64_t bnd[3] = {b, n, d};
-  ctx = vkf_permute(g, NAME(nm, "%sattention.self.merge", lp), ctx, ax);
-  ctx = vkf_reshape(g, NAME(nm, "%sattention.self.merged", lp), ctx, 3, bnd);
-  vkf_value a = linear(w, g, lp, "attention.output.dense", ctx, x, VKF_ACT_NONE);
-  a = layernorm(w, g, lp, "attention.output.LayerNorm", a, (float)c->layer_norm_eps);
-  vkf_value y =
-      linear(w, g, lp, "intermediate.dense", a, VKF_NO_VALUE, vkf_block_activation(c->hidden_act));
-  y = linear(w, g, lp, "output.dense", y, a, VKF_ACT_NONE);
-  return layernorm(w, g, lp, "output.LayerNorm", y, (float)c->layer_norm_eps);
+  vkf_block_weights bw;
+  vkf_block_weights_get(w, g, tp, &k_names, &bc, &bw);
+  vkf_block_io io = {.attend = nystrom_attend, .attend_user = nio};
+  return vkf_block_build(g, np, &k_names, &bc, &bw, &io, x);
 }
 
 vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t n, vkf_dtype dt,
@@ -243,7 +234,15 @@ vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t 
                 vkf_arch_weight(&w, g, "embeddings.position_embeddings.weight"), 0, 2, n + 2);
   x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x, pos);
   x = layernorm(&w, g, "", "embeddings.LayerNorm", x, (float)c->layer_norm_eps);
-  for (int64_t l = 0; l < c->num_hidden_layers; l++) x = layer(m, &w, g, l, x, bias, b, n);
+  nystrom_io nio = {
+      .o = {.landmarks = m->ny.num_landmarks,
+            .segment_len = m->ny.segment_means_seq_len,
+            .inv_init = m->ny.inv_coeff_init_option ? VKF_NYSTROM_INV_PER_HEAD
+                                                    : VKF_NYSTROM_INV_ORIGINAL,
+            .mask_bias = bias},
+      .w = w};
+  nio.w.prefix = "";
+  for (int64_t l = 0; l < c->num_hidden_layers; l++) x = layer(m, &w, g, l, x, &nio);
   out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   vkf_status st = vkf_graph_status(g);
   if (st) {

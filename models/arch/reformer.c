@@ -454,10 +454,18 @@ vkf_value vkf_reformer_feed_forward(const vkf_reformer *m, const vkf_arch_weight
   char mod[RF_NAME_MAX];
   vkf_value y = vkf_reformer_layernorm(w, g, NAME(mod, "%sfeed_forward.layer_norm", lp), a,
                                        (float)c->layer_norm_eps);
-  y = vkf_reformer_linear(w, g, NAME(mod, "%sfeed_forward.dense.dense", lp), 1, y, VKF_NO_VALUE,
-                          vkf_block_activation(c->hidden_act));
-  return vkf_reformer_linear(w, g, NAME(mod, "%sfeed_forward.output.dense", lp), 1, y, h,
-                             VKF_ACT_NONE);
+  /* The feed-forward (dense, act, output) is the block builder's plain MLP, on the residual h. */
+  static const vkf_block_names names = {.mlp_up = "feed_forward.dense.dense",
+                                        .mlp_down = "feed_forward.output.dense"};
+  const vkf_block_config bc = {.mlp = VKF_BLOCK_MLP_PLAIN,
+                               .act = vkf_block_activation(c->hidden_act)};
+  char t[RF_NAME_MAX], np[RF_NAME_MAX];
+  vkf_block_weights fw = {0};
+  fw.up.bias = vkf_arch_weight(w, g, NAME(t, "%sfeed_forward.dense.dense.bias", lp));
+  fw.up.weight = vkf_arch_matmul_weight(w, g, NAME(t, "%sfeed_forward.dense.dense.weight", lp));
+  fw.down.bias = vkf_arch_weight(w, g, NAME(t, "%sfeed_forward.output.dense.bias", lp));
+  fw.down.weight = vkf_arch_matmul_weight(w, g, NAME(t, "%sfeed_forward.output.dense.weight", lp));
+  return vkf_block_mlp_build(g, NAME(np, "%s%s", w->prefix, lp), &names, &bc, &fw, y, h);
 }
 
 vkf_status vkf_reformer_head(const vkf_reformer *m, const vkf_arch_weights *w, vkf_graph *g,

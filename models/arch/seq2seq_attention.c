@@ -1,4 +1,4 @@
-/* The seeds' Bahdanau encoder-decoder: loading with every tensor checked, and the graphs (see
+/* D2L's Bahdanau encoder-decoder: loading with every tensor checked, and the graphs (see
  * seq2seq_attention.h).
  *
  * The decoder is sequential by nature: step t's query is the state step t-1 left. A FULL build
@@ -22,7 +22,7 @@ enum { S2SA_NAME_MAX = VKF_ARCH_NAME_MAX };
 struct vkf_s2sa_model {
   vkf_arch_files f;
   /* Where each side's nn.GRU tensors live: "encoder.rnn.rnn." (d2l.GRU) or "encoder.rnn.", and
-   * "decoder.rnn." (the seeds' nn.GRU) or "decoder.rnn.rnn.". */
+   * "decoder.rnn." (D2L's nn.GRU) or "decoder.rnn.rnn.". */
   char rnn[2][32];
 };
 

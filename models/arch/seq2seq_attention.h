@@ -1,4 +1,4 @@
-/* The seeds' Bahdanau attention encoder-decoder (model_type "d2l_seq2seq_attention"; the PyTorch
+/* D2L's Bahdanau attention encoder-decoder (model_type "d2l_seq2seq_attention"; the PyTorch
  * reference is tools/goldens/seeds_seq2seq_attention.py): D2L 1.0's Seq2SeqEncoder (Embedding ->
  * GRU of num_layers over every source position) and Seq2SeqAttentionDecoder (at each step the
  * top layer's state queries an additive attention over the encoder's outputs masked by the
@@ -20,7 +20,7 @@
 typedef struct vkf_s2sa_model vkf_s2sa_model;
 
 /* Reads DIR/config.json and the weights with D2L 1.0's names (encoder.rnn.rnn.* for d2l.GRU's
- * nn.GRU, decoder.rnn.* for the seeds' decoder's own nn.GRU; either nesting accepted on either
+ * nn.GRU, decoder.rnn.* for D2L's decoder's own nn.GRU; either nesting accepted on either
  * side) and checks every tensor's shape. One-line errors name the directory, file and tensor. */
 vkf_status vkf_s2sa_load(const char *model_dir, vkf_s2sa_model **out_model);
 void vkf_s2sa_destroy(vkf_s2sa_model *model);

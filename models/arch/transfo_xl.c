@@ -17,10 +17,10 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/transformer_block.h"
 
 #define NAME VKF_NAME
 enum { TXL_NAME_MAX = VKF_ARCH_NAME_MAX };
-#define TXL_MASKED (-1e30f)
 
 struct vkf_txl_model {
   vkf_arch_files f;
@@ -35,27 +35,6 @@ const vkf_txl_config *vkf_txl_config_of(const vkf_txl_model *m) {
 int vkf_txl_has_head(const vkf_txl_model *m) {
   return m->head;
 }
-const vkf_hf_config *vkf_txl_hf_config(const vkf_txl_model *m) {
-  return &m->f.config;
-}
-
-/* vkf_hf_config's view of the config for the generation loop (no arena: nothing to free). */
-static void fill_hf_config(vkf_txl_model *m) {
-  vkf_hf_config *h = &m->f.config;
-  const vkf_txl_config *c = &m->c;
-  h->model_type = "transfo-xl";
-  h->family = VKF_HF_FAMILY_DECODER;
-  h->vocab_size = c->vocab_size;
-  h->hidden_size = c->d_model;
-  h->num_hidden_layers = c->n_layer;
-  h->num_attention_heads = h->num_key_value_heads = c->n_head;
-  h->head_dim = c->d_head;
-  h->intermediate_size = c->d_inner;
-  h->layer_norm_eps = c->layer_norm_epsilon;
-  h->eos_token_id = c->eos_token_id;
-  h->bos_token_id = h->pad_token_id = h->decoder_start_token_id = h->sep_token_id = -1;
-}
-
 static int64_t cluster_width(const vkf_txl_config *c, int64_t i) {
   int64_t w = c->d_embed;
   for (int64_t k = 0; k < i; k++) w /= c->div_val;
@@ -194,7 +173,6 @@ vkf_status vkf_txl_load(const char *model_dir, vkf_txl_model **out_model) {
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", model_dir);
   vkf_status s = vkf_txl_config_load(path, &m->c);
-  if (!s) fill_hf_config(m);
   if (!s) s = vkf_checkpoint_open(model_dir, &m->f.ck);
   if (!s) {
     m->head = vkf_arch_has(m->f.ck, "", "transformer.layers.0.dec_attn.qkv_net.weight") ||
@@ -326,7 +304,7 @@ static void fill_mask(float *out, size_t count, const void *user) {
   for (int64_t i = 0; i < p->q; i++)
     for (int64_t j = 0; j < p->k; j++) {
       int masked = j > i + p->mlen || (p->same_length && j <= i - shift);
-      out[i * p->k + j] = masked ? TXL_MASKED : 0.0f;
+      out[i * p->k + j] = masked ? -VKF_MASKED_SCORE : 0.0f;
     }
 }
 
@@ -423,14 +401,17 @@ static vkf_value layer(txl_ctx *x, const txl_shared *sh, int64_t l, vkf_value h,
                            .beta = weight(x, "layers.%lld.pos_ff.layer_norm.bias", li)};
   vkf_value ff_in = c->pre_lnorm ? vkf_layernorm(g, NAME(n, "layers.%lld.ln_ff", li), o, &ln_f)
                                  : o;
-  vkf_matmul_options up = {.transpose_b = 1,
-                           .bias = weight(x, "layers.%lld.pos_ff.CoreNet.0.bias", li),
-                           .activation = VKF_ACT_RELU};
-  vkf_value ff = vkf_matmul(g, NAME(n, "layers.%lld.ff1", li), ff_in,
-                            weight(x, "layers.%lld.pos_ff.CoreNet.0.weight", li), &up);
-  ff = linear(x, NAME(n, "layers.%lld.ff2", li), ff,
-              weight(x, "layers.%lld.pos_ff.CoreNet.3.weight", li),
-              weight(x, "layers.%lld.pos_ff.CoreNet.3.bias", li), o);
+  /* PositionwiseFF's CoreNet (Linear, ReLU, Linear) is the block builder's plain MLP. */
+  static const vkf_block_names ff_names = {.mlp_up = "ff1", .mlp_down = "ff2"};
+  const vkf_block_config ff_config = {.mlp = VKF_BLOCK_MLP_PLAIN, .act = VKF_ACT_RELU};
+  vkf_block_weights ff_w = {0};
+  ff_w.up.bias = weight(x, "layers.%lld.pos_ff.CoreNet.0.bias", li);
+  ff_w.up.weight = weight(x, "layers.%lld.pos_ff.CoreNet.0.weight", li);
+  ff_w.down.weight = weight(x, "layers.%lld.pos_ff.CoreNet.3.weight", li);
+  ff_w.down.bias = weight(x, "layers.%lld.pos_ff.CoreNet.3.bias", li);
+  char np[TXL_NAME_MAX];
+  vkf_value ff = vkf_block_mlp_build(g, NAME(np, "layers.%lld.", li), &ff_names, &ff_config,
+                                     &ff_w, ff_in, o);
   if (!c->pre_lnorm) ff = vkf_layernorm(g, NAME(n, "layers.%lld.ln_ff", li), ff, &ln_f);
   return ff;
 }

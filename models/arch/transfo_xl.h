@@ -28,9 +28,6 @@ vkf_status vkf_txl_load(const char *model_dir, vkf_txl_model **out_model);
 void vkf_txl_destroy(vkf_txl_model *model);
 const vkf_txl_config *vkf_txl_config_of(const vkf_txl_model *model);
 int vkf_txl_has_head(const vkf_txl_model *model); /* a TransfoXLLMHeadModel checkpoint */
-/* The fields generation reads, in vkf_hf_config's names: vocab_size, hidden_size (d_model),
- * num_hidden_layers, num_attention_heads, eos_token_id; no bos, pad or positions (-1 / 0). */
-const vkf_hf_config *vkf_txl_hf_config(const vkf_txl_model *model);
 
 typedef struct vkf_txl_build_options {
   int64_t batch;   /* 0: 1 */

@@ -19,7 +19,7 @@ typedef enum vkf_block_norm {
 
 typedef enum vkf_block_order {
   VKF_BLOCK_PRE_NORM = 0, /* x + f(norm(x)) (ViT, GPT-2, Llama) */
-  VKF_BLOCK_POST_NORM,    /* norm(x + f(x)) (BERT, BART, the seeds' Transformer) */
+  VKF_BLOCK_POST_NORM,    /* norm(x + f(x)) (BERT, BART, D2L's Transformer) */
 } vkf_block_order;
 
 typedef enum vkf_block_mlp {

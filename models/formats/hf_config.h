@@ -73,14 +73,14 @@ typedef struct vkf_hf_config {
   int64_t sliding_window;              /* keys within this many positions (0: unbounded) */
   int64_t bos_token_id, eos_token_id;  /* -1 when absent (generation_config.json may list more) */
 
-  /* SEQ2SEQ family (encoder–decoders: BartConfig, MarianConfig, T5Config and the seeds'
+  /* SEQ2SEQ family (encoder–decoders: BartConfig, MarianConfig, T5Config and D2L's
    * Transformer, models/formats/hf_config_seq2seq.c). hidden_size is d_model; num_hidden_layers,
    * num_attention_heads, intermediate_size and head_dim describe the encoder, the decoder_* fields
    * the decoder (head_dim is shared: T5's d_kv, else d_model / heads). vocab_size is the target
    * vocabulary, max_position_embeddings 0 for relative positions (T5). */
   int64_t decoder_layers, decoder_heads, decoder_intermediate;
   int64_t src_vocab_size;         /* the encoder's vocabulary (differs for d2l_transformer) */
-  /* d2l_seq2seq_attention (the seeds' Bahdanau GRU encoder-decoder): its token embeddings' width
+  /* d2l_seq2seq_attention (D2L's Bahdanau GRU encoder-decoder): its token embeddings' width
    * (hidden_size is num_hiddens, num_hidden_layers and decoder_layers num_layers; 0 for others). */
   int64_t embed_size;
   int64_t decoder_start_token_id; /* -1 when absent */

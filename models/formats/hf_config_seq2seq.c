@@ -1,4 +1,4 @@
-/* BartConfig / MarianConfig / T5Config / MT5Config (transformers 4.38) and the seeds' Transformer
+/* BartConfig / MarianConfig / T5Config / MT5Config (transformers 4.38) and D2L's Transformer
  * config onto vkf_hf_config: the names each class uses, its defaults, and consistency checks. */
 #include "models/formats/hf_config_seq2seq.h"
 
@@ -92,7 +92,7 @@ static vkf_status parse_t5(const char *f, const cJSON *r, vkf_hf_config *c, int 
   return VKF_OK;
 }
 
-/* The seeds' Transformer (tools/goldens/seeds_transformer.py): D2L's hyper-parameter names. */
+/* D2L's Transformer (tools/goldens/seeds_transformer.py): D2L's hyper-parameter names. */
 static vkf_status parse_d2l(const char *f, const cJSON *r, vkf_hf_config *c) {
   GET_SIZE("src_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->src_vocab_size);
   GET_SIZE("tgt_vocab_size", 0, VKF_HF_MAX_VOCAB, &c->vocab_size);
@@ -119,7 +119,7 @@ static vkf_status parse_d2l(const char *f, const cJSON *r, vkf_hf_config *c) {
   return VKF_OK;
 }
 
-/* The seeds' Bahdanau encoder-decoder (tools/goldens/seeds_seq2seq_attention.py): GRUs, one
+/* D2L's Bahdanau encoder-decoder (tools/goldens/seeds_seq2seq_attention.py): GRUs, one
  * additive attention; no positions, so no length limit here. dropout is read and checked only. */
 static vkf_status parse_d2l_attention(const char *f, const cJSON *r, vkf_hf_config *c) {
   static const char *const sizes[] = {"src_vocab_size", "tgt_vocab_size", "embed_size",
@@ -127,7 +127,7 @@ static vkf_status parse_d2l_attention(const char *f, const cJSON *r, vkf_hf_conf
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
     if (!vkf_json_field(r, sizes[i]))
       return vkf_status_make(VKF_STATUS_NOT_FOUND,
-                             "%s: missing field \"%s\" (the seeds' Bahdanau encoder-decoder "
+                             "%s: missing field \"%s\" (D2L's Bahdanau encoder-decoder "
                              "needs src_vocab_size, tgt_vocab_size, embed_size, num_hiddens and "
                              "num_layers)",
                              f, sizes[i]);
@@ -182,7 +182,7 @@ vkf_status vkf_hf_config_parse_seq2seq(const char *f, const cJSON *r, vkf_hf_con
   VKF_RETURN_IF_ERROR(s);
   if (!strcmp(t, "d2l_transformer") && (c->src_vocab_size == 0 || c->vocab_size == 0))
     return vkf_status_make(VKF_STATUS_NOT_FOUND,
-                           "%s: the seeds' Transformer needs src_vocab_size, tgt_vocab_size, "
+                           "%s: D2L's Transformer needs src_vocab_size, tgt_vocab_size, "
                            "num_hiddens, ffn_num_hiddens, num_heads and num_blks",
                            f);
   VKF_RETURN_IF_ERROR(get_id(f, r, "pad_token_id", &c->pad_token_id));

@@ -1,5 +1,5 @@
 /* config.json of encoder–decoder models (BartConfig, MarianConfig, T5Config / MT5Config of
- * transformers 4.38, and the seeds' Transformer, tools/goldens/seeds_transformer.py): each class's field
+ * transformers 4.38, and D2L's Transformer, tools/goldens/seeds_transformer.py): each class's field
  * names and defaults mapped onto vkf_hf_config's shared and SEQ2SEQ fields. Called by hf_config.c. */
 #ifndef VKF_MODELS_HF_CONFIG_SEQ2SEQ_H
 #define VKF_MODELS_HF_CONFIG_SEQ2SEQ_H

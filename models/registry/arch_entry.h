@@ -26,7 +26,23 @@ typedef struct vkf_arch_entry {
   int64_t (*attention_layers)(const void *impl);
   /* vkf_model_quantize for this architecture. */
   vkf_status (*quantize)(void *impl, const char *format);
+  /* ---- facets (model.h, vkf_model_tasks); 0 / NULL: the family has none ---- */
+  int text; /* tokenize: its inputs are a text tokenizer's ids */
+  int chat; /* chat: its generate facet runs a chat template's prompt */
+  /* Fills the facet, or UNSUPPORTED naming what this checkpoint lacks (a language-model head). */
+  vkf_status (*generate)(void *impl, vkf_model_generate *out);
+  vkf_status (*embed)(void *impl, vkf_model_embed *out);
+  /* Or, for an encoder without a pipeline of its own: its last_hidden_state pooled this way
+   * (runtime/text_embed.h's vkf_rt_embed_pooled). */
+  vkf_embed_pooling pooled_embed;
+  vkf_status (*classify)(void *impl, vkf_model_classify *out);
+  /* attention maps from the generation engine's additive attention (the Bahdanau decoder) */
+  int additive_attention;
 } vkf_arch_entry;
+
+/* The model's entry and its architecture object, for the registry's own files (facets.c). */
+const vkf_arch_entry *vkf_model_entry(const vkf_model *model);
+void *vkf_model_impl(const vkf_model *model);
 
 extern const vkf_arch_entry vkf_entry_vit;
 extern const vkf_arch_entry vkf_entry_bert;

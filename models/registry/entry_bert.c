@@ -106,6 +106,15 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
+/* sentence-transformers' pipeline (bert_pipeline.h): its pooling over the encoder's tokens. */
+static vkf_status embed(void *impl, vkf_model_embed *out) {
+  const vkf_bert_pipeline *p = vkf_bert_pipeline_of(impl);
+  vkf_embed_pooling pooling = p->pooling == VKF_BERT_POOL_CLS ? VKF_POOL_CLS : VKF_POOL_MEAN;
+  *out = (vkf_model_embed){
+      .encoder = impl, .pooling = pooling, .dims = vkf_bert_config(impl)->hidden_size};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"bert", NULL};
 static const char *const architectures[] = {"BertModel", "BertForMaskedLM",
                                             "BertForSequenceClassification", NULL};
@@ -122,4 +131,5 @@ static vkf_status quantize(void *impl, const char *format) {
 
 const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,     architectures, load,
                                        destroy, architecture,    declare,       build,
-                                       NULL,    attention_layers, .quantize = quantize};
+                                       NULL,    attention_layers, .quantize = quantize,
+                                       .text = 1,  .embed = embed};

@@ -101,4 +101,6 @@ static vkf_status quantize(void *impl, const char *format) {
 }
 
 const vkf_arch_entry vkf_entry_bigbird = {"bigbird",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL, .quantize = quantize};
+                                          architecture, declare,     build,         NULL, NULL,
+                                          .quantize = quantize,
+    .text = 1, .pooled_embed = VKF_POOL_MEAN};

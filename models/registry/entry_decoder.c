@@ -61,6 +61,25 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
+/* A decoder-only LM: the prompt is the decoder's own, any position up to the config's. */
+static vkf_status generate(void *impl, vkf_model_generate *out) {
+  const vkf_hf_config *c = vkf_decoder_config(impl);
+  if (!vkf_decoder_has_lm_head(impl))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "has no language-model head");
+  *out = (vkf_model_generate){.engine = VKF_GEN_ENGINE_DECODER,
+                              .engine_model = impl,
+                              .vocab = c->vocab_size,
+                              .prompt_vocab = c->vocab_size,
+                              .max_ctx = vkf_decoder_max_positions(impl),
+                              .config_ctx = c->max_position_embeddings,
+                              .decoder_start_id = -1,
+                              .bos_id = c->bos_token_id,
+                              .pad_id = c->pad_token_id,
+                              .text_prompts = 1,
+                              .continuous = 1};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"gpt2", "llama", "mistral", "qwen2", NULL};
 static const char *const architectures[] = {
     "GPT2LMHeadModel", "GPT2Model",        "LlamaForCausalLM", "LlamaModel", "MistralForCausalLM",
@@ -71,4 +90,6 @@ static vkf_status quantize(void *impl, const char *format) {
 }
 
 const vkf_arch_entry vkf_entry_decoder = {"decoder",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL, .quantize = quantize};
+                                          architecture, declare,     build,         NULL, NULL,
+                                          .quantize = quantize,
+                                          .text = 1, .chat = 1, .generate = generate};

@@ -97,6 +97,28 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
+/* An encoder–decoder: the prompt is the source, the decoder starts from its start token; padded
+ * sources carry the config's pad id when it is a source id, else 0 (masked out either way). */
+static vkf_status generate(void *impl, vkf_model_generate *out) {
+  const vkf_hf_config *c = vkf_encdec_config(impl);
+  if (!vkf_encdec_has_lm_head(impl))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "has no language-model head");
+  int64_t max = vkf_encdec_max_positions(impl);
+  *out = (vkf_model_generate){
+      .engine = VKF_GEN_ENGINE_SEQ2SEQ,
+      .engine_model = impl,
+      .vocab = c->vocab_size,
+      .prompt_vocab = vkf_encdec_source_vocab(impl),
+      .max_ctx = max,
+      .config_ctx = c->max_position_embeddings,
+      .max_source = max,
+      .decoder_start_id = c->decoder_start_token_id,
+      .bos_id = c->bos_token_id,
+      .pad_id = c->pad_token_id >= 0 && c->pad_token_id < c->src_vocab_size ? c->pad_token_id : 0,
+      .text_prompts = 1};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"bart", "marian", "t5", "mt5", "d2l_transformer", NULL};
 static const char *const architectures[] = {"BartForConditionalGeneration",
                                             "BartModel",
@@ -114,4 +136,6 @@ static vkf_status quantize(void *impl, const char *format) {
 }
 
 const vkf_arch_entry vkf_entry_encdec = {"encdec",     model_types, architectures, load, destroy,
-                                         architecture, declare,     build,         NULL, NULL, .quantize = quantize};
+                                         architecture, declare,     build,         NULL, NULL,
+                                         .quantize = quantize,
+                                         .text = 1, .generate = generate};

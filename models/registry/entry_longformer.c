@@ -130,4 +130,5 @@ static vkf_status quantize(void *impl, const char *format) {
 
 const vkf_arch_entry vkf_entry_longformer = {"longformer", model_types,  architectures, load,
                                              destroy,      architecture, declare,       build,
-                                             derive,       NULL, .quantize = quantize};
+                                             derive,       NULL, .quantize = quantize,
+    .text = 1, .pooled_embed = VKF_POOL_MEAN};

@@ -73,4 +73,5 @@ static vkf_status quantize(void *impl, const char *format) {
 
 const vkf_arch_entry vkf_entry_nystromformer = {
     "nystromformer", model_types, architectures, load, destroy,
-    architecture,    declare,     build,         NULL, NULL, .quantize = quantize};
+    architecture,    declare,     build,         NULL, NULL, .quantize = quantize,
+    .text = 1, .pooled_embed = VKF_POOL_MEAN};

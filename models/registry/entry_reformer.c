@@ -1,6 +1,8 @@
 /* Reformer in the model registry: input_ids and attention_mask in (all ones when absent, which is
  * Hugging Face's no-mask result); last_hidden_state [B, N, 2·hidden_size] out for ReformerModel,
  * logits for ReformerModelWithLMHead and ReformerForMaskedLM. */
+#include <string.h>
+
 #include "models/arch/reformer.h"
 #include "models/registry/arch_entry.h"
 
@@ -60,10 +62,30 @@ static vkf_status quantize(void *impl, const char *format) {
   return vkf_reformer_quantize(impl, format);
 }
 
+/* ReformerModelWithLMHead: the rows recomputed per step, steps not padded. */
+static vkf_status generate(void *impl, vkf_model_generate *out) {
+  const vkf_hf_config *c = vkf_reformer_hf_config(impl);
+  if (strcmp(vkf_reformer_architecture(impl), "ReformerModelWithLMHead") != 0)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "is not a causal language model (ReformerModelWithLMHead)");
+  *out = (vkf_model_generate){.engine = VKF_GEN_ENGINE_REFORMER,
+                              .engine_model = impl,
+                              .vocab = c->vocab_size,
+                              .prompt_vocab = c->vocab_size,
+                              .max_ctx = vkf_reformer_max_positions(impl),
+                              .config_ctx = c->max_position_embeddings,
+                              .decoder_start_id = -1,
+                              .bos_id = c->bos_token_id,
+                              .pad_id = c->pad_token_id,
+                              .text_prompts = 1};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"reformer", NULL};
 static const char *const architectures[] = {"ReformerModel", "ReformerModelWithLMHead",
                                             "ReformerForMaskedLM", NULL};
 
 const vkf_arch_entry vkf_entry_reformer = {
     "reformer",   model_types, architectures, load, destroy,
-    architecture, declare,     build,         NULL, NULL, .quantize = quantize};
+    architecture, declare,     build,         NULL, NULL, .quantize = quantize,
+    .text = 1, .generate = generate};

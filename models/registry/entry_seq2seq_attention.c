@@ -1,5 +1,5 @@
-/* The seeds' Bahdanau encoder-decoder in the model registry: input_ids [B, S], valid_lens [B]
- * (the source's lengths, as the seeds' enc_valid_lens) and an optional decoder_input_ids [B, T];
+/* D2L's Bahdanau encoder-decoder in the model registry: input_ids [B, S], valid_lens [B]
+ * (the source's lengths, as D2L's enc_valid_lens) and an optional decoder_input_ids [B, T];
  * without it the encoder runs alone (encoder_outputs), with it the teacher-forced decoder (logits,
  * every step's attention_weights). encoder_outputs is time-major [S, B, H], as the module returns
  * it. */
@@ -33,7 +33,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                          .max_seq = VKF_S2SA_MAX_SOURCE,
                          .required = 1,
                          .value_bound = c->src_vocab_size};
-  /* Absent: no masking (the seeds' valid_lens None); the op clamps lengths to the source's. */
+  /* Absent: no masking (D2L's valid_lens None); the op clamps lengths to the source's. */
   in[1] = (vkf_model_io){.name = "valid_lens",
                          .dtype = VKF_I32,
                          .rank = 1,
@@ -63,7 +63,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   *out_count = 3;
 }
 
-/* The seeds' masked_softmax spreads a row whose valid length is below 1 evenly over every key
+/* D2L's masked_softmax spreads a row whose valid length is below 1 evenly over every key
  * (all scores -1e6); the fused op gives such a row no weight at all. Refused rather than wrong. */
 static vkf_status derive(const void *impl, const int32_t *const *inputs, int64_t batch,
                          int64_t seq_len, vkf_model_derived *out) {
@@ -113,9 +113,29 @@ static vkf_status quantize(void *impl, const char *format) {
                          "--quantize %s: the Bahdanau encoder-decoder runs in f32 only", format);
 }
 
+/* The Bahdanau encoder–decoder: no positions (its state is the GRU's), so the decoder's context
+ * and the source are bounded by its graphs only. */
+static vkf_status generate(void *impl, vkf_model_generate *out) {
+  const vkf_hf_config *c = vkf_s2sa_config(impl);
+  *out = (vkf_model_generate){
+      .engine = VKF_GEN_ENGINE_BAHDANAU,
+      .engine_model = impl,
+      .vocab = c->vocab_size,
+      .prompt_vocab = c->src_vocab_size,
+      .max_ctx = VKF_S2SA_MAX_SOURCE,
+      .config_ctx = c->max_position_embeddings,
+      .max_source = VKF_S2SA_MAX_SOURCE,
+      .decoder_start_id = c->decoder_start_token_id,
+      .bos_id = c->bos_token_id,
+      .pad_id = c->pad_token_id >= 0 && c->pad_token_id < c->src_vocab_size ? c->pad_token_id : 0,
+      .text_prompts = 1};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"d2l_seq2seq_attention", NULL};
 static const char *const architectures[] = {"D2LSeq2SeqAttention", NULL};
 
 const vkf_arch_entry vkf_entry_seq2seq_attention = {
     "seq2seq_attention", model_types, architectures, load, destroy, architecture, declare, build,
-    derive,              NULL,        .quantize = quantize};
+    derive,              NULL,        .quantize = quantize,
+    .text = 1, .generate = generate, .additive_attention = 1};

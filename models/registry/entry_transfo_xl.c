@@ -85,9 +85,29 @@ static vkf_status quantize(void *impl, const char *format) {
                          format);
 }
 
+/* TransfoXLLMHeadModel: the memory instead of a cache and no positions, so the context is bounded
+ * by the graphs only. */
+static vkf_status generate(void *impl, vkf_model_generate *out) {
+  const vkf_txl_config *c = vkf_txl_config_of(impl);
+  if (!vkf_txl_has_head(impl))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "has no language-model head (TransfoXLLMHeadModel)");
+  *out = (vkf_model_generate){.engine = VKF_GEN_ENGINE_TRANSFO_XL,
+                              .engine_model = impl,
+                              .vocab = c->vocab_size,
+                              .prompt_vocab = c->vocab_size,
+                              .max_ctx = VKF_TXL_MAX_KEYS,
+                              .decoder_start_id = -1,
+                              .bos_id = -1,
+                              .pad_id = -1,
+                              .text_prompts = 1};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"transfo-xl", NULL};
 static const char *const architectures[] = {"TransfoXLLMHeadModel", "TransfoXLModel", NULL};
 
 const vkf_arch_entry vkf_entry_transfo_xl = {
     "transfo_xl", model_types, architectures, load,  destroy, architecture, declare, build,
-    NULL,         NULL,        .quantize = quantize};
+    NULL,         NULL,        .quantize = quantize,
+    .text = 1, .generate = generate};

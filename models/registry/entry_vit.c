@@ -58,6 +58,14 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
+/* A ViT / DeiT with a classification head and its labels (vit_classify.h). */
+static vkf_status classify(void *impl, vkf_model_classify *out) {
+  if (vkf_vit_head_of(impl) == VKF_VIT_HEAD_NONE)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "has no classification head");
+  *out = (vkf_model_classify){.classifier = impl, .labels = vkf_vit_label_count(impl)};
+  return VKF_OK;
+}
+
 static const char *const model_types[] = {"vit", "deit", NULL};
 static const char *const architectures[] = {"ViTModel",
                                             "ViTForImageClassification",
@@ -76,4 +84,5 @@ static vkf_status quantize(void *impl, const char *format) {
 
 const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,     architectures, load,
                                       destroy, architecture,    declare,       build,
-                                      NULL,    attention_layers, .quantize = quantize};
+                                      NULL,    attention_layers, .quantize = quantize,
+                                      .classify = classify};

@@ -32,7 +32,7 @@ typedef struct vkf_model_io {
    * "run the encoder alone" and is not filled. */
   int target;
   /* Outputs only: dims 0 and 1 are the sequence and the batch, as the module returns them (the
-   * seeds' encoder outputs [S, B, H]). The graph computes it batch first; vkf_rt_forward swaps the
+   * D2L's encoder outputs [S, B, H]). The graph computes it batch first; vkf_rt_forward swaps the
    * two dims after the run. */
   int time_major;
   /* Memory I/O (Transformer-XL's mems [n_layer, M, batch, d_model]): `batch_dim` is the dim that
@@ -63,9 +63,8 @@ vkf_status vkf_model_quantize(vkf_model *model, const char *format);
 const char *vkf_model_dir(const vkf_model *model);
 /* The Hugging Face class the checkpoint is, e.g. "ViTForImageClassification", "BertModel". */
 const char *vkf_model_architecture(const vkf_model *model);
-/* The architecture-specific handle (vkf_vit_model *, vkf_bert_model *) and the registry entry's
- * name ("vit", "bert"), for callers that need the family's own API (classify, embed). */
-void *vkf_model_impl(const vkf_model *model);
+/* The registry entry's name ("vit", "bert"), for listings and messages: what a model can do is
+ * its facets (below), never a comparison of this name. */
 const char *vkf_model_family(const vkf_model *model);
 
 uint32_t vkf_model_input_count(const vkf_model *model);
@@ -164,6 +163,87 @@ vkf_status vkf_model_build(vkf_model *model, const vkf_model_build_options *opti
 /* Layers whose attention probabilities a build can output (vkf_model_build_options.attentions):
  * the encoder's layer count for ViT, DeiT and BERT; 0 for architectures that cannot. */
 int64_t vkf_model_attention_layers(const vkf_model *model);
+
+/* ---- What a model can do: the facets its registry entry declares. The API, the CLI, the server
+ * and the runtime ask these; the architecture object is handed over by a facet, typed by the
+ * runtime part that runs it (an engine, the embedder), never cast out of the model. ---- */
+typedef enum vkf_model_task {
+  VKF_TASK_FORWARD = 1 << 0,    /* vkf_model_build over the declared inputs and outputs: all */
+  VKF_TASK_TOKENIZE = 1 << 1,   /* its inputs are a text tokenizer's ids (text_tokenizer.h) */
+  VKF_TASK_EMBED = 1 << 2,      /* sentence embeddings: vkf_model_embed_facet */
+  VKF_TASK_CLASSIFY = 1 << 3,   /* labelled image classification: vkf_model_classify_facet */
+  VKF_TASK_GENERATE = 1 << 4,   /* token generation: vkf_model_generate_facet */
+  VKF_TASK_CHAT = 1 << 5,       /* generation through the tokenizer's chat template */
+  VKF_TASK_ATTENTIONS = 1 << 6, /* attention maps: vkf_model_attention_maps */
+  VKF_TASK_ALL = (1 << 7) - 1,
+} vkf_model_task;
+/* The tasks this checkpoint can do (a family's facet that this checkpoint lacks, such as a
+ * generator without a language-model head, is not set). */
+unsigned vkf_model_tasks(const vkf_model *model);
+/* "forward", "tokenize", "embed", "classify", "generate", "chat", "attentions" (one bit). */
+const char *vkf_model_task_name(unsigned task);
+
+/* The generation engines of runtime/gen_backend.h, one per way of stepping a model. */
+typedef enum vkf_gen_engine_kind {
+  VKF_GEN_ENGINE_NONE,
+  VKF_GEN_ENGINE_DECODER,    /* decoder-only LMs with a KV cache (runtime/generate_engine.h) */
+  VKF_GEN_ENGINE_SEQ2SEQ,    /* Transformer encoder–decoders (runtime/seq2seq_engine.h) */
+  VKF_GEN_ENGINE_BAHDANAU,   /* the GRU encoder–decoder with additive attention */
+  VKF_GEN_ENGINE_TRANSFO_XL, /* Transformer-XL's memory (runtime/transfo_xl_engine.h) */
+  VKF_GEN_ENGINE_REFORMER,   /* Reformer's recomputed rows (runtime/reformer_engine.h) */
+  VKF_GEN_ENGINE_COUNT,
+} vkf_gen_engine_kind;
+
+typedef struct vkf_model_generate {
+  vkf_gen_engine_kind engine;
+  void *engine_model;   /* what the engine opens: the architecture's own model object */
+  int64_t vocab;        /* logits per step */
+  int64_t prompt_vocab; /* ids a prompt may hold (an encoder–decoder's: its source vocabulary) */
+  int64_t max_ctx;      /* the most decoder positions the engine runs */
+  int64_t config_ctx;   /* config.json's max_position_embeddings (0: none): the default context */
+  /* Encoder–decoders: the longest source; the prompt is the source and the decoder starts from
+   * decoder_start_id (else bos_id). 0: the prompt is the decoder's own. */
+  int64_t max_source;
+  int64_t decoder_start_id, bos_id, pad_id; /* config.json's (-1: none) */
+  int text_prompts;     /* a text prompt goes through the checkpoint's tokenizer */
+  int continuous;       /* rows join and leave between steps (runtime/serve_slots.h) */
+} vkf_model_generate;
+/* UNSUPPORTED naming why when the model does not generate (not a language model, or one without
+ * a language-model head). */
+vkf_status vkf_model_generate_facet(const vkf_model *model, vkf_model_generate *out);
+
+/* Chat (runtime/chat_session.h): the generate facet of a model whose prompts a chat template
+ * writes; UNSUPPORTED naming why otherwise. */
+vkf_status vkf_model_chat_facet(const vkf_model *model, vkf_model_generate *out);
+
+/* Sentence embeddings (runtime/text_embed.h): the encoder and how its tokens are pooled. */
+typedef enum vkf_embed_pooling { VKF_POOL_MEAN = 1, VKF_POOL_CLS } vkf_embed_pooling;
+typedef struct vkf_model_embed {
+  void *encoder;       /* the BERT encoder of sentence-transformers' pipeline (runtime/text_embed.h's
+                          vkf_rt_embed); NULL: the forward pass's last_hidden_state, pooled
+                          (vkf_rt_embed_pooled) */
+  vkf_embed_pooling pooling;
+  int64_t dims;        /* floats per embedding */
+} vkf_model_embed;
+vkf_status vkf_model_embed_facet(const vkf_model *model, vkf_model_embed *out);
+
+/* Labelled image classification (models/arch/vit_classify.h). */
+typedef struct vkf_model_classify {
+  const void *classifier; /* the ViT with its head */
+  int64_t labels;
+} vkf_model_classify;
+vkf_status vkf_model_classify_facet(const vkf_model *model, vkf_model_classify *out);
+
+/* Attention maps: per-layer self-attention probabilities from the build
+ * (vkf_model_attention_layers), or an additive attention's weights over the source read from its
+ * generation engine (the Bahdanau encoder–decoder; `additive` is its model). */
+typedef struct vkf_model_attention_maps {
+  int64_t layers;   /* self-attention layers the build outputs (0: none) */
+  void *image;      /* over an image's patches: the ViT whose processor reads it (vit.h); NULL:
+                       over tokens */
+  void *additive;   /* the additive-attention model, else NULL */
+} vkf_model_attention_maps;
+vkf_status vkf_model_attention_maps_facet(const vkf_model *model, vkf_model_attention_maps *out);
 
 /* Names of every registered architecture, comma separated (for messages and --help). */
 const char *vkf_model_supported(void);

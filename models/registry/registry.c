@@ -140,6 +140,9 @@ const char *vkf_model_architecture(const vkf_model *m) {
 void *vkf_model_impl(const vkf_model *m) {
   return m->impl;
 }
+const vkf_arch_entry *vkf_model_entry(const vkf_model *m) {
+  return m->entry;
+}
 const char *vkf_model_family(const vkf_model *m) {
   return m->entry->family;
 }

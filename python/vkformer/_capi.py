@@ -137,6 +137,7 @@ _PROTOTYPES = {
     "vkformer_model_free": (None, [c_void_p]),
     "vkformer_model_architecture": (c_char_p, [c_void_p]),
     "vkformer_model_family": (c_char_p, [c_void_p]),
+    "vkformer_model_tasks": (c_uint32, [c_void_p]),
     "vkformer_model_input_count": (c_uint32, [c_void_p]),
     "vkformer_model_output_count": (c_uint32, [c_void_p]),
     "vkformer_model_input_info": (status_t, [c_void_p, c_uint32, POINTER(IoInfo)]),

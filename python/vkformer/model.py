@@ -12,6 +12,9 @@ from ._arrays import fill_input, take_output
 from .device import Device
 from .errors import InvalidArgumentError
 from ._text import utf8
+
+# vkformer_model_tasks' bits, in order (api/vkformer.h's VKFORMER_TASK_*).
+TASKS = ("forward", "tokenize", "embed", "classify", "generate", "chat", "attentions")
 from .generation import GenerateRequest
 from .tokenizer import decode_with, tokenize_with
 
@@ -134,6 +137,13 @@ class Model(Closeable):
     def family(self):
         """"vit", "bert", "decoder", "encdec", ..."""
         return self._lib.vkformer_model_family(self._h).decode("utf-8")
+
+    @property
+    def tasks(self):
+        """What the model can do, as its architecture declares it: a set of "forward",
+        "tokenize", "embed", "classify", "generate", "chat", "attentions"."""
+        mask = int(self._lib.vkformer_model_tasks(self._h))
+        return {name for bit, name in enumerate(TASKS) if mask & (1 << bit)}
 
     @property
     def label_count(self):

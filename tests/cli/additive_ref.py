@@ -1,5 +1,5 @@
-"""The seeds' additive attention (D2L's AdditiveAttention with its masked_softmax) in numpy, as
-the seeds write it with torch, checked through `vkf op additive_attention` on the device and on
+"""D2L's additive attention (D2L's AdditiveAttention with its masked_softmax) in numpy, as
+D2L writes it with torch, checked through `vkf op additive_attention` on the device and on
 the interpreter (--cpu):
 
     queries, keys = W_q(queries), W_k(keys)
@@ -9,9 +9,9 @@ the interpreter (--cpu):
     return bmm(attention_weights, values)
 
 The op takes the projected queries and keys (the projections are ordinary matmuls). Cases: the
-seeds' toy example ((2, 1, 20) queries, (2, 10, 2) keys, valid lengths (2, 6)), valid lengths per
+D2L's toy example ((2, 1, 20) queries, (2, 10, 2) keys, valid lengths (2, 6)), valid lengths per
 query row, lengths from 1 to the full length, more keys than one workgroup tile (300), value dims
-past one per invocation, and no valid lengths. Valid lengths >= 1: the seeds' -1e6 fill and the
+past one per invocation, and no valid lengths. Valid lengths >= 1: D2L's -1e6 fill and the
 op's zero row differ only on a row with no key left.
 Usage: additive_ref.py VKF TMPDIR. One line per check; exits 1 on any failure.
 """
@@ -32,7 +32,7 @@ def save(name, a, dtype=np.float32):
 
 
 def masked_softmax(x, valid_lens):
-    """The seeds' masked_softmax on a 3-D x."""
+    """D2L's masked_softmax on a 3-D x."""
     if valid_lens is None:
         e = np.exp(x - x.max(-1, keepdims=True))
         return e / e.sum(-1, keepdims=True)
@@ -97,7 +97,7 @@ def check(label, b, nq, nk, dq, dk, h, dv, lens, seed):
                     print("FAIL", where, e)
 
 
-check("seeds' toy", 2, 1, 10, 20, 2, 8, 4, np.array([2, 6]), 1)
+check("D2L's toy", 2, 1, 10, 20, 2, 8, 4, np.array([2, 6]), 1)
 check("per row", 2, 5, 9, 3, 4, 6, 7, np.array([[1, 2, 3, 9, 4], [9, 9, 8, 1, 5]]), 2)
 check("300 keys", 1, 3, 300, 5, 5, 16, 12, np.array([257]), 3)
 check("wide values", 2, 2, 40, 6, 6, 10, 300, np.array([40, 33]), 4)

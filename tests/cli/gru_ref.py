@@ -7,7 +7,7 @@ through `vkf op gru_scan` on the device and on the interpreter (--cpu):
     h' = (1 - z) * n + z * h
 
 The op takes the input gates x W_ih^T + b_ih of every step (one matmul); this script computes
-them and the recurrence. Cases: the seeds' sizes (16 hidden units, 9 steps), one step, 300 hidden
+them and the recurrence. Cases: D2L's sizes (16 hidden units, 9 steps), one step, 300 hidden
 units (more than a workgroup), with and without h0.
 Usage: gru_ref.py VKF TMPDIR. One line per check; exits 1 on any failure.
 """
@@ -77,7 +77,7 @@ def check(label, b, steps, d_in, h, with_h0, seed):
             print("ok", where)
 
 
-check("seeds' sizes", 4, 9, 32, 16, False, 1)
+check("D2L's sizes", 4, 9, 32, 16, False, 1)
 check("one step, h0", 2, 1, 5, 8, True, 2)
 check("300 units, h0", 2, 6, 7, 300, True, 3)
 check("odd sizes", 3, 13, 3, 37, False, 4)

@@ -1,5 +1,5 @@
-"""The seeds' attention pooling (D2L's Nadaraya-Watson kernel regression, "Attention Pooling by
-Similarity") in numpy, as the seeds write it with torch, checked through `vkf op
+"""D2L's attention pooling (D2L's Nadaraya-Watson kernel regression, "Attention Pooling by
+Similarity") in numpy, as D2L writes it with torch, checked through `vkf op
 attention_pooling` on the device and on the interpreter (--cpu):
 
     dists = x_train.reshape((-1, 1)) - x_val.reshape((1, -1))
@@ -66,7 +66,7 @@ def nadaraya_watson_vectors(keys, values, queries, sigma):
 
 
 rng = np.random.default_rng(7)
-# The seeds' data: 40 sorted training points on [0, 5), f(x) = 2 sin(x) + x plus noise.
+# D2L's data: 40 sorted training points on [0, 5), f(x) = 2 sin(x) + x plus noise.
 x_train = np.sort(rng.random(40) * 5)
 y_train = 2 * np.sin(x_train) + x_train + rng.standard_normal(40)
 x_val = np.arange(0, 5, 0.1)

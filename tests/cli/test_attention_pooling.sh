@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# vkf op attention_pooling (the seeds' Nadaraya-Watson kernel regression with a Gaussian kernel,
-# run through the fused attention) against the seeds' own form in numpy (tests/cli/pooling_ref.py:
+# vkf op attention_pooling (D2L's Nadaraya-Watson kernel regression with a Gaussian kernel,
+# run through the fused attention) against D2L's own form in numpy (tests/cli/pooling_ref.py:
 # their 40-point regression at sigma 0.1 .. 1, and 3-d queries and keys with 300 keys), pooled
 # values and attention weights, on the device and on the interpreter; bad inputs are one-line
 # errors naming them.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Bahdanau's ops through vkf op. additive_attention (the seeds' AdditiveAttention, fused over the
-# keys) against the seeds' own form in numpy (tests/cli/additive_ref.py: their toy example, valid
+# Bahdanau's ops through vkf op. additive_attention (D2L's AdditiveAttention, fused over the
+# keys) against D2L's own form in numpy (tests/cli/additive_ref.py: their toy example, valid
 # lengths per row and per query, 300 keys, 300 value dims, no lengths), the context and the
 # weights, on the device (f32 and f16) and on the interpreter, also under the mobile and nvidia
 # profiles (shared-memory reductions; 256-wide workgroups).

@@ -22,6 +22,14 @@ ok "mobile clamps caps" 'python3 -c "import json,sys; d=json.load(open(sys.argv[
 VKF_DEVICE_PROFILE=mobile "$VKF" devices >"$tmp/mobile.txt"
 ok "table shows the profile" 'grep -q "profile .*mobile" "$tmp/mobile.txt"'
 
+# How subgroup kernels get their size: required of each pipeline where the device can; where
+# Mesa 22.3's lavapipe reports 32-wide subgroups at 1024-bit vectors and runs 16, the measured
+# width and no guarantee (the chosen device is opened and probed).
+"$VKF" devices >"$tmp/sg.txt"
+ok "table: kernels' subgroup size" 'grep -Eq "kernels run at +[0-9]+, (required of each subgroup pipeline|the device.s only size)" "$tmp/sg.txt"'
+LP_NATIVE_VECTOR_WIDTH=1024 "$VKF" devices --json >"$tmp/sg1024.json"
+ok "1024-bit lavapipe: measured 16, reported 32" 'python3 -c "import json,sys; d=[x for x in json.load(open(sys.argv[1])) if x[\"chosen\"]][0]; assert (d[\"subgroup_size\"], d[\"subgroup_misreported\"], d[\"subgroup_size_fixed\"]) == (16, 32, 0), d" "$tmp/sg1024.json"'
+
 VK_ICD_FILENAMES=/nonexistent VK_DRIVER_FILES=/nonexistent VKF_VALIDATE=0 "$VKF" devices >"$tmp/out" 2>"$tmp/err"; rc=$?
 ok "no driver: non-zero exit" '[ $rc -ne 0 ]'
 ok "no driver: one line on stderr" '[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^vkf: no Vulkan" "$tmp/err"'
@@ -51,7 +59,7 @@ ok "bad switches: four warnings" '[ "$(grep -c "^vkf: warning: VKF_" "$tmp/err")
 ok "VKF_LOG warning" 'grep -q "^vkf: warning: VKF_LOG=\"x\" is not valid (accepted: 0 error" "$tmp/err"'
 ok "VKF_DUMP warning" 'grep -q "^vkf: warning: VKF_DUMP=\"foo\" is not valid (accepted: passes" "$tmp/err"'
 ok "VKF_NO_FUSE warning" 'grep -q "^vkf: warning: VKF_NO_FUSE=\"attention,bogus\" is not valid (accepted: .*gemm" "$tmp/err"'
-ok "VKF_VALIDATE warning" 'grep -q "^vkf: warning: VKF_VALIDATE=\"yes\" is not valid (accepted: 0, 1)" "$tmp/err"'
+ok "VKF_VALIDATE warning" 'grep -q "^vkf: warning: VKF_VALIDATE=\"yes\" is not valid (accepted: 0, 1, 2" "$tmp/err"'
 VKF_LOG=3 VKF_NO_FUSE=attention,gemm VKF_DUMP=passes VKF_DUMP_DIR="$tmp" VKF_VALIDATE=0 "$VKF" devices >/dev/null 2>"$tmp/err"
 ok "valid switches: no warning" '! grep -q "warning: VKF_" "$tmp/err"'
 

@@ -67,7 +67,7 @@ PY
 mkdir "$tmp/empty"
 expect_error embed "empty folder" "config.json" --model "$tmp/empty" "$s0"
 expect_error embed "missing folder" "no-such-model" --model "$tmp/no-such-model" "$s0"
-expect_error embed "a ViT checkpoint" "model_type \"vit\"" --model tests/models/data/vit_tiny "$s0"
+expect_error embed "a ViT checkpoint" "ViTForImageClassification is not a sentence embedder" --model tests/models/data/vit_tiny "$s0"
 expect_error embed "invalid UTF-8" "UTF-8" $'caf\xe9'
 # A model computing NaN (a NaN LayerNorm weight) is an error, not `nan` in JSON or zero cosines.
 mdir=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["model"])' "$tmp/json")

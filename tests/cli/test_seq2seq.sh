@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Encoder-decoders (BART, Marian (F16), T5 v1, T5 v1.1 (BF16), the seeds' Transformer) against
+# Encoder-decoders (BART, Marian (F16), T5 v1, T5 v1.1 (BF16), D2L's Transformer) against
 # transformers 4.38.2 and tools/goldens/seeds_transformer.py (goldens from tools/goldens/make_encdec_golden.py):
 # vkf forward's encoder output and logits within 1e-3; vkf generate's greedy ids equal, every
 # step's logits within 1e-3, a batch of two sources equal to each alone; beam search with 4 beams

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The seeds' Bahdanau attention encoder-decoder (model_type d2l_seq2seq_attention) against the
-# PyTorch module written from the seeds (tools/goldens/seeds_seq2seq_attention.py; checkpoint and
+# D2L's Bahdanau attention encoder-decoder (model_type d2l_seq2seq_attention) against the
+# PyTorch module written from D2L (tools/goldens/seeds_seq2seq_attention.py; checkpoint and
 # goldens from tools/goldens/make_seq2seq_attention_golden.py): vkf forward's time-major encoder
 # outputs, teacher-forced logits and every step's attention weights within 1e-4; one source with
 # every valid length 1 .. 5; each row of the batch alone equal to its row of the batch; vkf
@@ -99,7 +99,7 @@ done
   $PY -c 'import json, sys; rows = json.load(open(sys.argv[1])); a = [json.load(open(f))["generated_ids"] for f in sys.argv[2:]]; assert [r["generated_ids"] for r in rows] == a and all(a), (rows, a)' \
     "$tmp/bb.json" "$tmp/b0.json" "$tmp/b1.json" && ok || bad "beam batch: $(cat "$tmp/err")"
 
-# vkf attn: each greedy step's weights over the source (the seeds' heatmaps) equal the reference's,
+# vkf attn: each greedy step's weights over the source (D2L's heatmaps) equal the reference's,
 # the chosen ids equal predict_step's, and the figure is a PNG of a [steps, S] map.
 for i in 0 1; do
   if "$VKF" attn --model "$D" --max-new-tokens 10 --out "$tmp/attn$i" --npy "$tmp/attn$i" \
@@ -130,7 +130,7 @@ bad_case() { # NAME NEEDLE PYTHON-EDIT (of `c`, the config dict) [TENSOR-TO-DROP
   edit_checkpoint "$D" "$tmp/bad" "$3" "${4:-}"
   expect_error forward "$1" "$2" --model "$tmp/bad" --in input_ids="$G/input_ids.npy" --out encoder_outputs="$tmp/o.npy"
 }
-bad_case "missing num_layers" 'missing field "num_layers" (the seeds.* needs src_vocab_size' 'del c["num_layers"]'
+bad_case "missing num_layers" 'missing field "num_layers" (D2L.* needs src_vocab_size' 'del c["num_layers"]'
 bad_case "num_layers 0" 'field "num_layers" is 0, must be > 0' 'c["num_layers"] = 0'
 bad_case "negative embed_size" 'field "embed_size" is -6, must be > 0' 'c["embed_size"] = -6'
 bad_case "dropout 1" 'field "dropout" 1 is outside \[0, 1)' 'c["dropout"] = 1'

@@ -1,7 +1,7 @@
 /* tokenizer.json (part 1 of the input): the model, vocab, merges, added tokens, normalizer,
  * pre-tokenizer, decoder and post-processor sections; then a text (part 2, or a fixed mixed
  * sentence) encoded and decoded through what was loaded, and ids past the vocabulary refused. */
-#include "models/text/bpe.h"
+#include "text/bpe.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

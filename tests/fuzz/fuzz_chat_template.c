@@ -4,7 +4,7 @@
  * only with a one-line status, and a success is a NUL-terminated text of the size reported. */
 #include <cjson/cJSON.h>
 
-#include "models/text/chat_template.h"
+#include "text/chat_template.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

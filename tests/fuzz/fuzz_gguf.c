@@ -7,7 +7,7 @@
 #include "models/formats/gguf.h"
 #include "models/formats/gguf_model.h"
 #include "models/formats/gguf_quant.h"
-#include "models/text/bpe.h"
+#include "text/bpe.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,8 +1,8 @@
 /* A SentencePiece `.model` file (part 1: the protobuf that Marian's source.spm/target.spm and T5's
  * spiece.model are): read with vkf_spm_load, then a text (part 2, or a fixed mixed sentence, when
  * valid UTF-8) encoded into pieces and the pieces decoded back. */
-#include "models/text/spm.h"
-#include "models/text/unicode.h"
+#include "text/spm.h"
+#include "text/unicode.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

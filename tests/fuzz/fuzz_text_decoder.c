@@ -2,7 +2,7 @@
  * picks the tokenizer and skip_special, each following pair of bytes is an id (a few of them past
  * either end of the vocabulary). Valid ids must decode, in one call and streamed, to the same
  * text; an invalid id must be refused by both, leaving the streaming decoder as it was. */
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

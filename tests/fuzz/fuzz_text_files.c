@@ -4,7 +4,7 @@
  * spiece.model (converted to a tokenizer.json document, spm_t5.h). The text is encoded
  * with and without special tokens, every id in the vocabulary, decoded in one call and streamed
  * to the same text, and ids past the vocabulary refused. */
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

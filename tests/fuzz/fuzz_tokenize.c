@@ -2,7 +2,7 @@
  * Qwen2-NFC BPE), loaded once: the first input byte picks one, the rest is the text. Every id must
  * be in the vocabulary, and the ids must decode, in one call and through the streaming decoder,
  * to the same text (the streaming decoder's contract). */
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

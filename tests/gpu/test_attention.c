@@ -395,6 +395,24 @@ int main(int argc, char **argv) {
                               SHAPE(2, 2, 1, 4, 3000, 64, 64),
                               .causal = 1,
                               .lens = lens_dec});
+  /* Decoding on the LANES body in blocks of 1 and 2 rows against 4100 keys, one split asked
+   * for: one workgroup's loops would pass lavapipe's loop-iteration limit (caps.h; ~2000 keys at
+   * one row staged, ~4000 at 16 rows, and it then silently dropped the rest of the keys), so the
+   * chooser splits the keys anyway. */
+  for (int64_t nq = 1; nq <= 2; nq++) {
+    att_case c = {.label = nq == 1 ? "lanes decode Nq=1 Nk=4100" : "lanes decode Nq=2 Nk=4100",
+                  .dtype = VKF_F32,
+                  SHAPE(1, 1, 1, nq, 4100, 64, 64)};
+    vkf_attention_force f = {
+        .layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = nq == 1 ? 1 : -1, .splits = 1};
+    vkf_attention_shape s = {
+        .batch = 1, .heads = 1, .nq = (uint32_t)nq, .nk = 4100, .d = 64, .dv = 64, .dtype = VKF_F32};
+    vkf_attention_config cfg;
+    vkf_attention_choose(caps, &s, &f, &cfg);
+    CHECK_MSG(cfg.layout != VKF_ATTENTION_LAYOUT_LANES || cfg.br == (uint32_t)nq,
+              "LANES decode of %lld rows: blocks of %u rows", (long long)nq, cfg.br);
+    run_case(&t, &c, &f, "lanes long");
+  }
   /* Heads merged into the output layout: a cross shape with padding, and fp16 decoding with
    * grouped-query heads (the split-K merge kernel writes the merged layout too). Shapes and
    * dtypes as in cases above, so these compile no pipeline of their own (the layout is a
@@ -477,7 +495,9 @@ int main(int argc, char **argv) {
     CHECK_MSG(bad == 0, "%d chooser results break an invariant", bad);
   }
   /* N = 4096, 12 heads: the plan holds q, k, v and the output and nothing that grows with N²
-   * (the unfused path needs 12·4096² scores). Lowering only, no run. */
+   * (the unfused path needs 12·4096² scores), only split-K partials (N rows) where the body
+   * would pass the device's loop-iteration limit (lavapipe's LANES body at subgroups other than
+   * 8). Lowering only, no run. */
   {
     vkf_graph *g = NULL;
     CHECK_OK(vkf_graph_create("n4096", &g));
@@ -494,8 +514,13 @@ int main(int argc, char **argv) {
       uint64_t total = 0;
       for (uint32_t i = 0; i < vkf_plan_buffer_count(low.plan); i++)
         total += vkf_plan_buffer_get(low.plan, i)->size;
-      CHECK_MSG(total == 4ull * 12 * 4096 * 64 * 4, "N=4096 plan holds %llu bytes",
-                (unsigned long long)total);
+      vkf_attention_shape s = {
+          .batch = 1, .heads = 12, .nq = 4096, .nk = 4096, .d = 64, .dv = 64, .dtype = VKF_F32};
+      vkf_attention_config cfg;
+      vkf_attention_choose(caps, &s, NULL, &cfg);
+      uint64_t partials = cfg.splits > 1 ? 12ull * 4096 * cfg.splits * (64 + 2) * 4 : 0;
+      CHECK_MSG(total == 4ull * 12 * 4096 * 64 * 4 + partials,
+                "N=4096 plan holds %llu bytes (%u splits)", (unsigned long long)total, cfg.splits);
       vkf_lowered_free(&low);
     }
     vkf_graph_destroy(g);

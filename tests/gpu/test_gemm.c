@@ -504,7 +504,8 @@ static void run_case(gpu_test *t, const gemm_case *c) {
 static void check_chooser(const vkf_device_caps *device) {
   vkf_gemm_shape vit = {.m = 197, .n = 768, .k = 768, .batches = 1};
   /* lavapipe-like caps built from zero, so VKF_DEVICE_PROFILE on the real device changes nothing */
-  vkf_device_caps cpu = {.kind = VKF_DEVICE_KIND_CPU, .subgroup_size = 8, .storage_16bit = 1};
+  vkf_device_caps cpu = {.kind = VKF_DEVICE_KIND_CPU, .subgroup_size = 8, .min_subgroup_size = 8,
+                         .max_subgroup_size = 8, .storage_16bit = 1};
   for (int i = 0; i < 3; i++) cpu.max_workgroup_size[i] = 1024, cpu.max_workgroup_count[i] = 65535;
   cpu.subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_BALLOT | VKF_SUBGROUP_SHUFFLE;
   cpu.max_workgroup_invocations = 1024, cpu.max_shared_memory_size = 32768;

@@ -128,6 +128,7 @@ static void run_case(gpu_test *t, const cm_case *c, const vkf_device_caps *caps)
 /* What the chooser picks with cooperative matrices in the caps, on caps made up for it. */
 static void check_chooser(void) {
   vkf_device_caps c = {.kind = VKF_DEVICE_KIND_DISCRETE_GPU, .subgroup_size = 32,
+                       .min_subgroup_size = 8, .max_subgroup_size = 64, .subgroup_size_control = 1,
                        .max_workgroup_invocations = 1024, .max_workgroup_size = {1024, 1024, 64},
                        .max_shared_memory_size = 49152, .coopmat_gemm_tile = 16,
                        .subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC,

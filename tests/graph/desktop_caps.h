@@ -14,6 +14,10 @@ static inline vkf_device_caps desktop_caps(void) {
   c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
   c.max_shared_memory_size = 49152;
   c.subgroup_size = 32;
+  /* sizes a pipeline may require (AMD's range): tests set 8 or 32 and the choosers plan on it */
+  c.min_subgroup_size = 4;
+  c.max_subgroup_size = 64;
+  c.subgroup_size_control = 1;
   c.subgroup_ops = 0xff;
   c.max_workgroup_size[0] = c.max_workgroup_size[1] = c.max_workgroup_size[2] = 1024;
   c.max_workgroup_invocations = 1024;

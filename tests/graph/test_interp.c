@@ -109,7 +109,7 @@ static void test_matmul(void) {
   check_all_near(y, (const float[]){100, 206, 300, 412, 500, 600, 700, 804}, 8, 0);
   vkf_graph_destroy(g);
 
-  /* Batched x batched with transpose_b: the seeds' bmm(Q, K^T) shape. */
+  /* Batched x batched with transpose_b: D2L's bmm(Q, K^T) shape. */
   g = new_graph();
   vkf_value q = vkf_graph_input(g, "q", VKF_F32, 3, SHAPE(2, 3, 4));
   vkf_value k = vkf_graph_input(g, "k", VKF_F32, 3, SHAPE(2, 6, 4));
@@ -125,7 +125,7 @@ static void test_matmul(void) {
   vkf_graph_destroy(g);
 }
 
-/* The seeds' masked_softmax: X [2,2,4] with valid_lens [2,3] (per batch) and [[1,3],[2,4]]
+/* D2L's masked_softmax: X [2,2,4] with valid_lens [2,3] (per batch) and [[1,3],[2,4]]
  * (per row). Rows are chosen so the results are hand-computable. */
 static void test_masked_softmax(void) {
   static const float x[16] = {1, 2, 3, 4, 0, 0, 0, 0,  /* batch 0 */

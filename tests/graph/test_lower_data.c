@@ -15,6 +15,8 @@ static vkf_device_caps desktop_caps(void) {
   vkf_device_caps c = {.kind = VKF_DEVICE_KIND_DISCRETE_GPU,
                        .max_shared_memory_size = 49152,
                        .subgroup_size = 32,
+                       .min_subgroup_size = 32,
+                       .max_subgroup_size = 32,
                        .max_workgroup_size = {1024, 1024, 64},
                        .max_workgroup_invocations = 1024,
                        .max_workgroup_count = {2147483647u, 65535, 65535},

@@ -16,6 +16,9 @@ static vkf_device_caps cpu_caps(void) {
   vkf_device_caps c = {.kind = VKF_DEVICE_KIND_CPU,
                        .max_shared_memory_size = 32768,
                        .subgroup_size = 8,
+                       .min_subgroup_size = 8,
+                       .max_subgroup_size = 8,
+                       .subgroup_size_control = 1,
                        .subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_VOTE |
                                        VKF_SUBGROUP_ARITHMETIC | VKF_SUBGROUP_BALLOT |
                                        VKF_SUBGROUP_SHUFFLE | VKF_SUBGROUP_SHUFFLE_RELATIVE |
@@ -47,7 +50,7 @@ static vkf_device_caps gpu_caps(void) {
   strcpy(c.name, "discrete-gpu-like");
   c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
   c.max_shared_memory_size = 49152;
-  c.subgroup_size = 32;
+  c.subgroup_size = c.min_subgroup_size = c.max_subgroup_size = 32;
   c.subgroup_ops |= VKF_SUBGROUP_CLUSTERED;
   c.max_workgroup_size[2] = 64;
   c.max_workgroup_count[0] = 0x7fffffff;

@@ -19,7 +19,7 @@
 #include "models/arch/bert.h"
 #include "models/formats/model_paths.h"
 #include "models/formats/npy.h"
-#include "models/text/tokenizer.h"
+#include "text/wordpiece.h"
 #include "tests/gpu_util.h"
 
 /* Error per sentence vector: 1 - cosine for the normalised all-MiniLM-L6-v2 (the issue's criterion
@@ -54,8 +54,8 @@ typedef struct fixture {
  * `prefix`_ids.txt (Hugging Face's slow tokenizer), then tokenizes the whole set as a batch. */
 static void fixture_load(fixture *f, const char *name, const char *prefix, const char *model_dir) {
   f->name = name;
-  vkf_tokenizer *tok = NULL;
-  CHECK_OK(vkf_tokenizer_load(model_dir, &tok));
+  vkf_wordpiece *tok = NULL;
+  CHECK_OK(vkf_wordpiece_load(model_dir, &tok));
   FILE *in = fopen(SENTENCES, "r");
   CHECK(in != NULL);
   char line[4096], path[256];
@@ -78,7 +78,7 @@ static void fixture_load(fixture *f, const char *name, const char *prefix, const
   for (size_t i = 0; ids && i < f->count; i++) {
     int32_t got[MAX_TOKENS];
     size_t n = 0;
-    CHECK_OK(vkf_tokenizer_encode(tok, f->text[i], MAX_TOKENS, got, &n));
+    CHECK_OK(vkf_wordpiece_encode(tok, f->text[i], MAX_TOKENS, got, &n));
     f->lengths[i] = n;
     char *p = fgets(line, sizeof line, ids);
     size_t k = 0;
@@ -91,9 +91,9 @@ static void fixture_load(fixture *f, const char *name, const char *prefix, const
     CHECK_MSG(same && k == n, "%s sentence %zu: token ids differ from Hugging Face's", name, i);
   }
   if (ids) fclose(ids);
-  CHECK_OK(vkf_tokenizer_encode_batch(tok, (const char *const *)f->text, f->count, MAX_TOKENS,
+  CHECK_OK(vkf_wordpiece_encode_batch(tok, (const char *const *)f->text, f->count, MAX_TOKENS,
                                       f->ids, f->mask, &f->len));
-  vkf_tokenizer_destroy(tok);
+  vkf_wordpiece_destroy(tok);
 }
 
 static void fixture_release(fixture *f) {

@@ -13,6 +13,7 @@
 #include "models/arch/bigbird.h"
 #include "models/arch/bigbird_layout.h"
 #include "models/formats/npy.h"
+#include "models/registry/arch_entry.h" /* vkf_model_impl: the architecture object, white-box */
 #include "models/registry/model.h"
 #include "tests/test_util.h"
 

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "models/text/text_tokenizer.h"
-#include "models/text/tokenizer.h"
-#include "models/text/unicode.h"
+#include "text/text_tokenizer.h"
+#include "text/wordpiece.h"
+#include "text/unicode.h"
 #include "tests/test_util.h"
 
 /* make_bpe_golden.py's, then make_tokenizer_components_golden.py's (one per family of
@@ -528,19 +528,19 @@ static void check_unicode_normalizers(const char *tmp) {
   CHECK_MSG(n == 1 && cps[0] == 0x1E69, "NFKC U+1E9B U+0323: %zu, U+%04X", n, (unsigned)cps[0]);
 }
 
-/* BERT's WordPiece through the same interface: the ids of vkf_tokenizer_encode_all. */
+/* BERT's WordPiece through the same interface: the ids of vkf_wordpiece_encode_all. */
 static void check_wordpiece(void) {
   vkf_text_tokenizer *tok = load_named("bert_tiny");
   char *dir = path_of("tests/models/data/bert_tiny", "");
-  vkf_tokenizer *wp = NULL;
-  CHECK_OK(vkf_tokenizer_load(dir, &wp));
+  vkf_wordpiece *wp = NULL;
+  CHECK_OK(vkf_wordpiece_load(dir, &wp));
   free(dir);
   if (!tok || !wp) return;
   CHECK(!strcmp(vkf_text_tokenizer_kind(tok), "WordPiece"));
   int32_t *a, *b;
   size_t na, nb;
   CHECK_OK(vkf_text_tokenizer_encode(tok, "A man is eating food.", 1, &a, &na));
-  CHECK_OK(vkf_tokenizer_encode_all(wp, "A man is eating food.", &b, &nb));
+  CHECK_OK(vkf_wordpiece_encode_all(wp, "A man is eating food.", &b, &nb));
   CHECK(na == nb && na == 8 && !memcmp(a, b, na * sizeof *a));
   char *text;
   CHECK_OK(vkf_text_tokenizer_decode(tok, a, na, 1, &text));
@@ -548,7 +548,7 @@ static void check_wordpiece(void) {
   free(text);
   free(a);
   free(b);
-  vkf_tokenizer_destroy(wp);
+  vkf_wordpiece_destroy(wp);
   vkf_text_tokenizer_destroy(tok);
 }
 

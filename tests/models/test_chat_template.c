@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/text/chat_template.h"
+#include "text/chat_template.h"
 #include "tests/test_util.h"
 
 static char *path_of(const char *a, const char *b) {

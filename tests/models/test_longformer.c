@@ -15,6 +15,7 @@
 #include "models/arch/longformer.h"
 #include "models/arch/longformer_internal.h"
 #include "models/formats/npy.h"
+#include "models/registry/arch_entry.h" /* vkf_model_impl: the architecture object, white-box */
 #include "models/registry/model.h"
 #include "tests/test_util.h"
 

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "models/text/charsmap.h"
-#include "models/text/spm.h"
-#include "models/text/text_tokenizer.h"
-#include "models/text/unicode.h"
+#include "text/charsmap.h"
+#include "text/spm.h"
+#include "text/text_tokenizer.h"
+#include "text/unicode.h"
 #include "tests/test_util.h"
 
 static const struct {

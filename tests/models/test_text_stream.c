@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tests/test_util.h"
 
 static char *source_path(const char *rel) {

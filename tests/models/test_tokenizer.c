@@ -10,8 +10,8 @@
 
 #include "graph/base/env.h"
 #include "models/formats/model_paths.h"
-#include "models/text/tokenizer.h"
-#include "models/text/unicode.h"
+#include "text/wordpiece.h"
+#include "text/unicode.h"
 #include "tests/test_util.h"
 
 #define MAX_CASES 1024
@@ -147,16 +147,16 @@ static int load_cases(void) {
   return 1;
 }
 
-static void print_ids(const vkf_tokenizer *tok, const char *label, const int32_t *ids, size_t n) {
+static void print_ids(const vkf_wordpiece *tok, const char *label, const int32_t *ids, size_t n) {
   fprintf(stderr, "  %s:", label);
   for (size_t i = 0; i < n; i++) {
-    const char *t = vkf_tokenizer_id_to_token(tok, ids[i]);
+    const char *t = vkf_wordpiece_id_to_token(tok, ids[i]);
     fprintf(stderr, " %d(%s)", ids[i], t ? t : "?");
   }
   fputc('\n', stderr);
 }
 
-static int same_ids(const vkf_tokenizer *tok, const golden_case *c, const char *label,
+static int same_ids(const vkf_wordpiece *tok, const golden_case *c, const char *label,
                     const int32_t *want, size_t want_count, const int32_t *got, size_t got_count) {
   if (want_count == got_count && memcmp(want, got, got_count * sizeof(*got)) == 0) return 1;
   fprintf(stderr, "tokenizer_cases.txt:%d (%s) differs from Hugging Face: \"%s\"\n", c->line, label,
@@ -166,18 +166,18 @@ static int same_ids(const vkf_tokenizer *tok, const golden_case *c, const char *
   return 0;
 }
 
-static void test_golden_cases(const vkf_tokenizer *tok) {
+static void test_golden_cases(const vkf_wordpiece *tok) {
   CHECK_MSG(g_case_count >= 200, "only %zu cases", g_case_count);
   static int32_t ids[MAX_IDS];
   size_t mismatches = 0, at_model_max = 0;
   for (size_t i = 0; i < g_case_count; i++) {
     const golden_case *c = &g_cases[i];
     size_t n = 0;
-    vkf_status st = vkf_tokenizer_encode(tok, c->text, 0, ids, &n);
+    vkf_status st = vkf_wordpiece_encode(tok, c->text, 0, ids, &n);
     CHECK_MSG(st == VKF_OK, "line %d: %s", c->line, vkf_status_message(st));
     vkf_status_free(st);
     int ok = same_ids(tok, c, "max_length=512", c->full, c->full_count, ids, n);
-    st = vkf_tokenizer_encode(tok, c->text, SHORT_MAX, ids, &n);
+    st = vkf_wordpiece_encode(tok, c->text, SHORT_MAX, ids, &n);
     CHECK_MSG(st == VKF_OK, "line %d: %s", c->line, vkf_status_message(st));
     vkf_status_free(st);
     ok &= same_ids(tok, c, "max_length=16", c->short_ids, c->short_count, ids, n);
@@ -189,8 +189,8 @@ static void test_golden_cases(const vkf_tokenizer *tok) {
   CHECK(at_model_max >= 2);
 }
 
-static void test_truncation(const vkf_tokenizer *tok) {
-  CHECK(vkf_tokenizer_max_length(tok) == 512);
+static void test_truncation(const vkf_wordpiece *tok) {
+  CHECK(vkf_wordpiece_max_length(tok) == 512);
   const golden_case *longest = &g_cases[0];
   for (size_t i = 0; i < g_case_count; i++) {
     if (g_cases[i].full_count > longest->full_count) longest = &g_cases[i];
@@ -198,23 +198,23 @@ static void test_truncation(const vkf_tokenizer *tok) {
   static int32_t ids[MAX_IDS];
   size_t n = 0;
   /* Beyond the model's maximum the length is clamped: the model has no more positions. */
-  CHECK_OK(vkf_tokenizer_encode(tok, longest->text, 100000, ids, &n));
+  CHECK_OK(vkf_wordpiece_encode(tok, longest->text, 100000, ids, &n));
   CHECK(n == 512 && memcmp(ids, longest->full, n * sizeof(*ids)) == 0);
-  int32_t sep = vkf_tokenizer_token_to_id(tok, "[SEP]"),
-          cls = vkf_tokenizer_token_to_id(tok, "[CLS]");
+  int32_t sep = vkf_wordpiece_token_to_id(tok, "[SEP]"),
+          cls = vkf_wordpiece_token_to_id(tok, "[CLS]");
   CHECK(sep == 102 && cls == 101);
   for (size_t max_len = 2; max_len <= 130; max_len += 32) {
-    CHECK_OK(vkf_tokenizer_encode(tok, longest->text, max_len, ids, &n));
+    CHECK_OK(vkf_wordpiece_encode(tok, longest->text, max_len, ids, &n));
     CHECK(n == max_len && ids[0] == cls && ids[n - 1] == sep);
     CHECK(memcmp(ids, longest->full, (n - 1) * sizeof(*ids)) == 0);
   }
-  CHECK_STATUS(vkf_tokenizer_encode(tok, "hello", 1, ids, &n), VKF_STATUS_INVALID_ARGUMENT,
+  CHECK_STATUS(vkf_wordpiece_encode(tok, "hello", 1, ids, &n), VKF_STATUS_INVALID_ARGUMENT,
                "max_len 1");
 }
 
 /* HF's tokenizer(texts, padding=True, truncation=True, max_length=24): rows cut like encode() and
  * padded to the longest row, mask 1 on tokens. */
-static void test_batch(const vkf_tokenizer *tok) {
+static void test_batch(const vkf_wordpiece *tok) {
   enum { BATCH = 9, MAX_LEN = 24 };
   const char *texts[BATCH];
   const golden_case *cases[BATCH];
@@ -229,9 +229,9 @@ static void test_batch(const vkf_tokenizer *tok) {
   int32_t ids[BATCH * MAX_LEN], mask[BATCH * MAX_LEN];
   memset(ids, 0x7f, sizeof(ids));
   size_t len = 0;
-  CHECK_OK(vkf_tokenizer_encode_batch(tok, texts, BATCH, MAX_LEN, ids, mask, &len));
+  CHECK_OK(vkf_wordpiece_encode_batch(tok, texts, BATCH, MAX_LEN, ids, mask, &len));
   CHECK(len == want_len);
-  int32_t pad = vkf_tokenizer_pad_id(tok);
+  int32_t pad = vkf_wordpiece_pad_id(tok);
   CHECK(pad == 0);
   int rows_ok = 1;
   for (int b = 0; b < BATCH && len == want_len; b++) {
@@ -241,7 +241,7 @@ static void test_batch(const vkf_tokenizer *tok) {
     memcpy(want, c->full, (n < MAX_LEN ? n : MAX_LEN) * sizeof(*want));
     if (n > MAX_LEN) {
       n = MAX_LEN;
-      want[n - 1] = vkf_tokenizer_token_to_id(tok, "[SEP]");
+      want[n - 1] = vkf_wordpiece_token_to_id(tok, "[SEP]");
     }
     for (size_t t = 0; t < len; t++) {
       int32_t want_id = t < n ? want[t] : pad;
@@ -255,13 +255,13 @@ static void test_batch(const vkf_tokenizer *tok) {
   }
   CHECK(rows_ok);
   const char *bad[] = {"fine", "also fine", "bro\xC3ken"};
-  CHECK_STATUS(vkf_tokenizer_encode_batch(tok, bad, 3, MAX_LEN, ids, mask, &len),
+  CHECK_STATUS(vkf_wordpiece_encode_batch(tok, bad, 3, MAX_LEN, ids, mask, &len),
                VKF_STATUS_INVALID_ARGUMENT, "text 2 of 3");
-  CHECK_OK(vkf_tokenizer_encode_batch(tok, texts, 0, MAX_LEN, ids, mask, &len));
+  CHECK_OK(vkf_wordpiece_encode_batch(tok, texts, 0, MAX_LEN, ids, mask, &len));
   CHECK(len == 0);
 }
 
-static void test_invalid_utf8(const vkf_tokenizer *tok) {
+static void test_invalid_utf8(const vkf_wordpiece *tok) {
   static const struct {
     const char *text, *needle;
   } cases[] = {
@@ -277,7 +277,7 @@ static void test_invalid_utf8(const vkf_tokenizer *tok) {
   int32_t ids[16];
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     size_t n = 99;
-    CHECK_STATUS(vkf_tokenizer_encode(tok, cases[i].text, 16, ids, &n), VKF_STATUS_INVALID_ARGUMENT,
+    CHECK_STATUS(vkf_wordpiece_encode(tok, cases[i].text, 16, ids, &n), VKF_STATUS_INVALID_ARGUMENT,
                  cases[i].needle);
     CHECK(n == 0);
   }
@@ -313,78 +313,78 @@ static void remove_file(const char *dir, const char *name) {
 static void test_load_errors(void) {
   char dir[] = "/tmp/vkf_tok_XXXXXX";
   VKF_ASSERT(mkdtemp(dir));
-  vkf_tokenizer *tok = (vkf_tokenizer *)1;
+  vkf_wordpiece *tok = (vkf_wordpiece *)1;
   char vocab_path[600];
   snprintf(vocab_path, sizeof(vocab_path), "%s/vocab.txt", dir);
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_NOT_FOUND, vocab_path);
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_NOT_FOUND, vocab_path);
   CHECK(tok == NULL);
   /* A directory in a file's place is named as one (fopen + fread gave "reading ... failed"). */
   char needle[700];
   VKF_ASSERT(mkdir(vocab_path, 0700) == 0);
   snprintf(needle, sizeof needle, "%s: is a directory, not a file", vocab_path);
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_IO, needle);
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_IO, needle);
   rmdir(vocab_path);
   char config_path[600];
   snprintf(config_path, sizeof config_path, "%s/tokenizer_config.json", dir);
   VKF_ASSERT(mkdir(config_path, 0700) == 0);
   snprintf(needle, sizeof needle, "%s: is a directory, not a file", config_path);
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_IO, needle);
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_IO, needle);
   rmdir(config_path);
 
   /* CRLF line ends, a duplicate (the later id wins, as in Python's dict), no tokenizer_config. */
   write_file(dir, "vocab.txt",
              "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nun\r\n##aff\r\n##able\r\nun\r\n,\r\n");
-  CHECK_OK(vkf_tokenizer_load(dir, &tok));
+  CHECK_OK(vkf_wordpiece_load(dir, &tok));
   if (tok) {
-    CHECK(vkf_tokenizer_vocab_count(tok) == 10);
-    CHECK(vkf_tokenizer_max_length(tok) == 512);
-    CHECK(vkf_tokenizer_token_to_id(tok, "un") == 8);
-    CHECK(vkf_tokenizer_token_to_id(tok, "##able") == 7);
-    CHECK(vkf_tokenizer_token_to_id(tok, "missing") == -1);
-    CHECK(vkf_tokenizer_id_to_token(tok, 10) == NULL);
+    CHECK(vkf_wordpiece_vocab_count(tok) == 10);
+    CHECK(vkf_wordpiece_max_length(tok) == 512);
+    CHECK(vkf_wordpiece_token_to_id(tok, "un") == 8);
+    CHECK(vkf_wordpiece_token_to_id(tok, "##able") == 7);
+    CHECK(vkf_wordpiece_token_to_id(tok, "missing") == -1);
+    CHECK(vkf_wordpiece_id_to_token(tok, 10) == NULL);
     int32_t ids[16];
     size_t n = 0;
-    CHECK_OK(vkf_tokenizer_encode(tok, "UnAffable,unaff xyz", 0, ids, &n));
+    CHECK_OK(vkf_wordpiece_encode(tok, "UnAffable,unaff xyz", 0, ids, &n));
     int32_t want[] = {2, 8, 6, 7, 9, 8, 6, 1, 3};
     CHECK(n == 9 && memcmp(ids, want, sizeof(want)) == 0);
-    vkf_tokenizer_destroy(tok);
+    vkf_wordpiece_destroy(tok);
   }
 
   write_file(dir, "tokenizer_config.json", "{\"do_lower_case\": false}");
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_UNSUPPORTED, "do_lower_case is false");
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_UNSUPPORTED, "do_lower_case is false");
   write_file(dir, "tokenizer_config.json", "{\"model_max_length\": 8, \"mask_token\": \"<mask>\"}");
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_PARSE, "no mask_token \"<mask>\"");
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_PARSE, "no mask_token \"<mask>\"");
   /* A special token of another shape is still split out of the raw text and kept whole. */
   write_file(dir, "vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nun\n<mask>\n");
   write_file(dir, "tokenizer_config.json", "{\"mask_token\": \"<mask>\"}");
-  CHECK_OK(vkf_tokenizer_load(dir, &tok));
+  CHECK_OK(vkf_wordpiece_load(dir, &tok));
   if (tok) {
     int32_t ids[16];
     size_t n = 0;
     /* As BertTokenizerFast(vocab, mask_token="<mask>") gives: only the raw text's "<mask>" is the
      * token; "<MASK>" lower-cases to "<mask>" after the split and is cut at its punctuation. */
-    CHECK_OK(vkf_tokenizer_encode(tok, "UN<mask>un <MASK> <mask> <M\xC3\x81SK>", 0, ids, &n));
+    CHECK_OK(vkf_wordpiece_encode(tok, "UN<mask>un <MASK> <mask> <M\xC3\x81SK>", 0, ids, &n));
     int32_t want[] = {2, 4, 5, 4, 1, 1, 1, 5, 1, 1, 1, 3};
     CHECK(n == 12 && memcmp(ids, want, sizeof(want)) == 0);
-    vkf_tokenizer_destroy(tok);
+    vkf_wordpiece_destroy(tok);
   }
   write_file(dir, "vocab.txt",
              "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nun\r\n##aff\r\n##able\r\nun\r\n,\r\n");
   write_file(dir, "tokenizer_config.json", "{\"model_max_length\": 8, \"unk_token\": 5}");
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_PARSE, "unk_token is not a token string");
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_PARSE, "unk_token is not a token string");
   write_file(dir, "tokenizer_config.json", "{not json");
-  CHECK_STATUS(vkf_tokenizer_load(dir, &tok), VKF_STATUS_PARSE, "tokenizer_config.json");
+  CHECK_STATUS(vkf_wordpiece_load(dir, &tok), VKF_STATUS_PARSE, "tokenizer_config.json");
   write_file(dir, "tokenizer_config.json",
              "{\"model_max_length\": 4, \"unk_token\": {\"content\": \"[UNK]\"}}");
-  CHECK_OK(vkf_tokenizer_load(dir, &tok));
+  CHECK_OK(vkf_wordpiece_load(dir, &tok));
   if (tok) {
-    CHECK(vkf_tokenizer_max_length(tok) == 4);
+    CHECK(vkf_wordpiece_max_length(tok) == 4);
     int32_t ids[4];
     size_t n = 0;
-    CHECK_OK(vkf_tokenizer_encode(tok, "un un un", 0, ids, &n));
+    CHECK_OK(vkf_wordpiece_encode(tok, "un un un", 0, ids, &n));
     int32_t want[] = {2, 8, 8, 3};
     CHECK(n == 4 && memcmp(ids, want, sizeof(want)) == 0);
-    vkf_tokenizer_destroy(tok);
+    vkf_wordpiece_destroy(tok);
   }
   remove_file(dir, "tokenizer_config.json");
   remove_file(dir, "vocab.txt");
@@ -434,19 +434,19 @@ int main(void) {
   vkf_status st = vkf_model_paths_find(VKF_MODEL_PACKAGE_MINILM, &model_dir);
   CHECK_MSG(st == VKF_OK, "%s", vkf_status_message(st));
   vkf_status_free(st);
-  vkf_tokenizer *tok = NULL;
+  vkf_wordpiece *tok = NULL;
   if (model_dir) {
     fprintf(stderr, "all-MiniLM-L6-v2 found at %s\n", model_dir);
-    CHECK_OK(vkf_tokenizer_load(model_dir, &tok));
+    CHECK_OK(vkf_wordpiece_load(model_dir, &tok));
   }
   if (tok && load_cases()) {
-    CHECK(vkf_tokenizer_vocab_count(tok) == 30522);
+    CHECK(vkf_wordpiece_vocab_count(tok) == 30522);
     test_golden_cases(tok);
     test_truncation(tok);
     test_batch(tok);
     test_invalid_utf8(tok);
   }
-  vkf_tokenizer_destroy(tok);
+  vkf_wordpiece_destroy(tok);
   free(model_dir);
   for (size_t i = 0; i < g_case_count; i++) free(g_cases[i].text);
   return test_report();

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/text/bpe_model.h"
-#include "models/text/unicode.h"
+#include "text/bpe_model.h"
+#include "text/unicode.h"
 #include "tests/test_util.h"
 
 static char *slurp(const char *rel) {

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from vkformer import _capi
+from vkformer.model import TASKS
 
 from conftest import ROOT
 
@@ -26,6 +27,7 @@ ENUMS = {"VKFORMER_F32": _capi.F32, "VKFORMER_I32": _capi.I32, "VKFORMER_I64": _
          "VKFORMER_MAX_RANK": _capi.MAX_RANK, "VKFORMER_DECODING_DEFAULT": _capi.DECODING_DEFAULT,
          "VKFORMER_DECODING_GREEDY": _capi.DECODING_GREEDY, "VKFORMER_DECODING_SAMPLE": _capi.DECODING_SAMPLE}
 ENUMS.update({"VKFORMER_" + n: i for i, n in enumerate(_capi.CODE_NAMES)})
+ENUMS.update({"VKFORMER_TASK_" + n.upper(): 1 << i for i, n in enumerate(TASKS)})
 
 
 def test_layouts_match_the_header(tmp_path):

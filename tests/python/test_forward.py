@@ -31,6 +31,7 @@ def bert_inputs():
 
 def test_descriptions(bert_tiny):
     assert bert_tiny.architecture == "BertForMaskedLM" and bert_tiny.family
+    assert bert_tiny.tasks == {"forward", "tokenize", "embed", "attentions"}
     ins = {i.name: i for i in bert_tiny.inputs}
     assert list(ins)[0] == "input_ids"
     ids = ins["input_ids"]

@@ -169,3 +169,18 @@ def test_encoder_decoder_greedy(device, tmp_path, model):
         for i, source in enumerate(g["sources"]):
             gen = m.generate(source, 16, details=True)
             assert gen.ids == load_npy(model, "greedy_%d_ids.npy" % i).ravel().tolist(), (model, i)
+
+
+@pytest.mark.parametrize("model", ["d2l_attn_tiny", "txl_plain", "rf_lm"])
+def test_text_prompt_every_generative_family(device, tmp_path, model):
+    """A text prompt and stop strings on the Bahdanau encoder-decoder, Transformer-XL and Reformer
+    (their generate facet takes text): the checkpoint copied with a WordPiece vocab.txt."""
+    d = tmp_path / model
+    shutil.copytree(data(model), d)
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", "e"]
+    (d / "vocab.txt").write_text("\n".join(words + ["w%d" % i for i in range(10, 512)]) + "\n")
+    with vkformer.Model.load(str(d), device=device) as m:
+        assert "generate" in m.tasks
+        gen = m.generate("a b c", max_new_tokens=3, do_sample=False, stop_strings=["never here"],
+                         details=True)
+        assert 1 <= len(gen.ids) <= 3 and isinstance(gen.text, str)

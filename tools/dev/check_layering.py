@@ -15,7 +15,7 @@ import re
 import sys
 
 GRAPH = ["graph/base", "graph/ir", "graph/interp", "graph/passes", "graph/lower"]
-MODELS = ["models/formats", "models/text", "models/image", "models/arch", "models/generate",
+MODELS = ["models/formats", "text", "models/image", "models/arch", "models/generate",
           "models/registry"]
 # folder -> (layers it may include besides itself, forbidden system headers)
 LAYERS = {
@@ -28,11 +28,13 @@ LAYERS = {
     "host": (GRAPH + ["shaders"], r"^(cjson|stb)"),
     # models see the graph's IR (the builder API) and plumbing, never a device or the lowering
     "models/formats": (["graph/base", "graph/ir"], r"^(vulkan|volk|shaderc)"),
-    "models/text": (["graph/base", "models/formats"], r"^(vulkan|volk|shaderc)"),
+    # tokenizers, normalisers, chat templates, Unicode tables: text in, ids out (and back), below
+    # the models that read text; files come through models/formats' readers
+    "text": (["graph/base", "models/formats"], r"^(vulkan|volk|shaderc)"),
     "models/image": (["graph/base", "models/formats"], r"^(vulkan|volk|shaderc)"),
-    "models/arch": (["graph/base", "graph/ir", "models/formats", "models/text", "models/image"],
+    "models/arch": (["graph/base", "graph/ir", "models/formats", "text", "models/image"],
                     r"^(vulkan|volk|shaderc)"),
-    "models/registry": (["graph/base", "graph/ir", "models/formats", "models/text", "models/image",
+    "models/registry": (["graph/base", "graph/ir", "models/formats", "text", "models/image",
                          "models/arch"], r"^(vulkan|volk|shaderc)"),
     # the decoding policy of `vkf generate`: plain host code over logits and generation configs
     "models/generate": (["graph/base", "graph/ir", "models/formats"], r"^(vulkan|volk|shaderc)"),
@@ -44,8 +46,12 @@ LAYERS = {
     "api": (GRAPH + ["host"] + MODELS + ["runtime"], r"^(cjson|stb)"),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
-DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t\*]*?\b(vkf_\w+)\s*\([^;{]*\)\s*\{", re.M)
-CALL = re.compile(r"\b(vkf_\w+)\s*\(")
+# A function definition at the start of a line, of any name (vkf_, ct_, ...): static ones are the
+# file's own, the others are what other files call. A call is any name followed by "(".
+DEFINITION = re.compile(r"^(static\s+)?(?:[A-Za-z_][\w \t\*]*?\b)?([A-Za-z_]\w*)\s*\([^;{()]*(?:\([^;{()]*\)[^;{()]*)*\)\s*(?:__attribute__\s*\(\(.*?\)\)\s*)?\{", re.M)
+CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else", "case", "defined",
+            "_Alignof", "_Static_assert", "__attribute__", "_Generic"}
 
 
 def sources(root, folder):
@@ -93,9 +99,11 @@ def check_calls(root):
                 continue
             raw = open(os.path.join(root, path), encoding="utf-8").read()
             text = strip_comments(raw)
-            own = set(DEFINITION.findall(text))
-            for name in own:
-                defined.setdefault(name, path)
+            found = [(st, name) for st, name in DEFINITION.findall(text) if name not in KEYWORDS]
+            own = {name for _, name in found}
+            for st, name in found:
+                if not st and name != "main":
+                    defined.setdefault(name, path)
             calls[path] = set(CALL.findall(text)) - own
             includes[path] = {inc for kind, inc in INCLUDE.findall(text) if kind == '"'}
     files = sorted(calls)
@@ -173,9 +181,52 @@ def check_public_header(root):
     return bad
 
 
+# What a model can do is its registry facets (models/registry/model.h): above models/ nothing
+# compares family names or takes the architecture object out of a model and casts it.
+FACET_FOLDERS = ["api", "runtime", "serve", "tools/vkf", "python/vkformer"]
+FAMILY_REPORT = {"api/model.c"}  # vkformer_model_family: the name, handed out for listings
+ARCH_TYPE = r"vkf_(?:vit|bert|decoder|encdec|s2sa|txl|nystromformer|bigbird|longformer)_model|vkf_reformer"
+FACET_RULES = [
+    (re.compile(r"\bvkf_model_impl\s*\("), "takes the architecture object out of a model (ask a facet)"),
+    (re.compile(r"\(\s*(?:const\s+)?(?:" + ARCH_TYPE + r")\s*\*\s*\)"),
+     "casts to an architecture's type (a facet hands the object over)"),
+    (re.compile(r"strcmp\s*\([^;]*\bfamily\b|\bfamily\b[^;]*strcmp"),
+     "compares a family name (ask the registry's facets)"),
+    (re.compile(r"\bfamily(?:\(\))?\s*(?:==|!=|\bin\b)|(?:==|!=)\s*\w*\.?family\b"),
+     "compares a family name (ask the registry's facets)"),
+]
+
+
+def check_facets(root):
+    bad = []
+    for folder in FACET_FOLDERS:
+        d = os.path.join(root, folder)
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            path = os.path.join(folder, f)
+            if not f.endswith((".c", ".h", ".py")):
+                continue
+            text = open(os.path.join(root, path), encoding="utf-8").read()
+            if f.endswith((".c", ".h")):  # comments out, their newlines kept for the line numbers
+                text = re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: "\n" * m.group().count("\n"), text,
+                              flags=re.S)
+            else:
+                text = re.sub(r"#[^\n]*", " ", text)
+            for n, line in enumerate(text.split("\n"), 1):
+                if "vkf_model_family" in line and path not in FAMILY_REPORT:
+                    bad.append(f"facets: {path}:{n} reads the family name (ask the registry's facets)")
+                    continue
+                for rule, what in FACET_RULES:
+                    if rule.search(line):
+                        bad.append(f"facets: {path}:{n} {what}")
+                        break
+    return bad
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("VKF_SOURCE_DIR", ".")
-    bad = check_includes(root) + check_calls(root) + check_public_header(root)
+    bad = check_includes(root) + check_calls(root) + check_public_header(root) + check_facets(root)
     for line in bad:
         print(line)
     print("1 passed, 0 failed" if not bad else "0 passed, 1 failed")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes models/text/unicode_tables.c: the Unicode properties the tokenizers need. The reference is
+"""Writes text/unicode_tables.c: the Unicode properties the tokenizers need. The reference is
 Hugging Face's fast tokenizers (the Rust `tokenizers` library that AutoTokenizer and
 sentence-transformers run), whose crates carry Unicode tables of their own, older than Python's
 (Rust's unicode_categories for BertNormalizer's control / punctuation / non-spacing-mark tests,
@@ -8,7 +8,7 @@ start from Python's unicodedata and every one the fast tokenizer decides differe
 the library itself, probed code point by code point (about 1.5 minutes). Run with the Python whose
 tokenizers produced tests/models/golden/tokenizer_ids.txt (tokenizers 0.15.2):
 
-    python3 tools/dev/gen_unicode_tables.py > models/text/unicode_tables.c
+    python3 tools/dev/gen_unicode_tables.py > text/unicode_tables.c
 
 Nothing here is needed at run time; the output is committed. The composition pairs (for NFC) are
 written last, so the tables before them do not change when they are added to.
@@ -16,7 +16,7 @@ written last, so the tables before them do not change when they are added to.
 import sys
 import unicodedata
 
-# Property bits; models/text/unicode.h mirrors these values.
+# Property bits; text/unicode.h mirrors these values.
 REMOVE = 1 << 0       # dropped by BertNormalizer clean_text: U+0000, U+FFFD, category C* but Cn, \t \n \r
 SPACE = 1 << 1        # _is_whitespace: ' ', \t, \n, \r, category Zs (becomes ' ')
 SPLIT = 1 << 2        # str.split() separator (str.isspace) that survives cleaning (U+2028, U+2029)
@@ -176,7 +176,7 @@ def main():
               " * tokenizer's answers (tokenizers %s) where they differ: do not edit.\n"
               " * Property runs, lower-case mappings and canonical decompositions for the tokenizer. */\n"
               % (sys.version.split()[0], unicodedata.unidata_version, PROBE.version))
-    out.write('#include "models/text/unicode.h"\n\n/* clang-format off */\n')
+    out.write('#include "text/unicode.h"\n\n/* clang-format off */\n')
     out.write('const char vkf_unicode_version[] = "%s";\n\n' % unicodedata.unidata_version)
     out.write("const vkf_unicode_run vkf_unicode_runs[] = {\n")
     for i in range(0, len(runs), 4):

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""Cross-check of tools/goldens/seeds_transformer.py against the seeds' code itself.
+"""Cross-check of tools/goldens/seeds_transformer.py against D2L's code itself.
 
-The classes below are the seeds' (/work/shared/seeds/002_*.txt) copied as written, with only what
+The classes below are D2L's (/work/shared/seeds/002_*.txt) copied as written, with only what
 running them outside the d2l package needs: d2l.Module / Encoder / AttentionDecoder are nn.Module,
 `@d2l.add_to_class` methods are put inside their class, and dropout is 0. nn.LazyLinear is kept, so
 loading seeds_transformer's state_dict into them (strict) also checks the key names and shapes.
 
 check(model, src, valid_lens, tgt) compares, for a D2LTransformer `model`:
   - the encoders (eval mode, valid_lens);
-  - teacher-forced logits with the seeds' decoder in training mode (dec_valid_lens 1..T; dropout 0
+  - teacher-forced logits with D2L's decoder in training mode (dec_valid_lens 1..T; dropout 0
     so training mode changes nothing else);
-  - the first incremental step in eval mode (later steps differ on purpose: the seeds' decoder adds
-    position 0 at every step, see seeds_transformer's docstring) and that the seeds' step-by-step
+  - the first incremental step in eval mode (later steps differ on purpose: D2L's decoder adds
+    position 0 at every step, see seeds_transformer's docstring) and that D2L's step-by-step
     decoding does equal ours when every step is given position 0.
 
     /usr/bin/python3 tools/goldens/check_seeds_transformer.py DIR     (a checkpoint folder, e.g. d2l_tiny)
@@ -223,10 +223,10 @@ class Seeds(nn.Module):
 
 
 def check(model, src, valid_lens, tgt, tol=1e-5):
-    """Raises AssertionError when seeds_transformer and the seeds' code disagree."""
+    """Raises AssertionError when seeds_transformer and D2L's code disagree."""
     c = model.config
     assert not c["use_bias"] and c["layer_norm_eps"] == 1e-5 and c["max_len"] == 1000, \
-        "the seeds' code has bias=False, LayerNorm eps 1e-5 and max_len 1000"
+        "D2L's code has bias=False, LayerNorm eps 1e-5 and max_len 1000"
     seeds = Seeds(c)
     with torch.no_grad():  # materialise the lazy layers, then load (strict: same keys, shapes)
         e = seeds.encoder(src, valid_lens)
@@ -236,19 +236,19 @@ def check(model, src, valid_lens, tgt, tol=1e-5):
         seeds.eval()
         enc = seeds.encoder(src, valid_lens)
         ours = model.encode(src, valid_lens)
-        assert (enc - ours).abs().max().item() < tol, "encoder differs from the seeds' code"
+        assert (enc - ours).abs().max().item() < tol, "encoder differs from D2L's code"
         seeds.train()  # training mode: the causal dec_valid_lens (dropout is 0)
         full = seeds.decoder(tgt, seeds.decoder.init_state(enc, valid_lens))[0]
         d = (full - model.decode_full(tgt, ours, valid_lens)).abs().max().item()
-        assert d < tol, "teacher-forced logits differ from the seeds' code by %g" % d
-        seeds.eval()  # the seeds' predict_step: one token per call, position 0 every time
+        assert d < tol, "teacher-forced logits differ from D2L's code by %g" % d
+        seeds.eval()  # D2L's predict_step: one token per call, position 0 every time
         state = seeds.decoder.init_state(enc, valid_lens)
         mine = model.decoder.init_state(ours, valid_lens)
         for t in range(tgt.shape[1]):
             a = seeds.decoder(tgt[:, t:t + 1], state)[0]
             b = model.decode_step(tgt[:, t:t + 1], mine, 0)[0]
             d = (a - b).abs().max().item()
-            assert d < tol, "step %d differs from the seeds' eval-mode decoder by %g" % (t, d)
+            assert d < tol, "step %d differs from D2L's eval-mode decoder by %g" % (t, d)
     return True
 
 
@@ -260,7 +260,7 @@ def main():
     src = torch.randint(4, model.config["src_vocab_size"], (2, 9), generator=g)
     tgt = torch.randint(4, model.config["tgt_vocab_size"], (2, 6), generator=g)
     check(model, src, torch.tensor([9, 5]), tgt)
-    print("seeds_transformer agrees with the seeds' code")
+    print("seeds_transformer agrees with D2L's code")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Linformer self-attention written from the paper's equations (Wang et al. 2020, "Linformer:
-Self-Attention with Linear Complexity", eq. 7; the seeds' survey, 001_*.txt):
+Self-Attention with Linear Complexity", eq. 7; D2L's survey, 001_*.txt):
 
     head_i = softmax( Q_i (E_i K_i)^T / sqrt(d_k) ) (F_i V_i)
 

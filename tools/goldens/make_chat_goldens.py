@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Goldens for models/text/chat_template.c: every template of tests/models/data/chat_templates
+"""Goldens for text/chat_template.c: every template of tests/models/data/chat_templates
 rendered by jinja2 exactly as transformers' apply_chat_template renders it, over a set of
 conversations; writes tests/models/golden/chat_templates.json.
 

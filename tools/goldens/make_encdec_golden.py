@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seeded random encoder-decoder checkpoints and their reference outputs, for vkformer's
-encoder-decoder tests (BART, Marian, T5 v1, T5 v1.1 and the seeds' Transformer).
+encoder-decoder tests (BART, Marian, T5 v1, T5 v1.1 and D2L's Transformer).
 
 Checkpoints (tests/models/data/<name>/, made by transformers 4.38.2's own classes and
 save_pretrained(safe_serialization=True), except d2l_tiny written by tools/goldens/seeds_transformer.py):
@@ -14,7 +14,7 @@ save_pretrained(safe_serialization=True), except d2l_tiny written by tools/golde
                (rescaled by d_model**-0.5)
   t5v11_tiny   T5ForConditionalGeneration v1.1 layout, BF16: d_model 28, 3 heads of 9 (inner 27),
                d_ff 33, gated-gelu, untied head, 2 encoder / 3 decoder layers
-  d2l_tiny     the seeds' Transformer, F32: num_hiddens 30, 3 heads (head dim 10), ffn 37, 2 + 2
+  d2l_tiny     D2L's Transformer, F32: num_hiddens 30, 3 heads (head dim 10), ffn 37, 2 + 2
                blocks, source vocab = --vocab-size, target vocab = --d2l-tgt-vocab-size
 Weights are N(0, 3 / sqrt(fan_in)) (T5 v1.1: 1.5) for matrices, N(0, 0.5) (T5: N(0, 2.5)) for
 token tables, 1 + N(0, 0.1) for norm scales and N(0, 0.1) for biases, and the head's eos row is
@@ -30,7 +30,7 @@ beam choices do not hinge on rounding. Seeds are searched until every check hold
 Checked as facts (a failure is a bug, reported as such for d2l_tiny): padding changes no real
 position (each row alone), generate()'s scores equal a teacher-forced forward's logits, beam
 results of the batch equal those of each source alone, sequences_scores follow the formula in
-check_beam_score(), and seeds_transformer agrees with the seeds' code (check_seeds_transformer).
+check_beam_score(), and seeds_transformer agrees with D2L's code (check_seeds_transformer).
 
 Goldens (tests/models/golden/<name>/; golden.json in each folder names every file with its dtype
 and shape, the sources, the special ids and every generation setting). S = 11, B = 2, V = vocab:
@@ -186,7 +186,7 @@ def hf_model(name, vocab, ids):
 
 
 def place_eos_d2l(model, eos, src, valid, seed):
-    """As place_eos, through the bias of the seeds' `dense` (it has one)."""
+    """As place_eos, through the bias of D2L's `dense` (it has one)."""
     rng = np.random.default_rng(seed + 1)
     V = model.config["tgt_vocab_size"]
     probe = torch.tensor(np.concatenate([np.full((2, 1), model.config["decoder_start_token_id"]),
@@ -595,7 +595,7 @@ def make_d2l(args, overrides):
             print("%s seed %d: %s; re-seeding" % (name, seed, e))
     else:
         raise SystemExit("d2l_tiny: no seed gives separated greedy logits")
-    # The reference itself against the seeds' code as written (LazyLinear and all).
+    # The reference itself against D2L's code as written (LazyLinear and all).
     check_seeds_transformer.check(ref, X, valid, D, tol=1e-4)
     save(golden, "input_ids", input_ids)
     save(golden, "attention_mask", mask)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny `d2l_seq2seq_attention` checkpoint (tools/goldens/seeds_seq2seq_attention.py: the seeds'
+"""A tiny `d2l_seq2seq_attention` checkpoint (tools/goldens/seeds_seq2seq_attention.py: D2L's
 Bahdanau encoder-decoder) and its goldens, for tests/cli/test_seq2seq_attention.sh.
 Writes tests/models/data/d2l_attn_tiny/ (config.json, generation_config.json, model.safetensors)
 and tests/models/golden/d2l_attn_tiny/:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Bahdanau attention's encoder-decoder of the seeds (Dive into Deep Learning,
-/work/shared/seeds/002_*.txt: AdditiveAttention, masked_softmax, Seq2SeqAttentionDecoder) with
-D2L 1.0's Seq2SeqEncoder, which the seeds only reference, as a PyTorch reference for vkformer's
+"""Bahdanau attention's encoder-decoder of D2L (Dive into Deep Learning:
+AdditiveAttention, masked_softmax, Seq2SeqAttentionDecoder) with
+D2L 1.0's Seq2SeqEncoder, which D2L's chapter only references, as a PyTorch reference for vkformer's
 `d2l_seq2seq_attention` architecture.
 
 Module names as D2L 1.0 writes them, so the state_dict keys are D2L's:
@@ -10,10 +10,10 @@ Module names as D2L 1.0 writes them, so the state_dict keys are D2L's:
   decoder.attention.W_q.weight, W_k.weight      [H, H]   (no bias)
   decoder.attention.w_v.weight                  [1, H]
   decoder.embedding.weight                      [tgt_vocab, E]
-  decoder.rnn.{weight,bias}_{ih,hh}_l{i}        the seeds' decoder holds nn.GRU itself: layer 0's
+  decoder.rnn.{weight,bias}_{ih,hh}_l{i}        D2L's decoder holds nn.GRU itself: layer 0's
                                                 input is cat(context, embedding): [3H, H + E]
   decoder.dense.{weight,bias}                   [tgt_vocab, H], [tgt_vocab]
-(nn.Linear with explicit in-features where the seeds use nn.LazyLinear; same parameters.)
+(nn.Linear with explicit in-features where D2L uses nn.LazyLinear; same parameters.)
 
 The encoder runs over every source position (valid lengths only mask the attention), outputs
 time-major [S, B, H] and the final state [L, B, H]; the decoder starts from that state, and at
@@ -147,7 +147,7 @@ class Seq2SeqAttention(nn.Module):
     def predict(self, src, valid_lens, num_steps, start=None, save_attention_weights=False):
         """predict_step: greedy from the start id for num_steps tokens; ids [B, num_steps] and
         each step's logits [B, num_steps, V]; with save_attention_weights also each step's
-        attention weights over the source [B, num_steps, S] (the seeds' heatmaps)."""
+        attention weights over the source [B, num_steps, S] (D2L's heatmaps)."""
         start = self.config["decoder_start_token_id"] if start is None else start
         enc = self.encoder(src, valid_lens)
         state = self.decoder.init_state(enc, valid_lens)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The Transformer of the seeds (Dive into Deep Learning, /work/shared/seeds/002_*.txt), as a
+"""The Transformer of D2L (Dive into Deep Learning), as a
 PyTorch reference for vkformer's `d2l_transformer` architecture.
 
-Written from the seeds' code, with the same module names so the state_dict keys are D2L's:
+Written from D2L's code, with the same module names so the state_dict keys are D2L's:
   encoder.embedding.weight                          [src_vocab, H]
   encoder.blks.block{i}.attention.W_{q,k,v,o}.weight [H, H]   (no bias: use_bias false)
   encoder.blks.block{i}.addnorm{1,2}.ln.{weight,bias} [H]
@@ -10,9 +10,9 @@ Written from the seeds' code, with the same module names so the state_dict keys 
   decoder.embedding.weight                          [tgt_vocab, H]
   decoder.blks.block{i}.attention{1,2}.W_{q,k,v,o}.weight, addnorm{1,2,3}.ln.*, ffn.dense{1,2}.*
   decoder.dense.{weight,bias}                       [tgt_vocab, H], [tgt_vocab]
-(nn.Linear with explicit in-features where the seeds use nn.LazyLinear; same parameters.)
+(nn.Linear with explicit in-features where D2L uses nn.LazyLinear; same parameters.)
 
-What the seeds' equations fix, reproduced here exactly:
+What D2L's equations fix, reproduced here exactly:
   - masked_softmax: scores past a row's valid length are set to -1e6 (not -inf) before softmax;
   - DotProductAttention: scores = Q K^T / sqrt(head dim);
   - MultiHeadAttention: transpose_qkv splits H into num_heads contiguous slices (head h uses
@@ -26,7 +26,7 @@ What the seeds' equations fix, reproduced here exactly:
 
 Decoding, two ways that must agree (checked by self_check()):
   - decode_full(): teacher forcing over the whole target, causal through dec_valid_lens
-    1..num_steps, as the seeds' training mode does;
+    1..num_steps, as D2L's training mode does;
   - decode_step(): one token at a time, eval mode as TransformerDecoderBlock does it: each block
     caches its *inputs* (key_values = cat(cache, X)) and attends with dec_valid_lens None.
 One deliberate difference from the book: its predict_step feeds one token per call and
@@ -227,7 +227,7 @@ class TransformerDecoder(nn.Module):
 
 
 class D2LTransformer(nn.Module):
-    """Seq2Seq of the seeds: encoder + decoder, no weight sharing."""
+    """D2L's Seq2Seq: encoder + decoder, no weight sharing."""
 
     def __init__(self, config):
         super().__init__()

@@ -115,7 +115,12 @@ static vkf_status draw(const vkf_attn_seq2seq_options *o, const float *weights,
 }
 
 vkf_status vkf_attn_seq2seq(vkf_model *m, vkf_device *dev, const vkf_attn_seq2seq_options *o) {
-  vkf_s2sa_model *sm = vkf_model_impl(m);
+  vkf_model_attention_maps maps;
+  VKF_RETURN_IF_ERROR(vkf_model_attention_maps_facet(m, &maps));
+  vkf_s2sa_model *sm = maps.additive;
+  if (!sm)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s has no additive attention",
+                           vkf_model_architecture(m));
   const vkf_hf_config *c = vkf_s2sa_config(sm);
   int64_t *src = NULL;
   size_t n = 0;

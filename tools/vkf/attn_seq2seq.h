@@ -1,4 +1,4 @@
-/* `vkf attn` for the seeds' Bahdanau encoder-decoder (models/arch/seq2seq_attention.h): the
+/* `vkf attn` for D2L's Bahdanau encoder-decoder (models/arch/seq2seq_attention.h): the
  * decoder's additive-attention weights over the source at each greedy step, the heatmaps the
  * seeds draw after translating a sentence (D2L's predict_seq2seq with save_attention_weights). */
 #ifndef VKF_TOOLS_ATTN_SEQ2SEQ_H
@@ -18,7 +18,7 @@ typedef struct vkf_attn_seq2seq_options {
 } vkf_attn_seq2seq_options;
 
 /* Greedy decoding of one source from the generation config's decoder start token (its bos when
- * it has none), a step per token up to the first eos id (that step included, as the seeds save
+ * it has none), a step per token up to the first eos id (that step included, as D2L saves
  * it) or max_steps; one row of weights per step. Prints the PNG's path on stdout. */
 vkf_status vkf_attn_seq2seq(vkf_model *model, vkf_device *device,
                             const vkf_attn_seq2seq_options *options);

@@ -1,7 +1,7 @@
 /* vkf attn: attention maps of a text (BERT family) or image (ViT, DeiT) checkpoint as PNG heatmaps
  * with a colour scale, from the probabilities the model's own graph computes on the device
  * (vkf_model_build_options.attentions: each layer's attention built unfused); --npy writes them.
- * The seeds' Bahdanau encoder-decoder gets its decoder's weights over the source per greedy step
+ * D2L's Bahdanau encoder-decoder gets its decoder's weights over the source per greedy step
  * (attn_seq2seq.h). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tools/vkf/attn_figure.h"
 #include "tools/vkf/attn_seq2seq.h"
 #include "tools/vkf/cli.h"
@@ -283,7 +283,9 @@ static vkf_status image_figures(const attn_args *a, int i, const attn_result *r,
 }
 
 static vkf_status image_input(vkf_model *m, vkf_device *dev, const attn_args *a, int i) {
-  const vkf_vit_model *vit = vkf_model_impl(m);
+  vkf_model_attention_maps maps;
+  VKF_RETURN_IF_ERROR(vkf_model_attention_maps_facet(m, &maps));
+  const vkf_vit_model *vit = maps.image;
   int64_t s = vkf_vit_image_size(vit);
   const vkf_hf_config *c = vkf_vit_config(vit);
   int64_t grid = c->patch_size > 0 ? s / c->patch_size : 0;
@@ -336,20 +338,15 @@ static vkf_status run_seq2seq(vkf_model *m, const attn_args *a) {
 static vkf_status run(const attn_args *a) {
   vkf_model *m = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model_dir, &m));
-  const char *family = vkf_model_family(m);
-  if (!strcmp(family, "seq2seq_attention")) {
-    vkf_status st = run_seq2seq(m, a);
+  vkf_model_attention_maps maps;
+  vkf_status st = vkf_model_attention_maps_facet(m, &maps);
+  if (!st && maps.additive) {
+    st = run_seq2seq(m, a);
     vkf_model_close(m);
     return st;
   }
-  int image = !strcmp(family, "vit");
-  vkf_status st = VKF_OK;
-  int64_t layers = vkf_model_attention_layers(m);
-  if (!layers || (!image && strcmp(family, "bert")))
-    st = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                         "%s (%s) has no attention maps to draw (BERT-family, ViT/DeiT and "
-                         "d2l_seq2seq_attention checkpoints)",
-                         vkf_model_architecture(m), a->model_dir);
+  int image = maps.image != NULL;
+  int64_t layers = maps.layers;
   if (!st && a->layer >= layers)
     st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--layer %lld: %s has %lld layers (0..%lld)",
                          (long long)a->layer, a->model_dir, (long long)layers,

@@ -110,14 +110,19 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
   vkf_model *model = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &model));
   vkf_status qs = a->quantize ? vkf_model_quantize(model, a->quantize) : VKF_OK;
-  if (qs || strcmp(vkf_model_family(model), "decoder") != 0) {
+  /* The decoder-only engine is what this measures: a model whose generate facet names another is
+   * out. */
+  vkf_model_generate facet;
+  vkf_status fs = qs ? VKF_OK : vkf_model_generate_facet(model, &facet);
+  if (qs || fs || facet.engine != VKF_GEN_ENGINE_DECODER) {
+    vkf_status_free(fs);
     vkf_status s = qs ? qs
                       : vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s is not a decoder-only model",
                                         a->model, vkf_model_architecture(model));
     vkf_model_close(model);
     return s;
   }
-  vkf_decoder_model *dm = vkf_model_impl(model);
+  vkf_decoder_model *dm = facet.engine_model;
   const vkf_hf_config *c = vkf_decoder_config(dm);
   int64_t b = a->batch, p = a->prompt_len, v = c->vocab_size;
   vkf_gen_engine_options eo = {.batch = b,

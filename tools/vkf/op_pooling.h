@@ -1,4 +1,4 @@
-/* `vkf op attention_pooling`: the seeds' first attention, Nadaraya-Watson kernel regression with
+/* `vkf op attention_pooling`: D2L's first attention, Nadaraya-Watson kernel regression with
  * a Gaussian kernel of width sigma, f(q) = sum_i softmax_i(-|q - k_i|^2 / (2 sigma^2)) v_i, run
  * through the fused attention kernel. The kernel's exponent expands to q·k_i/sigma^2 -
  * |k_i|^2/(2 sigma^2) - |q|^2/(2 sigma^2); the last term is the same for every key of a query,
