@@ -12,6 +12,7 @@
 #include "models/generate/sampling.h"
 #include "text/chat_prompt.h"
 #include "runtime/generate_engine.h"
+#include "runtime/token_text.h"
 
 enum { MAX_END_IDS = 16, DEFAULT_CTX = 4096, CHUNK = 128 };
 
@@ -178,7 +179,11 @@ static vkf_status prompt_of(vkf_chat_session *s, const char *messages_json, size
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "the tokenizer gives id %d, outside the model's vocabulary of %lld",
                              (*ids)[i], (long long)s->vocab);
-  if (!*count || (int64_t)*count + 1 > s->ctx)
+  if (!*count) /* not a context overflow: nothing to reply to */
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "the chat template renders this conversation to no tokens (its "
+                           "messages' roles or contents give it nothing to write)");
+  if ((int64_t)*count + 1 > s->ctx)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "the conversation is %zu tokens; the context holds %lld (--ctx, or "
                            "start a new conversation)",
@@ -260,7 +265,7 @@ vkf_status vkf_chat_session_reply(vkf_chat_session *s, const char *messages_json
     }
     const char *piece;
     size_t size;
-    st = vkf_text_decoder_push(dec, (int32_t)next, &piece, &size);
+    st = vkf_gen_decoder_push(s->tok, dec, next, &piece, &size);
     if (!st) st = emit(out, &cap, next, piece, size, on_piece, user, &stop);
     if (st) break;
     history[len] = next;

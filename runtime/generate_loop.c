@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "runtime/generate_beam.h"
+#include "runtime/token_text.h"
 
 static double now_s(void) {
   struct timespec t;
@@ -240,7 +241,7 @@ static vkf_status advance(vkf_rt_gen *g, int64_t b, const float *logits_row, flo
   r->ids[r->len++] = token;
   const char *piece = "";
   size_t n = 0;
-  if (r->dec) VKF_RETURN_IF_ERROR(vkf_text_decoder_push(r->dec, (int32_t)token, &piece, &n));
+  if (r->dec) VKF_RETURN_IF_ERROR(vkf_gen_decoder_push(g->q.tok, r->dec, token, &piece, &n));
   VKF_RETURN_IF_ERROR(emit(g, b, token, piece, n));
   size_t end = 0;
   if (!r->done)
@@ -268,7 +269,7 @@ static vkf_status push_tokens(vkf_rt_gen *g, int64_t b, const int64_t *tokens, i
     r->ids[r->len++] = tokens[i];
     const char *piece = "";
     size_t n = 0;
-    if (r->dec) VKF_RETURN_IF_ERROR(vkf_text_decoder_push(r->dec, (int32_t)tokens[i], &piece, &n));
+    if (r->dec) VKF_RETURN_IF_ERROR(vkf_gen_decoder_push(g->q.tok, r->dec, tokens[i], &piece, &n));
     VKF_RETURN_IF_ERROR(emit(g, b, tokens[i], piece, n));
   }
   return VKF_OK;

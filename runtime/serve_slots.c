@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/generate_engine.h"
+#include "runtime/token_text.h"
 
 typedef struct job {
   vkf_slot_request r;
@@ -41,6 +42,7 @@ struct vkf_slots {
   const vkf_text_tokenizer *tok;
   vkf_slots_options o;
   int64_t vocab, chunk, cap;
+  int64_t small; /* the engine's small prompt plan (tokens a row), 0: none */
   vkf_gen_engine *engine;
   slot *slots;
   job *head, *tail;
@@ -82,6 +84,7 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
   s->o = *options;
   s->vocab = c->vocab_size;
   s->chunk = chunk;
+  s->small = chunk > 16 ? 16 : 0;
   s->cap = options->ctx + chunk;
   int64_t n = options->slots;
   s->slots = calloc((size_t)n, sizeof *s->slots);
@@ -110,7 +113,7 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
                                .chunk = chunk,
                                .incremental = 1,
                                .row_plans = 1,
-                               .small_chunk = chunk > 16 ? 16 : 0};
+                               .small_chunk = s->small};
   if (!st) st = vkf_gen_engine_create(device, model, &eo, &s->engine);
   if (st) {
     vkf_slots_destroy(s);
@@ -383,7 +386,7 @@ static vkf_status advance(vkf_slots *s, slot *sl, const float *logits) {
   }
   const char *piece;
   size_t size;
-  st = vkf_text_decoder_push(sl->dec, (int32_t)next, &piece, &size);
+  st = vkf_gen_decoder_push(s->tok, sl->dec, next, &piece, &size);
   size_t before = sl->text_size;
   if (!st) st = append(sl, piece, size);
   if (st) {
@@ -424,6 +427,19 @@ vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
   admit_queued(s);
   int64_t n = s->o.slots, c = s->chunk;
   int any = 0, prefill = 0;
+  /* The full plan computes `chunk` rows for every slot, prompt or not: worth it only when the
+   * prompts fill half of it. Else the prompts go `small` tokens a step through the small plan,
+   * which also runs only the slots up to the last busy one: a short prompt beside a few decoding
+   * slots costs a few rows, not slots x chunk. */
+  int64_t pending = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const slot *sl = &s->slots[i];
+    if (sl->job && sl->fed < (int64_t)sl->job->r.prompt_len) {
+      int64_t left = (int64_t)sl->job->r.prompt_len - sl->fed;
+      pending += left < c ? left : c;
+    }
+  }
+  int64_t piece = s->small && 2 * pending < n * c ? s->small : c;
   for (int64_t i = 0; i < n; i++) {
     slot *sl = &s->slots[i];
     s->counts[i] = 0;
@@ -431,7 +447,7 @@ vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
     any = 1;
     if (sl->fed < (int64_t)sl->job->r.prompt_len) {
       int64_t left = (int64_t)sl->job->r.prompt_len - sl->fed;
-      s->counts[i] = left < c ? left : c;
+      s->counts[i] = left < piece ? left : piece;
       s->starts[i] = sl->fed;
       memcpy(s->ids + i * c, sl->job->prompt + sl->fed, (size_t)s->counts[i] * sizeof *s->ids);
       prefill = 1;

@@ -1,9 +1,14 @@
 /* The HTTP side, on libmicrohttpd with a thread per connection (so a connection may wait for its
- * job): bodies read up to the bound, routes, the API key, JSON answers, and streams as
- * server-sent events from a content-reader callback that waits for the worker's text. */
+ * job) behind the gate (serve/gate.c, which accepts and checks the heads): bodies read up to the
+ * bound and the deadline, routes, the API key, JSON answers, and streams as server-sent events
+ * from a content-reader callback that waits for the worker's text. A connection carries one
+ * request; while it waits, the client's hang-up cancels its job. */
+#define _GNU_SOURCE /* accept4, pipe2, POLLRDHUP */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +23,19 @@ typedef struct conn {
   char *body;
   size_t size, cap;
   int too_big, answered;
+  int fd;    /* the client's socket */
+  double t0; /* accepted */
 } conn;
+
+int vkf_serve_client_gone(int fd) {
+  if (fd < 0) return 0;
+  struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+  if (poll(&p, 1, 0) <= 0) return 0;
+  if (p.revents & (POLLERR | POLLHUP | POLLRDHUP)) return 1;
+  char b;
+  ssize_t r = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
 
 static int respond(struct vkf_server *s, struct MHD_Connection *c, serve_endpoint ep, int status,
                    char *body, const char *type, const char *method, const char *url) {
@@ -29,6 +46,7 @@ static int respond(struct vkf_server *s, struct MHD_Connection *c, serve_endpoin
     return MHD_NO;
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close"); /* the gate sees every head */
   if (status == 401) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
   enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
   MHD_destroy_response(r);
@@ -74,6 +92,11 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max) {
     }
     vkf_serve_stream_events(j);
     if (j->out_size) continue;
+    if (vkf_serve_client_gone(j->fd)) { /* before the next write would tell: cancel it now */
+      atomic_store(&j->cancelled, 1);
+      pthread_mutex_unlock(&j->mu);
+      return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
     if ((unsigned)(time(NULL) - waited_since) * 2 >= timeout && max >= 14) {
       memcpy(buf, ": keep-alive\n\n", 14);
       pthread_mutex_unlock(&j->mu);
@@ -81,7 +104,8 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *buf, size_t max) {
     }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 1;
+    until.tv_nsec += 200 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
     pthread_cond_timedwait(&j->cv, &j->mu, &until);
   }
 }
@@ -96,6 +120,7 @@ static void stream_gone(void *cls) {
 static int run_job(struct vkf_server *s, struct MHD_Connection *c, serve_endpoint ep,
                    serve_kind kind, conn *k, const char *method, const char *url) {
   serve_job *j = vkf_serve_job_new(s);
+  if (j) j->fd = k->fd;
   if (!j) return respond_error(s, c, ep, 500, "server_error", NULL, NULL, "out of memory", method, url);
   int status = vkf_serve_parse(s, kind, k->body ? k->body : "", k->size, j);
   if (!status && (status = vkf_serve_submit(s, j)))
@@ -107,8 +132,16 @@ static int run_job(struct vkf_server *s, struct MHD_Connection *c, serve_endpoin
     return r;
   }
   pthread_mutex_lock(&j->mu);
-  /* a stream starts once the worker accepted the prompt; errors before that are plain answers */
-  while (!j->finished && !(j->stream && j->accepted)) pthread_cond_wait(&j->cv, &j->mu);
+  /* a stream starts once the worker accepted the prompt; errors before that are plain answers.
+   * A client that hangs up meanwhile cancels the job: the worker drops it at its next step. */
+  while (!j->finished && !(j->stream && j->accepted)) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200 * 1000 * 1000;
+    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&j->cv, &j->mu, &until);
+    if (!atomic_load(&j->cancelled) && vkf_serve_client_gone(k->fd)) atomic_store(&j->cancelled, 1);
+  }
   int failed = j->status != 0 && (j->finished || !j->stream);
   pthread_mutex_unlock(&j->mu);
   if (failed || !j->stream) {
@@ -126,6 +159,7 @@ static int run_job(struct vkf_server *s, struct MHD_Connection *c, serve_endpoin
   }
   MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
   MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
   enum MHD_Result ok = MHD_queue_response(c, 200, r);
   MHD_destroy_response(r);
   vkf_serve_metrics_request(&s->metrics, ep, 200);
@@ -136,7 +170,10 @@ static int run_job(struct vkf_server *s, struct MHD_Connection *c, serve_endpoin
 static int authorized(const struct vkf_server *s, struct MHD_Connection *c) {
   if (!s->o.api_key) return 1;
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-  return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, s->o.api_key);
+  if (!h || strncasecmp(h, "Bearer", 6) || (h[6] != ' ' && h[6] != '\t')) return 0;
+  h += 6; /* the scheme is case-insensitive (RFC 9110 11.1), then one or more spaces */
+  while (*h == ' ' || *h == '\t') h++;
+  return !strcmp(h, s->o.api_key);
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
@@ -149,6 +186,10 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
   if (!k) {
     if (!(k = calloc(1, sizeof *k))) return MHD_NO;
     *con_cls = k;
+    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    k->fd = fd ? fd->connect_fd : -1;
+    k->t0 = ad && s->gate ? vkf_serve_gate_accepted(s->gate, ad->client_addr) : vkf_serve_now();
     const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (len && strtoull(len, NULL, 10) > max_body) {
       k->answered = 1; /* refused before reading it: MHD closes the connection after */
@@ -160,6 +201,13 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     return MHD_YES;
   }
   if (*upload_size) {
+    /* the whole request within twice --request-timeout of the accept: the head had one, the
+     * body gets the other; a body trickled in past it loses the connection */
+    if (vkf_serve_now() - k->t0 > 2.0 * vkf_serve_request_timeout(s)) {
+      vkf_serve_log(s, "%s %s: the body took longer than --request-timeout; closed", method, url);
+      vkf_serve_metrics_request(&s->metrics, SERVE_EP_OTHER, 408);
+      return MHD_NO;
+    }
     if (!k->too_big && k->size + *upload_size <= max_body) {
       if (k->size + *upload_size + 1 > k->cap) {
         size_t want = (k->size + *upload_size) * 2 + 1;
@@ -243,6 +291,16 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
   *con_cls = NULL;
 }
 
+/* libmicrohttpd closed a connection the gate handed over */
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+  (void)socket_context;
+  struct vkf_server *s = cls;
+  if (code != MHD_CONNECTION_NOTIFY_CLOSED || !s->gate) return;
+  const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (ad) vkf_serve_gate_closed(s->gate, ad->client_addr);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap) {
   struct vkf_server *s = cls;
   char line[512];
@@ -250,6 +308,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   size_t n = strlen(line);
   while (n && line[n - 1] == '\n') line[--n] = 0;
   vkf_serve_log(s, "vkf serve: %s", line);
+}
+
+vkf_status vkf_serve_check_host(const char *host) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_NUMERICHOST | AI_PASSIVE};
+  struct addrinfo *ai = NULL;
+  int rc = getaddrinfo(host ? host : "127.0.0.1", NULL, &hints, &ai);
+  if (ai) freeaddrinfo(ai);
+  if (rc || !ai)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "--host %s: not a numeric IPv4 or IPv6 address (%s)", host,
+                           gai_strerror(rc));
+  return VKF_OK;
 }
 
 vkf_status vkf_serve_http_start(struct vkf_server *s) {
@@ -265,19 +336,39 @@ vkf_status vkf_serve_http_start(struct vkf_server *s) {
                            "--host %s: not a numeric IPv4 or IPv6 address (%s)", host,
                            gai_strerror(rc));
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                   MHD_USE_ITC | MHD_USE_ERROR_LOG;
+                   MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
   if (ai->ai_family == AF_INET6) flags |= MHD_USE_IPv6;
+  unsigned connections = s->o.connections ? s->o.connections : 128;
   s->mhd = MHD_start_daemon(
-      flags, (uint16_t)s->o.port, NULL, NULL, answer, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-      MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(s->o.connections ? s->o.connections : 128),
+      flags, 0, NULL, NULL, answer, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+      /* the gate bounds the connections and heads: libmicrohttpd's own limits stay above */
+      MHD_OPTION_CONNECTION_LIMIT, connections + 16,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(s->o.timeout_s ? s->o.timeout_s : 60),
-      MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
-  freeaddrinfo(ai);
+      MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+      MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s, MHD_OPTION_END);
+  vkf_status st = VKF_OK;
   if (!s->mhd)
-    return vkf_status_make(VKF_STATUS_IO, "cannot listen on %s port %d (in use, or not an address "
-                           "of this machine)", host, s->o.port);
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
-  s->port = info ? info->port : (uint16_t)s->o.port;
+    st = vkf_status_make(VKF_STATUS_INTERNAL, "cannot start libmicrohttpd");
+  else if ((st = vkf_serve_gate_start(s, ai->ai_addr, (unsigned)ai->ai_addrlen, &s->gate))) {
+    vkf_status wrapped = vkf_status_make(VKF_STATUS_IO, "cannot listen on %s port %d (%s; in use, "
+                                         "or not an address of this machine)", host, s->o.port,
+                                         vkf_status_message(st));
+    vkf_status_free(st);
+    st = wrapped;
+  }
+  freeaddrinfo(ai);
+  if (st) return st;
+  s->port = vkf_serve_gate_port(s->gate);
   return VKF_OK;
+}
+
+void vkf_serve_http_stop(struct vkf_server *s) {
+  /* no new connections (the gate's thread ends, so nothing more is handed to the daemon); then
+   * the daemon closes the open ones, whose close notifications still reach the gate */
+  vkf_serve_gate_halt(s->gate);
+  if (s->mhd) MHD_stop_daemon(s->mhd);
+  s->mhd = NULL;
+  vkf_serve_gate_stop(s->gate);
+  s->gate = NULL;
 }

@@ -25,6 +25,7 @@ serve_job *vkf_serve_job_new(struct vkf_server *s) {
   pthread_mutex_init(&j->mu, NULL);
   pthread_cond_init(&j->cv, NULL);
   j->refs = 1;
+  j->fd = -1;
   j->srv = s;
   j->n = 1;
   j->created = (long long)time(NULL);

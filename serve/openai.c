@@ -8,10 +8,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/formats/json_fields.h"
 #include "serve/serve_internal.h"
 
 #define BAD(field, ...)                                                                        \
   (vkf_serve_job_fail(job, 400, "invalid_request_error", field, NULL, __VA_ARGS__), 400)
+/* a string that held "\u0000" (vkf_json_mark_nuls): refused rather than cut at the NUL */
+#define NUL_IN(field, what)                                                                    \
+  BAD(field, "%s holds a NUL character (\\u0000), which this server does not accept", what)
 
 /* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF); the offset of the first
  * bad byte, or -1. */
@@ -144,6 +148,7 @@ static int parse_sampling(serve_job *job, const cJSON *root, serve_kind kind) {
   }
   for (size_t i = 0; i < job->stop_count; i++)
     if (!job->stops[i]) return BAD("stop", "out of memory");
+    else if (vkf_json_has_nul(job->stops[i])) return NUL_IN("stop", "'stop'");
   /* logprobs: chat takes a boolean and top_logprobs 0..20, completions an integer 0..5 */
   v = cJSON_GetObjectItemCaseSensitive(root, "logprobs");
   const cJSON *top = cJSON_GetObjectItemCaseSensitive(root, "top_logprobs");
@@ -199,6 +204,12 @@ static int parse_messages(serve_job *job, const cJSON *root) {
       err = BAD("messages", "'%s' must be an object with a string 'role'", field);
       break;
     }
+    if (vkf_json_has_nul(role->valuestring)) {
+      char what[80];
+      snprintf(what, sizeof what, "'%s.role'", field);
+      err = NUL_IN("messages", what);
+      break;
+    }
     static const char *const roles[] = {"system", "developer", "user", "assistant", "tool"};
     int known = 0;
     for (size_t r = 0; r < sizeof roles / sizeof *roles; r++) known |= !strcmp(role->valuestring, roles[r]);
@@ -245,6 +256,13 @@ static int parse_messages(serve_job *job, const cJSON *root) {
       err = BAD("messages", "out of memory");
       break;
     }
+    if (vkf_json_has_nul(text)) {
+      char what[80];
+      snprintf(what, sizeof what, "'%s.content'", field);
+      err = NUL_IN("messages", what);
+      free(text);
+      break;
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "role", !strcmp(role->valuestring, "developer") ? "system" : role->valuestring);
     cJSON_AddStringToObject(o, "content", text);
@@ -279,6 +297,12 @@ static int parse_inputs(serve_job *job, const cJSON *root) {
     return BAD("input", "'input' must be a string or a non-empty list of strings");
   }
   if (!job->input_count) return BAD("input", "out of memory");
+  for (size_t i = 0; i < job->input_count; i++)
+    if (vkf_json_has_nul(job->inputs[i])) {
+      char what[48];
+      snprintf(what, sizeof what, "'input[%zu]'", i);
+      return NUL_IN("input", what);
+    }
   const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "encoding_format");
   if (!is_null(f)) {
     if (!cJSON_IsString(f) || (strcmp(f->valuestring, "float") && strcmp(f->valuestring, "base64")))
@@ -295,6 +319,13 @@ int vkf_serve_parse(struct vkf_server *s, serve_kind kind, const char *body, siz
   job->kind = kind;
   long at = bad_utf8((const unsigned char *)body, size);
   if (at >= 0) return BAD(NULL, "the request body is not valid UTF-8 (byte %ld)", at);
+  /* a copy with each "\u0000" marked: the fields that held one are refused by name below */
+  char *marked = malloc(size + 1);
+  if (!marked) return BAD(NULL, "out of memory");
+  memcpy(marked, body, size);
+  marked[size] = 0;
+  vkf_json_mark_nuls(marked, size);
+  body = marked;
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(body, size, &end, 0);
   while (root && end && end < body + size && strchr(" \t\r\n", *end)) end++;
@@ -304,8 +335,10 @@ int vkf_serve_parse(struct vkf_server *s, serve_kind kind, const char *body, siz
   }
   if (!root) {
     long off = end ? (long)(end - body) : 0;
+    free(marked);
     return BAD(NULL, "the request body is not valid JSON (near byte %ld)", off);
   }
+  free(marked);
   int err = 0;
   const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
   if (!cJSON_IsObject(root)) {
@@ -313,6 +346,8 @@ int vkf_serve_parse(struct vkf_server *s, serve_kind kind, const char *body, siz
   } else if (!cJSON_IsString(model)) {
     err = BAD("model", is_null(model) ? "you must provide a model parameter"
                                       : "'model' must be a string");
+  } else if (vkf_json_has_nul(model->valuestring)) {
+    err = NUL_IN("model", "'model'");
   } else if ((job->model = model_index(s, model->valuestring)) < 0) {
     vkf_serve_job_fail(job, 404, "invalid_request_error", "model", "model_not_found",
                        "The model '%s' does not exist", model->valuestring);
@@ -327,6 +362,8 @@ int vkf_serve_parse(struct vkf_server *s, serve_kind kind, const char *body, siz
     if (!cJSON_IsString(p))
       err = BAD("prompt", "'prompt' must be a string (lists of prompts and token ids are not "
                           "supported)");
+    else if (vkf_json_has_nul(p->valuestring))
+      err = NUL_IN("prompt", "'prompt'");
     else if (!(job->prompt = strdup(p->valuestring)))
       err = BAD("prompt", "out of memory");
   }

@@ -28,6 +28,9 @@ typedef struct vkf_serve_options {
   int64_t max_queue;    /* requests waiting per worker beyond the busy slots; 0: 64 */
   unsigned timeout_s;   /* idle connection timeout; 0: 60 */
   unsigned connections; /* concurrent connections; 0: 128 */
+  unsigned client_connections; /* of one client address; 0: half of connections */
+  unsigned request_timeout_s;  /* a request's head must arrive within this, its body within this
+                                  again; 0: 30 */
   void (*log)(void *user, const char *line); /* NULL: no log */
   void *log_user;
 } vkf_serve_options;

@@ -18,7 +18,8 @@
 #include "serve/metrics.h"
 #include "serve/serve.h"
 
-enum { SERVE_MAX_N = 8, SERVE_MAX_INPUTS = 2048, SERVE_MAX_END_IDS = 16 };
+/* SERVE_EMBED_BATCH: embedding inputs run per turn of a worker's loop (between decode steps) */
+enum { SERVE_MAX_N = 8, SERVE_MAX_INPUTS = 2048, SERVE_MAX_END_IDS = 16, SERVE_EMBED_BATCH = 16 };
 
 typedef enum serve_kind { SERVE_CHAT, SERVE_COMPLETION, SERVE_EMBEDDING } serve_kind;
 
@@ -52,6 +53,7 @@ typedef struct serve_job {
   pthread_cond_t cv;
   int refs;
   atomic_int cancelled;
+  int fd; /* the client's socket (-1: none), polled for a hang-up while the job waits */
   struct vkf_server *srv;
   struct serve_job *next; /* a worker's queue */
   /* request */
@@ -82,7 +84,7 @@ typedef struct serve_job {
   char *error;
   const char *error_type, *error_param, *error_code;
   float *embeddings; /* [input_count, dims] */
-  size_t dims;
+  size_t dims, embedded; /* embedded: inputs done (the worker's) */
   /* streaming (HTTP side, under mu) */
   size_t sent[SERVE_MAX_N], lp_sent[SERVE_MAX_N];
   int role_sent[SERVE_MAX_N], finish_sent[SERVE_MAX_N], usage_sent, done_sent;
@@ -111,6 +113,7 @@ typedef struct serve_worker {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   serve_job *head, *tail;
+  serve_job *embed_head, *embed_tail; /* embeddings requests under way (the thread's own) */
   int64_t queued; /* jobs handed over and not yet in a scheduler */
   int stop;
   vkf_rt_device dev;
@@ -126,6 +129,7 @@ struct vkf_server {
   serve_worker *workers;
   int worker_count;
   struct MHD_Daemon *mhd;
+  struct serve_gate *gate;
   uint16_t port;
   atomic_int stopping;
   pthread_mutex_t jobs_mu; /* the jobs in flight, for cancelling on stop */
@@ -134,8 +138,30 @@ struct vkf_server {
   serve_metrics metrics;
 };
 
-/* serve/http.c: binds and starts the daemon (s->port set). */
+/* serve/http.c: binds and starts the daemon and the gate (s->port set). */
 vkf_status vkf_serve_http_start(struct vkf_server *s);
+/* INVALID_ARGUMENT unless `host` (NULL: 127.0.0.1) is a numeric address. */
+vkf_status vkf_serve_check_host(const char *host);
+/* Stops the gate and the daemon, closing every connection. */
+void vkf_serve_http_stop(struct vkf_server *s);
+/* 1 when the client of socket `fd` has closed its end or reset (a request it no longer waits
+ * for). */
+int vkf_serve_client_gone(int fd);
+
+/* serve/gate.c: accepts connections and checks each request's head before libmicrohttpd gets it */
+struct sockaddr;
+struct serve_gate;
+vkf_status vkf_serve_gate_start(struct vkf_server *s, const struct sockaddr *addr,
+                                unsigned addr_len, struct serve_gate **out);
+uint16_t vkf_serve_gate_port(const struct serve_gate *g);
+/* halt: the thread ends and the listening socket closes; stop: halts, then frees */
+void vkf_serve_gate_halt(struct serve_gate *g);
+void vkf_serve_gate_stop(struct serve_gate *g);
+/* libmicrohttpd closed the connection from `addr` / when the gate accepted it (now if unknown) */
+void vkf_serve_gate_closed(struct serve_gate *g, const struct sockaddr *addr);
+double vkf_serve_gate_accepted(struct serve_gate *g, const struct sockaddr *addr);
+unsigned vkf_serve_request_timeout(const struct vkf_server *s);
+double vkf_serve_now(void); /* CLOCK_MONOTONIC seconds */
 
 /* serve/worker.c */
 vkf_status vkf_serve_worker_start(struct vkf_server *s, serve_worker *w);

@@ -1,6 +1,7 @@
 /* The server's life: names for the models, a worker per device, the HTTP daemon; and the stop:
- * no new connections, the requests in flight finish (or are cancelled after the grace time), the
- * workers end, the daemon closes. */
+ * new requests get 503 (connections are still taken, so /health answers 503 rather than hang),
+ * the requests in flight finish or are cancelled after the grace time (queued ones answered 503,
+ * streams ended with an error event and [DONE]), then the workers end and the daemon closes. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,7 +12,8 @@
 #include "serve/serve_internal.h"
 
 /* A model's name for clients: NAME of "NAME=PATH", else the last part of its path (a folder's
- * trailing '/' dropped). *path_out: where it is. */
+ * trailing '/' dropped), or the part before it when that is "model" (the folder pip packages of
+ * models use: every one would be "model"). *path_out: where it is. */
 static char *name_of(const char *arg, const char **path_out) {
   const char *eq = strchr(arg, '=');
   if (eq && eq > arg && !memchr(arg, '/', (size_t)(eq - arg))) {
@@ -24,6 +26,12 @@ static char *name_of(const char *arg, const char **path_out) {
   while (n > 1 && path[n - 1] == '/') n--;
   size_t b = n;
   while (b && path[b - 1] != '/') b--;
+  if (n - b == 5 && !strncmp(path + b, "model", 5) && b > 1) {
+    n = b - 1;
+    while (n > 1 && path[n - 1] == '/') n--;
+    b = n;
+    while (b && path[b - 1] != '/') b--;
+  }
   char *out = malloc(n - b + 1);
   if (out) {
     memcpy(out, path + b, n - b);
@@ -34,7 +42,7 @@ static char *name_of(const char *arg, const char **path_out) {
 
 static uint32_t destroy(vkf_server *s) {
   uint32_t messages = 0;
-  if (s->mhd) MHD_stop_daemon(s->mhd);
+  vkf_serve_http_stop(s);
   for (int i = 0; s->workers && i < s->worker_count; i++)
     messages += vkf_serve_worker_stop(&s->workers[i]);
   for (int i = 0; s->names && i < s->model_count; i++) free(s->names[i]);
@@ -62,6 +70,7 @@ vkf_status vkf_serve_start(const vkf_serve_options *o, vkf_server **out) {
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "give at least one --model");
   if (o->port < 0 || o->port > 65535)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "--port %d: 0 to 65535", o->port);
+  VKF_RETURN_IF_ERROR(vkf_serve_check_host(o->host)); /* before the models take seconds to load */
   vkf_server *s = calloc(1, sizeof *s);
   if (!s) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "server");
   s->o = *o;
@@ -110,23 +119,26 @@ static size_t in_flight(vkf_server *s) {
   return n;
 }
 
+/* Waits until no request is in flight or `limit_s` passed since t0; 1 when none is. */
+static int drained(vkf_server *s, double t0, double limit_s) {
+  for (;;) {
+    if (!in_flight(s)) return 1;
+    if (vkf_serve_now() - t0 >= limit_s) return 0;
+    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  }
+}
+
 uint32_t vkf_serve_stop(vkf_server *s, double grace_s) {
   if (!s) return 0;
   atomic_store(&s->stopping, 1);
-  if (s->mhd) MHD_quiesce_daemon(s->mhd); /* no new connections; the open ones go on */
-  struct timespec t0, now;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (;;) {
-    if (!in_flight(s)) break;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (waited >= grace_s) {
-      pthread_mutex_lock(&s->jobs_mu);
-      for (size_t i = 0; i < s->job_count; i++) atomic_store(&s->jobs[i]->cancelled, 1);
-      pthread_mutex_unlock(&s->jobs_mu);
-      break;
-    }
-    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+  double t0 = vkf_serve_now();
+  if (!drained(s, t0, grace_s)) {
+    pthread_mutex_lock(&s->jobs_mu);
+    for (size_t i = 0; i < s->job_count; i++) atomic_store(&s->jobs[i]->cancelled, 1);
+    pthread_mutex_unlock(&s->jobs_mu);
+    /* the cancelled ones end at the workers' next step; their answers (a 503, a stream's error
+     * event and [DONE]) still go out before the connections close */
+    drained(s, vkf_serve_now(), 5.0);
   }
   return destroy(s);
 }

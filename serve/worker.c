@@ -118,28 +118,48 @@ static void fail_job(serve_job *j, int status, const char *param, const char *co
   complete(j);
 }
 
-static void embed(serve_worker *w, serve_model *m, serve_job *j) {
+/* Embeds the next batch of the job's inputs; 1 when the job is complete (answered). A job's
+ * inputs go a batch per turn of the worker's loop, between the decoders' steps, so a long list
+ * never holds the streams back by more than one batch. */
+static int embed_batch(serve_worker *w, serve_model *m, serve_job *j) {
+  if (atomic_load(&j->cancelled)) {
+    int stopping = atomic_load(&w->srv->stopping);
+    fail_job(j, stopping ? 503 : 499, NULL, NULL,
+             stopping ? "the server stopped before the reply was complete" : "the client went away");
+    return 1;
+  }
+  size_t from = j->embedded, n = j->input_count - from;
+  if (n > SERVE_EMBED_BATCH) n = SERVE_EMBED_BATCH;
   float *e = NULL;
   size_t *tokens = NULL;
   vkf_model_embed facet;
   vkf_status st = vkf_model_embed_facet(m->model, &facet);
   if (!st)
-    st = vkf_rt_embed(w->dev.device, facet.encoder, m->wordpiece, (const char *const *)j->inputs,
-                      (int64_t)j->input_count, w->srv->o.fp16 ? VKF_F16 : VKF_F32, "vkf serve", &e,
-                      &tokens);
+    st = vkf_rt_embed(w->dev.device, facet.encoder, m->wordpiece,
+                      (const char *const *)j->inputs + from, (int64_t)n,
+                      w->srv->o.fp16 ? VKF_F16 : VKF_F32, "vkf serve", &e, &tokens);
+  size_t dims = st ? 0 : (size_t)facet.dims;
+  if (!st && !j->embeddings && !(j->embeddings = malloc(j->input_count * dims * sizeof *e)))
+    st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "embeddings");
   if (st) {
     fail_job(j, 400, "input", NULL, vkf_status_message(st));
     vkf_status_free(st);
-    return;
+    free(e);
+    free(tokens);
+    return 1;
   }
   pthread_mutex_lock(&j->mu);
-  j->embeddings = e;
-  j->dims = (size_t)facet.dims;
-  for (size_t i = 0; i < j->input_count; i++) j->prompt_tokens += (int64_t)tokens[i];
+  memcpy(j->embeddings + from * dims, e, n * dims * sizeof *e);
+  j->dims = dims;
+  for (size_t i = 0; i < n; i++) j->prompt_tokens += (int64_t)tokens[i];
   pthread_mutex_unlock(&j->mu);
+  free(e);
   free(tokens);
-  atomic_fetch_add(&w->srv->metrics.embedded_inputs, (long long)j->input_count);
+  atomic_fetch_add(&w->srv->metrics.embedded_inputs, (long long)n);
+  j->embedded = from + n;
+  if (j->embedded < j->input_count) return 0;
   complete(j);
+  return 1;
 }
 
 /* The job's prompt ids: the rendered conversation (no special tokens added: the template writes
@@ -172,7 +192,14 @@ static void generate(serve_worker *w, serve_model *m, serve_job *j) {
     return;
   }
   int64_t ctx = vkf_slots_context(m->slots);
-  if (!count || (int64_t)count + 1 > ctx || (j->max_tokens && (int64_t)count + j->max_tokens > ctx)) {
+  if (!count) { /* nothing to continue from: not a context overflow */
+    free(ids);
+    fail_job(j, 400, j->kind == SERVE_CHAT ? "messages" : "prompt", NULL,
+             j->kind == SERVE_CHAT ? "the conversation renders to no tokens"
+                                   : "'prompt' is empty (it has no tokens); give some text");
+    return;
+  }
+  if ( (int64_t)count + 1 > ctx || (j->max_tokens && (int64_t)count + j->max_tokens > ctx)) {
     snprintf(msg, sizeof msg,
              "This model's maximum context length is %lld tokens. However, you requested %lld "
              "tokens (%zu in the %s, %lld in the completion).",
@@ -245,8 +272,8 @@ static void *worker_main(void *arg) {
   long long last_running = 0, last_queued = 0;
   for (;;) {
     pthread_mutex_lock(&w->mu);
-    while (!w->stop && !w->head && !busy(w)) pthread_cond_wait(&w->cv, &w->mu);
-    if (w->stop && !w->head && !busy(w)) {
+    while (!w->stop && !w->head && !w->embed_head && !busy(w)) pthread_cond_wait(&w->cv, &w->mu);
+    if (w->stop && !w->head && !w->embed_head && !busy(w)) {
       pthread_mutex_unlock(&w->mu);
       break;
     }
@@ -261,22 +288,40 @@ static void *worker_main(void *arg) {
       j->next = NULL;
       serve_model *m = &w->models[j->model];
       if (atomic_load(&j->cancelled))
-        fail_job(j, 499, NULL, NULL, "the client went away");
+        fail_job(j, atomic_load(&s->stopping) ? 503 : 499, NULL, NULL,
+                 atomic_load(&s->stopping) ? "the server stopped before the reply was complete"
+                                           : "the client went away");
       else if (j->kind == SERVE_EMBEDDING && !m->embed)
         fail_job(j, 400, "model", NULL, "this model does not make embeddings; use an encoder such as all-MiniLM-L6-v2");
       else if (j->kind != SERVE_EMBEDDING && m->embed)
         fail_job(j, 400, "model", NULL, "this model makes embeddings only; use /v1/embeddings");
-      else if (m->embed)
-        embed(w, m, j);
-      else
+      else if (m->embed) { /* batches go one a turn below */
+        if (w->embed_tail)
+          w->embed_tail->next = j;
+        else
+          w->embed_head = j;
+        w->embed_tail = j;
+      } else
         generate(w, m, j);
     }
-    long long running = 0, queued = 0;
+    if (w->embed_head) { /* one batch of the oldest embeddings request, then the decoders' step */
+      serve_job *j = w->embed_head;
+      if (embed_batch(w, &w->models[j->model], j)) {
+        if (!(w->embed_head = j->next)) w->embed_tail = NULL;
+        j->next = NULL;
+      }
+    }
+    long long running = 0, queued = 0, step_rows = 0;
     for (int i = 0; i < s->model_count; i++) {
       serve_model *m = &w->models[i];
       if (!m->slots || !(vkf_slots_busy(m->slots) || vkf_slots_queued(m->slots))) continue;
       double t0 = now_s();
       int any = 0;
+      /* the sequences this step runs: those in slots and those joining now, counted before it
+       * since the ones that finish in it leave during it */
+      int64_t width = s->o.parallel > 0 ? s->o.parallel : 4;
+      int64_t rows = vkf_slots_busy(m->slots) + vkf_slots_queued(m->slots);
+      step_rows += rows < width ? rows : width;
       vkf_status st = vkf_slots_step(m->slots, &any);
       if (st) {
         vkf_serve_log(s, "vkf serve: device step of %s failed: %s", s->names[i], vkf_status_message(st));
@@ -287,7 +332,7 @@ static void *worker_main(void *arg) {
       running += vkf_slots_busy(m->slots);
       queued += vkf_slots_queued(m->slots);
     }
-    atomic_fetch_add(&s->metrics.step_rows, running);
+    atomic_fetch_add(&s->metrics.step_rows, step_rows);
     atomic_fetch_add(&s->metrics.running, running - last_running);
     atomic_fetch_add(&s->metrics.queued, queued - last_queued);
     last_running = running;
@@ -381,7 +426,8 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
                           .dtype = s->o.fp16 ? VKF_F16 : VKF_F32};
   VKF_RETURN_IF_ERROR(vkf_slots_create(w->dev.device, dec, m->tok, &so, &m->slots));
   atomic_fetch_add(&s->metrics.device_bytes, (long long)vkf_slots_device_bytes(m->slots));
-  vkf_serve_log(s, "vkf serve: %s on device %d: %lld slots of %lld positions", s->names[i], w->index,
+  /* no "vkf serve:" prefix: an information line, which --quiet leaves out */
+  vkf_serve_log(s, "%s on device %d: %lld slots of %lld positions", s->names[i], w->index,
                 (long long)so.slots, (long long)ctx);
   return VKF_OK;
 }

@@ -6,6 +6,7 @@
 #include "models/formats/gguf_spm.h"
 #include "models/formats/gguf_tokens.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,11 @@ static vkf_status put_float(const vkf_gguf *g, const char *arch, const char *key
   if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
   double v;
   VKF_RETURN_IF_ERROR(vkf_gguf_get_float_or(g, full, 0, &v));
+  /* JSON has no NaN or infinity: cJSON would write null, which the config reader takes as "use
+   * the default", so a NaN epsilon would pass as 1e-6 */
+  if (!isfinite(v))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "GGUF key \"%s\" is %g, not a finite number",
+                           full, v);
   return cJSON_AddNumberToObject(doc, field, v) ? VKF_OK : vkf_gguf_oom(g);
 }
 

@@ -146,3 +146,28 @@ vkf_status vkf_json_load_with(const char *path, vkf_json_object_reader read, voi
   free(text);
   return s;
 }
+
+size_t vkf_json_mark_nuls(char *json, size_t size) {
+  size_t marked = 0;
+  int in_string = 0;
+  for (size_t i = 0; i < size; i++) {
+    if (!in_string) {
+      in_string = json[i] == '"';
+    } else if (json[i] == '"') {
+      in_string = 0;
+    } else if (json[i] == '\\' && i + 1 < size) {
+      if (i + 5 < size && json[i + 1] == 'u' && !memcmp(json + i + 2, "0000", 4)) {
+        memset(json + i, 0xFF, 6);
+        marked++;
+        i += 5;
+      } else {
+        i++; /* the escaped character, a quote or backslash included */
+      }
+    }
+  }
+  return marked;
+}
+
+int vkf_json_has_nul(const char *s) {
+  return s && strstr(s, "\xff\xff\xff\xff\xff\xff") != NULL;
+}

@@ -52,4 +52,12 @@ vkf_status vkf_json_get_bool(const char *file, const cJSON *obj, const char *key
 vkf_status vkf_json_get_string(const char *file, const cJSON *obj, const char *key,
                                const char **out_value);
 
+/* cJSON ends a string at a "\u0000" escape, silently dropping the rest. This replaces each such
+ * escape inside a string of json[0, size) by six 0xFF bytes (never valid UTF-8, so a document
+ * checked to be UTF-8 cannot hold them otherwise), which the parsed strings keep: a caller finds
+ * the fields that held a NUL with vkf_json_has_nul and refuses them by name. Returns the number
+ * replaced. */
+size_t vkf_json_mark_nuls(char *json, size_t size);
+int vkf_json_has_nul(const char *parsed_string);
+
 #endif

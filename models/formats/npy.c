@@ -99,7 +99,7 @@ static vkf_status parse_shape(header_cursor *c, vkf_npy_array *a) {
   return VKF_OK;
 }
 
-static vkf_status parse_header(header_cursor *c, vkf_npy_array *a) {
+static vkf_status parse_header(header_cursor *c, vkf_npy_array *a, int *f64) {
   int have_descr = 0, have_order = 0, have_shape = 0;
   if (!take(c, '{')) return header_error(c, "does not start with '{'");
   for (;;) {
@@ -115,7 +115,9 @@ static vkf_status parse_header(header_cursor *c, vkf_npy_array *a) {
                                "'<i4' or '<i8')",
                                c->name);
       VKF_RETURN_IF_ERROR(parse_string(c, value, sizeof value));
-      int found = 0;
+      /* numpy's default float: read as f32, each value rounded (what the models take) */
+      int found = *f64 = strcmp(value, "<f8") == 0;
+      if (found) a->dtype = VKF_NPY_F32;
       for (int i = 0; i < VKF_NPY_DTYPE_COUNT && !found; i++) {
         if (strcmp(value, npy_dtypes[i].descr) == 0) {
           a->dtype = (vkf_npy_dtype)i;
@@ -186,9 +188,10 @@ vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,
   vkf_npy_array a = {0};
   header_cursor c = {(const char *)b + header_start, (const char *)b + header_start + header_size,
                      name};
-  VKF_RETURN_IF_ERROR(parse_header(&c, &a));
+  int f64 = 0;
+  VKF_RETURN_IF_ERROR(parse_header(&c, &a, &f64));
 
-  size_t esize = npy_dtypes[a.dtype].size, count = 1;
+  size_t esize = f64 ? 8 : npy_dtypes[a.dtype].size, count = 1;
   for (int i = 0; i < a.rank; i++) {
     uint64_t d = (uint64_t)a.shape[i];
     if (d != 0 && count > SIZE_MAX / esize / d)
@@ -204,11 +207,19 @@ vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,
     return vkf_status_make(VKF_STATUS_PARSE, "%s: %zu bytes of data but the shape needs only %zu",
                            name, have, need);
   a.element_count = count;
-  a.data_size = need;
-  a.data = malloc(need ? need : 1);
+  a.data_size = f64 ? count * 4 : need;
+  a.data = malloc(a.data_size ? a.data_size : 1);
   if (!a.data)
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu bytes", name, need);
-  memcpy(a.data, b + header_start + header_size, need);
+  if (f64) {
+    for (size_t i = 0; i < count; i++) {
+      double v;
+      memcpy(&v, b + header_start + header_size + 8 * i, 8);
+      ((float *)a.data)[i] = (float)v;
+    }
+  } else {
+    memcpy(a.data, b + header_start + header_size, need);
+  }
   *out_array = a;
   return VKF_OK;
 }

@@ -34,8 +34,9 @@ typedef struct vkf_npy_array {
 /* Reads the whole file. Errors name `path`: NOT_FOUND (missing), IO (also a directory, FIFO or
  * other non-regular file), UNSUPPORTED (over VKF_NPY_MAX_FILE_SIZE bytes), PARSE (bad magic, bad or
  * truncated header, data shorter than the shape needs, trailing bytes), UNSUPPORTED (a dtype
- * other than the four above, naming its descr string, e.g. '<f8' or '>f4'; fortran_order True;
+ * other than the four above and '<f8', naming its descr string, e.g. '>f4'; fortran_order True;
  * rank above VKF_NPY_MAX_RANK). On failure *out_array is zeroed and owns nothing. */
+/* '<f8' (numpy's default float) is read as VKF_NPY_F32, each value rounded to float. */
 vkf_status vkf_npy_load(const char *path, vkf_npy_array *out_array);
 /* Same over bytes in memory; `name` is used in messages; the data is copied. */
 vkf_status vkf_npy_parse(const void *bytes, size_t size, const char *name,

@@ -13,12 +13,25 @@
   serve_check.py slowloris URL                     idle and trickling connections are closed
                                                    after the timeout while others are served
   serve_check.py queue URL MODEL                   a full queue answers 429
+  serve_check.py conn URL KEY                      hostile connections (server: --timeout 2
+                                                   --request-timeout 3 --client-connections 24):
+                                                   bad request lines, oversized URLs, headers and
+                                                   bodies, chunked bodies, slow senders, one
+                                                   client's connection limit, each answered at
+                                                   once with OpenAI's error JSON or closed in time
+  serve_check.py details URL KEY MODEL PADDED JSON NAME  empty prompt, step metrics, a padded
+                                                   vocabulary (JSON: vkf generate's), folder names
+  serve_check.py cancel URL KEY MODEL              clients that hang up (plain, streamed, queued)
+                                                   stop their generations at the next step
+  serve_check.py abuse URL KEY MODEL EMBEDDER PID [S]  load and abuse for S seconds, then SIGTERM
+                                                   under load (server: --parallel 4, --grace 1)
 """
 import http.client
 import json
 import math
 import os
 import random
+import select
 import socket
 import sys
 import threading
@@ -26,6 +39,9 @@ import time
 import urllib.parse
 
 failures = []
+# the time bounds of the conn, cancel and abuse phases, multiplied (test_serve_tiny.sh sets 3 for
+# the ASan build, whose device steps and requests run several times slower)
+SLOW = float(os.environ.get("SERVE_CHECK_SLOW", "1"))
 
 
 def check(name, cond, why=""):
@@ -96,7 +112,7 @@ def stream(url, path, body, key, stop_after=None):
             data = ev[6:].decode()
             events.append("[DONE]" if data == "[DONE]" else json.loads(data))
             if stop_after and len(events) >= stop_after:
-                c.sock.close()
+                r.close()  # the answer says Connection: close: the response holds the socket
                 c.close()
                 return 200, events
     c.close()
@@ -315,6 +331,12 @@ def bad_cases(model, embedder):
         ("input empty list", "POST", emb, {"model": embedder, "input": []}, None, 400, "invalid_request_error", "input"),
         ("encoding_format unknown", "POST", emb, {"model": embedder, "input": "a", "encoding_format": "hex"}, None, 400, "invalid_request_error", "encoding_format"),
         ("too many inputs", "POST", emb, {"model": embedder, "input": ["a"] * 3000}, None, 400, "invalid_request_error", "input"),
+        ("NUL in the prompt", "POST", comp, P(prompt="a\u0000b c d e f g"), None, 400, "invalid_request_error", "prompt"),
+        ("NUL in a message", "POST", chat, J(messages=[{"role": "user", "content": "a\u0000b c"}]), None, 400, "invalid_request_error", "messages"),
+        ("NUL in an input", "POST", emb, {"model": embedder, "input": ["ok", "a\u0000 long sentence"]}, None, 400, "invalid_request_error", "input"),
+        ("NUL in a stop string", "POST", comp, P(stop=["x\u0000"]), None, 400, "invalid_request_error", "stop"),
+        ("NUL in the model name", "POST", comp, P(model=m + "\u0000x"), None, 400, "invalid_request_error", "model"),
+        ("empty prompt", "POST", comp, P(prompt=""), None, 400, "invalid_request_error", "prompt"),
         ("body too large", "POST", chat, BIG_BODY, None, 413, "invalid_request_error", None),
         ("unknown path", "GET", "/v2/nothing", None, None, 404, "invalid_request_error", None),
         ("wrong method", "GET", chat, None, None, 405, "invalid_request_error", None),
@@ -462,6 +484,329 @@ def slowloris(url):
     check("idle and trickling connections closed after the timeout", all(closed), str(closed))
 
 
+def raw(url, data, timeout=10, pace=None):
+    """Sends `data` (a list of pieces `pace` seconds apart when pace is set), then reads the
+    answer until the server closes: (status or None, content type, body, seconds to the close)."""
+    u = urllib.parse.urlparse(url)
+    s = socket.create_connection((u.hostname, u.port), timeout=timeout)
+    t0 = time.time()
+    got = b""
+    try:
+        for i, piece in enumerate(data if pace else [data]):
+            if pace and i and select.select([s], [], [], pace)[0]:
+                break  # answered (or closed) before the client was done: read what came
+            s.sendall(piece)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    head, _, body = got.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split(b" ")[1]) if lines[0].startswith(b"HTTP/") else None
+    ctype = [l.split(b":", 1)[1].strip().decode() for l in lines[1:] if l.lower().startswith(b"content-type:")]
+    return status, ctype[0] if ctype else "", body, time.time() - t0
+
+
+def openai_error(status, ctype, body, want):
+    """An OpenAI error body with HTTP status `want`."""
+    try:
+        err = json.loads(body)["error"]
+        return status == want and ctype.startswith("application/json") and \
+            isinstance(err["message"], str) and err["message"] and "type" in err and "code" in err
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
+def conn_phase(url, key):
+    host = b"Host: x\r\n"
+    cases = [
+        ("a garbage request line", b"GARBAGE\r\n\r\n", 400),
+        ("a request line without a version", b"GET /health\r\n\r\n", 400),
+        ("an unknown HTTP version", b"GET /health HTTP/2.5\r\n" + host + b"\r\n", 505),
+        ("HTTP/1.1 without Host", b"GET /health HTTP/1.1\r\n\r\n", 400),
+        ("a header line without a colon", b"GET /health HTTP/1.1\r\n" + host + b"nonsense\r\n\r\n", 400),
+        ("a negative Content-Length", b"POST /v1/completions HTTP/1.1\r\n" + host +
+         b"Content-Length: -5\r\n\r\n", 400),
+        ("a 100 KB URL", b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\n" + host + b"\r\n", 414),
+        ("a 200 KB header", b"GET /health HTTP/1.1\r\n" + host + b"X-Big: " + b"b" * 200000 +
+         b"\r\n\r\n", 431),
+        ("a chunked body", b"POST /v1/completions HTTP/1.1\r\n" + host +
+         b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n5\r\n{\"a\":\r\n", 411),
+    ]
+    for name, data, want in cases:
+        status, ctype, body, took = raw(url, data, timeout=5)
+        check("connection: %s gets %d with OpenAI's error JSON at once (%.1f s)" % (name, want, took),
+              openai_error(status, ctype, body, want) and took < 2 * SLOW, "%s %s %r" % (status, ctype, body[:200]))
+    status, _, text = request(url, "GET", "/v1/models", headers={"Authorization": "bearer " + key})
+    check("connection: the Bearer scheme is case-insensitive", status == 200, "%s %r" % (status, text[:200]))
+    # slow senders: a head trickled a line every 0.5 s and a body a byte every 0.5 s are never idle
+    # for --timeout 2, yet --request-timeout 3 ends them (the head with a 408)
+    results = {}
+
+    def slow_head():
+        lines = [b"GET /health HTTP/1.1\r\n"] + [b"X-%d: y\r\n" % i for i in range(40)]
+        results["head"] = raw(url, lines, timeout=20, pace=0.5)
+
+    def slow_body():
+        head = (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                key.encode() + b"\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n")
+        results["body"] = raw(url, [head] + [b" "] * 59, timeout=20, pace=0.5)
+
+    threads = [threading.Thread(target=f) for f in (slow_head, slow_body)]
+    for t in threads:
+        t.start()
+    # beside them, 20 connections trickling their heads: /health still answers at once
+    u = urllib.parse.urlparse(url)
+    held = []
+    for _ in range(20):
+        h = socket.create_connection((u.hostname, u.port))
+        h.sendall(b"GET /health HTTP/1.1\r\n")
+        held.append(h)
+    t0 = time.time()
+    status, _, _ = request(url, "GET", "/health")
+    took = time.time() - t0
+    check("connection: /health answers in %.2f s beside 22 slow senders" % took, status == 200 and took < SLOW,
+          "%s in %.2f s" % (status, took))
+    # one client's limit (--client-connections 24): 22 held and 2 more make 24; the next passes it
+    extra = [socket.create_connection((u.hostname, u.port)) for _ in range(2)]
+    status, ctype, body, took = raw(url, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5)
+    check("connection: past --client-connections, 429 with OpenAI's error JSON",
+          openai_error(status, ctype, body, 429) and took < 2 * SLOW, "%s %r" % (status, body[:200]))
+    for h in held + extra:
+        h.close()
+    for t in threads:
+        t.join()
+    status, ctype, body, took = results["head"]
+    check("connection: a head trickled past --request-timeout gets 408 (%.1f s)" % took,
+          openai_error(status, ctype, body, 408) and took < 5 * SLOW, "%s %r in %.1f s" % (status, body[:200], took))
+    status, ctype, body, took = results["body"]
+    check("connection: a body trickled past twice --request-timeout is closed (%.1f s)" % took,
+          took < 9 * SLOW, "%s %r in %.1f s" % (status, body[:200], took))
+    status, _, _ = request(url, "GET", "/health")
+    check("connection: still serving after the hostile connections", status == 200, str(status))
+
+
+def details(url, key, model, padded, expected, folder_name):
+    """The smaller promises: an empty prompt is no context overflow; the step metrics count a
+    sequence that ends within its first step (mean batch >= 1); a model whose vocabulary is padded
+    past its tokenizer answers `vkf generate`'s text (a padding id is ""); a pip folder "model"
+    is named by its parent."""
+    status, r = post(url, "/v1/completions", {"model": model, "prompt": ""}, key)
+    check("details: an empty prompt is refused as empty, not as too long",
+          status == 400 and r["error"]["code"] != "context_length_exceeded" and "empty" in r["error"]["message"],
+          json.dumps(r))
+    m0 = metrics(url)
+    for _ in range(3):
+        post(url, "/v1/completions", {"model": model, "prompt": "zq", "max_tokens": 1, "temperature": 0}, key)
+    m1 = metrics(url)
+    steps = m1["vkf_decode_steps_total"] - m0["vkf_decode_steps_total"]
+    rows = m1["vkf_step_sequences_total"] - m0["vkf_step_sequences_total"]
+    check("details: sequences ending within a step are counted (%d steps ran %d sequences)" % (steps, rows),
+          steps > 0 and rows >= steps, "%s %s" % (steps, rows))
+    want = json.load(open(expected))
+    status, r = post(url, "/v1/completions", {"model": padded, "prompt": "zq", "max_tokens": 5,
+                                              "temperature": 0}, key)
+    check("details: a vocabulary padded past the tokenizer answers vkf generate's text",
+          status == 200 and r["choices"][0]["text"] == want["text"], "%s %s" % (status, json.dumps(r)[:300]))
+    status, _, text = request(url, "GET", "/v1/models", key=key)
+    names = [d["id"] for d in json.loads(text)["data"]]
+    check("details: a folder named model is listed by its parent's name", folder_name in names, str(names))
+
+
+def cancel_phase(url, key, model):
+    """12 requests of 2000 tokens at once on a model of long contexts (some running, the rest
+    queued), half streamed, every client hanging up after 0.3 s: the server is idle again within
+    2 s and made far fewer than the 24000 tokens asked for (a quarter: the 6 plain requests alone
+    would make half if they ran on)."""
+    body = {"model": model, "prompt": "zq", "max_tokens": 2000, "temperature": 0}
+    # a first request builds the device's pipelines (seconds on a CPU device), which the
+    # hang-ups below must not wait for
+    post(url, "/v1/completions", dict(body, max_tokens=2), key)
+    before = metrics(url).get("vkf_completion_tokens_total", 0)
+    socks = []
+    u = urllib.parse.urlparse(url)
+    for k in range(12):
+        b = dict(body, stream=bool(k % 2))
+        data = json.dumps(b).encode()
+        s = socket.create_connection((u.hostname, u.port))
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" %
+                  (key.encode(), len(data), data))
+        socks.append(s)
+    time.sleep(0.3)
+    t0 = time.time()
+    for s in socks:
+        s.close()
+    idle = False
+    while time.time() - t0 < 2 * SLOW:
+        m = metrics(url)
+        if m.get("vkf_requests_running") == 0 and m.get("vkf_requests_queued") == 0 and \
+                m.get("vkf_requests_in_flight") == 0:
+            idle = True
+            break
+        time.sleep(0.05)
+    made = metrics(url).get("vkf_completion_tokens_total", 0) - before
+    check("cancel: 12 clients gone, the server idle %.2f s later, %d tokens made of 24000" %
+          (time.time() - t0, made), idle and made < 6000, json.dumps(m)[-400:])
+
+
+def abuse(url, key, model, embedder, pid, seconds="8"):
+    """Load and abuse together for `seconds`: 4 streaming clients (the longest gap between their
+    events is measured), clients hanging up mid-stream and mid-wait, an embeddings client sending
+    2000 texts a request, 10 slow senders, and /health polled throughout (each answer within a
+    second). Then idle again (nothing leaked), then SIGTERM under load (--grace 1): /health and
+    new requests get 503 JSON at once, the streams in flight end with an error event and [DONE],
+    the queued requests get 503 JSON."""
+    seconds = float(seconds)
+    # first requests build the device's pipelines (seconds on a CPU device): not what is measured
+    # (2000 copies of one long text: every batch of them is one shape, built once here)
+    text = "one of many texts, long enough that 2000 of them take seconds at once. " * 5
+    post(url, "/v1/embeddings", {"model": embedder, "input": [text] * 16}, key)
+    post(url, "/v1/completions", {"model": model, "prompt": "zq", "max_tokens": 2}, key)
+    end = time.time() + seconds
+    lock = threading.Lock()
+    st = {"gaps": [], "health": [], "errors": [], "streams": 0, "embeds": 0, "hangups": 0}
+    u = urllib.parse.urlparse(url)
+    body = {"model": model, "prompt": "zq", "max_tokens": 60, "temperature": 0, "stream": True}
+
+    def streamer():  # with logprobs every token is an event (text may wait for a whole character)
+        while time.time() < end:
+            c = conn(url, timeout=60)
+            c.request("POST", "/v1/completions", body=json.dumps(dict(body, logprobs=0)).encode(),
+                      headers={"Content-Type": "application/json", "Authorization": "Bearer " + key})
+            r = c.getresponse()
+            last, gap, buf = None, 0.0, b""
+            while True:  # the gaps between events (the wait for a free slot before is a queue's)
+                chunk = r.read1(65536)
+                if not chunk:
+                    break
+                now = time.time()
+                gap, last = max(gap, now - last if last else 0.0), now
+                buf += chunk
+            c.close()
+            with lock:
+                st["gaps"].append(gap)
+                st["streams"] += 1
+                if r.status != 200 or not buf.endswith(b"data: [DONE]\n\n"):
+                    st["errors"].append("stream: %s %r" % (r.status, buf[-120:]))
+
+    def hangup():
+        k = 0
+        while time.time() < end:
+            k += 1
+            data = json.dumps(dict(body, stream=bool(k % 2), max_tokens=300)).encode()
+            s = socket.create_connection((u.hostname, u.port))
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                      b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" %
+                      (key.encode(), len(data), data))
+            time.sleep(0.3)
+            s.close()
+            with lock:
+                st["hangups"] += 1
+
+    def embedder_client():
+        while time.time() < end:
+            # base64: a small answer, parsed quickly (a 2000 x 32 float JSON would hold this
+            # process's GIL long enough to show as a gap in the streams measured beside it)
+            status, r = post(url, "/v1/embeddings", {"model": embedder, "encoding_format": "base64",
+                                                     "input": [text] * 2000}, key)
+            with lock:
+                st["embeds"] += 1
+                if status != 200 or len(r.get("data", [])) != 2000:
+                    st["errors"].append("embeddings: %s %s" % (status, str(r)[:120]))
+
+    def slow():
+        while time.time() < end:
+            raw(url, [b"GET /health HTTP/1.1\r\n"] + [b"X-%d: y\r\n" % i for i in range(20)],
+                timeout=10, pace=0.5)
+
+    def health():
+        while time.time() < end:
+            t0 = time.time()
+            try:
+                status, _, _ = request(url, "GET", "/health")
+            except Exception as e:  # noqa: BLE001
+                status = repr(e)
+            with lock:
+                st["health"].append(time.time() - t0)
+                if status != 200:
+                    st["errors"].append("health: %s" % status)
+            time.sleep(0.2)
+
+    threads = [threading.Thread(target=f) for f in
+               [streamer] * 4 + [hangup] * 2 + [embedder_client] + [slow] * 10 + [health]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    check("abuse: %d streams, %d embeddings requests of 2000 texts, %d hang-ups, no error" %
+          (st["streams"], st["embeds"], st["hangups"]), not st["errors"] and st["streams"] and st["embeds"],
+          "; ".join(st["errors"][:4]))
+    worst = max(st["health"] or [99])
+    check("abuse: /health answered %d times, the slowest in %.2f s" % (len(st["health"]), worst),
+          worst < SLOW, str(sorted(st["health"])[-5:]))
+    gap = max(st["gaps"] or [99])
+    check("abuse: the longest wait between a stream's events was %.2f s beside the embeddings" % gap,
+          gap < 1.5 * SLOW, str(sorted(st["gaps"])[-5:]))
+    idle, m = False, {}
+    for _ in range(60):
+        m = metrics(url)
+        if m.get("vkf_requests_running") == 0 and m.get("vkf_requests_queued") == 0 and \
+                m.get("vkf_requests_in_flight") == 0:
+            idle = True
+            break
+        time.sleep(0.1)
+    check("abuse: idle again afterwards (nothing leaked)", idle, json.dumps(m)[:300])
+
+    # SIGTERM under load: 4 long streams fill the slots, 2 plain requests wait in the queue
+    res = {}
+
+    def long_stream(k):
+        res[k] = stream(url, "/v1/completions", dict(body, max_tokens=2000), key)
+
+    def queued(k):
+        res[k] = post(url, "/v1/completions", dict(body, stream=False, max_tokens=2000), key)
+
+    threads = [threading.Thread(target=long_stream, args=(k,)) for k in range(4)]
+    threads += [threading.Thread(target=queued, args=(k,)) for k in range(4, 6)]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    for _ in range(100):
+        m = metrics(url)
+        if m.get("vkf_requests_running") == 4 and m.get("vkf_requests_queued") == 2:
+            break
+        time.sleep(0.05)
+    print("sigterm: sent with %s running and %s queued" % (m.get("vkf_requests_running"),
+                                                          m.get("vkf_requests_queued")))
+    os.kill(int(pid), 15)
+    time.sleep(0.2)
+    t0 = time.time()
+    status, ctype, text = request(url, "GET", "/health")
+    took = time.time() - t0
+    check("sigterm: /health answers 503 JSON in %.2f s while stopping" % took,
+          status == 503 and ctype.startswith("application/json") and took < SLOW, "%s %r" % (status, text[:100]))
+    status, r = post(url, "/v1/completions", dict(body, stream=False), key)
+    check("sigterm: a new request gets 503 with OpenAI's error JSON", status == 503 and "error" in r, str(r)[:200])
+    for t in threads:
+        t.join()
+    ended = [res.get(k) for k in range(4)]
+    good = all(e and e[0] == 200 and e[1] and e[1][-1] == "[DONE]" and isinstance(e[1][-2], dict) and
+               "error" in e[1][-2] for e in ended)
+    check("sigterm: the 4 streams in flight end with an error event and [DONE] at the grace limit",
+          good, str([(e[0], e[1][-2:]) if e else None for e in ended])[:400])
+    q = [res.get(k) for k in (4, 5)]
+    check("sigterm: the 2 queued requests get 503 with OpenAI's error JSON",
+          all(e and e[0] == 503 and "error" in e[1] for e in q), str(q)[:300])
+
+
 def main():
     phase = sys.argv[1]
     if phase == "exact":
@@ -474,6 +819,14 @@ def main():
         slowloris(sys.argv[2])
     elif phase == "queue":
         queue(sys.argv[2], sys.argv[3])
+    elif phase == "conn":
+        conn_phase(sys.argv[2], sys.argv[3])
+    elif phase == "abuse":
+        abuse(*sys.argv[2:8])
+    elif phase == "details":
+        details(*sys.argv[2:8])
+    elif phase == "cancel":
+        cancel_phase(sys.argv[2], sys.argv[3], sys.argv[4])
     print("%d failed" % len(failures))
     sys.exit(1 if failures else 0)
 

@@ -45,6 +45,11 @@ printf 'Which planet is known as the Red Planet?\n/reset\nWhich planet is known 
 [ "$(wc -l <"$tmp/reset.txt")" -eq 2 ] && [ "$(sed -n 1p "$tmp/reset.txt")" == "$(sed -n 2p "$tmp/reset.txt")" ] &&
   ok || bad "reset: $(cat "$tmp/reset.txt")"
 
+# --json with stdin lines: a JSON object per reply, as --messages prints its one
+printf 'hi\nhello\n' | "$VKF" chat --greedy --max-new-tokens 4 --json >"$tmp/lines.json" 2>"$tmp/err" &&
+  python3 -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]; assert len(r) == 2 and all(x["reply"] and x["ids"] for x in r), r' \
+    "$tmp/lines.json" && ok || bad "chat --json on stdin lines: $(cat "$tmp/lines.json" "$tmp/err")"
+
 # Bad input.
 echo '{"role": "user"}' >"$tmp/bad.json"
 expect_error chat "messages not a list" "not a JSON list" --messages "$tmp/bad.json"
@@ -52,6 +57,14 @@ echo '[{"role": "user", "content": 5}]' >"$tmp/bad.json"
 expect_error chat "content not a string" "message 0 is not an object with string" --messages "$tmp/bad.json"
 echo '[]' >"$tmp/bad.json"
 expect_error chat "no messages" "no messages" --messages "$tmp/bad.json"
+# --messages is read and checked before the model loads (a missing model is not what is said);
+# a JSON error names its line and byte; a \u0000 is refused by name, never cut there
+printf '[{"role": "user",\n  "content": "hi"' >"$tmp/bad.json"
+expect_error chat "truncated JSON, before the model" "bad.json: not valid JSON (line 2, byte" \
+  --model "$tmp/no-model" --messages "$tmp/bad.json"
+echo '[{"role": "user", "content": "a\u0000b c d"}]' >"$tmp/bad.json"
+expect_error chat "NUL in a message" "messages\[0\].content holds a NUL character" \
+  --model "$tmp/no-model" --messages "$tmp/bad.json"
 echo '[{"role": "user", "content": "hi"}]' >"$tmp/ok.json"
 mkdir -p "$tmp/gpt2"
 cp tests/models/data/gpt2_tiny/* tests/models/data/gpt2/tokenizer.json "$tmp/gpt2/"
@@ -61,8 +74,15 @@ echo '{"chat_template": "{% for m in messages %}{{ m.content | nosuchfilter }}{%
   >"$tmp/gpt2/tokenizer_config.json"
 expect_error chat "template outside the subset" "chat_template: .*nosuchfilter" \
   --model "$tmp/gpt2" --messages "$tmp/ok.json"
+echo '{"chat_template": "{% for m in messages %}{% if m.role == \"system\" %}{{ m.content }}{% endif %}{% endfor %}"}' \
+  >"$tmp/gpt2/tokenizer_config.json"
+expect_error chat "a template that renders nothing" "renders this conversation to no tokens" \
+  --model "$tmp/gpt2" --messages "$tmp/ok.json"
 expect_error chat "context too small" "the conversation is .* tokens; the context holds 8" \
   --messages "$tmp/m.json" --ctx 8
+# a NUL byte in a stdin line: refused, never the message cut at it
+printf 'a\0b c d\n' | "$VKF" chat --greedy --max-new-tokens 4 >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "a line of stdin holds a NUL byte" "$tmp/err" && ok || bad "NUL in a stdin line: $(cat "$tmp/err")"
 "$VKF" chat --bogus 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "unknown option '--bogus'" "$tmp/err" && ok || bad "bad flag: $(cat "$tmp/err")"
 vkf_summary

@@ -97,6 +97,20 @@ $npy ints "$tmp/ids4.npy" 1,4 2,7,8,3
 expect_error forward "mask value 2" "input attention_mask: value 2" --model "$tiny" --in input_ids="$tmp/ids4.npy" --in attention_mask="$tmp/mask3.npy" --out logits="$tmp/x.npy"
 $npy halves "$tmp/half.npy" 1,3,32,32 1
 expect_error forward "f16 pixels" "float16 data" --model tests/models/data/vit_tiny --in pixel_values="$tmp/half.npy" --out logits="$tmp/x.npy"
+# float64 pixels (numpy's default float) are read as float32: the same logits as the float32 file
+$npy write "$tmp/px.npy" 1,3,32,32 1
+python3 - "$tmp/px.npy" "$tmp/px64.npy" <<'PY' || bad "px64.npy"
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack("<H", d[8:10])[0]
+h = d[10:10 + n].decode().replace("<f4", "<f8")
+vals = struct.unpack("<%df" % ((len(d) - 10 - n) // 4), d[10 + n:])
+h = h.rstrip() + " " * (len(h) - len(h.rstrip()) - 1) + "\n"
+open(sys.argv[2], "wb").write(d[:8] + struct.pack("<H", len(h)) + h.encode() + struct.pack("<%dd" % len(vals), *vals))
+PY
+"$VKF" forward --model tests/models/data/vit_tiny --in pixel_values="$tmp/px.npy" --out logits="$tmp/l32.npy" 2>"$tmp/err" &&
+  "$VKF" forward --model tests/models/data/vit_tiny --in pixel_values="$tmp/px64.npy" --out logits="$tmp/l64.npy" 2>>"$tmp/err" &&
+  $npy compare "$tmp/l32.npy" "$tmp/l64.npy" 0 && ok || bad "float64 pixels: $(cat "$tmp/err")"
 $npy write "$tmp/small.npy" 1,3,16,16 1
 expect_error forward "wrong image size" "input pixel_values: shape \[1,3,16,16\], expected \[-1,3,32,32\]" --model tests/models/data/vit_tiny --in pixel_values="$tmp/small.npy" --out logits="$tmp/x.npy"
 mkdir "$tmp/xlnet"

@@ -81,6 +81,12 @@ cp $D/gpt2/tokenizer.json "$tmp/talk/"
 "$VKF" generate --model "$tmp/talk" --prompt "zq" --max-new-tokens 8 --ignore-eos --json >"$tmp/text.json" 2>"$tmp/err" &&
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); s = open(sys.argv[2], encoding="utf-8").read(); assert len(d["generated_ids"]) == 8 and s == d["text"] + "\n", (d, s)' "$tmp/text.json" "$tmp/stream" &&
   ok || bad "json text: $(cat "$tmp/text.json" "$tmp/err")"
+# On a terminal (script(1) gives it one) the speed line starts a line of its own, after the text's
+# newline, rather than glued to the text
+if command -v script >/dev/null; then
+  script -qc "'$VKF' generate --model '$tmp/talk' --prompt zq --greedy --max-new-tokens 3" /dev/null >"$tmp/tty" 2>&1
+  grep -q "^vkf generate: prompt" "$tmp/tty" && ok || bad "speed line glued to the text on a terminal: $(cat -A "$tmp/tty")"
+fi
 
 # Bad input.
 expect_error generate "context too small" "plus 32 new tokens exceeds the context of 20" --model $D/llama_tiny --ids "$P0" --max-new-tokens 32 --ctx 20

@@ -96,6 +96,18 @@ PY
 # Bad files and paths.
 expect_error generate "missing .gguf" "no.gguf" --model "$tmp/no.gguf" --ids 1
 printf 'GGUF\3\0\0\0' >"$tmp/short.gguf"
+# a NaN rms epsilon (JSON cannot carry one: it must not turn into "the default")
+python3 - tests/models/data/gguf/llama_tiny_f16.gguf "$tmp/nan.gguf" <<'PY' || bad "nan.gguf"
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+k = b"llama.attention.layer_norm_rms_epsilon"
+i = d.find(k) + len(k)
+assert struct.unpack("<I", d[i:i + 4])[0] == 6  # float32
+d[i + 4:i + 8] = struct.pack("<f", float("nan"))
+open(sys.argv[2], "wb").write(d)
+PY
+expect_error generate "NaN rms epsilon" 'layer_norm_rms_epsilon" is nan, not a finite number' \
+  --model "$tmp/nan.gguf" --ids 1,2
 expect_error generate "truncated header" "short.gguf: truncated at byte 8" --model "$tmp/short.gguf" --ids 1
 head -c 5000 $D/llama_tiny_q8_0.gguf >"$tmp/cut.gguf"
 expect_error generate "truncated tensors" "cut.gguf: .*runs past the end" --model "$tmp/cut.gguf" --ids 1

@@ -2,10 +2,17 @@
 # vkf serve with tiny models (so the sanitizer lane runs it too): gpt2_tiny with the GPT-2
 # tokenizer ("talk") and bert_tiny ("minibert"), behind an API key:
 #  - 57 bad requests, each with its status and OpenAI's error JSON, and the server still serves;
-#  - idle and trickling connections closed after --timeout while others are served;
+#  - idle and trickling connections closed after --timeout while others are served; hostile
+#    connections (bad request lines, huge URLs and headers, chunked bodies, slow senders past
+#    --request-timeout, one client's connections past --client-connections) answered at once with
+#    OpenAI's error JSON or closed in time;
 #  - 8 slots under 32 clients x 8 requests, twice (some streamed, some dropped mid-stream): every
 #    answer equal to `vkf generate`'s, none lost, no slot leaked, RSS bounded;
 #  - SIGTERM with a stream in flight: it completes, the server exits 0 (1 on validation messages);
+#  - on a copy of gpt2_tiny with 1024 positions (long generations): clients hanging up stop their
+#    work at the next step; ~8 s of load and abuse together (streams, hang-ups, 2000-text
+#    embeddings, slow senders; /health within a second, stream gaps bounded, nothing leaked),
+#    then SIGTERM under load (--grace 1): 503s, streams ended with an error event and [DONE];
 #  - one slot and a queue of one: the requests past them get 429;
 #  - two servers behind nginx (Debian's nginx-light) as docs/serve/nginx.conf has them, the second
 #    with --device all.
@@ -13,6 +20,8 @@ set -uo pipefail
 VKF=${VKF:?set VKF to the vkf binary}
 source tests/cli/lib.sh
 source tests/cli/serve_lib.sh
+# ASan runs the device steps and requests several times slower: the phases' time bounds stretch
+grep -q __asan_init "$VKF" && export SERVE_CHECK_SLOW=3
 
 T=$tmp/talk
 mkdir -p "$T"
@@ -32,11 +41,50 @@ for i, (prompt, n) in enumerate([("zq", 3), ("Hi!", 12), ("xz", 7), ("qx!zqzq", 
     cases.append({"prompt": prompt, "max_tokens": n, "text": json.loads(out)["text"]})
 json.dump(cases, open(t + "/expected.json", "w"))
 PY
+# a vocabulary padded past the tokenizer (as Qwen2's and Phi-3's are): gpt2_tiny's 256 ids over a
+# tokenizer of 128; the ids past it it samples decode as "" (transformers), never an error
+PD=$tmp/padded
+mkdir -p "$PD" "$tmp/minipkg"
+cp tests/models/data/gpt2_tiny/* "$PD/"
+python3 - tests/models/data/gpt2/tokenizer.json "$PD/tokenizer.json" 128 <<'PY' || bad "padded tokenizer"
+import json, sys
+t, k = json.load(open(sys.argv[1])), int(sys.argv[3])
+v = {s: i for s, i in t["model"]["vocab"].items() if i < k}
+t["model"]["vocab"] = v
+split = lambda m: m.split(" ") if isinstance(m, str) else m
+t["model"]["merges"] = [m for m in t["model"]["merges"] if all(p in v for p in split(m)) and "".join(split(m)) in v]
+t["added_tokens"] = [a for a in t["added_tokens"] if a["id"] < k]
+json.dump(t, open(sys.argv[2], "w"))
+PY
+"$VKF" generate --model "$PD" --prompt zq --greedy --max-new-tokens 5 --json >"$tmp/padded.json" 2>"$tmp/err" &&
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert max(d["generated_ids"]) >= 128, d' "$tmp/padded.json" &&
+  ok || bad "vkf generate on a padded vocabulary (sampling ids past the tokenizer): $(cat "$tmp/err")"
+cp -r tests/models/data/bert_tiny "$tmp/minipkg/model" # a pip package's folder: named minipkg
+# --host is checked before any model loads: the error names it, not the missing model
+"$VKF" serve --host 999.1.1.1 --model "$tmp/nothing" >/dev/null 2>"$tmp/err"
+[ $? -ne 0 ] && grep -q -- "--host 999.1.1.1" "$tmp/err" && ok || bad "--host checked late: $(cat "$tmp/err")"
 if start a --model "talk=$T" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
-  --timeout 2; then
+  --model "padded=$PD" --model "$tmp/minipkg/model" --timeout 2 --request-timeout 3 \
+  --client-connections 24; then
   phase bad "$URL" "$KEY" talk minibert
   phase slowloris "$URL"
+  phase conn "$URL" "$KEY"
+  phase details "$URL" "$KEY" talk padded "$tmp/padded.json" minipkg
   stop a "$PID"
+  # --quiet: errors only (the model and slot lines are information)
+  grep -q "slots of" "$tmp/a.err" && bad "--quiet printed: $(cat "$tmp/a.err")" || ok
+fi
+
+# ---- long generations: hang-ups, load and abuse, SIGTERM under load ----
+L=$tmp/long
+python3 tests/cli/serve_long_model.py "$T" "$L" 4096 || bad "serve_long_model.py"
+if start l --model "talk=$L" --model "minibert=tests/models/data/bert_tiny" --api-key "$KEY" \
+  --parallel 4 --max-queue 16 --grace 1 --timeout 5 --request-timeout 3; then
+  phase cancel "$URL" "$KEY" talk
+  phase abuse "$URL" "$KEY" talk minibert "$PID" 8 # sends the SIGTERM itself
+  wait "$PID"
+  rc=$?
+  if [ $rc -eq 0 ]; then ok; else bad "l exited $rc after SIGTERM under load: $(tail -3 "$tmp/l.err")"; fi
 fi
 
 if start b --model "talk=$T" --api-key "$KEY" --parallel 8 --max-queue 512; then

@@ -75,6 +75,8 @@ expect_error tokenize "Marian without target.spm" "marian/target.spm" --model "$
 cp tests/models/data/tok_marian/target.spm "$tmp/marian/"
 head -c 300 tests/models/data/tok_marian/source.spm >"$tmp/marian/source.spm"
 expect_error tokenize "truncated source.spm" "marian/source.spm: not a SentencePiece model" --model "$tmp/marian" hello
+echo "not a model" >"$tmp/plain.txt"
+expect_error tokenize "a file that is no GGUF" "model .*plain.txt: neither a directory nor a GGUF file" --model "$tmp/plain.txt" hello
 printf 'garbage, not a protobuf\n' >"$tmp/marian/source.spm"
 expect_error tokenize "garbage source.spm" "marian/source.spm: not a SentencePiece model" --model "$tmp/marian" hello
 cp tests/models/data/tok_marian/source.spm "$tmp/marian/"

@@ -1,6 +1,8 @@
 /* Owns the wording of vkf's argument errors (tools/vkf/cli_args.h). */
 #include "tools/vkf/cli_args.h"
 
+#include "models/arch/arch_weights.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -146,4 +148,13 @@ int vkf_cli_usage_error(const char *cmd, const char *fmt, ...) {
   fprintf(stderr, " (see %s --help)\n", cmd);
   va_end(ap);
   return 2;
+}
+
+int vkf_cli_quantize_ok(const char *s) {
+  vkf_arch_files probe = {0}; /* only its format is set: nothing is opened */
+  vkf_status st = *s ? vkf_arch_files_quantize(&probe, s) : vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "empty");
+  if (!st) return 1;
+  vkf_status_free(st);
+  vkf_cli_expected(s, "%s or none", vkf_arch_quantize_formats());
+  return 0;
 }

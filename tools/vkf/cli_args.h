@@ -32,6 +32,9 @@ int vkf_cli_parse_f64(const char *s, double *out);
 /* A whole base-10 integer in [lo, hi] (no sign other than '-', no trailing text); 0 when `s` is
  * not one (and the range is recorded as vkf_cli_expected records it). */
 int vkf_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* 1 when `s` names a --quantize format (or none); else 0, with what is wanted noted for
+ * vkf_cli_bad_arg (so a bad or empty value is a usage error, exit 2, before the model loads). */
+int vkf_cli_quantize_ok(const char *s);
 
 /* Exactly `count` whole base-10 integers in [lo, hi] separated by ',' or 'x' ("1,12,197,197,64"
  * or "1x12x197x197x64", the bench commands' shape flags); 0 on anything else (a missing or an

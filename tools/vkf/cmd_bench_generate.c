@@ -73,7 +73,7 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
       a->profile = 1;
     } else if (!strcmp(o, "--json")) {
       a->json = 1;
-    } else if (v && !strcmp(o, "--quantize")) {
+    } else if (v && !strcmp(o, "--quantize") && vkf_cli_quantize_ok(v)) {
       a->quantize = argv[++i];
     } else if (v && !strcmp(o, "--model")) {
       a->model = argv[++i];

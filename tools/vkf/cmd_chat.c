@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "models/formats/file_read.h"
+#include "models/formats/json_fields.h"
 #include "models/formats/task_defaults.h"
 #include "runtime/chat_session.h"
 #include "tools/vkf/cli.h"
@@ -43,7 +44,8 @@ static void usage(FILE *f) {
           "  quits. With stdin not a terminal, each line is the next user message.\n"
           "  --messages FILE ('-': stdin): a JSON list of {\"role\", \"content\"} messages; prints\n"
           "  the one reply and exits. --json: {\"model\", \"reply\", \"ids\", \"stop\",\n"
-          "  \"prompt_tokens\"} instead of the text. --system TEXT: a system message first.\n"
+          "  \"prompt_tokens\"} instead of the text (a line per reply). --system TEXT: a system\n"
+          "  message first.\n"
           "  --quantize F: the linear weights quantised at load into ggml's blocks as\n"
           "  llama-quantize does (q8_0, q4_0, q4_1, q5_0, q5_1, q4_k; docs/models.md).\n");
 }
@@ -67,7 +69,7 @@ static int parse_args(int argc, char **argv, chat_args *a) {
     } else if (!strcmp(o, "--model")) {
       a->model = v;
     } else if (!strcmp(o, "--quantize")) {
-      a->quantize = v;
+      a->quantize = v, ok = vkf_cli_quantize_ok(v);
     } else if (!strcmp(o, "--device")) {
       a->device = v;
     } else if (!strcmp(o, "--system")) {
@@ -127,7 +129,9 @@ static const char *stop_name(vkf_chat_stop s) {
   return s == VKF_CHAT_STOP_END ? "end" : s == VKF_CHAT_STOP_LENGTH ? "length" : "context";
 }
 
-/* --messages: the JSON list (a file or stdin), --system first when it has none. */
+/* --messages: the JSON list (a file or stdin), --system first when it has none; read and checked
+ * before the model loads, a parse error naming its line and byte, a "\u0000" in a role or
+ * content refused by name rather than cutting the text there (as vkf serve refuses it). */
 static vkf_status read_messages(const chat_args *a, cJSON **out) {
   *out = NULL;
   char *text = NULL;
@@ -158,13 +162,37 @@ static vkf_status read_messages(const chat_args *a, cJSON **out) {
     VKF_RETURN_IF_ERROR(vkf_file_read_bounded(a->messages, MESSAGES_MAX_SIZE, "a messages file",
                                               &text, &size));
   }
-  cJSON *doc = cJSON_ParseWithLength(text, size);
+  vkf_json_mark_nuls(text, size);
+  const char *end = NULL;
+  cJSON *doc = cJSON_ParseWithLengthOpts(text, size, &end, 0);
+  while (doc && end && end < text + size && strchr(" \t\r\n", *end)) end++;
+  if (!doc || (end && end != text + size)) {
+    size_t at = end && end >= text ? (size_t)(end - text) : 0, line = 1;
+    for (size_t i = 0; i < at && i < size; i++) line += text[i] == '\n';
+    cJSON_Delete(doc);
+    free(text);
+    return vkf_status_make(VKF_STATUS_PARSE, "%s: not valid JSON (line %zu, byte %zu)",
+                           a->messages, line, at);
+  }
   free(text);
   if (!cJSON_IsArray(doc)) {
     cJSON_Delete(doc);
     return vkf_status_make(VKF_STATUS_PARSE,
                            "%s: not a JSON list of {\"role\", \"content\"} messages",
                            a->messages);
+  }
+  int index = 0;
+  const cJSON *msg;
+  cJSON_ArrayForEach(msg, doc) {
+    static const char *const fields[] = {"role", "content"};
+    for (int f = 0; f < 2; f++)
+      if (vkf_json_has_nul(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, fields[f])))) {
+        cJSON_Delete(doc);
+        return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                               "%s: messages[%d].%s holds a NUL character (\\u0000), which a "
+                               "prompt cannot carry", a->messages, index, fields[f]);
+      }
+    index++;
   }
   const cJSON *first = cJSON_GetArrayItem(doc, 0);
   const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "role"));
@@ -191,31 +219,34 @@ static vkf_status reply_to(vkf_chat_session *s, const cJSON *messages, vkf_chat_
   return st;
 }
 
-static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const char *model) {
-  cJSON *messages = NULL;
-  VKF_RETURN_IF_ERROR(read_messages(a, &messages));
+/* --json: one line per reply */
+static void print_json(const char *model, const vkf_chat_reply *r) {
+  printf("{\"model\": ");
+  vkf_cli_json_string(model);
+  printf(", \"reply\": ");
+  vkf_cli_json_string_n(r->text, r->text_size);
+  printf(", \"ids\": [");
+  for (int64_t i = 0; i < r->id_count; i++) printf("%s%d", i ? ", " : "", r->ids[i]);
+  printf("], \"stop\": \"%s\", \"prompt_tokens\": %lld}\n", stop_name(r->stop),
+         (long long)r->prompt_tokens);
+  fflush(stdout);
+}
+
+static vkf_status one_reply(vkf_chat_session *s, const chat_args *a, const cJSON *messages,
+                            const char *model) {
   vkf_chat_reply r;
-  vkf_status st = reply_to(s, messages, a->json ? NULL : print_piece, &r);
-  cJSON_Delete(messages);
-  VKF_RETURN_IF_ERROR(st);
-  if (a->json) {
-    printf("{\"model\": ");
-    vkf_cli_json_string(model);
-    printf(", \"reply\": ");
-    vkf_cli_json_string_n(r.text, r.text_size);
-    printf(", \"ids\": [");
-    for (int64_t i = 0; i < r.id_count; i++) printf("%s%d", i ? ", " : "", r.ids[i]);
-    printf("], \"stop\": \"%s\", \"prompt_tokens\": %lld}\n", stop_name(r.stop),
-           (long long)r.prompt_tokens);
-  } else {
+  VKF_RETURN_IF_ERROR(reply_to(s, messages, a->json ? NULL : print_piece, &r));
+  if (a->json)
+    print_json(model, &r);
+  else
     printf("\n");
-  }
   vkf_chat_reply_free(&r);
   return VKF_OK;
 }
 
-/* A line of stdin without its newline; NULL at end of input. */
-static char *read_line(void) {
+/* A line of stdin without its newline; NULL at end of input. *has_nul: it held a NUL byte, which
+ * would cut the message there. */
+static char *read_line(int *has_nul) {
   size_t cap = 0;
   char *line = NULL;
   ssize_t n = getline(&line, &cap, stdin);
@@ -223,11 +254,12 @@ static char *read_line(void) {
     free(line);
     return NULL;
   }
+  *has_nul = memchr(line, 0, (size_t)n) != NULL;
   while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
   return line;
 }
 
-static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
+static vkf_status loop(vkf_chat_session *s, const chat_args *a, const char *model) {
   int tty = isatty(STDIN_FILENO);
   cJSON *messages = cJSON_CreateArray();
   vkf_status st = messages ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "chat");
@@ -235,7 +267,8 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
   if (!st && tty) fprintf(stderr, "vkf chat: type a message; /reset starts over, /exit quits\n");
   while (!st) {
     if (tty) fprintf(stderr, "> ");
-    char *line = read_line();
+    int has_nul = 0;
+    char *line = read_line(&has_nul);
     if (!line || !strcmp(line, "/exit")) {
       free(line);
       break;
@@ -248,6 +281,15 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
       free(line);
       continue;
     }
+    if (has_nul) { /* refused whole rather than cut at the NUL: said on a terminal, else the end */
+      free(line);
+      if (!tty)
+        st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "a line of stdin holds a NUL byte, which a message cannot carry");
+      else
+        fprintf(stderr, "vkf chat: the line holds a NUL byte, which a message cannot carry\n");
+      continue;
+    }
     if (!line[0]) {
       free(line);
       continue;
@@ -255,7 +297,7 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
     st = add_message(messages, "user", line);
     free(line);
     vkf_chat_reply r;
-    if (!st) st = reply_to(s, messages, print_piece, &r);
+    if (!st) st = reply_to(s, messages, a->json ? NULL : print_piece, &r);
     /* On a terminal a turn the model cannot take (the context full, the template refusing the
      * conversation) is said and dropped; the chat goes on. A script's stdin stops at it. */
     if (st && tty && vkf_status_code_of(st) == VKF_STATUS_INVALID_ARGUMENT) {
@@ -266,7 +308,10 @@ static vkf_status loop(vkf_chat_session *s, const chat_args *a) {
       continue;
     }
     if (st) break;
-    printf("\n");
+    if (a->json) /* a line per reply, as --messages prints its one */
+      print_json(model, &r);
+    else
+      printf("\n");
     fflush(stdout);
     if (tty)
       fprintf(stderr, "[%lld tokens, %lld new in the prompt; %.1f tokens/s]\n",
@@ -284,7 +329,9 @@ int vkf_cli_chat(int argc, char **argv) {
   int rc = parse_args(argc, argv, &a);
   if (rc) return rc;
   char *found = NULL;
-  vkf_status st = a.model ? VKF_OK : vkf_task_default_model("generate", &found);
+  cJSON *messages = NULL; /* --messages: its mistakes are told before the model loads */
+  vkf_status st = a.messages ? read_messages(&a, &messages) : VKF_OK;
+  if (!st && !a.model) st = vkf_task_default_model("generate", &found);
   if (found) a.model = found;
   vkf_model *model = NULL;
   vkf_text_tokenizer *tok = NULL;
@@ -297,7 +344,8 @@ int vkf_cli_chat(int argc, char **argv) {
   if (!st) st = vkf_chat_session_open(dev.device, model, tok, &a.o, &s);
   if (!st && found && isatty(STDIN_FILENO))
     fprintf(stderr, "vkf chat: SmolLM2-135M-Instruct (Q4_1, %s); --model for another\n", found);
-  if (!st) st = a.messages ? one_reply(s, &a, a.model) : loop(s, &a);
+  if (!st) st = a.messages ? one_reply(s, &a, messages, a.model) : loop(s, &a, a.model);
+  cJSON_Delete(messages);
   vkf_chat_session_close(s);
   int validation = vkf_cli_device_close(&dev);
   vkf_text_tokenizer_destroy(tok);

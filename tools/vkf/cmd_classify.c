@@ -205,7 +205,7 @@ int vkf_cli_classify(int argc, char **argv) {
       compare = argv[++i];
     } else if (!strcmp(a, "--device") && has_value) {
       device = argv[++i];
-    } else if (!strcmp(a, "--quantize") && has_value) {
+    } else if (!strcmp(a, "--quantize") && has_value && vkf_cli_quantize_ok(argv[i + 1])) {
       quantize = argv[++i];
     } else if (!strcmp(a, "--top") && has_value) {
       char *end = NULL;

@@ -218,7 +218,7 @@ int vkf_cli_dump(int argc, char **argv) {
     else if (!strcmp(s, "--format") && v) a.format = argv[++i];
     else if (!strcmp(s, "--out") && v) a.out = argv[++i];
     else if (!strcmp(s, "--device") && v) a.device = argv[++i];
-    else if (!strcmp(s, "--quantize") && v) a.quantize = argv[++i];
+    else if (!strcmp(s, "--quantize") && v && vkf_cli_quantize_ok(argv[i + 1])) a.quantize = argv[++i];
     else if (!strcmp(s, "--fp16")) a.fp16 = 1;
     else if (!strcmp(s, "--batch") && v && vkf_cli_parse_i64(argv[i + 1], 1, INT32_MAX, &a.batch))
       i++;

@@ -152,7 +152,7 @@ int vkf_cli_embed(int argc, char **argv) {
       model_dir = argv[++i];
     } else if (!strcmp(a, "--device") && i + 1 < argc) {
       device = argv[++i];
-    } else if (!strcmp(a, "--quantize") && i + 1 < argc) {
+    } else if (!strcmp(a, "--quantize") && i + 1 < argc && vkf_cli_quantize_ok(argv[i + 1])) {
       quantize = argv[++i];
     } else if (!strcmp(a, "--file") && i + 1 < argc) {
       st = vkf_cli_inputs_add_file(&given, argv[++i]);

@@ -182,7 +182,7 @@ int vkf_cli_forward(int argc, char **argv) {
       model_dir = argv[++i];
     } else if (!strcmp(a, "--device") && has_value) {
       device = argv[++i];
-    } else if (!strcmp(a, "--quantize") && has_value) {
+    } else if (!strcmp(a, "--quantize") && has_value && vkf_cli_quantize_ok(argv[i + 1])) {
       quantize = argv[++i];
     } else if ((!strcmp(a, "--in") || !strcmp(a, "--out")) && has_value) {
       int is_in = !strcmp(a, "--in");

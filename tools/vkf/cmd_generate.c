@@ -109,7 +109,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     } else if (!strcmp(o, "--model")) {
       a->model = v;
     } else if (!strcmp(o, "--quantize")) {
-      a->quantize = v;
+      a->quantize = v, ok = vkf_cli_quantize_ok(v);
     } else if (!strcmp(o, "--device")) {
       a->device = v;
     } else if (!strcmp(o, "--save-logits")) {
@@ -335,8 +335,11 @@ int vkf_cli_generate(int argc, char **argv) {
   if (!s) s = prepare(&a, &model, &tok, ids, id_counts, &g);
   if (!s) s = vkf_cli_device_open(a.device, &dev);
   if (!s) s = vkf_rt_gen_run(&g, dev.device);
-  if (!s) print_speed(&g);
+  /* the results (the streamed text's newline) before the speed line: on a terminal, where stdout
+   * and stderr share the screen, the speed line then starts a line of its own */
   if (!s) print_results(&g, a.json);
+  fflush(stdout);
+  if (!s) print_speed(&g);
   if (!s && found)
     fprintf(stderr,
             "vkf generate: used the default model SmolLM2-135M-Instruct (Q4_1, %s); pass --model "

@@ -17,7 +17,8 @@ static void usage(FILE *f) {
           "usage: vkf serve [--model M ...] [--host ADDR] [--port N] [--api-key K]\n"
           "                 [--parallel N] [--ctx N] [--device N|NAME|all] [--fp16]\n"
           "                 [--quantize FORMAT] [--max-body BYTES] [--max-queue N]\n"
-          "                 [--timeout S] [--connections N] [--grace S] [--quiet]\n"
+          "                 [--timeout S] [--request-timeout S] [--connections N]\n"
+          "                 [--client-connections N] [--grace S] [--quiet]\n"
           "  An OpenAI-compatible HTTP server: POST /v1/chat/completions (the model's chat\n"
           "  template), /v1/completions (both with \"stream\": true as server-sent events),\n"
           "  /v1/embeddings (BERT-family models, as vkf embed), GET /v1/models, /health and\n"
@@ -33,10 +34,15 @@ static void usage(FILE *f) {
           "  --device all: a replica of every model on every device, requests spread across them.\n"
           "  --max-body: request bytes (default 4 MiB, else 413); --max-queue: requests waiting\n"
           "  beyond the busy slots (default 64, else 429); --timeout: seconds an idle connection\n"
-          "  stays open (default 60); --connections: at most this many at once (default 128).\n"
-          "  SIGINT / SIGTERM: no new connections; requests in flight get --grace seconds\n"
-          "  (default 10) to finish, then are cancelled; exit 0. Log lines go to stderr\n"
-          "  (--quiet: errors only).\n");
+          "  stays open (default 60); --request-timeout: a request's headers must arrive within\n"
+          "  this many seconds of connecting, its body within as many again (default 30, else\n"
+          "  408); --connections: at most this many at once (default 128, else 503);\n"
+          "  --client-connections: of one client address (default half of --connections, else\n"
+          "  429). Each connection carries one request (answers say Connection: close).\n"
+          "  A client that hangs up cancels its request at the next step.\n"
+          "  SIGINT / SIGTERM: new requests and /health get 503; requests in flight get\n"
+          "  --grace seconds (default 10) to finish, then are cancelled (503, or an error\n"
+          "  event and [DONE]); exit 0. Log lines go to stderr (--quiet: errors only).\n");
 }
 
 static void log_line(void *user, const char *line) {
@@ -75,7 +81,7 @@ int vkf_cli_serve(int argc, char **argv) {
     } else if (!strcmp(a, "--device")) {
       o.device = v;
     } else if (!strcmp(a, "--quantize")) {
-      o.quantize = v;
+      o.quantize = v, ok = vkf_cli_quantize_ok(v);
     } else if (!strcmp(a, "--port")) {
       ok = vkf_cli_parse_i64(v, 0, 65535, &port);
     } else if (!strcmp(a, "--parallel")) {
@@ -88,6 +94,10 @@ int vkf_cli_serve(int argc, char **argv) {
       ok = vkf_cli_parse_i64(v, 1024, (int64_t)1 << 30, &num), o.max_body = (size_t)num;
     } else if (!strcmp(a, "--timeout")) {
       ok = vkf_cli_parse_i64(v, 1, 86400, &num), o.timeout_s = (unsigned)num;
+    } else if (!strcmp(a, "--request-timeout")) {
+      ok = vkf_cli_parse_i64(v, 1, 86400, &num), o.request_timeout_s = (unsigned)num;
+    } else if (!strcmp(a, "--client-connections")) {
+      ok = vkf_cli_parse_i64(v, 1, 4096, &num), o.client_connections = (unsigned)num;
     } else if (!strcmp(a, "--connections")) {
       ok = vkf_cli_parse_i64(v, 1, 4096, &num), o.connections = (unsigned)num;
     } else if (!strcmp(a, "--grace")) {
@@ -124,20 +134,23 @@ int vkf_cli_serve(int argc, char **argv) {
   int v6 = strchr(host, ':') != NULL;
   printf("http://%s%s%s:%u\n", v6 ? "[" : "", host, v6 ? "]" : "", (unsigned)vkf_serve_port(srv));
   fflush(stdout);
-  fprintf(stderr, "vkf serve: listening on port %u (", (unsigned)vkf_serve_port(srv));
-  for (size_t i = 0; i < o.model_count; i++) fprintf(stderr, "%s%s", i ? ", " : "", models[i]);
-  fprintf(stderr, "); Ctrl-C stops\n");
+  if (!quiet) {
+    fprintf(stderr, "vkf serve: listening on port %u (", (unsigned)vkf_serve_port(srv));
+    for (size_t i = 0; i < o.model_count; i++) fprintf(stderr, "%s%s", i ? ", " : "", models[i]);
+    fprintf(stderr, "); Ctrl-C stops\n");
+  }
   int sig = 0;
   while (sigwait(&set, &sig) == EINTR) {
   }
-  fprintf(stderr, "vkf serve: %s: finishing the requests in flight (up to %lld s)\n",
-          sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)grace);
+  if (!quiet)
+    fprintf(stderr, "vkf serve: %s: finishing the requests in flight (up to %lld s)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)grace);
   uint32_t messages = vkf_serve_stop(srv, (double)grace);
   free(found);
   if (messages) {
     fprintf(stderr, "vkf serve: the validation layer reported %u messages\n", messages);
     return 1;
   }
-  fprintf(stderr, "vkf serve: stopped\n");
+  if (!quiet) fprintf(stderr, "vkf serve: stopped\n");
   return 0;
 }

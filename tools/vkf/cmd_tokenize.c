@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "models/formats/gguf.h"
 #include "models/formats/task_defaults.h"
 #include "text/text_tokenizer.h"
 #include "tools/vkf/cli.h"
@@ -94,6 +96,10 @@ int vkf_cli_tokenize(int argc, char **argv) {
   if (!st && !(ids && lens)) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "texts");
   if (!st && !model_dir) st = vkf_task_default_model("embed", &found);
   if (!st && !model_dir) model_dir = found;
+  struct stat sb; /* a file that is no GGUF is named as such, not as a folder lacking tokenizers */
+  if (!st && !stat(model_dir, &sb) && !S_ISDIR(sb.st_mode) && !vkf_gguf_is_file(model_dir))
+    st = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "model %s: neither a directory nor a GGUF file",
+                         model_dir);
   if (!st) st = vkf_text_tokenizer_load(model_dir, &tok);
   for (int i = 0; !st && i < count; i++) {
     st = vkf_text_tokenizer_encode(tok, texts[i], 1, &ids[i], &lens[i]);
