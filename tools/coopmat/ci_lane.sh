@@ -4,7 +4,8 @@
 # sysroot) and runs, through it, with the validation layer on and failing on any message:
 #  - gpu/test_gemm_coopmat with the kernels required (a build or device without them fails);
 #  - gpu/test_attention's cooperative-matrix part (its `coopmat` filter): the f16 cases forced onto
-#    the tensor-core body, every mask feature, head dims 32..128, at each tile the device allows;
+#    the tensor-core body, every mask feature, head dims 32..128 (32, 48, 64, 80, 128), at each
+#    tile the device allows;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
 #  - `vkf bench gemm --fp16` and `vkf bench attention --fp16`, which print the cooperative-matrix
 #    variant beside the SIMT one (attention: each checked against the unfused path);
