@@ -48,6 +48,22 @@ if drop:
 PY
 }
 
+# profile_caps PROFILE: the chosen device's caps (vkf devices --json) under a device profile,
+# without the profile's name, on one line (tests/cli/gpu_class.sh compares two).
+profile_caps() {
+  VKF_DEVICE_PROFILE=$1 "$VKF" devices --json | python3 -c '
+import json, sys
+for d in json.load(sys.stdin):
+    if d["chosen"]:
+        d.pop("profile")
+        print(json.dumps(d, sort_keys=True))'
+}
+
+# in_base_run: true in a test's run without a device profile. The gpu-class reruns under the
+# nvidia, amd and intel profiles leave out the parts that set VKF_DEVICE_PROFILE themselves
+# (mobile): those override the rerun's profile and would repeat the base run's work exactly.
+in_base_run() { [ -z "${VKF_DEVICE_PROFILE:-}" ]; }
+
 vkf_summary() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]
