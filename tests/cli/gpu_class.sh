@@ -20,4 +20,4 @@ if [ -n "$twin" ]; then
     exit 77
   fi
 fi
-VKF_DEVICE_PROFILE=$profile bash "$script"
+VKF_GPU_CLASS_RERUN=1 VKF_DEVICE_PROFILE=$profile bash "$script"

@@ -59,10 +59,11 @@ for d in json.load(sys.stdin):
         print(json.dumps(d, sort_keys=True))'
 }
 
-# in_base_run: true in a test's run without a device profile. The gpu-class reruns under the
-# nvidia, amd and intel profiles leave out the parts that set VKF_DEVICE_PROFILE themselves
-# (mobile): those override the rerun's profile and would repeat the base run's work exactly.
-in_base_run() { [ -z "${VKF_DEVICE_PROFILE:-}" ]; }
+# in_base_run: false in ctest's gpu-class reruns (tests/cli/gpu_class.sh sets
+# VKF_GPU_CLASS_RERUN), which leave out the parts that set VKF_DEVICE_PROFILE themselves (mobile):
+# those override the rerun's profile and repeat the base run's work exactly. A script run by hand
+# or by another lane under a profile keeps them.
+in_base_run() { [ -z "${VKF_GPU_CLASS_RERUN:-}" ]; }
 
 vkf_summary() {
   echo "$passed passed, $failed failed"

@@ -44,7 +44,7 @@ run() { # NAME COMMAND...: one line per check, its output only when it fails
 }
 # The suite's kernel cache (tests/CMakeLists.txt, VKF_TEST_CACHE_DIR): the SPIR-V it generated
 # (test_forward under the nvidia profile among it) serves here wherever the plans agree.
-export VKF_VALIDATE=1 VKF_CACHE_DIR=$ROOT/.cache/vkf-test-cache
+export VKF_VALIDATE=1 VKF_CACHE_DIR=$BUILD/vkf-cache
 run test_gemm_coopmat env VKF_REQUIRE_COOPMAT=1 "$SR" "$BUILD/tests/gpu_test_gemm_coopmat"
 run test_attention_coopmat env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_attention" \
   coopmat
