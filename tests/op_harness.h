@@ -117,6 +117,84 @@ static inline vkf_status op_run_interp(vkf_graph *g, const vkf_input_binding *in
   return st;
 }
 
+/* The /mobile reruns of tests/CMakeLists.txt set VKF_TEST_PROFILE_DELTA=1: run only the cases
+ * whose plan the device profile changes. A case lowered for the device's own caps whose plan
+ * under the profile is, dispatch for dispatch (shader, defines, specialization constants, grid,
+ * bindings, push constants, required subgroup size), the plan it gets without the profile runs the
+ * very same work as in the unprofiled run of the same test, and is skipped here. The caps without
+ * the profile come from a second instance created with none (and the device's own subgroup probe
+ * result, which does not depend on the profile). */
+static inline char *op_plan_text(const vkf_graph *g, const vkf_device_caps *caps) {
+  vkf_lowered low;
+  vkf_status st = vkf_lower_graph(g, caps, NULL, &low);
+  if (st) {
+    vkf_status_free(st);
+    return NULL;
+  }
+  char *text = NULL;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  if (f) {
+    vkf_plan_dump_text(low.plan, f);
+    for (uint32_t i = 0; i < vkf_plan_dispatch_count(low.plan); i++)
+      fprintf(f, "subgroup %u\n", vkf_plan_dispatch_get(low.plan, i)->subgroup_size);
+    fclose(f);
+  }
+  vkf_lowered_free(&low);
+  return text;
+}
+
+static int op_delta_skipped;
+static void op_delta_report(void) {
+  printf("VKF_TEST_PROFILE_DELTA: %d case(s) skipped, their plan the same without the profile\n",
+         op_delta_skipped);
+}
+
+static inline int op_same_plan_unprofiled(gpu_test *t, vkf_graph *g) {
+  static int state; /* 0: not asked, 1: on with base caps, -1: off */
+  static vkf_device_caps base;
+  if (state == 0) {
+    const char *on = getenv("VKF_TEST_PROFILE_DELTA");
+    const char *profile = getenv("VKF_DEVICE_PROFILE");
+    state = -1;
+    vkf_instance *inst = NULL;
+    uint32_t index = 0;
+    vkf_instance_options o = {.validate = -1, .device_profile = ""};
+    vkf_status st = VKF_OK;
+    if (on && strcmp(on, "1") == 0 && profile && *profile) {
+      st = vkf_instance_create(&o, &inst);
+      if (!st) st = vkf_instance_choose_device(inst, NULL, &index);
+      CHECK_MSG(st == VKF_OK, "VKF_TEST_PROFILE_DELTA: no caps without the profile: %s",
+                vkf_status_message(st));
+    }
+    if (inst && !st) {
+      base = *vkf_instance_device_caps(inst, index);
+      const vkf_device_caps *dev = vkf_device_caps_get(t->device);
+      base.subgroup_misreported = dev->subgroup_misreported;
+      if (dev->subgroup_misreported) {
+        base.subgroup_size = dev->subgroup_size;
+        base.subgroup_size_control = dev->subgroup_size_control;
+      }
+      state = 1;
+      atexit(op_delta_report);
+    }
+    vkf_status_free(st);
+    vkf_instance_destroy(inst);
+  }
+  if (state < 0) return 0;
+  vkf_status st = vkf_memory_plan_build(g, NULL);
+  if (st) { /* the run reports it */
+    vkf_status_free(st);
+    return 0;
+  }
+  char *mine = op_plan_text(g, vkf_device_caps_get(t->device)), *theirs = op_plan_text(g, &base);
+  int same = mine && theirs && strcmp(mine, theirs) == 0;
+  free(mine);
+  free(theirs);
+  op_delta_skipped += same;
+  return same;
+}
+
 /* Runs `g` on the device (lowered for `caps`, NULL: the device's) and in the interpreter; checks
  * every output. Returns the number of mismatching elements (0 = pass) and records CHECK results
  * under `label`. */
@@ -124,6 +202,7 @@ static inline int op_check_with(gpu_test *t, vkf_graph *g, const vkf_input_bindi
                                 size_t input_count, const vkf_device_caps *caps, op_tol tol,
                                 const char *label) {
   int failures = 0;
+  if (!caps && op_same_plan_unprofiled(t, g)) return 0;
   for (uint32_t o = 0; o < vkf_graph_output_count(g); o++) {
     float *gpu = NULL;
     size_t count = 0;

@@ -48,6 +48,23 @@ if drop:
 PY
 }
 
+# profile_caps PROFILE: the chosen device's caps (vkf devices --json) under a device profile,
+# without the profile's name, on one line (tests/cli/gpu_class.sh compares two).
+profile_caps() {
+  VKF_DEVICE_PROFILE=$1 "$VKF" devices --json | python3 -c '
+import json, sys
+for d in json.load(sys.stdin):
+    if d["chosen"]:
+        d.pop("profile")
+        print(json.dumps(d, sort_keys=True))'
+}
+
+# in_base_run: false in ctest's gpu-class reruns (tests/cli/gpu_class.sh sets
+# VKF_GPU_CLASS_RERUN), which leave out the parts that set VKF_DEVICE_PROFILE themselves (mobile):
+# those override the rerun's profile and repeat the base run's work exactly. A script run by hand
+# or by another lane under a profile keeps them.
+in_base_run() { [ -z "${VKF_GPU_CLASS_RERUN:-}" ]; }
+
 vkf_summary() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

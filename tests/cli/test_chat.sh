@@ -21,15 +21,17 @@ if got["prompt_tokens"] != len(want["prompt_ids"]):
     sys.exit("prompt of %d tokens, want %d" % (got["prompt_tokens"], len(want["prompt_ids"])))
 PY
 
-# Two turns on stdin: the second reply reuses the cache of the first and must equal a fresh run.
-printf 'Which planet is known as the Red Planet?\nWhy is it red?\n' |
+# Two turns on stdin: the second reply reuses the cache of the first and must equal a fresh run;
+# then /reset forgets the conversation (the system prompt stays): the first question asked again
+# gets the first turn's answer; /exit stops reading. (One session for both: the model loads once.)
+printf 'Which planet is known as the Red Planet?\nWhy is it red?\n/reset\nWhich planet is known as the Red Planet?\n/exit\nnot read\n' |
   "$VKF" chat --greedy --system "You are a terse assistant. Answer in one sentence." \
     --max-new-tokens 40 >"$tmp/two.txt" 2>"$tmp/err" || bad "two turns: $(cat "$tmp/err")"
 python3 - "$tmp/two.txt" "$tmp/m2.json" <<'PY' && ok || bad "two turns: $(cat "$tmp/two.txt")"
 import json, sys
 lines = open(sys.argv[1]).read().split("\n")
-if len(lines) != 3 or not lines[0] or not lines[1]:
-    sys.exit("want two reply lines")
+if len(lines) != 4 or not lines[0] or not lines[1]:
+    sys.exit("want three reply lines")
 json.dump([{"role": "system", "content": "You are a terse assistant. Answer in one sentence."},
            {"role": "user", "content": "Which planet is known as the Red Planet?"},
            {"role": "assistant", "content": lines[0]},
@@ -39,11 +41,8 @@ PY
   bad "fresh run: $(cat "$tmp/err")"
 [ "$(sed -n 2p "$tmp/two.txt")" == "$(head -1 "$tmp/fresh.txt")" ] && ok ||
   bad "second turn '$(sed -n 2p "$tmp/two.txt")' vs fresh '$(head -1 "$tmp/fresh.txt")'"
-# /reset forgets the conversation: the same question after it gets the first turn's answer.
-printf 'Which planet is known as the Red Planet?\n/reset\nWhich planet is known as the Red Planet?\n/exit\nnot read\n' |
-  "$VKF" chat --greedy --max-new-tokens 24 >"$tmp/reset.txt" 2>"$tmp/err" || bad "reset: $(cat "$tmp/err")"
-[ "$(wc -l <"$tmp/reset.txt")" -eq 2 ] && [ "$(sed -n 1p "$tmp/reset.txt")" == "$(sed -n 2p "$tmp/reset.txt")" ] &&
-  ok || bad "reset: $(cat "$tmp/reset.txt")"
+[ "$(wc -l <"$tmp/two.txt")" -eq 3 ] && [ "$(sed -n 1p "$tmp/two.txt")" == "$(sed -n 3p "$tmp/two.txt")" ] &&
+  ok || bad "reset: $(cat "$tmp/two.txt")"
 
 # --json with stdin lines: a JSON object per reply, as --messages prints its one
 printf 'hi\nhello\n' | "$VKF" chat --greedy --max-new-tokens 4 --json >"$tmp/lines.json" 2>"$tmp/err" &&

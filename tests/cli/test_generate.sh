@@ -68,8 +68,9 @@ gen qwen2_tiny "$tmp/cb.json" --ids "$P0" --ids "$P1" --ids "$P2" --chunk 4 && c
 gen llama_tiny "$tmp/c16.json" --ids "$P2" --cache-fp16 --save-logits "$tmp/c16.npy" && check "fp16 cache" "$tmp/c16.json" "$tmp/c16.npy" 2e-2 $G/llama_tiny 2
 gen qwen2_tiny "$tmp/f16.json" --ids "$P1" --fp16 --max-new-tokens 16 --save-logits "$tmp/f16.npy" && check "fp16" "$tmp/f16.json" "$tmp/f16.npy" 6e-2 $G/qwen2_tiny 1
 
-# The variants a phone would run (small tiles, no subgroup arithmetic), every architecture.
-for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny; do
+# The variants a phone would run (small tiles, no subgroup arithmetic), every architecture (in
+# the base run only: in_base_run).
+in_base_run && for m in gpt2_tiny llama_tiny llama_tied mistral_tiny qwen2_tiny; do
   VKF_DEVICE_PROFILE=mobile gen $m "$tmp/mob.json" --ids "$P1" --save-logits "$tmp/mob.npy" && check "$m mobile" "$tmp/mob.json" "$tmp/mob.npy" 1e-4 $G/$m 1
 done
 

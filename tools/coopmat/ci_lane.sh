@@ -4,7 +4,8 @@
 # sysroot) and runs, through it, with the validation layer on and failing on any message:
 #  - gpu/test_gemm_coopmat with the kernels required (a build or device without them fails);
 #  - gpu/test_attention's cooperative-matrix part (its `coopmat` filter): the f16 cases forced onto
-#    the tensor-core body, every mask feature, head dims 32..128, at each tile the device allows;
+#    the tensor-core body, every mask feature, head dims 32..128 (32, 48, 64, 80, 128), at each
+#    tile the device allows;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
 #  - `vkf bench gemm --fp16` and `vkf bench attention --fp16`, which print the cooperative-matrix
 #    variant beside the SIMT one (attention: each checked against the unfused path);
@@ -41,7 +42,9 @@ run() { # NAME COMMAND...: one line per check, its output only when it fails
     failed=$((failed + 1))
   fi
 }
-export VKF_VALIDATE=1 VKF_CACHE_DIR=$D/kernel-cache
+# The suite's kernel cache (tests/CMakeLists.txt, VKF_TEST_CACHE_DIR): the SPIR-V it generated
+# (test_forward under the nvidia profile among it) serves here wherever the plans agree.
+export VKF_VALIDATE=1 VKF_CACHE_DIR=$BUILD/vkf-cache
 run test_gemm_coopmat env VKF_REQUIRE_COOPMAT=1 "$SR" "$BUILD/tests/gpu_test_gemm_coopmat"
 run test_attention_coopmat env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu_test_attention" \
   coopmat
