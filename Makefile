@@ -35,8 +35,9 @@ run: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
-# What CI runs (.ci/run): the whole suite, then its `asan`-labelled subset (every reader and every
-# CLI path; not the device-kernel sweeps) under AddressSanitizer + UndefinedBehaviorSanitizer,
+# What CI runs (.ci/run): the whole suite, the subgroup-width and bounds lanes, then its
+# `asan`-labelled subset (every reader and every CLI path; not the device-kernel sweeps) under
+# AddressSanitizer + UndefinedBehaviorSanitizer,
 # then the cooperative-matrix lane (Mesa 26 lavapipe from a private sysroot), then the fuzz smoke (its committed crashers and seeds, then every libFuzzer target for 20 s with a
 # fixed random seed, so CI explores the same inputs each time; `make fuzz` alone explores anew).
 test: test-suite
