@@ -305,11 +305,9 @@ static void *worker_main(void *arg) {
         generate(w, m, j);
     }
     if (w->embed_head) { /* one batch of the oldest embeddings request, then the decoders' step */
-      serve_job *j = w->embed_head;
-      if (embed_batch(w, &w->models[j->model], j)) {
-        if (!(w->embed_head = j->next)) w->embed_tail = NULL;
-        j->next = NULL;
-      }
+      serve_job *j = w->embed_head, *next = j->next; /* a complete job is released: read first */
+      if (embed_batch(w, &w->models[j->model], j))
+        if (!(w->embed_head = next)) w->embed_tail = NULL;
     }
     long long running = 0, queued = 0, step_rows = 0;
     for (int i = 0; i < s->model_count; i++) {

@@ -25,11 +25,17 @@ start() {
 }
 
 # stop NAME PID: SIGTERM, then exit status 0 (1 would mean validation messages)
+# why_exit NAME: the end of a server's stderr, led by a sanitizer's report where there is one
+why_exit() {
+  grep -m1 -A4 'ERROR: AddressSanitizer\|runtime error:\|ERROR: LeakSanitizer' "$tmp/$1.err"
+  tail -3 "$tmp/$1.err"
+}
+
 stop() {
   kill -TERM "$2"
   wait "$2"
   local rc=$?
-  if [ $rc -eq 0 ]; then ok; else bad "$1 exited $rc: $(tail -3 "$tmp/$1.err")"; fi
+  if [ $rc -eq 0 ]; then ok; else bad "$1 exited $rc: $(why_exit "$1")"; fi
 }
 
 phase() { # NAME ARGS...: one serve_check.py phase; its ok/FAIL lines count

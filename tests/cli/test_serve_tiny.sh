@@ -84,7 +84,7 @@ if start l --model "talk=$L" --model "minibert=tests/models/data/bert_tiny" --ap
   phase abuse "$URL" "$KEY" talk minibert "$PID" 8 # sends the SIGTERM itself
   wait "$PID"
   rc=$?
-  if [ $rc -eq 0 ]; then ok; else bad "l exited $rc after SIGTERM under load: $(tail -3 "$tmp/l.err")"; fi
+  if [ $rc -eq 0 ]; then ok; else bad "l exited $rc after SIGTERM under load: $(why_exit l)"; fi
 fi
 
 if start b --model "talk=$T" --api-key "$KEY" --parallel 8 --max-queue 512; then
