@@ -19,6 +19,10 @@
 //   SUBGROUP_REDUCE=0|1 (ROW_PER_INVOCATION=0) row max/sum with subgroup arithmetic, which needs
 //                       LANES == subgroup size; 0: through shared memory
 //   SPLIT=0|1           write per-chunk partials instead of the output
+//   GQA_ROWS=0|1        (ROW_PER_INVOCATION=0, not RAMP) grouped-query decoding: a workgroup owns
+//                       one (batch, kv head) and its rows are the `group` query heads sharing it
+//                       (row rl: head kvh * group + rl % group, query r0 + rl / group), so each
+//                       K/V tile is staged once for all of them; BR is a multiple of the group
 //   CPU_BCAST=0|1       (with ROW_PER_INVOCATION=1) the CPU-class body of attention_cpu.glsl:
 //                       8-key blocks shared across rows (q rows by subgroupBroadcast once,
 //                       probabilities by subgroupShuffle with a constant lane: one vpermd on
@@ -70,6 +74,9 @@
 #if !F16 || SPLIT
 #error "ATTN_COOPMAT is the f16, single-pass body"
 #endif
+#endif
+#if GQA_ROWS && (ROW_PER_INVOCATION || RAMP)
+#error "GQA_ROWS is the LANES body's, without the per-head ramp"
 #endif
 #if ATTN_TILED
 #extension GL_GOOGLE_include_directive : require
@@ -159,7 +166,10 @@ layout(push_constant) uniform Params {
 } p;
 
 #if STAGE_KV && !CPU_BCAST
-shared float Ks[BC * D];  /* [BC, D] */
+// K rows at an odd pitch: the LANES body's lanes each read a different key at the same d, which
+// at pitch D (a multiple of the bank count) would all hit one bank.
+const uint KP = D + 1;
+shared float Ks[BC * KP]; /* [BC, D] at pitch KP */
 shared float Vs[BC * DV]; /* [BC, DV] */
 #endif
 #if !ROW_PER_INVOCATION && !ATTN_COOPMAT && !ATTN_TILED
@@ -182,7 +192,7 @@ uint out_row(uint bh, uint row) {
 }
 
 #if STAGE_KV && !CPU_BCAST
-#define KS(j, d) Ks[(j) * D + (d)]
+#define KS(j, d) Ks[(j) * KP + (d)]
 #define VS(j, d) Vs[(j) * DV + (d)]
 #else
 // Keys past t1 are clamped to a valid one (their scores are masked anyway).
@@ -249,6 +259,15 @@ float row_sum(float x) {
 #else
 void main() {
   const uint lid = gl_LocalInvocationID.x;
+#if GQA_ROWS
+  const uint G = p.group, RPH = BR / G; /* query rows per head in this workgroup */
+  const uint bkv = gl_WorkGroupID.y, b = bkv / (p.h / G), kvh = bkv % (p.h / G);
+  const uint rl = lid / LANES, lane = lid % LANES;
+  const uint hh = kvh * G + rl % G, bh = b * p.h + hh;
+  const uint r0 = gl_WorkGroupID.x * RPH, r1 = min(r0 + RPH, p.nq);
+  const uint row = r0 + rl / G;
+  const uint nbh = gl_NumWorkGroups.y * G; /* batch * heads */
+#else
   const uint bh = gl_WorkGroupID.y, b = bh / p.h, hh = bh % p.h, kvh = hh / p.group;
   const uint r0 = gl_WorkGroupID.x * BR, r1 = min(r0 + BR, p.nq);
 #if ROW_PER_INVOCATION
@@ -257,6 +276,8 @@ void main() {
   const uint rl = lid / LANES, lane = lid % LANES;
 #endif
   const uint row = r0 + rl;
+  const uint nbh = gl_NumWorkGroups.y;
+#endif
   const bool row_ok = row < p.nq;
   const int irow = int(row);
   k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
@@ -289,8 +310,13 @@ void main() {
     qr[d] = row_ok ? float(q[q_base + row * p.q_sn + d]) * p.scale_log2 : 0.0;
 #else
   for (uint e = lid; e < BR * D; e += WG) {
-    uint rr = r0 + e / D;
-    Qs[e] = rr < p.nq ? float(q[q_base + rr * p.q_sn + e % D]) * p.scale_log2 : 0.0;
+#if GQA_ROWS
+    const uint er = e / D, rr = r0 + er / G;
+    const uint eq = p.q_off + b * p.q_sb + (kvh * G + er % G) * p.q_sh;
+#else
+    const uint rr = r0 + e / D, eq = q_base;
+#endif
+    Qs[e] = rr < p.nq ? float(q[eq + rr * p.q_sn + e % D]) * p.scale_log2 : 0.0;
   }
 #endif
 
@@ -302,7 +328,7 @@ void main() {
 #if STAGE_KV
     for (uint e = lid; e < BC * D; e += WG) {
       int key = t0 + int(e / D);
-      Ks[e] = key < t1 ? float(k[k_base + uint(key) * p.k_sn + e % D]) : 0.0;
+      Ks[(e / D) * KP + e % D] = key < t1 ? float(k[k_base + uint(key) * p.k_sn + e % D]) : 0.0;
     }
     for (uint e = lid; e < BC * DV; e += WG) {
       int key = t0 + int(e / DV);
@@ -408,7 +434,7 @@ void main() {
     if (d < DV) o[p.o_off + prow * DV + d] = acc[i];
   }
   if (lane == 0) {
-    const uint ml = p.o_off + gl_NumWorkGroups.y * p.nq * p.splits * DV + prow * 2;
+    const uint ml = p.o_off + nbh * p.nq * p.splits * DV + prow * 2;
     o[ml] = m;
     o[ml + 1] = l;
   }

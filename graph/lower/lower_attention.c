@@ -25,7 +25,7 @@ void vkf_lower_attention_set_force(const vkf_attention_force *force) {
 
 
 static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_shape *s) {
-  uint32_t floats = c->stage_kv ? c->bc * (s->d + s->dv) : 0;
+  uint32_t floats = c->stage_kv ? c->bc * (s->d + 1 + s->dv) : 0; /* K at pitch d + 1 */
   if (c->layout == VKF_ATTENTION_LAYOUT_LANES)
     floats += c->br * s->d + c->br * c->bc + (c->subgroup_reduce ? 0 : c->br * c->lanes);
   return floats * 4;
@@ -171,6 +171,21 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     while (out->br > 1 && out->br / 2 >= s->nq) out->br /= 2;
   }
   if (out->br > max_inv / out->lanes) out->br = vkf_u32_max(1, max_inv / out->lanes);
+  /* Grouped-query decoding: one workgroup per kv head whose rows are its query heads' queries,
+   * so each K/V tile is staged (and read from memory) once for the whole group rather than once
+   * per query head, and a single query fills `group` rows instead of one of four. Not with the
+   * adaptive span, whose mask differs per head; only where the whole group fits. */
+  uint32_t plain_br = out->br, group = s->group > 1 ? s->group : 1;
+  if (out->layout == VKF_ATTENTION_LAYOUT_LANES && group > 1 && s->heads % group == 0 &&
+      s->nq <= 8 && !s->ramp && f.gqa >= 0) {
+    uint32_t rph = 1;
+    while (rph < s->nq) rph *= 2;
+    while (rph > 1 && group * rph * out->lanes > max_inv) rph /= 2;
+    if (group * rph * out->lanes <= max_inv) {
+      out->gqa_group = group;
+      out->br = group * rph;
+    }
+  }
 
   /* K/V staging. Mali-class GPUs (ARM) have no dedicated shared memory: staging is a copy
    * through the same caches, so K/V are read in place there. */
@@ -192,7 +207,11 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     out->bc = vkf_u32_max(unit, out->bc / 2 / unit * unit);
   /* Head dims whose K/V tile does not fit even at the smallest tile read K/V in place. */
   if (out->stage_kv && shared_bytes(out, s) > limit) out->stage_kv = 0;
-  /* The LANES layout's Q block and probabilities must fit too: fewer rows. */
+  /* The LANES layout's Q block and probabilities must fit too: fewer rows (one head's rows
+   * again when a group's do not fit). */
+  while (out->gqa_group && out->br > out->gqa_group && shared_bytes(out, s) > limit)
+    out->br = out->br / out->gqa_group / 2 * out->gqa_group;
+  if (out->gqa_group && shared_bytes(out, s) > limit) out->gqa_group = 0, out->br = plain_br;
   while (out->br > 1 && shared_bytes(out, s) > limit) out->br /= 2;
   out->shared_size = shared_bytes(out, s);
   out->local_size = out->cpu_bcast ? 8 * out->br / out->rows : out->br * out->lanes;
@@ -200,7 +219,9 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   /* Split-K (flash-decoding): few queries against a long KV give too few workgroups to fill the
    * device; split the keys so that about `target` workgroups run, each split at least
    * MIN_SPLIT_KEYS keys. A CPU device has a few cores; a GPU wants hundreds of workgroups. */
-  uint32_t groups = s->batch * s->heads * vkf_div_up(s->nq, out->br);
+  uint32_t groups = out->gqa_group ? s->batch * (s->heads / out->gqa_group) *
+                                         vkf_div_up(s->nq, out->br / out->gqa_group)
+                                   : s->batch * s->heads * vkf_div_up(s->nq, out->br);
   uint32_t target = caps->kind == VKF_DEVICE_KIND_CPU ? 16 : 256;
   uint32_t splits = 1;
   if (s->nq <= 8 && groups < target) splits = vkf_div_up(target, groups);
@@ -238,12 +259,14 @@ static vkf_status operand_strides(const vkf_lower_node *node, const vkf_plan_ten
   return VKF_OK;
 }
 
-/* The dispatch grid of attention.comp: x = query blocks, y = batch * heads, z = splits. */
+/* The dispatch grid of attention.comp: x = query blocks, y = batch * heads (batch * kv heads for
+ * grouped-query rows), z = splits. */
 static vkf_status grid(const vkf_device_caps *caps, const vkf_lower_node *node,
                        const vkf_attention_shape *s, const vkf_attention_config *c,
                        uint32_t out_groups[3]) {
-  out_groups[0] = vkf_div_up(s->nq, c->br);
-  out_groups[1] = s->batch * s->heads;
+  uint32_t g = c->gqa_group ? c->gqa_group : 1;
+  out_groups[0] = vkf_div_up(s->nq, c->br / g);
+  out_groups[1] = s->batch * (s->heads / g);
   out_groups[2] = c->splits;
   for (int i = 0; i < 3; i++) {
     uint32_t lim = caps->max_workgroup_count[i] ? caps->max_workgroup_count[i] : 65535;
@@ -285,6 +308,10 @@ static vkf_status check_inputs(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   out_shape->d = (uint32_t)q->shape[r - 1];
   out_shape->dv = (uint32_t)v->shape[r - 1];
   out_shape->dtype = q->dtype;
+  uint32_t hkv = r == 4 ? (uint32_t)k->shape[1] : 1;
+  out_shape->group = hkv && out_shape->heads % hkv == 0 ? out_shape->heads / hkv : 1;
+  out_shape->ramp = node->input_count > VKF_IN_ATTENTION_RAMP &&
+                    vkf_plan_tensor_present(&node->inputs[VKF_IN_ATTENTION_RAMP]);
   if (out_shape->d == 0 || out_shape->dv == 0 || out_shape->d > MAX_HEAD_DIM ||
       out_shape->dv > MAX_HEAD_DIM)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -384,6 +411,8 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
     vkf_plan_dispatch_define(&d, c.subgroup_reduce ? "SUBGROUP_REDUCE=1" : "SUBGROUP_REDUCE=0");
     vkf_plan_dispatch_define(&d, c.splits > 1 ? "SPLIT=1" : "SPLIT=0");
     vkf_plan_dispatch_define(&d, c.cpu_bcast ? "CPU_BCAST=1" : "CPU_BCAST=0");
+    /* Only grouped-query decoding names it: every other define set stays as it was. */
+    if (c.gqa_group) vkf_plan_dispatch_define(&d, "GQA_ROWS=1");
     if (c.cpu_bcast || c.subgroup_reduce) d.subgroup_size = vkf_caps_subgroup_fixed(ctx->caps);
     if (c.cpu_bcast) vkf_plan_dispatch_define(&d, vkf_attention_cpu_dmax_define(s.d, s.dv));
     /* Every encoder's 8 rows per subgroup fixed at compile time (attention_cpu_macros.glsl): 24 %

@@ -22,6 +22,8 @@ typedef struct vkf_attention_shape {
   uint32_t batch, heads;  /* B, H (query heads) */
   uint32_t nq, nk, d, dv; /* query rows, keys, q/k head dim, v head dim */
   vkf_dtype dtype;        /* storage of q, k, v and the output */
+  uint32_t group;         /* query heads per kv head (grouped-query attention); 0 or 1: none */
+  int ramp;               /* an adaptive span (its mask is per query head) */
 } vkf_attention_shape;
 
 /* One kernel variant. */
@@ -39,6 +41,8 @@ typedef struct vkf_attention_config {
   uint32_t chunk;       /* keys per split (a multiple of bc) */
   uint32_t shared_size; /* bytes of shared memory the variant declares */
   uint32_t coopmat_tile; /* COOPMAT: the matrix tile (caps->coopmat_gemm_tile), 8 or 16 */
+  uint32_t gqa_group;   /* LANES: the query heads of one kv head share a workgroup (its rows are
+                           br / gqa_group queries of each); 0: a workgroup is one head's rows */
 } vkf_attention_config;
 
 /* Choices a caller may force; zero fields leave the chooser's rule in charge. */
@@ -47,6 +51,7 @@ typedef struct vkf_attention_force {
   int stage_kv;    /* 0: chooser, 1: stage, -1: read in place */
   uint32_t splits; /* 0: chooser; otherwise the split count (capped so each split has a tile) */
   int no_texel;    /* 1: the CPU body reads storage buffers even where texel views would do */
+  int gqa;         /* 0: chooser, -1: one head per workgroup even for grouped-query decoding */
 } vkf_attention_force;
 
 /* Picks the variant for `shape` on `caps` (one comment per rule in the .c file). `force` may be

@@ -183,7 +183,7 @@ static void check_split(gpu_test *t, const att_case *c) {
  * writes [B, Nq, H, Dv]); the device result of the merged graph, unsplit and (when `split`) split
  * 7 ways, must match the interpreter on the graph as built (where the permute and copy still
  * run). */
-static void check_merged(gpu_test *t, const att_case *c, int split) {
+static void check_merged(gpu_test *t, const att_case *c, int split, vkf_attention_layout layout) {
   if (!selected(c->label, "merged")) return;
   att_inputs in;
   vkf_graph *g = build(c, &in);
@@ -203,7 +203,7 @@ static void check_merged(gpu_test *t, const att_case *c, int split) {
             "%s: %u rewrites, %u -> %u copies, %u merged", c->label, rewrites, copies_before,
             copies, merged);
   for (uint32_t splits = 1; splits <= (split ? 7u : 1u); splits += 6) {
-    vkf_attention_force f = {.splits = splits};
+    vkf_attention_force f = {.layout = layout, .splits = splits};
     vkf_lower_attention_set_force(&f);
     float *out = NULL;
     size_t n = 0;
@@ -501,13 +501,54 @@ int main(int argc, char **argv) {
                                SHAPE(2, 3, 3, 37, 45, 64, 64),
                                .lens = lens_m,
                                .merged = 1},
-               0);
+               0, VKF_ATTENTION_LAYOUT_AUTO);
   check_merged(&t, &(att_case){.label = "merged heads decode fp16",
                                .dtype = VKF_F16,
                                SHAPE(2, 2, 1, 4, 700, 64, 64),
                                .causal = 1,
                                .merged = 1},
-               1);
+               1, VKF_ATTENTION_LAYOUT_AUTO);
+  /* Grouped-query decoding on the LANES body: the query heads of one kv head are the rows of one
+   * workgroup (GQA_ROWS), against the same body one head per workgroup; groups of 3 (SmolLM2's
+   * 9/3, a row count no power of two) and 4, 1 and 3 queries, masks, an f16 bias, kv_len, staged
+   * and in place, split 5 ways and not. */
+  {
+    static const int32_t lens_g[] = {300, 171};
+    const att_case gq[] = {
+        {.label = "gqa decode 9/3 Nq=1 causal kv_len", .dtype = VKF_F32,
+         SHAPE(2, 9, 3, 1, 300, 64, 64), .causal = 1, .lens = lens_g},
+        {.label = "gqa decode 8/2 Nq=3 window bias f16", .dtype = VKF_F16,
+         SHAPE(1, 8, 2, 3, 150, 32, 48), .causal = 1, .windowed = 1, .wl = 100, .wr = -1,
+         .bias = 2},
+    };
+    for (size_t ci = 0; ci < sizeof gq / sizeof gq[0]; ci++)
+      for (int staged = -1; staged <= 1; staged += 2)
+        for (int gqa = -1; gqa <= 0; gqa++)
+          for (uint32_t splits = 1; splits <= 5; splits += 4) {
+            vkf_attention_force f = {.layout = VKF_ATTENTION_LAYOUT_LANES, .stage_kv = staged,
+                                     .splits = splits, .gqa = gqa};
+            const att_case *c = &gq[ci];
+            vkf_attention_shape s = {.batch = (uint32_t)c->b, .heads = (uint32_t)c->h,
+                                     .nq = (uint32_t)c->nq, .nk = (uint32_t)c->nk,
+                                     .d = (uint32_t)c->d, .dv = (uint32_t)c->dv,
+                                     .dtype = c->dtype, .group = (uint32_t)(c->h / c->hkv)};
+            vkf_attention_config cfg;
+            vkf_attention_choose(caps, &s, &f, &cfg);
+            CHECK_MSG(gqa < 0 ? cfg.gqa_group == 0 : cfg.gqa_group == s.group,
+                      "%s: gqa %d gives a group of %u", c->label, gqa, cfg.gqa_group);
+            char variant[64];
+            snprintf(variant, sizeof variant, "lanes %s, %s, %u splits",
+                     staged > 0 ? "staged" : "in place", gqa < 0 ? "a head per workgroup" : "gqa rows",
+                     splits);
+            run_case(&t, c, &f, variant);
+          }
+    /* the heads merged into the output layout from grouped rows, split and not (2 queries: with
+     * one the permuted output is already contiguous and nothing merges) */
+    check_merged(&t, &(att_case){.label = "merged heads gqa decode 9/3", .dtype = VKF_F32,
+                                 SHAPE(2, 9, 3, 2, 300, 64, 64), .causal = 1, .lens = lens_g,
+                                 .merged = 1},
+                 1, VKF_ATTENTION_LAYOUT_LANES);
+  }
   /* A GPU-class device runs prefill on the tiled body (64 rows x 32 keys at 48 KiB) and decode
    * steps on split-K; head dims whose tiles fit nowhere fall back to the LANES body. */
   {
