@@ -48,12 +48,16 @@ vkf_attention_intensity vkf_bench_attention_intensity(const vkf_attention_config
          nk = s->nk, es = s->dtype == VKF_F16 ? 2 : 4;
   double rows_per_load;
   double sh_tile = shared_per_tile(c, br, bc, d, dv, &rows_per_load);
-  /* per (batch, head): FLOPs, shared bytes over every workgroup's tiles, global bytes */
-  double flop = 2 * nq * nk * (d + dv);
-  double workgroups = (double)(((uint64_t)nq + (uint64_t)br - 1) / (uint64_t)br);
+  /* per (batch, kv head's group of query heads; one head without grouped rows): FLOPs, shared
+   * bytes over every workgroup's tiles, global bytes. Grouped rows stack the group's queries in
+   * one workgroup, so one K/V load serves them all. */
+  double rows = nq * (c->gqa_group ? c->gqa_group : 1);
+  double flop = 2 * rows * nk * (d + dv);
+  double workgroups = (double)(((uint64_t)rows + (uint64_t)br - 1) / (uint64_t)br);
   double tiles = (double)(((uint64_t)nk + (uint64_t)bc - 1) / (uint64_t)bc);
-  double loaders = (double)(((uint64_t)nq + (uint64_t)rows_per_load - 1) / (uint64_t)rows_per_load);
-  double global = loaders * nk * (d + dv) * es + nq * (d + dv) * es;
+  double loaders =
+      (double)(((uint64_t)rows + (uint64_t)rows_per_load - 1) / (uint64_t)rows_per_load);
+  double global = loaders * nk * (d + dv) * es + rows * (d + dv) * es;
   if (sh_tile > 0) r.flop_per_shared_byte = flop / (workgroups * tiles * sh_tile);
   r.flop_per_global_byte = global > 0 ? flop / global : 0;
   return r;
