@@ -4,6 +4,7 @@
  * lane, tools/coopmat/lavapipe26.sh); elsewhere it is skipped (exit 77) unless
  * VKF_REQUIRE_COOPMAT=1, which the lane sets so that a device or build without them fails.
  * Cases: odd sizes in every dimension (partial workgroup tiles, K not a multiple of the k-step),
+ * every workgroup tile the chooser picks (medium, large, huge) and split-K with both reductions,
  * each epilogue, B as [K, N] and [N, K] (the vec4 and scalar staging paths), strided (permuted)
  * operands, broadcast batches, several workgroups and k-steps, and small-integer inputs whose
  * f16 results are exact, compared bit for bit. Every case runs with caps of a discrete GPU, where
@@ -43,9 +44,19 @@ static const cm_case cases[] = {
     {.label = "exact_67x96x72_bias_relu_res", .m = 67, .k = 96, .n = 72, .transpose_b = 1,
      .bias = 1, .residual = 1, .act = VKF_ACT_RELU, .exact = 1, .emulated = 1},
     {.label = "exact_kn_130x200x65", .m = 130, .k = 200, .n = 65, .exact = 1, .emulated = 1},
-    /* 128 workgroups of 128x64 at tile 16: the large tile (the cases above take the medium one) */
-    {.label = "exact_large_tile_1024x8x1024", .m = 1024, .k = 8, .n = 1024, .transpose_b = 1,
+    /* 128 workgroups of the huge tile (16 x 8 matrix tiles: 128x64 at tile 8, 256x128 at 16) */
+    {.label = "exact_huge_tile_1024x8x1024", .m = 1024, .k = 8, .n = 1024, .transpose_b = 1,
      .exact = 1, .emulated = 1},
+    /* the large tile (8 x 8 matrix tiles) at tile 8: 64 huge workgroups, 128 large ones; B as
+     * [K, N] with 16-byte loads, the vec4 epilogue */
+    {.label = "large_tile_kn_512x40x1024_bias_res", .m = 512, .k = 40, .n = 1024, .bias = 1,
+     .residual = 1, .act = VKF_ACT_SILU},
+    /* M below 8 matrix tiles and a small grid: split-K, the reduction's vec4 epilogue (N % 4 == 0)
+     * and its scalar one (odd N, strided B) */
+    {.label = "splitk_45x300x100_bias_gelu_res", .m = 45, .k = 300, .n = 100, .transpose_b = 1,
+     .bias = 1, .residual = 1, .act = VKF_ACT_GELU_ERF},
+    {.label = "exact_splitk_odd_9x257x33_relu", .m = 9, .k = 257, .n = 33, .b_permuted = 1,
+     .bias = 1, .act = VKF_ACT_RELU, .exact = 1, .emulated = 1},
 };
 
 /* The caps a GPU of the class would have: the device's with the kind a discrete GPU. */
@@ -143,8 +154,42 @@ static void check_chooser(void) {
   vkf_gemm_shape big = s;
   big.m = big.n = big.k = 4096;
   v = vkf_gemm_choose(&c, &big);
-  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 128 && v.bn == 64,
-            "f16 4096^3: the 128x64 tile, chose %ux%u", v.bm, v.bn);
+  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 256 && v.bn == 128 && v.bk == 16 &&
+                v.workgroup_size == 256,
+            "f16 4096^3 in 48 KiB: the 256x128 tile a step of 16 (8 subgroups), chose %ux%ux%u "
+            "wg %u", v.bm, v.bn, v.bk, v.workgroup_size);
+  vkf_device_caps roomy = c;
+  roomy.max_shared_memory_size = 65536;
+  v = vkf_gemm_choose(&roomy, &big);
+  CHECK_MSG(v.bm == 256 && v.bk == 16, "64 KiB: still a step of 16 (32 needs 70 KiB), got %u",
+            v.bk);
+  roomy.max_shared_memory_size = 98304;
+  v = vkf_gemm_choose(&roomy, &big);
+  CHECK_MSG(v.bm == 256 && v.bk == 32, "96 KiB: the 256x128 tile a step of 32, got %ux%u", v.bm,
+            v.bk);
+  vkf_device_caps four = c;
+  four.max_workgroup_subgroups = 4;
+  v = vkf_gemm_choose(&four, &big);
+  CHECK_MSG(v.bm == 128 && v.bn == 128 && v.workgroup_size == 128,
+            "at most 4 subgroups a workgroup: the 128x128 tile, chose %ux%u", v.bm, v.bn);
+  vkf_gemm_shape mid = big;
+  mid.m = 1024, mid.n = 1024; /* 32 huge workgroups, 64 large ones, 256 medium */
+  v = vkf_gemm_choose(&c, &mid);
+  CHECK_MSG(v.bm == 64 && v.bn == 64 && v.coopmat_splits <= 1, "1024^2: the medium tile, %ux%u",
+            v.bm, v.bn);
+  mid.m = 2048; /* 64 huge, 128 large */
+  v = vkf_gemm_choose(&c, &mid);
+  CHECK_MSG(v.bm == 128 && v.bn == 128, "2048x1024: the 128x128 tile, %ux%u", v.bm, v.bn);
+  vkf_gemm_shape prompt = big;
+  prompt.m = 64, prompt.n = 2048; /* 32 medium workgroups */
+  v = vkf_gemm_choose(&c, &prompt);
+  CHECK_MSG(v.bm == 64 && v.coopmat_splits == 4,
+            "64x4096x2048: the medium tile split 4 ways along K, got %ux%u split %u", v.bm, v.bn,
+            v.coopmat_splits);
+  prompt.k = 192; /* 6 steps of 32: too shallow to split */
+  CHECK_MSG(vkf_gemm_choose(&c, &prompt).coopmat_splits <= 1, "K = 192 is not split");
+  prompt.k = 4096, prompt.batches = 2;
+  CHECK_MSG(vkf_gemm_choose(&c, &prompt).coopmat_splits <= 1, "batched products are not split");
   vkf_gemm_shape f32 = s;
   f32.coopmat_ok = 0;
   CHECK_MSG(vkf_gemm_choose(&c, &f32).kind == VKF_GEMM_TILED,
