@@ -8,7 +8,8 @@
 #    tile the device allows;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
 #  - `vkf bench gemm --fp16` and `vkf bench attention --fp16`, which print the cooperative-matrix
-#    variant beside the SIMT one (attention: each checked against the unfused path);
+#    variant beside the SIMT one with its design intensity (attention: each checked against the
+#    unfused path);
 #  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
 # have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
@@ -50,10 +51,16 @@ run test_attention_coopmat env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu
   coopmat
 run test_forward_nvidia env VKF_DEVICE_PROFILE=nvidia VKF="$D/vkf" VKF_BUILD_DIR="$BUILD" \
   bash tests/cli/test_forward.sh
-bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel
-  "$D/vkf" bench gemm --fp16 --shape 67x96x40 --shape 128x64x128 --runs 2 --warmup 1 \
-    --layout both | tee "$D/bench.md"
-  [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ]
+bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel, in the
+  # chooser's tiles for the shape (split-K for the short one), with its design FLOPs per shared
+  # and per global byte (bench_gemm_intensity.c)
+  "$D/vkf" bench gemm --fp16 --shape 67x96x40 --shape 128x64x128 --shape 45x300x100 --runs 2 \
+    --warmup 1 --layout both | tee "$D/bench.md"
+  [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ] &&
+    [ "$(grep -c '| coopmat 32x32x16 m8 wg32 split4 |' "$D/bench.md")" -eq 2 ] &&
+    grep -q '^| 128×64×128 | \[N,K\] | coopmat 32x32x16 m8 wg32 | .* | 4\.0 | 12\.8 |$' "$D/bench.md" &&
+    grep -q '^| 45×300×100 | \[K,N\] | coopmat 32x32x16 m8 wg32 split4 | .* | 2\.3 | 4\.6 |$' \
+      "$D/bench.md"
 }
 run bench_gemm bench
 bench_attention() { # each shape twice: the chosen (CPU) body, then the tensor-core one beside it,
