@@ -16,6 +16,8 @@
 // epilogue (bias, activation, residual, bounds) to 4 adjacent columns at once: vec4 loads of bias
 // and residual and one 8-byte store of C where the chooser proved them contiguous and aligned
 // (CM_C_VEC4), element by element otherwise. No output-sized shared buffer.
+// B_QUANT: B is GGUF blocks ([N, K] rows of whole blocks), dequantised on load into the f16 tile
+// (quant_decode.glsl), so quantised prefill runs on tensor cores too.
 // CM_SPLITK: the workgroups along z split K instead of batches; each stores its raw f32
 // accumulators (coopMatStore, no epilogue) into C, a [splits, Mp, Np] scratch padded to whole
 // tiles, which gemm_splitk.glsl sums and finishes.
@@ -28,8 +30,8 @@
 #ifndef CM_KS
 #error "GEMM_COOPMAT needs CM, CM_SGM, CM_TM, CM_TN, CM_KS"
 #endif
-#if !defined(A_F16) || !defined(B_F16)
-#error "GEMM_COOPMAT multiplies f16 A and B"
+#if !defined(A_F16) || !(defined(B_F16) || defined(B_QUANT))
+#error "GEMM_COOPMAT multiplies f16 A by f16 or quantised B"
 #endif
 #define CM_SG (2u * CM_SGM)
 #define CM_BM (CM_SGM * CM_TM * CM)
@@ -52,7 +54,9 @@ shared vec4 cm_sh_c[CM_SG * CM * CM_SP / 4u]; // one CM x CM scratch per subgrou
 
 // 16-byte views of A and B (8 halves a load).
 layout(std430, set = 0, binding = 0) readonly buffer BufA16 { uvec4 a16_[]; };
+#ifndef B_QUANT
 layout(std430, set = 0, binding = 1) readonly buffer BufB16 { uvec4 b16_[]; };
+#endif
 #ifdef CM_SPLITK
 #if defined(C_F16) || defined(BIAS) || defined(RESIDUAL)
 #error "CM_SPLITK stores raw f32 partial sums"
@@ -79,21 +83,33 @@ uvec4 cm_load_a(uint row, uint k) {
 // B[k..k+7, col] (staged along k: [N, K] weights) as 8 halves, zero past N and K.
 uvec4 cm_load_b_k(uint k, uint col) {
   if (col >= p.n || k >= p.k) return uvec4(0);
+#ifdef B_QUANT
+  // GGUF blocks, dequantised into the f16 tile: rows of whole blocks of 32 or 256 (the lowering
+  // checks), so the 8 values from k (a multiple of 8) lie in one block: two vec4 decodes.
+  uint q = (b_base + col * p.b_ns + k) >> 2;
+  return cm_pack(f16vec4(b_data4(q)), f16vec4(b_data4(q + 1u)));
+#else
   if (CM_B_VEC8) return b16_[(b_base + col * p.b_ns + k) >> 3];
   f16vec4 v[2] = {f16vec4(0.0), f16vec4(0.0)};
   [[unroll]] for (uint j = 0; j < 8u; j++)
     if (k + j < p.k) v[j >> 2][j & 3u] = b_data_[b_base + (k + j) * p.b_ks + col * p.b_ns];
   return cm_pack(v[0], v[1]);
+#endif
 }
 
-// B[k, col..col+7] (staged along n: [K, N] weights) as 8 halves, zero past N and K.
+// B[k, col..col+7] (staged along n: [K, N] weights) as 8 halves, zero past N and K. Quantised
+// weights are [N, K] rows (never staged this way).
 uvec4 cm_load_b_n(uint k, uint col) {
   if (k >= p.k || col >= p.n) return uvec4(0);
+#ifdef B_QUANT
+  return uvec4(0);
+#else
   if (CM_B_VEC8) return b16_[(b_base + k * p.b_ks + col) >> 3];
   f16vec4 v[2] = {f16vec4(0.0), f16vec4(0.0)};
   [[unroll]] for (uint j = 0; j < 8u; j++)
     if (col + j < p.n) v[j >> 2][j & 3u] = b_data_[b_base + k * p.b_ks + (col + j) * p.b_ns];
   return cm_pack(v[0], v[1]);
+#endif
 }
 
 // Per invocation, the octets (8 halves) of one step. The register arrays are sized for the

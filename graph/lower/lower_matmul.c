@@ -222,6 +222,7 @@ vkf_gemm_variant vkf_gemm_coopmat_choose(const vkf_device_caps *caps, const vkf_
    * the device, each split at least 4 stages deep (its partial sums cost an f32 round trip of the
    * output per split). One batch only: z is the batches' axis otherwise. */
   vkf_gemm_variant v = coopmat_variant(caps, 2, 2, 2);
+  if (!v.coopmat_tile) return v; /* no kernels: vkf_lower_matmul_variant says so */
   uint64_t groups = gemm_groups(&v, shape);
   if (shape->m < 8ull * v.coopmat_tile && shape->batches <= 1 && groups < COOPMAT_FULL_GRID) {
     uint64_t splits = vkf_div_up(COOPMAT_FULL_GRID, groups), steps = vkf_div_up(shape->k, v.bk);
@@ -382,6 +383,17 @@ static int vec4_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_
   return vec_ok(op, unit_stride, other_stride, len, 4);
 }
 
+/* The operands the cooperative-matrix kernel takes: f16 A, output, bias and residual, and f16 B
+ * or GGUF blocks (dequantised into its f16 tiles); the latter without a bias, as the built rows
+ * (shaders/variants_coopmat.txt) are: quantised checkpoints (llama-style) have none, and a
+ * quantised matmul with one runs the SIMT tiles. */
+static int coopmat_operands_ok(vkf_dtype a, vkf_dtype b, vkf_dtype c, vkf_dtype bias, vkf_dtype res,
+                               int has_bias) {
+  int b_quant = vkf_dtype_is_quant(b);
+  return a == VKF_F16 && (b == VKF_F16 || (b_quant && !has_bias)) && c == VKF_F16 &&
+         bias == VKF_F16 && res == VKF_F16;
+}
+
 /* The epilogue's defines: C's dtype, bias and residual (NULL: absent) and theirs. */
 static void epilogue_defines(vkf_plan_dispatch *d, const vkf_plan_tensor *c,
                              const vkf_plan_tensor *bias, const vkf_plan_tensor *res) {
@@ -439,7 +451,7 @@ static vkf_status lower_split(const vkf_lower_ctx *ctx, const vkf_lower_node *no
   /* 64 invocations of 4 columns (C_VEC4) or one */
   vkf_plan_dispatch r = {.node = node->name, .shader = "gemm.comp", .spec = {64}, .spec_count = 1};
   vkf_plan_dispatch_define(&r, "GEMM_SPLITK_REDUCE");
-  vkf_plan_dispatch_define(&r, "B_F16");
+  if (b->dtype == VKF_F16) vkf_plan_dispatch_define(&r, "B_F16");
   epilogue_defines(&r, c, has_bias ? bias : NULL, has_res ? res : NULL);
   if (c_vec4) vkf_plan_dispatch_define(&r, "C_VEC4");
   const char *act = act_define[node->attrs->matmul.activation];
@@ -561,9 +573,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   int split = variant->kind == VKF_GEMM_COOPMAT && variant->coopmat_splits > 1;
   if (split && batches > 1)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                           "matmul \"%s\": %s x %s: split-K takes one "
-                           "batch",
-                           node->name, sa, sb);
+                           "matmul \"%s\": %s x %s: split-K takes one batch", node->name, sa, sb);
   char def_cpu_ra[24], def_cpu_tn[24], def_cpu_ku[24];
   if (variant->kind == VKF_GEMM_CPU) {
     vkf_plan_dispatch_define(&d, "GEMM_CPU");
@@ -590,11 +600,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
-    if (a->dtype != VKF_F16 || b->dtype != VKF_F16 || c->dtype != VKF_F16 ||
-        (has_bias && bias->dtype != VKF_F16) || (has_res && res->dtype != VKF_F16))
+    if (!coopmat_operands_ok(a->dtype, b->dtype, c->dtype, has_bias ? bias->dtype : VKF_F16,
+                             has_res ? res->dtype : VKF_F16, has_bias))
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "matmul \"%s\": %s %s x %s %s: the cooperative-matrix kernel takes "
-                             "f16 operands, bias, residual and output",
+                             "f16 operands, bias, residual and output, or quantised B without a "
+                             "bias",
                              node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
                              sb);
     /* variant_unfit admitted only the built rows: 2 or 4 subgroups along M, 2 or 4 tiles a
@@ -763,9 +774,9 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
   int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
-  shape.coopmat_ok = node->inputs[VKF_IN_MATMUL_A].dtype == VKF_F16 && b->dtype == VKF_F16 &&
-                     c->dtype == VKF_F16 && (!has_bias || bias->dtype == VKF_F16) &&
-                     (!has_res || res->dtype == VKF_F16);
+  shape.coopmat_ok = coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
+                                         has_bias ? bias->dtype : VKF_F16,
+                                         has_res ? res->dtype : VKF_F16, has_bias);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

@@ -9,7 +9,7 @@ static double div_up(uint64_t a, uint64_t b) {
 }
 
 vkf_gemm_intensity vkf_bench_gemm_intensity(const vkf_gemm_variant *v, uint64_t m, uint64_t n,
-                                            uint64_t k, uint32_t es) {
+                                            uint64_t k, uint32_t es, double b_es) {
   vkf_gemm_intensity r = {0, 0};
   if ((v->kind != VKF_GEMM_TILED && v->kind != VKF_GEMM_COOPMAT) || !v->bm || !v->bn || !v->bk)
     return r;
@@ -18,7 +18,8 @@ vkf_gemm_intensity vkf_bench_gemm_intensity(const vkf_gemm_variant *v, uint64_t 
    * splits' workgroups: the same steps in all) */
   double tiles_mn = div_up(m, v->bm) * div_up(n, v->bn), steps = div_up(k, v->bk);
   double per_step = (bm + bn) * bk; /* A and B elements read from memory, staged in shared */
-  double global = tiles_mn * steps * per_step * es + (double)m * (double)n * es, shared;
+  double global = tiles_mn * steps * (bm * es + bn * b_es) * bk + (double)m * (double)n * es,
+         shared;
   if (v->kind == VKF_GEMM_COOPMAT) {
     /* f16 tiles stored once; each subgroup loads its tm A and tn B fragments of t x t halves per
      * t of k; each workgroup's accumulators leave through an f32 scratch (stored, read) */

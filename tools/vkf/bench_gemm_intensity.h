@@ -10,8 +10,9 @@ typedef struct vkf_gemm_intensity {
   double flop_per_global_byte; /* 0: not counted for this body */
 } vkf_gemm_intensity;
 
-/* `es`: bytes of an A, B and C element (2 for f16, 4 for f32). */
+/* `es`: bytes of an A and C element (2 for f16, 4 for f32); `b_es`: bytes of a B element (es, or
+ * a quantised format's block bytes over its block's elements). */
 vkf_gemm_intensity vkf_bench_gemm_intensity(const vkf_gemm_variant *v, uint64_t m, uint64_t n,
-                                            uint64_t k, uint32_t es);
+                                            uint64_t k, uint32_t es, double b_es);
 
 #endif

@@ -96,12 +96,14 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.output = matrix(bc, dt, m, n);
   vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b,
                           .b_along_n = !transpose_b, .b_quant = a->weights != 0};
-  shape.coopmat_ok = a->f16 && !a->weights;
+  shape.coopmat_ok = a->f16; /* f16 A and C, B f16 or blocks, no bias */
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   /* "coopmat" (the tile left 0): the cooperative-matrix tiles the chooser takes for this shape */
   if (v.kind == VKF_GEMM_COOPMAT && !v.coopmat_tile) v = vkf_gemm_coopmat_choose(caps, &shape);
   vkf_gemm_variant_name(&v, variant_name, name_size);
-  if (intensity) *intensity = vkf_bench_gemm_intensity(&v, m, n, k, a->f16 ? 2 : 4);
+  if (intensity)
+    *intensity = vkf_bench_gemm_intensity(&v, m, n, k, (uint32_t)es,
+                                          (double)b_bytes(a, k, n) / (double)(k * n));
   vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
   if (st) {
     vkf_plan_destroy(plan);
@@ -330,7 +332,8 @@ static void usage(FILE *f) {
       "  chosen variant is another also gets a row for the cooperative-matrix one (its tiles\n"
       "  for the shape, split-K included; --variant coopmat likewise).\n"
       "  --weights: B as random ggml blocks of that format (B as [N, K] only), as a GGUF's\n"
-      "  quantised weights are read.\n");
+      "  quantised weights are read (with --fp16 the cooperative-matrix row dequantises\n"
+      "  them into its f16 tiles).\n");
 }
 
 int vkf_cli_bench_gemm(int argc, char **argv) {
@@ -417,7 +420,7 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   bench_args coop = a;
   coop.force = 1;
   coop.variant = (vkf_gemm_variant){.kind = VKF_GEMM_COOPMAT};
-  int beside = !a.force && a.f16 && !a.weights && caps->coopmat_gemm_tile;
+  int beside = !a.force && a.f16 && caps->coopmat_gemm_tile;
   bench_result results[4 * MAX_SHAPES];
   int done = 0;
   for (int layout = 0; layout < 2; layout++)
