@@ -10,7 +10,9 @@
 #  - `vkf bench gemm --fp16` and `vkf bench attention --fp16`, which print the cooperative-matrix
 #    variant beside the SIMT one with its design intensity (attention: each checked against the
 #    unfused path);
-#  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0.
+#  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0;
+#  - a quantised llama's --fp16 prefill: its GEMMs dequantise the blocks into the kernel's tiles,
+#    and the logits agree with the SIMT path's.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
 # have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
 set -euo pipefail
@@ -83,4 +85,18 @@ plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_
   [ "$on" -gt 0 ] && [ "$off" -eq 0 ]
 }
 run plan_bert_fp16 plans
+quant_prefill() { # quantised weights under --fp16 take the kernel (blocks dequantised into its f16
+  # tiles), and a 40-token prefill's logits agree with the SIMT path's (VKF_COOPMAT=0)
+  local m=tests/models/data/llama_tiny npy="python3 tests/cli/npy_tool.py" n
+  n=$(VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model $m --stage plan --fp16 --quantize q4_0 \
+      --seq-len 40 | grep GEMM_COOPMAT | grep -c B_QUANT)
+  $npy ints64 "$D/ids.npy" 1,40 "$(seq -s, 3 5 198)"
+  for c in 1 0; do
+    VKF_COOPMAT=$c VKF_DEVICE_PROFILE=nvidia "$D/vkf" forward --model $m --fp16 --quantize q4_0 \
+      --in input_ids="$D/ids.npy" --out logits="$D/logits$c.npy" || return 1
+  done
+  echo "llama_tiny --fp16 --quantize q4_0: $n quantised cooperative-matrix GEMMs"
+  [ "$n" -gt 0 ] && $npy compare "$D/logits1.npy" "$D/logits0.npy" 0.05
+}
+run quant_prefill_fp16 quant_prefill
 [ "$failed" -eq 0 ] || { echo "coopmat lane: $failed check(s) failed" >&2; exit 1; }
