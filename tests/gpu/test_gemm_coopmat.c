@@ -365,6 +365,25 @@ int main(void) {
                 cases[i].label, tile);
       run_case(&t, &cases[i], &caps);
     }
+    if (tile == dev->coopmat_gemm_tile) {
+      /* shared memory for the huge tile only with one matrix tile of k a stage (at tile 8: 15
+       * KiB of the 21 that two take): its CM_KS=1 body, over 5 steps */
+      vkf_device_caps small = caps;
+      small.max_shared_memory_size = 16384;
+      const cm_case k1 = {.label = "exact_huge_ks1_1024x40x1024_res",
+                          .m = 1024,
+                          .k = 40,
+                          .n = 1024,
+                          .transpose_b = 1,
+                          .residual = 1,
+                          .exact = 1};
+      vkf_gemm_shape s = {.m = 1024, .n = 1024, .k = 40, .batches = 1, .coopmat_ok = 1};
+      vkf_gemm_variant v = vkf_gemm_choose(&small, &s);
+      CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 16 * tile && v.bk == tile,
+                "16 KiB at tile %u: the huge tile a step of one matrix tile, chose %ux%ux%u", tile,
+                v.bm, v.bn, v.bk);
+      run_case(&t, &k1, &small);
+    }
     /* every format at the native tile, odd N, M past 8 matrix tiles (no split) and a split-K
      * prefill of 21 rows; at the emulated tile two formats (32- and 256-blocks) */
     for (int f = 0; f < VKF_QUANT_COUNT; f++) {
