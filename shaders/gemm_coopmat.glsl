@@ -1,5 +1,6 @@
 // Cooperative-matrix body for gemm.comp (GEMM_COOPMAT): tensor cores through
-// VK_KHR_cooperative_matrix. f16 A and B, f32 accumulation, the epilogue of every other body.
+// VK_KHR_cooperative_matrix. f16 A, f16 or quantised B, f32 accumulation, the epilogue of every
+// other body.
 // The workgroup is CM_SGM x 2 subgroups; each owns CM_TM x CM_TN accumulator tiles of CM x CM
 // (CM: the device's f16*f16->f32 subgroup shape, 16 on NVIDIA, 8 on lavapipe), so the workgroup
 // tile is CM_BM x CM_BN: at CM 16 64x64 a subgroup in 128x128 (2x2) or 256x128 (4x2) tiles, 32x32
