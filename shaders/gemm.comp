@@ -14,9 +14,11 @@
 //   GEMM_QCPU  CPU-class devices with quantised B: lanes own columns, A shared by shuffles, each
 //              group of 16 or 32 products scaled once (gemm_qcpu.glsl: QCPU_ROWS, QCPU_COLS).
 //   GEMM_NAIVE one output per invocation, straight from memory (the bench's reference).
+//   GEMM_SPLITK_REDUCE the second pass of a split-K cooperative-matrix GEMM: adds the f32
+//              partial sums (bound as A) and applies the epilogue (gemm_splitk.glsl).
 //   GEMM_COOPMAT f16 A and B on cooperative matrices (tensor cores), f32 accumulators
-//              (gemm_coopmat.glsl: CM, CM_TM, CM_TN; built by a glslang that knows
-//              GL_KHR_cooperative_matrix, see shaders/CMakeLists.txt).
+//              (gemm_coopmat.glsl: CM, CM_SGM, CM_TM, CM_TN, CM_KS, CM_SPLITK; built by a
+//              glslang that knows GL_KHR_cooperative_matrix, see shaders/CMakeLists.txt).
 // Any operand layout is strides in push constants (transposed B is swapped strides); the *_VEC4
 // defines add vec4 loads along the contiguous axis when the chooser proved them aligned.
 // Accumulation is fp32 always; fp16 storage is converted on load/store (no fp16 arithmetic).
@@ -38,8 +40,9 @@
 //   B_VEC4_K                     B is contiguous along k (transposed), K % 4 == 0, 4-aligned
 //   GEMV_K8                      (GEMM_GEMV, [N, K], B f16 or bf16, A_VEC4) B is contiguous along k,
 //                                K % 8 == 0, 8-aligned: 8 weights per 16-byte load (load_b_k8)
-//   C_VEC4                       (GEMM_CPU) C, the residual and the bias are contiguous along n,
-//                                N % 4 == 0, 4-aligned: the epilogue reads and writes vec4s
+//   C_VEC4                       (GEMM_CPU, GEMM_SPLITK_REDUCE) C, the residual and the bias
+//                                are contiguous along n, N % 4 == 0, 4-aligned: the epilogue
+//                                reads and writes vec4s
 //   ACT=<n>                      activation id (vkf_activation: 1 gelu_erf, 2 gelu_tanh, 3 relu,
 //                                4 silu; absent: none). A define, not a specialization
 //                                constant: with a constant the SPIR-V carries every activation
@@ -96,9 +99,10 @@ layout(constant_id = 5) const uint TN = 4;
 // The cooperative-matrix kernels exist for GPUs only, whose compilers drop the other activations'
 // dead code, so the activation is a constant there: fewer build-time variants (gemm_coopmat.glsl).
 layout(constant_id = 6) const uint CM_ACT = 0;
-layout(constant_id = 7) const bool CM_A_VEC4 = false;
-layout(constant_id = 8) const bool CM_B_VEC4_K = false;
-layout(constant_id = 9) const bool CM_B_VEC4_N = false;
+layout(constant_id = 7) const bool CM_A_VEC8 = false;
+layout(constant_id = 8) const bool CM_B_ROWS = false;
+layout(constant_id = 9) const bool CM_B_VEC8 = false;
+layout(constant_id = 10) const bool CM_C_VEC4 = false;
 #define ACT CM_ACT
 #endif
 #ifndef ACT
@@ -340,6 +344,8 @@ void store_c4(uint row, uint col, vec4 acc, vec4 bias4) {
 
 #if defined(GEMM_COOPMAT)
 #include "gemm_coopmat.glsl"
+#elif defined(GEMM_SPLITK_REDUCE)
+#include "gemm_splitk.glsl"
 #elif defined(GEMM_NAIVE)
 #include "gemm_naive.glsl"
 #elif defined(GEMM_GEMV)

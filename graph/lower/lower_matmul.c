@@ -57,6 +57,16 @@ static uint32_t tiled_shared_size(const vkf_gemm_variant *v) {
   return (v->bm + v->bn) * v->bk * 4;
 }
 
+/* Shared memory of the cooperative-matrix body (gemm_coopmat.glsl): two stages of A [bm][bk + 8]
+ * and of B ([bn][bk + 8] or [bk][bn + 8], the larger) in halves, and a tile x (tile + 4) f32
+ * scratch per subgroup. */
+static uint32_t coopmat_shared_size(const vkf_gemm_variant *v) {
+  uint32_t t = v->coopmat_tile, subgroups = 2 * v->bm / (v->tm * t);
+  uint32_t b =
+      v->bn * (v->bk + 8) > v->bk * (v->bn + 8) ? v->bn * (v->bk + 8) : v->bk * (v->bn + 8);
+  return 2 * 2 * (v->bm * (v->bk + 8) + b) + subgroups * t * (t + 4) * 4;
+}
+
 /* Lanes of 4 columns in a GEMV_KN workgroup (KN_LANES of gemm_gemv.glsl). */
 enum { GEMV_KN_LANES = 16 };
 
@@ -101,12 +111,19 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
     if (!caps->coopmat_gemm_tile) return "no cooperative-matrix kernels on this device or build";
     if (v->coopmat_tile != caps->coopmat_gemm_tile)
       return "the device's cooperative-matrix tile is another size";
-    if (!vkf_caps_subgroup_fixed(caps) || v->workgroup_size != 4 * caps->subgroup_size)
-      return "the workgroup must be 4 subgroups of a guaranteed size";
-    /* the built rows (shaders/variants_coopmat.txt): 2x2 tiles a subgroup, and 4x2 at tile 16 */
-    uint32_t t = v->coopmat_tile;
-    if (v->bn != 4 * t || v->bk != 2 * t || (v->bm != 4 * t && (t != 16 || v->bm != 8 * t)))
+    uint32_t t = v->coopmat_tile, sgm = v->tm ? v->bm / (v->tm * t) : 0;
+    /* the built rows (shaders/variants_coopmat.txt): 2x2 subgroups of 2x2 tiles (medium, and
+     * split-K), of 4x4 (large), 4x2 subgroups of 4x4 (huge, one or two tiles of k a stage) */
+    int medium = sgm == 2 && v->tm == 2 && v->tn == 2, large = sgm == 2 && v->tm == 4 && v->tn == 4,
+        huge = sgm == 4 && v->tm == 4 && v->tn == 4;
+    if (!(medium || large || huge) || v->bm != sgm * v->tm * t || v->bn != 2 * v->tn * t ||
+        (v->bk != 2 * t && !(huge && v->bk == t)) || (v->coopmat_splits > 1 && !medium))
       return "cooperative-matrix tiles the build has no kernel for";
+    if (!vkf_caps_subgroup_fixed(caps) || v->workgroup_size != 2 * sgm * caps->subgroup_size)
+      return "the workgroup must be whole subgroups of a guaranteed size";
+    if (caps->max_workgroup_subgroups && 2 * sgm > caps->max_workgroup_subgroups)
+      return "more subgroups than a workgroup may have";
+    if (coopmat_shared_size(v) > caps->max_shared_memory_size) return "tiles exceed shared memory";
   }
   if (v->kind == VKF_GEMM_CPU) {
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
@@ -158,14 +175,24 @@ int vkf_gemv_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape,
   return 1;
 }
 
-vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps) {
-  vkf_gemm_variant v = {.kind = VKF_GEMM_COOPMAT, .coopmat_tile = caps->coopmat_gemm_tile,
-                        .workgroup_size = 4 * caps->subgroup_size};
-  uint32_t t = v.coopmat_tile;
-  v.bm = t == 16 ? 128 : 4 * t;
-  v.bn = t == 16 ? 64 : 4 * t;
-  v.bk = 2 * t;
+/* The cooperative-matrix variant of `subgroups_m` x 2 subgroups of `tiles` x `tiles` matrix tiles
+ * each, `k_tiles` tiles of k a stage. */
+static vkf_gemm_variant coopmat_variant(const vkf_device_caps *caps, uint32_t subgroups_m,
+                                        uint32_t tiles, uint32_t k_tiles) {
+  uint32_t t = caps->coopmat_gemm_tile;
+  vkf_gemm_variant v = {.kind = VKF_GEMM_COOPMAT,
+                        .coopmat_tile = t,
+                        .tm = tiles,
+                        .tn = tiles,
+                        .workgroup_size = 2 * subgroups_m * caps->subgroup_size};
+  v.bm = subgroups_m * tiles * t;
+  v.bn = 2 * tiles * t;
+  v.bk = k_tiles * t;
   return v;
+}
+
+vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps) {
+  return coopmat_variant(caps, 2, 4, 2);
 }
 
 /* Workgroups of `v` over `shape`. */
@@ -174,13 +201,35 @@ static uint64_t gemm_groups(const vkf_gemm_variant *v, const vkf_gemm_shape *sha
          (shape->batches ? shape->batches : 1);
 }
 
-/* The tile-16 kernel's 128x64 workgroup tile leaves most of a large GPU idle at ViT's M ~ 200
- * (197 x 768: 24 workgroups), so below 128 workgroups it halves M to 64x64 (a medium tile, as
- * ggml's mul_mm keeps large, medium and small pipelines for the same reason). */
-static vkf_gemm_variant coopmat_for_shape(const vkf_device_caps *caps,
-                                          const vkf_gemm_shape *shape) {
-  vkf_gemm_variant v = vkf_gemm_coopmat_variant(caps);
-  if (v.coopmat_tile == 16 && gemm_groups(&v, shape) < 128) v.bm = 64;
+/* Workgroups that keep a large GPU busy: 132 SMs on an H100, one workgroup of 4 to 8 warps each
+ * (the accumulators of a 64x64 subgroup tile leave room for little more). */
+enum { COOPMAT_FULL_GRID = 128 };
+
+vkf_gemm_variant vkf_gemm_coopmat_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
+  /* The largest workgroup tile whose grid still fills the device: 256x128 (at tile 16; 8 subgroups
+   * of 64x64, from ~85 FLOPs per byte of L2 traffic), with two tiles of k a stage where shared
+   * memory allows (70 KiB) and one where it does not (46 KiB: NVIDIA's 48 KiB), then 128x128 (4
+   * of 64x64, 64 FLOPs a byte, 45 KiB). The 128x64 tile of before had 43. */
+  const vkf_gemm_variant big[] = {coopmat_variant(caps, 4, 4, 2), coopmat_variant(caps, 4, 4, 1),
+                                  coopmat_variant(caps, 2, 4, 2)};
+  for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+    if (!variant_unfit(caps, &big[i]) && gemm_groups(&big[i], shape) >= COOPMAT_FULL_GRID)
+      return big[i];
+  /* Smaller grids (ViT's M ~ 200, prefill of a few dozen tokens) take the medium tile, 64x64 (as
+   * ggml's mul_mm keeps large, medium and small pipelines for the same reason). Below 8 tiles of
+   * rows (M < 128 at tile 16: short prompts) against N of a few thousand the medium grid is still
+   * a few dozen workgroups (N = 2048: 32), so the workgroups along z split K until the grid fills
+   * the device, each split at least 4 stages deep (its partial sums cost an f32 round trip of the
+   * output per split). One batch only: z is the batches' axis otherwise. */
+  vkf_gemm_variant v = coopmat_variant(caps, 2, 2, 2);
+  if (!v.coopmat_tile) return v; /* no kernels: vkf_lower_matmul_variant says so */
+  uint64_t groups = gemm_groups(&v, shape);
+  if (shape->m < 8ull * v.coopmat_tile && shape->batches <= 1 && groups < COOPMAT_FULL_GRID) {
+    uint64_t splits = vkf_div_up(COOPMAT_FULL_GRID, groups), steps = vkf_div_up(shape->k, v.bk);
+    if (splits > steps / 4) splits = steps / 4;
+    if (splits > 16) splits = 16;
+    if (splits >= 2) v.coopmat_splits = (uint32_t)splits;
+  }
   return v;
 }
 
@@ -229,7 +278,7 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * build their kernels; VKF_COOPMAT=0 turns them off). f32 models keep the exact f32 kernels:
    * `--fp16` is what sends them here. */
   if (shape->coopmat_ok && caps->coopmat_gemm_tile) {
-    vkf_gemm_variant v = coopmat_for_shape(caps, shape);
+    vkf_gemm_variant v = vkf_gemm_coopmat_choose(caps, shape);
     if (!variant_unfit(caps, &v)) return v;
   }
   uint32_t first = 0;
@@ -266,8 +315,12 @@ char *vkf_gemm_variant_name(const vkf_gemm_variant *v, char *buf, size_t buf_siz
                v->texel ? " texel" : "");
       break;
     case VKF_GEMM_COOPMAT:
-      snprintf(buf, buf_size, "coopmat %ux%ux%u m%u wg%u", v->bm, v->bn, v->bk, v->coopmat_tile,
-               v->workgroup_size);
+      if (v->coopmat_splits > 1)
+        snprintf(buf, buf_size, "coopmat %ux%ux%u m%u wg%u split%u", v->bm, v->bn, v->bk,
+                 v->coopmat_tile, v->workgroup_size, v->coopmat_splits);
+      else
+        snprintf(buf, buf_size, "coopmat %ux%ux%u m%u wg%u", v->bm, v->bn, v->bk, v->coopmat_tile,
+                 v->workgroup_size);
       break;
     case VKF_GEMM_GEMV:
       if (v->gemv_kn)
@@ -330,9 +383,103 @@ static int vec4_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_
   return vec_ok(op, unit_stride, other_stride, len, 4);
 }
 
+/* The operands the cooperative-matrix kernel takes: f16 A, output, bias and residual, and f16 B
+ * or GGUF blocks (dequantised into its f16 tiles); the latter without a bias, as the built rows
+ * (shaders/variants_coopmat.txt) are: quantised checkpoints (llama-style) have none, and a
+ * quantised matmul with one runs the SIMT tiles. */
+static int coopmat_operands_ok(vkf_dtype a, vkf_dtype b, vkf_dtype c, vkf_dtype bias, vkf_dtype res,
+                               int has_bias) {
+  int b_quant = vkf_dtype_is_quant(b);
+  return a == VKF_F16 && (b == VKF_F16 || (b_quant && !has_bias)) && c == VKF_F16 &&
+         bias == VKF_F16 && res == VKF_F16;
+}
+
+/* The epilogue's defines: C's dtype, bias and residual (NULL: absent) and theirs. */
+static void epilogue_defines(vkf_plan_dispatch *d, const vkf_plan_tensor *c,
+                             const vkf_plan_tensor *bias, const vkf_plan_tensor *res) {
+  if (c->dtype == VKF_F16) vkf_plan_dispatch_define(d, "C_F16");
+  if (bias) vkf_plan_dispatch_define(d, "BIAS");
+  if (bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(d, "BIAS_F16");
+  if (res) vkf_plan_dispatch_define(d, "RESIDUAL");
+  if (res && res->dtype == VKF_F16) vkf_plan_dispatch_define(d, "RES_F16");
+}
+
 /* Element offset `vkf_lower_bind` will return, known before binding. */
 static uint64_t bound_offset(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {
   return (t->offset % ctx->alignment) / vkf_dtype_size(t->dtype);
+}
+
+/* The activation is a define (see gemm.comp), so each one is its own variant. A new
+ * vkf_activation needs its row here and its code in shaders/gemm_epilogue.glsl. */
+_Static_assert(VKF_ACT_COUNT == 5, "add the new activation to act_define and gemm_epilogue.glsl");
+static const char *const act_define[VKF_ACT_COUNT] = {NULL, "ACT=1", "ACT=2", "ACT=3", "ACT=4"};
+
+/* Split-K (variant->coopmat_splits > 1, one batch): `d`, the cooperative-matrix dispatch with A
+ * and B bound, stores its splits' f32 partial sums into a scratch [splits, Mp, Np] (M and N
+ * padded to whole workgroup tiles, so that it stores whole matrix tiles); a GEMM_SPLITK_REDUCE
+ * dispatch of gemm.comp adds them and applies the epilogue into C. `ops`: A, B, C, residual. */
+static vkf_status lower_split(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
+                              const vkf_gemm_variant *v, vkf_plan_dispatch *d, uint64_t m,
+                              uint64_t n, uint64_t k, const gemm_operand *ops, int c_vec4) {
+  const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B], *c = &node->output;
+  const vkf_plan_tensor *bias = &node->inputs[VKF_IN_MATMUL_BIAS];
+  const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
+  int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
+  int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
+  uint64_t mp = vkf_div_up(m, v->bm) * v->bm, np = vkf_div_up(n, v->bn) * v->bn;
+  uint64_t plane = mp * np, size = plane * v->coopmat_splits * 4;
+  if (plane * v->coopmat_splits > UINT32_MAX || size > ctx->caps->max_storage_buffer_range)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": split-K partials of %llu bytes",
+                           node->name, (unsigned long long)size);
+  char name[160];
+  snprintf(name, sizeof name, "%s.split_partials", node->name);
+  uint32_t scratch = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, size);
+  vkf_plan_dispatch_bind(d, scratch, 0, size, VKF_ACCESS_WRITE);
+  const gemm_operand *oa = &ops[0], *ob = &ops[1], *oc = &ops[2], *orr = &ops[3];
+  /* split s at c_base = s * plane: the kernel's batch index is the split (one batch, so A's and
+   * B's batch strides are 0) */
+  uint64_t push[] = {m,       n,         k,         1, oa->off, oa->s_row, oa->s_col, 0, 0,
+                     ob->off, ob->s_row, ob->s_col, 0, 0,       0,         np,        1, plane,
+                     0,       0,         0,         0, 0,       0,         0,         0};
+  for (size_t i = 0; i < sizeof push / sizeof push[0]; i++)
+    vkf_plan_dispatch_push_u32(d, (uint32_t)push[i]);
+  d->groups[0] = (uint32_t)vkf_div_up(n, v->bn);
+  d->groups[1] = (uint32_t)vkf_div_up(m, v->bm);
+  d->groups[2] = v->coopmat_splits;
+  VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, d));
+
+  /* 64 invocations of 4 columns (C_VEC4) or one */
+  vkf_plan_dispatch r = {.node = node->name, .shader = "gemm.comp", .spec = {64}, .spec_count = 1};
+  vkf_plan_dispatch_define(&r, "GEMM_SPLITK_REDUCE");
+  if (b->dtype == VKF_F16) vkf_plan_dispatch_define(&r, "B_F16");
+  epilogue_defines(&r, c, has_bias ? bias : NULL, has_res ? res : NULL);
+  if (c_vec4) vkf_plan_dispatch_define(&r, "C_VEC4");
+  const char *act = act_define[node->attrs->matmul.activation];
+  if (act) vkf_plan_dispatch_define(&r, act);
+  vkf_plan_dispatch_bind(&r, scratch, 0, size, VKF_ACCESS_READ);
+  vkf_lower_bind(ctx, &r, b, VKF_ACCESS_READ); /* unread: keeps the bindings' numbers */
+  vkf_lower_bind(ctx, &r, c, VKF_ACCESS_WRITE);
+  uint64_t bias_off = 0, bias_s = 0;
+  if (has_bias) {
+    bias_off = vkf_lower_bind(ctx, &r, bias, VKF_ACCESS_READ);
+    bias_s = (uint64_t)bias->strides[0];
+  }
+  if (has_res) vkf_lower_bind(ctx, &r, res, VKF_ACCESS_READ);
+  uint64_t rpush[] = {m,         n,          v->coopmat_splits,
+                      1,         0,          np,
+                      plane,     0,          0,
+                      0,         0,          0,
+                      0,         0,          oc->off,
+                      oc->s_row, oc->s_col,  oc->bs0,
+                      oc->bs1,   bias_off,   bias_s,
+                      orr->off,  orr->s_row, orr->s_col,
+                      orr->bs0,  orr->bs1};
+  for (size_t i = 0; i < sizeof rpush / sizeof rpush[0]; i++)
+    vkf_plan_dispatch_push_u32(&r, (uint32_t)rpush[i]);
+  r.groups[0] = (uint32_t)vkf_div_up(n, 64u * (c_vec4 ? 4u : 1u));
+  r.groups[1] = (uint32_t)m;
+  r.groups[2] = 1;
+  return vkf_plan_add_dispatch(ctx->plan, &r);
 }
 
 vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
@@ -422,6 +569,11 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                            node->name, sa, sb, vkf_dtype_name(b->dtype));
 
   vkf_plan_dispatch d = {.node = node->name, .shader = "gemm.comp"};
+  /* split-K: this dispatch stores f32 partial sums, gemm_splitk.glsl's adds them (the epilogue) */
+  int split = variant->kind == VKF_GEMM_COOPMAT && variant->coopmat_splits > 1;
+  if (split && batches > 1)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: split-K takes one batch", node->name, sa, sb);
   char def_cpu_ra[24], def_cpu_tn[24], def_cpu_ku[24];
   if (variant->kind == VKF_GEMM_CPU) {
     vkf_plan_dispatch_define(&d, "GEMM_CPU");
@@ -448,19 +600,25 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
-    if (a->dtype != VKF_F16 || b->dtype != VKF_F16 || c->dtype != VKF_F16 ||
-        (has_bias && bias->dtype != VKF_F16) || (has_res && res->dtype != VKF_F16))
+    if (!coopmat_operands_ok(a->dtype, b->dtype, c->dtype, has_bias ? bias->dtype : VKF_F16,
+                             has_res ? res->dtype : VKF_F16, has_bias))
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "matmul \"%s\": %s %s x %s %s: the cooperative-matrix kernel takes "
-                             "f16 operands, bias, residual and output",
+                             "f16 operands, bias, residual and output, or quantised B without a "
+                             "bias",
                              node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
                              sb);
+    /* variant_unfit admitted only the built rows: 2 or 4 subgroups along M, 2 or 4 tiles a
+     * subgroup each way, 1 or 2 tiles of k a stage */
+    uint32_t t = variant->coopmat_tile, sgm = variant->bm / (variant->tm * t);
     vkf_plan_dispatch_define(&d, "GEMM_COOPMAT");
-    d.subgroup_size = variant->workgroup_size / 4;
-    vkf_plan_dispatch_define(&d, variant->coopmat_tile == 16 ? "CM=16" : "CM=8");
-    /* accumulator tiles per subgroup along M: 2 (32 or 64 rows a workgroup) or 4 (128) */
-    vkf_plan_dispatch_define(&d, variant->bm == 8 * variant->coopmat_tile ? "CM_TM=4" : "CM_TM=2");
-    vkf_plan_dispatch_define(&d, "CM_TN=2");
+    d.subgroup_size = variant->workgroup_size / (2 * sgm);
+    vkf_plan_dispatch_define(&d, t == 16 ? "CM=16" : "CM=8");
+    vkf_plan_dispatch_define(&d, sgm == 4 ? "CM_SGM=4" : "CM_SGM=2");
+    vkf_plan_dispatch_define(&d, variant->tm == 4 ? "CM_TM=4" : "CM_TM=2");
+    vkf_plan_dispatch_define(&d, variant->tn == 4 ? "CM_TN=4" : "CM_TN=2");
+    vkf_plan_dispatch_define(&d, variant->bk == t ? "CM_KS=1" : "CM_KS=2");
+    if (split) vkf_plan_dispatch_define(&d, "CM_SPLITK");
   } else if (variant->kind == VKF_GEMM_NAIVE) {
     vkf_plan_dispatch_define(&d, "GEMM_NAIVE");
   } else if (variant->kind == VKF_GEMM_GEMV) {
@@ -485,21 +643,25 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       "B_QUANT=0", "B_QUANT=1", "B_QUANT=2", "B_QUANT=3",
       "B_QUANT=4", "B_QUANT=5", "B_QUANT=6", "B_QUANT=7"};
   if (b_quant) vkf_plan_dispatch_define(&d, quant_define[b->dtype - VKF_Q8_0]);
-  if (c->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "C_F16");
-  if (has_bias) vkf_plan_dispatch_define(&d, "BIAS");
-  if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");
-  if (has_res) vkf_plan_dispatch_define(&d, "RESIDUAL");
-  if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
+  if (!split) epilogue_defines(&d, c, has_bias ? bias : NULL, has_res ? res : NULL);
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. The
    * cooperative-matrix kernel takes them as specialization constants (fewer build-time rows). */
   int a_vec4 = 0, b_vec4 = 0;
   int coopmat = variant->kind == VKF_GEMM_COOPMAT;
-  uint32_t cm_vec4[3] = {0, 0, 0}; /* A along k, B along k, B along n */
+  /* epilogue vec4s: output, residual and bias all vec4-addressable along n */
+  int c_vec4 = vec4_ok(&oc, oc.s_col, oc.s_row, n) &&
+               (!has_res || vec4_ok(&orr, orr.s_col, orr.s_row, n)) &&
+               (!has_bias || (bias->strides[0] == 1 && bound_offset(ctx, bias) % 4 == 0));
+  uint32_t cm_spec[4] = {0, 0, 0, 0}; /* A 16-byte loads, B as [K, N] rows, B 16-byte, C vec4 */
   if (b_quant) vkf_plan_dispatch_define(&d, "B_VEC4_K"); /* 4 values of one block a load */
   if (coopmat) {
-    cm_vec4[0] = (uint32_t)vec4_ok(&oa, oa.s_col, oa.s_row, k);
-    cm_vec4[1] = (uint32_t)vec4_ok(&ob, ob.s_row, ob.s_col, k);
-    cm_vec4[2] = !cm_vec4[1] && vec4_ok(&ob, ob.s_col, ob.s_row, n);
+    /* B is staged in its memory order: as [K, N] rows where it is contiguous along n */
+    int b_rows = ob.s_row != 1 && ob.s_col == 1;
+    cm_spec[0] = (uint32_t)vec_ok(&oa, oa.s_col, oa.s_row, k, 8);
+    cm_spec[1] = (uint32_t)b_rows;
+    cm_spec[2] = (uint32_t)(b_rows ? vec_ok(&ob, ob.s_col, ob.s_row, n, 8)
+                                   : vec_ok(&ob, ob.s_row, ob.s_col, k, 8));
+    cm_spec[3] = (uint32_t)c_vec4;
   } else if (variant->kind != VKF_GEMM_NAIVE) {
     if ((a_vec4 = vec4_ok(&oa, oa.s_col, oa.s_row, k))) vkf_plan_dispatch_define(&d, "A_VEC4");
     if (b_quant)
@@ -515,10 +677,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       a_vec4 && vec_ok(&ob, ob.s_row, ob.s_col, k, 8))
     vkf_plan_dispatch_define(&d, "GEMV_K8");
   /* vec4 epilogue (CPU kernel): output, residual and bias all vec4-addressable along n */
-  if (variant->kind == VKF_GEMM_CPU && vec4_ok(&oc, oc.s_col, oc.s_row, n) &&
-      (!has_res || vec4_ok(&orr, orr.s_col, orr.s_row, n)) &&
-      (!has_bias || (bias->strides[0] == 1 && bound_offset(ctx, bias) % 4 == 0)))
-    vkf_plan_dispatch_define(&d, "C_VEC4");
+  if (variant->kind == VKF_GEMM_CPU && c_vec4) vkf_plan_dispatch_define(&d, "C_VEC4");
   vkf_lower_bind(ctx, &d, a, VKF_ACCESS_READ);
   vkf_lower_bind(ctx, &d, b, VKF_ACCESS_READ);
   if ((variant->kind == VKF_GEMM_CPU || variant->kind == VKF_GEMM_QCPU) && variant->texel) {
@@ -530,10 +689,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       vkf_plan_dispatch_define(&d, "B_TEXEL");
   }
 
-  /* The activation is a define (see gemm.comp), so each one is its own variant. A new
-   * vkf_activation needs its row here and its code in shaders/gemm_epilogue.glsl. */
-  _Static_assert(VKF_ACT_COUNT == 5, "add the new activation to act_define and gemm_epilogue.glsl");
-  static const char *const act_define[VKF_ACT_COUNT] = {NULL, "ACT=1", "ACT=2", "ACT=3", "ACT=4"};
+  /* the activation: a define (act_define), a specialization constant in the coopmat kernel */
   uint32_t act = (uint32_t)node->attrs->matmul.activation;
   if (act >= VKF_ACT_COUNT) /* refused by shape inference already: never lower to "none" */
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": activation %u has no kernel",
@@ -550,8 +706,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   d.spec_count = 6;
   if (coopmat) {
     d.spec[6] = act;
-    memcpy(&d.spec[7], cm_vec4, sizeof cm_vec4);
-    d.spec_count = 10;
+    memcpy(&d.spec[7], cm_spec, sizeof cm_spec);
+    d.spec_count = 11;
+  }
+  if (split) {
+    const gemm_operand ops[4] = {oa, ob, oc, orr};
+    return lower_split(ctx, node, variant, &d, m, n, k, ops, c_vec4);
   }
 
   vkf_lower_bind(ctx, &d, c, VKF_ACCESS_WRITE);
@@ -614,9 +774,9 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
   int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
-  shape.coopmat_ok = node->inputs[VKF_IN_MATMUL_A].dtype == VKF_F16 && b->dtype == VKF_F16 &&
-                     c->dtype == VKF_F16 && (!has_bias || bias->dtype == VKF_F16) &&
-                     (!has_res || res->dtype == VKF_F16);
+  shape.coopmat_ok = coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
+                                         has_bias ? bias->dtype : VKF_F16,
+                                         has_res ? res->dtype : VKF_F16, has_bias);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

@@ -33,8 +33,11 @@ typedef struct vkf_gemm_variant {
   int gemv_subgroup;           /* GEMV over [N, K]: reduce with subgroupAdd */
   uint32_t qcpu_rows;          /* QCPU: rows of A per workgroup, 1, 2 or 4 */
   uint32_t qcpu_cols;          /* QCPU: columns of B per lane, 1 or 2 */
-  uint32_t coopmat_tile;       /* COOPMAT: the matrix tile, 8 or 16 (workgroup tile 32 x 32 at 8,
-                                * 128 x 64 at 16; 4 subgroups: workgroup_size = 4 * subgroup) */
+  uint32_t coopmat_tile;       /* COOPMAT: the matrix tile, 8 or 16; tm x tn such tiles a
+                                * subgroup, 2 subgroups along N and bm / (tm * tile) along M
+                                * (workgroup_size = that many subgroups), bk = 1 or 2 tiles */
+  uint32_t coopmat_splits;     /* COOPMAT: workgroups along z splitting K (0 or 1: none), their
+                                * f32 partial sums added by a second dispatch */
 } vkf_gemm_variant;
 
 /* The problem as the chooser sees it (sizes of one matmul; batches = product of batch dims). */
@@ -43,16 +46,19 @@ typedef struct vkf_gemm_shape {
   int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
   int b_along_n; /* B is stored contiguous along n ([K, N]: GPT-2's Conv1D weights) */
   int b_quant;   /* B is ggml blocks (always [N, K]) */
-  int coopmat_ok; /* A, B, the output, bias and residual are f16: what the cooperative-matrix
-                     kernels take */
+  int coopmat_ok; /* A, the output, bias and residual are f16, B f16 or quantised (then without a
+                     bias): what the cooperative-matrix kernels take */
 } vkf_gemm_shape;
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);
 
-/* The cooperative-matrix variant of `caps` (its tile; check it with vkf_lower_matmul_variant,
- * which refuses it where caps->coopmat_gemm_tile is 0). */
+/* The large cooperative-matrix variant of `caps` (its tile, 8 x 8 tiles a workgroup; check it with
+ * vkf_lower_matmul_variant, which refuses it where caps->coopmat_gemm_tile is 0). */
 vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps);
+/* The cooperative-matrix variant the chooser takes for `shape` (workgroup tile by grid size and
+ * shared memory, split-K for short M): what vkf_gemm_choose returns where it picks the kernel. */
+vkf_gemm_variant vkf_gemm_coopmat_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);
 
 /* The GEMV variant for `shape` on `caps` (rows of A rounded up to 1, 2, 4 or 8; the body by B's
  * layout; the workgroup halved until it fits): 1 and *out set, or 0 when none fits the device. */

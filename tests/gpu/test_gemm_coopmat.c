@@ -4,6 +4,8 @@
  * lane, tools/coopmat/lavapipe26.sh); elsewhere it is skipped (exit 77) unless
  * VKF_REQUIRE_COOPMAT=1, which the lane sets so that a device or build without them fails.
  * Cases: odd sizes in every dimension (partial workgroup tiles, K not a multiple of the k-step),
+ * every workgroup tile the chooser picks (medium, large, huge) and split-K with both reductions,
+ * quantised B of every format (dequantised into the f16 tiles; split-K too),
  * each epilogue, B as [K, N] and [N, K] (the vec4 and scalar staging paths), strided (permuted)
  * operands, broadcast batches, several workgroups and k-steps, and small-integer inputs whose
  * f16 results are exact, compared bit for bit. Every case runs with caps of a discrete GPU, where
@@ -11,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/base/half.h"
+#include "graph/base/quant.h"
 #include "graph/ir/builder.h"
 #include "graph/lower/lower_matmul.h"
 #include "tests/op_harness.h"
@@ -43,9 +47,19 @@ static const cm_case cases[] = {
     {.label = "exact_67x96x72_bias_relu_res", .m = 67, .k = 96, .n = 72, .transpose_b = 1,
      .bias = 1, .residual = 1, .act = VKF_ACT_RELU, .exact = 1, .emulated = 1},
     {.label = "exact_kn_130x200x65", .m = 130, .k = 200, .n = 65, .exact = 1, .emulated = 1},
-    /* 128 workgroups of 128x64 at tile 16: the large tile (the cases above take the medium one) */
-    {.label = "exact_large_tile_1024x8x1024", .m = 1024, .k = 8, .n = 1024, .transpose_b = 1,
+    /* 128 workgroups of the huge tile (16 x 8 matrix tiles: 128x64 at tile 8, 256x128 at 16) */
+    {.label = "exact_huge_tile_1024x8x1024", .m = 1024, .k = 8, .n = 1024, .transpose_b = 1,
      .exact = 1, .emulated = 1},
+    /* the large tile (8 x 8 matrix tiles) at tile 8: 64 huge workgroups, 128 large ones; B as
+     * [K, N] with 16-byte loads, the vec4 epilogue */
+    {.label = "large_tile_kn_512x40x1024_bias_res", .m = 512, .k = 40, .n = 1024, .bias = 1,
+     .residual = 1, .act = VKF_ACT_SILU},
+    /* M below 8 matrix tiles and a small grid: split-K, the reduction's vec4 epilogue (N % 4 == 0)
+     * and its scalar one (odd N, strided B) */
+    {.label = "splitk_45x300x100_bias_gelu_res", .m = 45, .k = 300, .n = 100, .transpose_b = 1,
+     .bias = 1, .residual = 1, .act = VKF_ACT_GELU_ERF},
+    {.label = "exact_splitk_odd_9x257x33_relu", .m = 9, .k = 257, .n = 33, .b_permuted = 1,
+     .bias = 1, .act = VKF_ACT_RELU, .exact = 1, .emulated = 1},
 };
 
 /* The caps a GPU of the class would have: the device's with the kind a discrete GPU. */
@@ -125,6 +139,97 @@ static void run_case(gpu_test *t, const cm_case *c, const vkf_device_caps *caps)
   vkf_graph_destroy(g);
 }
 
+/* `rows` x `k` of format f as random blocks with finite f16 scales, as test_gemm_quant.c makes
+ * them (d, and the min of the _1 / K formats; smaller for the formats with 6-bit sub-scales or
+ * 8-bit values): weights of magnitude up to ~1, so that the f16 tiles' rounding of each weight
+ * (2^-11 relative) stays within the f16 tolerance over K = 512. */
+static void put_half(uint8_t *p, float v) {
+  uint16_t h = vkf_float_to_half(v);
+  memcpy(p, &h, 2);
+}
+
+static uint8_t *random_blocks(vkf_quant_format f, int64_t rows, int64_t k, size_t *out_size) {
+  vkf_quant_layout l = vkf_quant_layout_of(f);
+  size_t blocks = (size_t)(rows * k / l.block), size = blocks * l.bytes;
+  uint8_t *b = malloc(size + 4);
+  uint32_t s = 12345u + (uint32_t)f;
+  for (size_t i = 0; i < size; i++) b[i] = (uint8_t)((s = s * 1664525u + 1013904223u) >> 24);
+  for (size_t i = 0; i < blocks; i++) {
+    uint8_t *blk = b + i * l.bytes;
+    float d = 0.002f + 0.0005f * (float)(i % 13), m = 0.01f * (float)(i % 5) - 0.02f;
+    switch (f) {
+      case VKF_QUANT_Q4_1:
+      case VKF_QUANT_Q5_1:
+        put_half(blk, d), put_half(blk + 2, m);
+        break;
+      case VKF_QUANT_Q4_K:
+      case VKF_QUANT_Q5_K:
+        put_half(blk, d * 0.1f), put_half(blk + 2, d * 0.05f);
+        break;
+      case VKF_QUANT_Q6_K:
+        put_half(blk + 208, d * 0.05f);
+        break;
+      default:
+        put_half(blk, f == VKF_QUANT_Q8_0 ? d * 0.1f : d);
+        break;
+    }
+  }
+  *out_size = size;
+  return b;
+}
+
+/* Quantised B ([N, K] blocks, dequantised into the kernel's f16 tiles) against the interpreter's
+ * reference dequantisation: f16 A, an optional residual, M past the GEMV's 8 rows. `split`: a
+ * short M whose small grid splits K. */
+static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int64_t k,
+                      int residual, const vkf_device_caps *caps, int split) {
+  vkf_gemm_shape s = {.m = (uint64_t)m,
+                      .n = (uint64_t)n,
+                      .k = (uint64_t)k,
+                      .batches = 1,
+                      .b_along_k = 1,
+                      .b_quant = 1,
+                      .coopmat_ok = 1};
+  vkf_gemm_variant v = vkf_gemm_choose(caps, &s);
+  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && (v.coopmat_splits > 1) == split,
+            "%s %lldx%lldx%lld: chose kind %d split %u", vkf_quant_layout_of(f).name, (long long)m,
+            (long long)k, (long long)n, v.kind, v.coopmat_splits);
+  size_t wsize = 0;
+  uint8_t *w = random_blocks(f, n, k, &wsize);
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create("quant", &g));
+  int64_t as[2] = {m, k}, ws[2] = {n, k}, os[2] = {m, n};
+  vkf_value a = vkf_graph_input(g, "a", VKF_F16, 2, as);
+  vkf_value b = vkf_graph_constant(g, "w", (vkf_dtype)(VKF_Q8_0 + f), 2, ws, w);
+  vkf_matmul_options o = {.transpose_b = 1, .activation = VKF_ACT_GELU_TANH};
+  if (residual) o.residual = vkf_graph_input(g, "res", VKF_F16, 2, os);
+  vkf_graph_output(g, vkf_matmul(g, "mm", a, b, &o), "y");
+  vkf_input_binding in[2];
+  uint16_t *data[2] = {0};
+  int64_t counts[2] = {m * k, m * n};
+  vkf_value vals[2] = {a, o.residual};
+  size_t nin = 0;
+  for (int i = 0; i < 2; i++) {
+    if (!vkf_value_valid(vals[i])) continue;
+    float *x = malloc((size_t)counts[i] * sizeof(float));
+    op_fill_uniform(x, (size_t)counts[i], 3u + 7u * (uint32_t)i, -1.0f, 1.0f);
+    data[i] = malloc((size_t)counts[i] * 2);
+    op_to_half(x, data[i], (size_t)counts[i]);
+    free(x);
+    in[nin++] =
+        (vkf_input_binding){.value = vals[i], .data = data[i], .size = (size_t)counts[i] * 2};
+  }
+  char label[128];
+  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s [coopmat %u%s]", vkf_quant_layout_of(f).name,
+           (long long)m, (long long)k, (long long)n, residual ? " res" : "",
+           caps->coopmat_gemm_tile, split ? " split-K" : "");
+  /* f16 tiles of the dequantised weights (the reference keeps them f32) and one f16 output */
+  op_check_with(t, g, in, nin, caps, (op_tol){.atol = 1e-2, .rtol = 4e-3}, label);
+  for (int i = 0; i < 2; i++) free(data[i]);
+  vkf_graph_destroy(g);
+  free(w);
+}
+
 /* What the chooser picks with cooperative matrices in the caps, on caps made up for it. */
 static void check_chooser(void) {
   vkf_device_caps c = {.kind = VKF_DEVICE_KIND_DISCRETE_GPU, .subgroup_size = 32,
@@ -143,8 +248,42 @@ static void check_chooser(void) {
   vkf_gemm_shape big = s;
   big.m = big.n = big.k = 4096;
   v = vkf_gemm_choose(&c, &big);
-  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 128 && v.bn == 64,
-            "f16 4096^3: the 128x64 tile, chose %ux%u", v.bm, v.bn);
+  CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 256 && v.bn == 128 && v.bk == 16 &&
+                v.workgroup_size == 256,
+            "f16 4096^3 in 48 KiB: the 256x128 tile a step of 16 (8 subgroups), chose %ux%ux%u "
+            "wg %u", v.bm, v.bn, v.bk, v.workgroup_size);
+  vkf_device_caps roomy = c;
+  roomy.max_shared_memory_size = 65536;
+  v = vkf_gemm_choose(&roomy, &big);
+  CHECK_MSG(v.bm == 256 && v.bk == 16, "64 KiB: still a step of 16 (32 needs 70 KiB), got %u",
+            v.bk);
+  roomy.max_shared_memory_size = 98304;
+  v = vkf_gemm_choose(&roomy, &big);
+  CHECK_MSG(v.bm == 256 && v.bk == 32, "96 KiB: the 256x128 tile a step of 32, got %ux%u", v.bm,
+            v.bk);
+  vkf_device_caps four = c;
+  four.max_workgroup_subgroups = 4;
+  v = vkf_gemm_choose(&four, &big);
+  CHECK_MSG(v.bm == 128 && v.bn == 128 && v.workgroup_size == 128,
+            "at most 4 subgroups a workgroup: the 128x128 tile, chose %ux%u", v.bm, v.bn);
+  vkf_gemm_shape mid = big;
+  mid.m = 1024, mid.n = 1024; /* 32 huge workgroups, 64 large ones, 256 medium */
+  v = vkf_gemm_choose(&c, &mid);
+  CHECK_MSG(v.bm == 64 && v.bn == 64 && v.coopmat_splits <= 1, "1024^2: the medium tile, %ux%u",
+            v.bm, v.bn);
+  mid.m = 2048; /* 64 huge, 128 large */
+  v = vkf_gemm_choose(&c, &mid);
+  CHECK_MSG(v.bm == 128 && v.bn == 128, "2048x1024: the 128x128 tile, %ux%u", v.bm, v.bn);
+  vkf_gemm_shape prompt = big;
+  prompt.m = 64, prompt.n = 2048; /* 32 medium workgroups */
+  v = vkf_gemm_choose(&c, &prompt);
+  CHECK_MSG(v.bm == 64 && v.coopmat_splits == 4,
+            "64x4096x2048: the medium tile split 4 ways along K, got %ux%u split %u", v.bm, v.bn,
+            v.coopmat_splits);
+  prompt.k = 192; /* 6 steps of 32: too shallow to split */
+  CHECK_MSG(vkf_gemm_choose(&c, &prompt).coopmat_splits <= 1, "K = 192 is not split");
+  prompt.k = 4096, prompt.batches = 2;
+  CHECK_MSG(vkf_gemm_choose(&c, &prompt).coopmat_splits <= 1, "batched products are not split");
   vkf_gemm_shape f32 = s;
   f32.coopmat_ok = 0;
   CHECK_MSG(vkf_gemm_choose(&c, &f32).kind == VKF_GEMM_TILED,
@@ -225,6 +364,34 @@ int main(void) {
                 "%s: the chooser did not pick the cooperative-matrix kernel of tile %u",
                 cases[i].label, tile);
       run_case(&t, &cases[i], &caps);
+    }
+    if (tile == dev->coopmat_gemm_tile) {
+      /* shared memory for the huge tile only with one matrix tile of k a stage (at tile 8: 15
+       * KiB of the 21 that two take): its CM_KS=1 body, over 5 steps */
+      vkf_device_caps small = caps;
+      small.max_shared_memory_size = 16384;
+      const cm_case k1 = {.label = "exact_huge_ks1_1024x40x1024_res",
+                          .m = 1024,
+                          .k = 40,
+                          .n = 1024,
+                          .transpose_b = 1,
+                          .residual = 1,
+                          .exact = 1};
+      vkf_gemm_shape s = {.m = 1024, .n = 1024, .k = 40, .batches = 1, .coopmat_ok = 1};
+      vkf_gemm_variant v = vkf_gemm_choose(&small, &s);
+      CHECK_MSG(v.kind == VKF_GEMM_COOPMAT && v.bm == 16 * tile && v.bk == tile,
+                "16 KiB at tile %u: the huge tile a step of one matrix tile, chose %ux%ux%u", tile,
+                v.bm, v.bn, v.bk);
+      run_case(&t, &k1, &small);
+    }
+    /* every format at the native tile, odd N, M past 8 matrix tiles (no split) and a split-K
+     * prefill of 21 rows; at the emulated tile two formats (32- and 256-blocks) */
+    for (int f = 0; f < VKF_QUANT_COUNT; f++) {
+      if (tile != dev->coopmat_gemm_tile && f != VKF_QUANT_Q4_0 && f != VKF_QUANT_Q6_K) continue;
+      int64_t blk = vkf_quant_layout_of((vkf_quant_format)f).block;
+      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, f % 2, &caps, 0);
+      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8), 1, &caps,
+                1);
     }
   }
   CHECK_MSG(tiles > 0, "coopmat_gemm_tile %u but no tile in coopmat_tiles", dev->coopmat_gemm_tile);

@@ -8,8 +8,11 @@
 #    tile the device allows;
 #  - cli/test_forward under the nvidia profile (its --fp16 forward runs on cooperative matrices);
 #  - `vkf bench gemm --fp16` and `vkf bench attention --fp16`, which print the cooperative-matrix
-#    variant beside the SIMT one (attention: each checked against the unfused path);
-#  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0.
+#    variant beside the SIMT one with its design intensity (attention: each checked against the
+#    unfused path);
+#  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0;
+#  - a quantised llama's --fp16 prefill: its GEMMs dequantise the blocks into the kernel's tiles,
+#    and the logits agree with the SIMT path's.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
 # have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
 set -euo pipefail
@@ -50,10 +53,16 @@ run test_attention_coopmat env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/gpu
   coopmat
 run test_forward_nvidia env VKF_DEVICE_PROFILE=nvidia VKF="$D/vkf" VKF_BUILD_DIR="$BUILD" \
   bash tests/cli/test_forward.sh
-bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel
-  "$D/vkf" bench gemm --fp16 --shape 67x96x40 --shape 128x64x128 --runs 2 --warmup 1 \
-    --layout both | tee "$D/bench.md"
-  [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ]
+bench() { # the cooperative-matrix row must be there, beside the chosen (CPU) kernel, in the
+  # chooser's tiles for the shape (split-K for the short one), with its design FLOPs per shared
+  # and per global byte (bench_gemm_intensity.c)
+  "$D/vkf" bench gemm --fp16 --shape 67x96x40 --shape 128x64x128 --shape 45x300x100 --runs 2 \
+    --warmup 1 --layout both | tee "$D/bench.md"
+  [ "$(grep -c '| coopmat 32x32x16 m8 wg32 |' "$D/bench.md")" -eq 4 ] &&
+    [ "$(grep -c '| coopmat 32x32x16 m8 wg32 split4 |' "$D/bench.md")" -eq 2 ] &&
+    grep -q '^| 128×64×128 | \[N,K\] | coopmat 32x32x16 m8 wg32 | .* | 4\.0 | 12\.8 |$' "$D/bench.md" &&
+    grep -q '^| 45×300×100 | \[K,N\] | coopmat 32x32x16 m8 wg32 split4 | .* | 2\.3 | 4\.6 |$' \
+      "$D/bench.md"
 }
 run bench_gemm bench
 bench_attention() { # each shape twice: the chosen (CPU) body, then the tensor-core one beside it,
@@ -76,4 +85,18 @@ plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_
   [ "$on" -gt 0 ] && [ "$off" -eq 0 ]
 }
 run plan_bert_fp16 plans
+quant_prefill() { # quantised weights under --fp16 take the kernel (blocks dequantised into its f16
+  # tiles), and a 40-token prefill's logits agree with the SIMT path's (VKF_COOPMAT=0)
+  local m=tests/models/data/llama_tiny npy="python3 tests/cli/npy_tool.py" n
+  n=$(VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model $m --stage plan --fp16 --quantize q4_0 \
+      --seq-len 40 | grep GEMM_COOPMAT | grep -c B_QUANT)
+  $npy ints64 "$D/ids.npy" 1,40 "$(seq -s, 3 5 198)"
+  for c in 1 0; do
+    VKF_COOPMAT=$c VKF_DEVICE_PROFILE=nvidia "$D/vkf" forward --model $m --fp16 --quantize q4_0 \
+      --in input_ids="$D/ids.npy" --out logits="$D/logits$c.npy" || return 1
+  done
+  echo "llama_tiny --fp16 --quantize q4_0: $n quantised cooperative-matrix GEMMs"
+  [ "$n" -gt 0 ] && $npy compare "$D/logits1.npy" "$D/logits0.npy" 0.05
+}
+run quant_prefill_fp16 quant_prefill
 [ "$failed" -eq 0 ] || { echo "coopmat lane: $failed check(s) failed" >&2; exit 1; }

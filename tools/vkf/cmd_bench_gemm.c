@@ -16,6 +16,7 @@
 #include "graph/lower/lower_matmul.h"
 #include "host/bandwidth.h"
 #include "host/session.h"
+#include "tools/vkf/bench_gemm_intensity.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -41,6 +42,7 @@ typedef struct bench_result {
   uint64_t m, k, n;
   int transpose_b;
   char variant[64];
+  vkf_gemm_intensity intensity; /* the variant's design figures (0: not a tiled body) */
   bench_timing fast, naive;
   double max_rel_diff; /* chosen vs naive output, relative to the largest |naive| */
 } bench_result;
@@ -73,7 +75,7 @@ static vkf_plan_tensor matrix(uint32_t buffer, vkf_dtype dtype, uint64_t rows, u
 /* A plan with one matmul: buffer 0 A [M, K] (input), 1 B [K, N] or [N, K] (weight), 2 C [M, N]. */
 static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, const uint64_t *mkn,
                              int transpose_b, const vkf_gemm_variant *variant, vkf_plan **out_plan,
-                             char *variant_name, size_t name_size) {
+                             char *variant_name, size_t name_size, vkf_gemm_intensity *intensity) {
   *out_plan = NULL;
   uint64_t m = mkn[0], k = mkn[1], n = mkn[2];
   vkf_dtype dt = a->f16 ? VKF_F16 : VKF_F32;
@@ -94,8 +96,14 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.output = matrix(bc, dt, m, n);
   vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b,
                           .b_along_n = !transpose_b, .b_quant = a->weights != 0};
+  shape.coopmat_ok = a->f16; /* f16 A and C, B f16 or blocks, no bias */
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
+  /* "coopmat" (the tile left 0): the cooperative-matrix tiles the chooser takes for this shape */
+  if (v.kind == VKF_GEMM_COOPMAT && !v.coopmat_tile) v = vkf_gemm_coopmat_choose(caps, &shape);
   vkf_gemm_variant_name(&v, variant_name, name_size);
+  if (intensity)
+    *intensity = vkf_bench_gemm_intensity(&v, m, n, k, (uint32_t)es,
+                                          (double)b_bytes(a, k, n) / (double)(k * n));
   vkf_status st = vkf_lower_matmul_variant(&ctx, &node, &v);
   if (st) {
     vkf_plan_destroy(plan);
@@ -165,7 +173,7 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
       fill(hb, r->k * r->n, a->f16, 0x85ebca6bu);
     }
     st = build_plan(caps, a, mkn, transpose_b, a->force ? &a->variant : NULL, &plan, r->variant,
-                    sizeof r->variant);
+                    sizeof r->variant, &r->intensity);
   }
   if (!st)
     st = time_plan(device, plan, a->warmup, a->runs, ha, hb, a_size, b_size, hc, c_size, &r->fast);
@@ -174,7 +182,7 @@ static vkf_status bench_shape(vkf_device *device, const bench_args *a, const uin
   if (!st && a->naive) {
     vkf_gemm_variant naive = {.kind = VKF_GEMM_NAIVE, .workgroup_size = 64};
     char name[64];
-    st = build_plan(caps, a, mkn, transpose_b, &naive, &plan, name, sizeof name);
+    st = build_plan(caps, a, mkn, transpose_b, &naive, &plan, name, sizeof name, NULL);
     if (!st)
       st = time_plan(device, plan, 1, a->naive_runs, ha, hb, a_size, b_size, hn, c_size, &r->naive);
     vkf_plan_destroy(plan);
@@ -198,9 +206,10 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
          caps->profile, a->f16 ? "fp16 storage" : "fp32", a->weights ? ", weights " : "",
          a->weights ? vkf_dtype_name(a->weights) : "", a->warmup, a->runs, a->naive_runs);
   printf("copy bandwidth (read + write, same process): %.1f GB/s\n\n", a->copy_gbps);
-  printf("| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | GB/s | %% of copy | naive "
-         "GFLOP/s | ratio |\n");
-  printf("|---|---|---|---|---|---|---|---|---|\n");
+  printf(
+      "| shape (M×K×N) | B | variant | mean ms ± sd | GFLOP/s | GB/s | %% of copy | naive "
+      "GFLOP/s | ratio | FLOP/shared B | FLOP/global B |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < count; i++) {
     const bench_result *r = &res[i];
     double g = gflops(r, r->fast.mean_ms), gn = gflops(r, r->naive.mean_ms);
@@ -210,7 +219,12 @@ static void print_markdown(const bench_args *a, const vkf_device_caps *caps,
            r->transpose_b ? "[N,K]" : "[K,N]", r->variant, r->fast.mean_ms, r->fast.sd_ms, g, bw,
            a->copy_gbps > 0 ? 100.0 * bw / a->copy_gbps : 0);
     if (a->naive)
-      printf(" %.2f | %.1f× |\n", gn, gn > 0 ? g / gn : 0);
+      printf(" %.2f | %.1f× |", gn, gn > 0 ? g / gn : 0);
+    else
+      printf(" - | - |");
+    if (r->intensity.flop_per_shared_byte > 0)
+      printf(" %.1f | %.1f |\n", r->intensity.flop_per_shared_byte,
+             r->intensity.flop_per_global_byte);
     else
       printf(" - | - |\n");
   }
@@ -230,11 +244,12 @@ static void print_json(const bench_args *a, const vkf_device_caps *caps, const b
     printf(
         "%s\n  {\"m\": %llu, \"k\": %llu, \"n\": %llu, \"transpose_b\": %d, \"variant\": \"%s\", "
         "\"mean_ms\": %.6f, \"sd_ms\": %.6f, \"gflops\": %.3f, \"gb_per_s\": %.3f, "
-        "\"copy_fraction\": %.4f",
+        "\"copy_fraction\": %.4f, \"flop_per_shared_byte\": %.3f, \"flop_per_global_byte\": %.3f",
         i ? "," : "", (unsigned long long)r->m, (unsigned long long)r->k, (unsigned long long)r->n,
         r->transpose_b, r->variant, r->fast.mean_ms, r->fast.sd_ms, gflops(r, r->fast.mean_ms),
         gbps(a, r, r->fast.mean_ms),
-        a->copy_gbps > 0 ? gbps(a, r, r->fast.mean_ms) / a->copy_gbps : 0);
+        a->copy_gbps > 0 ? gbps(a, r, r->fast.mean_ms) / a->copy_gbps : 0,
+        r->intensity.flop_per_shared_byte, r->intensity.flop_per_global_byte);
     if (a->naive)
       printf(
           ", \"naive_mean_ms\": %.6f, \"naive_sd_ms\": %.6f, \"naive_gflops\": %.3f, "
@@ -294,25 +309,31 @@ static int parse_variant(const char *s, vkf_gemm_variant *v) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
-          "                      [--shape MxKxN ...] [--fp16] [--layout kn|nk|both] [--no-naive] "
-          "[--device N|NAME]\n"
-          "                      [--decode KxN] [--weights q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
-          "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN |\n"
-          "                       gemv:ROWSxCOLSxWG[:sg] | gemv-kn:ROWSxWG | qcpu:ROWSxCOLSxWG[:texel] |\n"
-          "                       naive | coopmat]\n"
-          "  GFLOP/s (mean and sd over timestamped runs) on the four ViT-B/16 shapes by default,\n"
-          "  B as [K,N] and [N,K], beside a naive kernel; GB/s moved (A, B and C once each) and\n"
-          "  its share of the device's copy bandwidth, measured first in the same process.\n"
-          "  --decode KxN: M = 1..8 rows against one K x N weight (decode steps) instead.\n"
-          "  Shapes take 'x' or ',' between their numbers (MxKxN = M,K,N), as bench attention\n"
-          "  and bench rows do.\n"
-          "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n"
-          "  With --fp16 on a device with cooperative matrices (vkf devices), each shape whose\n"
-          "  chosen variant is another also gets a row for the cooperative-matrix one.\n"
-          "  --weights: B as random ggml blocks of that format (B as [N, K] only), as a GGUF's\n"
-          "  quantised weights are read.\n");
+  fprintf(
+      f,
+      "usage: vkf bench gemm [--json] [--runs N] [--warmup N] [--naive-runs N]\n"
+      "                      [--shape MxKxN ...] [--fp16] [--layout kn|nk|both] [--no-naive] "
+      "[--device N|NAME]\n"
+      "                      [--decode KxN] [--weights q8_0|q4_0|q4_1|q5_0|q5_1|q4_k|q5_k|q6_k]\n"
+      "                      [--variant cpu:RAxTN4xWG[xKU][:texel] | tiled:BMxBNxBKxTMxTN |\n"
+      "                       gemv:ROWSxCOLSxWG[:sg] | gemv-kn:ROWSxWG | qcpu:ROWSxCOLSxWG[:texel] "
+      "|\n"
+      "                       naive | coopmat]\n"
+      "  GFLOP/s (mean and sd over timestamped runs) on the four ViT-B/16 shapes by default,\n"
+      "  B as [K,N] and [N,K], beside a naive kernel; GB/s moved (A, B and C once each) and\n"
+      "  its share of the device's copy bandwidth, measured first in the same process; for\n"
+      "  the shared-memory tile bodies (tiled, coopmat) the design's FLOPs per byte of shared\n"
+      "  memory and per byte of global loads and stores, counted from their tiles.\n"
+      "  --decode KxN: M = 1..8 rows against one K x N weight (decode steps) instead.\n"
+      "  Shapes take 'x' or ',' between their numbers (MxKxN = M,K,N), as bench attention\n"
+      "  and bench rows do.\n"
+      "  --fp16: f16 operands (--f16 is kept as an alias). --variant bypasses the chooser.\n"
+      "  With --fp16 on a device with cooperative matrices (vkf devices), each shape whose\n"
+      "  chosen variant is another also gets a row for the cooperative-matrix one (its tiles\n"
+      "  for the shape, split-K included; --variant coopmat likewise).\n"
+      "  --weights: B as random ggml blocks of that format (B as [N, K] only), as a GGUF's\n"
+      "  quantised weights are read (with --fp16 the cooperative-matrix row dequantises\n"
+      "  them into its f16 tiles).\n");
 }
 
 int vkf_cli_bench_gemm(int argc, char **argv) {
@@ -394,12 +415,12 @@ int vkf_cli_bench_gemm(int argc, char **argv) {
   const vkf_device_caps *caps = vkf_device_caps_get(dev.device);
   /* 256 MiB each way: long enough on a GPU (~0.1 ms at 4 TB/s is still many timestamp ticks). */
   st = vkf_device_copy_bandwidth(dev.device, 256ull << 20, 3, &a.copy_gbps);
-  if (a.force && a.variant.kind == VKF_GEMM_COOPMAT) a.variant = vkf_gemm_coopmat_variant(caps);
-  /* Tensor cores beside the chosen kernel: f16 operands on a device with the kernels. */
+  /* Tensor cores beside the chosen kernel: f16 operands on a device with the kernels, in the
+   * tiles the chooser takes for each shape (build_plan). */
   bench_args coop = a;
   coop.force = 1;
-  coop.variant = vkf_gemm_coopmat_variant(caps);
-  int beside = !a.force && a.f16 && !a.weights && caps->coopmat_gemm_tile;
+  coop.variant = (vkf_gemm_variant){.kind = VKF_GEMM_COOPMAT};
+  int beside = !a.force && a.f16 && caps->coopmat_gemm_tile;
   bench_result results[4 * MAX_SHAPES];
   int done = 0;
   for (int layout = 0; layout < 2; layout++)
