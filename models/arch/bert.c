@@ -79,7 +79,8 @@ static vkf_status expect(const vkf_bert_model *m, const char *suffix, int64_t d0
   return vkf_arch_expect2(m->f.ck, m->prefix, suffix, d0, d1);
 }
 
-static vkf_status check_tensors(vkf_bert_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_bert_model *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
   const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size;
@@ -130,35 +131,28 @@ static vkf_status check_tensors(vkf_bert_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
-  *out_model = NULL;
-  vkf_bert_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  /* roberta / xlm-roberta share the TEXT family but use BPE vocabularies and offset positions. */
-  if (!s && strcmp(m->f.config.model_type, "bert") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (bert)", model_dir,
-                        m->f.config.model_type);
-  if (!s) s = vkf_bert_pipeline_load(model_dir, &m->f.config, &m->pipeline);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_bert_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
+/* roberta / xlm-roberta share the TEXT family but use BPE vocabularies and offset positions. */
+static const char *const k_model_types[] = {"bert", NULL};
+
+static vkf_status read_pipeline(void *model, const char *model_dir) {
+  vkf_bert_model *m = model;
+  return vkf_bert_pipeline_load(model_dir, &m->f.config, &m->pipeline);
 }
 
-vkf_status vkf_bert_quantize(vkf_bert_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
+const vkf_arch_loader vkf_bert_loader = {
+    .size = sizeof(vkf_bert_model), .files_at = offsetof(vkf_bert_model, f),
+    .model_types = k_model_types,   .refusal = "is not supported (bert)",
+    .configure = read_pipeline,     .check = check_tensors};
+
+vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
+  void *m = NULL;
+  vkf_status s = vkf_arch_load(&vkf_bert_loader, model_dir, &m);
+  *out_model = m;
+  return s;
 }
 
 void vkf_bert_destroy(vkf_bert_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
+  vkf_arch_unload(&vkf_bert_loader, m);
 }
 
 const vkf_hf_config *vkf_bert_config(const vkf_bert_model *m) {

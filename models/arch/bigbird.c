@@ -80,7 +80,8 @@ static vkf_status expect(const vkf_bigbird_model *m, const char *suffix, int64_t
   return vkf_arch_expect2(m->f.ck, m->prefix, suffix, d0, d1);
 }
 
-static vkf_status check_tensors(vkf_bigbird_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_bigbird_model *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
   const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size;
@@ -105,39 +106,32 @@ static vkf_status check_tensors(vkf_bigbird_model *m) {
   return vkf_bigbird_head_expect(m->f.ck, m->head, c);
 }
 
-vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model) {
-  *out_model = NULL;
-  vkf_bigbird_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s && strcmp(m->f.config.model_type, "big_bird") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (big_bird)", model_dir,
-                        m->f.config.model_type);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_bigbird_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
-}
+static const char *const k_model_types[] = {"big_bird", NULL};
 
-vkf_status vkf_bigbird_quantize(vkf_bigbird_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_bigbird_destroy(vkf_bigbird_model *m) {
-  if (!m) return;
+static void free_layouts(void *model) {
+  vkf_bigbird_model *m = model;
   while (m->layouts) {
     layout_entry *e = m->layouts;
     m->layouts = e->next;
     vkf_sparse_layout_free(&e->layout);
     free(e);
   }
-  vkf_arch_files_close(&m->f);
-  free(m);
+}
+
+const vkf_arch_loader vkf_bigbird_loader = {
+    .size = sizeof(vkf_bigbird_model), .files_at = offsetof(vkf_bigbird_model, f),
+    .model_types = k_model_types,      .refusal = "is not supported (big_bird)",
+    .check = check_tensors,            .release = free_layouts};
+
+vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model) {
+  void *m = NULL;
+  vkf_status s = vkf_arch_load(&vkf_bigbird_loader, model_dir, &m);
+  *out_model = m;
+  return s;
+}
+
+void vkf_bigbird_destroy(vkf_bigbird_model *m) {
+  vkf_arch_unload(&vkf_bigbird_loader, m);
 }
 
 const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *m) {

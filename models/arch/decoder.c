@@ -130,7 +130,8 @@ static vkf_block_config block_config(const vkf_decoder_model *m) {
 
 /* ---- loading ---- */
 
-static vkf_status check_tensors(vkf_decoder_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_decoder_model *m = model;
   const vkf_hf_config *c = &m->f.config;
   const family *fam = m->fam;
   m->prefix = vkf_arch_has(m->f.ck, fam->task_prefix, fam->embed) ? fam->task_prefix : "";
@@ -174,46 +175,30 @@ static vkf_status check_tensors(vkf_decoder_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model) {
-  *out_model = NULL;
-  vkf_decoder_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s) {
-    const char *type = m->f.config.model_type;
-    if (!strcmp(type, k_gpt2.model_type)) m->fam = &k_gpt2;
-    for (size_t i = 0; i < sizeof k_llama_families / sizeof *k_llama_families; i++)
-      if (!strcmp(type, k_llama_families[i].model_type)) m->fam = &k_llama_families[i];
-    if (!m->fam)
-      s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                          "%s/config.json: model_type \"%s\" is not a decoder (gpt2, llama, "
-                          "mistral, qwen2)",
-                          model_dir, type);
-  }
-  if (!s && m->fam->positions == NULL && m->f.config.head_dim % 2)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: rotary needs an even head dim, "
-                        "not %lld",
-                        model_dir, (long long)m->f.config.head_dim);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_decoder_destroy(m);
-    return s;
-  }
-  *out_model = m;
+/* Notes the family of config.json's model_type. */
+static int pick_family(void *model) {
+  vkf_decoder_model *m = model;
+  const char *type = m->f.config.model_type;
+  if (!strcmp(type, k_gpt2.model_type)) m->fam = &k_gpt2;
+  for (size_t i = 0; i < sizeof k_llama_families / sizeof *k_llama_families; i++)
+    if (!strcmp(type, k_llama_families[i].model_type)) m->fam = &k_llama_families[i];
+  return m->fam != NULL;
+}
+
+static vkf_status check_rotary(void *model, const char *model_dir) {
+  vkf_decoder_model *m = model;
+  if (m->fam->positions == NULL && m->f.config.head_dim % 2)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s/config.json: rotary needs an even head dim, "
+                           "not %lld",
+                           model_dir, (long long)m->f.config.head_dim);
   return VKF_OK;
 }
 
-vkf_status vkf_decoder_quantize(vkf_decoder_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_decoder_destroy(vkf_decoder_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_decoder_loader = {
+    .size = sizeof(vkf_decoder_model), .files_at = offsetof(vkf_decoder_model, f),
+    .accepts = pick_family,            .refusal = "is not a decoder (gpt2, llama, mistral, qwen2)",
+    .configure = check_rotary,         .check = check_tensors};
 
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *m) {
   return &m->f.config;

@@ -65,7 +65,8 @@ static vkf_block_config block_config(const vkf_hf_config *c) {
 
 /* ---- loading ---- */
 
-static vkf_status check_tensors(vkf_longformer_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_longformer_model *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "longformer.embeddings.word_embeddings.weight")
                   ? "longformer."
                   : "";
@@ -118,43 +119,29 @@ static vkf_status check_tensors(vkf_longformer_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_longformer_load(const char *model_dir, vkf_longformer_model **out_model) {
-  *out_model = NULL;
-  vkf_longformer_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  const vkf_hf_config *c = &m->f.config;
-  if (!s && strcmp(c->model_type, "longformer") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (longformer)",
-                        model_dir, c->model_type);
-  /* Positions count from pad_token_id + 1 (RoBERTa): without one there are none. */
-  if (!s && (c->pad_token_id < 0 || c->pad_token_id + 2 > c->max_position_embeddings))
-    s = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                        "%s/config.json: pad_token_id %lld leaves no position of the %lld "
-                        "max_position_embeddings (RoBERTa positions start at pad_token_id + 1)",
-                        model_dir, (long long)c->pad_token_id,
-                        (long long)c->max_position_embeddings);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_longformer_destroy(m);
-    return s;
-  }
-  *out_model = m;
+static const char *const k_model_types[] = {"longformer", NULL};
+
+/* Positions count from pad_token_id + 1 (RoBERTa): without one there are none. */
+static vkf_status check_pad(void *model, const char *model_dir) {
+  const vkf_hf_config *c = &((vkf_longformer_model *)model)->f.config;
+  if (c->pad_token_id < 0 || c->pad_token_id + 2 > c->max_position_embeddings)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s/config.json: pad_token_id %lld leaves no position of the %lld "
+                           "max_position_embeddings (RoBERTa positions start at pad_token_id + 1)",
+                           model_dir, (long long)c->pad_token_id,
+                           (long long)c->max_position_embeddings);
   return VKF_OK;
 }
 
-vkf_status vkf_longformer_quantize(vkf_longformer_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
+static void free_layouts(void *model) {
+  vkf_longformer_layouts_free(&((vkf_longformer_model *)model)->layouts);
 }
 
-void vkf_longformer_destroy(vkf_longformer_model *m) {
-  if (!m) return;
-  vkf_longformer_layouts_free(&m->layouts);
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_longformer_loader = {
+    .size = sizeof(vkf_longformer_model), .files_at = offsetof(vkf_longformer_model, f),
+    .model_types = k_model_types,         .refusal = "is not supported (longformer)",
+    .configure = check_pad,               .check = check_tensors,
+    .release = free_layouts};
 
 const vkf_hf_config *vkf_longformer_config(const vkf_longformer_model *m) {
   return &m->f.config;

@@ -22,7 +22,8 @@ static vkf_status expect(const vkf_nystromformer *m, const char *name, int64_t d
   return vkf_arch_expect2(m->f.ck, m->prefix, name, d0, d1);
 }
 
-static vkf_status check_tensors(vkf_nystromformer *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_nystromformer *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "nystromformer.embeddings.word_embeddings.weight")
                   ? "nystromformer."
                   : "";
@@ -70,39 +71,18 @@ static vkf_status check_tensors(vkf_nystromformer *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_nystromformer_load(const char *model_dir, vkf_nystromformer **out) {
-  *out = NULL;
-  vkf_nystromformer *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
+static const char *const k_model_types[] = {"nystromformer", NULL};
+
+static vkf_status read_nystrom(void *model, const char *model_dir) {
   char path[4096];
-  if (!s && strcmp(m->f.config.model_type, "nystromformer") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (nystromformer)",
-                        model_dir, m->f.config.model_type);
-  if (!s) {
-    snprintf(path, sizeof path, "%s/config.json", model_dir);
-    s = vkf_nystrom_config_load(path, &m->ny);
-  }
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_nystromformer_destroy(m);
-    return s;
-  }
-  *out = m;
-  return VKF_OK;
+  snprintf(path, sizeof path, "%s/config.json", model_dir);
+  return vkf_nystrom_config_load(path, &((vkf_nystromformer *)model)->ny);
 }
 
-vkf_status vkf_nystromformer_quantize(vkf_nystromformer *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_nystromformer_destroy(vkf_nystromformer *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_nystromformer_loader = {
+    .size = sizeof(vkf_nystromformer), .files_at = offsetof(vkf_nystromformer, f),
+    .model_types = k_model_types,      .refusal = "is not supported (nystromformer)",
+    .configure = read_nystrom,         .check = check_tensors};
 
 const vkf_hf_config *vkf_nystromformer_config(const vkf_nystromformer *m) {
   return &m->f.config;

@@ -62,7 +62,8 @@ static vkf_status check_gru(vkf_s2sa_model *m, int side, int64_t in0) {
   return VKF_OK;
 }
 
-static vkf_status check_tensors(vkf_s2sa_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_s2sa_model *m = model;
   const vkf_hf_config *c = &m->f.config;
   int64_t h = c->hidden_size, e = c->embed_size;
   VKF_RETURN_IF_ERROR(expect(m, "encoder.embedding.weight", c->src_vocab_size, e));
@@ -76,30 +77,12 @@ static vkf_status check_tensors(vkf_s2sa_model *m) {
   return check_gru(m, 1, h + e); /* cat(context, embedded token) */
 }
 
-vkf_status vkf_s2sa_load(const char *model_dir, vkf_s2sa_model **out_model) {
-  *out_model = NULL;
-  vkf_s2sa_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s && strcmp(m->f.config.model_type, "d2l_seq2seq_attention") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not d2l_seq2seq_attention",
-                        model_dir, m->f.config.model_type);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_s2sa_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
-}
+static const char *const k_model_types[] = {"d2l_seq2seq_attention", NULL};
 
-void vkf_s2sa_destroy(vkf_s2sa_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_s2sa_loader = {
+    .size = sizeof(vkf_s2sa_model),   .files_at = offsetof(vkf_s2sa_model, f),
+    .model_types = k_model_types,     .refusal = "is not d2l_seq2seq_attention",
+    .check = check_tensors,           .f32_only = "the Bahdanau encoder-decoder"};
 
 const vkf_hf_config *vkf_s2sa_config(const vkf_s2sa_model *m) {
   return &m->f.config;

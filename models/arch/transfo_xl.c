@@ -163,38 +163,31 @@ static vkf_status check_head(const vkf_txl_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_txl_load(const char *model_dir, vkf_txl_model **out_model) {
-  *out_model = NULL;
-  vkf_txl_model *m = calloc(1, sizeof *m);
-  if (!m || !(m->f.dir = strdup(model_dir))) {
-    free(m);
+/* config.json is Transformer-XL's own (hf_config_transfo_xl.h), read instead of vkf_hf_config. */
+static vkf_status open_files(void *model, const char *model_dir) {
+  vkf_txl_model *m = model;
+  if (!(m->f.dir = strdup(model_dir)))
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  }
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", model_dir);
-  vkf_status s = vkf_txl_config_load(path, &m->c);
-  if (!s) s = vkf_checkpoint_open(model_dir, &m->f.ck);
-  if (!s) {
-    m->head = vkf_arch_has(m->f.ck, "", "transformer.layers.0.dec_attn.qkv_net.weight") ||
-              vkf_arch_has(m->f.ck, "", "crit.out_layers.0.bias");
-    m->prefix = m->head ? "transformer." : "";
-    s = check_embedding(m);
-  }
-  if (!s) s = check_layers(m);
-  if (!s && m->head) s = check_head(m);
-  if (s) {
-    vkf_txl_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
+  VKF_RETURN_IF_ERROR(vkf_txl_config_load(path, &m->c));
+  return vkf_checkpoint_open(model_dir, &m->f.ck);
 }
 
-void vkf_txl_destroy(vkf_txl_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
+static vkf_status check(void *model) {
+  vkf_txl_model *m = model;
+  m->head = vkf_arch_has(m->f.ck, "", "transformer.layers.0.dec_attn.qkv_net.weight") ||
+            vkf_arch_has(m->f.ck, "", "crit.out_layers.0.bias");
+  m->prefix = m->head ? "transformer." : "";
+  VKF_RETURN_IF_ERROR(check_embedding(m));
+  VKF_RETURN_IF_ERROR(check_layers(m));
+  return m->head ? check_head(m) : VKF_OK;
 }
+
+const vkf_arch_loader vkf_txl_loader = {
+    .size = sizeof(vkf_txl_model), .files_at = offsetof(vkf_txl_model, f),
+    .open = open_files,            .check = check,
+    .f32_only = "Transformer-XL"};
 
 int64_t vkf_txl_next_mem_len(const vkf_txl_model *m, int64_t mem_len, int64_t seq_len) {
   int64_t end = mem_len + seq_len;

@@ -3,14 +3,15 @@
 #ifndef VKF_MODELS_REGISTRY_ARCH_ENTRY_H
 #define VKF_MODELS_REGISTRY_ARCH_ENTRY_H
 
+#include "models/arch/arch_loader.h"
 #include "models/registry/model.h"
 
 typedef struct vkf_arch_entry {
   const char *family;               /* "vit" */
   const char *const *model_types;   /* NULL-terminated config.json model_type values */
   const char *const *architectures; /* NULL-terminated Hugging Face class names */
-  vkf_status (*load)(const char *model_dir, void **out_impl);
-  void (*destroy)(void *impl);
+  /* How its checkpoints load, unload and quantise (models/arch/arch_loader.h). */
+  const vkf_arch_loader *loader;
   const char *(*architecture)(const void *impl);
   /* Fills the declaration of this checkpoint's inputs and outputs; returns the counts. */
   void (*declare)(const void *impl, vkf_model_io *inputs, uint32_t *input_count,
@@ -24,8 +25,6 @@ typedef struct vkf_arch_entry {
   /* Optional (NULL: none): layers whose attention probabilities build() outputs when
    * options->attentions is set (vkf_model_attention_layers). */
   int64_t (*attention_layers)(const void *impl);
-  /* vkf_model_quantize for this architecture. */
-  vkf_status (*quantize)(void *impl, const char *format);
   /* ---- facets (model.h, vkf_model_tasks); 0 / NULL: the family has none ---- */
   int text; /* tokenize: its inputs are a text tokenizer's ids */
   int chat; /* chat: its generate facet runs a chat template's prompt */

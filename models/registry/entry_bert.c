@@ -4,12 +4,6 @@
 #include "models/arch/bert.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_bert_load(dir, (vkf_bert_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_bert_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_bert_architecture(impl);
 }
@@ -125,11 +119,6 @@ static int64_t attention_layers(const void *impl) {
   return vkf_hf_attn_is_softmax(c->attention.kind) ? c->num_hidden_layers : 0;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_bert_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,     architectures, load,
-                                       destroy, architecture,    declare,       build,
-                                       NULL,    attention_layers, .quantize = quantize,
-                                       .text = 1,  .embed = embed};
+const vkf_arch_entry vkf_entry_bert = {
+    "bert", model_types, architectures, &vkf_bert_loader, architecture, declare, build,
+    .attention_layers = attention_layers, .text = 1, .embed = embed};

@@ -4,12 +4,6 @@
 #include "models/arch/bigbird.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_bigbird_load(dir, (vkf_bigbird_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_bigbird_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_bigbird_architecture(impl);
 }
@@ -96,11 +90,6 @@ static const char *const model_types[] = {"big_bird", NULL};
 static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM",
                                             "BigBirdForSequenceClassification", NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_bigbird_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_bigbird = {"bigbird",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL,
-                                          .quantize = quantize,
+const vkf_arch_entry vkf_entry_bigbird = {
+    "bigbird", model_types, architectures, &vkf_bigbird_loader, architecture, declare, build,
     .text = 1, .pooled_embed = VKF_POOL_MEAN};

@@ -3,12 +3,6 @@
 #include "models/arch/decoder.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_decoder_load(dir, (vkf_decoder_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_decoder_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_decoder_architecture(impl);
 }
@@ -85,11 +79,6 @@ static const char *const architectures[] = {
     "GPT2LMHeadModel", "GPT2Model",        "LlamaForCausalLM", "LlamaModel", "MistralForCausalLM",
     "MistralModel",    "Qwen2ForCausalLM", "Qwen2Model",       NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_decoder_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_decoder = {"decoder",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL,
-                                          .quantize = quantize,
-                                          .text = 1, .chat = 1, .generate = generate};
+const vkf_arch_entry vkf_entry_decoder = {
+    "decoder", model_types, architectures, &vkf_decoder_loader, architecture, declare, build,
+    .text = 1, .chat = 1, .generate = generate};

@@ -4,12 +4,6 @@
 #include "models/arch/encdec.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_encdec_load(dir, (vkf_encdec_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_encdec_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_encdec_architecture(impl);
 }
@@ -131,11 +125,6 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
                                             "D2LTransformer",
                                             NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_encdec_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_encdec = {"encdec",     model_types, architectures, load, destroy,
-                                         architecture, declare,     build,         NULL, NULL,
-                                         .quantize = quantize,
-                                         .text = 1, .generate = generate};
+const vkf_arch_entry vkf_entry_encdec = {
+    "encdec", model_types, architectures, &vkf_encdec_loader, architecture, declare, build,
+    .text = 1, .generate = generate};

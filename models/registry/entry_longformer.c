@@ -11,12 +11,6 @@
 #include "models/arch/longformer.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_longformer_load(dir, (vkf_longformer_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_longformer_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_longformer_architecture(impl);
 }
@@ -124,11 +118,6 @@ static const char *const architectures[] = {"LongformerModel", "LongformerForTok
                                             "LongformerForSequenceClassification",
                                             "LongformerForQuestionAnswering", NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_longformer_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_longformer = {"longformer", model_types,  architectures, load,
-                                             destroy,      architecture, declare,       build,
-                                             derive,       NULL, .quantize = quantize,
-    .text = 1, .pooled_embed = VKF_POOL_MEAN};
+const vkf_arch_entry vkf_entry_longformer = {
+    "longformer", model_types, architectures, &vkf_longformer_loader, architecture, declare, build,
+    .derive = derive, .text = 1, .pooled_embed = VKF_POOL_MEAN};

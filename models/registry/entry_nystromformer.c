@@ -3,12 +3,6 @@
 #include "models/arch/nystromformer.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_nystromformer_load(dir, (vkf_nystromformer **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_nystromformer_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   (void)impl;
   return "NystromformerModel";
@@ -67,11 +61,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
 static const char *const model_types[] = {"nystromformer", NULL};
 static const char *const architectures[] = {"NystromformerModel", NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_nystromformer_quantize(impl, format);
-}
-
 const vkf_arch_entry vkf_entry_nystromformer = {
-    "nystromformer", model_types, architectures, load, destroy,
-    architecture,    declare,     build,         NULL, NULL, .quantize = quantize,
+    "nystromformer", model_types, architectures, &vkf_nystromformer_loader, architecture, declare, build,
     .text = 1, .pooled_embed = VKF_POOL_MEAN};

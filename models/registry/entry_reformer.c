@@ -6,12 +6,6 @@
 #include "models/arch/reformer.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_reformer_load(dir, (vkf_reformer **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_reformer_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_reformer_architecture(impl);
 }
@@ -58,10 +52,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_reformer_quantize(impl, format);
-}
-
 /* ReformerModelWithLMHead: the rows recomputed per step, steps not padded. */
 static vkf_status generate(void *impl, vkf_model_generate *out) {
   const vkf_hf_config *c = vkf_reformer_hf_config(impl);
@@ -86,6 +76,5 @@ static const char *const architectures[] = {"ReformerModel", "ReformerModelWithL
                                             "ReformerForMaskedLM", NULL};
 
 const vkf_arch_entry vkf_entry_reformer = {
-    "reformer",   model_types, architectures, load, destroy,
-    architecture, declare,     build,         NULL, NULL, .quantize = quantize,
+    "reformer", model_types, architectures, &vkf_reformer_loader, architecture, declare, build,
     .text = 1, .generate = generate};

@@ -10,12 +10,6 @@
 #include "models/arch/seq2seq_attention.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_s2sa_load(dir, (vkf_s2sa_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_s2sa_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   (void)impl;
   return "D2LSeq2SeqAttention";
@@ -106,13 +100,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  (void)impl;
-  if (!format || !*format || !strcmp(format, "none")) return VKF_OK;
-  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                         "--quantize %s: the Bahdanau encoder-decoder runs in f32 only", format);
-}
-
 /* The Bahdanau encoder–decoder: no positions (its state is the GRU's), so the decoder's context
  * and the source are bounded by its graphs only. */
 static vkf_status generate(void *impl, vkf_model_generate *out) {
@@ -136,6 +123,5 @@ static const char *const model_types[] = {"d2l_seq2seq_attention", NULL};
 static const char *const architectures[] = {"D2LSeq2SeqAttention", NULL};
 
 const vkf_arch_entry vkf_entry_seq2seq_attention = {
-    "seq2seq_attention", model_types, architectures, load, destroy, architecture, declare, build,
-    derive,              NULL,        .quantize = quantize,
-    .text = 1, .generate = generate, .additive_attention = 1};
+    "seq2seq_attention", model_types, architectures, &vkf_s2sa_loader, architecture, declare, build,
+    .derive = derive, .text = 1, .generate = generate, .additive_attention = 1};

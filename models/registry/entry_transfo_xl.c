@@ -9,12 +9,6 @@
 #include "models/arch/transfo_xl.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_txl_load(dir, (vkf_txl_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_txl_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_txl_has_head(impl) ? "TransfoXLLMHeadModel" : "TransfoXLModel";
 }
@@ -78,13 +72,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  (void)impl;
-  if (!format || !*format || !strcmp(format, "none")) return VKF_OK;
-  return vkf_status_make(VKF_STATUS_UNSUPPORTED, "--quantize %s: Transformer-XL runs in f32 only",
-                         format);
-}
-
 /* TransfoXLLMHeadModel: the memory instead of a cache and no positions, so the context is bounded
  * by the graphs only. */
 static vkf_status generate(void *impl, vkf_model_generate *out) {
@@ -108,6 +95,5 @@ static const char *const model_types[] = {"transfo-xl", NULL};
 static const char *const architectures[] = {"TransfoXLLMHeadModel", "TransfoXLModel", NULL};
 
 const vkf_arch_entry vkf_entry_transfo_xl = {
-    "transfo_xl", model_types, architectures, load,  destroy, architecture, declare, build,
-    NULL,         NULL,        .quantize = quantize,
+    "transfo_xl", model_types, architectures, &vkf_txl_loader, architecture, declare, build,
     .text = 1, .generate = generate};

@@ -3,12 +3,6 @@
 #include "models/arch/vit.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_vit_load(dir, (vkf_vit_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_vit_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_vit_architecture(impl);
 }
@@ -78,11 +72,6 @@ static int64_t attention_layers(const void *impl) {
   return vkf_vit_config(impl)->num_hidden_layers;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_vit_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,     architectures, load,
-                                      destroy, architecture,    declare,       build,
-                                      NULL,    attention_layers, .quantize = quantize,
-                                      .classify = classify};
+const vkf_arch_entry vkf_entry_vit = {
+    "vit", model_types, architectures, &vkf_vit_loader, architecture, declare, build,
+    .attention_layers = attention_layers, .classify = classify};
