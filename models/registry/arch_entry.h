@@ -39,6 +39,16 @@ typedef struct vkf_arch_entry {
   int additive_attention;
 } vkf_arch_entry;
 
+/* The first `count` (2 or 3) of Hugging Face's text inputs, [batch, seq] up to max_seq: input_ids
+ * (required, ids below `vocab`), attention_mask (ones when absent), token_type_ids (ids below
+ * type_vocab, zeros when absent). Returns count. */
+uint32_t vkf_declare_text_inputs(vkf_model_io *in, uint32_t count, int64_t max_seq, int64_t vocab,
+                                 int64_t type_vocab);
+/* An f32 output of `rank` dims, the batch-first ones the build's (-1), the last `last`. */
+vkf_model_io vkf_declare_f32(const char *name, uint32_t rank, int64_t last);
+/* The union of bits[i] over the declared outputs the caller wants (want[i]). */
+uint32_t vkf_declare_wanted(const uint32_t *bits, uint32_t count, const int *want);
+
 /* The model's entry and its architecture object, for the registry's own files (facets.c). */
 const vkf_arch_entry *vkf_model_entry(const vkf_model *model);
 void *vkf_model_impl(const vkf_model *model);

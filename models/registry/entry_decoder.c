@@ -11,28 +11,11 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_decoder_model *m = impl;
   const vkf_hf_config *c = vkf_decoder_config(m);
-  int64_t max = vkf_decoder_max_positions(m);
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 1,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .fill = 1,
-                         .value_bound = 2};
-  *in_count = 2;
+  *in_count = vkf_declare_text_inputs(in, 2, vkf_decoder_max_positions(m), c->vocab_size, 0);
   uint32_t n = 0;
   if (vkf_decoder_has_lm_head(m))
-    out[n++] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
-  out[n++] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->hidden_size}};
+    out[n++] = vkf_declare_f32("logits", 3, c->vocab_size);
+  out[n++] = vkf_declare_f32("last_hidden_state", 3, c->hidden_size);
   *out_count = n;
 }
 

@@ -12,36 +12,12 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_hf_config *c = vkf_nystromformer_config(impl);
   const vkf_nystrom_config *ny = vkf_nystromformer_nystrom_config(impl);
-  int64_t max = c->max_position_embeddings;
+  *in_count = vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size,
+                                      c->type_vocab_size);
   /* fewer landmarks than segment_means_seq_len: segments of exactly that many tokens */
-  int64_t exact = ny->num_landmarks != ny->segment_means_seq_len ? ny->segment_means_seq_len : 0;
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .exact_seq = exact,
-                         .required = 1,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .exact_seq = exact,
-                         .fill = 1,
-                         .value_bound = 2};
-  in[2] = (vkf_model_io){.name = "token_type_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .exact_seq = exact,
-                         .fill = 0,
-                         .value_bound = c->type_vocab_size};
-  *in_count = 3;
-  out[0] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->hidden_size}};
+  if (ny->num_landmarks != ny->segment_means_seq_len)
+    for (uint32_t i = 0; i < *in_count; i++) in[i].exact_seq = ny->segment_means_seq_len;
+  out[0] = vkf_declare_f32("last_hidden_state", 3, c->hidden_size);
   *out_count = 1;
 }
 

@@ -13,30 +13,10 @@ static const char *architecture(const void *impl) {
 static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_model_io *out,
                     uint32_t *out_count) {
   const vkf_hf_config *c = vkf_reformer_hf_config(impl);
-  int64_t max = vkf_reformer_max_seq(impl);
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 1,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .fill = 1,
-                         .value_bound = 2};
-  *in_count = 2;
-  if (vkf_reformer_has_lm_head(impl))
-    out[0] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
-  else
-    out[0] = (vkf_model_io){.name = "last_hidden_state",
-                            .dtype = VKF_F32,
-                            .rank = 3,
-                            .shape = {-1, -1, 2 * c->hidden_size}};
+  *in_count = vkf_declare_text_inputs(in, 2, vkf_reformer_max_seq(impl), c->vocab_size, 0);
+  out[0] = vkf_reformer_has_lm_head(impl)
+               ? vkf_declare_f32("logits", 3, c->vocab_size)
+               : vkf_declare_f32("last_hidden_state", 3, 2 * c->hidden_size);
   *out_count = 1;
 }
 

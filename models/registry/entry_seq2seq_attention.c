@@ -42,18 +42,11 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                          .value_bound = c->vocab_size,
                          .target = 1};
   *in_count = 3;
-  out[OUT_LOGITS] = (vkf_model_io){.name = "logits",
-                                   .dtype = VKF_F32,
-                                   .rank = 3,
-                                   .shape = {-1, -1, c->vocab_size},
-                                   .target = 1};
-  out[OUT_WEIGHTS] = (vkf_model_io){
-      .name = "attention_weights", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, -1}, .target = 1};
-  out[OUT_ENCODER] = (vkf_model_io){.name = "encoder_outputs",
-                                    .dtype = VKF_F32,
-                                    .rank = 3,
-                                    .shape = {-1, -1, c->hidden_size},
-                                    .time_major = 1};
+  out[OUT_LOGITS] = vkf_declare_f32("logits", 3, c->vocab_size);
+  out[OUT_WEIGHTS] = vkf_declare_f32("attention_weights", 3, -1);
+  out[OUT_LOGITS].target = out[OUT_WEIGHTS].target = 1;
+  out[OUT_ENCODER] = vkf_declare_f32("encoder_outputs", 3, c->hidden_size);
+  out[OUT_ENCODER].time_major = 1;
   *out_count = 3;
 }
 

@@ -34,8 +34,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                          .memory = 1,
                          .memory_default = c->mem_len};
   *in_count = 2;
-  out[OUT_HIDDEN] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->d_model}};
+  out[OUT_HIDDEN] = vkf_declare_f32("last_hidden_state", 3, c->d_model);
   out[OUT_MEMS] = (vkf_model_io){.name = "mems",
                                  .dtype = VKF_F32,
                                  .rank = 4,
@@ -44,10 +43,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                                  .memory = 1};
   *out_count = 2;
   if (vkf_txl_has_head(impl)) {
-    out[OUT_SCORES] = (vkf_model_io){.name = "prediction_scores",
-                                     .dtype = VKF_F32,
-                                     .rank = 3,
-                                     .shape = {-1, -1, c->vocab_size}};
+    out[OUT_SCORES] = vkf_declare_f32("prediction_scores", 3, c->vocab_size);
     *out_count = 3;
   }
 }

@@ -20,16 +20,13 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   *in_count = 1;
   uint32_t n = 0;
   if (vkf_vit_head_of(m) != VKF_VIT_HEAD_NONE) {
-    out[n++] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, vkf_vit_label_count(m)}};
+    out[n++] = vkf_declare_f32("logits", 2, vkf_vit_label_count(m));
   } else {
     out[n++] = (vkf_model_io){.name = "last_hidden_state",
                               .dtype = VKF_F32,
                               .rank = 3,
                               .shape = {-1, vkf_vit_token_count(m), d}};
-    if (vkf_vit_has_pooler(m))
-      out[n++] =
-          (vkf_model_io){.name = "pooler_output", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
+    if (vkf_vit_has_pooler(m)) out[n++] = vkf_declare_f32("pooler_output", 2, d);
   }
   *out_count = n;
 }
