@@ -13,6 +13,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 #include "models/formats/checkpoint.h"
 #include "models/formats/weight_cache.h"
@@ -231,34 +232,6 @@ static void fill_ones(float *out, size_t count, const void *user) {
   for (size_t i = 0; i < count; i++) out[i] = 1.0f;
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
-static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
-                           vkf_value x, vkf_dtype dt) {
-  char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
-  vkf_norm_options o = {
-      .eps = (float)m->f.config.layer_norm_eps,
-      .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
-      .beta = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
-  };
-  return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
-}
-
-/* Linear layer prefix + `module` (torch weight [out, in]) with the GEMM epilogue. */
-static vkf_value linear(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
-                        vkf_value x, vkf_activation act, vkf_dtype dt) {
-  char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
-                          .activation = act};
-  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
-                    vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
-}
-
 /* Key padding as lengths: the mask is ones then zeros, so its row sums are the attention's kv_len,
  * which skips padded key blocks instead of adding a bias. Sums of 0/1 in f32 are exact and the
  * cast back truncates an exact integer. mask_f f32 [B, N] -> i32 [B]. */
@@ -273,21 +246,6 @@ static vkf_value mask_lengths(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f,
   int64_t b1[1] = {batch};
   lens = vkf_reshape(g, "attention_mask.rows", lens, 1, b1);
   return vkf_cast(g, "kv_len", lens, VKF_I32);
-}
-
-/* BertModel's extended attention mask: (mask - 1) · big, added to every score of the row's keys.
- * mask_f f32 [B, N] -> f32 [B, 1, 1, N]. */
-static vkf_value mask_bias(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
-                           int64_t n) {
-  const float minus = -VKF_MASKED_SCORE;
-  int64_t one[1] = {1};
-  vkf_arch_weights w = weights_of(m, 0, VKF_F32);
-  vkf_value lowest =
-      vkf_arch_computed(&w, g, "attention_mask.masked_score", VKF_F32, 1, one, fill_value, &minus);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, VKF_MASKED_SCORE);
-  bias = vkf_add(g, "attention_mask.bias", bias, lowest); /* 0 kept, -big masked */
-  int64_t shape[4] = {batch, 1, 1, n};
-  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
 }
 
 static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_value mask,
@@ -311,17 +269,19 @@ static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t ba
   vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
   int64_t bd[2] = {batch, m->f.config.hidden_size};
   cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
-  vkf_value p = linear(m, g, m->prefix, "pooler.dense", cls, VKF_ACT_NONE, dt);
+  vkf_arch_weights w = weights_of(m, 1, dt);
+  vkf_value p = vkf_nn_linear(&w, g, "pooler.dense", cls, VKF_ACT_NONE);
   return vkf_tanh(g, NAME(nm, "%spooler", m->prefix), p);
 }
 
 /* BertOnlyMLMHead: transform (dense, activation, LayerNorm), then the decoder, whose weight is
  * the word embeddings unless the file has its own. x [B, N, D] -> [B, N, V]. */
 static vkf_value masked_lm_head(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_dtype dt) {
-  vkf_value h = linear(m, g, "", "cls.predictions.transform.dense", x,
-                       vkf_block_activation(m->f.config.hidden_act), dt);
-  h = layernorm(m, g, "", "cls.predictions.transform.LayerNorm", h, dt);
   vkf_arch_weights w = weights_of(m, 0, dt);
+  vkf_value h = vkf_nn_linear(&w, g, "cls.predictions.transform.dense", x,
+                              vkf_block_activation(m->f.config.hidden_act));
+  h = vkf_nn_layernorm(&w, g, "cls.predictions.transform.LayerNorm", h,
+                       (float)m->f.config.layer_norm_eps);
   char name[BERT_NAME_MAX];
   vkf_value dec =
       vkf_arch_has(m->f.ck, "", "cls.predictions.decoder.weight")
@@ -362,8 +322,10 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
       o.hf_forward ? vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn) : VKF_NO_VALUE;
   vkf_value mask_f = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
   vkf_block_io io = {0};
+  vkf_arch_weights w32 = weights_of(m, 0, VKF_F32), plain = weights_of(m, 0, dt),
+                   prefixed = weights_of(m, 1, dt);
   if (o.hf_forward)
-    io.bias = mask_bias(m, g, mask_f, batch, n);
+    io.bias = vkf_nn_mask_bias(&w32, g, mask_f, batch, n);
   else
     io.kv_len = mask_lengths(m, g, mask_f, batch, n);
 
@@ -375,7 +337,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
                            weight(m, g, "embeddings.token_type_embeddings.weight", dt), types));
   x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x,
               position_table(m, g, n, !vkf_value_valid(types), dt));
-  x = layernorm(m, g, m->prefix, "embeddings.LayerNorm", x, dt); /* [B, N, D] */
+  x = vkf_nn_layernorm(&prefixed, g, "embeddings.LayerNorm", x, (float)c->layer_norm_eps);
   if (!vkf_hf_attn_is_softmax(c->attention.kind)) io.keep = mask_f;
   vkf_block_config bc = block_config(c, m->prefix);
   vkf_arch_weights aw = weights_of(m, 1, dt);
@@ -404,7 +366,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   if (want & VKF_BERT_OUT_LOGITS) {
     vkf_value logits = m->head == VKF_BERT_HEAD_MASKED_LM
                            ? masked_lm_head(m, g, x, dt)
-                           : linear(m, g, "", "classifier", pooled, VKF_ACT_NONE, dt);
+                           : vkf_nn_linear(&plain, g, "classifier", pooled, VKF_ACT_NONE);
     out->logits = vkf_arch_f32_output(g, logits, "logits");
   }
   if (want & VKF_BERT_OUT_SENTENCE_EMBEDDING) {

@@ -13,6 +13,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/bigbird_layout.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 #include "models/formats/checkpoint.h"
 #include "models/formats/weight_cache.h"
@@ -164,15 +165,11 @@ static vkf_value weight(vkf_bigbird_model *m, vkf_graph *g, const char *suffix, 
   return vkf_arch_weight(&w, g, suffix);
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* A constant [rank, shape] of one value (cached under key). */
 static vkf_value constant(vkf_bigbird_model *m, vkf_graph *g, const char *key, vkf_dtype dt,
                           uint32_t rank, const int64_t *shape, const float *value) {
   vkf_arch_weights w = weights_of(m, 0, dt);
-  return vkf_arch_computed(&w, g, key, dt, rank, shape, fill_value, value);
+  return vkf_nn_filled(&w, g, key, dt, rank, shape, *value);
 }
 
 typedef struct table_fill {
@@ -222,18 +219,6 @@ static vkf_value computed(vkf_bigbird_model *m, vkf_graph *g, const char *key, v
   vkf_value v = vkf_arch_computed(&w, g, key, dt, rank, shape, fill, &f);
   if (f.status) vkf_graph_set_error(g, f.status);
   return v;
-}
-
-static vkf_value layernorm(vkf_bigbird_model *m, vkf_graph *g, const char *module, vkf_value x,
-                           vkf_dtype dt) {
-  char a[VKF_ARCH_NAME_MAX], b[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX];
-  vkf_arch_weights w = weights_of(m, 1, dt);
-  vkf_norm_options o = {
-      .eps = (float)m->f.config.layer_norm_eps,
-      .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
-      .beta = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
-  };
-  return vkf_layernorm(g, NAME(nm, "%s%s", m->prefix, module), x, &o);
 }
 
 /* The layout of `blocks` query blocks, built once per padded length and kept by the model. */
@@ -328,19 +313,6 @@ static void sparse_setup(vkf_bigbird_model *m, vkf_graph *g, vkf_value mask_f, i
   int64_t fs[4] = {batch, 1, n, 1};
   vkf_value from = vkf_reshape(g, "attention_mask.from_mask", mask_f, 4, fs);
   io->from_mask = dt == VKF_F32 ? from : vkf_cast(g, "attention_mask.from_mask_cast", from, dt);
-}
-
-/* original_full's extended mask: (mask - 1) · big added to every score of the row's keys.
- * mask_f f32 [B, n] -> f32 [B, 1, 1, n]. */
-static vkf_value full_mask_bias(vkf_bigbird_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
-                                int64_t n) {
-  const float minus = -VKF_MASKED_SCORE;
-  int64_t one[1] = {1};
-  vkf_value lowest = constant(m, g, "attention_mask.masked_score", VKF_F32, 1, one, &minus);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, VKF_MASKED_SCORE);
-  bias = vkf_add(g, "attention_mask.bias", bias, lowest);
-  int64_t shape[4] = {batch, 1, 1, n};
-  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
 }
 
 /* BigBirdEmbeddings before the LayerNorm, padded to n tokens: (word · scale + type) + position. */
@@ -446,12 +418,14 @@ vkf_status vkf_bigbird_build(vkf_bigbird_model *m, const vkf_bigbird_build_optio
     sparse_setup(m, g, mask_f, batch, n, dt, &sio);
     io.attend = sparse_attend;
     io.attend_user = &sio;
-  } else {
-    io.bias = full_mask_bias(m, g, mask_f, batch, n);
+  } else { /* original_full's extended mask */
+    vkf_arch_weights w32 = weights_of(m, 0, VKF_F32);
+    io.bias = vkf_nn_mask_bias(&w32, g, mask_f, batch, n);
   }
 
   vkf_value x = embeddings(m, g, ids, types, batch, t, n, dt);
-  x = layernorm(m, g, "embeddings.LayerNorm", x, dt); /* [B, n, D] */
+  vkf_arch_weights pw = weights_of(m, 1, dt);
+  x = vkf_nn_layernorm(&pw, g, "embeddings.LayerNorm", x, (float)c->layer_norm_eps);
   vkf_block_config bc = block_config(c);
   vkf_arch_weights aw = weights_of(m, 1, dt);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {

@@ -9,6 +9,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/rotary.h"
 #include "models/arch/transformer_block.h"
 
@@ -300,10 +301,6 @@ static void write_cache(vkf_graph *g, const char *name, vkf_value *k, vkf_value 
   if (c->read_cache) *k = kc, *v = vc;
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* The additive score mask [B, 1, N, N]: padding (mask 0) and the causal / window rule, combined as
  * the family's eager attention does. */
 static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, int64_t batch,
@@ -311,10 +308,9 @@ static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, i
   char key[64];
   vkf_value causal =
       table(m, g, NAME(key, "causal_mask.%lld", (long long)n), TABLE_CAUSAL, 0, n, n, VKF_F32);
-  static const float one = 1.0f;
   int64_t shape1[1] = {1};
   vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32, m->f.quantize};
-  vkf_value ones = vkf_arch_computed(&w, g, "mask.one", VKF_F32, 1, shape1, fill_value, &one);
+  vkf_value ones = vkf_nn_filled(&w, g, "mask.one", VKF_F32, 1, shape1, 1.0f);
   vkf_value keep = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
   vkf_value pad = vkf_sub(g, "attention_mask.padding", ones, keep); /* 1 at padded keys [B, N] */
   int64_t rows[4] = {batch, 1, 1, n};
@@ -350,9 +346,7 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
                                   VKF_F32, 4, jshape, fill_arange, NULL);
   vkf_value i = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.query_index.%lld", (long long)n),
                                   VKF_F32, 4, ishape, fill_arange, NULL);
-  static const float minus_one = -1.0f;
-  vkf_value m1 = vkf_arch_computed(&aw, g, "mask.minus_one", VKF_F32, 1, one, fill_value,
-                                   &minus_one);
+  vkf_value m1 = vkf_nn_filled(&aw, g, "mask.minus_one", VKF_F32, 1, one, -1.0f);
   vkf_value s0 = vkf_reshape(g, "mask.start_rows", vkf_cast(g, "mask.start", start, VKF_F32), 4,
                              rows);
   vkf_value pos = vkf_add(g, "mask.query_position", s0, i); /* [B, 1, N, 1] */
@@ -363,9 +357,8 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
                      vkf_relu(g, "mask.future_relu1", vkf_add(g, "mask.future_t1", t, m1)));
   }
   if (w > 0) { /* t = pos - (W - 1) - j: keys before the window */
-    const float minus_w1 = -(float)(w - 1);
-    vkf_value mw = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w),
-                                     VKF_F32, 1, one, fill_value, &minus_w1);
+    vkf_value mw = vkf_nn_filled(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w),
+                                 VKF_F32, 1, one, -(float)(w - 1));
     vkf_value t = vkf_sub(g, "mask.window_t", vkf_add(g, "mask.window_first", pos, mw), j);
     vkf_value before = vkf_sub(g, "mask.before_window", vkf_relu(g, "mask.window_relu", t),
                                vkf_relu(g, "mask.window_relu1", vkf_add(g, "mask.window_t1", t, m1)));

@@ -8,6 +8,7 @@
 
 #include "graph/ir/random_features.h"
 #include "models/arch/lowrank_attention.h"
+#include "models/arch/nn_helpers.h"
 
 /* Added to the gate logit of a padded token: sigmoid gives exactly 1, so the state is held and the
  * token adds (1 - g) phi(k) v^T = 0. */
@@ -50,10 +51,6 @@ vkf_status vkf_efficient_expect(const vkf_checkpoint *ck, const char *root_prefi
   }
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 typedef struct omega_fill {
   const vkf_hf_attention *a;
   int64_t layer, head_dim;
@@ -88,11 +85,8 @@ void vkf_efficient_weights_get(const vkf_arch_weights *w, vkf_graph *g, const ch
     }
   }
   if ((a->kind == VKF_HF_ATTN_RFA && a->gate) || a->kind == VKF_HF_ATTN_NYSTROM) {
-    static const float one = 1.0f;
     int64_t s1[1] = {1};
-    vkf_arch_weights w32 = *w;
-    w32.dtype = VKF_F32;
-    out->one = vkf_arch_computed(&w32, g, "vkf_attention.one", VKF_F32, 1, s1, fill_value, &one);
+    out->one = vkf_nn_filled(w, g, "vkf_attention.one", VKF_F32, 1, s1, 1.0f);
   }
   if (a->kind == VKF_HF_ATTN_NYSTROM && a->conv_kernel_size) {
     vkf_value cw = vkf_arch_weight(w, g, VKF_NAME(nm, "%svkf_nystrom_conv.weight", p));

@@ -10,6 +10,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/longformer_internal.h"
+#include "models/arch/nn_helpers.h"
 #include "models/formats/weight_cache.h"
 
 struct vkf_longformer_model {
@@ -186,10 +187,6 @@ static vkf_arch_weights weights_of(vkf_longformer_model *m, const char *prefix, 
   return (vkf_arch_weights){m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* Row b holds b · stride (turns a row's own indices into rows of the flattened batch). */
 static void fill_offsets(float *out, size_t count, const void *user) {
   for (size_t i = 0; i < count; i++) out[i] = (float)i * *(const float *)user;
@@ -222,7 +219,7 @@ static void fill_pad_row(float *out, size_t count, const void *user) {
 static vkf_value constant(vkf_longformer_model *m, vkf_graph *g, const char *key, vkf_dtype dt,
                           uint32_t rank, const int64_t *shape, float value) {
   vkf_arch_weights w = weights_of(m, "", dt);
-  return vkf_arch_computed(&w, g, key, dt, rank, shape, fill_value, &value);
+  return vkf_nn_filled(&w, g, key, dt, rank, shape, value);
 }
 
 /* [B, S] f32 of 0 / 1 -> [B, Np] f32 of 0 / -big, the padding tail masked. */
@@ -261,12 +258,8 @@ static vkf_value flat_rows(vkf_longformer_model *m, vkf_graph *g, const char *na
 
 static vkf_value linear(vkf_longformer_model *m, vkf_graph *g, const char *prefix,
                         const char *module, vkf_value x, vkf_dtype dt) {
-  char a[VKF_ARCH_NAME_MAX], b[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX];
   vkf_arch_weights w = weights_of(m, prefix, dt);
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module))};
-  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
-                    vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
+  return vkf_nn_linear(&w, g, module, x, VKF_ACT_NONE);
 }
 
 static vkf_value layernorm(vkf_longformer_model *m, vkf_graph *g, const char *name, vkf_value x,
@@ -409,7 +402,7 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
     if (st) break;
     vkf_block_weights w;
     vkf_block_weights_get(&aw, g, tp, &names, &bc, &w);
-    vkf_longformer_global_weights gw;
+    vkf_longformer_global_weights gw = {0}; /* in_out 0: [out, in] weights */
     global_weights(m, g, tp, dt, &gw);
     x = vkf_longformer_attention(g, np_, &bc, &w, &gw, &io, x);
     x = layernorm(m, g, NAME(nm, "%sattention.output.LayerNorm", np_), x, w.attn_norm_gamma,

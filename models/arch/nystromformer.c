@@ -7,6 +7,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/lowrank_attention.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 
 enum { NY_NAME_MAX = VKF_ARCH_NAME_MAX };
@@ -100,26 +101,6 @@ static vkf_value layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *
   return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
-/* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
-static vkf_value mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask, int64_t b,
-                           int64_t n) {
-  static const float minus = -VKF_MASKED_SCORE;
-  int64_t one[1] = {1};
-  vkf_arch_weights w32 = *w;
-  w32.dtype = VKF_F32;
-  vkf_value lowest = vkf_arch_computed(&w32, g, "attention_mask.masked_score", VKF_F32, 1, one,
-                                       fill_value, &minus);
-  vkf_value mf = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, VKF_MASKED_SCORE);
-  bias = vkf_add(g, "attention_mask.bias", bias, lowest);
-  int64_t shape[4] = {b, 1, 1, n};
-  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
-}
-
 /* NystromformerLayer is BERT's block (post-norm, plain MLP) with Nyström attention in place of
  * the softmax: the block builder runs it, and its io.attend hook the attention of q, k, v. */
 static const vkf_block_names k_names = {
@@ -201,7 +182,9 @@ vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t 
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
   vkf_value types = vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn);
-  vkf_value bias = mask_bias(&w, g, mask, b, n);
+  /* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
+  vkf_value bias =
+      vkf_nn_mask_bias(&w, g, vkf_cast(g, "attention_mask.f32", mask, VKF_F32), b, n);
   char nm[NY_NAME_MAX];
   vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", m->prefix),
                            vkf_arch_weight(&w, g, "embeddings.word_embeddings.weight"), ids);

@@ -7,6 +7,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/reformer_internal.h"
 #include "models/arch/reformer_lsh.h"
 #include "models/arch/transformer_block.h"
@@ -206,18 +207,11 @@ int vkf_reformer_has_lm_head(const vkf_reformer *m) {
 
 /* ---- graph ---- */
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* An f32 constant filled with one value (cached per key). */
 vkf_value vkf_reformer_constant(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                 vkf_dtype dt, uint32_t rank, const int64_t *shape,
                                 const float *value) {
-  vkf_arch_weights wd = *w;
-  wd.dtype = dt;
-  wd.prefix = "";
-  return vkf_arch_computed(&wd, g, key, dt, rank, shape, fill_value, value);
+  return vkf_nn_filled(w, g, key, dt, rank, shape, *value);
 }
 
 vkf_value vkf_reformer_layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *module,
