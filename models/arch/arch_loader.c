@@ -26,8 +26,8 @@ vkf_status vkf_arch_load(const vkf_arch_loader *spec, const char *model_dir, voi
   } else {
     s = vkf_arch_files_open(model_dir, f);
     if (!s && !takes(spec, m, f->config.model_type))
-      s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s/config.json: model_type \"%s\" %s",
-                          model_dir, f->config.model_type, spec->refusal);
+      s = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s/config.json: model_type \"%s\" %s", model_dir,
+                          f->config.model_type, spec->refusal);
   }
   if (!s && spec->configure) s = spec->configure(m, model_dir);
   if (!s && !spec->open) s = vkf_arch_files_open_weights(f);

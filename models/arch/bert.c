@@ -140,10 +140,12 @@ static vkf_status read_pipeline(void *model, const char *model_dir) {
   return vkf_bert_pipeline_load(model_dir, &m->f.config, &m->pipeline);
 }
 
-const vkf_arch_loader vkf_bert_loader = {
-    .size = sizeof(vkf_bert_model), .files_at = offsetof(vkf_bert_model, f),
-    .model_types = k_model_types,   .refusal = "is not supported (bert)",
-    .configure = read_pipeline,     .check = check_tensors};
+const vkf_arch_loader vkf_bert_loader = {.size = sizeof(vkf_bert_model),
+                                         .files_at = offsetof(vkf_bert_model, f),
+                                         .model_types = k_model_types,
+                                         .refusal = "is not supported (bert)",
+                                         .configure = read_pipeline,
+                                         .check = check_tensors};
 
 vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
   void *m = NULL;
@@ -263,17 +265,6 @@ static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x
   return e;
 }
 
-/* BertPooler: tanh(dense(first token)). x [B, N, D] -> [B, D]. */
-static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t batch, vkf_dtype dt) {
-  char nm[BERT_NAME_MAX];
-  vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
-  int64_t bd[2] = {batch, m->f.config.hidden_size};
-  cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
-  vkf_arch_weights w = weights_of(m, 1, dt);
-  vkf_value p = vkf_nn_linear(&w, g, "pooler.dense", cls, VKF_ACT_NONE);
-  return vkf_tanh(g, NAME(nm, "%spooler", m->prefix), p);
-}
-
 /* BertOnlyMLMHead: transform (dense, activation, LayerNorm), then the decoder, whose weight is
  * the word embeddings unless the file has its own. x [B, N, D] -> [B, N, V]. */
 static vkf_value masked_lm_head(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_dtype dt) {
@@ -360,7 +351,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   vkf_value pooled = VKF_NO_VALUE;
   if ((want & VKF_BERT_OUT_POOLER_OUTPUT) ||
       ((want & VKF_BERT_OUT_LOGITS) && m->head == VKF_BERT_HEAD_CLASSIFICATION))
-    pooled = pooler(m, g, x, batch, dt);
+    pooled = vkf_nn_pooler(&prefixed, g, x, batch, c->hidden_size);
   if (want & VKF_BERT_OUT_POOLER_OUTPUT)
     out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
   if (want & VKF_BERT_OUT_LOGITS) {

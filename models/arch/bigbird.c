@@ -119,10 +119,12 @@ static void free_layouts(void *model) {
   }
 }
 
-const vkf_arch_loader vkf_bigbird_loader = {
-    .size = sizeof(vkf_bigbird_model), .files_at = offsetof(vkf_bigbird_model, f),
-    .model_types = k_model_types,      .refusal = "is not supported (big_bird)",
-    .check = check_tensors,            .release = free_layouts};
+const vkf_arch_loader vkf_bigbird_loader = {.size = sizeof(vkf_bigbird_model),
+                                            .files_at = offsetof(vkf_bigbird_model, f),
+                                            .model_types = k_model_types,
+                                            .refusal = "is not supported (big_bird)",
+                                            .check = check_tensors,
+                                            .release = free_layouts};
 
 vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model) {
   void *m = NULL;
@@ -346,9 +348,8 @@ static vkf_value embeddings(vkf_bigbird_model *m, vkf_graph *g, vkf_value ids, v
 static vkf_value pooler(vkf_bigbird_model *m, vkf_graph *g, vkf_value x, int64_t batch,
                         vkf_dtype dt) {
   char nm[VKF_ARCH_NAME_MAX];
-  vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
-  int64_t bd[2] = {batch, m->f.config.hidden_size};
-  cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
+  vkf_value cls =
+      vkf_nn_first_token(g, NAME(nm, "%spooler", m->prefix), x, batch, m->f.config.hidden_size);
   vkf_matmul_options o = {.transpose_b = 1, .bias = weight(m, g, "pooler.bias", dt)};
   vkf_value p = vkf_matmul(g, NAME(nm, "%spooler.dense", m->prefix), cls,
                            weight(m, g, "pooler.weight", dt), &o);

@@ -44,8 +44,7 @@ vkf_value vkf_bigbird_head_build(const vkf_arch_weights *w, vkf_graph *g, vkf_bi
   vkf_activation act = vkf_block_activation(c->hidden_act);
   if (head == VKF_BIGBIRD_HEAD_MASKED_LM) {
     vkf_value h = vkf_nn_linear(w, g, "cls.predictions.transform.dense", x, act);
-    h = vkf_nn_layernorm(w, g, "cls.predictions.transform.LayerNorm", h,
-                         (float)c->layer_norm_eps);
+    h = vkf_nn_layernorm(w, g, "cls.predictions.transform.LayerNorm", h, (float)c->layer_norm_eps);
     vkf_value dec = vkf_arch_has(w->ck, "", "cls.predictions.decoder.weight")
                         ? vkf_arch_weight(w, g, "cls.predictions.decoder.weight")
                         : word_embeddings;
@@ -55,9 +54,7 @@ vkf_value vkf_bigbird_head_build(const vkf_arch_weights *w, vkf_graph *g, vkf_bi
   }
   /* features[:, 0, :] -> dense -> hidden_act -> out_proj. */
   const vkf_tensor *t = vkf_value_valid(x) ? vkf_graph_tensor(g, x) : NULL;
-  int64_t bd[2] = {t ? t->shape[0] : 1, c->hidden_size};
-  vkf_value first = vkf_slice(g, "classifier.first_token", x, 1, 0, 1);
-  first = vkf_reshape(g, "classifier.first_token_flat", first, 2, bd);
+  vkf_value first = vkf_nn_first_token(g, "classifier", x, t ? t->shape[0] : 1, c->hidden_size);
   vkf_value h = vkf_nn_linear(w, g, "classifier.dense", first, act);
   return vkf_nn_linear(w, g, "classifier.out_proj", h, VKF_ACT_NONE); /* [B, labels] */
 }

@@ -197,9 +197,12 @@ static vkf_status check_rotary(void *model, const char *model_dir) {
 }
 
 const vkf_arch_loader vkf_decoder_loader = {
-    .size = sizeof(vkf_decoder_model), .files_at = offsetof(vkf_decoder_model, f),
-    .accepts = pick_family,            .refusal = "is not a decoder (gpt2, llama, mistral, qwen2)",
-    .configure = check_rotary,         .check = check_tensors};
+    .size = sizeof(vkf_decoder_model),
+    .files_at = offsetof(vkf_decoder_model, f),
+    .accepts = pick_family,
+    .refusal = "is not a decoder (gpt2, llama, mistral, qwen2)",
+    .configure = check_rotary,
+    .check = check_tensors};
 
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *m) {
   return &m->f.config;
@@ -357,8 +360,8 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
                      vkf_relu(g, "mask.future_relu1", vkf_add(g, "mask.future_t1", t, m1)));
   }
   if (w > 0) { /* t = pos - (W - 1) - j: keys before the window */
-    vkf_value mw = vkf_nn_filled(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w),
-                                 VKF_F32, 1, one, -(float)(w - 1));
+    vkf_value mw = vkf_nn_filled(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w), VKF_F32,
+                                 1, one, -(float)(w - 1));
     vkf_value t = vkf_sub(g, "mask.window_t", vkf_add(g, "mask.window_first", pos, mw), j);
     vkf_value before = vkf_sub(g, "mask.before_window", vkf_relu(g, "mask.window_relu", t),
                                vkf_relu(g, "mask.window_relu1", vkf_add(g, "mask.window_t1", t, m1)));

@@ -138,11 +138,13 @@ static void free_layouts(void *model) {
   vkf_longformer_layouts_free(&((vkf_longformer_model *)model)->layouts);
 }
 
-const vkf_arch_loader vkf_longformer_loader = {
-    .size = sizeof(vkf_longformer_model), .files_at = offsetof(vkf_longformer_model, f),
-    .model_types = k_model_types,         .refusal = "is not supported (longformer)",
-    .configure = check_pad,               .check = check_tensors,
-    .release = free_layouts};
+const vkf_arch_loader vkf_longformer_loader = {.size = sizeof(vkf_longformer_model),
+                                               .files_at = offsetof(vkf_longformer_model, f),
+                                               .model_types = k_model_types,
+                                               .refusal = "is not supported (longformer)",
+                                               .configure = check_pad,
+                                               .check = check_tensors,
+                                               .release = free_layouts};
 
 const vkf_hf_config *vkf_longformer_config(const vkf_longformer_model *m) {
   return &m->f.config;
@@ -414,12 +416,8 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
   if (want & VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE)
     out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   if (want & VKF_LONGFORMER_OUT_POOLER_OUTPUT) {
-    vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", pre), x, 1, 0, 1);
-    int64_t bd[2] = {batch, d};
-    cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", pre), cls, 2, bd);
-    vkf_value pooled =
-        vkf_tanh(g, NAME(nm, "%spooler", pre), linear(m, g, pre, "pooler.dense", cls, dt));
-    out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
+    out->pooler_output =
+        vkf_arch_f32_output(g, vkf_nn_pooler(&aw, g, x, batch, d), "pooler_output");
   }
   if (want & VKF_LONGFORMER_OUT_LOGITS) {
     vkf_value logits;
@@ -427,9 +425,7 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
       logits = linear(m, g, "", "classifier", x, dt); /* [B, S, labels] */
     } else {
       /* LongformerClassificationHead: dense, tanh, out_proj on the first token. */
-      vkf_value cls = vkf_slice(g, "classifier.first_token", x, 1, 0, 1);
-      int64_t bd[2] = {batch, d};
-      cls = vkf_reshape(g, "classifier.first_token_flat", cls, 2, bd);
+      vkf_value cls = vkf_nn_first_token(g, "classifier", x, batch, d);
       vkf_value h = vkf_tanh(g, "classifier.tanh", linear(m, g, "", "classifier.dense", cls, dt));
       logits = linear(m, g, "", "classifier.out_proj", h, dt); /* [B, labels] */
     }

@@ -31,7 +31,8 @@ vkf_value vkf_longformer_attention(vkf_graph *g, const char *np_, const vkf_bloc
   char at[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%sattention.self", np_);
 
-  vkf_value y = vkf_nn_project(g, VKF_NAME(nm, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE, VKF_NO_VALUE);
+  vkf_value y =
+      vkf_nn_project(g, VKF_NAME(nm, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE, VKF_NO_VALUE);
   int64_t split[4] = {b, n, 3 * h, dh};
   vkf_value ys = vkf_reshape(g, VKF_NAME(nm, "%s.qkv_heads", at), y, 4, split);
   vkf_value q = vkf_nn_heads(g, VKF_NAME(nm, "%s.q", at), ys, 0, h);
@@ -72,11 +73,13 @@ vkf_value vkf_longformer_attention(vkf_graph *g, const char *np_, const vkf_bloc
   parts[count++] = local;
   if (p > 0) {
     vkf_value xg = rows_of(g, VKF_NAME(nm, "%s.global_rows", at), x, b * n, d, io->global_rows);
-    vkf_value qg = vkf_nn_project(g, VKF_NAME(nm, "%s.query_global", at), xg, &gw->q, VKF_ACT_NONE, VKF_NO_VALUE);
+    vkf_value qg = vkf_nn_project(g, VKF_NAME(nm, "%s.query_global", at), xg, &gw->q, VKF_ACT_NONE,
+                                  VKF_NO_VALUE);
     int64_t qsplit[4] = {b, p, h, dh};
     qg = vkf_reshape(g, VKF_NAME(nm, "%s.query_global_split", at), qg, 4, qsplit);
     qg = vkf_nn_heads(g, VKF_NAME(nm, "%s.qg", at), qg, 0, h);
-    vkf_value kvg = vkf_nn_project(g, VKF_NAME(nm, "%s.kv_global", at), x, &gw->kv, VKF_ACT_NONE, VKF_NO_VALUE);
+    vkf_value kvg =
+        vkf_nn_project(g, VKF_NAME(nm, "%s.kv_global", at), x, &gw->kv, VKF_ACT_NONE, VKF_NO_VALUE);
     int64_t kvsplit[4] = {b, n, 2 * h, dh};
     kvg = vkf_reshape(g, VKF_NAME(nm, "%s.kv_global_split", at), kvg, 4, kvsplit);
     vkf_value kgl = vkf_nn_heads(g, VKF_NAME(nm, "%s.kg", at), kvg, 0, h);
@@ -91,5 +94,6 @@ vkf_value vkf_longformer_attention(vkf_graph *g, const char *np_, const vkf_bloc
   parts[count++] = io->zero_rows;
   vkf_value all = vkf_concat(g, VKF_NAME(nm, "%s.outputs", at), parts, count, 1);
   vkf_value ctx = rows_of(g, VKF_NAME(nm, "%s.context", at), all, b * (n + p + 1), d, io->scatter);
-  return vkf_nn_project(g, VKF_NAME(nm, "%sattention.output.dense", np_), ctx, &w->out, VKF_ACT_NONE, x);
+  return vkf_nn_project(g, VKF_NAME(nm, "%sattention.output.dense", np_), ctx, &w->out,
+                        VKF_ACT_NONE, x);
 }

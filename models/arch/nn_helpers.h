@@ -16,12 +16,21 @@ vkf_value vkf_nn_filled(const vkf_arch_weights *w, vkf_graph *g, const char *key
 vkf_value vkf_nn_linear(const vkf_arch_weights *w, vkf_graph *g, const char *module, vkf_value x,
                         vkf_activation act);
 /* nn.LayerNorm MODULE over the last dim. */
-vkf_value vkf_nn_layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *module,
-                           vkf_value x, float eps);
+vkf_value vkf_nn_layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *module, vkf_value x,
+                           float eps);
 /* BERT's extended attention mask: (mask - 1) · big added to every score of a row's keys.
  * mask_f f32 [B, N] of 0 / 1 -> f32 [B, 1, 1, N]. */
-vkf_value vkf_nn_mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask_f,
-                           int64_t batch, int64_t n);
+vkf_value vkf_nn_mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask_f, int64_t batch,
+                           int64_t n);
+/* Token 0 of every row, x [B, N, D] -> [B, D] (nodes NAME.first_token and NAME.first_token_flat).
+ */
+vkf_value vkf_nn_first_token(vkf_graph *g, const char *name, vkf_value x, int64_t batch, int64_t d);
+/* BertPooler (also Longformer's): tanh(pooler.dense(first token)), x [B, N, D] -> [B, D]. */
+vkf_value vkf_nn_pooler(const vkf_arch_weights *w, vkf_graph *g, vkf_value x, int64_t batch,
+                        int64_t d);
+/* xs[0..count) joined along `axis`, at most 8 per concat node (a tree of them); xs is scratch. */
+vkf_value vkf_nn_concat_many(vkf_graph *g, const char *name, vkf_value *xs, int64_t count,
+                             uint32_t axis);
 /* A block linear layer (transformer_block.h) with an epilogue activation and residual. */
 vkf_value vkf_nn_project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
                          vkf_activation act, vkf_value residual);

@@ -80,10 +80,12 @@ static vkf_status read_nystrom(void *model, const char *model_dir) {
   return vkf_nystrom_config_load(path, &((vkf_nystromformer *)model)->ny);
 }
 
-const vkf_arch_loader vkf_nystromformer_loader = {
-    .size = sizeof(vkf_nystromformer), .files_at = offsetof(vkf_nystromformer, f),
-    .model_types = k_model_types,      .refusal = "is not supported (nystromformer)",
-    .configure = read_nystrom,         .check = check_tensors};
+const vkf_arch_loader vkf_nystromformer_loader = {.size = sizeof(vkf_nystromformer),
+                                                  .files_at = offsetof(vkf_nystromformer, f),
+                                                  .model_types = k_model_types,
+                                                  .refusal = "is not supported (nystromformer)",
+                                                  .configure = read_nystrom,
+                                                  .check = check_tensors};
 
 const vkf_hf_config *vkf_nystromformer_config(const vkf_nystromformer *m) {
   return &m->f.config;
@@ -183,8 +185,7 @@ vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t 
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
   vkf_value types = vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn);
   /* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
-  vkf_value bias =
-      vkf_nn_mask_bias(&w, g, vkf_cast(g, "attention_mask.f32", mask, VKF_F32), b, n);
+  vkf_value bias = vkf_nn_mask_bias(&w, g, vkf_cast(g, "attention_mask.f32", mask, VKF_F32), b, n);
   char nm[NY_NAME_MAX];
   vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", m->prefix),
                            vkf_arch_weight(&w, g, "embeddings.word_embeddings.weight"), ids);

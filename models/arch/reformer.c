@@ -187,10 +187,12 @@ static vkf_status check(void *model) {
   return check_tensors(m);
 }
 
-const vkf_arch_loader vkf_reformer_loader = {
-    .size = sizeof(vkf_reformer),  .files_at = offsetof(vkf_reformer, f),
-    .model_types = k_model_types,  .refusal = "is not supported (reformer)",
-    .configure = read_reformer,    .check = check};
+const vkf_arch_loader vkf_reformer_loader = {.size = sizeof(vkf_reformer),
+                                             .files_at = offsetof(vkf_reformer, f),
+                                             .model_types = k_model_types,
+                                             .refusal = "is not supported (reformer)",
+                                             .configure = read_reformer,
+                                             .check = check};
 
 const vkf_hf_config *vkf_reformer_hf_config(const vkf_reformer *m) {
   return &m->f.config;

@@ -17,6 +17,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 
 #define NAME VKF_NAME
@@ -184,10 +185,11 @@ static vkf_status check(void *model) {
   return m->head ? check_head(m) : VKF_OK;
 }
 
-const vkf_arch_loader vkf_txl_loader = {
-    .size = sizeof(vkf_txl_model), .files_at = offsetof(vkf_txl_model, f),
-    .open = open_files,            .check = check,
-    .f32_only = "Transformer-XL"};
+const vkf_arch_loader vkf_txl_loader = {.size = sizeof(vkf_txl_model),
+                                        .files_at = offsetof(vkf_txl_model, f),
+                                        .open = open_files,
+                                        .check = check,
+                                        .f32_only = "Transformer-XL"};
 
 int64_t vkf_txl_next_mem_len(const vkf_txl_model *m, int64_t mem_len, int64_t seq_len) {
   int64_t end = mem_len + seq_len;
@@ -216,21 +218,6 @@ static vkf_value linear(txl_ctx *x, const char *node, vkf_value in, vkf_value w,
   return vkf_matmul(x->g, node, in, w, &o);
 }
 
-/* `count` values joined along `axis` in order, at most 8 per concat node (a tree of them);
- * overwrites xs. */
-static vkf_value concat_many(vkf_graph *g, const char *name, vkf_value *xs, int64_t count,
-                             uint32_t axis) {
-  while (count > 1) {
-    int64_t n = 0;
-    for (int64_t i = 0; i < count; i += 8) {
-      uint32_t k = (uint32_t)(count - i < 8 ? count - i : 8);
-      xs[n++] = k == 1 ? xs[i] : vkf_concat(g, name, xs + i, k, axis);
-    }
-    count = n;
-  }
-  return xs[0];
-}
-
 /* AdaptiveEmbedding: ids [B, Q] -> [B, Q, d_model], times sqrt(d_model). With div_val > 1 each
  * cluster's table is projected to d_model first (one matmul per cluster, the rows Hugging Face
  * projects token by token) and the projected tables stacked, so one gather serves every id. */
@@ -252,7 +239,7 @@ static vkf_value embed(txl_ctx *x, vkf_value ids) {
                          weight(x, "word_emb.emb_layers.%lld.weight", (long long)i),
                          weight(x, "word_emb.emb_projs.%lld", (long long)i), VKF_NO_VALUE,
                          VKF_NO_VALUE);
-    vkf_value table = concat_many(g, "word_emb.tables", tables, count, 0);
+    vkf_value table = vkf_nn_concat_many(g, "word_emb.tables", tables, count, 0);
     e = vkf_gather(g, "word_emb", table, ids);
   }
   return vkf_scale(g, "word_emb.scale", e, (float)sqrt((double)c->d_model));
@@ -466,7 +453,7 @@ static vkf_value adaptive_log_softmax(txl_ctx *x, vkf_value hid) {
                          vkf_slice(g, NULL, head_lp, 1, col, col + 1));
     }
   }
-  vkf_value out = concat_many(g, "crit.logprobs", parts, clusters, 1);
+  vkf_value out = vkf_nn_concat_many(g, "crit.logprobs", parts, clusters, 1);
   return out;
 }
 
@@ -541,7 +528,7 @@ vkf_status vkf_txl_build(vkf_txl_model *m, const vkf_txl_build_options *o, vkf_t
       parts[l] = vkf_reshape(g, NAME(n, "new_mems.%lld", (long long)l),
                              vkf_slice(g, NULL, cat, 1, beg, x.k), 4, row_shape);
   }
-  vkf_value mem_out = o->mems ? concat_many(g, "new_mems", parts, L, 1) : VKF_NO_VALUE;
+  vkf_value mem_out = o->mems ? vkf_nn_concat_many(g, "new_mems", parts, L, 1) : VKF_NO_VALUE;
   free(parts);
   if (o->last_hidden_state) out->last_hidden_state = vkf_graph_output(g, h, "last_hidden_state");
   if (o->prediction_scores) {

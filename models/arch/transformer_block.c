@@ -296,7 +296,8 @@ static vkf_value merge_and_project(vkf_graph *g, const char *np, const vkf_block
     e = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), e, act_dtype);
   e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd); /* [B, N, H, Dh] */
   e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);   /* [B, N, H·Dh] */
-  return vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+  return vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE,
+                        residual);
 }
 
 vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_names *nm,
@@ -310,7 +311,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   vkf_value q, k, v;
   if (!vkf_value_valid(memory) || memory.id == x.id) {
     vkf_value y = vkf_nn_project(g, VKF_NAME(nm1, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE,
-                          VKF_NO_VALUE); /* [B, N, (H + 2Hkv)·Dh] */
+                                 VKF_NO_VALUE); /* [B, N, (H + 2Hkv)·Dh] */
     int64_t split[4] = {b, n, z.h + 2 * z.hkv, z.dh};
     y = vkf_reshape(g, VKF_NAME(nm1, "%s.qkv_heads", at), y, 4, split);
     q = vkf_nn_heads(g, VKF_NAME(nm1, "%s.q", at), y, 0, z.h); /* [B, H, N, Dh] */
@@ -326,7 +327,8 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
         VKF_NO_VALUE, w->qkv.in_out};
     if (vkf_value_valid(w->qkv.bias))
       lq.bias = vkf_slice(g, VKF_NAME(nm1, "%s.q.bias", at), w->qkv.bias, 0, 0, qd);
-    vkf_value yq = vkf_nn_project(g, VKF_NAME(nm1, "%s.q_proj", at), x, &lq, VKF_ACT_NONE, VKF_NO_VALUE);
+    vkf_value yq =
+        vkf_nn_project(g, VKF_NAME(nm1, "%s.q_proj", at), x, &lq, VKF_ACT_NONE, VKF_NO_VALUE);
     int64_t qs[4] = {b, n, z.h, z.dh};
     yq = vkf_reshape(g, VKF_NAME(nm1, "%s.q_split", at), yq, 4, qs);
     q = vkf_nn_heads(g, VKF_NAME(nm1, "%s.q", at), yq, 0, z.h);
@@ -403,7 +405,7 @@ vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_name
   if (c->mlp == VKF_BLOCK_MLP_GATED && vkf_value_valid(w->gate_up.weight)) {
     /* [B, N, 2I]: the gate's columns, then up's; silu(gate) * up is one elementwise kernel */
     vkf_value gu = vkf_nn_project(g, VKF_NAME(nm1, "%s.gate_up", up), x, &w->gate_up, VKF_ACT_NONE,
-                           VKF_NO_VALUE);
+                                  VKF_NO_VALUE);
     uint32_t last = vkf_value_valid(gu) ? vkf_graph_tensor(g, gu)->rank - 1 : 0;
     int64_t inter = dim_of(g, gu, last) / 2;
     vkf_value gate = vkf_slice(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), gu, last, 0, inter);
@@ -412,13 +414,14 @@ vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_name
     h = vkf_mul(g, VKF_NAME(nm1, "%s.gated", up), gate, h);
   } else if (c->mlp == VKF_BLOCK_MLP_GATED) {
     vkf_value gate = vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), x, &w->gate, c->act,
-                             VKF_NO_VALUE); /* [B, N, I] */
+                                    VKF_NO_VALUE); /* [B, N, I] */
     h = vkf_nn_project(g, up, x, &w->up, VKF_ACT_NONE, VKF_NO_VALUE);
     h = vkf_mul(g, VKF_NAME(nm1, "%s.gated", up), gate, h);
   } else {
     h = vkf_nn_project(g, up, x, &w->up, c->act, VKF_NO_VALUE); /* [B, N, I] */
   }
-  return vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_down), h, &w->down, VKF_ACT_NONE, residual);
+  return vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_down), h, &w->down, VKF_ACT_NONE,
+                        residual);
 }
 
 vkf_value vkf_block_build(vkf_graph *g, const char *np, const vkf_block_names *nm,

@@ -61,9 +61,8 @@ struct vkf_vit_model {
 
 static vkf_status load_preprocessor(void *model, const char *model_dir) {
   vkf_vit_model *m = model;
-  (void)model_dir; /* m->f.dir */
   char path[4096];
-  snprintf(path, sizeof path, "%s/preprocessor_config.json", m->f.dir);
+  snprintf(path, sizeof path, "%s/preprocessor_config.json", model_dir);
   struct stat sb;
   if (stat(path, &sb) == 0) {
     VKF_RETURN_IF_ERROR(vkf_hf_preprocessor_load(path, &m->pre));
@@ -218,10 +217,12 @@ static int is_vision(void *model) {
   return ((vkf_vit_model *)model)->f.config.family == VKF_HF_FAMILY_VISION;
 }
 
-const vkf_arch_loader vkf_vit_loader = {
-    .size = sizeof(vkf_vit_model), .files_at = offsetof(vkf_vit_model, f),
-    .accepts = is_vision,          .refusal = "is not a ViT/DeiT model",
-    .configure = load_preprocessor, .check = check_tensors};
+const vkf_arch_loader vkf_vit_loader = {.size = sizeof(vkf_vit_model),
+                                        .files_at = offsetof(vkf_vit_model, f),
+                                        .accepts = is_vision,
+                                        .refusal = "is not a ViT/DeiT model",
+                                        .configure = load_preprocessor,
+                                        .check = check_tensors};
 
 vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
   void *m = NULL;
