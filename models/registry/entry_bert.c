@@ -35,8 +35,8 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_bert_model *m = impl;
   const vkf_hf_config *c = vkf_bert_config(m);
-  *in_count = vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size,
-                                      c->type_vocab_size);
+  *in_count =
+      vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size, c->type_vocab_size);
   uint32_t bits[VKF_MODEL_MAX_IO];
   *out_count = outputs_of(m, out, bits);
 }
@@ -90,5 +90,14 @@ static int64_t attention_layers(const void *impl) {
 }
 
 const vkf_arch_entry vkf_entry_bert = {
-    "bert", model_types, architectures, &vkf_bert_loader, architecture, declare, build,
-    .attention_layers = attention_layers, .text = 1, .embed = embed};
+    .family = "bert",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_bert_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .attention_layers = attention_layers,
+    .text = 1,
+    .embed = embed,
+};

@@ -33,8 +33,8 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_bigbird_model *m = impl;
   const vkf_hf_config *c = vkf_bigbird_config(m);
-  *in_count = vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size,
-                                      c->type_vocab_size);
+  *in_count =
+      vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size, c->type_vocab_size);
   uint32_t bits[VKF_MODEL_MAX_IO];
   *out_count = outputs_of(m, out, bits);
 }
@@ -68,5 +68,13 @@ static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM"
                                             "BigBirdForSequenceClassification", NULL};
 
 const vkf_arch_entry vkf_entry_bigbird = {
-    "bigbird", model_types, architectures, &vkf_bigbird_loader, architecture, declare, build,
-    .text = 1, .pooled_embed = VKF_POOL_MEAN};
+    .family = "bigbird",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_bigbird_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .pooled_embed = VKF_POOL_MEAN,
+};

@@ -13,8 +13,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   const vkf_hf_config *c = vkf_decoder_config(m);
   *in_count = vkf_declare_text_inputs(in, 2, vkf_decoder_max_positions(m), c->vocab_size, 0);
   uint32_t n = 0;
-  if (vkf_decoder_has_lm_head(m))
-    out[n++] = vkf_declare_f32("logits", 3, c->vocab_size);
+  if (vkf_decoder_has_lm_head(m)) out[n++] = vkf_declare_f32("logits", 3, c->vocab_size);
   out[n++] = vkf_declare_f32("last_hidden_state", 3, c->hidden_size);
   *out_count = n;
 }
@@ -63,5 +62,14 @@ static const char *const architectures[] = {
     "MistralModel",    "Qwen2ForCausalLM", "Qwen2Model",       NULL};
 
 const vkf_arch_entry vkf_entry_decoder = {
-    "decoder", model_types, architectures, &vkf_decoder_loader, architecture, declare, build,
-    .text = 1, .chat = 1, .generate = generate};
+    .family = "decoder",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_decoder_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .chat = 1,
+    .generate = generate,
+};

@@ -102,5 +102,13 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
                                             NULL};
 
 const vkf_arch_entry vkf_entry_encdec = {
-    "encdec", model_types, architectures, &vkf_encdec_loader, architecture, declare, build,
-    .text = 1, .generate = generate};
+    .family = "encdec",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_encdec_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .generate = generate,
+};

@@ -114,5 +114,14 @@ static const char *const architectures[] = {"LongformerModel", "LongformerForTok
                                             "LongformerForQuestionAnswering", NULL};
 
 const vkf_arch_entry vkf_entry_longformer = {
-    "longformer", model_types, architectures, &vkf_longformer_loader, architecture, declare, build,
-    .derive = derive, .text = 1, .pooled_embed = VKF_POOL_MEAN};
+    .family = "longformer",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_longformer_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .derive = derive,
+    .text = 1,
+    .pooled_embed = VKF_POOL_MEAN,
+};

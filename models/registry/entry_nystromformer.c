@@ -12,8 +12,8 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_hf_config *c = vkf_nystromformer_config(impl);
   const vkf_nystrom_config *ny = vkf_nystromformer_nystrom_config(impl);
-  *in_count = vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size,
-                                      c->type_vocab_size);
+  *in_count =
+      vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size, c->type_vocab_size);
   /* fewer landmarks than segment_means_seq_len: segments of exactly that many tokens */
   if (ny->num_landmarks != ny->segment_means_seq_len)
     for (uint32_t i = 0; i < *in_count; i++) in[i].exact_seq = ny->segment_means_seq_len;
@@ -38,5 +38,13 @@ static const char *const model_types[] = {"nystromformer", NULL};
 static const char *const architectures[] = {"NystromformerModel", NULL};
 
 const vkf_arch_entry vkf_entry_nystromformer = {
-    "nystromformer", model_types, architectures, &vkf_nystromformer_loader, architecture, declare, build,
-    .text = 1, .pooled_embed = VKF_POOL_MEAN};
+    .family = "nystromformer",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_nystromformer_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .pooled_embed = VKF_POOL_MEAN,
+};

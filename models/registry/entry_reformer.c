@@ -56,5 +56,13 @@ static const char *const architectures[] = {"ReformerModel", "ReformerModelWithL
                                             "ReformerForMaskedLM", NULL};
 
 const vkf_arch_entry vkf_entry_reformer = {
-    "reformer", model_types, architectures, &vkf_reformer_loader, architecture, declare, build,
-    .text = 1, .generate = generate};
+    .family = "reformer",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_reformer_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .generate = generate,
+};

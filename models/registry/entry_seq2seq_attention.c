@@ -116,5 +116,15 @@ static const char *const model_types[] = {"d2l_seq2seq_attention", NULL};
 static const char *const architectures[] = {"D2LSeq2SeqAttention", NULL};
 
 const vkf_arch_entry vkf_entry_seq2seq_attention = {
-    "seq2seq_attention", model_types, architectures, &vkf_s2sa_loader, architecture, declare, build,
-    .derive = derive, .text = 1, .generate = generate, .additive_attention = 1};
+    .family = "seq2seq_attention",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_s2sa_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .derive = derive,
+    .text = 1,
+    .generate = generate,
+    .additive_attention = 1,
+};

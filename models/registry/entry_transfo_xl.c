@@ -91,5 +91,13 @@ static const char *const model_types[] = {"transfo-xl", NULL};
 static const char *const architectures[] = {"TransfoXLLMHeadModel", "TransfoXLModel", NULL};
 
 const vkf_arch_entry vkf_entry_transfo_xl = {
-    "transfo_xl", model_types, architectures, &vkf_txl_loader, architecture, declare, build,
-    .text = 1, .generate = generate};
+    .family = "transfo_xl",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_txl_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .generate = generate,
+};

@@ -70,5 +70,13 @@ static int64_t attention_layers(const void *impl) {
 }
 
 const vkf_arch_entry vkf_entry_vit = {
-    "vit", model_types, architectures, &vkf_vit_loader, architecture, declare, build,
-    .attention_layers = attention_layers, .classify = classify};
+    .family = "vit",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_vit_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .attention_layers = attention_layers,
+    .classify = classify,
+};
