@@ -70,6 +70,17 @@ vkf_value vkf_nn_concat_many(vkf_graph *g, const char *name, vkf_value *xs, int6
   return xs[0];
 }
 
+vkf_value vkf_nn_block_norm(vkf_graph *g, const char *name, const vkf_block_config *c, vkf_value x,
+                            vkf_value gamma, vkf_value beta) {
+  vkf_norm_options o = {.eps = c->norm_eps, .gamma = gamma, .beta = beta};
+  return c->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, name, x, &o) : vkf_layernorm(g, name, x, &o);
+}
+
+int64_t vkf_nn_dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
+  const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
+  return t && axis < t->rank ? t->shape[axis] : 1;
+}
+
 vkf_value vkf_nn_project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
                          vkf_activation act, vkf_value residual) {
   vkf_matmul_options o = {

@@ -31,6 +31,12 @@ vkf_value vkf_nn_pooler(const vkf_arch_weights *w, vkf_graph *g, vkf_value x, in
 /* xs[0..count) joined along `axis`, at most 8 per concat node (a tree of them); xs is scratch. */
 vkf_value vkf_nn_concat_many(vkf_graph *g, const char *name, vkf_value *xs, int64_t count,
                              uint32_t axis);
+/* The block's norm (vkf_block_config.norm: LayerNorm or RMSNorm, norm_eps) of x. */
+vkf_value vkf_nn_block_norm(vkf_graph *g, const char *name, const vkf_block_config *c, vkf_value x,
+                            vkf_value gamma, vkf_value beta);
+/* Dim `axis` of v, or 1 when v is absent or has fewer dims (a sticky error is already recorded
+ * and is what the caller will report). */
+int64_t vkf_nn_dim_of(vkf_graph *g, vkf_value v, uint32_t axis);
 /* A block linear layer (transformer_block.h) with an epilogue activation and residual. */
 vkf_value vkf_nn_project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
                          vkf_activation act, vkf_value residual);

@@ -210,26 +210,14 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   }
 }
 
-static vkf_value norm(vkf_graph *g, const char *name, const vkf_block_config *c, vkf_value x,
-                      vkf_value gamma, vkf_value beta) {
-  vkf_norm_options o = {.eps = c->norm_eps, .gamma = gamma, .beta = beta};
-  return c->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, name, x, &o) : vkf_layernorm(g, name, x, &o);
-}
-
-/* A dim of v, or 1 when v is absent (a sticky error is already recorded and is what the caller
- * will report). */
-static int64_t dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
-  const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
-  return t && axis < t->rank ? t->shape[axis] : 1;
-}
-
 void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
                         const vkf_block_config *c, const vkf_block_weights *w, vkf_value memory,
                         vkf_value *out_k, vkf_value *out_v) {
   dims z = dims_of(c);
   char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%s%s", np, nm->attention);
-  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
+  int64_t b = vkf_nn_dim_of(g, memory, 0), m = vkf_nn_dim_of(g, memory, 1), qd = z.h * z.dh,
+          kvd = z.hkv * z.dh;
   uint32_t out_axis = w->qkv.in_out ? 1 : 0;
   vkf_block_linear lkv = {
       vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
@@ -305,7 +293,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
                               vkf_value residual) {
   dims z = dims_of(c);
-  int64_t b = dim_of(g, x, 0), n = dim_of(g, x, 1);
+  int64_t b = vkf_nn_dim_of(g, x, 0), n = vkf_nn_dim_of(g, x, 1);
   char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%s%s", np, nm->attention);
   vkf_value q, k, v;
@@ -407,7 +395,7 @@ vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_name
     vkf_value gu = vkf_nn_project(g, VKF_NAME(nm1, "%s.gate_up", up), x, &w->gate_up, VKF_ACT_NONE,
                                   VKF_NO_VALUE);
     uint32_t last = vkf_value_valid(gu) ? vkf_graph_tensor(g, gu)->rank - 1 : 0;
-    int64_t inter = dim_of(g, gu, last) / 2;
+    int64_t inter = vkf_nn_dim_of(g, gu, last) / 2;
     vkf_value gate = vkf_slice(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), gu, last, 0, inter);
     h = vkf_slice(g, up, gu, last, inter, 2 * inter);
     gate = vkf_silu(g, VKF_NAME(nm1, "%s%s.act", np, nm->mlp_gate), gate);
@@ -431,13 +419,13 @@ vkf_value vkf_block_build(vkf_graph *g, const char *np, const vkf_block_names *n
   VKF_NAME(a, "%s%s", np, nm->attn_norm);
   VKF_NAME(m, "%s%s", np, nm->mlp_norm);
   if (c->order == VKF_BLOCK_PRE_NORM) {
-    vkf_value h = norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
+    vkf_value h = vkf_nn_block_norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
     x = vkf_block_attention(g, np, nm, c, w, io, h, VKF_NO_VALUE, x);
-    h = norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
+    h = vkf_nn_block_norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
     return vkf_block_mlp_build(g, np, nm, c, w, h, x);
   }
   x = vkf_block_attention(g, np, nm, c, w, io, x, VKF_NO_VALUE, x);
-  x = norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
+  x = vkf_nn_block_norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
   x = vkf_block_mlp_build(g, np, nm, c, w, x, x);
-  return norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
+  return vkf_nn_block_norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
 }
