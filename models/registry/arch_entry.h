@@ -12,6 +12,7 @@ typedef struct vkf_arch_entry {
   const char *const *architectures; /* NULL-terminated Hugging Face class names */
   /* How its checkpoints load, unload and quantise (models/arch/arch_loader.h). */
   const vkf_arch_loader *loader;
+  /* The checkpoint's Hugging Face class; NULL: the family has one, architectures[0]. */
   const char *(*architecture)(const void *impl);
   /* Fills the declaration of this checkpoint's inputs and outputs; returns the counts. */
   void (*declare)(const void *impl, vkf_model_io *inputs, uint32_t *input_count,

@@ -3,11 +3,6 @@
 #include "models/arch/nystromformer.h"
 #include "models/registry/arch_entry.h"
 
-static const char *architecture(const void *impl) {
-  (void)impl;
-  return "NystromformerModel";
-}
-
 static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_model_io *out,
                     uint32_t *out_count) {
   const vkf_hf_config *c = vkf_nystromformer_config(impl);
@@ -42,7 +37,6 @@ const vkf_arch_entry vkf_entry_nystromformer = {
     .model_types = model_types,
     .architectures = architectures,
     .loader = &vkf_nystromformer_loader,
-    .architecture = architecture,
     .declare = declare,
     .build = build,
     .text = 1,

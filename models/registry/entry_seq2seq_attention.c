@@ -10,11 +10,6 @@
 #include "models/arch/seq2seq_attention.h"
 #include "models/registry/arch_entry.h"
 
-static const char *architecture(const void *impl) {
-  (void)impl;
-  return "D2LSeq2SeqAttention";
-}
-
 enum { OUT_LOGITS = 0, OUT_WEIGHTS, OUT_ENCODER };
 
 static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_model_io *out,
@@ -120,7 +115,6 @@ const vkf_arch_entry vkf_entry_seq2seq_attention = {
     .model_types = model_types,
     .architectures = architectures,
     .loader = &vkf_s2sa_loader,
-    .architecture = architecture,
     .declare = declare,
     .build = build,
     .derive = derive,

@@ -135,7 +135,8 @@ const char *vkf_model_dir(const vkf_model *m) {
   return m->dir;
 }
 const char *vkf_model_architecture(const vkf_model *m) {
-  return m->entry->architecture(m->impl);
+  const vkf_arch_entry *e = m->entry;
+  return e->architecture ? e->architecture(m->impl) : e->architectures[0];
 }
 void *vkf_model_impl(const vkf_model *m) {
   return m->impl;
