@@ -13,6 +13,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 #include "models/formats/checkpoint.h"
 #include "models/formats/weight_cache.h"
@@ -79,7 +80,8 @@ static vkf_status expect(const vkf_bert_model *m, const char *suffix, int64_t d0
   return vkf_arch_expect2(m->f.ck, m->prefix, suffix, d0, d1);
 }
 
-static vkf_status check_tensors(vkf_bert_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_bert_model *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
   const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size;
@@ -130,35 +132,30 @@ static vkf_status check_tensors(vkf_bert_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
-  *out_model = NULL;
-  vkf_bert_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  /* roberta / xlm-roberta share the TEXT family but use BPE vocabularies and offset positions. */
-  if (!s && strcmp(m->f.config.model_type, "bert") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (bert)", model_dir,
-                        m->f.config.model_type);
-  if (!s) s = vkf_bert_pipeline_load(model_dir, &m->f.config, &m->pipeline);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_bert_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
+/* roberta / xlm-roberta share the TEXT family but use BPE vocabularies and offset positions. */
+static const char *const k_model_types[] = {"bert", NULL};
+
+static vkf_status read_pipeline(void *model, const char *model_dir) {
+  vkf_bert_model *m = model;
+  return vkf_bert_pipeline_load(model_dir, &m->f.config, &m->pipeline);
 }
 
-vkf_status vkf_bert_quantize(vkf_bert_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
+const vkf_arch_loader vkf_bert_loader = {.size = sizeof(vkf_bert_model),
+                                         .files_at = offsetof(vkf_bert_model, f),
+                                         .model_types = k_model_types,
+                                         .refusal = "is not supported (bert)",
+                                         .configure = read_pipeline,
+                                         .check = check_tensors};
+
+vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model) {
+  void *m = NULL;
+  vkf_status s = vkf_arch_load(&vkf_bert_loader, model_dir, &m);
+  *out_model = m;
+  return s;
 }
 
 void vkf_bert_destroy(vkf_bert_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
+  vkf_arch_unload(&vkf_bert_loader, m);
 }
 
 const vkf_hf_config *vkf_bert_config(const vkf_bert_model *m) {
@@ -237,34 +234,6 @@ static void fill_ones(float *out, size_t count, const void *user) {
   for (size_t i = 0; i < count; i++) out[i] = 1.0f;
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
-static vkf_value layernorm(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
-                           vkf_value x, vkf_dtype dt) {
-  char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
-  vkf_norm_options o = {
-      .eps = (float)m->f.config.layer_norm_eps,
-      .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
-      .beta = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
-  };
-  return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
-}
-
-/* Linear layer prefix + `module` (torch weight [out, in]) with the GEMM epilogue. */
-static vkf_value linear(vkf_bert_model *m, vkf_graph *g, const char *prefix, const char *module,
-                        vkf_value x, vkf_activation act, vkf_dtype dt) {
-  char a[BERT_NAME_MAX], b[BERT_NAME_MAX], nm[BERT_NAME_MAX];
-  vkf_arch_weights w = {m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
-                          .activation = act};
-  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
-                    vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
-}
-
 /* Key padding as lengths: the mask is ones then zeros, so its row sums are the attention's kv_len,
  * which skips padded key blocks instead of adding a bias. Sums of 0/1 in f32 are exact and the
  * cast back truncates an exact integer. mask_f f32 [B, N] -> i32 [B]. */
@@ -279,21 +248,6 @@ static vkf_value mask_lengths(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f,
   int64_t b1[1] = {batch};
   lens = vkf_reshape(g, "attention_mask.rows", lens, 1, b1);
   return vkf_cast(g, "kv_len", lens, VKF_I32);
-}
-
-/* BertModel's extended attention mask: (mask - 1) · big, added to every score of the row's keys.
- * mask_f f32 [B, N] -> f32 [B, 1, 1, N]. */
-static vkf_value mask_bias(vkf_bert_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
-                           int64_t n) {
-  const float minus = -VKF_MASKED_SCORE;
-  int64_t one[1] = {1};
-  vkf_arch_weights w = weights_of(m, 0, VKF_F32);
-  vkf_value lowest =
-      vkf_arch_computed(&w, g, "attention_mask.masked_score", VKF_F32, 1, one, fill_value, &minus);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, VKF_MASKED_SCORE);
-  bias = vkf_add(g, "attention_mask.bias", bias, lowest); /* 0 kept, -big masked */
-  int64_t shape[4] = {batch, 1, 1, n};
-  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
 }
 
 static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_value mask,
@@ -311,23 +265,14 @@ static vkf_value sentence_embedding(vkf_bert_model *m, vkf_graph *g, vkf_value x
   return e;
 }
 
-/* BertPooler: tanh(dense(first token)). x [B, N, D] -> [B, D]. */
-static vkf_value pooler(vkf_bert_model *m, vkf_graph *g, vkf_value x, int64_t batch, vkf_dtype dt) {
-  char nm[BERT_NAME_MAX];
-  vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
-  int64_t bd[2] = {batch, m->f.config.hidden_size};
-  cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
-  vkf_value p = linear(m, g, m->prefix, "pooler.dense", cls, VKF_ACT_NONE, dt);
-  return vkf_tanh(g, NAME(nm, "%spooler", m->prefix), p);
-}
-
 /* BertOnlyMLMHead: transform (dense, activation, LayerNorm), then the decoder, whose weight is
  * the word embeddings unless the file has its own. x [B, N, D] -> [B, N, V]. */
 static vkf_value masked_lm_head(vkf_bert_model *m, vkf_graph *g, vkf_value x, vkf_dtype dt) {
-  vkf_value h = linear(m, g, "", "cls.predictions.transform.dense", x,
-                       vkf_block_activation(m->f.config.hidden_act), dt);
-  h = layernorm(m, g, "", "cls.predictions.transform.LayerNorm", h, dt);
   vkf_arch_weights w = weights_of(m, 0, dt);
+  vkf_value h = vkf_nn_linear(&w, g, "cls.predictions.transform.dense", x,
+                              vkf_block_activation(m->f.config.hidden_act));
+  h = vkf_nn_layernorm(&w, g, "cls.predictions.transform.LayerNorm", h,
+                       (float)m->f.config.layer_norm_eps);
   char name[BERT_NAME_MAX];
   vkf_value dec =
       vkf_arch_has(m->f.ck, "", "cls.predictions.decoder.weight")
@@ -368,8 +313,10 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
       o.hf_forward ? vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn) : VKF_NO_VALUE;
   vkf_value mask_f = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
   vkf_block_io io = {0};
+  vkf_arch_weights w32 = weights_of(m, 0, VKF_F32), plain = weights_of(m, 0, dt),
+                   prefixed = weights_of(m, 1, dt);
   if (o.hf_forward)
-    io.bias = mask_bias(m, g, mask_f, batch, n);
+    io.bias = vkf_nn_mask_bias(&w32, g, mask_f, batch, n);
   else
     io.kv_len = mask_lengths(m, g, mask_f, batch, n);
 
@@ -381,7 +328,7 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
                            weight(m, g, "embeddings.token_type_embeddings.weight", dt), types));
   x = vkf_add(g, NAME(nm, "%sembeddings", m->prefix), x,
               position_table(m, g, n, !vkf_value_valid(types), dt));
-  x = layernorm(m, g, m->prefix, "embeddings.LayerNorm", x, dt); /* [B, N, D] */
+  x = vkf_nn_layernorm(&prefixed, g, "embeddings.LayerNorm", x, (float)c->layer_norm_eps);
   if (!vkf_hf_attn_is_softmax(c->attention.kind)) io.keep = mask_f;
   vkf_block_config bc = block_config(c, m->prefix);
   vkf_arch_weights aw = weights_of(m, 1, dt);
@@ -404,13 +351,13 @@ vkf_status vkf_bert_build(vkf_bert_model *m, const vkf_bert_build_options *optio
   vkf_value pooled = VKF_NO_VALUE;
   if ((want & VKF_BERT_OUT_POOLER_OUTPUT) ||
       ((want & VKF_BERT_OUT_LOGITS) && m->head == VKF_BERT_HEAD_CLASSIFICATION))
-    pooled = pooler(m, g, x, batch, dt);
+    pooled = vkf_nn_pooler(&prefixed, g, x, batch, c->hidden_size);
   if (want & VKF_BERT_OUT_POOLER_OUTPUT)
     out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
   if (want & VKF_BERT_OUT_LOGITS) {
     vkf_value logits = m->head == VKF_BERT_HEAD_MASKED_LM
                            ? masked_lm_head(m, g, x, dt)
-                           : linear(m, g, "", "classifier", pooled, VKF_ACT_NONE, dt);
+                           : vkf_nn_linear(&plain, g, "classifier", pooled, VKF_ACT_NONE);
     out->logits = vkf_arch_f32_output(g, logits, "logits");
   }
   if (want & VKF_BERT_OUT_SENTENCE_EMBEDDING) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/arch/bert_pipeline.h"
 #include "models/formats/hf_config.h"
 
@@ -21,11 +22,10 @@ typedef struct vkf_bert_model vkf_bert_model;
  * uses is present with the configured shape and a float dtype. Errors are one line naming the
  * directory and the file, field or tensor at fault: NOT_FOUND (directory, file, tensor), PARSE,
  * SHAPE, UNSUPPORTED (model type, position embedding type, pooling mode, dtype). */
+extern const vkf_arch_loader vkf_bert_loader;
+/* vkf_arch_load and vkf_arch_unload with vkf_bert_loader, typed. */
 vkf_status vkf_bert_load(const char *model_dir, vkf_bert_model **out_model);
 void vkf_bert_destroy(vkf_bert_model *model);
-/* --quantize: linear weights of the builds that follow become ggml blocks (see
- * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
-vkf_status vkf_bert_quantize(vkf_bert_model *model, const char *format);
 
 const vkf_hf_config *vkf_bert_config(const vkf_bert_model *model);
 const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *model);

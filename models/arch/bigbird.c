@@ -13,6 +13,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/bigbird_layout.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 #include "models/formats/checkpoint.h"
 #include "models/formats/weight_cache.h"
@@ -80,7 +81,8 @@ static vkf_status expect(const vkf_bigbird_model *m, const char *suffix, int64_t
   return vkf_arch_expect2(m->f.ck, m->prefix, suffix, d0, d1);
 }
 
-static vkf_status check_tensors(vkf_bigbird_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_bigbird_model *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
   const vkf_hf_config *c = &m->f.config;
   int64_t d = c->hidden_size;
@@ -105,39 +107,34 @@ static vkf_status check_tensors(vkf_bigbird_model *m) {
   return vkf_bigbird_head_expect(m->f.ck, m->head, c);
 }
 
-vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model) {
-  *out_model = NULL;
-  vkf_bigbird_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s && strcmp(m->f.config.model_type, "big_bird") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (big_bird)", model_dir,
-                        m->f.config.model_type);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_bigbird_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
-}
+static const char *const k_model_types[] = {"big_bird", NULL};
 
-vkf_status vkf_bigbird_quantize(vkf_bigbird_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_bigbird_destroy(vkf_bigbird_model *m) {
-  if (!m) return;
+static void free_layouts(void *model) {
+  vkf_bigbird_model *m = model;
   while (m->layouts) {
     layout_entry *e = m->layouts;
     m->layouts = e->next;
     vkf_sparse_layout_free(&e->layout);
     free(e);
   }
-  vkf_arch_files_close(&m->f);
-  free(m);
+}
+
+const vkf_arch_loader vkf_bigbird_loader = {.size = sizeof(vkf_bigbird_model),
+                                            .files_at = offsetof(vkf_bigbird_model, f),
+                                            .model_types = k_model_types,
+                                            .refusal = "is not supported (big_bird)",
+                                            .check = check_tensors,
+                                            .release = free_layouts};
+
+vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model) {
+  void *m = NULL;
+  vkf_status s = vkf_arch_load(&vkf_bigbird_loader, model_dir, &m);
+  *out_model = m;
+  return s;
+}
+
+void vkf_bigbird_destroy(vkf_bigbird_model *m) {
+  vkf_arch_unload(&vkf_bigbird_loader, m);
 }
 
 const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *m) {
@@ -170,15 +167,11 @@ static vkf_value weight(vkf_bigbird_model *m, vkf_graph *g, const char *suffix, 
   return vkf_arch_weight(&w, g, suffix);
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* A constant [rank, shape] of one value (cached under key). */
 static vkf_value constant(vkf_bigbird_model *m, vkf_graph *g, const char *key, vkf_dtype dt,
                           uint32_t rank, const int64_t *shape, const float *value) {
   vkf_arch_weights w = weights_of(m, 0, dt);
-  return vkf_arch_computed(&w, g, key, dt, rank, shape, fill_value, value);
+  return vkf_nn_filled(&w, g, key, dt, rank, shape, *value);
 }
 
 typedef struct table_fill {
@@ -228,18 +221,6 @@ static vkf_value computed(vkf_bigbird_model *m, vkf_graph *g, const char *key, v
   vkf_value v = vkf_arch_computed(&w, g, key, dt, rank, shape, fill, &f);
   if (f.status) vkf_graph_set_error(g, f.status);
   return v;
-}
-
-static vkf_value layernorm(vkf_bigbird_model *m, vkf_graph *g, const char *module, vkf_value x,
-                           vkf_dtype dt) {
-  char a[VKF_ARCH_NAME_MAX], b[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX];
-  vkf_arch_weights w = weights_of(m, 1, dt);
-  vkf_norm_options o = {
-      .eps = (float)m->f.config.layer_norm_eps,
-      .gamma = vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)),
-      .beta = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module)),
-  };
-  return vkf_layernorm(g, NAME(nm, "%s%s", m->prefix, module), x, &o);
 }
 
 /* The layout of `blocks` query blocks, built once per padded length and kept by the model. */
@@ -336,19 +317,6 @@ static void sparse_setup(vkf_bigbird_model *m, vkf_graph *g, vkf_value mask_f, i
   io->from_mask = dt == VKF_F32 ? from : vkf_cast(g, "attention_mask.from_mask_cast", from, dt);
 }
 
-/* original_full's extended mask: (mask - 1) · big added to every score of the row's keys.
- * mask_f f32 [B, n] -> f32 [B, 1, 1, n]. */
-static vkf_value full_mask_bias(vkf_bigbird_model *m, vkf_graph *g, vkf_value mask_f, int64_t batch,
-                                int64_t n) {
-  const float minus = -VKF_MASKED_SCORE;
-  int64_t one[1] = {1};
-  vkf_value lowest = constant(m, g, "attention_mask.masked_score", VKF_F32, 1, one, &minus);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mask_f, VKF_MASKED_SCORE);
-  bias = vkf_add(g, "attention_mask.bias", bias, lowest);
-  int64_t shape[4] = {batch, 1, 1, n};
-  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
-}
-
 /* BigBirdEmbeddings before the LayerNorm, padded to n tokens: (word · scale + type) + position. */
 static vkf_value embeddings(vkf_bigbird_model *m, vkf_graph *g, vkf_value ids, vkf_value types,
                             int64_t batch, int64_t t, int64_t n, vkf_dtype dt) {
@@ -380,9 +348,8 @@ static vkf_value embeddings(vkf_bigbird_model *m, vkf_graph *g, vkf_value ids, v
 static vkf_value pooler(vkf_bigbird_model *m, vkf_graph *g, vkf_value x, int64_t batch,
                         vkf_dtype dt) {
   char nm[VKF_ARCH_NAME_MAX];
-  vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", m->prefix), x, 1, 0, 1);
-  int64_t bd[2] = {batch, m->f.config.hidden_size};
-  cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", m->prefix), cls, 2, bd);
+  vkf_value cls =
+      vkf_nn_first_token(g, NAME(nm, "%spooler", m->prefix), x, batch, m->f.config.hidden_size);
   vkf_matmul_options o = {.transpose_b = 1, .bias = weight(m, g, "pooler.bias", dt)};
   vkf_value p = vkf_matmul(g, NAME(nm, "%spooler.dense", m->prefix), cls,
                            weight(m, g, "pooler.weight", dt), &o);
@@ -452,12 +419,14 @@ vkf_status vkf_bigbird_build(vkf_bigbird_model *m, const vkf_bigbird_build_optio
     sparse_setup(m, g, mask_f, batch, n, dt, &sio);
     io.attend = sparse_attend;
     io.attend_user = &sio;
-  } else {
-    io.bias = full_mask_bias(m, g, mask_f, batch, n);
+  } else { /* original_full's extended mask */
+    vkf_arch_weights w32 = weights_of(m, 0, VKF_F32);
+    io.bias = vkf_nn_mask_bias(&w32, g, mask_f, batch, n);
   }
 
   vkf_value x = embeddings(m, g, ids, types, batch, t, n, dt);
-  x = layernorm(m, g, "embeddings.LayerNorm", x, dt); /* [B, n, D] */
+  vkf_arch_weights pw = weights_of(m, 1, dt);
+  x = vkf_nn_layernorm(&pw, g, "embeddings.LayerNorm", x, (float)c->layer_norm_eps);
   vkf_block_config bc = block_config(c);
   vkf_arch_weights aw = weights_of(m, 1, dt);
   for (int64_t l = 0; l < c->num_hidden_layers; l++) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/arch/bigbird_heads.h"
 #include "models/formats/hf_config.h"
 
@@ -19,11 +20,10 @@ typedef struct vkf_bigbird_model vkf_bigbird_model;
 /* Reads DIR/config.json (model_type "big_bird") and DIR/model.safetensors (tensor names with or
  * without the "bert." prefix that task-head classes save) and checks every tensor the builder
  * uses. Errors are one line naming the directory and the file, field or tensor. */
+extern const vkf_arch_loader vkf_bigbird_loader;
+/* vkf_arch_load and vkf_arch_unload with vkf_bigbird_loader, typed. */
 vkf_status vkf_bigbird_load(const char *model_dir, vkf_bigbird_model **out_model);
 void vkf_bigbird_destroy(vkf_bigbird_model *model);
-/* --quantize: linear weights of the builds that follow become ggml blocks (see
- * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
-vkf_status vkf_bigbird_quantize(vkf_bigbird_model *model, const char *format);
 
 const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *model);
 int vkf_bigbird_has_pooler(const vkf_bigbird_model *model);

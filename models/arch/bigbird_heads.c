@@ -2,6 +2,7 @@
 #include "models/arch/bigbird_heads.h"
 
 #include "graph/ir/builder.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 
 vkf_bigbird_head vkf_bigbird_head_find(const vkf_checkpoint *ck) {
@@ -38,27 +39,12 @@ vkf_status vkf_bigbird_head_expect(const vkf_checkpoint *ck, vkf_bigbird_head he
   return VKF_OK;
 }
 
-/* Linear `module` (torch weight [out, in]) with the GEMM epilogue's activation. */
-static vkf_value linear(const vkf_arch_weights *w, vkf_graph *g, const char *module, vkf_value x,
-                        vkf_activation act) {
-  char a[VKF_ARCH_NAME_MAX], b[VKF_ARCH_NAME_MAX];
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(w, g, VKF_NAME(b, "%s.bias", module)),
-                          .activation = act};
-  return vkf_matmul(g, module, x, vkf_arch_weight(w, g, VKF_NAME(a, "%s.weight", module)), &o);
-}
-
 vkf_value vkf_bigbird_head_build(const vkf_arch_weights *w, vkf_graph *g, vkf_bigbird_head head,
                                  const vkf_hf_config *c, vkf_value word_embeddings, vkf_value x) {
   vkf_activation act = vkf_block_activation(c->hidden_act);
   if (head == VKF_BIGBIRD_HEAD_MASKED_LM) {
-    vkf_value h = linear(w, g, "cls.predictions.transform.dense", x, act);
-    vkf_norm_options no = {
-        .eps = (float)c->layer_norm_eps,
-        .gamma = vkf_arch_weight(w, g, "cls.predictions.transform.LayerNorm.weight"),
-        .beta = vkf_arch_weight(w, g, "cls.predictions.transform.LayerNorm.bias"),
-    };
-    h = vkf_layernorm(g, "cls.predictions.transform.LayerNorm", h, &no);
+    vkf_value h = vkf_nn_linear(w, g, "cls.predictions.transform.dense", x, act);
+    h = vkf_nn_layernorm(w, g, "cls.predictions.transform.LayerNorm", h, (float)c->layer_norm_eps);
     vkf_value dec = vkf_arch_has(w->ck, "", "cls.predictions.decoder.weight")
                         ? vkf_arch_weight(w, g, "cls.predictions.decoder.weight")
                         : word_embeddings;
@@ -68,9 +54,7 @@ vkf_value vkf_bigbird_head_build(const vkf_arch_weights *w, vkf_graph *g, vkf_bi
   }
   /* features[:, 0, :] -> dense -> hidden_act -> out_proj. */
   const vkf_tensor *t = vkf_value_valid(x) ? vkf_graph_tensor(g, x) : NULL;
-  int64_t bd[2] = {t ? t->shape[0] : 1, c->hidden_size};
-  vkf_value first = vkf_slice(g, "classifier.first_token", x, 1, 0, 1);
-  first = vkf_reshape(g, "classifier.first_token_flat", first, 2, bd);
-  vkf_value h = linear(w, g, "classifier.dense", first, act);
-  return linear(w, g, "classifier.out_proj", h, VKF_ACT_NONE); /* [B, labels] */
+  vkf_value first = vkf_nn_first_token(g, "classifier", x, t ? t->shape[0] : 1, c->hidden_size);
+  vkf_value h = vkf_nn_linear(w, g, "classifier.dense", first, act);
+  return vkf_nn_linear(w, g, "classifier.out_proj", h, VKF_ACT_NONE); /* [B, labels] */
 }

@@ -9,6 +9,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/rotary.h"
 #include "models/arch/transformer_block.h"
 
@@ -130,7 +131,8 @@ static vkf_block_config block_config(const vkf_decoder_model *m) {
 
 /* ---- loading ---- */
 
-static vkf_status check_tensors(vkf_decoder_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_decoder_model *m = model;
   const vkf_hf_config *c = &m->f.config;
   const family *fam = m->fam;
   m->prefix = vkf_arch_has(m->f.ck, fam->task_prefix, fam->embed) ? fam->task_prefix : "";
@@ -174,46 +176,33 @@ static vkf_status check_tensors(vkf_decoder_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model) {
-  *out_model = NULL;
-  vkf_decoder_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s) {
-    const char *type = m->f.config.model_type;
-    if (!strcmp(type, k_gpt2.model_type)) m->fam = &k_gpt2;
-    for (size_t i = 0; i < sizeof k_llama_families / sizeof *k_llama_families; i++)
-      if (!strcmp(type, k_llama_families[i].model_type)) m->fam = &k_llama_families[i];
-    if (!m->fam)
-      s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                          "%s/config.json: model_type \"%s\" is not a decoder (gpt2, llama, "
-                          "mistral, qwen2)",
-                          model_dir, type);
-  }
-  if (!s && m->fam->positions == NULL && m->f.config.head_dim % 2)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: rotary needs an even head dim, "
-                        "not %lld",
-                        model_dir, (long long)m->f.config.head_dim);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_decoder_destroy(m);
-    return s;
-  }
-  *out_model = m;
+/* Notes the family of config.json's model_type. */
+static int pick_family(void *model) {
+  vkf_decoder_model *m = model;
+  const char *type = m->f.config.model_type;
+  if (!strcmp(type, k_gpt2.model_type)) m->fam = &k_gpt2;
+  for (size_t i = 0; i < sizeof k_llama_families / sizeof *k_llama_families; i++)
+    if (!strcmp(type, k_llama_families[i].model_type)) m->fam = &k_llama_families[i];
+  return m->fam != NULL;
+}
+
+static vkf_status check_rotary(void *model, const char *model_dir) {
+  vkf_decoder_model *m = model;
+  if (m->fam->positions == NULL && m->f.config.head_dim % 2)
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s/config.json: rotary needs an even head dim, "
+                           "not %lld",
+                           model_dir, (long long)m->f.config.head_dim);
   return VKF_OK;
 }
 
-vkf_status vkf_decoder_quantize(vkf_decoder_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_decoder_destroy(vkf_decoder_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_decoder_loader = {
+    .size = sizeof(vkf_decoder_model),
+    .files_at = offsetof(vkf_decoder_model, f),
+    .accepts = pick_family,
+    .refusal = "is not a decoder (gpt2, llama, mistral, qwen2)",
+    .configure = check_rotary,
+    .check = check_tensors};
 
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *m) {
   return &m->f.config;
@@ -315,10 +304,6 @@ static void write_cache(vkf_graph *g, const char *name, vkf_value *k, vkf_value 
   if (c->read_cache) *k = kc, *v = vc;
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* The additive score mask [B, 1, N, N]: padding (mask 0) and the causal / window rule, combined as
  * the family's eager attention does. */
 static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, int64_t batch,
@@ -326,10 +311,9 @@ static vkf_value mask_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value mask, i
   char key[64];
   vkf_value causal =
       table(m, g, NAME(key, "causal_mask.%lld", (long long)n), TABLE_CAUSAL, 0, n, n, VKF_F32);
-  static const float one = 1.0f;
   int64_t shape1[1] = {1};
   vkf_arch_weights w = {m->f.ck, &m->f.owned, "", VKF_F32, m->f.quantize};
-  vkf_value ones = vkf_arch_computed(&w, g, "mask.one", VKF_F32, 1, shape1, fill_value, &one);
+  vkf_value ones = vkf_nn_filled(&w, g, "mask.one", VKF_F32, 1, shape1, 1.0f);
   vkf_value keep = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
   vkf_value pad = vkf_sub(g, "attention_mask.padding", ones, keep); /* 1 at padded keys [B, N] */
   int64_t rows[4] = {batch, 1, 1, n};
@@ -365,9 +349,7 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
                                   VKF_F32, 4, jshape, fill_arange, NULL);
   vkf_value i = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.query_index.%lld", (long long)n),
                                   VKF_F32, 4, ishape, fill_arange, NULL);
-  static const float minus_one = -1.0f;
-  vkf_value m1 = vkf_arch_computed(&aw, g, "mask.minus_one", VKF_F32, 1, one, fill_value,
-                                   &minus_one);
+  vkf_value m1 = vkf_nn_filled(&aw, g, "mask.minus_one", VKF_F32, 1, one, -1.0f);
   vkf_value s0 = vkf_reshape(g, "mask.start_rows", vkf_cast(g, "mask.start", start, VKF_F32), 4,
                              rows);
   vkf_value pos = vkf_add(g, "mask.query_position", s0, i); /* [B, 1, N, 1] */
@@ -378,9 +360,8 @@ static vkf_value step_bias(vkf_decoder_model *m, vkf_graph *g, vkf_value start, 
                      vkf_relu(g, "mask.future_relu1", vkf_add(g, "mask.future_t1", t, m1)));
   }
   if (w > 0) { /* t = pos - (W - 1) - j: keys before the window */
-    const float minus_w1 = -(float)(w - 1);
-    vkf_value mw = vkf_arch_computed(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w),
-                                     VKF_F32, 1, one, fill_value, &minus_w1);
+    vkf_value mw = vkf_nn_filled(&aw, g, VKF_NAME(key, "mask.minus_w1.%lld", (long long)w), VKF_F32,
+                                 1, one, -(float)(w - 1));
     vkf_value t = vkf_sub(g, "mask.window_t", vkf_add(g, "mask.window_first", pos, mw), j);
     vkf_value before = vkf_sub(g, "mask.before_window", vkf_relu(g, "mask.window_relu", t),
                                vkf_relu(g, "mask.window_relu1", vkf_add(g, "mask.window_t1", t, m1)));

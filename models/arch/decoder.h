@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 
 /* A loaded checkpoint; owns the weights graph constants point into. Not thread-safe. */
@@ -16,11 +17,7 @@ typedef struct vkf_decoder_model vkf_decoder_model;
  * (model.safetensors or shards), accepting the task model's prefix ("transformer.", "model.") or
  * none, and checks every tensor the builder uses: shapes from the config, float dtypes (F32, F16,
  * BF16). Errors name the directory and the file, field or tensor at fault. */
-vkf_status vkf_decoder_load(const char *model_dir, vkf_decoder_model **out_model);
-void vkf_decoder_destroy(vkf_decoder_model *model);
-/* --quantize: linear weights of the builds that follow become ggml blocks (see
- * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
-vkf_status vkf_decoder_quantize(vkf_decoder_model *model, const char *format);
+extern const vkf_arch_loader vkf_decoder_loader;
 
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *model);
 /* "GPT2LMHeadModel", "LlamaModel", ...: what the files hold. */

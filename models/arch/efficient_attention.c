@@ -8,6 +8,7 @@
 
 #include "graph/ir/random_features.h"
 #include "models/arch/lowrank_attention.h"
+#include "models/arch/nn_helpers.h"
 
 /* Added to the gate logit of a padded token: sigmoid gives exactly 1, so the state is held and the
  * token adds (1 - g) phi(k) v^T = 0. */
@@ -50,10 +51,6 @@ vkf_status vkf_efficient_expect(const vkf_checkpoint *ck, const char *root_prefi
   }
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 typedef struct omega_fill {
   const vkf_hf_attention *a;
   int64_t layer, head_dim;
@@ -88,11 +85,8 @@ void vkf_efficient_weights_get(const vkf_arch_weights *w, vkf_graph *g, const ch
     }
   }
   if ((a->kind == VKF_HF_ATTN_RFA && a->gate) || a->kind == VKF_HF_ATTN_NYSTROM) {
-    static const float one = 1.0f;
     int64_t s1[1] = {1};
-    vkf_arch_weights w32 = *w;
-    w32.dtype = VKF_F32;
-    out->one = vkf_arch_computed(&w32, g, "vkf_attention.one", VKF_F32, 1, s1, fill_value, &one);
+    out->one = vkf_nn_filled(w, g, "vkf_attention.one", VKF_F32, 1, s1, 1.0f);
   }
   if (a->kind == VKF_HF_ATTN_NYSTROM && a->conv_kernel_size) {
     vkf_value cw = vkf_arch_weight(w, g, VKF_NAME(nm, "%svkf_nystrom_conv.weight", p));
@@ -127,11 +121,6 @@ int64_t vkf_efficient_state_features(const vkf_hf_attention *a, int64_t head_dim
   }
 }
 
-static int64_t dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
-  const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
-  return t && axis < t->rank ? t->shape[axis] : 1;
-}
-
 static vkf_dtype dtype_of(vkf_graph *g, vkf_value v) {
   const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
   return t ? t->dtype : VKF_F32;
@@ -150,7 +139,7 @@ static vkf_value gate_logits(vkf_graph *g, const char *name, const vkf_efficient
   l = as_f32(g, VKF_NAME(nm, "%s.gate_f32", name), l);
   if (vkf_value_valid(keep)) {
     vkf_value pad = vkf_sub(g, VKF_NAME(nm, "%s.gate_padding", name), ew->one, keep); /* [B, N] */
-    int64_t bn1[3] = {dim_of(g, keep, 0), dim_of(g, keep, 1), 1};
+    int64_t bn1[3] = {vkf_nn_dim_of(g, keep, 0), vkf_nn_dim_of(g, keep, 1), 1};
     pad = vkf_reshape(g, VKF_NAME(nm, "%s.gate_padding_rows", name), pad, 3, bn1);
     l = vkf_add(g, VKF_NAME(nm, "%s.gate_held", name), l,
                 vkf_scale(g, VKF_NAME(nm, "%s.gate_hold", name), pad, PAD_GATE_LOGIT));
@@ -162,7 +151,7 @@ static vkf_value gate_logits(vkf_graph *g, const char *name, const vkf_efficient
 /* keep [B, N] as [B, 1, N, 1] in `dt`, to zero a padded token's row. */
 static vkf_value keep_rows(vkf_graph *g, const char *name, vkf_value keep, vkf_dtype dt) {
   char nm[VKF_ARCH_NAME_MAX + 32];
-  int64_t s[4] = {dim_of(g, keep, 0), 1, dim_of(g, keep, 1), 1};
+  int64_t s[4] = {vkf_nn_dim_of(g, keep, 0), 1, vkf_nn_dim_of(g, keep, 1), 1};
   vkf_value r = vkf_reshape(g, VKF_NAME(nm, "%s.keep_rows", name), keep, 4, s);
   return dt == VKF_F32 ? r : vkf_cast(g, VKF_NAME(nm, "%s.keep_rows_cast", name), r, dt);
 }
@@ -173,7 +162,7 @@ vkf_value vkf_efficient_attention(vkf_graph *g, const char *name, const vkf_hf_a
                                   vkf_value state) {
   char nm[VKF_ARCH_NAME_MAX + 32];
   vkf_dtype dt = dtype_of(g, q);
-  int64_t dh = dim_of(g, q, 3), n = dim_of(g, k, 2);
+  int64_t dh = vkf_nn_dim_of(g, q, 3), n = vkf_nn_dim_of(g, k, 2);
   vkf_value out;
   if (a->kind == VKF_HF_ATTN_LINFORMER) {
     if (vkf_value_valid(keep)) {
@@ -206,7 +195,7 @@ vkf_value vkf_efficient_attention(vkf_graph *g, const char *name, const vkf_hf_a
     };
     if (vkf_value_valid(keep)) { /* HF's (1 - mask) * min, added to kernel 3's scores */
       vkf_value pad = vkf_sub(g, VKF_NAME(nm, "%s.padding", name), ew->one, keep);
-      int64_t s4[4] = {dim_of(g, keep, 0), 1, 1, n};
+      int64_t s4[4] = {vkf_nn_dim_of(g, keep, 0), 1, 1, n};
       pad = vkf_reshape(g, VKF_NAME(nm, "%s.padding_rows", name), pad, 4, s4);
       pad = vkf_scale(g, VKF_NAME(nm, "%s.mask_bias", name), pad, -1e30f);
       no.mask_bias =

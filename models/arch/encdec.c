@@ -10,6 +10,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/encdec_internal.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/relative_position.h"
 
 #define NAME VKF_NAME
@@ -215,12 +216,6 @@ static vkf_value encoder(vkf_encdec_model *m, vkf_graph *g, const vkf_arch_weigh
   return x;
 }
 
-static vkf_value norm(vkf_graph *g, const char *name, const vkf_block_config *c, vkf_value x,
-                      vkf_value gamma, vkf_value beta) {
-  vkf_norm_options o = {.eps = c->norm_eps, .gamma = gamma, .beta = beta};
-  return c->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, name, x, &o) : vkf_layernorm(g, name, x, &o);
-}
-
 /* Per decoder layer: its caches (STEP) and which attention io it runs with. */
 typedef struct layer_io {
   vkf_block_io self, cross;
@@ -258,19 +253,19 @@ static vkf_value decoder_layer(vkf_encdec_model *m, vkf_graph *g, const vkf_arch
   NAME(mn, "%s%s", np, sn->mlp_norm);
   vkf_value mem = vkf_value_valid(lio->cross.cross_k) ? lio->cross.cross_k : memory;
   if (bc.order == VKF_BLOCK_PRE_NORM) {
-    vkf_value h = norm(g, an, &bc, x, ws.attn_norm_gamma, ws.attn_norm_beta);
+    vkf_value h = vkf_nn_block_norm(g, an, &bc, x, ws.attn_norm_gamma, ws.attn_norm_beta);
     x = vkf_block_attention(g, np, sn, &bc, &ws, &lio->self, h, VKF_NO_VALUE, x);
-    h = norm(g, cnn, &cc, x, wc.attn_norm_gamma, wc.attn_norm_beta);
+    h = vkf_nn_block_norm(g, cnn, &cc, x, wc.attn_norm_gamma, wc.attn_norm_beta);
     x = vkf_block_attention(g, np, cn, &cc, &wc, &lio->cross, h, mem, x);
-    h = norm(g, mn, &bc, x, ws.mlp_norm_gamma, ws.mlp_norm_beta);
+    h = vkf_nn_block_norm(g, mn, &bc, x, ws.mlp_norm_gamma, ws.mlp_norm_beta);
     return vkf_block_mlp_build(g, np, sn, &bc, &ws, h, x);
   }
   x = vkf_block_attention(g, np, sn, &bc, &ws, &lio->self, x, VKF_NO_VALUE, x);
-  x = norm(g, an, &bc, x, ws.attn_norm_gamma, ws.attn_norm_beta);
+  x = vkf_nn_block_norm(g, an, &bc, x, ws.attn_norm_gamma, ws.attn_norm_beta);
   x = vkf_block_attention(g, np, cn, &cc, &wc, &lio->cross, x, mem, x);
-  x = norm(g, cnn, &cc, x, wc.attn_norm_gamma, wc.attn_norm_beta);
+  x = vkf_nn_block_norm(g, cnn, &cc, x, wc.attn_norm_gamma, wc.attn_norm_beta);
   x = vkf_block_mlp_build(g, np, sn, &bc, &ws, x, x);
-  return norm(g, mn, &bc, x, ws.mlp_norm_gamma, ws.mlp_norm_beta);
+  return vkf_nn_block_norm(g, mn, &bc, x, ws.mlp_norm_gamma, ws.mlp_norm_beta);
 }
 
 /* The head on the decoder's output: T5's tied rescale, the projection, the final_logits_bias. */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 
 /* A loaded checkpoint; owns the weights graph constants point into. Not thread-safe. */
@@ -17,11 +18,7 @@ typedef struct vkf_encdec_model vkf_encdec_model;
 /* Reads DIR/config.json (model_type bart, marian, t5, mt5 or d2l_transformer) and the weights,
  * accepting the task model's prefix ("model.") or none, and checks every tensor the builder uses.
  * Errors name the directory and the file, field or tensor at fault. */
-vkf_status vkf_encdec_load(const char *model_dir, vkf_encdec_model **out_model);
-void vkf_encdec_destroy(vkf_encdec_model *model);
-/* --quantize: linear weights of the builds that follow become ggml blocks (see
- * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
-vkf_status vkf_encdec_quantize(vkf_encdec_model *model, const char *format);
+extern const vkf_arch_loader vkf_encdec_loader;
 
 const vkf_hf_config *vkf_encdec_config(const vkf_encdec_model *model);
 /* "BartForConditionalGeneration", "T5Model", ...: what the files hold. */

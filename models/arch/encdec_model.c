@@ -185,7 +185,8 @@ static vkf_status check_stack(vkf_encdec_model *m, int decoder) {
                           decoder ? c->vocab_size : c->src_vocab_size, d);
 }
 
-static vkf_status check_tensors(vkf_encdec_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_encdec_model *m = model;
   const vkf_hf_config *c = &m->f.config;
   const encdec_family *fam = m->fam;
   /* The task model nests the base model under "model." (BART, Marian); T5 does not nest. */
@@ -230,40 +231,21 @@ static vkf_status check_tensors(vkf_encdec_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_encdec_load(const char *model_dir, vkf_encdec_model **out_model) {
-  *out_model = NULL;
-  vkf_encdec_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s) {
-    const char *type = m->f.config.model_type;
-    for (size_t i = 0; i < sizeof k_families / sizeof *k_families; i++)
-      if (!strcmp(type, k_families[i].model_type)) m->fam = &k_families[i];
-    if (!m->fam)
-      s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                          "%s/config.json: model_type \"%s\" is not an encoder-decoder (bart, "
-                          "marian, t5, mt5, d2l_transformer)",
-                          model_dir, type);
-  }
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_encdec_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
+/* Notes the family of config.json's model_type. */
+static int pick_family(void *model) {
+  vkf_encdec_model *m = model;
+  const char *type = m->f.config.model_type;
+  for (size_t i = 0; i < sizeof k_families / sizeof *k_families; i++)
+    if (!strcmp(type, k_families[i].model_type)) m->fam = &k_families[i];
+  return m->fam != NULL;
 }
 
-vkf_status vkf_encdec_quantize(vkf_encdec_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_encdec_destroy(vkf_encdec_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_encdec_loader = {
+    .size = sizeof(vkf_encdec_model),
+    .files_at = offsetof(vkf_encdec_model, f),
+    .accepts = pick_family,
+    .refusal = "is not an encoder-decoder (bart, marian, t5, mt5, d2l_transformer)",
+    .check = check_tensors};
 
 const vkf_hf_config *vkf_encdec_config(const vkf_encdec_model *m) {
   return &m->f.config;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph/ir/sparse_layout.h"
+#include "models/arch/nn_helpers.h"
 
 #define LS_BLOCK 32u    /* tokens per query and key block of the sparse layout */
 
@@ -67,10 +68,6 @@ vkf_value vkf_long_short_local_norm(vkf_graph *g, const char *name, const vkf_hf
   return norm(g, name, lw, x, lw->local_gamma, lw->local_beta);
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 static void fill_arange(float *out, size_t count, const void *user) {
   float div = *(const float *)user; /* floor(i / div) */
   for (size_t i = 0; i < count; i++) out[i] = floorf((float)i / div);
@@ -79,8 +76,8 @@ static void fill_arange(float *out, size_t count, const void *user) {
 static vkf_value scalar(const vkf_arch_weights *w, vkf_graph *g, float value) {
   char key[64];
   int64_t one[1] = {1};
-  return vkf_arch_computed(w, g, VKF_NAME(key, "long_short.scalar.%.9g", value), VKF_F32, 1, one,
-                           fill_value, &value);
+  return vkf_nn_filled(w, g, VKF_NAME(key, "long_short.scalar.%.9g", value), VKF_F32, 1, one,
+                       value);
 }
 
 /* The compressed rows K^, V^ [B, Hkv, S·r, Dh] of S segments of l positions of k~, v~
@@ -216,10 +213,9 @@ static vkf_value whole(vkf_graph *g, const vkf_arch_weights *w, const char *at,
     if (vkf_value_valid(key_bias)) { /* the compressed rows are never padding */
       char key[64];
       int64_t zs[2] = {b, prefix};
-      static const float zero = 0.0f;
-      vkf_value z = vkf_arch_computed(
+      vkf_value z = vkf_nn_filled(
           w, g, VKF_NAME(key, "long_short.zeros.%lld.%lld", (long long)b, (long long)prefix),
-          VKF_F32, 2, zs, fill_value, &zero);
+          VKF_F32, 2, zs, 0.0f);
       vkf_value bs[2] = {z, key_bias};
       key_bias = vkf_concat(g, VKF_NAME(nm, "%s.key_bias_all", at), bs, 2, 1);
     }

@@ -10,6 +10,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/longformer_internal.h"
+#include "models/arch/nn_helpers.h"
 #include "models/formats/weight_cache.h"
 
 struct vkf_longformer_model {
@@ -65,7 +66,8 @@ static vkf_block_config block_config(const vkf_hf_config *c) {
 
 /* ---- loading ---- */
 
-static vkf_status check_tensors(vkf_longformer_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_longformer_model *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "longformer.embeddings.word_embeddings.weight")
                   ? "longformer."
                   : "";
@@ -118,43 +120,31 @@ static vkf_status check_tensors(vkf_longformer_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_longformer_load(const char *model_dir, vkf_longformer_model **out_model) {
-  *out_model = NULL;
-  vkf_longformer_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  const vkf_hf_config *c = &m->f.config;
-  if (!s && strcmp(c->model_type, "longformer") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (longformer)",
-                        model_dir, c->model_type);
-  /* Positions count from pad_token_id + 1 (RoBERTa): without one there are none. */
-  if (!s && (c->pad_token_id < 0 || c->pad_token_id + 2 > c->max_position_embeddings))
-    s = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                        "%s/config.json: pad_token_id %lld leaves no position of the %lld "
-                        "max_position_embeddings (RoBERTa positions start at pad_token_id + 1)",
-                        model_dir, (long long)c->pad_token_id,
-                        (long long)c->max_position_embeddings);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_longformer_destroy(m);
-    return s;
-  }
-  *out_model = m;
+static const char *const k_model_types[] = {"longformer", NULL};
+
+/* Positions count from pad_token_id + 1 (RoBERTa): without one there are none. */
+static vkf_status check_pad(void *model, const char *model_dir) {
+  const vkf_hf_config *c = &((vkf_longformer_model *)model)->f.config;
+  if (c->pad_token_id < 0 || c->pad_token_id + 2 > c->max_position_embeddings)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s/config.json: pad_token_id %lld leaves no position of the %lld "
+                           "max_position_embeddings (RoBERTa positions start at pad_token_id + 1)",
+                           model_dir, (long long)c->pad_token_id,
+                           (long long)c->max_position_embeddings);
   return VKF_OK;
 }
 
-vkf_status vkf_longformer_quantize(vkf_longformer_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
+static void free_layouts(void *model) {
+  vkf_longformer_layouts_free(&((vkf_longformer_model *)model)->layouts);
 }
 
-void vkf_longformer_destroy(vkf_longformer_model *m) {
-  if (!m) return;
-  vkf_longformer_layouts_free(&m->layouts);
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_longformer_loader = {.size = sizeof(vkf_longformer_model),
+                                               .files_at = offsetof(vkf_longformer_model, f),
+                                               .model_types = k_model_types,
+                                               .refusal = "is not supported (longformer)",
+                                               .configure = check_pad,
+                                               .check = check_tensors,
+                                               .release = free_layouts};
 
 const vkf_hf_config *vkf_longformer_config(const vkf_longformer_model *m) {
   return &m->f.config;
@@ -199,10 +189,6 @@ static vkf_arch_weights weights_of(vkf_longformer_model *m, const char *prefix, 
   return (vkf_arch_weights){m->f.ck, &m->f.owned, prefix, dt, m->f.quantize};
 }
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* Row b holds b · stride (turns a row's own indices into rows of the flattened batch). */
 static void fill_offsets(float *out, size_t count, const void *user) {
   for (size_t i = 0; i < count; i++) out[i] = (float)i * *(const float *)user;
@@ -235,7 +221,7 @@ static void fill_pad_row(float *out, size_t count, const void *user) {
 static vkf_value constant(vkf_longformer_model *m, vkf_graph *g, const char *key, vkf_dtype dt,
                           uint32_t rank, const int64_t *shape, float value) {
   vkf_arch_weights w = weights_of(m, "", dt);
-  return vkf_arch_computed(&w, g, key, dt, rank, shape, fill_value, &value);
+  return vkf_nn_filled(&w, g, key, dt, rank, shape, value);
 }
 
 /* [B, S] f32 of 0 / 1 -> [B, Np] f32 of 0 / -big, the padding tail masked. */
@@ -274,12 +260,8 @@ static vkf_value flat_rows(vkf_longformer_model *m, vkf_graph *g, const char *na
 
 static vkf_value linear(vkf_longformer_model *m, vkf_graph *g, const char *prefix,
                         const char *module, vkf_value x, vkf_dtype dt) {
-  char a[VKF_ARCH_NAME_MAX], b[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX];
   vkf_arch_weights w = weights_of(m, prefix, dt);
-  vkf_matmul_options o = {.transpose_b = 1,
-                          .bias = vkf_arch_weight(&w, g, NAME(b, "%s.bias", module))};
-  return vkf_matmul(g, NAME(nm, "%s%s", prefix, module), x,
-                    vkf_arch_weight(&w, g, NAME(a, "%s.weight", module)), &o);
+  return vkf_nn_linear(&w, g, module, x, VKF_ACT_NONE);
 }
 
 static vkf_value layernorm(vkf_longformer_model *m, vkf_graph *g, const char *name, vkf_value x,
@@ -422,7 +404,7 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
     if (st) break;
     vkf_block_weights w;
     vkf_block_weights_get(&aw, g, tp, &names, &bc, &w);
-    vkf_longformer_global_weights gw;
+    vkf_longformer_global_weights gw = {0}; /* in_out 0: [out, in] weights */
     global_weights(m, g, tp, dt, &gw);
     x = vkf_longformer_attention(g, np_, &bc, &w, &gw, &io, x);
     x = layernorm(m, g, NAME(nm, "%sattention.output.LayerNorm", np_), x, w.attn_norm_gamma,
@@ -434,12 +416,8 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
   if (want & VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE)
     out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");
   if (want & VKF_LONGFORMER_OUT_POOLER_OUTPUT) {
-    vkf_value cls = vkf_slice(g, NAME(nm, "%spooler.first_token", pre), x, 1, 0, 1);
-    int64_t bd[2] = {batch, d};
-    cls = vkf_reshape(g, NAME(nm, "%spooler.first_token_flat", pre), cls, 2, bd);
-    vkf_value pooled =
-        vkf_tanh(g, NAME(nm, "%spooler", pre), linear(m, g, pre, "pooler.dense", cls, dt));
-    out->pooler_output = vkf_arch_f32_output(g, pooled, "pooler_output");
+    out->pooler_output =
+        vkf_arch_f32_output(g, vkf_nn_pooler(&aw, g, x, batch, d), "pooler_output");
   }
   if (want & VKF_LONGFORMER_OUT_LOGITS) {
     vkf_value logits;
@@ -447,9 +425,7 @@ vkf_status vkf_longformer_build(vkf_longformer_model *m,
       logits = linear(m, g, "", "classifier", x, dt); /* [B, S, labels] */
     } else {
       /* LongformerClassificationHead: dense, tanh, out_proj on the first token. */
-      vkf_value cls = vkf_slice(g, "classifier.first_token", x, 1, 0, 1);
-      int64_t bd[2] = {batch, d};
-      cls = vkf_reshape(g, "classifier.first_token_flat", cls, 2, bd);
+      vkf_value cls = vkf_nn_first_token(g, "classifier", x, batch, d);
       vkf_value h = vkf_tanh(g, "classifier.tanh", linear(m, g, "", "classifier.dense", cls, dt));
       logits = linear(m, g, "", "classifier.out_proj", h, dt); /* [B, labels] */
     }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 
 typedef struct vkf_longformer_model vkf_longformer_model;
@@ -23,11 +24,7 @@ typedef struct vkf_longformer_model vkf_longformer_model;
 /* Reads DIR/config.json (model_type "longformer", a pad_token_id) and DIR/model.safetensors
  * (names with or without the "longformer." prefix task heads save), checking every tensor the
  * builder reads. One-line errors name the directory and the file, field or tensor. */
-vkf_status vkf_longformer_load(const char *model_dir, vkf_longformer_model **out_model);
-void vkf_longformer_destroy(vkf_longformer_model *model);
-/* --quantize: linear weights of the builds that follow become ggml blocks (see
- * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
-vkf_status vkf_longformer_quantize(vkf_longformer_model *model, const char *format);
+extern const vkf_arch_loader vkf_longformer_loader;
 
 const vkf_hf_config *vkf_longformer_config(const vkf_longformer_model *model);
 int vkf_longformer_has_pooler(const vkf_longformer_model *model);

@@ -11,21 +11,7 @@
 #include <math.h>
 
 #include "models/arch/longformer_internal.h"
-
-static vkf_value project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
-                         vkf_value residual) {
-  vkf_matmul_options o = {.transpose_b = 1, .bias = l->bias, .residual = residual};
-  return vkf_matmul(g, name, x, l->weight, &o);
-}
-
-/* Heads [first, first + count) of a [B, N, parts·H, Dh] projection as a [B, H, N, Dh] view. */
-static vkf_value heads(vkf_graph *g, const char *name, vkf_value split, int64_t first,
-                       int64_t count) {
-  static const uint32_t to_bhnd[4] = {0, 2, 1, 3};
-  char nm[VKF_ARCH_NAME_MAX + 64];
-  vkf_value s = vkf_slice(g, VKF_NAME(nm, "%s_heads", name), split, 2, first, first + count);
-  return vkf_permute(g, name, s, to_bhnd);
-}
+#include "models/arch/nn_helpers.h"
 
 /* Rows `ids` (i32 [B, K], rows of the flattened x) of x [B, N, C] -> [B, K, C]. */
 static vkf_value rows_of(vkf_graph *g, const char *name, vkf_value x, int64_t rows, int64_t c,
@@ -45,19 +31,20 @@ vkf_value vkf_longformer_attention(vkf_graph *g, const char *np_, const vkf_bloc
   char at[VKF_ARCH_NAME_MAX], nm[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%sattention.self", np_);
 
-  vkf_value y = project(g, VKF_NAME(nm, "%s.qkv", at), x, &w->qkv, VKF_NO_VALUE);
+  vkf_value y =
+      vkf_nn_project(g, VKF_NAME(nm, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE, VKF_NO_VALUE);
   int64_t split[4] = {b, n, 3 * h, dh};
   vkf_value ys = vkf_reshape(g, VKF_NAME(nm, "%s.qkv_heads", at), y, 4, split);
-  vkf_value q = heads(g, VKF_NAME(nm, "%s.q", at), ys, 0, h);
-  vkf_value k = heads(g, VKF_NAME(nm, "%s.k", at), ys, h, h);
-  vkf_value v = heads(g, VKF_NAME(nm, "%s.v", at), ys, 2 * h, h);
+  vkf_value q = vkf_nn_heads(g, VKF_NAME(nm, "%s.q", at), ys, 0, h);
+  vkf_value k = vkf_nn_heads(g, VKF_NAME(nm, "%s.k", at), ys, h, h);
+  vkf_value v = vkf_nn_heads(g, VKF_NAME(nm, "%s.v", at), ys, 2 * h, h);
   if (p > 0) {
     /* The global tokens' keys and values (the layer's own K, V rows) before every position's. */
     vkf_value yg = rows_of(g, VKF_NAME(nm, "%s.global_kv", at), y, b * n, 3 * d, io->global_rows);
     int64_t gsplit[4] = {b, p, 3 * h, dh};
     yg = vkf_reshape(g, VKF_NAME(nm, "%s.global_kv_heads", at), yg, 4, gsplit);
-    vkf_value kg = heads(g, VKF_NAME(nm, "%s.k_global_keys", at), yg, h, h);
-    vkf_value vg = heads(g, VKF_NAME(nm, "%s.v_global_keys", at), yg, 2 * h, h);
+    vkf_value kg = vkf_nn_heads(g, VKF_NAME(nm, "%s.k_global_keys", at), yg, h, h);
+    vkf_value vg = vkf_nn_heads(g, VKF_NAME(nm, "%s.v_global_keys", at), yg, 2 * h, h);
     vkf_value ks[2] = {kg, k}, vs[2] = {vg, v};
     k = vkf_concat(g, VKF_NAME(nm, "%s.k_with_global", at), ks, 2, 2);
     v = vkf_concat(g, VKF_NAME(nm, "%s.v_with_global", at), vs, 2, 2);
@@ -86,15 +73,17 @@ vkf_value vkf_longformer_attention(vkf_graph *g, const char *np_, const vkf_bloc
   parts[count++] = local;
   if (p > 0) {
     vkf_value xg = rows_of(g, VKF_NAME(nm, "%s.global_rows", at), x, b * n, d, io->global_rows);
-    vkf_value qg = project(g, VKF_NAME(nm, "%s.query_global", at), xg, &gw->q, VKF_NO_VALUE);
+    vkf_value qg = vkf_nn_project(g, VKF_NAME(nm, "%s.query_global", at), xg, &gw->q, VKF_ACT_NONE,
+                                  VKF_NO_VALUE);
     int64_t qsplit[4] = {b, p, h, dh};
     qg = vkf_reshape(g, VKF_NAME(nm, "%s.query_global_split", at), qg, 4, qsplit);
-    qg = heads(g, VKF_NAME(nm, "%s.qg", at), qg, 0, h);
-    vkf_value kvg = project(g, VKF_NAME(nm, "%s.kv_global", at), x, &gw->kv, VKF_NO_VALUE);
+    qg = vkf_nn_heads(g, VKF_NAME(nm, "%s.qg", at), qg, 0, h);
+    vkf_value kvg =
+        vkf_nn_project(g, VKF_NAME(nm, "%s.kv_global", at), x, &gw->kv, VKF_ACT_NONE, VKF_NO_VALUE);
     int64_t kvsplit[4] = {b, n, 2 * h, dh};
     kvg = vkf_reshape(g, VKF_NAME(nm, "%s.kv_global_split", at), kvg, 4, kvsplit);
-    vkf_value kgl = heads(g, VKF_NAME(nm, "%s.kg", at), kvg, 0, h);
-    vkf_value vgl = heads(g, VKF_NAME(nm, "%s.vg", at), kvg, h, h);
+    vkf_value kgl = vkf_nn_heads(g, VKF_NAME(nm, "%s.kg", at), kvg, 0, h);
+    vkf_value vgl = vkf_nn_heads(g, VKF_NAME(nm, "%s.vg", at), kvg, h, h);
     vkf_attention_options ao = {.scale = scale, .bias = io->global_bias};
     vkf_value ga = vkf_attention(g, VKF_NAME(nm, "%s.global", at), qg, kgl, vgl, &ao);
     static const uint32_t to_bnhd[4] = {0, 2, 1, 3};
@@ -105,5 +94,6 @@ vkf_value vkf_longformer_attention(vkf_graph *g, const char *np_, const vkf_bloc
   parts[count++] = io->zero_rows;
   vkf_value all = vkf_concat(g, VKF_NAME(nm, "%s.outputs", at), parts, count, 1);
   vkf_value ctx = rows_of(g, VKF_NAME(nm, "%s.context", at), all, b * (n + p + 1), d, io->scatter);
-  return project(g, VKF_NAME(nm, "%sattention.output.dense", np_), ctx, &w->out, x);
+  return vkf_nn_project(g, VKF_NAME(nm, "%sattention.output.dense", np_), ctx, &w->out,
+                        VKF_ACT_NONE, x);
 }

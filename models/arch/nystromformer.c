@@ -7,6 +7,7 @@
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
 #include "models/arch/lowrank_attention.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 
 enum { NY_NAME_MAX = VKF_ARCH_NAME_MAX };
@@ -22,7 +23,8 @@ static vkf_status expect(const vkf_nystromformer *m, const char *name, int64_t d
   return vkf_arch_expect2(m->f.ck, m->prefix, name, d0, d1);
 }
 
-static vkf_status check_tensors(vkf_nystromformer *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_nystromformer *m = model;
   m->prefix = vkf_checkpoint_find(m->f.ck, "nystromformer.embeddings.word_embeddings.weight")
                   ? "nystromformer."
                   : "";
@@ -70,39 +72,20 @@ static vkf_status check_tensors(vkf_nystromformer *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_nystromformer_load(const char *model_dir, vkf_nystromformer **out) {
-  *out = NULL;
-  vkf_nystromformer *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
+static const char *const k_model_types[] = {"nystromformer", NULL};
+
+static vkf_status read_nystrom(void *model, const char *model_dir) {
   char path[4096];
-  if (!s && strcmp(m->f.config.model_type, "nystromformer") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (nystromformer)",
-                        model_dir, m->f.config.model_type);
-  if (!s) {
-    snprintf(path, sizeof path, "%s/config.json", model_dir);
-    s = vkf_nystrom_config_load(path, &m->ny);
-  }
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_nystromformer_destroy(m);
-    return s;
-  }
-  *out = m;
-  return VKF_OK;
+  snprintf(path, sizeof path, "%s/config.json", model_dir);
+  return vkf_nystrom_config_load(path, &((vkf_nystromformer *)model)->ny);
 }
 
-vkf_status vkf_nystromformer_quantize(vkf_nystromformer *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
-}
-
-void vkf_nystromformer_destroy(vkf_nystromformer *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_nystromformer_loader = {.size = sizeof(vkf_nystromformer),
+                                                  .files_at = offsetof(vkf_nystromformer, f),
+                                                  .model_types = k_model_types,
+                                                  .refusal = "is not supported (nystromformer)",
+                                                  .configure = read_nystrom,
+                                                  .check = check_tensors};
 
 const vkf_hf_config *vkf_nystromformer_config(const vkf_nystromformer *m) {
   return &m->f.config;
@@ -118,26 +101,6 @@ static vkf_value layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *
                         .gamma = vkf_arch_weight(w, g, NAME(a, "%s%s.weight", prefix, module)),
                         .beta = vkf_arch_weight(w, g, NAME(b, "%s%s.bias", prefix, module))};
   return vkf_layernorm(g, NAME(nm, "%s%s", prefix, module), x, &o);
-}
-
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
-/* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
-static vkf_value mask_bias(const vkf_arch_weights *w, vkf_graph *g, vkf_value mask, int64_t b,
-                           int64_t n) {
-  static const float minus = -VKF_MASKED_SCORE;
-  int64_t one[1] = {1};
-  vkf_arch_weights w32 = *w;
-  w32.dtype = VKF_F32;
-  vkf_value lowest = vkf_arch_computed(&w32, g, "attention_mask.masked_score", VKF_F32, 1, one,
-                                       fill_value, &minus);
-  vkf_value mf = vkf_cast(g, "attention_mask.f32", mask, VKF_F32);
-  vkf_value bias = vkf_scale(g, "attention_mask.scaled", mf, VKF_MASKED_SCORE);
-  bias = vkf_add(g, "attention_mask.bias", bias, lowest);
-  int64_t shape[4] = {b, 1, 1, n};
-  return vkf_reshape(g, "attention_mask.bias_rows", bias, 4, shape);
 }
 
 /* NystromformerLayer is BERT's block (post-norm, plain MLP) with Nyström attention in place of
@@ -221,7 +184,8 @@ vkf_status vkf_nystromformer_build(vkf_nystromformer *m, int64_t batch, int64_t 
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_value mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
   vkf_value types = vkf_graph_input(g, "token_type_ids", VKF_I32, 2, bn);
-  vkf_value bias = mask_bias(&w, g, mask, b, n);
+  /* HF's get_extended_attention_mask: (1 - mask) · min, as [B, 1, 1, N]. */
+  vkf_value bias = vkf_nn_mask_bias(&w, g, vkf_cast(g, "attention_mask.f32", mask, VKF_F32), b, n);
   char nm[NY_NAME_MAX];
   vkf_value x = vkf_gather(g, NAME(nm, "%sembeddings.word_embeddings", m->prefix),
                            vkf_arch_weight(&w, g, "embeddings.word_embeddings.weight"), ids);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 #include "models/formats/hf_config_nystromformer.h"
 
@@ -16,11 +17,7 @@ typedef struct vkf_nystromformer vkf_nystromformer;
 /* Reads DIR/config.json (model_type "nystromformer", absolute positions) and the weights
  * (names with or without the "nystromformer." prefix task heads save), checking every tensor the
  * builder reads. Errors are one line naming the directory and the file, field or tensor. */
-vkf_status vkf_nystromformer_load(const char *model_dir, vkf_nystromformer **out);
-void vkf_nystromformer_destroy(vkf_nystromformer *model);
-/* --quantize: linear weights of the builds that follow become ggml blocks (see
- * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
-vkf_status vkf_nystromformer_quantize(vkf_nystromformer *model, const char *format);
+extern const vkf_arch_loader vkf_nystromformer_loader;
 const vkf_hf_config *vkf_nystromformer_config(const vkf_nystromformer *model);
 const vkf_nystrom_config *vkf_nystromformer_nystrom_config(const vkf_nystromformer *model);
 

@@ -7,6 +7,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/reformer_internal.h"
 #include "models/arch/reformer_lsh.h"
 #include "models/arch/transformer_block.h"
@@ -166,48 +167,32 @@ static const char *head_class(const vkf_hf_config *c) {
   return NULL;
 }
 
-vkf_status vkf_reformer_load(const char *model_dir, vkf_reformer **out) {
-  *out = NULL;
-  vkf_reformer *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s && strcmp(m->f.config.model_type, "reformer") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not supported (reformer)", model_dir,
-                        m->f.config.model_type);
-  if (!s) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/config.json", model_dir);
-    s = vkf_reformer_config_load(path, &m->rc);
-  }
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) {
-    m->prefix = vkf_checkpoint_find(m->f.ck, "reformer.embeddings.word_embeddings.weight")
-                    ? "reformer."
-                    : "";
-    const char *head = head_class(&m->f.config);
-    m->lm_head = head && vkf_checkpoint_find(m->f.ck, "lm_head.decoder.weight");
-    m->arch = m->lm_head ? head : "ReformerModel";
-    s = check_config(m, model_dir);
-  }
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_reformer_destroy(m);
-    return s;
-  }
-  *out = m;
-  return VKF_OK;
+static const char *const k_model_types[] = {"reformer", NULL};
+
+static vkf_status read_reformer(void *model, const char *model_dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/config.json", model_dir);
+  return vkf_reformer_config_load(path, &((vkf_reformer *)model)->rc);
 }
 
-vkf_status vkf_reformer_quantize(vkf_reformer *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
+/* The class from the file's tensors and config.json's architectures, then every tensor. */
+static vkf_status check(void *model) {
+  vkf_reformer *m = model;
+  m->prefix =
+      vkf_checkpoint_find(m->f.ck, "reformer.embeddings.word_embeddings.weight") ? "reformer." : "";
+  const char *head = head_class(&m->f.config);
+  m->lm_head = head && vkf_checkpoint_find(m->f.ck, "lm_head.decoder.weight");
+  m->arch = m->lm_head ? head : "ReformerModel";
+  VKF_RETURN_IF_ERROR(check_config(m, m->f.dir));
+  return check_tensors(m);
 }
 
-void vkf_reformer_destroy(vkf_reformer *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_reformer_loader = {.size = sizeof(vkf_reformer),
+                                             .files_at = offsetof(vkf_reformer, f),
+                                             .model_types = k_model_types,
+                                             .refusal = "is not supported (reformer)",
+                                             .configure = read_reformer,
+                                             .check = check};
 
 const vkf_hf_config *vkf_reformer_hf_config(const vkf_reformer *m) {
   return &m->f.config;
@@ -224,18 +209,11 @@ int vkf_reformer_has_lm_head(const vkf_reformer *m) {
 
 /* ---- graph ---- */
 
-static void fill_value(float *out, size_t count, const void *user) {
-  for (size_t i = 0; i < count; i++) out[i] = *(const float *)user;
-}
-
 /* An f32 constant filled with one value (cached per key). */
 vkf_value vkf_reformer_constant(const vkf_arch_weights *w, vkf_graph *g, const char *key,
                                 vkf_dtype dt, uint32_t rank, const int64_t *shape,
                                 const float *value) {
-  vkf_arch_weights wd = *w;
-  wd.dtype = dt;
-  wd.prefix = "";
-  return vkf_arch_computed(&wd, g, key, dt, rank, shape, fill_value, value);
+  return vkf_nn_filled(w, g, key, dt, rank, shape, *value);
 }
 
 vkf_value vkf_reformer_layernorm(const vkf_arch_weights *w, vkf_graph *g, const char *module,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 #include "models/formats/hf_config_reformer.h"
 
@@ -25,9 +26,7 @@ typedef struct vkf_reformer vkf_reformer;
  * the file has lm_head.decoder.weight, else ReformerModel. Errors are one line naming the
  * directory and the file, field or tensor: among them LSH layers without hash_seed or
  * num_buckets (UNSUPPORTED), axial_pos_embds_dim not summing to hidden_size. */
-vkf_status vkf_reformer_load(const char *model_dir, vkf_reformer **out);
-void vkf_reformer_destroy(vkf_reformer *model);
-vkf_status vkf_reformer_quantize(vkf_reformer *model, const char *format);
+extern const vkf_arch_loader vkf_reformer_loader;
 const vkf_hf_config *vkf_reformer_hf_config(const vkf_reformer *model);
 const vkf_reformer_config *vkf_reformer_config_of(const vkf_reformer *model);
 const char *vkf_reformer_architecture(const vkf_reformer *model);

@@ -15,6 +15,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 
 #define NAME VKF_NAME
 enum { S2SA_NAME_MAX = VKF_ARCH_NAME_MAX };
@@ -62,7 +63,8 @@ static vkf_status check_gru(vkf_s2sa_model *m, int side, int64_t in0) {
   return VKF_OK;
 }
 
-static vkf_status check_tensors(vkf_s2sa_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_s2sa_model *m = model;
   const vkf_hf_config *c = &m->f.config;
   int64_t h = c->hidden_size, e = c->embed_size;
   VKF_RETURN_IF_ERROR(expect(m, "encoder.embedding.weight", c->src_vocab_size, e));
@@ -76,30 +78,14 @@ static vkf_status check_tensors(vkf_s2sa_model *m) {
   return check_gru(m, 1, h + e); /* cat(context, embedded token) */
 }
 
-vkf_status vkf_s2sa_load(const char *model_dir, vkf_s2sa_model **out_model) {
-  *out_model = NULL;
-  vkf_s2sa_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s && strcmp(m->f.config.model_type, "d2l_seq2seq_attention") != 0)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not d2l_seq2seq_attention",
-                        model_dir, m->f.config.model_type);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_s2sa_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
-}
+static const char *const k_model_types[] = {"d2l_seq2seq_attention", NULL};
 
-void vkf_s2sa_destroy(vkf_s2sa_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
-}
+const vkf_arch_loader vkf_s2sa_loader = {.size = sizeof(vkf_s2sa_model),
+                                         .files_at = offsetof(vkf_s2sa_model, f),
+                                         .model_types = k_model_types,
+                                         .refusal = "is not d2l_seq2seq_attention",
+                                         .check = check_tensors,
+                                         .f32_only = "the Bahdanau encoder-decoder"};
 
 const vkf_hf_config *vkf_s2sa_config(const vkf_s2sa_model *m) {
   return &m->f.config;
@@ -116,20 +102,6 @@ typedef struct s2sa_ctx {
 
 static vkf_value weight(s2sa_ctx *x, const char *name) {
   return vkf_arch_weight(&x->w, x->g, name);
-}
-
-/* `count` values joined along `axis`, at most 8 per concat node (a tree of them). */
-static vkf_value concat_many(vkf_graph *g, const char *name, vkf_value *xs, int64_t count,
-                             uint32_t axis) {
-  while (count > 1) {
-    int64_t n = 0;
-    for (int64_t i = 0; i < count; i += 8) {
-      uint32_t k = (uint32_t)(count - i < 8 ? count - i : 8);
-      xs[n++] = k == 1 ? xs[i] : vkf_concat(g, name, xs + i, k, axis);
-    }
-    count = n;
-  }
-  return xs[0];
 }
 
 /* One GRU layer of one side over x [B, T, in] from h0 ([B, H] or VKF_NO_VALUE: zeros) -> every
@@ -218,7 +190,7 @@ static vkf_value stack_state(s2sa_ctx *x, const vkf_value *state, const char *na
   }
   int64_t shape[3] = {1, x->b, x->h};
   for (int64_t l = 0; l < x->layers; l++) rows[l] = vkf_reshape(x->g, NULL, state[l], 3, shape);
-  vkf_value v = concat_many(x->g, name, rows, x->layers, 0);
+  vkf_value v = vkf_nn_concat_many(x->g, name, rows, x->layers, 0);
   free(rows);
   return v;
 }
@@ -249,11 +221,12 @@ static void build_full(s2sa_ctx *x, const vkf_s2sa_build_options *o, vkf_s2sa_gr
       outs[t] = decode_step(x, &mem, emb_t, state, o->attention_weights ? &weights[t] : NULL, t);
     }
     if (o->logits)
-      out->logits = vkf_graph_output(g, dense(x, concat_many(g, "decoder.outputs", outs, t_len, 1)),
-                                     "logits");
+      out->logits = vkf_graph_output(
+          g, dense(x, vkf_nn_concat_many(g, "decoder.outputs", outs, t_len, 1)), "logits");
     if (o->attention_weights)
-      out->attention_weights = vkf_graph_output(
-          g, concat_many(g, "decoder.attention_weights", weights, t_len, 1), "attention_weights");
+      out->attention_weights =
+          vkf_graph_output(g, vkf_nn_concat_many(g, "decoder.attention_weights", weights, t_len, 1),
+                           "attention_weights");
   }
   free(outs);
   free(weights);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 
 /* Longest source (the encoder's scan has no positions; this bounds the graphs) and longest
@@ -22,8 +23,7 @@ typedef struct vkf_s2sa_model vkf_s2sa_model;
 /* Reads DIR/config.json and the weights with D2L 1.0's names (encoder.rnn.rnn.* for d2l.GRU's
  * nn.GRU, decoder.rnn.* for D2L's decoder's own nn.GRU; either nesting accepted on either
  * side) and checks every tensor's shape. One-line errors name the directory, file and tensor. */
-vkf_status vkf_s2sa_load(const char *model_dir, vkf_s2sa_model **out_model);
-void vkf_s2sa_destroy(vkf_s2sa_model *model);
+extern const vkf_arch_loader vkf_s2sa_loader;
 const vkf_hf_config *vkf_s2sa_config(const vkf_s2sa_model *model);
 
 /* What a build computes.

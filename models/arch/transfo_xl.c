@@ -17,6 +17,7 @@
 
 #include "graph/ir/builder.h"
 #include "models/arch/arch_weights.h"
+#include "models/arch/nn_helpers.h"
 #include "models/arch/transformer_block.h"
 
 #define NAME VKF_NAME
@@ -163,38 +164,32 @@ static vkf_status check_head(const vkf_txl_model *m) {
   return VKF_OK;
 }
 
-vkf_status vkf_txl_load(const char *model_dir, vkf_txl_model **out_model) {
-  *out_model = NULL;
-  vkf_txl_model *m = calloc(1, sizeof *m);
-  if (!m || !(m->f.dir = strdup(model_dir))) {
-    free(m);
+/* config.json is Transformer-XL's own (hf_config_transfo_xl.h), read instead of vkf_hf_config. */
+static vkf_status open_files(void *model, const char *model_dir) {
+  vkf_txl_model *m = model;
+  if (!(m->f.dir = strdup(model_dir)))
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  }
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", model_dir);
-  vkf_status s = vkf_txl_config_load(path, &m->c);
-  if (!s) s = vkf_checkpoint_open(model_dir, &m->f.ck);
-  if (!s) {
-    m->head = vkf_arch_has(m->f.ck, "", "transformer.layers.0.dec_attn.qkv_net.weight") ||
-              vkf_arch_has(m->f.ck, "", "crit.out_layers.0.bias");
-    m->prefix = m->head ? "transformer." : "";
-    s = check_embedding(m);
-  }
-  if (!s) s = check_layers(m);
-  if (!s && m->head) s = check_head(m);
-  if (s) {
-    vkf_txl_destroy(m);
-    return s;
-  }
-  *out_model = m;
-  return VKF_OK;
+  VKF_RETURN_IF_ERROR(vkf_txl_config_load(path, &m->c));
+  return vkf_checkpoint_open(model_dir, &m->f.ck);
 }
 
-void vkf_txl_destroy(vkf_txl_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
+static vkf_status check(void *model) {
+  vkf_txl_model *m = model;
+  m->head = vkf_arch_has(m->f.ck, "", "transformer.layers.0.dec_attn.qkv_net.weight") ||
+            vkf_arch_has(m->f.ck, "", "crit.out_layers.0.bias");
+  m->prefix = m->head ? "transformer." : "";
+  VKF_RETURN_IF_ERROR(check_embedding(m));
+  VKF_RETURN_IF_ERROR(check_layers(m));
+  return m->head ? check_head(m) : VKF_OK;
 }
+
+const vkf_arch_loader vkf_txl_loader = {.size = sizeof(vkf_txl_model),
+                                        .files_at = offsetof(vkf_txl_model, f),
+                                        .open = open_files,
+                                        .check = check,
+                                        .f32_only = "Transformer-XL"};
 
 int64_t vkf_txl_next_mem_len(const vkf_txl_model *m, int64_t mem_len, int64_t seq_len) {
   int64_t end = mem_len + seq_len;
@@ -223,21 +218,6 @@ static vkf_value linear(txl_ctx *x, const char *node, vkf_value in, vkf_value w,
   return vkf_matmul(x->g, node, in, w, &o);
 }
 
-/* `count` values joined along `axis` in order, at most 8 per concat node (a tree of them);
- * overwrites xs. */
-static vkf_value concat_many(vkf_graph *g, const char *name, vkf_value *xs, int64_t count,
-                             uint32_t axis) {
-  while (count > 1) {
-    int64_t n = 0;
-    for (int64_t i = 0; i < count; i += 8) {
-      uint32_t k = (uint32_t)(count - i < 8 ? count - i : 8);
-      xs[n++] = k == 1 ? xs[i] : vkf_concat(g, name, xs + i, k, axis);
-    }
-    count = n;
-  }
-  return xs[0];
-}
-
 /* AdaptiveEmbedding: ids [B, Q] -> [B, Q, d_model], times sqrt(d_model). With div_val > 1 each
  * cluster's table is projected to d_model first (one matmul per cluster, the rows Hugging Face
  * projects token by token) and the projected tables stacked, so one gather serves every id. */
@@ -259,7 +239,7 @@ static vkf_value embed(txl_ctx *x, vkf_value ids) {
                          weight(x, "word_emb.emb_layers.%lld.weight", (long long)i),
                          weight(x, "word_emb.emb_projs.%lld", (long long)i), VKF_NO_VALUE,
                          VKF_NO_VALUE);
-    vkf_value table = concat_many(g, "word_emb.tables", tables, count, 0);
+    vkf_value table = vkf_nn_concat_many(g, "word_emb.tables", tables, count, 0);
     e = vkf_gather(g, "word_emb", table, ids);
   }
   return vkf_scale(g, "word_emb.scale", e, (float)sqrt((double)c->d_model));
@@ -473,7 +453,7 @@ static vkf_value adaptive_log_softmax(txl_ctx *x, vkf_value hid) {
                          vkf_slice(g, NULL, head_lp, 1, col, col + 1));
     }
   }
-  vkf_value out = concat_many(g, "crit.logprobs", parts, clusters, 1);
+  vkf_value out = vkf_nn_concat_many(g, "crit.logprobs", parts, clusters, 1);
   return out;
 }
 
@@ -548,7 +528,7 @@ vkf_status vkf_txl_build(vkf_txl_model *m, const vkf_txl_build_options *o, vkf_t
       parts[l] = vkf_reshape(g, NAME(n, "new_mems.%lld", (long long)l),
                              vkf_slice(g, NULL, cat, 1, beg, x.k), 4, row_shape);
   }
-  vkf_value mem_out = o->mems ? concat_many(g, "new_mems", parts, L, 1) : VKF_NO_VALUE;
+  vkf_value mem_out = o->mems ? vkf_nn_concat_many(g, "new_mems", parts, L, 1) : VKF_NO_VALUE;
   free(parts);
   if (o->last_hidden_state) out->last_hidden_state = vkf_graph_output(g, h, "last_hidden_state");
   if (o->prediction_scores) {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 #include "models/formats/hf_config_transfo_xl.h"
 
@@ -24,8 +25,7 @@ typedef struct vkf_txl_model vkf_txl_model;
  * ("transformer." first for TransfoXLLMHeadModel, whose crit.* head is then read too; tied
  * output weights and projections are read from the embedding's tensors when the file dropped
  * them) and checks every tensor's shape. One-line errors name the directory and the tensor. */
-vkf_status vkf_txl_load(const char *model_dir, vkf_txl_model **out_model);
-void vkf_txl_destroy(vkf_txl_model *model);
+extern const vkf_arch_loader vkf_txl_loader;
 const vkf_txl_config *vkf_txl_config_of(const vkf_txl_model *model);
 int vkf_txl_has_head(const vkf_txl_model *model); /* a TransfoXLLMHeadModel checkpoint */
 

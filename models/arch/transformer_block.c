@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "models/arch/nn_helpers.h"
+
 vkf_activation vkf_block_activation(vkf_hf_act act) {
   switch (act) {
     case VKF_HF_ACT_GELU_TANH:
@@ -208,43 +210,14 @@ void vkf_block_weights_get(const vkf_arch_weights *w, vkf_graph *g, const char *
   }
 }
 
-static vkf_value project(vkf_graph *g, const char *name, vkf_value x, const vkf_block_linear *l,
-                         vkf_activation act, vkf_value residual) {
-  vkf_matmul_options o = {
-      .transpose_b = !l->in_out, .bias = l->bias, .activation = act, .residual = residual};
-  return vkf_matmul(g, name, x, l->weight, &o);
-}
-
-static vkf_value norm(vkf_graph *g, const char *name, const vkf_block_config *c, vkf_value x,
-                      vkf_value gamma, vkf_value beta) {
-  vkf_norm_options o = {.eps = c->norm_eps, .gamma = gamma, .beta = beta};
-  return c->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, name, x, &o) : vkf_layernorm(g, name, x, &o);
-}
-
-/* A dim of v, or 1 when v is absent (a sticky error is already recorded and is what the caller
- * will report). */
-static int64_t dim_of(vkf_graph *g, vkf_value v, uint32_t axis) {
-  const vkf_tensor *t = vkf_value_valid(v) ? vkf_graph_tensor(g, v) : NULL;
-  return t && axis < t->rank ? t->shape[axis] : 1;
-}
-
-/* Heads [first, first + count) of a [B, N, heads·Dh]-wide projection as a [B, count, N, Dh] view
- * (a strided view of the GEMM output: no copy). */
-static vkf_value heads_of(vkf_graph *g, const char *name, vkf_value split, int64_t first,
-                          int64_t count) {
-  static const uint32_t to_bhnd[4] = {0, 2, 1, 3};
-  char nm[VKF_ARCH_NAME_MAX + 64];
-  vkf_value s = vkf_slice(g, VKF_NAME(nm, "%s_heads", name), split, 2, first, first + count);
-  return vkf_permute(g, name, s, to_bhnd); /* [B, count, N, Dh] */
-}
-
 void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
                         const vkf_block_config *c, const vkf_block_weights *w, vkf_value memory,
                         vkf_value *out_k, vkf_value *out_v) {
   dims z = dims_of(c);
   char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%s%s", np, nm->attention);
-  int64_t b = dim_of(g, memory, 0), m = dim_of(g, memory, 1), qd = z.h * z.dh, kvd = z.hkv * z.dh;
+  int64_t b = vkf_nn_dim_of(g, memory, 0), m = vkf_nn_dim_of(g, memory, 1), qd = z.h * z.dh,
+          kvd = z.hkv * z.dh;
   uint32_t out_axis = w->qkv.in_out ? 1 : 0;
   vkf_block_linear lkv = {
       vkf_slice(g, VKF_NAME(nm1, "%s.kv.weight", at), w->qkv.weight, out_axis, qd, qd + 2 * kvd),
@@ -252,11 +225,11 @@ void vkf_block_cross_kv(vkf_graph *g, const char *np, const vkf_block_names *nm,
   if (vkf_value_valid(w->qkv.bias))
     lkv.bias = vkf_slice(g, VKF_NAME(nm1, "%s.kv.bias", at), w->qkv.bias, 0, qd, qd + 2 * kvd);
   vkf_value ykv =
-      project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE, VKF_NO_VALUE);
+      vkf_nn_project(g, VKF_NAME(nm1, "%s.kv_proj", at), memory, &lkv, VKF_ACT_NONE, VKF_NO_VALUE);
   int64_t kvs[4] = {b, m, 2 * z.hkv, z.dh};
   ykv = vkf_reshape(g, VKF_NAME(nm1, "%s.kv_split", at), ykv, 4, kvs);
-  *out_k = heads_of(g, VKF_NAME(nm1, "%s.k", at), ykv, 0, z.hkv);
-  *out_v = heads_of(g, VKF_NAME(nm1, "%s.v", at), ykv, z.hkv, z.hkv);
+  *out_k = vkf_nn_heads(g, VKF_NAME(nm1, "%s.k", at), ykv, 0, z.hkv);
+  *out_v = vkf_nn_heads(g, VKF_NAME(nm1, "%s.v", at), ykv, z.hkv, z.hkv);
 }
 
 /* A sticky error naming the attention node; returns VKF_NO_VALUE. */
@@ -311,7 +284,8 @@ static vkf_value merge_and_project(vkf_graph *g, const char *np, const vkf_block
     e = vkf_cast(g, VKF_NAME(nm1, "%s.out_cast", at), e, act_dtype);
   e = vkf_permute(g, VKF_NAME(nm1, "%s.merge_heads", at), e, to_bnhd); /* [B, N, H, Dh] */
   e = vkf_reshape(g, VKF_NAME(nm1, "%s.context", at), e, 3, merged);   /* [B, N, H·Dh] */
-  return project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE, residual);
+  return vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->attn_out), e, &w->out, VKF_ACT_NONE,
+                        residual);
 }
 
 vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_names *nm,
@@ -319,18 +293,18 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
                               const vkf_block_io *io, vkf_value x, vkf_value memory,
                               vkf_value residual) {
   dims z = dims_of(c);
-  int64_t b = dim_of(g, x, 0), n = dim_of(g, x, 1);
+  int64_t b = vkf_nn_dim_of(g, x, 0), n = vkf_nn_dim_of(g, x, 1);
   char at[VKF_ARCH_NAME_MAX], nm1[VKF_ARCH_NAME_MAX + 32];
   VKF_NAME(at, "%s%s", np, nm->attention);
   vkf_value q, k, v;
   if (!vkf_value_valid(memory) || memory.id == x.id) {
-    vkf_value y = project(g, VKF_NAME(nm1, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE,
-                          VKF_NO_VALUE); /* [B, N, (H + 2Hkv)·Dh] */
+    vkf_value y = vkf_nn_project(g, VKF_NAME(nm1, "%s.qkv", at), x, &w->qkv, VKF_ACT_NONE,
+                                 VKF_NO_VALUE); /* [B, N, (H + 2Hkv)·Dh] */
     int64_t split[4] = {b, n, z.h + 2 * z.hkv, z.dh};
     y = vkf_reshape(g, VKF_NAME(nm1, "%s.qkv_heads", at), y, 4, split);
-    q = heads_of(g, VKF_NAME(nm1, "%s.q", at), y, 0, z.h); /* [B, H, N, Dh] */
-    k = heads_of(g, VKF_NAME(nm1, "%s.k", at), y, z.h, z.hkv);
-    v = heads_of(g, VKF_NAME(nm1, "%s.v", at), y, z.h + z.hkv, z.hkv);
+    q = vkf_nn_heads(g, VKF_NAME(nm1, "%s.q", at), y, 0, z.h); /* [B, H, N, Dh] */
+    k = vkf_nn_heads(g, VKF_NAME(nm1, "%s.k", at), y, z.h, z.hkv);
+    v = vkf_nn_heads(g, VKF_NAME(nm1, "%s.v", at), y, z.h + z.hkv, z.hkv);
   } else {
     /* Cross attention: the fused weight's Q rows read x, its K and V rows the memory (or a cache
      * of them). */
@@ -341,10 +315,11 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
         VKF_NO_VALUE, w->qkv.in_out};
     if (vkf_value_valid(w->qkv.bias))
       lq.bias = vkf_slice(g, VKF_NAME(nm1, "%s.q.bias", at), w->qkv.bias, 0, 0, qd);
-    vkf_value yq = project(g, VKF_NAME(nm1, "%s.q_proj", at), x, &lq, VKF_ACT_NONE, VKF_NO_VALUE);
+    vkf_value yq =
+        vkf_nn_project(g, VKF_NAME(nm1, "%s.q_proj", at), x, &lq, VKF_ACT_NONE, VKF_NO_VALUE);
     int64_t qs[4] = {b, n, z.h, z.dh};
     yq = vkf_reshape(g, VKF_NAME(nm1, "%s.q_split", at), yq, 4, qs);
-    q = heads_of(g, VKF_NAME(nm1, "%s.q", at), yq, 0, z.h);
+    q = vkf_nn_heads(g, VKF_NAME(nm1, "%s.q", at), yq, 0, z.h);
     if (io && vkf_value_valid(io->cross_k)) {
       k = io->cross_k;
       v = io->cross_v;
@@ -417,23 +392,24 @@ vkf_value vkf_block_mlp_build(vkf_graph *g, const char *np, const vkf_block_name
   vkf_value h;
   if (c->mlp == VKF_BLOCK_MLP_GATED && vkf_value_valid(w->gate_up.weight)) {
     /* [B, N, 2I]: the gate's columns, then up's; silu(gate) * up is one elementwise kernel */
-    vkf_value gu = project(g, VKF_NAME(nm1, "%s.gate_up", up), x, &w->gate_up, VKF_ACT_NONE,
-                           VKF_NO_VALUE);
+    vkf_value gu = vkf_nn_project(g, VKF_NAME(nm1, "%s.gate_up", up), x, &w->gate_up, VKF_ACT_NONE,
+                                  VKF_NO_VALUE);
     uint32_t last = vkf_value_valid(gu) ? vkf_graph_tensor(g, gu)->rank - 1 : 0;
-    int64_t inter = dim_of(g, gu, last) / 2;
+    int64_t inter = vkf_nn_dim_of(g, gu, last) / 2;
     vkf_value gate = vkf_slice(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), gu, last, 0, inter);
     h = vkf_slice(g, up, gu, last, inter, 2 * inter);
     gate = vkf_silu(g, VKF_NAME(nm1, "%s%s.act", np, nm->mlp_gate), gate);
     h = vkf_mul(g, VKF_NAME(nm1, "%s.gated", up), gate, h);
   } else if (c->mlp == VKF_BLOCK_MLP_GATED) {
-    vkf_value gate = project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), x, &w->gate, c->act,
-                             VKF_NO_VALUE); /* [B, N, I] */
-    h = project(g, up, x, &w->up, VKF_ACT_NONE, VKF_NO_VALUE);
+    vkf_value gate = vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_gate), x, &w->gate, c->act,
+                                    VKF_NO_VALUE); /* [B, N, I] */
+    h = vkf_nn_project(g, up, x, &w->up, VKF_ACT_NONE, VKF_NO_VALUE);
     h = vkf_mul(g, VKF_NAME(nm1, "%s.gated", up), gate, h);
   } else {
-    h = project(g, up, x, &w->up, c->act, VKF_NO_VALUE); /* [B, N, I] */
+    h = vkf_nn_project(g, up, x, &w->up, c->act, VKF_NO_VALUE); /* [B, N, I] */
   }
-  return project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_down), h, &w->down, VKF_ACT_NONE, residual);
+  return vkf_nn_project(g, VKF_NAME(nm1, "%s%s", np, nm->mlp_down), h, &w->down, VKF_ACT_NONE,
+                        residual);
 }
 
 vkf_value vkf_block_build(vkf_graph *g, const char *np, const vkf_block_names *nm,
@@ -443,13 +419,13 @@ vkf_value vkf_block_build(vkf_graph *g, const char *np, const vkf_block_names *n
   VKF_NAME(a, "%s%s", np, nm->attn_norm);
   VKF_NAME(m, "%s%s", np, nm->mlp_norm);
   if (c->order == VKF_BLOCK_PRE_NORM) {
-    vkf_value h = norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
+    vkf_value h = vkf_nn_block_norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
     x = vkf_block_attention(g, np, nm, c, w, io, h, VKF_NO_VALUE, x);
-    h = norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
+    h = vkf_nn_block_norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
     return vkf_block_mlp_build(g, np, nm, c, w, h, x);
   }
   x = vkf_block_attention(g, np, nm, c, w, io, x, VKF_NO_VALUE, x);
-  x = norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
+  x = vkf_nn_block_norm(g, a, c, x, w->attn_norm_gamma, w->attn_norm_beta);
   x = vkf_block_mlp_build(g, np, nm, c, w, x, x);
-  return norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
+  return vkf_nn_block_norm(g, m, c, x, w->mlp_norm_gamma, w->mlp_norm_beta);
 }

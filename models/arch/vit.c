@@ -59,9 +59,10 @@ struct vkf_vit_model {
 
 /* ---- loading ---- */
 
-static vkf_status load_preprocessor(vkf_vit_model *m) {
+static vkf_status load_preprocessor(void *model, const char *model_dir) {
+  vkf_vit_model *m = model;
   char path[4096];
-  snprintf(path, sizeof path, "%s/preprocessor_config.json", m->f.dir);
+  snprintf(path, sizeof path, "%s/preprocessor_config.json", model_dir);
   struct stat sb;
   if (stat(path, &sb) == 0) {
     VKF_RETURN_IF_ERROR(vkf_hf_preprocessor_load(path, &m->pre));
@@ -144,7 +145,8 @@ static vkf_block_names names_of(const vkf_hf_config *c) {
 }
 
 /* Which prefix, tokens and head the file holds, then every tensor against the config. */
-static vkf_status check_tensors(vkf_vit_model *m) {
+static vkf_status check_tensors(void *model) {
+  vkf_vit_model *m = model;
   static const char *prefixes[] = {"vit.", "deit.", ""};
   m->prefix = NULL;
   for (int i = 0; i < 3 && !m->prefix; i++) {
@@ -211,34 +213,30 @@ static vkf_status check_tensors(vkf_vit_model *m) {
   return VKF_OK;
 }
 
+static int is_vision(void *model) {
+  return ((vkf_vit_model *)model)->f.config.family == VKF_HF_FAMILY_VISION;
+}
+
+const vkf_arch_loader vkf_vit_loader = {.size = sizeof(vkf_vit_model),
+                                        .files_at = offsetof(vkf_vit_model, f),
+                                        .accepts = is_vision,
+                                        .refusal = "is not a ViT/DeiT model",
+                                        .configure = load_preprocessor,
+                                        .check = check_tensors};
+
 vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model) {
-  *out_model = NULL;
-  vkf_vit_model *m = calloc(1, sizeof *m);
-  if (!m) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "loading %s", model_dir);
-  vkf_status s = vkf_arch_files_open(model_dir, &m->f);
-  if (!s && m->f.config.family != VKF_HF_FAMILY_VISION)
-    s = vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                        "%s/config.json: model_type \"%s\" is not a ViT/DeiT model", model_dir,
-                        m->f.config.model_type);
-  if (!s) s = load_preprocessor(m);
-  if (!s) s = vkf_arch_files_open_weights(&m->f);
-  if (!s) s = check_tensors(m);
-  if (s) {
-    vkf_vit_destroy(m);
-    return s;
-  }
+  void *m = NULL;
+  vkf_status s = vkf_arch_load(&vkf_vit_loader, model_dir, &m);
   *out_model = m;
-  return VKF_OK;
+  return s;
 }
 
 vkf_status vkf_vit_quantize(vkf_vit_model *m, const char *format) {
-  return vkf_arch_files_quantize(&m->f, format);
+  return vkf_arch_quantize(&vkf_vit_loader, m, format);
 }
 
 void vkf_vit_destroy(vkf_vit_model *m) {
-  if (!m) return;
-  vkf_arch_files_close(&m->f);
-  free(m);
+  vkf_arch_unload(&vkf_vit_loader, m);
 }
 
 const vkf_hf_config *vkf_vit_config(const vkf_vit_model *m) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "graph/ir/graph.h"
+#include "models/arch/arch_loader.h"
 #include "models/formats/hf_config.h"
 #include "models/image/image.h"
 
@@ -28,6 +29,8 @@ typedef struct vkf_vit_model vkf_vit_model;
  * present with the configured shape. Errors are one line naming the directory and the file,
  * field or tensor at fault: NOT_FOUND (no such directory, file or tensor), PARSE (bad JSON or
  * safetensors), SHAPE (tensor of the wrong shape), UNSUPPORTED (model type, dtype). */
+extern const vkf_arch_loader vkf_vit_loader;
+/* vkf_arch_load and vkf_arch_unload with vkf_vit_loader, typed. */
 vkf_status vkf_vit_load(const char *model_dir, vkf_vit_model **out_model);
 void vkf_vit_destroy(vkf_vit_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see

@@ -3,14 +3,16 @@
 #ifndef VKF_MODELS_REGISTRY_ARCH_ENTRY_H
 #define VKF_MODELS_REGISTRY_ARCH_ENTRY_H
 
+#include "models/arch/arch_loader.h"
 #include "models/registry/model.h"
 
 typedef struct vkf_arch_entry {
   const char *family;               /* "vit" */
   const char *const *model_types;   /* NULL-terminated config.json model_type values */
   const char *const *architectures; /* NULL-terminated Hugging Face class names */
-  vkf_status (*load)(const char *model_dir, void **out_impl);
-  void (*destroy)(void *impl);
+  /* How its checkpoints load, unload and quantise (models/arch/arch_loader.h). */
+  const vkf_arch_loader *loader;
+  /* The checkpoint's Hugging Face class; NULL: the family has one, architectures[0]. */
   const char *(*architecture)(const void *impl);
   /* Fills the declaration of this checkpoint's inputs and outputs; returns the counts. */
   void (*declare)(const void *impl, vkf_model_io *inputs, uint32_t *input_count,
@@ -24,8 +26,6 @@ typedef struct vkf_arch_entry {
   /* Optional (NULL: none): layers whose attention probabilities build() outputs when
    * options->attentions is set (vkf_model_attention_layers). */
   int64_t (*attention_layers)(const void *impl);
-  /* vkf_model_quantize for this architecture. */
-  vkf_status (*quantize)(void *impl, const char *format);
   /* ---- facets (model.h, vkf_model_tasks); 0 / NULL: the family has none ---- */
   int text; /* tokenize: its inputs are a text tokenizer's ids */
   int chat; /* chat: its generate facet runs a chat template's prompt */
@@ -39,6 +39,16 @@ typedef struct vkf_arch_entry {
   /* attention maps from the generation engine's additive attention (the Bahdanau decoder) */
   int additive_attention;
 } vkf_arch_entry;
+
+/* The first `count` (2 or 3) of Hugging Face's text inputs, [batch, seq] up to max_seq: input_ids
+ * (required, ids below `vocab`), attention_mask (ones when absent), token_type_ids (ids below
+ * type_vocab, zeros when absent). Returns count. */
+uint32_t vkf_declare_text_inputs(vkf_model_io *in, uint32_t count, int64_t max_seq, int64_t vocab,
+                                 int64_t type_vocab);
+/* An f32 output of `rank` dims, the batch-first ones the build's (-1), the last `last`. */
+vkf_model_io vkf_declare_f32(const char *name, uint32_t rank, int64_t last);
+/* The union of bits[i] over the declared outputs the caller wants (want[i]). */
+uint32_t vkf_declare_wanted(const uint32_t *bits, uint32_t count, const int *want);
 
 /* The model's entry and its architecture object, for the registry's own files (facets.c). */
 const vkf_arch_entry *vkf_model_entry(const vkf_model *model);

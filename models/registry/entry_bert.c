@@ -4,12 +4,6 @@
 #include "models/arch/bert.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_bert_load(dir, (vkf_bert_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_bert_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_bert_architecture(impl);
 }
@@ -19,24 +13,20 @@ static uint32_t outputs_of(const vkf_bert_model *m, vkf_model_io *out, uint32_t 
   const vkf_hf_config *c = vkf_bert_config(m);
   int64_t d = c->hidden_size;
   uint32_t n = 0;
-  out[n] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, d}};
+  out[n] = vkf_declare_f32("last_hidden_state", 3, d);
   bits[n++] = VKF_BERT_OUT_LAST_HIDDEN_STATE;
   if (vkf_bert_has_pooler(m)) {
-    out[n] = (vkf_model_io){.name = "pooler_output", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
+    out[n] = vkf_declare_f32("pooler_output", 2, d);
     bits[n++] = VKF_BERT_OUT_POOLER_OUTPUT;
   }
   if (vkf_bert_head_of(m) == VKF_BERT_HEAD_MASKED_LM) {
-    out[n] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
+    out[n] = vkf_declare_f32("logits", 3, c->vocab_size);
     bits[n++] = VKF_BERT_OUT_LOGITS;
   } else if (vkf_bert_head_of(m) == VKF_BERT_HEAD_CLASSIFICATION) {
-    out[n] =
-        (vkf_model_io){.name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, c->num_labels}};
+    out[n] = vkf_declare_f32("logits", 2, c->num_labels);
     bits[n++] = VKF_BERT_OUT_LOGITS;
   }
-  out[n] =
-      (vkf_model_io){.name = "sentence_embedding", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
+  out[n] = vkf_declare_f32("sentence_embedding", 2, d);
   bits[n++] = VKF_BERT_OUT_SENTENCE_EMBEDDING;
   return n;
 }
@@ -45,32 +35,8 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_bert_model *m = impl;
   const vkf_hf_config *c = vkf_bert_config(m);
-  int64_t max = c->max_position_embeddings;
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 1,
-                         .fill = 0,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 0,
-                         .fill = 1,
-                         .value_bound = 2};
-  in[2] = (vkf_model_io){.name = "token_type_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 0,
-                         .fill = 0,
-                         .value_bound = c->type_vocab_size};
-  *in_count = 3;
+  *in_count =
+      vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size, c->type_vocab_size);
   uint32_t bits[VKF_MODEL_MAX_IO];
   *out_count = outputs_of(m, out, bits);
 }
@@ -79,14 +45,12 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
                         vkf_model_graph *out) {
   vkf_bert_model *m = impl;
   vkf_model_io decl[VKF_MODEL_MAX_IO];
-  uint32_t bits[VKF_MODEL_MAX_IO], want_bits = 0;
+  uint32_t bits[VKF_MODEL_MAX_IO];
   uint32_t n = outputs_of(m, decl, bits);
-  for (uint32_t i = 0; i < n; i++)
-    if (want[i]) want_bits |= bits[i];
   vkf_bert_build_options bo = {.batch = o->batch,
                                .seq_len = o->seq_len,
                                .dtype = o->dtype,
-                               .outputs = want_bits,
+                               .outputs = vkf_declare_wanted(bits, n, want),
                                .hf_forward = 1,
                                .attentions = o->attentions};
   vkf_bert_graph bg;
@@ -125,11 +89,15 @@ static int64_t attention_layers(const void *impl) {
   return vkf_hf_attn_is_softmax(c->attention.kind) ? c->num_hidden_layers : 0;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_bert_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,     architectures, load,
-                                       destroy, architecture,    declare,       build,
-                                       NULL,    attention_layers, .quantize = quantize,
-                                       .text = 1,  .embed = embed};
+const vkf_arch_entry vkf_entry_bert = {
+    .family = "bert",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_bert_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .attention_layers = attention_layers,
+    .text = 1,
+    .embed = embed,
+};

@@ -3,12 +3,6 @@
 #include "models/arch/decoder.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_decoder_load(dir, (vkf_decoder_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_decoder_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_decoder_architecture(impl);
 }
@@ -17,28 +11,10 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                     uint32_t *out_count) {
   const vkf_decoder_model *m = impl;
   const vkf_hf_config *c = vkf_decoder_config(m);
-  int64_t max = vkf_decoder_max_positions(m);
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 1,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .fill = 1,
-                         .value_bound = 2};
-  *in_count = 2;
+  *in_count = vkf_declare_text_inputs(in, 2, vkf_decoder_max_positions(m), c->vocab_size, 0);
   uint32_t n = 0;
-  if (vkf_decoder_has_lm_head(m))
-    out[n++] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
-  out[n++] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->hidden_size}};
+  if (vkf_decoder_has_lm_head(m)) out[n++] = vkf_declare_f32("logits", 3, c->vocab_size);
+  out[n++] = vkf_declare_f32("last_hidden_state", 3, c->hidden_size);
   *out_count = n;
 }
 
@@ -85,11 +61,15 @@ static const char *const architectures[] = {
     "GPT2LMHeadModel", "GPT2Model",        "LlamaForCausalLM", "LlamaModel", "MistralForCausalLM",
     "MistralModel",    "Qwen2ForCausalLM", "Qwen2Model",       NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_decoder_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_decoder = {"decoder",    model_types, architectures, load, destroy,
-                                          architecture, declare,     build,         NULL, NULL,
-                                          .quantize = quantize,
-                                          .text = 1, .chat = 1, .generate = generate};
+const vkf_arch_entry vkf_entry_decoder = {
+    .family = "decoder",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_decoder_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .chat = 1,
+    .generate = generate,
+};

@@ -4,12 +4,6 @@
 #include "models/arch/encdec.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_encdec_load(dir, (vkf_encdec_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_encdec_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_encdec_architecture(impl);
 }
@@ -21,20 +15,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   const vkf_encdec_model *m = impl;
   const vkf_hf_config *c = vkf_encdec_config(m);
   int64_t max = vkf_encdec_max_positions(m);
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 1,
-                         .value_bound = vkf_encdec_source_vocab(m)};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .fill = 1,
-                         .value_bound = 2};
+  vkf_declare_text_inputs(in, 2, max, vkf_encdec_source_vocab(m), 0);
   in[2] = (vkf_model_io){.name = "decoder_input_ids",
                          .dtype = VKF_I32,
                          .rank = 2,
@@ -46,20 +27,9 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   uint32_t n = 0;
   /* Fixed slots so the build can tell them apart: logits first when there is a head. */
   if (vkf_encdec_has_lm_head(m))
-    out[n++] = (vkf_model_io){.name = "logits",
-                              .dtype = VKF_F32,
-                              .rank = 3,
-                              .shape = {-1, -1, c->vocab_size},
-                              .target = 1};
-  out[n++] = (vkf_model_io){.name = "encoder_last_hidden_state",
-                            .dtype = VKF_F32,
-                            .rank = 3,
-                            .shape = {-1, -1, c->hidden_size}};
-  out[n++] = (vkf_model_io){.name = "last_hidden_state",
-                            .dtype = VKF_F32,
-                            .rank = 3,
-                            .shape = {-1, -1, c->hidden_size},
-                            .target = 1};
+    out[n] = vkf_declare_f32("logits", 3, c->vocab_size), out[n++].target = 1;
+  out[n++] = vkf_declare_f32("encoder_last_hidden_state", 3, c->hidden_size);
+  out[n] = vkf_declare_f32("last_hidden_state", 3, c->hidden_size), out[n++].target = 1;
   *out_count = n;
 }
 
@@ -131,11 +101,14 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
                                             "D2LTransformer",
                                             NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_encdec_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_encdec = {"encdec",     model_types, architectures, load, destroy,
-                                         architecture, declare,     build,         NULL, NULL,
-                                         .quantize = quantize,
-                                         .text = 1, .generate = generate};
+const vkf_arch_entry vkf_entry_encdec = {
+    .family = "encdec",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_encdec_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .generate = generate,
+};

@@ -11,12 +11,6 @@
 #include "models/arch/longformer.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_longformer_load(dir, (vkf_longformer_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_longformer_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_longformer_architecture(impl);
 }
@@ -25,26 +19,23 @@ static uint32_t outputs_of(const vkf_longformer_model *m, vkf_model_io *out, uin
   const vkf_hf_config *c = vkf_longformer_config(m);
   int64_t d = c->hidden_size;
   uint32_t n = 0;
-  out[n] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, d}};
+  out[n] = vkf_declare_f32("last_hidden_state", 3, d);
   bits[n++] = VKF_LONGFORMER_OUT_LAST_HIDDEN_STATE;
   if (vkf_longformer_has_pooler(m)) {
-    out[n] = (vkf_model_io){.name = "pooler_output", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
+    out[n] = vkf_declare_f32("pooler_output", 2, d);
     bits[n++] = VKF_LONGFORMER_OUT_POOLER_OUTPUT;
   }
   vkf_longformer_head head = vkf_longformer_head_of(m);
   if (head == VKF_LONGFORMER_HEAD_TOKEN_CLASSIFICATION) {
-    out[n] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->num_labels}};
+    out[n] = vkf_declare_f32("logits", 3, c->num_labels);
     bits[n++] = VKF_LONGFORMER_OUT_LOGITS;
   } else if (head == VKF_LONGFORMER_HEAD_SEQUENCE_CLASSIFICATION) {
-    out[n] =
-        (vkf_model_io){.name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, c->num_labels}};
+    out[n] = vkf_declare_f32("logits", 2, c->num_labels);
     bits[n++] = VKF_LONGFORMER_OUT_LOGITS;
   } else if (head == VKF_LONGFORMER_HEAD_QUESTION_ANSWERING) {
     const char *qa[2] = {"start_logits", "end_logits"};
     for (int k = 0; k < 2; k++) {
-      out[n] = (vkf_model_io){.name = qa[k], .dtype = VKF_F32, .rank = 2, .shape = {-1, -1}};
+      out[n] = vkf_declare_f32(qa[k], 2, -1);
       bits[n++] = k ? VKF_LONGFORMER_OUT_END_LOGITS : VKF_LONGFORMER_OUT_START_LOGITS;
     }
   }
@@ -82,15 +73,13 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
                         vkf_model_graph *out) {
   vkf_longformer_model *m = impl;
   vkf_model_io decl[VKF_MODEL_MAX_IO];
-  uint32_t bits[VKF_MODEL_MAX_IO], want_bits = 0;
+  uint32_t bits[VKF_MODEL_MAX_IO];
   uint32_t n = outputs_of(m, decl, bits);
-  for (uint32_t i = 0; i < n; i++)
-    if (want[i]) want_bits |= bits[i];
   vkf_longformer_build_options lo = {.batch = o->batch ? o->batch : 1,
                                      .seq_len = o->seq_len,
                                      .global_tokens = o->derived ? o->derived->build_param : 0,
                                      .dtype = o->dtype,
-                                     .outputs = want_bits};
+                                     .outputs = vkf_declare_wanted(bits, n, want)};
   vkf_longformer_graph lg;
   VKF_RETURN_IF_ERROR(vkf_longformer_build(m, &lo, &lg));
   out->graph = lg.graph;
@@ -124,11 +113,15 @@ static const char *const architectures[] = {"LongformerModel", "LongformerForTok
                                             "LongformerForSequenceClassification",
                                             "LongformerForQuestionAnswering", NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_longformer_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_longformer = {"longformer", model_types,  architectures, load,
-                                             destroy,      architecture, declare,       build,
-                                             derive,       NULL, .quantize = quantize,
-    .text = 1, .pooled_embed = VKF_POOL_MEAN};
+const vkf_arch_entry vkf_entry_longformer = {
+    .family = "longformer",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_longformer_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .derive = derive,
+    .text = 1,
+    .pooled_embed = VKF_POOL_MEAN,
+};

@@ -3,51 +3,16 @@
 #include "models/arch/nystromformer.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_nystromformer_load(dir, (vkf_nystromformer **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_nystromformer_destroy(impl);
-}
-static const char *architecture(const void *impl) {
-  (void)impl;
-  return "NystromformerModel";
-}
-
 static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_model_io *out,
                     uint32_t *out_count) {
   const vkf_hf_config *c = vkf_nystromformer_config(impl);
   const vkf_nystrom_config *ny = vkf_nystromformer_nystrom_config(impl);
-  int64_t max = c->max_position_embeddings;
+  *in_count =
+      vkf_declare_text_inputs(in, 3, c->max_position_embeddings, c->vocab_size, c->type_vocab_size);
   /* fewer landmarks than segment_means_seq_len: segments of exactly that many tokens */
-  int64_t exact = ny->num_landmarks != ny->segment_means_seq_len ? ny->segment_means_seq_len : 0;
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .exact_seq = exact,
-                         .required = 1,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .exact_seq = exact,
-                         .fill = 1,
-                         .value_bound = 2};
-  in[2] = (vkf_model_io){.name = "token_type_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .exact_seq = exact,
-                         .fill = 0,
-                         .value_bound = c->type_vocab_size};
-  *in_count = 3;
-  out[0] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->hidden_size}};
+  if (ny->num_landmarks != ny->segment_means_seq_len)
+    for (uint32_t i = 0; i < *in_count; i++) in[i].exact_seq = ny->segment_means_seq_len;
+  out[0] = vkf_declare_f32("last_hidden_state", 3, c->hidden_size);
   *out_count = 1;
 }
 
@@ -67,11 +32,13 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
 static const char *const model_types[] = {"nystromformer", NULL};
 static const char *const architectures[] = {"NystromformerModel", NULL};
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_nystromformer_quantize(impl, format);
-}
-
 const vkf_arch_entry vkf_entry_nystromformer = {
-    "nystromformer", model_types, architectures, load, destroy,
-    architecture,    declare,     build,         NULL, NULL, .quantize = quantize,
-    .text = 1, .pooled_embed = VKF_POOL_MEAN};
+    .family = "nystromformer",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_nystromformer_loader,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .pooled_embed = VKF_POOL_MEAN,
+};

@@ -6,12 +6,6 @@
 #include "models/arch/reformer.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_reformer_load(dir, (vkf_reformer **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_reformer_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_reformer_architecture(impl);
 }
@@ -19,30 +13,10 @@ static const char *architecture(const void *impl) {
 static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_model_io *out,
                     uint32_t *out_count) {
   const vkf_hf_config *c = vkf_reformer_hf_config(impl);
-  int64_t max = vkf_reformer_max_seq(impl);
-  in[0] = (vkf_model_io){.name = "input_ids",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .required = 1,
-                         .value_bound = c->vocab_size};
-  in[1] = (vkf_model_io){.name = "attention_mask",
-                         .dtype = VKF_I32,
-                         .rank = 2,
-                         .shape = {-1, -1},
-                         .max_seq = max,
-                         .fill = 1,
-                         .value_bound = 2};
-  *in_count = 2;
-  if (vkf_reformer_has_lm_head(impl))
-    out[0] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->vocab_size}};
-  else
-    out[0] = (vkf_model_io){.name = "last_hidden_state",
-                            .dtype = VKF_F32,
-                            .rank = 3,
-                            .shape = {-1, -1, 2 * c->hidden_size}};
+  *in_count = vkf_declare_text_inputs(in, 2, vkf_reformer_max_seq(impl), c->vocab_size, 0);
+  out[0] = vkf_reformer_has_lm_head(impl)
+               ? vkf_declare_f32("logits", 3, c->vocab_size)
+               : vkf_declare_f32("last_hidden_state", 3, 2 * c->hidden_size);
   *out_count = 1;
 }
 
@@ -56,10 +30,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   out->inputs[1] = rg.attention_mask;
   out->outputs[0] = vkf_reformer_has_lm_head(impl) ? rg.logits : rg.last_hidden_state;
   return VKF_OK;
-}
-
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_reformer_quantize(impl, format);
 }
 
 /* ReformerModelWithLMHead: the rows recomputed per step, steps not padded. */
@@ -86,6 +56,13 @@ static const char *const architectures[] = {"ReformerModel", "ReformerModelWithL
                                             "ReformerForMaskedLM", NULL};
 
 const vkf_arch_entry vkf_entry_reformer = {
-    "reformer",   model_types, architectures, load, destroy,
-    architecture, declare,     build,         NULL, NULL, .quantize = quantize,
-    .text = 1, .generate = generate};
+    .family = "reformer",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_reformer_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .generate = generate,
+};

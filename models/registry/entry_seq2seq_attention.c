@@ -10,17 +10,6 @@
 #include "models/arch/seq2seq_attention.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_s2sa_load(dir, (vkf_s2sa_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_s2sa_destroy(impl);
-}
-static const char *architecture(const void *impl) {
-  (void)impl;
-  return "D2LSeq2SeqAttention";
-}
-
 enum { OUT_LOGITS = 0, OUT_WEIGHTS, OUT_ENCODER };
 
 static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_model_io *out,
@@ -48,18 +37,11 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                          .value_bound = c->vocab_size,
                          .target = 1};
   *in_count = 3;
-  out[OUT_LOGITS] = (vkf_model_io){.name = "logits",
-                                   .dtype = VKF_F32,
-                                   .rank = 3,
-                                   .shape = {-1, -1, c->vocab_size},
-                                   .target = 1};
-  out[OUT_WEIGHTS] = (vkf_model_io){
-      .name = "attention_weights", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, -1}, .target = 1};
-  out[OUT_ENCODER] = (vkf_model_io){.name = "encoder_outputs",
-                                    .dtype = VKF_F32,
-                                    .rank = 3,
-                                    .shape = {-1, -1, c->hidden_size},
-                                    .time_major = 1};
+  out[OUT_LOGITS] = vkf_declare_f32("logits", 3, c->vocab_size);
+  out[OUT_WEIGHTS] = vkf_declare_f32("attention_weights", 3, -1);
+  out[OUT_LOGITS].target = out[OUT_WEIGHTS].target = 1;
+  out[OUT_ENCODER] = vkf_declare_f32("encoder_outputs", 3, c->hidden_size);
+  out[OUT_ENCODER].time_major = 1;
   *out_count = 3;
 }
 
@@ -106,13 +88,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   return VKF_OK;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  (void)impl;
-  if (!format || !*format || !strcmp(format, "none")) return VKF_OK;
-  return vkf_status_make(VKF_STATUS_UNSUPPORTED,
-                         "--quantize %s: the Bahdanau encoder-decoder runs in f32 only", format);
-}
-
 /* The Bahdanau encoder–decoder: no positions (its state is the GRU's), so the decoder's context
  * and the source are bounded by its graphs only. */
 static vkf_status generate(void *impl, vkf_model_generate *out) {
@@ -136,6 +111,14 @@ static const char *const model_types[] = {"d2l_seq2seq_attention", NULL};
 static const char *const architectures[] = {"D2LSeq2SeqAttention", NULL};
 
 const vkf_arch_entry vkf_entry_seq2seq_attention = {
-    "seq2seq_attention", model_types, architectures, load, destroy, architecture, declare, build,
-    derive,              NULL,        .quantize = quantize,
-    .text = 1, .generate = generate, .additive_attention = 1};
+    .family = "seq2seq_attention",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_s2sa_loader,
+    .declare = declare,
+    .build = build,
+    .derive = derive,
+    .text = 1,
+    .generate = generate,
+    .additive_attention = 1,
+};

@@ -9,12 +9,6 @@
 #include "models/arch/transfo_xl.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_txl_load(dir, (vkf_txl_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_txl_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_txl_has_head(impl) ? "TransfoXLLMHeadModel" : "TransfoXLModel";
 }
@@ -40,8 +34,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                          .memory = 1,
                          .memory_default = c->mem_len};
   *in_count = 2;
-  out[OUT_HIDDEN] = (vkf_model_io){
-      .name = "last_hidden_state", .dtype = VKF_F32, .rank = 3, .shape = {-1, -1, c->d_model}};
+  out[OUT_HIDDEN] = vkf_declare_f32("last_hidden_state", 3, c->d_model);
   out[OUT_MEMS] = (vkf_model_io){.name = "mems",
                                  .dtype = VKF_F32,
                                  .rank = 4,
@@ -50,10 +43,7 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
                                  .memory = 1};
   *out_count = 2;
   if (vkf_txl_has_head(impl)) {
-    out[OUT_SCORES] = (vkf_model_io){.name = "prediction_scores",
-                                     .dtype = VKF_F32,
-                                     .rank = 3,
-                                     .shape = {-1, -1, c->vocab_size}};
+    out[OUT_SCORES] = vkf_declare_f32("prediction_scores", 3, c->vocab_size);
     *out_count = 3;
   }
 }
@@ -76,13 +66,6 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
   out->outputs[OUT_MEMS] = tg.new_mems;
   out->outputs[OUT_SCORES] = tg.prediction_scores;
   return VKF_OK;
-}
-
-static vkf_status quantize(void *impl, const char *format) {
-  (void)impl;
-  if (!format || !*format || !strcmp(format, "none")) return VKF_OK;
-  return vkf_status_make(VKF_STATUS_UNSUPPORTED, "--quantize %s: Transformer-XL runs in f32 only",
-                         format);
 }
 
 /* TransfoXLLMHeadModel: the memory instead of a cache and no positions, so the context is bounded
@@ -108,6 +91,13 @@ static const char *const model_types[] = {"transfo-xl", NULL};
 static const char *const architectures[] = {"TransfoXLLMHeadModel", "TransfoXLModel", NULL};
 
 const vkf_arch_entry vkf_entry_transfo_xl = {
-    "transfo_xl", model_types, architectures, load,  destroy, architecture, declare, build,
-    NULL,         NULL,        .quantize = quantize,
-    .text = 1, .generate = generate};
+    .family = "transfo_xl",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_txl_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .text = 1,
+    .generate = generate,
+};

@@ -3,12 +3,6 @@
 #include "models/arch/vit.h"
 #include "models/registry/arch_entry.h"
 
-static vkf_status load(const char *dir, void **out_impl) {
-  return vkf_vit_load(dir, (vkf_vit_model **)out_impl);
-}
-static void destroy(void *impl) {
-  vkf_vit_destroy(impl);
-}
 static const char *architecture(const void *impl) {
   return vkf_vit_architecture(impl);
 }
@@ -26,16 +20,13 @@ static void declare(const void *impl, vkf_model_io *in, uint32_t *in_count, vkf_
   *in_count = 1;
   uint32_t n = 0;
   if (vkf_vit_head_of(m) != VKF_VIT_HEAD_NONE) {
-    out[n++] = (vkf_model_io){
-        .name = "logits", .dtype = VKF_F32, .rank = 2, .shape = {-1, vkf_vit_label_count(m)}};
+    out[n++] = vkf_declare_f32("logits", 2, vkf_vit_label_count(m));
   } else {
     out[n++] = (vkf_model_io){.name = "last_hidden_state",
                               .dtype = VKF_F32,
                               .rank = 3,
                               .shape = {-1, vkf_vit_token_count(m), d}};
-    if (vkf_vit_has_pooler(m))
-      out[n++] =
-          (vkf_model_io){.name = "pooler_output", .dtype = VKF_F32, .rank = 2, .shape = {-1, d}};
+    if (vkf_vit_has_pooler(m)) out[n++] = vkf_declare_f32("pooler_output", 2, d);
   }
   *out_count = n;
 }
@@ -78,11 +69,14 @@ static int64_t attention_layers(const void *impl) {
   return vkf_vit_config(impl)->num_hidden_layers;
 }
 
-static vkf_status quantize(void *impl, const char *format) {
-  return vkf_vit_quantize(impl, format);
-}
-
-const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,     architectures, load,
-                                      destroy, architecture,    declare,       build,
-                                      NULL,    attention_layers, .quantize = quantize,
-                                      .classify = classify};
+const vkf_arch_entry vkf_entry_vit = {
+    .family = "vit",
+    .model_types = model_types,
+    .architectures = architectures,
+    .loader = &vkf_vit_loader,
+    .architecture = architecture,
+    .declare = declare,
+    .build = build,
+    .attention_layers = attention_layers,
+    .classify = classify,
+};

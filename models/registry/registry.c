@@ -110,7 +110,7 @@ vkf_status vkf_model_open(const char *model_dir, vkf_model **out_model) {
     return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "opening %s", model_dir);
   }
   m->entry = entry;
-  vkf_status s = entry->load(model_dir, &m->impl);
+  vkf_status s = vkf_arch_load(entry->loader, model_dir, &m->impl);
   if (s) {
     vkf_model_close(m);
     return s;
@@ -122,20 +122,21 @@ vkf_status vkf_model_open(const char *model_dir, vkf_model **out_model) {
 
 void vkf_model_close(vkf_model *m) {
   if (!m) return;
-  if (m->impl) m->entry->destroy(m->impl);
+  vkf_arch_unload(m->entry->loader, m->impl);
   free(m->dir);
   free(m);
 }
 
 vkf_status vkf_model_quantize(vkf_model *m, const char *format) {
-  return m->entry->quantize(m->impl, format);
+  return vkf_arch_quantize(m->entry->loader, m->impl, format);
 }
 
 const char *vkf_model_dir(const vkf_model *m) {
   return m->dir;
 }
 const char *vkf_model_architecture(const vkf_model *m) {
-  return m->entry->architecture(m->impl);
+  const vkf_arch_entry *e = m->entry;
+  return e->architecture ? e->architecture(m->impl) : e->architectures[0];
 }
 void *vkf_model_impl(const vkf_model *m) {
   return m->impl;
