@@ -48,10 +48,13 @@ static int parse_named(char *arg, named_path *out) {
   return 1;
 }
 
-/* "[batch, seq<=512, 384]" */
+/* "[batch, seq<=512, 384]". Only dim 1 of target I/O is the target sequence: any other free dim
+ * is the source's (the Bahdanau attention_weights [batch, target, seq]), as vkf_rt_forward
+ * resolves them. */
 static void print_shape(const vkf_model_io *io) {
   printf("[");
   for (uint32_t d = 0; d < io->rank; d++) {
+    const char *seq = io->target && d == 1 ? "target" : "seq";
     if (d) printf(", ");
     if (io->shape[d] >= 0)
       printf("%" PRId64, io->shape[d]);
@@ -60,11 +63,11 @@ static void print_shape(const vkf_model_io *io) {
     else if (d == 1 && io->memory)
       printf("memory");
     else if (io->exact_seq)
-      printf("%s=%" PRId64, io->target ? "target" : "seq", io->exact_seq);
+      printf("%s=%" PRId64, seq, io->exact_seq);
     else if (io->max_seq)
-      printf("%s<=%" PRId64, io->target ? "target" : "seq", io->max_seq);
+      printf("%s<=%" PRId64, seq, io->max_seq);
     else
-      printf("%s", io->target ? "target" : "seq");
+      printf("%s", seq);
   }
   printf("]");
 }
