@@ -63,6 +63,25 @@ vkf_status vkf_arch_files_quantize(vkf_arch_files *f, const char *format) {
   }
   for (size_t i = 0; i < sizeof quant_names / sizeof *quant_names; i++)
     if (!strcasecmp(format, quant_names[i].name)) {
+      /* A quantised GGUF: its blocks are kept whatever is asked (vkf_arch_linear_weight quantises
+       * float weights only), so refuse rather than run another format than the one named. */
+      size_t blocks = 0;
+      int first = -1;
+      for (size_t t = 0; f->ck && t < vkf_checkpoint_count(f->ck); t++) {
+        const vkf_safetensors_info *info = vkf_checkpoint_at(f->ck, t);
+        if (info && vkf_safetensors_quant_format(info->dtype) >= 0) {
+          if (first < 0) first = (int)info->dtype;
+          blocks++;
+        }
+      }
+      if (blocks)
+        return vkf_status_make(
+            VKF_STATUS_INVALID_ARGUMENT,
+            "--quantize %s: %s is already quantised (%zu tensors in ggml blocks, %s the first); "
+            "its blocks run as they are and are not re-quantised (a second rounding only loses "
+            "accuracy): drop --quantize, or start from a float checkpoint",
+            format, vkf_checkpoint_path(f->ck), blocks,
+            vkf_safetensors_dtype_name((vkf_safetensors_dtype)first));
       f->quantize = quant_names[i].dtype;
       return VKF_OK;
     }
@@ -70,6 +89,13 @@ vkf_status vkf_arch_files_quantize(vkf_arch_files *f, const char *format) {
                          "quantisation format \"%s\" is not one vkformer quantises into; "
                          "allowed: %s (or none)",
                          format, vkf_arch_quantize_formats());
+}
+
+void vkf_arch_files_quantized(const vkf_arch_files *f, uint32_t out[VKF_DTYPE_COUNT]) {
+  for (int d = 0; d < VKF_DTYPE_COUNT; d++)
+    out[d] = vkf_dtype_is_quant((vkf_dtype)d) && vkf_dtype_is_quant(f->quantize)
+                 ? (uint32_t)vkf_weight_cache_count(f->owned, (vkf_dtype)d)
+                 : 0;
 }
 
 vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const char *name, int rank,

@@ -155,6 +155,10 @@ vkf_status vkf_bert_quantize(vkf_bert_model *m, const char *format) {
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_bert_files(const vkf_bert_model *m) {
+  return &m->f;
+}
+
 void vkf_bert_destroy(vkf_bert_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);

@@ -26,6 +26,8 @@ void vkf_bert_destroy(vkf_bert_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_bert_quantize(vkf_bert_model *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_bert_files(const vkf_bert_model *model);
 
 const vkf_hf_config *vkf_bert_config(const vkf_bert_model *model);
 const vkf_bert_pipeline *vkf_bert_pipeline_of(const vkf_bert_model *model);

@@ -128,6 +128,10 @@ vkf_status vkf_bigbird_quantize(vkf_bigbird_model *m, const char *format) {
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_bigbird_files(const vkf_bigbird_model *m) {
+  return &m->f;
+}
+
 void vkf_bigbird_destroy(vkf_bigbird_model *m) {
   if (!m) return;
   while (m->layouts) {

@@ -24,6 +24,8 @@ void vkf_bigbird_destroy(vkf_bigbird_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_bigbird_quantize(vkf_bigbird_model *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_bigbird_files(const vkf_bigbird_model *model);
 
 const vkf_hf_config *vkf_bigbird_config(const vkf_bigbird_model *model);
 int vkf_bigbird_has_pooler(const vkf_bigbird_model *model);

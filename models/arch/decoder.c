@@ -209,6 +209,10 @@ vkf_status vkf_decoder_quantize(vkf_decoder_model *m, const char *format) {
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_decoder_files(const vkf_decoder_model *m) {
+  return &m->f;
+}
+
 void vkf_decoder_destroy(vkf_decoder_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);

@@ -21,6 +21,8 @@ void vkf_decoder_destroy(vkf_decoder_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_decoder_quantize(vkf_decoder_model *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_decoder_files(const vkf_decoder_model *model);
 
 const vkf_hf_config *vkf_decoder_config(const vkf_decoder_model *model);
 /* "GPT2LMHeadModel", "LlamaModel", ...: what the files hold. */

@@ -22,6 +22,8 @@ void vkf_encdec_destroy(vkf_encdec_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_encdec_quantize(vkf_encdec_model *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_encdec_files(const vkf_encdec_model *model);
 
 const vkf_hf_config *vkf_encdec_config(const vkf_encdec_model *model);
 /* "BartForConditionalGeneration", "T5Model", ...: what the files hold. */

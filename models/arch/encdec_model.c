@@ -259,6 +259,10 @@ vkf_status vkf_encdec_quantize(vkf_encdec_model *m, const char *format) {
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_encdec_files(const vkf_encdec_model *m) {
+  return &m->f;
+}
+
 void vkf_encdec_destroy(vkf_encdec_model *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);

@@ -149,6 +149,10 @@ vkf_status vkf_longformer_quantize(vkf_longformer_model *m, const char *format) 
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_longformer_files(const vkf_longformer_model *m) {
+  return &m->f;
+}
+
 void vkf_longformer_destroy(vkf_longformer_model *m) {
   if (!m) return;
   vkf_longformer_layouts_free(&m->layouts);

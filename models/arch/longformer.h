@@ -28,6 +28,8 @@ void vkf_longformer_destroy(vkf_longformer_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_longformer_quantize(vkf_longformer_model *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_longformer_files(const vkf_longformer_model *model);
 
 const vkf_hf_config *vkf_longformer_config(const vkf_longformer_model *model);
 int vkf_longformer_has_pooler(const vkf_longformer_model *model);

@@ -98,6 +98,10 @@ vkf_status vkf_nystromformer_quantize(vkf_nystromformer *m, const char *format) 
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_nystromformer_files(const vkf_nystromformer *m) {
+  return &m->f;
+}
+
 void vkf_nystromformer_destroy(vkf_nystromformer *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);

@@ -21,6 +21,8 @@ void vkf_nystromformer_destroy(vkf_nystromformer *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_nystromformer_quantize(vkf_nystromformer *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_nystromformer_files(const vkf_nystromformer *model);
 const vkf_hf_config *vkf_nystromformer_config(const vkf_nystromformer *model);
 const vkf_nystrom_config *vkf_nystromformer_nystrom_config(const vkf_nystromformer *model);
 

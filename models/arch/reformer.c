@@ -203,6 +203,10 @@ vkf_status vkf_reformer_quantize(vkf_reformer *m, const char *format) {
   return vkf_arch_files_quantize(&m->f, format);
 }
 
+const struct vkf_arch_files *vkf_reformer_files(const vkf_reformer *m) {
+  return &m->f;
+}
+
 void vkf_reformer_destroy(vkf_reformer *m) {
   if (!m) return;
   vkf_arch_files_close(&m->f);

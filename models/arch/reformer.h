@@ -28,6 +28,8 @@ typedef struct vkf_reformer vkf_reformer;
 vkf_status vkf_reformer_load(const char *model_dir, vkf_reformer **out);
 void vkf_reformer_destroy(vkf_reformer *model);
 vkf_status vkf_reformer_quantize(vkf_reformer *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf_model_quantized reads what --quantize made). */
+const struct vkf_arch_files *vkf_reformer_files(const vkf_reformer *model);
 const vkf_hf_config *vkf_reformer_hf_config(const vkf_reformer *model);
 const vkf_reformer_config *vkf_reformer_config_of(const vkf_reformer *model);
 const char *vkf_reformer_architecture(const vkf_reformer *model);

@@ -26,6 +26,9 @@ typedef struct vkf_arch_entry {
   int64_t (*attention_layers)(const void *impl);
   /* vkf_model_quantize for this architecture. */
   vkf_status (*quantize)(void *impl, const char *format);
+  /* Optional (NULL: it has no quantisation): its checkpoint and the weights its builds made, for
+   * vkf_model_quantized. */
+  const struct vkf_arch_files *(*files)(const void *impl);
   /* ---- facets (model.h, vkf_model_tasks); 0 / NULL: the family has none ---- */
   int text; /* tokenize: its inputs are a text tokenizer's ids */
   int chat; /* chat: its generate facet runs a chat template's prompt */

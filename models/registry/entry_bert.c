@@ -128,8 +128,11 @@ static int64_t attention_layers(const void *impl) {
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_bert_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_bert_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_bert = {"bert",  model_types,     architectures, load,
                                        destroy, architecture,    declare,       build,
-                                       NULL,    attention_layers, .quantize = quantize,
+                                       NULL,    attention_layers, .quantize = quantize, .files = files,
                                        .text = 1,  .embed = embed};

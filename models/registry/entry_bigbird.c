@@ -99,8 +99,11 @@ static const char *const architectures[] = {"BigBirdModel", "BigBirdForMaskedLM"
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_bigbird_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_bigbird_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_bigbird = {"bigbird",    model_types, architectures, load, destroy,
                                           architecture, declare,     build,         NULL, NULL,
-                                          .quantize = quantize,
+                                          .quantize = quantize, .files = files,
     .text = 1, .pooled_embed = VKF_POOL_MEAN};

@@ -88,8 +88,11 @@ static const char *const architectures[] = {
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_decoder_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_decoder_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_decoder = {"decoder",    model_types, architectures, load, destroy,
                                           architecture, declare,     build,         NULL, NULL,
-                                          .quantize = quantize,
+                                          .quantize = quantize, .files = files,
                                           .text = 1, .chat = 1, .generate = generate};

@@ -134,8 +134,11 @@ static const char *const architectures[] = {"BartForConditionalGeneration",
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_encdec_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_encdec_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_encdec = {"encdec",     model_types, architectures, load, destroy,
                                          architecture, declare,     build,         NULL, NULL,
-                                         .quantize = quantize,
+                                         .quantize = quantize, .files = files,
                                          .text = 1, .generate = generate};

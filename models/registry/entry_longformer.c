@@ -127,8 +127,11 @@ static const char *const architectures[] = {"LongformerModel", "LongformerForTok
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_longformer_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_longformer_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_longformer = {"longformer", model_types,  architectures, load,
                                              destroy,      architecture, declare,       build,
-                                             derive,       NULL, .quantize = quantize,
+                                             derive,       NULL, .quantize = quantize, .files = files,
     .text = 1, .pooled_embed = VKF_POOL_MEAN};

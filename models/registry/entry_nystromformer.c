@@ -70,8 +70,11 @@ static const char *const architectures[] = {"NystromformerModel", NULL};
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_nystromformer_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_nystromformer_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_nystromformer = {
     "nystromformer", model_types, architectures, load, destroy,
-    architecture,    declare,     build,         NULL, NULL, .quantize = quantize,
+    architecture,    declare,     build,         NULL, NULL, .quantize = quantize, .files = files,
     .text = 1, .pooled_embed = VKF_POOL_MEAN};

@@ -61,6 +61,9 @@ static vkf_status build(void *impl, const vkf_model_build_options *o, const int 
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_reformer_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_reformer_files(impl);
+}
 
 /* ReformerModelWithLMHead: the rows recomputed per step, steps not padded. */
 static vkf_status generate(void *impl, vkf_model_generate *out) {
@@ -87,5 +90,5 @@ static const char *const architectures[] = {"ReformerModel", "ReformerModelWithL
 
 const vkf_arch_entry vkf_entry_reformer = {
     "reformer",   model_types, architectures, load, destroy,
-    architecture, declare,     build,         NULL, NULL, .quantize = quantize,
+    architecture, declare,     build,         NULL, NULL, .quantize = quantize, .files = files,
     .text = 1, .generate = generate};

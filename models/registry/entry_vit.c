@@ -81,8 +81,11 @@ static int64_t attention_layers(const void *impl) {
 static vkf_status quantize(void *impl, const char *format) {
   return vkf_vit_quantize(impl, format);
 }
+static const struct vkf_arch_files *files(const void *impl) {
+  return vkf_vit_files(impl);
+}
 
 const vkf_arch_entry vkf_entry_vit = {"vit",   model_types,     architectures, load,
                                       destroy, architecture,    declare,       build,
-                                      NULL,    attention_layers, .quantize = quantize,
+                                      NULL,    attention_layers, .quantize = quantize, .files = files,
                                       .classify = classify};

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/arch/arch_weights.h"
 #include "models/formats/gguf.h"
 #include "models/formats/json_fields.h"
 #include "models/registry/arch_entry.h"
@@ -129,6 +130,11 @@ void vkf_model_close(vkf_model *m) {
 
 vkf_status vkf_model_quantize(vkf_model *m, const char *format) {
   return m->entry->quantize(m->impl, format);
+}
+
+void vkf_model_quantized(const vkf_model *m, uint32_t out[VKF_DTYPE_COUNT]) {
+  memset(out, 0, VKF_DTYPE_COUNT * sizeof *out);
+  if (m->entry->files) vkf_arch_files_quantized(m->entry->files(m->impl), out);
 }
 
 const char *vkf_model_dir(const vkf_model *m) {

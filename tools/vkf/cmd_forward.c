@@ -12,6 +12,7 @@
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/quantize_note.h"
 
 enum { FORWARD_MAX_ARGS = 16 };
 
@@ -161,6 +162,7 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st) st = vkf_rt_forward_run(&f, "vkf forward", dev.device);
   if (!st) st = write_outputs(&f, out, out_count);
+  if (!st) vkf_cli_quantize_note("vkf forward", m, quantize);
   int validation = vkf_cli_device_close(&dev);
   vkf_rt_forward_release(&f);
   for (int i = 0; i < in_count; i++) vkf_npy_array_release(&arrays[i]);

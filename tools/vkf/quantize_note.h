@@ -1,0 +1,21 @@
+/* What --quantize made, said where a user looks: ggml's own rules pick another format for rows
+ * that are not whole blocks of the one asked for (q4_k on 64-wide rows is q5_0), and a user who
+ * asked for q4_k must hear that the accuracy is q5_0's, not find it in vkf dump. */
+#ifndef VKF_TOOLS_QUANTIZE_NOTE_H
+#define VKF_TOOLS_QUANTIZE_NOTE_H
+
+#include <stddef.h>
+
+#include "models/registry/model.h"
+
+/* "q4_k 2, q5_0 12": the block formats the builds so far made and how many linear weights each
+ * (empty when none). */
+void vkf_cli_quantized_text(const vkf_model *model, char *buf, size_t size);
+/* For --json: {"q4_k": 2, "q5_0": 12} on stdout ({} when none). */
+void vkf_cli_quantized_json(const vkf_model *model);
+/* After a run with --quantize `format` (NULL or "none": nothing): one stderr line for the weights
+ * that became another format than `format` ("vkf generate: --quantize q4_k: 12 linear weights
+ * whose rows are not a multiple of 256 use q5_0 instead"), or for none quantised at all. */
+void vkf_cli_quantize_note(const char *cmd, const vkf_model *model, const char *format);
+
+#endif
