@@ -91,6 +91,16 @@ if grep -q '"model.layers.0.mlp.down_proj.weight" q4_k \[256,256\]' "$tmp/dump" 
   >"$tmp/bench.md" 2>"$tmp/err" && grep -q "linear ones q4_k (made: q4_k 5)" "$tmp/bench.md" &&
   ok || bad "bench generate header: $(head -2 "$tmp/bench.md") $(cat "$tmp/err")"
 
+# ... and vkf serve's information line for the model
+mkdir -p "$tmp/talk" && cp $D/gpt2_tiny/* $D/gpt2/tokenizer.json "$tmp/talk/"
+"$VKF" serve --model "$tmp/talk" --port 0 --quantize q4_k >/dev/null 2>"$tmp/serve.err" &
+spid=$!
+for _ in $(seq 300); do grep -q "slots of" "$tmp/serve.err" && break; kill -0 $spid 2>/dev/null || break; sleep 0.2; done
+kill -TERM $spid 2>/dev/null
+wait $spid
+grep -q "^talk on device 0: 4 slots of [0-9]* positions; --quantize q4_k made q5_0 [1-9]" "$tmp/serve.err" &&
+  ok || bad "serve --quantize line: $(cat "$tmp/serve.err")"
+
 # A GGUF already quantised is refused: its blocks would run as they are (vkformer quantises float
 # weights only), not in the format asked for; an F16 GGUF is quantised as any float file
 expect_error generate "re-quantising a Q4_0 GGUF" \
