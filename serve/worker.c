@@ -428,8 +428,8 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
    * 256-blocks are q5_0), so the log says what runs, not only what was asked */
   char made[128] = "";
   if (s->o.quantize) {
-    uint32_t n[VKF_DTYPE_COUNT];
-    vkf_model_quantized(m->model, n);
+    uint32_t n[VKF_DTYPE_COUNT], kept;
+    vkf_model_quantized(m->model, n, &kept);
     size_t used = (size_t)snprintf(made, sizeof made, "; --quantize %s made", s->o.quantize);
     int none = 1;
     for (int d = 0; d < VKF_DTYPE_COUNT && used < sizeof made; d++)
@@ -437,7 +437,10 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
         used += (size_t)snprintf(made + used, sizeof made - used, "%s %s %u", none ? "" : ",",
                                  vkf_dtype_name((vkf_dtype)d), n[d]),
             none = 0;
-    if (none && used < sizeof made) snprintf(made + used, sizeof made - used, " nothing");
+    if (kept && used < sizeof made)
+      snprintf(made + used, sizeof made - used, "%s float %u", none ? "" : ",", kept);
+    else if (none && used < sizeof made)
+      snprintf(made + used, sizeof made - used, " nothing");
   }
   /* no "vkf serve:" prefix: an information line, which --quiet leaves out */
   vkf_serve_log(s, "%s on device %d: %lld slots of %lld positions%s", s->names[i], w->index,

@@ -91,11 +91,19 @@ vkf_status vkf_arch_files_quantize(vkf_arch_files *f, const char *format) {
                          format, vkf_arch_quantize_formats());
 }
 
-void vkf_arch_files_quantized(const vkf_arch_files *f, uint32_t out[VKF_DTYPE_COUNT]) {
+/* A linear weight that --quantize left float (its rows are not whole blocks of any format it
+ * may use) is noted in the cache under this dtype, data never read, so vkf_arch_files_quantized
+ * can say how many stayed float: the cache is the one record that outlives the builds. */
+#define KEPT_FLOAT VKF_DTYPE_COUNT
+
+void vkf_arch_files_quantized(const vkf_arch_files *f, uint32_t out[VKF_DTYPE_COUNT],
+                              uint32_t *kept_float) {
+  int on = vkf_dtype_is_quant(f->quantize);
   for (int d = 0; d < VKF_DTYPE_COUNT; d++)
-    out[d] = vkf_dtype_is_quant((vkf_dtype)d) && vkf_dtype_is_quant(f->quantize)
+    out[d] = on && vkf_dtype_is_quant((vkf_dtype)d)
                  ? (uint32_t)vkf_weight_cache_count(f->owned, (vkf_dtype)d)
                  : 0;
+  *kept_float = on ? (uint32_t)vkf_weight_cache_count(f->owned, KEPT_FLOAT) : 0;
 }
 
 vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const char *name, int rank,
@@ -182,6 +190,13 @@ static const void *put_quantized(vkf_weight_cache **cache, const char *key, vkf_
   return blocks ? vkf_weight_cache_put_raw(cache, key, q, blocks) : NULL;
 }
 
+static void note_kept_float(const vkf_arch_weights *w, const char *key) {
+  if (!vkf_dtype_is_quant(w->quantize) || vkf_weight_cache_find(*w->cache, key, KEPT_FLOAT))
+    return;
+  /* out of memory: one weight goes uncounted in a message, nothing else */
+  (void)vkf_weight_cache_put_raw(w->cache, key, KEPT_FLOAT, malloc(1));
+}
+
 vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name,
                                  int *in_out) {
   char full[VKF_ARCH_NAME_MAX];
@@ -191,6 +206,7 @@ vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const 
   vkf_dtype q = is_float(info) && info->rank == 2 ? quant_for(w->quantize, info->shape[io ? 0 : 1])
                                                   : VKF_DTYPE_COUNT;
   if (q == VKF_DTYPE_COUNT) {
+    if (is_float(info) && info->rank == 2) note_kept_float(w, full);
     vkf_dtype blocks = block_dtype(info), half = half_dtype(info);
     return vkf_weight_constant(w->cache, w->ck, g, full,
                                blocks != VKF_DTYPE_COUNT ? blocks
@@ -338,6 +354,7 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
   vkf_dtype q = quantize && join == VKF_ARCH_STACK && first->rank == 2
                     ? quant_for(w->quantize, first->shape[1])
                     : VKF_DTYPE_COUNT;
+  if (quantize && q == VKF_DTYPE_COUNT) note_kept_float(w, key);
   if (keep_half != VKF_DTYPE_COUNT && q == VKF_DTYPE_COUNT) {
     const void *data = vkf_weight_cache_find(*w->cache, key, keep_half);
     if (!data) data = vkf_weight_cache_put_raw(w->cache, key, keep_half,

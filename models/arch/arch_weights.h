@@ -48,9 +48,11 @@ void vkf_arch_files_close(vkf_arch_files *files);
 vkf_status vkf_arch_files_quantize(vkf_arch_files *files, const char *format);
 /* How many linear weights the builds so far quantised into each block dtype (out[VKF_Q8_0] ...;
  * a q4_k weight whose rows are not whole 256-blocks is counted under VKF_Q5_0, its fallback);
- * every other entry 0. Only after vkf_arch_files_quantize: the cache's blocks are then all ones
- * it made (a file with blocks of its own is refused there). */
-void vkf_arch_files_quantized(const vkf_arch_files *files, uint32_t out[VKF_DTYPE_COUNT]);
+ * every other entry 0; *kept_float: how many it left float (rows not whole 32-blocks). All 0
+ * without vkf_arch_files_quantize; after it the cache's blocks are all ones it made (a file with
+ * blocks of its own is refused there). */
+void vkf_arch_files_quantized(const vkf_arch_files *files, uint32_t out[VKF_DTYPE_COUNT],
+                              uint32_t *kept_float);
 /* The allowed names, for --help: "q8_0, q4_0, q4_1, q5_0, q5_1, q4_k". */
 const char *vkf_arch_quantize_formats(void);
 

@@ -61,8 +61,10 @@ void vkf_model_close(vkf_model *model);
 vkf_status vkf_model_quantize(vkf_model *model, const char *format);
 /* What `--quantize` made in the builds so far (it quantises as they read the weights, so ask after
  * one): out[d] linear weights became blocks of dtype d (a "q4_k" weight whose rows are not whole
- * 256-blocks is counted under VKF_Q5_0, llama-quantize's fallback); all 0 without --quantize. */
-void vkf_model_quantized(const vkf_model *model, uint32_t out[VKF_DTYPE_COUNT]);
+ * 256-blocks is counted under VKF_Q5_0, llama-quantize's fallback), *kept_float stayed float
+ * (rows not whole 32-blocks); all 0 without --quantize. */
+void vkf_model_quantized(const vkf_model *model, uint32_t out[VKF_DTYPE_COUNT],
+                         uint32_t *kept_float);
 
 const char *vkf_model_dir(const vkf_model *model);
 /* The Hugging Face class the checkpoint is, e.g. "ViTForImageClassification", "BertModel". */

@@ -132,9 +132,11 @@ vkf_status vkf_model_quantize(vkf_model *m, const char *format) {
   return m->entry->quantize(m->impl, format);
 }
 
-void vkf_model_quantized(const vkf_model *m, uint32_t out[VKF_DTYPE_COUNT]) {
+void vkf_model_quantized(const vkf_model *m, uint32_t out[VKF_DTYPE_COUNT],
+                         uint32_t *kept_float) {
   memset(out, 0, VKF_DTYPE_COUNT * sizeof *out);
-  if (m->entry->files) vkf_arch_files_quantized(m->entry->files(m->impl), out);
+  *kept_float = 0;
+  if (m->entry->files) vkf_arch_files_quantized(m->entry->files(m->impl), out, kept_float);
 }
 
 const char *vkf_model_dir(const vkf_model *m) {

@@ -54,6 +54,9 @@ gen_pair $Q/llama_w256 q4_k # F16 file, 256 wide: real Q4_K
 # (no fallback there: nothing to say)
 grep -q "instead" "$tmp/qerr" && bad "llama_w256 q4_k: $(cat "$tmp/qerr")" || ok
 gen_pair $D/gpt2_tiny q4_0
+# its weights whose rows are not whole 32-blocks stay float, and that is said too
+grep -qx "vkf generate: --quantize q4_0: 6 linear weights whose rows are not a multiple of 32 stay float" "$tmp/qerr" &&
+  ok || bad "gpt2_tiny q4_0 kept float not said: $(cat "$tmp/qerr")"
 gen_pair $Q/bart_w32 q8_0
 gen_pair $Q/bart_w32 q5_0
 
@@ -98,7 +101,7 @@ spid=$!
 for _ in $(seq 300); do grep -q "slots of" "$tmp/serve.err" && break; kill -0 $spid 2>/dev/null || break; sleep 0.2; done
 kill -TERM $spid 2>/dev/null
 wait $spid
-grep -q "^talk on device 0: 4 slots of [0-9]* positions; --quantize q4_k made q5_0 [1-9]" "$tmp/serve.err" &&
+grep -q "^talk on device 0: 4 slots of [0-9]* positions; --quantize q4_k made q5_0 2, float 6$" "$tmp/serve.err" &&
   ok || bad "serve --quantize line: $(cat "$tmp/serve.err")"
 
 # A GGUF already quantised is refused: its blocks would run as they are (vkformer quantises float

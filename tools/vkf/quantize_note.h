@@ -8,14 +8,14 @@
 
 #include "models/registry/model.h"
 
-/* "q4_k 2, q5_0 12": the block formats the builds so far made and how many linear weights each
- * (empty when none). */
+/* "q4_k 2, q5_0 12, float 1": the block formats the builds so far made and how many linear
+ * weights each, then how many stayed float (empty when none). */
 void vkf_cli_quantized_text(const vkf_model *model, char *buf, size_t size);
-/* For --json: {"q4_k": 2, "q5_0": 12} on stdout ({} when none). */
+/* For --json: {"q4_k": 2, "q5_0": 12, "float": 1} on stdout ({} when none). */
 void vkf_cli_quantized_json(const vkf_model *model);
 /* After a run with --quantize `format` (NULL or "none": nothing): one stderr line for the weights
  * that became another format than `format` ("vkf generate: --quantize q4_k: 12 linear weights
- * whose rows are not a multiple of 256 use q5_0 instead"), or for none quantised at all. */
+ * whose rows are not a multiple of 256 use q5_0 instead") and one for those left float. */
 void vkf_cli_quantize_note(const char *cmd, const vkf_model *model, const char *format);
 
 #endif
