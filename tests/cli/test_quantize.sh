@@ -94,6 +94,11 @@ if grep -q '"model.layers.0.mlp.down_proj.weight" q4_k \[256,256\]' "$tmp/dump" 
   >"$tmp/bench.md" 2>"$tmp/err" && grep -q "linear ones q4_k (made: q4_k 5)" "$tmp/bench.md" &&
   ok || bad "bench generate header: $(head -2 "$tmp/bench.md") $(cat "$tmp/err")"
 
+# ... and by vkf classify (which opens its ViT itself), after its results
+"$VKF" classify --model $D/vit_tiny --quantize q4_k --top 1 \
+  --pixel-values tests/models/golden/vit/vit_tiny_pixel_values.npy >/dev/null 2>"$tmp/err" &&
+  grep -qx "vkf classify: --quantize q4_k: 8 linear weights whose rows are not a multiple of 256 use q5_0 instead" "$tmp/err" &&
+  ok || bad "classify q4_k fallback: $(cat "$tmp/err")"
 # ... and vkf serve's information line for the model
 mkdir -p "$tmp/talk" && cp $D/gpt2_tiny/* $D/gpt2/tokenizer.json "$tmp/talk/"
 "$VKF" serve --model "$tmp/talk" --port 0 --quantize q4_k >/dev/null 2>"$tmp/serve.err" &

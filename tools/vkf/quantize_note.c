@@ -32,9 +32,14 @@ void vkf_cli_quantized_json(const vkf_model *model) {
 }
 
 void vkf_cli_quantize_note(const char *cmd, const vkf_model *model, const char *format) {
-  if (!format || !*format || !strcasecmp(format, "none")) return;
   uint32_t n[VKF_DTYPE_COUNT], kept;
   vkf_model_quantized(model, n, &kept);
+  vkf_cli_quantize_note_counts(cmd, format, n, kept);
+}
+
+void vkf_cli_quantize_note_counts(const char *cmd, const char *format,
+                                  const uint32_t n[VKF_DTYPE_COUNT], uint32_t kept) {
+  if (!format || !*format || !strcasecmp(format, "none")) return;
   for (int d = 0; d < VKF_DTYPE_COUNT; d++) {
     if (!n[d] || !strcasecmp(vkf_dtype_name((vkf_dtype)d), format)) continue;
     /* Only q4_k falls back (vkf_arch_linear_weight): its 256-element superblocks. */

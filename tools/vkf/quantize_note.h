@@ -17,5 +17,9 @@ void vkf_cli_quantized_json(const vkf_model *model);
  * that became another format than `format` ("vkf generate: --quantize q4_k: 12 linear weights
  * whose rows are not a multiple of 256 use q5_0 instead") and one for those left float. */
 void vkf_cli_quantize_note(const char *cmd, const vkf_model *model, const char *format);
+/* The same from the counts (vkf_model_quantized's), for a command that holds no vkf_model
+ * (vkf classify opens its ViT directly). */
+void vkf_cli_quantize_note_counts(const char *cmd, const char *format,
+                                  const uint32_t n[VKF_DTYPE_COUNT], uint32_t kept);
 
 #endif
