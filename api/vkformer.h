@@ -137,7 +137,8 @@ typedef struct vkformer_model_options {
   int32_t fp16;       /* 1: f16 weights and activations (inputs and outputs stay f32 / int) */
   int32_t cache_fp16; /* generation: an f16 KV cache (implied by fp16) */
   /* NULL: the file's dtypes. "q8_0", "q4_0", "q4_1", "q5_0", "q5_1" or "q4_k": the linear
-   * weights quantised at load into ggml's blocks as llama-quantize does (vkf --quantize). */
+   * weights quantised at load into ggml's blocks as llama-quantize does (vkf --quantize). A
+   * file already in ggml blocks (a quantised GGUF) is refused: its blocks run as they are. */
   const char *quantize;
 } vkformer_model_options;
 

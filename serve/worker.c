@@ -424,9 +424,27 @@ static vkf_status load_model(serve_worker *w, int i, serve_model *m) {
                           .dtype = s->o.fp16 ? VKF_F16 : VKF_F32};
   VKF_RETURN_IF_ERROR(vkf_slots_create(w->dev.device, dec, m->tok, &so, &m->slots));
   atomic_fetch_add(&s->metrics.device_bytes, (long long)vkf_slots_device_bytes(m->slots));
+  /* --quantize: the formats the slots' builds made (a q4_k weight's rows that are not whole
+   * 256-blocks are q5_0), so the log says what runs, not only what was asked */
+  char made[128] = "";
+  if (s->o.quantize) {
+    uint32_t n[VKF_DTYPE_COUNT], kept;
+    vkf_model_quantized(m->model, n, &kept);
+    size_t used = (size_t)snprintf(made, sizeof made, "; --quantize %s made", s->o.quantize);
+    int none = 1;
+    for (int d = 0; d < VKF_DTYPE_COUNT && used < sizeof made; d++)
+      if (n[d])
+        used += (size_t)snprintf(made + used, sizeof made - used, "%s %s %u", none ? "" : ",",
+                                 vkf_dtype_name((vkf_dtype)d), n[d]),
+            none = 0;
+    if (kept && used < sizeof made)
+      snprintf(made + used, sizeof made - used, "%s float %u", none ? "" : ",", kept);
+    else if (none && used < sizeof made)
+      snprintf(made + used, sizeof made - used, " nothing");
+  }
   /* no "vkf serve:" prefix: an information line, which --quiet leaves out */
-  vkf_serve_log(s, "%s on device %d: %lld slots of %lld positions", s->names[i], w->index,
-                (long long)so.slots, (long long)ctx);
+  vkf_serve_log(s, "%s on device %d: %lld slots of %lld positions%s", s->names[i], w->index,
+                (long long)so.slots, (long long)ctx, made);
   return VKF_OK;
 }
 

@@ -63,6 +63,25 @@ vkf_status vkf_arch_files_quantize(vkf_arch_files *f, const char *format) {
   }
   for (size_t i = 0; i < sizeof quant_names / sizeof *quant_names; i++)
     if (!strcasecmp(format, quant_names[i].name)) {
+      /* A quantised GGUF: its blocks are kept whatever is asked (vkf_arch_linear_weight quantises
+       * float weights only), so refuse rather than run another format than the one named. */
+      size_t blocks = 0;
+      int first = -1;
+      for (size_t t = 0; f->ck && t < vkf_checkpoint_count(f->ck); t++) {
+        const vkf_safetensors_info *info = vkf_checkpoint_at(f->ck, t);
+        if (info && vkf_safetensors_quant_format(info->dtype) >= 0) {
+          if (first < 0) first = (int)info->dtype;
+          blocks++;
+        }
+      }
+      if (blocks)
+        return vkf_status_make(
+            VKF_STATUS_INVALID_ARGUMENT,
+            "--quantize %s: %s is already quantised (%zu tensors in ggml blocks, %s the first); "
+            "its blocks run as they are and are not re-quantised (a second rounding only loses "
+            "accuracy): drop --quantize, or start from a float checkpoint",
+            format, vkf_checkpoint_path(f->ck), blocks,
+            vkf_safetensors_dtype_name((vkf_safetensors_dtype)first));
       f->quantize = quant_names[i].dtype;
       return VKF_OK;
     }
@@ -70,6 +89,21 @@ vkf_status vkf_arch_files_quantize(vkf_arch_files *f, const char *format) {
                          "quantisation format \"%s\" is not one vkformer quantises into; "
                          "allowed: %s (or none)",
                          format, vkf_arch_quantize_formats());
+}
+
+/* A linear weight that --quantize left float (its rows are not whole blocks of any format it
+ * may use) is noted in the cache under this dtype, data never read, so vkf_arch_files_quantized
+ * can say how many stayed float: the cache is the one record that outlives the builds. */
+#define KEPT_FLOAT VKF_DTYPE_COUNT
+
+void vkf_arch_files_quantized(const vkf_arch_files *f, uint32_t out[VKF_DTYPE_COUNT],
+                              uint32_t *kept_float) {
+  int on = vkf_dtype_is_quant(f->quantize);
+  for (int d = 0; d < VKF_DTYPE_COUNT; d++)
+    out[d] = on && vkf_dtype_is_quant((vkf_dtype)d)
+                 ? (uint32_t)vkf_weight_cache_count(f->owned, (vkf_dtype)d)
+                 : 0;
+  *kept_float = on ? (uint32_t)vkf_weight_cache_count(f->owned, KEPT_FLOAT) : 0;
 }
 
 vkf_status vkf_arch_expect(const vkf_checkpoint *ck, const char *prefix, const char *name, int rank,
@@ -156,6 +190,13 @@ static const void *put_quantized(vkf_weight_cache **cache, const char *key, vkf_
   return blocks ? vkf_weight_cache_put_raw(cache, key, q, blocks) : NULL;
 }
 
+static void note_kept_float(const vkf_arch_weights *w, const char *key) {
+  if (!vkf_dtype_is_quant(w->quantize) || vkf_weight_cache_find(*w->cache, key, KEPT_FLOAT))
+    return;
+  /* out of memory: one weight goes uncounted in a message, nothing else */
+  (void)vkf_weight_cache_put_raw(w->cache, key, KEPT_FLOAT, malloc(1));
+}
+
 vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const char *name,
                                  int *in_out) {
   char full[VKF_ARCH_NAME_MAX];
@@ -165,6 +206,7 @@ vkf_value vkf_arch_linear_weight(const vkf_arch_weights *w, vkf_graph *g, const 
   vkf_dtype q = is_float(info) && info->rank == 2 ? quant_for(w->quantize, info->shape[io ? 0 : 1])
                                                   : VKF_DTYPE_COUNT;
   if (q == VKF_DTYPE_COUNT) {
+    if (is_float(info) && info->rank == 2) note_kept_float(w, full);
     vkf_dtype blocks = block_dtype(info), half = half_dtype(info);
     return vkf_weight_constant(w->cache, w->ck, g, full,
                                blocks != VKF_DTYPE_COUNT ? blocks
@@ -312,6 +354,7 @@ static vkf_value joined(const vkf_arch_weights *w, vkf_graph *g, const char *key
   vkf_dtype q = quantize && join == VKF_ARCH_STACK && first->rank == 2
                     ? quant_for(w->quantize, first->shape[1])
                     : VKF_DTYPE_COUNT;
+  if (quantize && q == VKF_DTYPE_COUNT) note_kept_float(w, key);
   if (keep_half != VKF_DTYPE_COUNT && q == VKF_DTYPE_COUNT) {
     const void *data = vkf_weight_cache_find(*w->cache, key, keep_half);
     if (!data) data = vkf_weight_cache_put_raw(w->cache, key, keep_half,

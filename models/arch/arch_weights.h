@@ -40,9 +40,19 @@ vkf_status vkf_arch_files_open_weights(vkf_arch_files *files);
 void vkf_arch_files_close(vkf_arch_files *files);
 /* Sets files->quantize from a format name as the CLI spells it ("q8_0", "q4_0", "q4_1", "q5_0",
  * "q5_1", "q4_k"; case does not matter; "none" or "" keeps the file's dtypes). Any other name is
- * UNSUPPORTED listing the allowed ones. Builds after the call quantise; weights already in the
- * model's cache for earlier builds stay as they were made. */
+ * UNSUPPORTED listing the allowed ones. A file that already holds ggml blocks (a quantised GGUF)
+ * is INVALID_ARGUMENT naming its block format: its blocks would stay as they are (only float
+ * weights are quantised), so the format asked for would not be the one that runs, and a second
+ * rounding of a quantised grid only loses accuracy. Builds after the call quantise; weights
+ * already in the model's cache for earlier builds stay as they were made. */
 vkf_status vkf_arch_files_quantize(vkf_arch_files *files, const char *format);
+/* How many linear weights the builds so far quantised into each block dtype (out[VKF_Q8_0] ...;
+ * a q4_k weight whose rows are not whole 256-blocks is counted under VKF_Q5_0, its fallback);
+ * every other entry 0; *kept_float: how many it left float (rows not whole 32-blocks). All 0
+ * without vkf_arch_files_quantize; after it the cache's blocks are all ones it made (a file with
+ * blocks of its own is refused there). */
+void vkf_arch_files_quantized(const vkf_arch_files *files, uint32_t out[VKF_DTYPE_COUNT],
+                              uint32_t *kept_float);
 /* The allowed names, for --help: "q8_0, q4_0, q4_1, q5_0, q5_1, q4_k". */
 const char *vkf_arch_quantize_formats(void);
 

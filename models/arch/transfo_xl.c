@@ -464,12 +464,17 @@ vkf_status vkf_txl_build(vkf_txl_model *m, const vkf_txl_build_options *o, vkf_t
   if (o->dtype != VKF_F32)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s: Transformer-XL runs in f32 only, not %s",
                            m->f.dir, vkf_dtype_name(o->dtype));
-  if (b < 1 || o->seq_len < 1 || o->seq_len > VKF_TXL_MAX_SEGMENT || o->mem_len < 0 ||
+  if (b < 1)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: batch %lld, expected >= 1", m->f.dir,
+                           (long long)b);
+  /* The batch is not named here: callers build a probe of one row and split a batch into parts,
+   * so `b` is rarely the caller's batch, and these limits do not depend on it. */
+  if (o->seq_len < 1 || o->seq_len > VKF_TXL_MAX_SEGMENT || o->mem_len < 0 ||
       o->mem_len + o->seq_len > VKF_TXL_MAX_KEYS)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
-                           "%s: batch %lld, segment of %lld tokens on %lld memory rows: expected "
-                           "a batch >= 1, 1 .. %lld tokens and at most %lld memory + tokens",
-                           m->f.dir, (long long)b, (long long)o->seq_len, (long long)o->mem_len,
+                           "%s: a segment of %lld tokens on %lld memory rows (mems dim 1): "
+                           "expected 1 .. %lld tokens and at most %lld memory rows + tokens",
+                           m->f.dir, (long long)o->seq_len, (long long)o->mem_len,
                            (long long)VKF_TXL_MAX_SEGMENT, (long long)VKF_TXL_MAX_KEYS);
   if (o->prediction_scores && !m->head)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,

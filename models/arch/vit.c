@@ -235,6 +235,10 @@ vkf_status vkf_vit_quantize(vkf_vit_model *m, const char *format) {
   return vkf_arch_quantize(&vkf_vit_loader, m, format);
 }
 
+const struct vkf_arch_files *vkf_vit_files(const vkf_vit_model *m) {
+  return &m->f;
+}
+
 void vkf_vit_destroy(vkf_vit_model *m) {
   vkf_arch_unload(&vkf_vit_loader, m);
 }

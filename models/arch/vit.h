@@ -36,6 +36,8 @@ void vkf_vit_destroy(vkf_vit_model *model);
 /* --quantize: linear weights of the builds that follow become ggml blocks (see
  * vkf_arch_files_quantize for the names and vkf_arch_linear_weight for which weights). */
 vkf_status vkf_vit_quantize(vkf_vit_model *model, const char *format);
+/* The checkpoint and the weights its builds made (vkf classify reads what --quantize made). */
+const struct vkf_arch_files *vkf_vit_files(const vkf_vit_model *model);
 
 const vkf_hf_config *vkf_vit_config(const vkf_vit_model *model);
 vkf_vit_head vkf_vit_head_of(const vkf_vit_model *model);

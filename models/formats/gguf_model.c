@@ -46,22 +46,31 @@ static vkf_status arch_of(const vkf_gguf *g, const arch_map **out, char arch[64]
                          vkf_gguf_path(g), arch, VKF_GGUF_ARCHITECTURES);
 }
 
-/* `arch`.`key` as a uint into doc[field]; required fields fail NOT_FOUND when absent. */
+/* `arch`.`key` as a uint into doc[field]; required fields fail NOT_FOUND when absent and are
+ * sizes (width, layers, heads), so 0 is refused here by its key: passed on, a zero width surfaced
+ * as a later, unrelated error (the rope dimension "differs from the head size 0"). */
 static vkf_status put_uint(const vkf_gguf *g, const char *arch, const char *key, cJSON *doc,
                            const char *field, int required, uint64_t *out) {
   char full[128];
   snprintf(full, sizeof full, "%s.%s", arch, key);
   uint64_t v = 0;
-  if (required) VKF_RETURN_IF_ERROR(vkf_gguf_get_uint(g, full, INT32_MAX, &v));
-  else if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
+  if (required) {
+    VKF_RETURN_IF_ERROR(vkf_gguf_get_uint(g, full, INT32_MAX, &v));
+    if (!v)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: metadata \"%s\" is 0; 1 to %d allowed",
+                             vkf_gguf_path(g), full, INT32_MAX);
+  } else if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
   else VKF_RETURN_IF_ERROR(vkf_gguf_get_uint_or(g, full, INT32_MAX, 0, &v));
   if (out) *out = v;
   if (field && !cJSON_AddNumberToObject(doc, field, (double)v)) return vkf_gguf_oom(g);
   return VKF_OK;
 }
 
+/* `arch`.`key` as a number into doc[field] when present; `positive`: it must be > 0 (the norm
+ * epsilons), refused here by its GGUF key rather than by the config.json field it becomes, which
+ * a GGUF user never sees. */
 static vkf_status put_float(const vkf_gguf *g, const char *arch, const char *key, cJSON *doc,
-                            const char *field) {
+                            const char *field, int positive) {
   char full[128];
   snprintf(full, sizeof full, "%s.%s", arch, key);
   if (!vkf_gguf_find_kv(g, full)) return VKF_OK;
@@ -69,9 +78,9 @@ static vkf_status put_float(const vkf_gguf *g, const char *arch, const char *key
   VKF_RETURN_IF_ERROR(vkf_gguf_get_float_or(g, full, 0, &v));
   /* JSON has no NaN or infinity: cJSON would write null, which the config reader takes as "use
    * the default", so a NaN epsilon would pass as 1e-6 */
-  if (!isfinite(v))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "GGUF key \"%s\" is %g, not a finite number",
-                           full, v);
+  if (!isfinite(v) || (positive && !(v > 0)))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: metadata \"%s\" is %g, not a %sfinite number",
+                           vkf_gguf_path(g), full, v, positive ? "positive " : "");
   return cJSON_AddNumberToObject(doc, field, v) ? VKF_OK : vkf_gguf_oom(g);
 }
 
@@ -109,7 +118,7 @@ static vkf_status gpt2_config(const vkf_gguf *g, const char *arch, cJSON *doc) {
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "attention.head_count", doc, "n_head", 1, NULL));
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "feed_forward_length", doc, "n_inner", 0, NULL));
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "context_length", doc, "n_positions", 0, NULL));
-  VKF_RETURN_IF_ERROR(put_float(g, arch, "attention.layer_norm_epsilon", doc, "layer_norm_epsilon"));
+  VKF_RETURN_IF_ERROR(put_float(g, arch, "attention.layer_norm_epsilon", doc, "layer_norm_epsilon", 1));
   return put_vocab_and_ids(g, arch, doc);
 }
 
@@ -132,8 +141,8 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
       put_uint(g, arch, "attention.head_count_kv", doc, "num_key_value_heads", 0, NULL));
   VKF_RETURN_IF_ERROR(
       put_uint(g, arch, "context_length", doc, "max_position_embeddings", 0, NULL));
-  VKF_RETURN_IF_ERROR(put_float(g, arch, "attention.layer_norm_rms_epsilon", doc, "rms_norm_eps"));
-  VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.freq_base", doc, "rope_theta"));
+  VKF_RETURN_IF_ERROR(put_float(g, arch, "attention.layer_norm_rms_epsilon", doc, "rms_norm_eps", 1));
+  VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.freq_base", doc, "rope_theta", 1));
   VKF_RETURN_IF_ERROR(put_uint(g, arch, "rope.dimension_count", doc, NULL, 0, &rope_dims));
   if (rope_dims && heads && rope_dims != hidden / heads)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -152,7 +161,7 @@ static vkf_status config_json(const vkf_gguf *g, cJSON *doc) {
     if (strcmp(type, "none")) {
       cJSON *rs = cJSON_AddObjectToObject(doc, "rope_scaling");
       if (!rs || !cJSON_AddStringToObject(rs, "type", type)) return vkf_gguf_oom(g);
-      VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.scaling.factor", rs, "factor"));
+      VKF_RETURN_IF_ERROR(put_float(g, arch, "rope.scaling.factor", rs, "factor", 1));
     }
   }
   if (vkf_gguf_find_tensor(g, "rope_freqs.weight"))

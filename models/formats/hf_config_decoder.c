@@ -182,7 +182,9 @@ vkf_status vkf_hf_config_parse_decoder(const char *f, const cJSON *r, vkf_hf_con
   cJSON_Delete(copy);
   VKF_RETURN_IF_ERROR(s);
   if (!(c->layer_norm_eps > 0.0) || !isfinite(c->layer_norm_eps))
-    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: the norm epsilon is %g", f,
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "%s: field \"%s\" is %g, must be a positive number", f,
+                           strcmp(c->model_type, "gpt2") ? "rms_norm_eps" : "layer_norm_epsilon",
                            c->layer_norm_eps);
   if (c->hidden_size % c->num_attention_heads != 0)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,

@@ -30,6 +30,12 @@ const void *vkf_weight_cache_find(const vkf_weight_cache *cache, const char *key
   return NULL;
 }
 
+size_t vkf_weight_cache_count(const vkf_weight_cache *cache, vkf_dtype dtype) {
+  size_t n = 0;
+  for (const vkf_weight_cache *o = cache; o; o = o->next) n += o->dtype == dtype;
+  return n;
+}
+
 const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
                                  float *values, size_t count) {
   void *data = values;

@@ -25,6 +25,9 @@ const void *vkf_weight_cache_put(vkf_weight_cache **cache, const char *key, vkf_
 const void *vkf_weight_cache_put_raw(vkf_weight_cache **cache, const char *key, vkf_dtype dtype,
                                      void *data);
 
+/* How many entries the cache holds in `dtype`. */
+size_t vkf_weight_cache_count(const vkf_weight_cache *cache, vkf_dtype dtype);
+
 /* Checkpoint tensor `name` converted to fp32 in a new malloc'ed buffer (caller frees). */
 vkf_status vkf_weight_read_f32(const vkf_checkpoint *ck, const char *name, float **out_values,
                                const vkf_safetensors_info **out_info);

@@ -59,6 +59,12 @@ void vkf_model_close(vkf_model *model);
  * "q5_1", "q4_k"; "none" keeps the file's dtypes). Embeddings, norms, biases and heads that are
  * not linear layers keep theirs. An unknown name is UNSUPPORTED listing the allowed ones. */
 vkf_status vkf_model_quantize(vkf_model *model, const char *format);
+/* What `--quantize` made in the builds so far (it quantises as they read the weights, so ask after
+ * one): out[d] linear weights became blocks of dtype d (a "q4_k" weight whose rows are not whole
+ * 256-blocks is counted under VKF_Q5_0, llama-quantize's fallback), *kept_float stayed float
+ * (rows not whole 32-blocks); all 0 without --quantize. */
+void vkf_model_quantized(const vkf_model *model, uint32_t out[VKF_DTYPE_COUNT],
+                         uint32_t *kept_float);
 
 const char *vkf_model_dir(const vkf_model *model);
 /* The Hugging Face class the checkpoint is, e.g. "ViTForImageClassification", "BertModel". */

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "models/arch/arch_weights.h"
 #include "models/formats/gguf.h"
 #include "models/formats/json_fields.h"
 #include "models/registry/arch_entry.h"
@@ -129,6 +130,16 @@ void vkf_model_close(vkf_model *m) {
 
 vkf_status vkf_model_quantize(vkf_model *m, const char *format) {
   return vkf_arch_quantize(m->entry->loader, m->impl, format);
+}
+
+void vkf_model_quantized(const vkf_model *m, uint32_t out[VKF_DTYPE_COUNT],
+                         uint32_t *kept_float) {
+  memset(out, 0, VKF_DTYPE_COUNT * sizeof *out);
+  *kept_float = 0;
+  /* every architecture's files sit where its loader says (arch_loader.h) */
+  const vkf_arch_loader *l = m->entry->loader;
+  if (l) vkf_arch_files_quantized((const vkf_arch_files *)((const char *)m->impl + l->files_at), out,
+                                  kept_float);
 }
 
 const char *vkf_model_dir(const vkf_model *m) {

@@ -467,7 +467,7 @@ static void test_generate_goldens(vkformer_device *dev) {
 
 /* options.quantize: the model with its linear weights quantised at load generates as its twin
  * whose weights the reference quantised (tests/models/data/quantize); a format vkformer does not
- * quantise into is UNSUPPORTED naming it. */
+ * quantise into is UNSUPPORTED naming it, a quantised GGUF INVALID_ARGUMENT. */
 static void test_quantize(vkformer_device *dev) {
   const char *dirs[2] = {D "llama_tiny", D "quantize/llama_tiny_q8_0_twin"};
   vkformer_model_options q8 = {.quantize = "q8_0"};
@@ -489,6 +489,10 @@ static void test_quantize(vkformer_device *dev) {
   vkformer_model_options bad = {.quantize = "q2_k"};
   CHECK_API_FAILS(vkformer_model_load(dev, D "llama_tiny", &bad, &m), VKFORMER_UNSUPPORTED,
                   "\"q2_k\"");
+  CHECK(m == NULL);
+  /* a GGUF already in blocks: its blocks would run as they are, not as q8_0 */
+  CHECK_API_FAILS(vkformer_model_load(dev, D "gguf/llama_tiny_q4_0.gguf", &q8, &m),
+                  VKFORMER_INVALID_ARGUMENT, "is already quantised");
   CHECK(m == NULL);
 }
 

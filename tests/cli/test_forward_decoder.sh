@@ -68,6 +68,11 @@ edit_config rope llama_tiny 'c["rope_scaling"] = {"type": "yarn", "factor": 4.0}
 expect_error forward "unknown rope type" 'rope_scaling type "yarn" is not supported' --model "$tmp/rope" --list
 edit_config kv llama_tiny 'c["num_key_value_heads"] = 3'
 expect_error forward "heads not a multiple of kv heads" "4 attention heads are not a multiple of 3" --model "$tmp/kv" --list
+# A non-positive norm epsilon is refused by its field (it said "the norm epsilon is 0").
+edit_config eps llama_tiny 'c["rms_norm_eps"] = 0'
+expect_error forward "rms_norm_eps 0" 'field "rms_norm_eps" is 0, must be a positive number' --model "$tmp/eps" --list
+edit_config eps2 gpt2_tiny 'c["layer_norm_epsilon"] = -1e-5'
+expect_error forward "gpt2 layer_norm_epsilon negative" 'field "layer_norm_epsilon" is -1e-05, must be a positive number' --model "$tmp/eps2" --list
 edit_config upcast gpt2_tiny 'c["reorder_and_upcast_attn"] = True'
 expect_error forward "gpt2 variant" '"reorder_and_upcast_attn" true is not supported' --model "$tmp/upcast" --list
 edit_config untied llama_tied 'c["tie_word_embeddings"] = False'

@@ -96,18 +96,37 @@ PY
 # Bad files and paths.
 expect_error generate "missing .gguf" "no.gguf" --model "$tmp/no.gguf" --ids 1
 printf 'GGUF\3\0\0\0' >"$tmp/short.gguf"
-# a NaN rms epsilon (JSON cannot carry one: it must not turn into "the default")
-python3 - tests/models/data/gguf/llama_tiny_f16.gguf "$tmp/nan.gguf" <<'PY' || bad "nan.gguf"
+# patch_kv SRC DST KEY VALUE: DST is SRC with the scalar metadata KEY set to VALUE in its own type.
+patch_kv() {
+  python3 - "$@" <<'PY' || bad "patch_kv $3"
 import struct, sys
-d = bytearray(open(sys.argv[1], "rb").read())
-k = b"llama.attention.layer_norm_rms_epsilon"
+src, dst, key, value = sys.argv[1:]
+d = bytearray(open(src, "rb").read())
+k = struct.pack("<Q", len(key)) + key.encode()
 i = d.find(k) + len(k)
-assert struct.unpack("<I", d[i:i + 4])[0] == 6  # float32
-d[i + 4:i + 8] = struct.pack("<f", float("nan"))
-open(sys.argv[2], "wb").write(d)
+fmt = {4: "<I", 5: "<i", 6: "<f", 10: "<Q", 11: "<q", 12: "<d"}[struct.unpack("<I", d[i:i + 4])[0]]
+v = float(value) if fmt in ("<f", "<d") else int(value)
+d[i + 4:i + 4 + struct.calcsize(fmt)] = struct.pack(fmt, v)
+open(dst, "wb").write(d)
 PY
-expect_error generate "NaN rms epsilon" 'layer_norm_rms_epsilon" is nan, not a finite number' \
-  --model "$tmp/nan.gguf" --ids 1,2
+}
+# A NaN rms epsilon (JSON cannot carry one: it must not turn into "the default"), a zero or
+# negative one, and a zero width (it was reported as a rope dimension that "differs from the head
+# size 0"): each refused by its key with what is allowed.
+gguf_case() { # NAME KEY VALUE NEEDLE [SRC]
+  patch_kv "${5:-tests/models/data/gguf/llama_tiny_f16.gguf}" "$tmp/patched.gguf" "$2" "$3"
+  expect_error generate "$1" "patched.gguf: metadata \"$2\" is $4" --model "$tmp/patched.gguf" --ids 1,2
+}
+gguf_case "NaN rms epsilon" llama.attention.layer_norm_rms_epsilon nan "nan, not a positive finite number"
+gguf_case "rms epsilon 0" llama.attention.layer_norm_rms_epsilon 0 "0, not a positive finite number"
+gguf_case "rms epsilon -1e-5" llama.attention.layer_norm_rms_epsilon -1e-5 "-1e-05, not a positive finite number"
+gguf_case "embedding_length 0" llama.embedding_length 0 "0; 1 to 2147483647 allowed"
+gguf_case "head_count 0" llama.attention.head_count 0 "0; 1 to 2147483647 allowed"
+gguf_case "gpt2 epsilon 0" gpt2.attention.layer_norm_epsilon 0 "0, not a positive finite number" \
+  tests/models/data/gguf/gpt2_tiny_mixed.gguf
+gguf_case "gpt2 embedding_length 0" gpt2.embedding_length 0 "0; 1 to 2147483647 allowed" \
+  tests/models/data/gguf/gpt2_tiny_mixed.gguf
+rm -f "$tmp/patched.gguf"
 expect_error generate "truncated header" "short.gguf: truncated at byte 8" --model "$tmp/short.gguf" --ids 1
 head -c 5000 $D/llama_tiny_q8_0.gguf >"$tmp/cut.gguf"
 expect_error generate "truncated tensors" "cut.gguf: .*runs past the end" --model "$tmp/cut.gguf" --ids 1

@@ -46,6 +46,29 @@ if run_forward lens_ "$tmp/lens"; then
 else
   bad "forward lens: $(cat "$tmp/err")"
 fi
+# --list declares each output's shape as forward writes it (attention_weights is [batch, target,
+# seq]: one row a target step, one column a source token), batch, seq and target read from the
+# inputs given.
+"$VKF" forward --model "$D" --list >"$tmp/list" 2>&1 || bad "list: $(cat "$tmp/list")"
+$PY - "$tmp/list" "$G" "$tmp/full" <<'PY' && ok || bad "--list shapes differ from the written ones: $(cat "$tmp/list")"
+import re, sys
+import numpy as np
+listing, g, out = sys.argv[1:]
+b, s = np.load(g + "/input_ids.npy").shape
+t = np.load(g + "/decoder_input_ids.npy").shape[1]
+dims = {"batch": b, "seq": s, "target": t}
+files = {"logits": "logits", "attention_weights": "weights", "encoder_outputs": "enc"}
+seen = 0
+for line in open(listing):
+    m = re.match(r"output\s+(\S+)\s+\S+\s+\[(.*)\]", line)
+    if not m:
+        continue
+    declared = tuple(dims[d] if d in dims else int(d) for d in m.group(2).split(", "))
+    written = np.load(out + "/" + files[m.group(1)] + ".npy").shape
+    assert declared == written, (m.group(1), m.group(2), written)
+    seen += 1
+assert seen == 3, seen
+PY
 # The encoder alone (no decoder_input_ids) gives the same outputs.
 "$VKF" forward --model "$D" --in input_ids="$G/input_ids.npy" --out encoder_outputs="$tmp/enc1.npy" 2>"$tmp/err" &&
   close "encoder alone" "$tmp/enc1.npy" "$G/encoder_outputs.npy" || bad "encoder alone: $(cat "$tmp/err")"

@@ -125,6 +125,12 @@ $PY -c 'import numpy as np, sys; np.save(sys.argv[1], np.zeros((2, 3, 1, 12), np
   "$tmp/mb.npy" "$tmp/ml.npy"
 expect_error forward "mems batch" "mems has batch 1 but input_ids has 2" --model "$D" \
   --in input_ids="$G/txl_adaptive_seg0_input_ids.npy" --in mems="$tmp/mb.npy" --out prediction_scores="$tmp/o.npy"
+# Memory + segment past the keys' limit: the message names the rows and the limit, not a batch
+# (it said "batch 1" for a batch of 2: the one-row probe build's).
+$PY -c 'import numpy as np, sys; np.save(sys.argv[1], np.zeros((2, 65535, 2, 12), np.float32))' "$tmp/mbig.npy"
+expect_error forward "mems too long" "a segment of 4 tokens on 65535 memory rows (mems dim 1): expected 1 .. 16384 tokens and at most 65536 memory rows + tokens" \
+  --model "$D" --in input_ids="$G/txl_adaptive_seg0_input_ids.npy" --in mems="$tmp/mbig.npy" --out prediction_scores="$tmp/o.npy"
+rm -f "$tmp/mbig.npy"
 expect_error forward "mems layers" "input mems: shape \[3,3,2,12\], expected" --model "$D" \
   --in input_ids="$G/txl_adaptive_seg0_input_ids.npy" --in mems="$tmp/ml.npy" --out prediction_scores="$tmp/o.npy"
 expect_error forward "base model has no head" 'has no output "prediction_scores"' --model tests/models/data/txl_same \

@@ -6,6 +6,9 @@ batching shows as tokens/s rising with the clients (up to the server's --paralle
 
     python3 tools/dev/serve_bench.py URL MODEL [--requests 32] [--max-tokens 32] [--levels 1,4,16]
         [--prompts "a|b|c"]   (e.g. byte-only prompts for a 256-token vocabulary: "zq|Hi!|xz")
+        [--ttft N]            (also: time to the first streamed token, median of N requests sent
+                               one at a time on an idle server; run it against servers started
+                               with --parallel 1 and 4 to compare)
 """
 import argparse
 import json
@@ -28,6 +31,25 @@ def one(url, model, prompt, max_tokens, key):
                                  headers=headers)
     r = json.load(urllib.request.urlopen(req, timeout=3600))
     return r["usage"]["completion_tokens"]
+
+
+def ttft(url, model, prompt, key):
+    """Seconds from sending a streamed completion to its first content event."""
+    body = {"model": model, "prompt": prompt, "max_tokens": 8, "temperature": 0, "stream": True}
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
+                                 headers=headers)
+    t0 = time.time()
+    with urllib.request.urlopen(req, timeout=3600) as r:
+        for line in r:
+            if line.startswith(b"data: ") and not line.startswith(b"data: [DONE]"):
+                first = time.time() - t0
+                for _ in r:  # drain, so the next request finds the server idle
+                    pass
+                return first
+    raise RuntimeError("no event")
 
 
 def level(url, model, clients, requests, max_tokens, key):
@@ -64,10 +86,15 @@ def main():
     ap.add_argument("--levels", default="1,4,16")
     ap.add_argument("--key")
     ap.add_argument("--prompts", help="prompts separated by |")
+    ap.add_argument("--ttft", type=int, default=0, help="TTFT requests (0: none)")
     a = ap.parse_args()
     if a.prompts:
         PROMPTS[:] = a.prompts.split("|")
     one(a.url, a.model, PROMPTS[0], 2, a.key)  # warm-up: kernels built, caches touched
+    if a.ttft:
+        t = sorted(ttft(a.url, a.model, PROMPTS[i % len(PROMPTS)], a.key) for i in range(a.ttft))
+        print("TTFT (streamed, idle server, %d requests): median %.3f s, min %.3f s, max %.3f s\n"
+              % (a.ttft, t[len(t) // 2], t[0], t[-1]))
     rows = []
     for c in [int(x) for x in a.levels.split(",")]:
         rows.append((c,) + level(a.url, a.model, c, a.requests, a.max_tokens, a.key))

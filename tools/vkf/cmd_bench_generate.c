@@ -15,6 +15,7 @@
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/quantize_note.h"
 #include "runtime/generate_engine.h"
 
 typedef struct bench_gen_args {
@@ -235,8 +236,14 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     double waits = (double)(st1.host_waits - st0.host_waits) / steps;
     double written = (double)(st1.bytes_written - st0.bytes_written) / steps;
     double read_back = (double)(st1.bytes_read_back - st0.bytes_read_back) / steps;
+    char made[128];
+    vkf_cli_quantized_text(model, made, sizeof made);
     if (a->json) {
-      printf("{\"model\": \"%s\", \"quantize\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, "
+      /* what --quantize made (q4_k's q5_0 fallback), beside what was asked */
+      printf("{\"quantized\": ");
+      vkf_cli_quantized_json(model);
+      printf(", ");
+      printf("\"model\": \"%s\", \"quantize\": \"%s\", \"architecture\": \"%s\", \"batch\": %lld, "
              "\"prompt_len\": %lld, "
              "\"gen\": %lld, \"prefill_tokens_per_s\": %.2f, \"prefill_sd\": %.2f, "
              "\"decode_tokens_per_s\": %.3f, \"decode_sd\": %.3f, \"decode_step_ms\": %.3f, "
@@ -255,11 +262,12 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
              copy_gbps > 0 ? step_gbps / copy_gbps : 0, bound_ms, dispatches, barriers, layers,
              submits, waits, cache_read, written, read_back, step_gpu_ns / 1e6);
     } else {
-      printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights%s%s, %s cache, "
-             "%lld runs\n\n",
+      printf("%s (%s), batch %lld, prompt %lld tokens, %lld generated, %s weights%s%s%s%s%s, "
+             "%s cache, %lld runs\n\n",
              a->model, vkf_model_architecture(model), (long long)b, (long long)p,
              (long long)a->gen, a->fp16 ? "f16" : "f32", a->quantize ? ", linear ones " : "",
-             a->quantize ? a->quantize : "",
+             a->quantize ? a->quantize : "", a->quantize ? " (made: " : "",
+             a->quantize ? (*made ? made : "none") : "", a->quantize ? ")" : "",
              a->fp16 || a->cache_fp16 ? "f16" : "f32", (long long)a->runs);
       printf("| phase | tokens/s (mean ± sd) | ms |\n|---|---:|---:|\n");
       printf("| prefill | %.1f ± %.1f | %.1f |\n", (double)(b * p) / (pm / 1e3),

@@ -18,6 +18,7 @@
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
+#include "tools/vkf/quantize_note.h"
 
 #define MESSAGES_MAX_SIZE ((size_t)64 << 20)
 
@@ -342,6 +343,8 @@ int vkf_cli_chat(int argc, char **argv) {
   if (!st) st = vkf_text_tokenizer_load(a.model, &tok);
   if (!st) st = vkf_cli_device_open(a.device, &dev);
   if (!st) st = vkf_chat_session_open(dev.device, model, tok, &a.o, &s);
+  /* the session built its plans: said before the first reply */
+  if (!st) vkf_cli_quantize_note("vkf chat", model, a.quantize);
   if (!st && found && isatty(STDIN_FILENO))
     fprintf(stderr, "vkf chat: SmolLM2-135M-Instruct (Q4_1, %s); --model for another\n", found);
   if (!st) st = a.messages ? one_reply(s, &a, messages, a.model) : loop(s, &a, a.model);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/arch/arch_weights.h"
 #include "models/arch/vit.h"
 #include "models/arch/vit_classify.h"
 #include "models/formats/task_defaults.h"
@@ -16,6 +17,7 @@
 #include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
+#include "tools/vkf/quantize_note.h"
 
 /* The committed default model (models/formats/task_defaults.h): no pretrained ViT weights can be
  * installed by the set-up, so the default is a small ViT trained on Fashion-MNIST
@@ -299,6 +301,12 @@ int vkf_cli_classify(int argc, char **argv) {
   if (!st && compare) st = compare_logits(compare, logits, count, shape[1], tolerance);
   if (!st) st = vkf_cli_check_finite(logits, count, shape[1], "the logits of image", "label");
   if (!st) print_results(m, images, count, logits, k, json);
+  fflush(stdout);
+  if (!st && quantize) {
+    uint32_t made[VKF_DTYPE_COUNT], kept;
+    vkf_arch_files_quantized(vkf_vit_files(m), made, &kept);
+    vkf_cli_quantize_note_counts("vkf classify", quantize, made, kept);
+  }
   if (!st && builtin)
     fprintf(stderr,
             "vkf classify: used the built-in Fashion-MNIST ViT (%s): it knows 10 kinds of "

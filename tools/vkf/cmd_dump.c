@@ -18,6 +18,7 @@
 #include "runtime/model_batch.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
+#include "tools/vkf/quantize_note.h"
 
 typedef struct dump_args {
   const char *model, *stage, *format, *out, *device, *quantize;
@@ -177,6 +178,7 @@ static vkf_status run(const dump_args *a) {
   }
   if (!strcmp(a->stage, "plan") || !strcmp(a->stage, "kernels")) {
     st = dump_lowered(a, m);
+    if (!st) vkf_cli_quantize_note("vkf dump", m, a->quantize);
     vkf_model_close(m);
     return st;
   }
@@ -204,6 +206,7 @@ static vkf_status run(const dump_args *a) {
                          "unknown stage \"%s\" (graph, passes, plan, kernels)", a->stage);
   }
   vkf_graph_destroy(mg.graph);
+  if (!st) vkf_cli_quantize_note("vkf dump", m, a->quantize);
   vkf_model_close(m);
   return st;
 }

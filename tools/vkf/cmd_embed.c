@@ -20,6 +20,7 @@
 #include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
+#include "tools/vkf/quantize_note.h"
 
 enum { EMBED_SHOWN_DIMS = 6 };
 
@@ -220,6 +221,8 @@ int vkf_cli_embed(int argc, char **argv) {
   if (!st && npy) st = vkf_npy_save(npy, VKF_NPY_F32, 2, shape, e);
   if (!st && json) print_json(model_dir, kind, texts, count, tokens, e, dim, matrix);
   if (!st && !json) print_text(model_dir, kind, texts, count, tokens, e, dim, matrix);
+  fflush(stdout);
+  if (!st) vkf_cli_quantize_note("vkf embed", model, quantize);
   int validation = vkf_cli_device_close(&dev);
   vkf_wordpiece_destroy(tok);
   vkf_text_tokenizer_destroy(ttok);

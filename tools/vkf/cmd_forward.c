@@ -12,6 +12,7 @@
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
 #include "tools/vkf/device_open.h"
+#include "tools/vkf/quantize_note.h"
 
 enum { FORWARD_MAX_ARGS = 16 };
 
@@ -48,10 +49,13 @@ static int parse_named(char *arg, named_path *out) {
   return 1;
 }
 
-/* "[batch, seq<=512, 384]" */
+/* "[batch, seq<=512, 384]". Only dim 1 of target I/O is the target sequence: any other free dim
+ * is the source's (the Bahdanau attention_weights [batch, target, seq]), as vkf_rt_forward
+ * resolves them. */
 static void print_shape(const vkf_model_io *io) {
   printf("[");
   for (uint32_t d = 0; d < io->rank; d++) {
+    const char *seq = io->target && d == 1 ? "target" : "seq";
     if (d) printf(", ");
     if (io->shape[d] >= 0)
       printf("%" PRId64, io->shape[d]);
@@ -60,11 +64,11 @@ static void print_shape(const vkf_model_io *io) {
     else if (d == 1 && io->memory)
       printf("memory");
     else if (io->exact_seq)
-      printf("%s=%" PRId64, io->target ? "target" : "seq", io->exact_seq);
+      printf("%s=%" PRId64, seq, io->exact_seq);
     else if (io->max_seq)
-      printf("%s<=%" PRId64, io->target ? "target" : "seq", io->max_seq);
+      printf("%s<=%" PRId64, seq, io->max_seq);
     else
-      printf("%s", io->target ? "target" : "seq");
+      printf("%s", seq);
   }
   printf("]");
 }
@@ -158,6 +162,7 @@ static vkf_status run(const char *model_dir, named_path *in, int in_count, named
   if (!st) st = vkf_cli_device_open(device, &dev);
   if (!st) st = vkf_rt_forward_run(&f, "vkf forward", dev.device);
   if (!st) st = write_outputs(&f, out, out_count);
+  if (!st) vkf_cli_quantize_note("vkf forward", m, quantize);
   int validation = vkf_cli_device_close(&dev);
   vkf_rt_forward_release(&f);
   for (int i = 0; i < in_count; i++) vkf_npy_array_release(&arrays[i]);

@@ -18,6 +18,7 @@
 #include "tools/vkf/cli_inputs.h"
 #include "tools/vkf/device_open.h"
 #include "tools/vkf/json_out.h"
+#include "tools/vkf/quantize_note.h"
 
 enum {
   GEN_MAX_PROMPTS = VKF_RT_GEN_MAX_PROMPTS,
@@ -339,6 +340,7 @@ int vkf_cli_generate(int argc, char **argv) {
    * and stderr share the screen, the speed line then starts a line of its own */
   if (!s) print_results(&g, a.json);
   fflush(stdout);
+  if (!s) vkf_cli_quantize_note("vkf generate", model, a.quantize);
   if (!s) print_speed(&g);
   if (!s && found)
     fprintf(stderr,
