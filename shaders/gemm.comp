@@ -173,6 +173,9 @@ layout(std430, set = 0, binding = 1) readonly buffer BufBQ { uint b_qwords_[]; }
 #endif
 #define QUANT_FMT B_QUANT
 #include "quant_decode.glsl"
+#ifdef GEMM_GEMV
+#include "quant_piece.glsl"
+#endif
 #define b_data4(i) q_dequant4(((i) * 4u / QK) * QB, ((i) * 4u) % QK)
 #define b_data(i) q_dequant1(((i) / QK) * QB, (i) % QK)
 #elif defined(B_BF16) && defined(B_TEXEL)

@@ -14,6 +14,8 @@
 //   GEMV_COLS=<c>   ([N, K] only) columns per workgroup, 1..4
 //   GEMV_K8         ([N, K] only; gemm.comp's define) each invocation reads 8 k-values of a
 //                   16-bit weight row per 16-byte load instead of 4 per 8 bytes
+//   B_QUANT         ([N, K]; gemm.comp's define) ggml blocks, 16 weights per invocation and step,
+//                   each run of 8 scaled once (quant_piece.glsl)
 //   GEMV_SUBGROUP   ([N, K] only) partial sums meet with subgroupAdd, then across subgroups in
 //                   shared memory; otherwise a shared-memory tree (devices without subgroup
 //                   arithmetic). Correct for any subgroup size
@@ -73,7 +75,60 @@ void main() {
   uint col0 = gl_WorkGroupID.x * GEMV_COLS, row0 = gl_WorkGroupID.y * ROWS;
   float acc[OUTS];
   [[unroll]] for (uint i = 0; i < OUTS; i++) acc[i] = 0.0;
-#ifdef GEMV_K8
+#if defined(B_QUANT)
+  // ggml blocks (quant_piece.glsl): invocation t reads pieces t, t + WG, ... of 16 weights (K is
+  // whole blocks, so whole pieces), each two runs of 8 under one decoded scale: per run and row,
+  // sum(a * q) scaled once, plus m * sum(a) where the format has a min. Consecutive invocations
+  // read consecutive 8 bytes of a block (two words; the K formats' scales come from the same
+  // 12 bytes for a block's 16 pieces, so from cache).
+  uint row_bytes = (p.k / QK) * QB, pieces = p.k / 16u;
+  for (uint pc = tid; pc < pieces; pc += WG) {
+    uint blk = pc / QP_PARTS, part = pc % QP_PARTS;
+    uvec2 e = qp_elems(part) + blk * QK;
+    vec4 ax0[ROWS], ax1[ROWS], ay0[ROWS], ay1[ROWS];
+    [[unroll]] for (uint r = 0; r < ROWS; r++) {
+      bool in_m = row0 + r < p.m;
+      ax0[r] = in_m ? load_a4(row0 + r, e.x) : vec4(0.0);
+      ax1[r] = in_m ? load_a4(row0 + r, e.x + 4u) : vec4(0.0);
+      ay0[r] = in_m ? load_a4(row0 + r, e.y) : vec4(0.0);
+      ay1[r] = in_m ? load_a4(row0 + r, e.y + 4u) : vec4(0.0);
+    }
+#ifdef QP_MIN
+    // sum(a) of each run (of the piece under QP_ONE_SCALE), shared by the workgroup's columns
+    float sum_x[ROWS], sum_y[ROWS];
+    [[unroll]] for (uint r = 0; r < ROWS; r++) {
+#ifdef QP_ONE_SCALE
+      sum_x[r] = dot((ax0[r] + ax1[r]) + (ay0[r] + ay1[r]), vec4(1.0));
+#else
+      sum_x[r] = dot(ax0[r] + ax1[r], vec4(1.0));
+      sum_y[r] = dot(ay0[r] + ay1[r], vec4(1.0));
+#endif
+    }
+#endif
+    [[unroll]] for (uint c = 0; c < GEMV_COLS; c++) {
+      if (col0 + c >= p.n) break;
+      vec4 x0, x1, y0, y1;
+      vec2 sx, sy;
+      q_piece((col0 + c) * row_bytes + blk * QB, part, x0, x1, y0, y1, sx, sy);
+      [[unroll]] for (uint r = 0; r < ROWS; r++) {
+        float tx = dot(ax0[r], x0) + dot(ax1[r], x1), ty = dot(ay0[r], y0) + dot(ay1[r], y1);
+#ifdef QP_ONE_SCALE
+        float t = sx.x * (tx + ty);
+#else
+        float t = sx.x * tx + sy.x * ty;
+#endif
+#ifdef QP_MIN
+#ifdef QP_ONE_SCALE
+        t += sx.y * sum_x[r];
+#else
+        t += sx.y * sum_x[r] + sy.y * sum_y[r];
+#endif
+#endif
+        acc[r * GEMV_COLS + c] += t;
+      }
+    }
+  }
+#elif defined(GEMV_K8)
   // Invocation t reads k = 8t, 8t + 8*WG, ...: 16 bytes of f16 / bf16 per weight row and load,
   // consecutive invocations consecutive 16 bytes (K % 8 == 0: no tail).
   for (uint k = tid * 8u; k < p.k; k += WG * 8u) {

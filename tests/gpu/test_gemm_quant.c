@@ -15,7 +15,7 @@
 #include "graph/lower/lower_matmul.h"
 #include "tests/op_harness.h"
 
-/* Inputs are U(-1, 1) and weights of magnitude up to ~2: fp32 sums over K <= 1024 in another
+/* Inputs are U(-1, 1) and weights of magnitude up to ~2: fp32 sums over K <= 2304 in another
  * order than the interpreter's fp64, and one f16 rounding of outputs under f16. */
 static const op_tol TOL_Q32 = {.atol = 2e-4, .rtol = 1e-4};
 static const op_tol TOL_Q16 = {.atol = 1e-2, .rtol = 4e-3};
@@ -85,7 +85,11 @@ typedef struct qcase {
   int bias, residual;
   vkf_activation act;
   int batched; /* A as [2, M, K] against the one weight */
+  int first_steer; /* steers from this one on (GEMV_STEER: the GPU-class decode bodies only) */
 } qcase;
+
+/* The first steer that sends M <= 8 to the GEMV body (a discrete GPU's caps). */
+enum { GEMV_STEER = 5 };
 
 static void run_matmul(gpu_test *t, vkf_quant_format f, const qcase *c) {
   vkf_dtype wq = (vkf_dtype)(VKF_Q8_0 + f);
@@ -125,7 +129,7 @@ static void run_matmul(gpu_test *t, vkf_quant_format f, const qcase *c) {
   }
   op_tol tol = c->act_dtype == VKF_F16 ? TOL_Q16 : TOL_Q32;
   const vkf_device_caps *dev = vkf_device_caps_get(t->device);
-  for (int s = 0; s < STEERS; s++) {
+  for (int s = c->first_steer; s < STEERS; s++) {
     const char *sname;
     vkf_device_caps caps = steer(dev, s, c->n, &sname);
     if (c->act_dtype == VKF_F16 && !caps.storage_16bit) continue;
@@ -219,12 +223,21 @@ int main(void) {
       run_matmul(&t, (vkf_quant_format)f, &cases[i]);
     run_gather(&t, (vkf_quant_format)f, 7, blk * 2);
   }
-  /* Every M of the decode family on one format of each kind (32-blocks, K-quants). */
-  for (int64_t m = 1; m <= 8; m++) {
-    qcase c = {.m = m, .n = 67, .k = 96, .act_dtype = VKF_F32, .bias = 1};
-    run_matmul(&t, VKF_QUANT_Q4_1, &c);
-    c.k = 256;
-    run_matmul(&t, VKF_QUANT_Q6_K, &c);
+  /* Every M of the decode family in every format, through the GEMV bodies (quant_piece.glsl: 16
+   * weights of a block per invocation and step); every kernel shape on one format of each kind
+   * (32-blocks, K-quants). Odd N (a workgroup's last columns past N), odd block counts along K,
+   * and at M = 1 more pieces than a 128-wide workgroup has invocations, so each strides K more
+   * than once; bias, residual and f16 activations on some rows. */
+  for (int f = 0; f < VKF_QUANT_COUNT; f++) {
+    int64_t blk = vkf_quant_layout_of((vkf_quant_format)f).block;
+    int all = f == VKF_QUANT_Q4_1 || f == VKF_QUANT_Q6_K;
+    for (int64_t m = 1; m <= 8; m++) {
+      int64_t blocks = m == 1 ? (blk == 32 ? 67 : 9) : m % 2 ? 3 : 5;
+      qcase c = {.m = m, .n = 2 * m + 17, .k = blk * blocks,
+                 .act_dtype = m == 6 ? VKF_F16 : VKF_F32, .bias = (int)(m % 2),
+                 .residual = m == 4, .first_steer = all ? 0 : GEMV_STEER};
+      run_matmul(&t, (vkf_quant_format)f, &c);
+    }
   }
   return gpu_test_finish(&t);
 }
