@@ -110,6 +110,15 @@ vkf_status vkf_shape_matmul(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
       return vkf_status_make(VKF_STATUS_SHAPE, "residual shape %s differs from output %s",
                              fmt_shape(res, &sa), fmt_shape(out, &sb));
   }
+  const vkf_tensor *gamma = in_at(g, n, VKF_IN_MATMUL_NORM_GAMMA);
+  if (gamma && !n->attrs.matmul.a_rmsnorm)
+    return vkf_status_make(VKF_STATUS_SHAPE, "norm gamma without the RMSNorm prologue");
+  if (gamma) {
+    VKF_RETURN_IF_ERROR(need_float(gamma, "norm gamma"));
+    if (gamma->rank != 1 || gamma->shape[0] != ka)
+      return vkf_status_make(VKF_STATUS_SHAPE, "norm gamma shape %s, expected [%" PRId64 "]",
+                             fmt_shape(gamma, &sa), ka);
+  }
   return VKF_OK;
 }
 

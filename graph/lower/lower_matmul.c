@@ -348,6 +348,18 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_shape_format(a->rank, a->shape, sa, sizeof sa);
   vkf_shape_format(b->rank, b->shape, sb, sizeof sb);
   VKF_ASSERT(node->op == VKF_OP_MATMUL);
+  /* The RMSNorm prologue (graph/passes/fuse_norm.c; shaders/gemm.comp A_RMSNORM): fp32 A, a
+   * contiguous fp32 gamma, rows few enough for each workgroup to reread them all. */
+  int a_norm = node->attrs->matmul.a_rmsnorm;
+  const vkf_plan_tensor *gamma = &node->inputs[VKF_IN_MATMUL_NORM_GAMMA];
+  if (a_norm && (node->input_count <= VKF_IN_MATMUL_NORM_GAMMA || !vkf_plan_tensor_present(gamma) ||
+                 gamma->dtype != VKF_F32 || gamma->rank != 1 || gamma->strides[0] != 1 ||
+                 a->dtype != VKF_F32 || a->rank < 2 || a->shape[a->rank - 2] > 8 ||
+                 variant->kind == VKF_GEMM_COOPMAT))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: the RMSNorm prologue needs an f32 A of at "
+                           "most 8 rows, a contiguous f32 gamma and no cooperative matrices",
+                           node->name, sa, sb);
 
   int b_quant = vkf_dtype_is_quant(b->dtype);
   if (!dtype_float(a->dtype) || !(dtype_float(b->dtype) || b->dtype == VKF_BF16 || b_quant) ||
@@ -490,6 +502,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (has_bias && bias->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "BIAS_F16");
   if (has_res) vkf_plan_dispatch_define(&d, "RESIDUAL");
   if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
+  if (a_norm) vkf_plan_dispatch_define(&d, "A_RMSNORM");
+  /* The subgroup shares each row's sum of squares where it can add (every desktop class and
+   * lavapipe); the mobile class sums per invocation. */
+  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+  if (a_norm && (ctx->caps->subgroup_ops & sg_add) == sg_add)
+    vkf_plan_dispatch_define(&d, "A_RMSNORM_SUBGROUP");
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. The
    * cooperative-matrix kernel takes them as specialization constants (fewer build-time rows). */
   int a_vec4 = 0, b_vec4 = 0;
@@ -561,6 +579,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     bias_s = (uint64_t)bias->strides[0];
   }
   if (has_res) vkf_lower_bind(ctx, &d, res, VKF_ACCESS_READ);
+  uint32_t g_off = a_norm ? vkf_lower_bind(ctx, &d, gamma, VKF_ACCESS_READ) : 0;
 
   uint64_t push[] = {m,       n,         k,         batch1,   oa.off,   oa.s_row, oa.s_col,
                      oa.bs0,  oa.bs1,    ob.off,    ob.s_row, ob.s_col, ob.bs0,   ob.bs1,
@@ -568,6 +587,10 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                      orr.off, orr.s_row, orr.s_col, orr.bs0,  orr.bs1};
   for (size_t i = 0; i < sizeof push / sizeof push[0]; i++)
     vkf_plan_dispatch_push_u32(&d, (uint32_t)push[i]);
+  if (a_norm) {
+    vkf_plan_dispatch_push_u32(&d, g_off);
+    vkf_plan_dispatch_push_f32(&d, node->attrs->matmul.a_norm_eps);
+  }
 
   uint64_t groups[3] = {0, 0, batches};
   if (v->kind == VKF_GEMM_TILED || v->kind == VKF_GEMM_COOPMAT) {

@@ -260,9 +260,10 @@ static void test_random_graphs(void) {
   }
   CHECK(checked_interp >= 90);
   /* The random graphs must actually exercise every rewrite. */
+  /* (index 4, fuse_norm, has no rmsnorm to fold here: tests/graph/test_passes.c covers it) */
   printf("random graphs: dce %u, fuse_attention %u, fuse_gemm %u, fuse_elementwise %u rewrites\n",
-         rewrites[1], rewrites[2], rewrites[3], rewrites[4]);
-  for (int p = 1; p <= 4; p++) CHECK(rewrites[p] >= 20);
+         rewrites[1], rewrites[2], rewrites[3], rewrites[5]);
+  for (int p = 1; p <= 5; p++) CHECK(p == 4 || rewrites[p] >= 20);
 }
 
 /* ViT-B/16 at 224x224: 12 blocks, 197 tokens, hidden 768, 12 heads, MLP 3072, written unfused
