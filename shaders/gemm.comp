@@ -54,6 +54,8 @@
 //                                bodies read rmsnorm(A) * gamma (load_a / load_a4)
 //   A_RMSNORM_SUBGROUP           (with A_RMSNORM) a subgroup shares each row's sum of squares
 //                                (subgroup arithmetic) instead of each invocation summing it all
+//   A_GLU=<n>                    (M <= 8, fp32 A, not GEMM_COOPMAT) A is [M, 2K], gate then up:
+//                                the bodies read act_n(gate) * up (load_a / load_a4)
 // Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read),
 //   then gamma (read, A_RMSNORM); all storage buffers except A and B under A_TEXEL / B_TEXEL
 //   (samplerBuffer).
@@ -65,6 +67,7 @@
 //   bias_off, bias_s                     bias[n] = bias[bias_off + n*bias_s]
 //   r_off, r_rs, r_cs, r_bs0, r_bs1      residual
 //   (A_RMSNORM) g_off, eps               gamma[k] = g[g_off + k]; RMSNorm's eps (float bits)
+//   (A_GLU) a_glu_off                    up[row, k] = A[row, k] + a_glu_off elements
 // Specialization constants:
 //   0 WG   invocations per workgroup (local_size_x)
 //   1 BM, 2 BN, 3 BK, 4 TM, 5 TN   tiled kernel tile sizes (WG == (BM/TM)*(BN/TN)); unused otherwise
@@ -256,6 +259,9 @@ layout(push_constant) uniform Params {
   uint g_off;       // gamma[k] = norm_g[g_off + k]
   float a_norm_eps; // RMSNorm's eps
 #endif
+#ifdef A_GLU
+  uint a_glu_off; // elements from A[row, k] (gate) to its up value
+#endif
 } p;
 
 #include "gemm_epilogue.glsl"
@@ -263,13 +269,27 @@ layout(push_constant) uniform Params {
 // Element offsets of this workgroup's batch in A, B, C and the residual.
 uint a_base, b_base, c_base, r_base;
 
-// A[row, k] as stored; callers guarantee row < M and k < K.
-float load_a_raw(uint row, uint k) { return float(a_data(a_base + row * p.a_rs + k * p.a_ks)); }
+#if defined(A_GLU) && (defined(A_F16) || defined(A_RMSNORM) || defined(GEMM_COOPMAT))
+#error "A_GLU reads an fp32 A through load_a / load_a4, without A_RMSNORM"
+#endif
+// A[row, k]; callers guarantee row < M and k < K. Under A_GLU (graph/passes/fuse_glu.c) A holds
+// gate then up and this is act(gate) * up, as the separate activation and product gave it.
+float load_a_raw(uint row, uint k) {
+  uint i = a_base + row * p.a_rs + k * p.a_ks;
+#ifdef A_GLU
+  return vkf_activation(A_GLU, float(a_data(i))) * float(a_data(i + p.a_glu_off));
+#else
+  return float(a_data(i));
+#endif
+}
 float load_b(uint k, uint col) { return float(b_data(b_base + k * p.b_ks + col * p.b_ns)); }
 
 // A[row, k..k+3] as stored, zero past K. The vec4 form needs A_VEC4 (so K % 4 == 0, no tail).
 vec4 load_a4_raw(uint row, uint k) {
-#ifdef A_VEC4
+#if defined(A_VEC4) && defined(A_GLU)
+  uint q = (a_base + row * p.a_rs + k) >> 2;
+  return vkf_activation4(A_GLU, vec4(a_data4(q))) * vec4(a_data4(q + (p.a_glu_off >> 2)));
+#elif defined(A_VEC4)
   return vec4(a_data4((a_base + row * p.a_rs + k) >> 2));
 #else
   vec4 v = vec4(0.0);

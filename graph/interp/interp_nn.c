@@ -26,6 +26,19 @@ vkf_status vkf_ref_matmul(vkf_interp *it, const vkf_node *n) {
     vkf_rmsnorm_rows(a, gamma, count / k, k, n->attrs.matmul.a_norm_eps, an);
     a = an;
   }
+  if (n->attrs.matmul.a_glu != VKF_ACT_NONE) {
+    /* The GLU prologue: A [..., 2K] as gate then up, each product as the separate activation
+     * and MUL nodes give it (float activation, float product). */
+    k /= 2;
+    int64_t rows = vkf_tensor_element_count(ta) / (2 * k);
+    float *ag = vkf_interp_temp(it, (size_t)(rows * k) * sizeof(float));
+    if (!ag) return vkf_interp_oom(n);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < k; j++)
+        ag[r * k + j] = vkf_activation_eval(n->attrs.matmul.a_glu, a[r * 2 * k + j]) *
+                        a[r * 2 * k + k + j];
+    a = ag;
+  }
   int64_t nn = out->shape[out->rank - 1];
   uint32_t brank = out->rank - 2;
   /* Batch strides in units of whole matrices, broadcast over the output's batch dims. */

@@ -176,6 +176,9 @@ typedef struct vkf_node_attrs {
        * node it replaces computed them. */
       int a_rmsnorm;
       float a_norm_eps;
+      /* Prologue (graph/passes/fuse_glu.c): A is [..., M, 2K], gate then up, and the product
+       * reads a_glu(A[..., :K]) * A[..., K:] (VKF_ACT_NONE: A as it is). */
+      vkf_activation a_glu;
     } matmul;
     struct {
       float value;

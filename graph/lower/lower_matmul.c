@@ -388,6 +388,16 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
 
   uint64_t m = (uint64_t)c->shape[c->rank - 2], n = (uint64_t)c->shape[c->rank - 1];
   uint64_t k = (uint64_t)a->shape[a->rank - 1];
+  /* The GLU prologue (graph/passes/fuse_glu.c; shaders/gemm.comp A_GLU): A holds gate then up,
+   * K each. */
+  uint32_t a_glu = (uint32_t)node->attrs->matmul.a_glu;
+  if (a_glu) k /= 2;
+  if (a_glu && (a_glu >= VKF_ACT_COUNT || a->dtype != VKF_F32 || a_norm ||
+                variant->kind == VKF_GEMM_COOPMAT || m > 8))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: the GLU prologue needs an f32 A of at most "
+                           "8 rows, no RMSNorm prologue and no cooperative matrices",
+                           node->name, sa, sb);
   uint64_t batch1 = c->rank >= 3 ? (uint64_t)c->shape[c->rank - 3] : 1;
   uint64_t batches = batch1 * (c->rank == 4 ? (uint64_t)c->shape[0] : 1);
   if (m == 0 || n == 0 || batches == 0) return VKF_OK;
@@ -417,7 +427,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                          .s_col = (uint64_t)res->strides[res->rank - 1]};
     batch_strides(res, c, &orr);
   }
-  if (operand_last(&oa, m, k, c) > UINT32_MAX || operand_last(&ob, k, n, c) > UINT32_MAX ||
+  if (operand_last(&oa, m, a_glu ? 2 * k : k, c) > UINT32_MAX || operand_last(&ob, k, n, c) > UINT32_MAX ||
       operand_last(&oc, m, n, c) > UINT32_MAX ||
       (has_res && operand_last(&orr, m, n, c) > UINT32_MAX))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -503,6 +513,9 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (has_res) vkf_plan_dispatch_define(&d, "RESIDUAL");
   if (has_res && res->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "RES_F16");
   if (a_norm) vkf_plan_dispatch_define(&d, "A_RMSNORM");
+  static const char *const glu_define[VKF_ACT_COUNT] = {NULL, "A_GLU=1", "A_GLU=2", "A_GLU=3",
+                                                        "A_GLU=4"};
+  if (a_glu) vkf_plan_dispatch_define(&d, glu_define[a_glu]);
   /* The subgroup shares each row's sum of squares where it can add (every desktop class and
    * lavapipe); the mobile class sums per invocation. */
   uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
@@ -591,6 +604,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_push_u32(&d, g_off);
     vkf_plan_dispatch_push_f32(&d, node->attrs->matmul.a_norm_eps);
   }
+  if (a_glu) vkf_plan_dispatch_push_u32(&d, (uint32_t)(k * oa.s_col)); /* up's offset from gate */
 
   uint64_t groups[3] = {0, 0, batches};
   if (v->kind == VKF_GEMM_TILED || v->kind == VKF_GEMM_COOPMAT) {
@@ -629,6 +643,7 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       .n = (uint64_t)c->shape[c->rank - 1],
       .k = (uint64_t)node->inputs[VKF_IN_MATMUL_A].shape[node->inputs[VKF_IN_MATMUL_A].rank - 1],
       .batches = 1};
+  if (node->attrs->matmul.a_glu != VKF_ACT_NONE) shape.k /= 2; /* A is gate then up */
   const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;

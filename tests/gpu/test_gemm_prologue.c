@@ -1,9 +1,11 @@
-/* The matmul's RMSNorm prologue (graph/passes/fuse_norm.c, shaders/gemm.comp A_RMSNORM) against
- * the CPU interpreter: rmsnorm(x, gamma) -> matmul after the passes, every decode row count
- * (1..8) and batched A, f32 and quantised weights, K with and without vec4 loads, bias and
- * residual epilogues, on each kernel shape the choosers give (the device's CPU kernels with and
- * without texel views, GPU tiles, the GEMV with subgroupAdd or a shared tree, narrow
- * workgroups, the mobile profile: the prologue with and without subgroup arithmetic). */
+/* The matmul's A prologues against the CPU interpreter: RMSNorm (graph/passes/fuse_norm.c,
+ * shaders/gemm.comp A_RMSNORM), rmsnorm(x, gamma) -> matmul, and the gated MLP's
+ * (graph/passes/fuse_glu.c, A_GLU), act(gu[..., :K]) * gu[..., K:] -> matmul, after the passes:
+ * decode row counts (1..8) and batched A, f32 and quantised weights, K with and without vec4
+ * loads, bias and residual epilogues, on each kernel shape the choosers give (the device's CPU
+ * kernels with and without texel views, GPU tiles, the GEMV with subgroupAdd or a shared tree,
+ * narrow workgroups, the mobile profile: the norm's sums with and without subgroup
+ * arithmetic). */
 #include <string.h>
 
 #include "graph/base/half.h"
@@ -58,26 +60,28 @@ typedef struct ncase {
   int64_t m, n, k;
   int weights; /* -1: f32, else a vkf_quant_format */
   int bias, residual, batched;
+  vkf_op glu; /* 0: the RMSNorm prologue; SILU or GELU_ERF: the GLU prologue of that act */
 } ncase;
 
 static void run_case(gpu_test *t, const ncase *c) {
   char label[128];
-  snprintf(label, sizeof label, "%s m%lld n%lld k%lld%s%s%s",
+  snprintf(label, sizeof label, "%s %s m%lld n%lld k%lld%s%s%s", c->glu ? "glu" : "rmsnorm",
            c->weights < 0 ? "f32" : vkf_quant_layout_of((vkf_quant_format)c->weights).name,
            (long long)c->m, (long long)c->n, (long long)c->k, c->bias ? " bias" : "",
            c->residual ? " res" : "", c->batched ? " batched" : "");
-  int64_t rows = (c->batched ? 2 : 1) * c->m;
-  float *x = malloc((size_t)(rows * c->k) * sizeof(float));
+  int64_t rows = (c->batched ? 2 : 1) * c->m, xk = c->glu ? 2 * c->k : c->k;
+  float *x = malloc((size_t)(rows * xk) * sizeof(float));
   float *gamma = malloc((size_t)c->k * sizeof(float));
   float *bias = malloc((size_t)c->n * sizeof(float));
   float *res = malloc((size_t)(rows * c->n) * sizeof(float));
   float *wf = NULL;
   uint8_t *wq = NULL;
-  op_fill_uniform(x, (size_t)(rows * c->k), 3u + (uint32_t)c->k, -1.0f, 1.0f);
+  op_fill_uniform(x, (size_t)(rows * xk), 3u + (uint32_t)c->k, c->glu ? -4.0f : -1.0f,
+                  c->glu ? 4.0f : 1.0f);
   op_fill_uniform(gamma, (size_t)c->k, 5u, 0.5f, 1.5f);
   op_fill_uniform(bias, (size_t)c->n, 9u, -0.5f, 0.5f);
   op_fill_uniform(res, (size_t)(rows * c->n), 13u, -1.0f, 1.0f);
-  int64_t ws[2] = {c->n, c->k}, xs[3] = {2, c->m, c->k}, os[3] = {2, c->m, c->n};
+  int64_t ws[2] = {c->n, c->k}, xs[3] = {2, c->m, xk}, os[3] = {2, c->m, c->n};
   uint32_t rank = c->batched ? 3 : 2;
   vkf_graph *g = NULL;
   CHECK_OK(vkf_graph_create("norm_gemm", &g));
@@ -92,7 +96,15 @@ static void run_case(gpu_test *t, const ncase *c) {
     wq = random_blocks((vkf_quant_format)c->weights, c->n, c->k);
     w = vkf_graph_constant(g, "w", (vkf_dtype)(VKF_Q8_0 + c->weights), 2, ws, wq);
   }
-  vkf_value h = vkf_rmsnorm(g, "norm", xv, &(vkf_norm_options){.gamma = gv, .eps = 1e-5f});
+  vkf_value h;
+  if (c->glu) {
+    vkf_value gate = vkf_slice(g, "gate", xv, rank - 1, 0, c->k);
+    vkf_value up = vkf_slice(g, "up", xv, rank - 1, c->k, 2 * c->k);
+    gate = c->glu == VKF_OP_SILU ? vkf_silu(g, "act", gate) : vkf_gelu(g, "act", gate);
+    h = vkf_mul(g, "gated", gate, up);
+  } else {
+    h = vkf_rmsnorm(g, "norm", xv, &(vkf_norm_options){.gamma = gv, .eps = 1e-5f});
+  }
   vkf_matmul_options o = {.transpose_b = 1};
   if (c->bias) o.bias = vkf_graph_constant(g, "bias", VKF_F32, 1, &c->n, bias);
   if (c->residual) o.residual = vkf_graph_input(g, "res", VKF_F32, rank, c->batched ? os : os + 1);
@@ -100,11 +112,14 @@ static void run_case(gpu_test *t, const ncase *c) {
   vkf_pass_report report;
   CHECK_OK(vkf_passes_run(g, &(vkf_pass_options){.skip = "", .dump = ""}, &report));
   int folded = 0;
-  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++)
-    folded += vkf_graph_node(g, i)->attrs.matmul.a_rmsnorm && vkf_graph_node(g, i)->op == VKF_OP_MATMUL;
-  CHECK_MSG(folded == 1, "%s: the norm was not folded", label);
+  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++) {
+    const vkf_node *n = vkf_graph_node(g, i);
+    folded += n->op == VKF_OP_MATMUL &&
+              (c->glu ? n->attrs.matmul.a_glu != VKF_ACT_NONE : n->attrs.matmul.a_rmsnorm);
+  }
+  CHECK_MSG(folded == 1, "%s: the prologue was not folded", label);
 
-  vkf_input_binding in[2] = {{xv, x, (size_t)(rows * c->k) * sizeof(float)},
+  vkf_input_binding in[2] = {{xv, x, (size_t)(rows * xk) * sizeof(float)},
                              {o.residual, res, (size_t)(rows * c->n) * sizeof(float)}};
   const vkf_device_caps *dev = vkf_device_caps_get(t->device);
   for (int s = 0; s < STEERS; s++) {
@@ -131,5 +146,14 @@ int main(void) {
   run_case(&t, &(ncase){.m = 2, .n = 24, .k = 64, .weights = VKF_QUANT_Q4_1, .batched = 1,
                         .residual = 1});
   run_case(&t, &(ncase){.m = 5, .n = 17, .k = 64, .weights = -1, .batched = 1, .bias = 1});
+  /* the GLU prologue: a down projection's shapes (f32 and quantised, with the residual) */
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+    run_case(&t, &(ncase){.m = ms[i], .n = 24, .k = 64, .weights = -1, .glu = VKF_OP_SILU});
+    run_case(&t, &(ncase){.m = ms[i], .n = 20, .k = 64, .weights = VKF_QUANT_Q4_1,
+                          .residual = 1, .glu = VKF_OP_SILU});
+  }
+  run_case(&t, &(ncase){.m = 2, .n = 12, .k = 30, .weights = -1, .glu = VKF_OP_SILU}); /* scalar */
+  run_case(&t, &(ncase){.m = 3, .n = 12, .k = 32, .weights = -1, .batched = 1,
+                        .glu = VKF_OP_GELU_ERF});
   return gpu_test_finish(&t);
 }
