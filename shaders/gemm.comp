@@ -53,8 +53,15 @@
 //                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
 //                                on CPU devices a texelFetch is one vector gather where a
 //                                storage-buffer load is a scalar loop over the lanes
-// Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read);
-//   all storage buffers except A and B under A_TEXEL / B_TEXEL (samplerBuffer).
+//   A_RMSNORM                    (M <= 8, fp32 A, not GEMM_COOPMAT) A is RMSNorm's input: the
+//                                bodies read rmsnorm(A) * gamma (load_a / load_a4)
+//   A_RMSNORM_SUBGROUP           (with A_RMSNORM) a subgroup shares each row's sum of squares
+//                                (subgroup arithmetic) instead of each invocation summing it all
+//   A_GLU=<n>                    (M <= 8, fp32 A, not GEMM_COOPMAT) A is [M, 2K], gate then up:
+//                                the bodies read act_n(gate) * up (load_a / load_a4)
+// Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read),
+//   then gamma (read, A_RMSNORM); all storage buffers except A and B under A_TEXEL / B_TEXEL
+//   (samplerBuffer).
 // Push constants (uint32 each, elements not bytes; offsets are from the bound range start):
 //   m, n, k, batch1 (size of the inner batch dim: z = b0 * batch1 + b1),
 //   a_off, a_rs, a_ks, a_bs0, a_bs1      A[m, k] = a[a_off + m*a_rs + k*a_ks + b0*a_bs0 + b1*a_bs1]
@@ -62,6 +69,8 @@
 //   c_off, c_rs, c_cs, c_bs0, c_bs1      output
 //   bias_off, bias_s                     bias[n] = bias[bias_off + n*bias_s]
 //   r_off, r_rs, r_cs, r_bs0, r_bs1      residual
+//   (A_RMSNORM) g_off, eps               gamma[k] = g[g_off + k]; RMSNorm's eps (float bits)
+//   (A_GLU) a_glu_off                    up[row, k] = A[row, k] + a_glu_off elements
 // Specialization constants:
 //   0 WG   invocations per workgroup (local_size_x)
 //   1 BM, 2 BN, 3 BK, 4 TM, 5 TN   tiled kernel tile sizes (WG == (BM/TM)*(BN/TN)); unused otherwise
@@ -78,7 +87,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
-#ifdef GEMV_SUBGROUP
+#if defined(GEMV_SUBGROUP) || defined(A_RMSNORM_SUBGROUP)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
@@ -234,6 +243,16 @@ layout(std430, set = 0, binding = 3) readonly buffer BufBias4 { BIAS_T4 bias_dat
 #endif
 layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes { RES_T res_data[]; };
 layout(std430, set = 0, binding = RES_BINDING) readonly buffer BufRes4 { RES_T4 res_data4[]; };
+#define NORM_BINDING (RES_BINDING + 1)
+#else
+#define NORM_BINDING RES_BINDING
+#endif
+#ifdef A_RMSNORM
+#if defined(A_F16) || defined(GEMM_COOPMAT)
+#error "A_RMSNORM normalises an fp32 A through load_a / load_a4"
+#endif
+// RMSNorm's gamma [K] (f32), the binding after the residual's.
+layout(std430, set = 0, binding = NORM_BINDING) readonly buffer BufNormG { float norm_g[]; };
 #endif
 
 layout(push_constant) uniform Params {
@@ -243,6 +262,13 @@ layout(push_constant) uniform Params {
   uint c_off, c_rs, c_cs, c_bs0, c_bs1;
   uint bias_off, bias_s;
   uint r_off, r_rs, r_cs, r_bs0, r_bs1;
+#ifdef A_RMSNORM
+  uint g_off;       // gamma[k] = norm_g[g_off + k]
+  float a_norm_eps; // RMSNorm's eps
+#endif
+#ifdef A_GLU
+  uint a_glu_off; // elements from A[row, k] (gate) to its up value
+#endif
 } p;
 
 #include "gemm_epilogue.glsl"
@@ -250,27 +276,94 @@ layout(push_constant) uniform Params {
 // Element offsets of this workgroup's batch in A, B, C and the residual.
 uint a_base, b_base, c_base, r_base;
 
+#if defined(A_GLU) && (defined(A_F16) || defined(A_RMSNORM) || defined(GEMM_COOPMAT))
+#error "A_GLU reads an fp32 A through load_a / load_a4, without A_RMSNORM"
+#endif
+// A[row, k]; callers guarantee row < M and k < K. Under A_GLU (graph/passes/fuse_glu.c) A holds
+// gate then up and this is act(gate) * up, as the separate activation and product gave it.
+float load_a_raw(uint row, uint k) {
+  uint i = a_base + row * p.a_rs + k * p.a_ks;
+#ifdef A_GLU
+  return vkf_activation(A_GLU, float(a_data(i))) * float(a_data(i + p.a_glu_off));
+#else
+  return float(a_data(i));
+#endif
+}
+float load_b(uint k, uint col) { return float(b_data(b_base + k * p.b_ks + col * p.b_ns)); }
+
+// A[row, k..k+3] as stored, zero past K. The vec4 form needs A_VEC4 (so K % 4 == 0, no tail).
+vec4 load_a4_raw(uint row, uint k) {
+#if defined(A_VEC4) && defined(A_GLU)
+  uint q = (a_base + row * p.a_rs + k) >> 2;
+  return vkf_activation4(A_GLU, vec4(a_data4(q))) * vec4(a_data4(q + (p.a_glu_off >> 2)));
+#elif defined(A_VEC4)
+  return vec4(a_data4((a_base + row * p.a_rs + k) >> 2));
+#else
+  vec4 v = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4u; i++)
+    if (k + i < p.k) v[i] = load_a_raw(row, k + i);
+  return v;
+#endif
+}
+
+#ifdef A_RMSNORM
+// The RMSNorm prologue (graph/passes/fuse_norm.c): A is the norm's input x and every body reads
+// it as rmsnorm(x) = x * inv[row] * gamma, inv = 1 / sqrt(mean(x^2) + eps), the layernorm.comp
+// expression, in the same order. Every workgroup computes the norms of all M <= 8 rows at the
+// start of main, with no shared memory and no barrier, so the bodies keep their own
+// synchronisation (the CPU bodies none at all): under A_RMSNORM_SUBGROUP the invocations of a
+// subgroup split each row's K by their rank among the active ones (right at any subgroup size,
+// a partial subgroup included) and add with subgroupAdd; otherwise each invocation sums it all.
+#define A_RMSNORM_MAX_ROWS 8
+float a_norm_inv[A_RMSNORM_MAX_ROWS];
+
+void a_rmsnorm_prologue() {
+#ifdef A_RMSNORM_SUBGROUP
+  uint first = subgroupExclusiveAdd(1u), stride = subgroupAdd(1u);
+#else
+  uint first = 0u, stride = 1u;
+#endif
+  for (uint r = 0u; r < min(p.m, uint(A_RMSNORM_MAX_ROWS)); r++) {
+    float ss = 0.0;
+#ifdef A_VEC4
+    for (uint q = first; q < p.k / 4u; q += stride) {
+      vec4 v = load_a4_raw(r, 4u * q);
+      ss += dot(v, v);
+    }
+#else
+    for (uint k = first; k < p.k; k += stride) {
+      float v = load_a_raw(r, k);
+      ss += v * v;
+    }
+#endif
+#ifdef A_RMSNORM_SUBGROUP
+    ss = subgroupAdd(ss);
+#endif
+    a_norm_inv[r] = 1.0 / sqrt(ss / float(p.k) + p.a_norm_eps);
+  }
+}
+
+float load_a(uint row, uint k) { return load_a_raw(row, k) * a_norm_inv[row] * norm_g[p.g_off + k]; }
+
+vec4 load_a4(uint row, uint k) {
+  vec4 g = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4u; i++)
+    if (k + i < p.k) g[i] = norm_g[p.g_off + k + i];
+  return load_a4_raw(row, k) * a_norm_inv[row] * g;
+}
+#else
+#define load_a load_a_raw
+#define load_a4 load_a4_raw
+#endif
+
 void set_batch_bases() {
   uint z = gl_WorkGroupID.z, b0 = z / p.batch1, b1 = z % p.batch1;
   a_base = p.a_off + b0 * p.a_bs0 + b1 * p.a_bs1;
   b_base = p.b_off + b0 * p.b_bs0 + b1 * p.b_bs1;
   c_base = p.c_off + b0 * p.c_bs0 + b1 * p.c_bs1;
   r_base = p.r_off + b0 * p.r_bs0 + b1 * p.r_bs1;
-}
-
-// A[row, k]; callers guarantee row < M and k < K.
-float load_a(uint row, uint k) { return float(a_data(a_base + row * p.a_rs + k * p.a_ks)); }
-float load_b(uint k, uint col) { return float(b_data(b_base + k * p.b_ks + col * p.b_ns)); }
-
-// A[row, k..k+3], zero past K. The vec4 form needs A_VEC4 (so K % 4 == 0 and no tail).
-vec4 load_a4(uint row, uint k) {
-#ifdef A_VEC4
-  return vec4(a_data4((a_base + row * p.a_rs + k) >> 2));
-#else
-  vec4 v = vec4(0.0);
-  [[unroll]] for (uint i = 0; i < 4u; i++)
-    if (k + i < p.k) v[i] = load_a(row, k + i);
-  return v;
+#ifdef A_RMSNORM
+  a_rmsnorm_prologue();
 #endif
 }
 

@@ -67,7 +67,7 @@ static const char *list_of(const char *name, const char *const *names, const cha
 
 void vkf_env_reload(void) {
   static const char *const dumps[] = {"passes", NULL};
-  static const char *const fusions[] = {"attention", "gemm", "elementwise", NULL};
+  static const char *const fusions[] = {"attention", "gemm", "norm", "glu", "elementwise", NULL};
   g_warning_count = 0;
   g_env.validate = int_in("VKF_VALIDATE", 0, 2, 0, "0, 1, 2 (GPU-assisted bounds checks)");
   g_env.device = str_or_null("VKF_DEVICE");
@@ -83,7 +83,7 @@ void vkf_env_reload(void) {
   g_env.check = flag("VKF_CHECK");
   g_env.update_golden = flag("VKF_UPDATE_GOLDEN");
   g_env.no_fuse =
-      list_of("VKF_NO_FUSE", fusions, "a comma list of attention, gemm, elementwise; all");
+      list_of("VKF_NO_FUSE", fusions, "a comma list of attention, gemm, norm, glu, elementwise; all");
   g_env.log_level = int_in("VKF_LOG", 0, 3, 1, "0 error, 1 warning, 2 info, 3 debug");
   g_env.python_site = str_or_null("VKF_PYTHON_SITE");
   g_env.model_path = str_or_null("VKF_MODEL_PATH");

@@ -44,6 +44,11 @@ int32_t *vkf_interp_out_i32(vkf_interp *it, const vkf_node *n);
 
 vkf_status vkf_interp_oom(const vkf_node *n);
 
+/* RMSNorm of `rows` rows of d values (gamma optional), in double as vkf_ref_rmsnorm: shared by
+ * RMSNORM and the matmul's RMSNorm prologue so the two agree bit for bit. */
+void vkf_rmsnorm_rows(const float *x, const float *gamma, int64_t rows, int64_t d, double eps,
+                      float *y);
+
 /* Strides (in elements) to read a contiguous tensor of shape `in` broadcast to `out` (rank
  * out_rank, right-aligned; 0 on broadcast dims). */
 void vkf_broadcast_strides(uint32_t in_rank, const int64_t *in_shape, uint32_t out_rank,

@@ -17,6 +17,28 @@ vkf_status vkf_ref_matmul(vkf_interp *it, const vkf_node *n) {
   if (!y) return vkf_interp_oom(n);
   int tb_t = n->attrs.matmul.transpose_b;
   int64_t m = ta->shape[ta->rank - 2], k = ta->shape[ta->rank - 1];
+  if (n->attrs.matmul.a_rmsnorm) {
+    /* The RMSNorm prologue: A's rows exactly as vkf_ref_rmsnorm would have given them. */
+    VKF_IN_F32(gamma, it, n, VKF_IN_MATMUL_NORM_GAMMA);
+    int64_t count = vkf_tensor_element_count(ta);
+    float *an = vkf_interp_temp(it, (size_t)count * sizeof(float));
+    if (!an) return vkf_interp_oom(n);
+    vkf_rmsnorm_rows(a, gamma, count / k, k, n->attrs.matmul.a_norm_eps, an);
+    a = an;
+  }
+  if (n->attrs.matmul.a_glu != VKF_ACT_NONE) {
+    /* The GLU prologue: A [..., 2K] as gate then up, each product as the separate activation
+     * and MUL nodes give it (float activation, float product). */
+    k /= 2;
+    int64_t rows = vkf_tensor_element_count(ta) / (2 * k);
+    float *ag = vkf_interp_temp(it, (size_t)(rows * k) * sizeof(float));
+    if (!ag) return vkf_interp_oom(n);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < k; j++)
+        ag[r * k + j] = vkf_activation_eval(n->attrs.matmul.a_glu, a[r * 2 * k + j]) *
+                        a[r * 2 * k + k + j];
+    a = ag;
+  }
   int64_t nn = out->shape[out->rank - 1];
   uint32_t brank = out->rank - 2;
   /* Batch strides in units of whole matrices, broadcast over the output's batch dims. */
@@ -52,6 +74,21 @@ vkf_status vkf_ref_matmul(vkf_interp *it, const vkf_node *n) {
     }
   }
   return VKF_OK;
+}
+
+void vkf_rmsnorm_rows(const float *x, const float *gamma, int64_t rows, int64_t d, double eps,
+                      float *y) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * d;
+    double var = 0;
+    for (int64_t j = 0; j < d; j++) var += (double)xr[j] * xr[j];
+    double inv = 1.0 / sqrt(var / (double)d + eps);
+    for (int64_t j = 0; j < d; j++) {
+      double v = xr[j] * inv;
+      if (gamma) v *= gamma[j];
+      y[r * d + j] = (float)v;
+    }
+  }
 }
 
 static vkf_status norm_rows(vkf_interp *it, const vkf_node *n, int layernorm) {
@@ -90,7 +127,14 @@ vkf_status vkf_ref_layernorm(vkf_interp *it, const vkf_node *n) {
   return norm_rows(it, n, 1);
 }
 vkf_status vkf_ref_rmsnorm(vkf_interp *it, const vkf_node *n) {
-  return norm_rows(it, n, 0);
+  const vkf_tensor *out = &it->g->tensors[n->output.id];
+  VKF_IN_F32(x, it, n, VKF_IN_NORM_X);
+  VKF_IN_F32(gamma, it, n, VKF_IN_NORM_GAMMA);
+  float *y = vkf_interp_out_f32(it, n);
+  if (!y) return vkf_interp_oom(n);
+  int64_t d = out->shape[out->rank - 1];
+  vkf_rmsnorm_rows(x, gamma, vkf_tensor_element_count(out) / d, d, n->attrs.norm.eps, y);
+  return VKF_OK;
 }
 
 vkf_status vkf_ref_l2_normalize(vkf_interp *it, const vkf_node *n) {

@@ -27,6 +27,10 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
     case VKF_OP_MATMUL:
       at = append(buf, size, at, "transpose_b=%d act=%s", a->matmul.transpose_b,
                   vkf_activation_name(a->matmul.activation));
+      if (a->matmul.a_rmsnorm)
+        at = append(buf, size, at, " a_rmsnorm eps=%.9g", a->matmul.a_norm_eps);
+      if (a->matmul.a_glu != VKF_ACT_NONE)
+        at = append(buf, size, at, " a_glu=%s", vkf_activation_name(a->matmul.a_glu));
       break;
     case VKF_OP_SCALE:
       at = append(buf, size, at, "scale=%.9g", a->scale.value);

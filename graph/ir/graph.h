@@ -64,6 +64,7 @@ enum {
   VKF_IN_MATMUL_B = 1,        /* [..., K, N], or [..., N, K] with transpose_b */
   VKF_IN_MATMUL_BIAS = 2,     /* optional [N], added before the activation */
   VKF_IN_MATMUL_RESIDUAL = 3, /* optional, the output's shape, added after the activation */
+  VKF_IN_MATMUL_NORM_GAMMA = 4, /* optional [K]: with matmul.a_rmsnorm, RMSNorm's weight */
   VKF_IN_NORM_X = 0,
   VKF_IN_NORM_GAMMA = 1, /* optional [D] */
   VKF_IN_NORM_BETA = 2,  /* optional [D] (layernorm only) */
@@ -170,6 +171,14 @@ typedef struct vkf_node_attrs {
     struct {
       int transpose_b;           /* B is [..., N, K] */
       vkf_activation activation; /* epilogue: act(A·B + bias) + residual */
+      /* Prologue (graph/passes/fuse_norm.c): A's rows are RMSNorm'd first, A' = A / sqrt(
+       * mean(A^2) + a_norm_eps) * gamma (gamma the optional NORM_GAMMA input), as the RMSNORM
+       * node it replaces computed them. */
+      int a_rmsnorm;
+      float a_norm_eps;
+      /* Prologue (graph/passes/fuse_glu.c): A is [..., M, 2K], gate then up, and the product
+       * reads a_glu(A[..., :K]) * A[..., K:] (VKF_ACT_NONE: A as it is). */
+      vkf_activation a_glu;
     } matmul;
     struct {
       float value;

@@ -81,6 +81,15 @@ vkf_status vkf_shape_matmul(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
                            fmt_shape(b, &sb));
   int tb = n->attrs.matmul.transpose_b;
   int64_t m = a->shape[a->rank - 2], ka = a->shape[a->rank - 1];
+  if ((unsigned)n->attrs.matmul.a_glu >= VKF_ACT_COUNT)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "bad GLU activation %d",
+                           (int)n->attrs.matmul.a_glu);
+  if (n->attrs.matmul.a_glu != VKF_ACT_NONE) {
+    if (ka % 2 || n->attrs.matmul.a_rmsnorm)
+      return vkf_status_make(VKF_STATUS_SHAPE, "GLU prologue: A %s needs an even last dim (gate "
+                             "then up) and no RMSNorm prologue", fmt_shape(a, &sa));
+    ka /= 2;
+  }
   int64_t kb = b->shape[b->rank - (tb ? 1 : 2)], nn = b->shape[b->rank - (tb ? 2 : 1)];
   if (ka != kb)
     return vkf_status_make(VKF_STATUS_SHAPE, "inner dims differ: %s x %s%s", fmt_shape(a, &sa),
@@ -109,6 +118,15 @@ vkf_status vkf_shape_matmul(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
     if (res->rank != rank || memcmp(res->shape, shape, rank * sizeof shape[0]) != 0)
       return vkf_status_make(VKF_STATUS_SHAPE, "residual shape %s differs from output %s",
                              fmt_shape(res, &sa), fmt_shape(out, &sb));
+  }
+  const vkf_tensor *gamma = in_at(g, n, VKF_IN_MATMUL_NORM_GAMMA);
+  if (gamma && !n->attrs.matmul.a_rmsnorm)
+    return vkf_status_make(VKF_STATUS_SHAPE, "norm gamma without the RMSNorm prologue");
+  if (gamma) {
+    VKF_RETURN_IF_ERROR(need_float(gamma, "norm gamma"));
+    if (gamma->rank != 1 || gamma->shape[0] != ka)
+      return vkf_status_make(VKF_STATUS_SHAPE, "norm gamma shape %s, expected [%" PRId64 "]",
+                             fmt_shape(gamma, &sa), ka);
   }
   return VKF_OK;
 }

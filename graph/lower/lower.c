@@ -110,6 +110,15 @@ vkf_status vkf_lower_graph(const vkf_graph *g, const vkf_device_caps *caps,
   for (uint32_t i = 0; i < vkf_graph_node_count(g) && !st; i++) {
     const vkf_node *n = vkf_graph_node(g, i);
     if (n->dead || (vkf_op_flags(n->op) & VKF_OPF_VIEW)) continue;
+    if (n->op == VKF_OP_ROTARY) {
+      uint32_t last;
+      st = vkf_lower_rotary_kv_group(&ctx, g, out->tensors, i, &last);
+      if (!st && last != i) {
+        i = last; /* the nodes up to `last` are lowered: one dispatch for all */
+        continue;
+      }
+      if (st) break;
+    }
     vkf_lower_fn fn = lower_fn_for(n->op);
     if (!fn) {
       st = vkf_status_make(VKF_STATUS_UNSUPPORTED, "%s \"%s\": no GPU lowering for this op",

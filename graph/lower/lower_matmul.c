@@ -503,6 +503,18 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_shape_format(a->rank, a->shape, sa, sizeof sa);
   vkf_shape_format(b->rank, b->shape, sb, sizeof sb);
   VKF_ASSERT(node->op == VKF_OP_MATMUL);
+  /* The RMSNorm prologue (graph/passes/fuse_norm.c; shaders/gemm.comp A_RMSNORM): fp32 A, a
+   * contiguous fp32 gamma, rows few enough for each workgroup to reread them all. */
+  int a_norm = node->attrs->matmul.a_rmsnorm;
+  const vkf_plan_tensor *gamma = &node->inputs[VKF_IN_MATMUL_NORM_GAMMA];
+  if (a_norm && (node->input_count <= VKF_IN_MATMUL_NORM_GAMMA || !vkf_plan_tensor_present(gamma) ||
+                 gamma->dtype != VKF_F32 || gamma->rank != 1 || gamma->strides[0] != 1 ||
+                 a->dtype != VKF_F32 || a->rank < 2 || a->shape[a->rank - 2] > 8 ||
+                 variant->kind == VKF_GEMM_COOPMAT))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: the RMSNorm prologue needs an f32 A of at "
+                           "most 8 rows, a contiguous f32 gamma and no cooperative matrices",
+                           node->name, sa, sb);
 
   int b_quant = vkf_dtype_is_quant(b->dtype);
   if (!dtype_float(a->dtype) || !(dtype_float(b->dtype) || b->dtype == VKF_BF16 || b_quant) ||
@@ -531,6 +543,16 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
 
   uint64_t m = (uint64_t)c->shape[c->rank - 2], n = (uint64_t)c->shape[c->rank - 1];
   uint64_t k = (uint64_t)a->shape[a->rank - 1];
+  /* The GLU prologue (graph/passes/fuse_glu.c; shaders/gemm.comp A_GLU): A holds gate then up,
+   * K each. */
+  uint32_t a_glu = (uint32_t)node->attrs->matmul.a_glu;
+  if (a_glu) k /= 2;
+  if (a_glu && (a_glu >= VKF_ACT_COUNT || a->dtype != VKF_F32 || a_norm ||
+                variant->kind == VKF_GEMM_COOPMAT || m > 8))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: the GLU prologue needs an f32 A of at most "
+                           "8 rows, no RMSNorm prologue and no cooperative matrices",
+                           node->name, sa, sb);
   uint64_t batch1 = c->rank >= 3 ? (uint64_t)c->shape[c->rank - 3] : 1;
   uint64_t batches = batch1 * (c->rank == 4 ? (uint64_t)c->shape[0] : 1);
   if (m == 0 || n == 0 || batches == 0) return VKF_OK;
@@ -560,7 +582,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                          .s_col = (uint64_t)res->strides[res->rank - 1]};
     batch_strides(res, c, &orr);
   }
-  if (operand_last(&oa, m, k, c) > UINT32_MAX || operand_last(&ob, k, n, c) > UINT32_MAX ||
+  if (operand_last(&oa, m, a_glu ? 2 * k : k, c) > UINT32_MAX || operand_last(&ob, k, n, c) > UINT32_MAX ||
       operand_last(&oc, m, n, c) > UINT32_MAX ||
       (has_res && operand_last(&orr, m, n, c) > UINT32_MAX))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -652,6 +674,15 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
       "B_QUANT=4", "B_QUANT=5", "B_QUANT=6", "B_QUANT=7"};
   if (b_quant) vkf_plan_dispatch_define(&d, quant_define[b->dtype - VKF_Q8_0]);
   if (!split) epilogue_defines(&d, c, has_bias ? bias : NULL, has_res ? res : NULL);
+  if (a_norm) vkf_plan_dispatch_define(&d, "A_RMSNORM");
+  static const char *const glu_define[VKF_ACT_COUNT] = {NULL, "A_GLU=1", "A_GLU=2", "A_GLU=3",
+                                                        "A_GLU=4"};
+  if (a_glu) vkf_plan_dispatch_define(&d, glu_define[a_glu]);
+  /* The subgroup shares each row's sum of squares where it can add (every desktop class and
+   * lavapipe); the mobile class sums per invocation. */
+  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+  if (a_norm && (ctx->caps->subgroup_ops & sg_add) == sg_add)
+    vkf_plan_dispatch_define(&d, "A_RMSNORM_SUBGROUP");
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. The
    * cooperative-matrix kernel takes them as specialization constants (fewer build-time rows). */
   int a_vec4 = 0, b_vec4 = 0;
@@ -729,6 +760,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     bias_s = (uint64_t)bias->strides[0];
   }
   if (has_res) vkf_lower_bind(ctx, &d, res, VKF_ACCESS_READ);
+  uint32_t g_off = a_norm ? vkf_lower_bind(ctx, &d, gamma, VKF_ACCESS_READ) : 0;
 
   uint64_t push[] = {m,       n,         k,         batch1,   oa.off,   oa.s_row, oa.s_col,
                      oa.bs0,  oa.bs1,    ob.off,    ob.s_row, ob.s_col, ob.bs0,   ob.bs1,
@@ -736,6 +768,11 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                      orr.off, orr.s_row, orr.s_col, orr.bs0,  orr.bs1};
   for (size_t i = 0; i < sizeof push / sizeof push[0]; i++)
     vkf_plan_dispatch_push_u32(&d, (uint32_t)push[i]);
+  if (a_norm) {
+    vkf_plan_dispatch_push_u32(&d, g_off);
+    vkf_plan_dispatch_push_f32(&d, node->attrs->matmul.a_norm_eps);
+  }
+  if (a_glu) vkf_plan_dispatch_push_u32(&d, (uint32_t)(k * oa.s_col)); /* up's offset from gate */
 
   uint64_t groups[3] = {0, 0, batches};
   if (v->kind == VKF_GEMM_TILED || v->kind == VKF_GEMM_COOPMAT) {
@@ -774,6 +811,7 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       .n = (uint64_t)c->shape[c->rank - 1],
       .k = (uint64_t)node->inputs[VKF_IN_MATMUL_A].shape[node->inputs[VKF_IN_MATMUL_A].rank - 1],
       .batches = 1};
+  if (node->attrs->matmul.a_glu != VKF_ACT_NONE) shape.k /= 2; /* A is gate then up */
   const vkf_plan_tensor *b = &node->inputs[VKF_IN_MATMUL_B];
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;

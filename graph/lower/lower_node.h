@@ -40,5 +40,11 @@ vkf_status vkf_lower_additive_attention(const vkf_lower_ctx *ctx, const vkf_lowe
 vkf_status vkf_lower_gru_scan(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_argsort(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
 vkf_status vkf_lower_rotary(const vkf_lower_ctx *ctx, const vkf_lower_node *node);
+/* A rule over nodes (graph/lower/lower_rotary_kv.c): when node `at` starts a decode step's q and k
+ * rotary with both cache writes, lowers them as one dispatch and sets *out_last to the last
+ * node it covered; else *out_last = at and nothing is added. */
+vkf_status vkf_lower_rotary_kv_group(const vkf_lower_ctx *ctx, const vkf_graph *g,
+                                     const vkf_plan_tensor *tensors, uint32_t at,
+                                     uint32_t *out_last);
 
 #endif

@@ -16,6 +16,8 @@ static const vkf_pass k_passes[] = {
     {"dce", NULL, vkf_pass_dce},                              /* drop what no output needs */
     {"fuse_attention", "attention", vkf_pass_fuse_attention}, /* before gemm: needs plain matmuls */
     {"fuse_gemm", "gemm", vkf_pass_fuse_gemm},                /* bias + activation + residual */
+    {"fuse_norm", "norm", vkf_pass_fuse_norm}, /* after gemm: the matmul keeps its epilogue */
+    {"fuse_glu", "glu", vkf_pass_fuse_glu},    /* before elementwise takes act·mul */
     {"fuse_elementwise", "elementwise", vkf_pass_fuse_elementwise}, /* what is left elementwise */
     {"memory_plan", NULL, vkf_pass_memory_plan}, /* last: needs the final order */
 };

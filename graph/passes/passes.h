@@ -44,7 +44,7 @@ typedef struct vkf_pass_report {
 } vkf_pass_report;
 
 /* The pipeline, in order: verify (shape/dtype re-inference + IR invariants), dce,
- * fuse_attention, fuse_gemm, fuse_elementwise, memory_plan. */
+ * fuse_attention, fuse_gemm, fuse_norm, fuse_glu, fuse_elementwise, memory_plan. */
 const vkf_pass *vkf_passes_list(uint32_t *out_count);
 
 /* Runs every pass in order on a graph whose builder status is OK. After each pass: verify
@@ -69,6 +69,14 @@ vkf_status vkf_pass_fuse_attention(vkf_graph *graph, const vkf_pass_options *opt
  * folded into the matmul's epilogue (bias, activation, residual). */
 vkf_status vkf_pass_fuse_gemm(vkf_graph *graph, const vkf_pass_options *options,
                               uint32_t *out_rewrites);
+/* rmsnorm whose output is read only as the A of one matmul, over at most 8 rows (a decode
+ * step's), f32 with a gamma: folded into that matmul's prologue (matmul.a_rmsnorm, gamma as NORM_GAMMA). */
+vkf_status vkf_pass_fuse_norm(vkf_graph *graph, const vkf_pass_options *options,
+                              uint32_t *out_rewrites);
+/* act(gu[..., :F]) * gu[..., F:] (gate+up stacked) read only as the A of one matmul, over at most
+ * 8 rows, f32: folded into that matmul's prologue (matmul.a_glu = act, A = gu). */
+vkf_status vkf_pass_fuse_glu(vkf_graph *graph, const vkf_pass_options *options,
+                             uint32_t *out_rewrites);
 /* Trees of single-use elementwise nodes become one fused_elementwise node with a program
  * (vkf_ew_instr list) over at most VKF_MAX_NODE_INPUTS external inputs. */
 vkf_status vkf_pass_fuse_elementwise(vkf_graph *graph, const vkf_pass_options *options,

@@ -260,9 +260,11 @@ static void test_random_graphs(void) {
   }
   CHECK(checked_interp >= 90);
   /* The random graphs must actually exercise every rewrite. */
+  /* (fuse_norm and fuse_glu, 4 and 5, have no rmsnorm or stacked gate+up to fold here:
+   * tests/graph/test_fuse_norm.c and test_fuse_glu.c cover them) */
   printf("random graphs: dce %u, fuse_attention %u, fuse_gemm %u, fuse_elementwise %u rewrites\n",
-         rewrites[1], rewrites[2], rewrites[3], rewrites[4]);
-  for (int p = 1; p <= 4; p++) CHECK(rewrites[p] >= 20);
+         rewrites[1], rewrites[2], rewrites[3], rewrites[6]);
+  for (int p = 1; p <= 6; p++) CHECK(p == 4 || p == 5 || rewrites[p] >= 20);
 }
 
 /* ViT-B/16 at 224x224: 12 blocks, 197 tokens, hidden 768, 12 heads, MLP 3072, written unfused

@@ -120,7 +120,7 @@ static void test_each_pass_preserves_output(void) {
   evaluate(&b, ref, ref2);
   uint32_t count;
   const vkf_pass *passes = vkf_passes_list(&count);
-  CHECK(count == 6);
+  CHECK(count == 8);
   CHECK(strcmp(passes[0].name, "verify") == 0 &&
         strcmp(passes[count - 1].name, "memory_plan") == 0);
   for (uint32_t i = 0; i < count; i++) {
@@ -182,7 +182,7 @@ static void test_pipeline_and_skips(void) {
   evaluate(&b, ref, ref2);
   vkf_pass_report report;
   CHECK_OK(vkf_passes_run(b.g, &(vkf_pass_options){.skip = "", .dump = ""}, &report));
-  CHECK(report.count == 6 && report.peak_size > 0 && report.peak_size <= report.naive_size);
+  CHECK(report.count == 8 && report.peak_size > 0 && report.peak_size <= report.naive_size);
   CHECK(strcmp(report.passes[2].name, "fuse_attention") == 0 && !report.passes[2].skipped);
   evaluate(&b, got, got2);
   for (int j = 0; j < B * N * C; j++) CHECK(fabs(got[j] - ref[j]) <= 2e-6);
@@ -191,7 +191,8 @@ static void test_pipeline_and_skips(void) {
   b = build_block();
   CHECK_OK(vkf_passes_run(b.g, &(vkf_pass_options){.skip = "attention,elementwise", .dump = ""},
                           &report));
-  CHECK(report.passes[2].skipped && !report.passes[3].skipped && report.passes[4].skipped);
+  CHECK(report.passes[2].skipped && !report.passes[3].skipped && !report.passes[4].skipped &&
+        !report.passes[5].skipped && report.passes[6].skipped);
   CHECK(count_op(b.g, VKF_OP_ATTENTION) == 0 && count_op(b.g, VKF_OP_SOFTMAX) == 1);
   CHECK(count_op(b.g, VKF_OP_FUSED_ELEMENTWISE) == 0);
   evaluate(&b, got, got2);

@@ -1,0 +1,116 @@
+/* Owns gated-linear-unit prologue fusion: with gu = x·[Wgate | Wup] (gate+up stacked),
+ *   act(gu[..., :F]) * gu[..., F:]
+ * read only as one matmul's A becomes that matmul reading gu itself, with matmul.a_glu = act (see
+ * vkf_pass_fuse_glu). A SwiGLU decode step's silu·mul kernel and its barrier go: the down
+ * projection computes the product as it loads A. */
+#include <stdlib.h>
+
+#include "graph/ir/graph_internal.h"
+#include "graph/passes/passes.h"
+
+/* Rows at most: the loads of A recompute the activation once per workgroup column block, which
+ * costs nothing next to the weights only while rows are few, as in a decode step. */
+enum { FOLD_MAX_ROWS = 8 };
+
+static vkf_activation activation_of(vkf_op op) {
+  switch (op) {
+    case VKF_OP_GELU_ERF: return VKF_ACT_GELU_ERF;
+    case VKF_OP_GELU_TANH: return VKF_ACT_GELU_TANH;
+    case VKF_OP_RELU: return VKF_ACT_RELU;
+    case VKF_OP_SILU: return VKF_ACT_SILU;
+    default: return VKF_ACT_NONE;
+  }
+}
+
+/* The live node reading `v` after node `after` when it is the only reader and v is no output;
+ * else -1. */
+static int32_t sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
+                             uint32_t after) {
+  if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;
+  for (uint32_t i = after + 1; i < g->node_count; i++) {
+    const vkf_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t s = 0; s < n->input_count; s++)
+      if (n->inputs[s].id == v.id) return (int32_t)i;
+  }
+  return -1;
+}
+
+/* The slice node making `v` as [start, end) of the last axis of some tensor, or NULL. */
+static const vkf_node *last_axis_slice(const vkf_graph *g, vkf_value v) {
+  const vkf_tensor *t = &g->tensors[v.id];
+  if (t->producer == VKF_NO_NODE) return NULL;
+  const vkf_node *s = &g->nodes[t->producer];
+  const vkf_tensor *src = &g->tensors[s->inputs[0].id];
+  if (s->dead || s->op != VKF_OP_SLICE || s->attrs.slice.axis != src->rank - 1) return NULL;
+  return s;
+}
+
+typedef struct glu {
+  uint32_t mul, act, gate_slice, up_slice;
+  int32_t matmul;
+} glu;
+
+/* mul(act(gu[..., :F]), gu[..., F:2F]) (either operand order) read once as a matmul's A. */
+static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, glu *out) {
+  const vkf_node *m = &g->nodes[mi];
+  if (m->dead || m->op != VKF_OP_MUL || m->inputs[0].id == m->inputs[1].id) return 0;
+  for (int side = 0; side < 2; side++) {
+    const vkf_tensor *at = &g->tensors[m->inputs[side].id];
+    if (at->producer == VKF_NO_NODE) continue;
+    const vkf_node *a = &g->nodes[at->producer];
+    if (a->dead || activation_of(a->op) == VKF_ACT_NONE || uses[m->inputs[side].id] != 1 ||
+        at->role != VKF_ROLE_INTERMEDIATE)
+      continue;
+    const vkf_node *gs = last_axis_slice(g, a->inputs[0]);
+    const vkf_node *us = last_axis_slice(g, m->inputs[1 - side]);
+    if (!gs || !us || gs->inputs[0].id != us->inputs[0].id) continue;
+    const vkf_tensor *gu = &g->tensors[gs->inputs[0].id];
+    int64_t f = gu->shape[gu->rank - 1] / 2;
+    if (gu->shape[gu->rank - 1] != 2 * f || gs->attrs.slice.start != 0 ||
+        gs->attrs.slice.end != f || us->attrs.slice.start != f || us->attrs.slice.end != 2 * f)
+      continue;
+    /* f32 throughout, few rows, and the product read only as a matmul's A */
+    const vkf_tensor *y = &g->tensors[m->output.id];
+    if (gu->dtype != VKF_F32 || y->dtype != VKF_F32 || at->dtype != VKF_F32 || gu->rank < 2 ||
+        gu->shape[gu->rank - 2] > FOLD_MAX_ROWS || y->rank != gu->rank)
+      continue;
+    int32_t ci = sole_consumer(g, uses, m->output, mi);
+    if (ci < 0) continue;
+    const vkf_node *c = &g->nodes[ci];
+    if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != m->output.id ||
+        c->attrs.matmul.a_rmsnorm || c->attrs.matmul.a_glu != VKF_ACT_NONE)
+      continue;
+    /* the matmul will read gu at its own slot */
+    if (vkf_graph_in_place_between(g, gs->inputs[0], mi, (uint32_t)ci)) continue;
+    *out = (glu){.mul = mi, .act = at->producer, .gate_slice = g->tensors[a->inputs[0].id].producer,
+                 .up_slice = g->tensors[m->inputs[1 - side].id].producer, .matmul = ci};
+    return 1;
+  }
+  return 0;
+}
+
+vkf_status vkf_pass_fuse_glu(vkf_graph *g, const vkf_pass_options *options,
+                             uint32_t *out_rewrites) {
+  (void)options;
+  *out_rewrites = 0;
+  uint32_t *uses = vkf_graph_use_counts(g);
+  if (!uses) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "fuse_glu: out of memory");
+  for (uint32_t i = 0; i < g->node_count; i++) {
+    glu f;
+    if (!match(g, uses, i, &f)) continue;
+    vkf_node *c = &g->nodes[f.matmul];
+    vkf_value gu = g->nodes[f.gate_slice].inputs[0];
+    c->inputs[VKF_IN_MATMUL_A] = gu;
+    c->attrs.matmul.a_glu = activation_of(g->nodes[f.act].op);
+    g->nodes[f.mul].dead = g->nodes[f.act].dead = 1;
+    /* The slices go too when nothing else reads them (their readers were the two nodes). */
+    uses[gu.id]++;
+    if (uses[g->nodes[f.gate_slice].output.id] == 1) g->nodes[f.gate_slice].dead = 1;
+    if (uses[g->nodes[f.up_slice].output.id] == 1) g->nodes[f.up_slice].dead = 1;
+    (*out_rewrites)++;
+  }
+  free(uses);
+  vkf_graph_compact(g);
+  return VKF_OK;
+}

@@ -1,0 +1,159 @@
+/* The matmul's A prologues against the CPU interpreter: RMSNorm (graph/passes/fuse_norm.c,
+ * shaders/gemm.comp A_RMSNORM), rmsnorm(x, gamma) -> matmul, and the gated MLP's
+ * (graph/passes/fuse_glu.c, A_GLU), act(gu[..., :K]) * gu[..., K:] -> matmul, after the passes:
+ * decode row counts (1..8) and batched A, f32 and quantised weights, K with and without vec4
+ * loads, bias and residual epilogues, on each kernel shape the choosers give (the device's CPU
+ * kernels with and without texel views, GPU tiles, the GEMV with subgroupAdd or a shared tree,
+ * narrow workgroups, the mobile profile: the norm's sums with and without subgroup
+ * arithmetic). */
+#include <string.h>
+
+#include "graph/base/half.h"
+#include "graph/base/quant.h"
+#include "graph/ir/builder.h"
+#include "graph/passes/passes.h"
+#include "tests/op_harness.h"
+
+/* x is U(-1, 1), so rows are scaled up by ~1.7 before the weights: fp32 sums over K in another
+ * order than the interpreter's fp64. */
+static const op_tol TOL = {.atol = 5e-4, .rtol = 2e-4};
+
+static uint32_t rng_state = 7;
+static uint32_t rng(void) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return rng_state >> 8;
+}
+
+/* `rows` rows of `k` elements of format f: random bytes with finite f16 scales. */
+static uint8_t *random_blocks(vkf_quant_format f, int64_t rows, int64_t k) {
+  vkf_quant_layout l = vkf_quant_layout_of(f);
+  size_t blocks = (size_t)(rows * k / l.block), size = blocks * l.bytes;
+  uint8_t *b = malloc(size + 4);
+  for (size_t i = 0; i < size; i++) b[i] = (uint8_t)rng();
+  for (size_t i = 0; i < blocks; i++) {
+    uint8_t *blk = b + i * l.bytes;
+    uint16_t d = vkf_float_to_half(0.002f + (float)(rng() % 1000) * 0.00005f);
+    uint16_t m = vkf_float_to_half(((float)(rng() % 1000) - 500) * 0.001f);
+    int at = f == VKF_QUANT_Q6_K ? 208 : 0;
+    blk[at] = (uint8_t)(d & 0xFF), blk[at + 1] = (uint8_t)(d >> 8);
+    if (f == VKF_QUANT_Q4_1 || f == VKF_QUANT_Q4_K) blk[2] = (uint8_t)(m & 0xFF), blk[3] = (uint8_t)(m >> 8);
+  }
+  return b;
+}
+
+enum { STEERS = 7 };
+static vkf_device_caps steer(const vkf_device_caps *dev, int which, const char **name) {
+  static const char *const names[STEERS] = {"device",       "device no texel", "tiled discrete",
+                                            "gemv subgroup", "gemv tree",      "gemv wg32",
+                                            "mobile"};
+  vkf_device_caps c = *dev;
+  *name = names[which];
+  if (which == 1) c.texel_rgba32f = c.texel_rgba16f = c.texel_rgba16ui = c.texel_r32ui = 0;
+  if (which >= 2 && which <= 5) c.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
+  if (which == 4) c.subgroup_ops &= ~(uint32_t)VKF_SUBGROUP_ARITHMETIC;
+  if (which == 5) c.max_workgroup_invocations = 32;
+  if (which == 6) VKF_ASSERT(vkf_caps_apply_profile(&c, "mobile") == VKF_OK);
+  return c;
+}
+
+typedef struct ncase {
+  int64_t m, n, k;
+  int weights; /* -1: f32, else a vkf_quant_format */
+  int bias, residual, batched;
+  vkf_op glu; /* 0: the RMSNorm prologue; SILU or GELU_ERF: the GLU prologue of that act */
+} ncase;
+
+static void run_case(gpu_test *t, const ncase *c) {
+  char label[128];
+  snprintf(label, sizeof label, "%s %s m%lld n%lld k%lld%s%s%s", c->glu ? "glu" : "rmsnorm",
+           c->weights < 0 ? "f32" : vkf_quant_layout_of((vkf_quant_format)c->weights).name,
+           (long long)c->m, (long long)c->n, (long long)c->k, c->bias ? " bias" : "",
+           c->residual ? " res" : "", c->batched ? " batched" : "");
+  int64_t rows = (c->batched ? 2 : 1) * c->m, xk = c->glu ? 2 * c->k : c->k;
+  float *x = malloc((size_t)(rows * xk) * sizeof(float));
+  float *gamma = malloc((size_t)c->k * sizeof(float));
+  float *bias = malloc((size_t)c->n * sizeof(float));
+  float *res = malloc((size_t)(rows * c->n) * sizeof(float));
+  float *wf = NULL;
+  uint8_t *wq = NULL;
+  op_fill_uniform(x, (size_t)(rows * xk), 3u + (uint32_t)c->k, c->glu ? -4.0f : -1.0f,
+                  c->glu ? 4.0f : 1.0f);
+  op_fill_uniform(gamma, (size_t)c->k, 5u, 0.5f, 1.5f);
+  op_fill_uniform(bias, (size_t)c->n, 9u, -0.5f, 0.5f);
+  op_fill_uniform(res, (size_t)(rows * c->n), 13u, -1.0f, 1.0f);
+  int64_t ws[2] = {c->n, c->k}, xs[3] = {2, c->m, xk}, os[3] = {2, c->m, c->n};
+  uint32_t rank = c->batched ? 3 : 2;
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create("norm_gemm", &g));
+  vkf_value xv = vkf_graph_input(g, "x", VKF_F32, rank, c->batched ? xs : xs + 1);
+  vkf_value gv = vkf_graph_constant(g, "gamma", VKF_F32, 1, &c->k, gamma);
+  vkf_value w;
+  if (c->weights < 0) {
+    wf = malloc((size_t)(c->n * c->k) * sizeof(float));
+    op_fill_uniform(wf, (size_t)(c->n * c->k), 17u, -0.5f, 0.5f);
+    w = vkf_graph_constant(g, "w", VKF_F32, 2, ws, wf);
+  } else {
+    wq = random_blocks((vkf_quant_format)c->weights, c->n, c->k);
+    w = vkf_graph_constant(g, "w", (vkf_dtype)(VKF_Q8_0 + c->weights), 2, ws, wq);
+  }
+  vkf_value h;
+  if (c->glu) {
+    vkf_value gate = vkf_slice(g, "gate", xv, rank - 1, 0, c->k);
+    vkf_value up = vkf_slice(g, "up", xv, rank - 1, c->k, 2 * c->k);
+    gate = c->glu == VKF_OP_SILU ? vkf_silu(g, "act", gate) : vkf_gelu(g, "act", gate);
+    h = vkf_mul(g, "gated", gate, up);
+  } else {
+    h = vkf_rmsnorm(g, "norm", xv, &(vkf_norm_options){.gamma = gv, .eps = 1e-5f});
+  }
+  vkf_matmul_options o = {.transpose_b = 1};
+  if (c->bias) o.bias = vkf_graph_constant(g, "bias", VKF_F32, 1, &c->n, bias);
+  if (c->residual) o.residual = vkf_graph_input(g, "res", VKF_F32, rank, c->batched ? os : os + 1);
+  vkf_graph_output(g, vkf_matmul(g, "mm", h, w, &o), "y");
+  vkf_pass_report report;
+  CHECK_OK(vkf_passes_run(g, &(vkf_pass_options){.skip = "", .dump = ""}, &report));
+  int folded = 0;
+  for (uint32_t i = 0; i < vkf_graph_node_count(g); i++) {
+    const vkf_node *n = vkf_graph_node(g, i);
+    folded += n->op == VKF_OP_MATMUL &&
+              (c->glu ? n->attrs.matmul.a_glu != VKF_ACT_NONE : n->attrs.matmul.a_rmsnorm);
+  }
+  CHECK_MSG(folded == 1, "%s: the prologue was not folded", label);
+
+  vkf_input_binding in[2] = {{xv, x, (size_t)(rows * xk) * sizeof(float)},
+                             {o.residual, res, (size_t)(rows * c->n) * sizeof(float)}};
+  const vkf_device_caps *dev = vkf_device_caps_get(t->device);
+  for (int s = 0; s < STEERS; s++) {
+    const char *sname;
+    vkf_device_caps caps = steer(dev, s, &sname);
+    char full[192];
+    snprintf(full, sizeof full, "%s [%s]", label, sname);
+    op_check_with(t, g, in, c->residual ? 2 : 1, &caps, TOL, full);
+  }
+  vkf_graph_destroy(g);
+  free(x), free(gamma), free(bias), free(res), free(wf), free(wq);
+}
+
+int main(void) {
+  gpu_test t = gpu_test_start();
+  static const int64_t ms[] = {1, 3, 8};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+    run_case(&t, &(ncase){.m = ms[i], .n = 40, .k = 64, .weights = -1});
+    run_case(&t, &(ncase){.m = ms[i], .n = 36, .k = 64, .weights = VKF_QUANT_Q4_1});
+  }
+  run_case(&t, &(ncase){.m = 2, .n = 20, .k = 30, .weights = -1});         /* no vec4 loads */
+  run_case(&t, &(ncase){.m = 1, .n = 33, .k = 96, .weights = VKF_QUANT_Q8_0, .bias = 1});
+  run_case(&t, &(ncase){.m = 2, .n = 24, .k = 256, .weights = VKF_QUANT_Q4_K, .residual = 1});
+  run_case(&t, &(ncase){.m = 2, .n = 24, .k = 64, .weights = VKF_QUANT_Q4_1, .batched = 1,
+                        .residual = 1});
+  run_case(&t, &(ncase){.m = 5, .n = 17, .k = 64, .weights = -1, .batched = 1, .bias = 1});
+  /* the GLU prologue: a down projection's shapes (f32 and quantised, with the residual) */
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+    run_case(&t, &(ncase){.m = ms[i], .n = 24, .k = 64, .weights = -1, .glu = VKF_OP_SILU});
+    run_case(&t, &(ncase){.m = ms[i], .n = 20, .k = 64, .weights = VKF_QUANT_Q4_1,
+                          .residual = 1, .glu = VKF_OP_SILU});
+  }
+  run_case(&t, &(ncase){.m = 2, .n = 12, .k = 30, .weights = -1, .glu = VKF_OP_SILU}); /* scalar */
+  run_case(&t, &(ncase){.m = 3, .n = 12, .k = 32, .weights = -1, .batched = 1,
+                        .glu = VKF_OP_GELU_ERF});
+  return gpu_test_finish(&t);
+}
