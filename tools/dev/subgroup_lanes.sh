@@ -69,7 +69,7 @@ for bin in "$BUILD"/tests/gpu_test_*; do
 done
 # Subgroups of 4: the subgroup kernels, bounds checked.
 for t in bounds_check subgroup_size norm softmax bahdanau_ops runtime_lens embed_pool kv_write \
-         linear_attention lowrank_ops sort_op gemm gemm_quant sparse_attention; do
+         linear_attention lowrank_ops sort_op gemm gemm_quant gemm_prologue rotary_kv sparse_attention; do
   gpu 128 2 "$t"
 done
 gpu 128 2 attention lanes
