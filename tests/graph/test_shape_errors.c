@@ -204,7 +204,7 @@ static void test_verifier(void) {
   g = small_graph();
   vkf_graph_node_mut(g, 0)->input_count = 1;
   CHECK_STATUS(vkf_graph_verify(g), VKF_STATUS_INVALID_ARGUMENT,
-               "matmul \"fc\": 1 inputs, expected 2..4");
+               "matmul \"fc\": 1 inputs, expected 2..5");
   vkf_graph_destroy(g);
 
   g = small_graph();
