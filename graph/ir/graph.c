@@ -431,3 +431,25 @@ uint32_t *vkf_graph_use_counts(const vkf_graph *g) {
   for (uint32_t i = 0; i < g->output_count; i++) uses[g->outputs[i].id]++;
   return uses;
 }
+
+int32_t vkf_graph_sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
+                                uint32_t after) {
+  if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;
+  for (uint32_t i = after + 1; i < g->node_count; i++) {
+    const vkf_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t s = 0; s < n->input_count; s++)
+      if (n->inputs[s].id == v.id) return (int32_t)i;
+  }
+  return -1;
+}
+
+vkf_activation vkf_graph_activation_of(vkf_op op) {
+  switch (op) {
+    case VKF_OP_GELU_ERF: return VKF_ACT_GELU_ERF;
+    case VKF_OP_GELU_TANH: return VKF_ACT_GELU_TANH;
+    case VKF_OP_RELU: return VKF_ACT_RELU;
+    case VKF_OP_SILU: return VKF_ACT_SILU;
+    default: return VKF_ACT_NONE;
+  }
+}

@@ -374,4 +374,14 @@ int vkf_graph_in_place_between(const vkf_graph *graph, vkf_value value, uint32_t
  * vkf_graph_tensor_bound; caller frees). Graph outputs count as one extra use. NULL on OOM. */
 uint32_t *vkf_graph_use_counts(const vkf_graph *graph);
 
+/* The live node after node `after` that reads `value` when it is the only reader (`uses` from
+ * vkf_graph_use_counts) and value is an intermediate (no output); else -1. Fusion passes fold a
+ * producer into its sole consumer this way. */
+int32_t vkf_graph_sole_consumer(const vkf_graph *graph, const uint32_t *uses, vkf_value value,
+                                uint32_t after);
+
+/* The epilogue/prologue activation an element-wise op node is (GELU erf/tanh, ReLU, SiLU), or
+ * VKF_ACT_NONE. */
+vkf_activation vkf_graph_activation_of(vkf_op op);
+
 #endif

@@ -119,17 +119,6 @@ static int try_fuse(vkf_graph *g, const uint32_t *uses, vkf_node *pv) {
   return 1;
 }
 
-/* The one live node reading v, or NULL. */
-static vkf_node *sole_consumer(vkf_graph *g, const uint32_t *uses, vkf_value v) {
-  if (!single_use(g, uses, v)) return NULL;
-  for (uint32_t i = 0; i < g->node_count; i++) {
-    vkf_node *n = &g->nodes[i];
-    for (uint32_t s = 0; !n->dead && s < n->input_count; s++)
-      if (n->inputs[s].id == v.id) return n;
-  }
-  return NULL;
-}
-
 /* attention [B,H,N,Dv] -> permute (0,2,1,3) -> copy: the attention node takes over the copy's
  * output with merge_heads set (the kernel writes each row where the copy would have put it), and
  * the permute and the copy die. Saves a pass over the output and its buffer. */
@@ -138,11 +127,13 @@ static int try_merge_heads(vkf_graph *g, const uint32_t *uses, uint32_t index) {
   if (a->op != VKF_OP_ATTENTION || a->attrs.attention.merge_heads ||
       g->tensors[a->output.id].rank != 4)
     return 0;
-  vkf_node *p = sole_consumer(g, uses, a->output);
+  int32_t pi = vkf_graph_sole_consumer(g, uses, a->output, index);
+  vkf_node *p = pi < 0 ? NULL : &g->nodes[pi];
   static const uint32_t merge[4] = {0, 2, 1, 3};
   if (!p || p->op != VKF_OP_PERMUTE || memcmp(p->attrs.permute.axes, merge, sizeof merge) != 0)
     return 0;
-  vkf_node *c = sole_consumer(g, uses, p->output);
+  int32_t ci = vkf_graph_sole_consumer(g, uses, p->output, (uint32_t)pi);
+  vkf_node *c = ci < 0 ? NULL : &g->nodes[ci];
   if (!c || c->op != VKF_OP_COPY) return 0;
   vkf_tensor *old = &g->tensors[a->output.id], *out = &g->tensors[c->output.id];
   if (out->dtype != old->dtype || out->base.id != c->output.id) return 0;

@@ -6,34 +6,6 @@
 #include "graph/ir/graph_internal.h"
 #include "graph/passes/passes.h"
 
-static vkf_activation activation_of(vkf_op op) {
-  switch (op) {
-    case VKF_OP_GELU_ERF:
-      return VKF_ACT_GELU_ERF;
-    case VKF_OP_GELU_TANH:
-      return VKF_ACT_GELU_TANH;
-    case VKF_OP_RELU:
-      return VKF_ACT_RELU;
-    case VKF_OP_SILU:
-      return VKF_ACT_SILU;
-    default:
-      return VKF_ACT_NONE;
-  }
-}
-
-/* The one live node reading `v`, or NULL when there are several readers or v is an output. */
-static int32_t sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
-                             uint32_t after) {
-  if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;
-  for (uint32_t i = after + 1; i < g->node_count; i++) {
-    const vkf_node *n = &g->nodes[i];
-    if (n->dead) continue;
-    for (uint32_t s = 0; s < n->input_count; s++)
-      if (n->inputs[s].id == v.id) return (int32_t)i;
-  }
-  return -1;
-}
-
 static int same_shape(const vkf_tensor *a, const vkf_tensor *b) {
   return a->rank == b->rank && a->dtype == b->dtype &&
          memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) == 0;
@@ -43,7 +15,7 @@ static int same_shape(const vkf_tensor *a, const vkf_tensor *b) {
  * index of the merged node (the consumer's slot) or -1. */
 static int32_t absorb_next(vkf_graph *g, const uint32_t *uses, uint32_t mi) {
   vkf_node *m = &g->nodes[mi];
-  int32_t ci = sole_consumer(g, uses, m->output, mi);
+  int32_t ci = vkf_graph_sole_consumer(g, uses, m->output, mi);
   if (ci < 0) return -1;
   vkf_node *c = &g->nodes[ci];
   const vkf_tensor *y = &g->tensors[m->output.id];
@@ -70,8 +42,8 @@ static int32_t absorb_next(vkf_graph *g, const uint32_t *uses, uint32_t mi) {
     } else {
       return -1;
     }
-  } else if (activation_of(c->op) != VKF_ACT_NONE && !has_act && !has_res) {
-    merged.attrs.matmul.activation = activation_of(c->op);
+  } else if (vkf_graph_activation_of(c->op) != VKF_ACT_NONE && !has_act && !has_res) {
+    merged.attrs.matmul.activation = vkf_graph_activation_of(c->op);
   } else {
     return -1;
   }

@@ -12,30 +12,6 @@
  * costs nothing next to the weights only while rows are few, as in a decode step. */
 enum { FOLD_MAX_ROWS = 8 };
 
-static vkf_activation activation_of(vkf_op op) {
-  switch (op) {
-    case VKF_OP_GELU_ERF: return VKF_ACT_GELU_ERF;
-    case VKF_OP_GELU_TANH: return VKF_ACT_GELU_TANH;
-    case VKF_OP_RELU: return VKF_ACT_RELU;
-    case VKF_OP_SILU: return VKF_ACT_SILU;
-    default: return VKF_ACT_NONE;
-  }
-}
-
-/* The live node reading `v` after node `after` when it is the only reader and v is no output;
- * else -1. */
-static int32_t sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
-                             uint32_t after) {
-  if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;
-  for (uint32_t i = after + 1; i < g->node_count; i++) {
-    const vkf_node *n = &g->nodes[i];
-    if (n->dead) continue;
-    for (uint32_t s = 0; s < n->input_count; s++)
-      if (n->inputs[s].id == v.id) return (int32_t)i;
-  }
-  return -1;
-}
-
 /* The slice node making `v` as [start, end) of the last axis of some tensor, or NULL. */
 static const vkf_node *last_axis_slice(const vkf_graph *g, vkf_value v) {
   const vkf_tensor *t = &g->tensors[v.id];
@@ -59,7 +35,7 @@ static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, glu *out
     const vkf_tensor *at = &g->tensors[m->inputs[side].id];
     if (at->producer == VKF_NO_NODE) continue;
     const vkf_node *a = &g->nodes[at->producer];
-    if (a->dead || activation_of(a->op) == VKF_ACT_NONE || uses[m->inputs[side].id] != 1 ||
+    if (a->dead || vkf_graph_activation_of(a->op) == VKF_ACT_NONE || uses[m->inputs[side].id] != 1 ||
         at->role != VKF_ROLE_INTERMEDIATE)
       continue;
     const vkf_node *gs = last_axis_slice(g, a->inputs[0]);
@@ -75,7 +51,7 @@ static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, glu *out
     if (gu->dtype != VKF_F32 || y->dtype != VKF_F32 || at->dtype != VKF_F32 || gu->rank < 2 ||
         gu->shape[gu->rank - 2] > FOLD_MAX_ROWS || y->rank != gu->rank)
       continue;
-    int32_t ci = sole_consumer(g, uses, m->output, mi);
+    int32_t ci = vkf_graph_sole_consumer(g, uses, m->output, mi);
     if (ci < 0) continue;
     const vkf_node *c = &g->nodes[ci];
     if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != m->output.id ||
@@ -102,7 +78,7 @@ vkf_status vkf_pass_fuse_glu(vkf_graph *g, const vkf_pass_options *options,
     vkf_node *c = &g->nodes[f.matmul];
     vkf_value gu = g->nodes[f.gate_slice].inputs[0];
     c->inputs[VKF_IN_MATMUL_A] = gu;
-    c->attrs.matmul.a_glu = activation_of(g->nodes[f.act].op);
+    c->attrs.matmul.a_glu = vkf_graph_activation_of(g->nodes[f.act].op);
     g->nodes[f.mul].dead = g->nodes[f.act].dead = 1;
     /* The slices go too when nothing else reads them (their readers were the two nodes). */
     uses[gu.id]++;

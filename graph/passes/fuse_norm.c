@@ -11,20 +11,6 @@
  * A_RMSNORM), which is cheap next to the weights only while rows are few, as in a decode step. */
 enum { FOLD_MAX_ROWS = 8 };
 
-/* The live node reading `v` after node `after` when it is the only reader and v is no output;
- * else -1. */
-static int32_t sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
-                             uint32_t after) {
-  if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;
-  for (uint32_t i = after + 1; i < g->node_count; i++) {
-    const vkf_node *n = &g->nodes[i];
-    if (n->dead) continue;
-    for (uint32_t s = 0; s < n->input_count; s++)
-      if (n->inputs[s].id == v.id) return (int32_t)i;
-  }
-  return -1;
-}
-
 static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32_t *out_ci) {
   const vkf_node *r = &g->nodes[ni];
   if (r->dead || r->op != VKF_OP_RMSNORM) return 0;
@@ -36,7 +22,7 @@ static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32
   if (x->dtype != VKF_F32 || y->dtype != VKF_F32 || y->rank < 2) return 0;
   if (!vkf_value_valid(gv) || g->tensors[gv.id].dtype != VKF_F32) return 0;
   if (y->shape[y->rank - 2] > FOLD_MAX_ROWS) return 0;
-  int32_t ci = sole_consumer(g, uses, r->output, ni);
+  int32_t ci = vkf_graph_sole_consumer(g, uses, r->output, ni);
   if (ci < 0) return 0;
   const vkf_node *c = &g->nodes[ci];
   if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != r->output.id ||
