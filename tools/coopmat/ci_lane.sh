@@ -11,6 +11,9 @@
 #    variant beside the SIMT one with its design intensity (attention: each checked against the
 #    unfused path);
 #  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0;
+#  - ViT / DeiT --fp16: the patch embedding lowers to the f16 patch matrix and the kernel (the SIMT
+#    patch_embed.comp with VKF_COOPMAT=0), and the logits stay within test_vit.c's f16 bound
+#    (1e-2) of the goldens with the kernels and without;
 #  - a quantised llama's --fp16 prefill: its GEMMs dequantise the blocks into the kernel's tiles,
 #    and the logits agree with the SIMT path's.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
@@ -85,6 +88,26 @@ plans() { # a --fp16 model's GEMMs take the kernel under a GPU profile, and VKF_
   [ "$on" -gt 0 ] && [ "$off" -eq 0 ]
 }
 run plan_bert_fp16 plans
+vit_fp16() { # the patch embedding on the kernel, ViT / DeiT logits within the f16 bound
+  local V=tests/models/golden/vit npy="python3 tests/cli/npy_tool.py" on off name c
+  on=$(VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model tests/models/data/vit_tiny --stage plan \
+       --fp16 | grep '"vit.embeddings.patch_embeddings"' | grep -c -e COLS_F16 -e GEMM_COOPMAT)
+  off=$(VKF_COOPMAT=0 VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model tests/models/data/vit_tiny \
+        --stage plan --fp16 | grep '"vit.embeddings.patch_embeddings"' | grep -c -e IM2COL \
+        -e GEMM_COOPMAT || true)
+  echo "vit_tiny --fp16 patch embedding: $on f16-patch / cooperative-matrix dispatches, $off with VKF_COOPMAT=0"
+  [ "$on" -ge 2 ] && [ "$off" -eq 0 ] || return 1
+  for name in vit_tiny deit_tiny; do
+    for c in 1 0; do
+      VKF_COOPMAT=$c VKF_DEVICE_PROFILE=nvidia "$D/vkf" forward --model tests/models/data/$name \
+        --fp16 --in pixel_values=$V/${name}_pixel_values.npy --out logits="$D/$name$c.npy" ||
+        return 1
+      $npy compare "$D/$name$c.npy" $V/${name}_logits.npy 1e-2 || return 1
+    done
+  done
+  echo "vit_tiny, deit_tiny --fp16 logits within 1e-2 of the goldens, kernels on and off"
+}
+run vit_fp16 vit_fp16
 quant_prefill() { # quantised weights under --fp16 take the kernel (blocks dequantised into its f16
   # tiles), and a 40-token prefill's logits agree with the SIMT path's (VKF_COOPMAT=0)
   local m=tests/models/data/llama_tiny npy="python3 tests/cli/npy_tool.py" n
