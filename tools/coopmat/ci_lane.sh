@@ -13,7 +13,7 @@
 #  - `vkf dump --stage plan --fp16`: a model's GEMMs take the kernel, and none with VKF_COOPMAT=0;
 #  - ViT / DeiT --fp16: the patch embedding lowers to the f16 patch matrix and the kernel (the SIMT
 #    patch_embed.comp with VKF_COOPMAT=0), and the logits stay within test_vit.c's f16 bound
-#    (1e-2) of the goldens with the kernels and without;
+#    (1e-2) of the goldens with the kernels and without; models/test_vit under the nvidia profile;
 #  - a quantised llama's --fp16 prefill: its GEMMs dequantise the blocks into the kernel's tiles,
 #    and the logits agree with the SIMT path's.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
@@ -108,6 +108,9 @@ vit_fp16() { # the patch embedding on the kernel, ViT / DeiT logits within the f
   echo "vit_tiny, deit_tiny --fp16 logits within 1e-2 of the goldens, kernels on and off"
 }
 run vit_fp16 vit_fp16
+# models/test_vit with the nvidia profile as its default caps: ViT / DeiT fp16 on the kernels
+# (patch embedding included) within its bounds, then its mobile pass
+run test_vit_nvidia env VKF_DEVICE_PROFILE=nvidia "$SR" "$BUILD/tests/models_test_vit"
 quant_prefill() { # quantised weights under --fp16 take the kernel (blocks dequantised into its f16
   # tiles), and a 40-token prefill's logits agree with the SIMT path's (VKF_COOPMAT=0)
   local m=tests/models/data/llama_tiny npy="python3 tests/cli/npy_tool.py" n
