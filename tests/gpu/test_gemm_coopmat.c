@@ -5,7 +5,8 @@
  * VKF_REQUIRE_COOPMAT=1, which the lane sets so that a device or build without them fails.
  * Cases: odd sizes in every dimension (partial workgroup tiles, K not a multiple of the k-step),
  * every workgroup tile the chooser picks (medium, large, huge) and split-K with both reductions,
- * quantised B of every format (dequantised into the f16 tiles; split-K too),
+ * quantised B of every format (dequantised into the f16 tiles; split-K too) with and without a
+ * bias,
  * each epilogue, B as [K, N] and [N, K] (the vec4 and scalar staging paths), strided (permuted)
  * operands, broadcast batches, several workgroups and k-steps, and small-integer inputs whose
  * f16 results are exact, compared bit for bit. Every case runs with caps of a discrete GPU, where
@@ -143,6 +144,21 @@ static void run_case(gpu_test *t, const cm_case *c, const vkf_device_caps *caps)
   vkf_graph_destroy(g);
 }
 
+/* Whether lowering `g` for `caps` gives a dispatch with `define` (a prefix of one of its defines). */
+static int plan_has(vkf_graph *g, const vkf_device_caps *caps, const char *define) {
+  CHECK_OK(vkf_memory_plan_build(g, NULL));
+  vkf_lowered low;
+  CHECK_OK(vkf_lower_graph(g, caps, NULL, &low));
+  int found = 0;
+  for (uint32_t d = 0; d < vkf_plan_dispatch_count(low.plan); d++) {
+    const vkf_plan_dispatch *pd = vkf_plan_dispatch_get(low.plan, d);
+    for (uint32_t i = 0; i < pd->define_count; i++)
+      found |= !strncmp(pd->defines[i], define, strlen(define));
+  }
+  vkf_lowered_free(&low);
+  return found;
+}
+
 /* `rows` x `k` of format f as random blocks with finite f16 scales, as test_gemm_quant.c makes
  * them (d, and the min of the _1 / K formats; smaller for the formats with 6-bit sub-scales or
  * 8-bit values): weights of magnitude up to ~1, so that the f16 tiles' rounding of each weight
@@ -183,9 +199,9 @@ static uint8_t *random_blocks(vkf_quant_format f, int64_t rows, int64_t k, size_
 }
 
 /* Quantised B ([N, K] blocks, dequantised into the kernel's f16 tiles) against the interpreter's
- * reference dequantisation: f16 A, an optional residual, M past the GEMV's 8 rows. `split`: a
- * short M whose small grid splits K. */
-static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int64_t k,
+ * reference dequantisation: f16 A, an optional f16 bias and residual, M past the GEMV's 8 rows.
+ * `split`: a short M whose small grid splits K (the reduction adds bias and residual). */
+static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int64_t k, int bias,
                       int residual, const vkf_device_caps *caps, int split) {
   vkf_gemm_shape s = {.m = (uint64_t)m,
                       .n = (uint64_t)n,
@@ -207,13 +223,17 @@ static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int
   vkf_value b = vkf_graph_constant(g, "w", (vkf_dtype)(VKF_Q8_0 + f), 2, ws, w);
   vkf_matmul_options o = {.transpose_b = 1, .activation = VKF_ACT_GELU_TANH};
   if (residual) o.residual = vkf_graph_input(g, "res", VKF_F16, 2, os);
+  if (bias) o.bias = vkf_graph_input(g, "bias", VKF_F16, 1, &n);
   vkf_graph_output(g, vkf_matmul(g, "mm", a, b, &o), "y");
-  vkf_input_binding in[2];
-  uint16_t *data[2] = {0};
-  int64_t counts[2] = {m * k, m * n};
-  vkf_value vals[2] = {a, o.residual};
+  CHECK_MSG(plan_has(g, caps, "GEMM_COOPMAT") && plan_has(g, caps, "B_QUANT"),
+            "%s%s: not lowered to the cooperative-matrix kernel", vkf_quant_layout_of(f).name,
+            bias ? " +bias" : "");
+  vkf_input_binding in[3];
+  uint16_t *data[3] = {0};
+  int64_t counts[3] = {m * k, m * n, n};
+  vkf_value vals[3] = {a, o.residual, o.bias};
   size_t nin = 0;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     if (!vkf_value_valid(vals[i])) continue;
     float *x = malloc((size_t)counts[i] * sizeof(float));
     op_fill_uniform(x, (size_t)counts[i], 3u + 7u * (uint32_t)i, -1.0f, 1.0f);
@@ -224,29 +244,15 @@ static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int
         (vkf_input_binding){.value = vals[i], .data = data[i], .size = (size_t)counts[i] * 2};
   }
   char label[128];
-  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s [coopmat %u%s]", vkf_quant_layout_of(f).name,
-           (long long)m, (long long)k, (long long)n, residual ? " res" : "",
-           caps->coopmat_gemm_tile, split ? " split-K" : "");
+  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s%s [coopmat %u%s]",
+           vkf_quant_layout_of(f).name, (long long)m, (long long)k, (long long)n,
+           bias ? " bias" : "", residual ? " res" : "", caps->coopmat_gemm_tile,
+           split ? " split-K" : "");
   /* f16 tiles of the dequantised weights (the reference keeps them f32) and one f16 output */
   op_check_with(t, g, in, nin, caps, (op_tol){.atol = 1e-2, .rtol = 4e-3}, label);
-  for (int i = 0; i < 2; i++) free(data[i]);
+  for (int i = 0; i < 3; i++) free(data[i]);
   vkf_graph_destroy(g);
   free(w);
-}
-
-/* Whether lowering `g` for `caps` gives a dispatch with `define` (a prefix of one of its defines). */
-static int plan_has(vkf_graph *g, const vkf_device_caps *caps, const char *define) {
-  CHECK_OK(vkf_memory_plan_build(g, NULL));
-  vkf_lowered low;
-  CHECK_OK(vkf_lower_graph(g, caps, NULL, &low));
-  int found = 0;
-  for (uint32_t d = 0; d < vkf_plan_dispatch_count(low.plan); d++) {
-    const vkf_plan_dispatch *pd = vkf_plan_dispatch_get(low.plan, d);
-    for (uint32_t i = 0; i < pd->define_count; i++)
-      found |= !strncmp(pd->defines[i], define, strlen(define));
-  }
-  vkf_lowered_free(&low);
-  return found;
 }
 
 typedef struct patch_cm_case {
@@ -465,14 +471,16 @@ int main(void) {
      * channels-last cases */
     for (size_t i = 0; i < sizeof patch_cases / sizeof patch_cases[0]; i++)
       if (tile == dev->coopmat_gemm_tile || i < 3) run_patch(&t, &patch_cases[i], &caps);
-    /* every format at the native tile, odd N, M past 8 matrix tiles (no split) and a split-K
-     * prefill of 21 rows; at the emulated tile two formats (32- and 256-blocks) */
+    /* every format at the native tile, odd N, M past 8 matrix tiles (no split) without a bias and
+     * with one (the residual each way), and a split-K prefill of 21 rows (a bias every other
+     * format); at the emulated tile two formats (32- and 256-blocks) */
     for (int f = 0; f < VKF_QUANT_COUNT; f++) {
       if (tile != dev->coopmat_gemm_tile && f != VKF_QUANT_Q4_0 && f != VKF_QUANT_Q6_K) continue;
       int64_t blk = vkf_quant_layout_of((vkf_quant_format)f).block;
-      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, f % 2, &caps, 0);
-      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8), 1, &caps,
-                1);
+      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, 0, f % 2, &caps, 0);
+      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, 1, !(f % 2), &caps, 0);
+      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8), f % 2 == 0,
+                1, &caps, 1);
     }
   }
   CHECK_MSG(tiles > 0, "coopmat_gemm_tile %u but no tile in coopmat_tiles", dev->coopmat_gemm_tile);

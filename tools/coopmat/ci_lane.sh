@@ -15,7 +15,8 @@
 #    patch_embed.comp with VKF_COOPMAT=0), and the logits stay within test_vit.c's f16 bound
 #    (1e-2) of the goldens with the kernels and without; models/test_vit under the nvidia profile;
 #  - a quantised llama's --fp16 prefill: its GEMMs dequantise the blocks into the kernel's tiles,
-#    and the logits agree with the SIMT path's.
+#    and the logits agree with the SIMT path's; a quantised BERT's likewise with their biases in
+#    the kernel's epilogue.
 # The main lane is unchanged. Usage: tools/coopmat/ci_lane.sh [BUILD_DIR] (default build; it must
 # have been built with the cooperative-matrix kernels: shaders/variants_coopmat.txt).
 set -euo pipefail
@@ -125,4 +126,20 @@ quant_prefill() { # quantised weights under --fp16 take the kernel (blocks dequa
   [ "$n" -gt 0 ] && $npy compare "$D/logits1.npy" "$D/logits0.npy" 0.05
 }
 run quant_prefill_fp16 quant_prefill
+quant_bias() { # quantised weights with a bias (BERT's every linear) take the kernel too, the bias
+  # in its epilogue, and the hidden states agree with the SIMT path's
+  local m=tests/models/data/bert_tiny G=tests/models/golden/forward n c
+  local npy="python3 tests/cli/npy_tool.py"
+  n=$(VKF_DEVICE_PROFILE=nvidia "$D/vkf" dump --model $m --stage plan --fp16 --quantize q4_0 \
+      --seq-len 40 | grep GEMM_COOPMAT | grep B_QUANT | grep -c BIAS)
+  for c in 1 0; do
+    VKF_COOPMAT=$c VKF_DEVICE_PROFILE=nvidia "$D/vkf" forward --model $m --fp16 --quantize q4_0 \
+      --in input_ids=$G/bert_tiny_input_ids.npy --in attention_mask=$G/bert_tiny_attention_mask.npy \
+      --in token_type_ids=$G/bert_tiny_token_type_ids.npy --out last_hidden_state="$D/bq$c.npy" ||
+      return 1
+  done
+  echo "bert_tiny --fp16 --quantize q4_0: $n quantised cooperative-matrix GEMMs with a bias"
+  [ "$n" -gt 0 ] && $npy compare "$D/bq1.npy" "$D/bq0.npy" 0.05
+}
+run quant_bias_fp16 quant_bias
 [ "$failed" -eq 0 ] || { echo "coopmat lane: $failed check(s) failed" >&2; exit 1; }
