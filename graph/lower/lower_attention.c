@@ -85,8 +85,8 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * stages fit (at 48 KiB every head dim at tile 8, up to 128 at tile 16 exactly; lavapipe's
    * 32 KiB: head dims up to 88 at tile 8, 64 at 16). */
   uint32_t tile = caps->coopmat_gemm_tile;
-  int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
-              s->d <= 128 && s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
+  int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 && s->d <= 128 &&
+              s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
               (caps->subgroup_ops & VKF_SUBGROUP_SHUFFLE) &&
               coopmat_shared_bytes(tile, s->d, s->dv, 1) <= caps->max_shared_memory_size;
   int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||

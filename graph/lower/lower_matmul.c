@@ -394,7 +394,8 @@ static int vec4_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_
 /* The operands the cooperative-matrix kernel takes: f16 A, output, bias and residual, and f16 B
  * or GGUF blocks (dequantised into its f16 tiles), each with the epilogue of the built rows
  * (shaders/variants_coopmat.txt): bias and residual absent or f16. */
-static int coopmat_operands_ok(vkf_dtype a, vkf_dtype b, vkf_dtype c, vkf_dtype bias, vkf_dtype res) {
+static int coopmat_operands_ok(vkf_dtype a, vkf_dtype b, vkf_dtype c, vkf_dtype bias,
+                               vkf_dtype res) {
   return a == VKF_F16 && (b == VKF_F16 || vkf_dtype_is_quant(b)) && c == VKF_F16 &&
          bias == VKF_F16 && res == VKF_F16;
 }
@@ -816,9 +817,9 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
   int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
-  shape.coopmat_ok = coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
-                                         has_bias ? bias->dtype : VKF_F16,
-                                         has_res ? res->dtype : VKF_F16);
+  shape.coopmat_ok =
+      coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
+                          has_bias ? bias->dtype : VKF_F16, has_res ? res->dtype : VKF_F16);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

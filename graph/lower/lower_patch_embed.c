@@ -148,7 +148,8 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
    * at 224: M 196 an image, K 768, E 768, so 0.3 MB an image against 1.2 MB of weight). CPU
    * devices keep their rule below (the register-blocked f32 kernel), and devices without the
    * kernels (or VKF_COOPMAT=0) the SIMT tiles. */
-  int gemm_f16 = w->dtype == VKF_F16 && y->dtype == VKF_F16 && (!has_bias || bias->dtype == VKF_F16);
+  int gemm_f16 =
+      w->dtype == VKF_F16 && y->dtype == VKF_F16 && (!has_bias || bias->dtype == VKF_F16);
   uint64_t cols16 = (uint64_t)m * (uint64_t)k * 2;
   if (ctx->caps->coopmat_gemm_tile && ctx->caps->kind != VKF_DEVICE_KIND_CPU && gemm_f16 &&
       weight_flat && out_flat && (uint64_t)m * (uint64_t)k <= INT32_MAX &&

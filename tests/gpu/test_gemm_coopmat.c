@@ -144,7 +144,8 @@ static void run_case(gpu_test *t, const cm_case *c, const vkf_device_caps *caps)
   vkf_graph_destroy(g);
 }
 
-/* Whether lowering `g` for `caps` gives a dispatch with `define` (a prefix of one of its defines). */
+/* Whether lowering `g` for `caps` gives a dispatch with `define` (a prefix of one of its defines).
+ */
 static int plan_has(vkf_graph *g, const vkf_device_caps *caps, const char *define) {
   CHECK_OK(vkf_memory_plan_build(g, NULL));
   vkf_lowered low;
@@ -244,10 +245,9 @@ static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int
         (vkf_input_binding){.value = vals[i], .data = data[i], .size = (size_t)counts[i] * 2};
   }
   char label[128];
-  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s%s [coopmat %u%s]",
-           vkf_quant_layout_of(f).name, (long long)m, (long long)k, (long long)n,
-           bias ? " bias" : "", residual ? " res" : "", caps->coopmat_gemm_tile,
-           split ? " split-K" : "");
+  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s%s [coopmat %u%s]", vkf_quant_layout_of(f).name,
+           (long long)m, (long long)k, (long long)n, bias ? " bias" : "", residual ? " res" : "",
+           caps->coopmat_gemm_tile, split ? " split-K" : "");
   /* f16 tiles of the dequantised weights (the reference keeps them f32) and one f16 output */
   op_check_with(t, g, in, nin, caps, (op_tol){.atol = 1e-2, .rtol = 4e-3}, label);
   for (int i = 0; i < 3; i++) free(data[i]);
@@ -289,10 +289,8 @@ static void run_patch(gpu_test *t, const patch_cm_case *pc, const vkf_device_cap
   } else {
     img = op_case_input_ex(&c, "img", VKF_F16, 4, si, ints ? -3 : -1, ints ? 3 : 1, ints);
   }
-  vkf_value w =
-      op_case_input_ex(&c, "w", VKF_F16, 4, sw, ints ? -2 : -0.1f, ints ? 2 : 0.1f, ints);
-  vkf_value b = pc->bias ? op_case_input_ex(&c, "bias", VKF_F16, 1, sb, -5, 5, ints)
-                         : VKF_NO_VALUE;
+  vkf_value w = op_case_input_ex(&c, "w", VKF_F16, 4, sw, ints ? -2 : -0.1f, ints ? 2 : 0.1f, ints);
+  vkf_value b = pc->bias ? op_case_input_ex(&c, "bias", VKF_F16, 1, sb, -5, 5, ints) : VKF_NO_VALUE;
   vkf_graph_output(c.g, vkf_patch_embed(c.g, "op", img, w, b), "y");
   CHECK_OK(vkf_graph_status(c.g));
   /* M up to 8 rows: the GEMM chooser's GEMV, still on the f16 patch matrix */
@@ -479,8 +477,8 @@ int main(void) {
       int64_t blk = vkf_quant_layout_of((vkf_quant_format)f).block;
       run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, 0, f % 2, &caps, 0);
       run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, 1, !(f % 2), &caps, 0);
-      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8), f % 2 == 0,
-                1, &caps, 1);
+      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8),
+                f % 2 == 0, 1, &caps, 1);
     }
   }
   CHECK_MSG(tiles > 0, "coopmat_gemm_tile %u but no tile in coopmat_tiles", dev->coopmat_gemm_tile);

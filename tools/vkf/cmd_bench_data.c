@@ -218,7 +218,8 @@ int vkf_cli_bench_data(int argc, char **argv) {
   for (int c = 0; c < CASE_COUNT && !st; c++) {
     for (int pass = 0; pass < 2 && !st; pass++) {
       /* Second pass only for patch_embed on CPU devices: the kernels a GPU would get. */
-      if (pass == 1 && ((c != CASE_PATCH && c != CASE_PATCH16) || caps->kind != VKF_DEVICE_KIND_CPU))
+      if (pass == 1 &&
+          ((c != CASE_PATCH && c != CASE_PATCH16) || caps->kind != VKF_DEVICE_KIND_CPU))
         continue;
       const char *label = "";
       double bytes = 0, flops = 0;
