@@ -17,9 +17,11 @@
 // each tile's P·V through shared memory). The masks (scale, bias, ramp, window,
 // causal, kv_len) are applied exactly as the other bodies do; rows no key may see give zeros.
 // K/V tiles double-buffered where shared memory allows (CM_STAGES 2, the chooser's choice by the
-// head dims): tile t + 1 is loaded (16-byte loads where aligned) into the second buffer while
-// tile t is multiplied out of the first, so one workgroup barrier a tile instead of two; with
-// CM_STAGES 1 the tile is staged and then used (two barriers a tile). The K/V area is sized by
+// head dims): tile t + 1's loads (16-byte ones where aligned) are issued into registers before
+// tile t is multiplied out of the first buffer and stored into the second after it, so the loads'
+// latency sits behind the tile's work and there is one workgroup barrier a tile instead of two
+// (as gemm_coopmat.glsl's two stages); with CM_STAGES 1 the tile is staged and then used (two
+// barriers a tile). The K/V area is sized by
 // the head dims (specialization constants), not the 128 bound: at CM 16 and head dim 128 two
 // stages take the whole 48 KiB.
 // Defines: CM (8 or 16). Specialization constants as attention.comp: 0 local size (4 subgroups),
@@ -78,6 +80,63 @@ f16vec4 cm_hi(uvec4 u) { return f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.
       cm_kv[(at) + r * (ld4) + c] = x;                                                             \
     }                                                                                              \
   }
+
+// The double-buffered body's next K/V tile in registers: its octets (8 halves, K's then V's)
+// spread over the workgroup. Sized for the smallest workgroup (4 subgroups of 8 lanes: lavapipe)
+// at the widest head dims; a larger workgroup or narrower heads leave the tail unused (bounds
+// from specialization constants the driver folds).
+#define CM_WG_MIN 32u
+#define CM_KV_PER (CM_BC * 2u * (CM_DMAX / 8u) / CM_WG_MIN)
+const uint CM_KO = CM_BC * (D / 8u), CM_VO = CM_BC * (DV / 8u);
+uvec4 cm_kv_reg[CM_KV_PER];
+
+// Keys first .. lim - 1 (at most CM_BC; zeros past lim) into the registers.
+void cm_kv_fetch(int first, int lim, bool k_vec, bool v_vec) {
+  [[unroll]] for (uint t = 0; t < CM_KV_PER; t++) {
+    const uint i = gl_LocalInvocationIndex + t * gl_WorkGroupSize.x;
+    if (i >= CM_KO + CM_VO) continue;
+    const bool is_k = i < CM_KO;
+    const uint j = is_k ? i : i - CM_KO, w8 = is_k ? D / 8u : DV / 8u;
+    const int row = first + int(j / w8);
+    uvec4 u = uvec4(0);
+    if (row < lim) {
+      if (is_k) {
+        const uint g = k_base + uint(row) * p.k_sn + 8u * (j % w8);
+        if (k_vec)
+          u = k16[g / 8u];
+        else
+          u = uvec4(packFloat2x16(f16vec2(k[g], k[g + 1u])),
+                    packFloat2x16(f16vec2(k[g + 2u], k[g + 3u])),
+                    packFloat2x16(f16vec2(k[g + 4u], k[g + 5u])),
+                    packFloat2x16(f16vec2(k[g + 6u], k[g + 7u])));
+      } else {
+        const uint g = v_base + uint(row) * p.v_sn + 8u * (j % w8);
+        if (v_vec)
+          u = v16[g / 8u];
+        else
+          u = uvec4(packFloat2x16(f16vec2(v[g], v[g + 1u])),
+                    packFloat2x16(f16vec2(v[g + 2u], v[g + 3u])),
+                    packFloat2x16(f16vec2(v[g + 4u], v[g + 5u])),
+                    packFloat2x16(f16vec2(v[g + 6u], v[g + 7u])));
+      }
+    }
+    cm_kv_reg[t] = u;
+  }
+}
+
+// The registers into the stage at f16vec4 `at` (K at pitch CM_PK, then V at CM_PV).
+void cm_kv_store(uint at) {
+  [[unroll]] for (uint t = 0; t < CM_KV_PER; t++) {
+    const uint i = gl_LocalInvocationIndex + t * gl_WorkGroupSize.x;
+    if (i >= CM_KO + CM_VO) continue;
+    const bool is_k = i < CM_KO;
+    const uint j = is_k ? i : i - CM_KO, w8 = is_k ? D / 8u : DV / 8u;
+    const uint dst = is_k ? at + (j / w8) * CM_PK + 2u * (j % w8)
+                          : at + CM_BC * CM_PK + (j / w8) * CM_PV + 2u * (j % w8);
+    cm_kv[dst] = cm_lo(cm_kv_reg[t]);
+    cm_kv[dst + 1u] = cm_hi(cm_kv_reg[t]);
+  }
+}
 
 void main() {
   const uint lid = gl_LocalInvocationIndex, sgs = gl_SubgroupSize, wg = 4u * sgs;
@@ -145,25 +204,19 @@ void main() {
   if (CM_STAGES == 2u) {
     barrier(); // Q's fragments are loaded
     if (lo < hi) {
-      t0 = lo;
-      t1 = min(lo + int(CM_BC), hi);
-      CM_STAGE(k, k16, k_base, p.k_sn, t0, t1, CM_BC, D, 0u, pk, k_vec)
-      CM_STAGE(v, v16, v_base, p.v_sn, t0, t1, CM_BC, DV, CM_BC * pk, pv, v_vec)
+      cm_kv_fetch(lo, min(lo + int(CM_BC), hi), k_vec, v_vec);
+      cm_kv_store(0u);
     }
     barrier();
   }
   for (t0 = lo; t0 < hi; t0 += int(CM_BC)) {
     t1 = min(t0 + int(CM_BC), hi);
     const uint k_at = st * CM_KV_STAGE, v_at = k_at + CM_BC * pk;
+    const int n0 = t0 + int(CM_BC); // the next tile's first key
     if (CM_STAGES == 2u) {
-      // The next tile into the other stage, last read in the previous tile (before the barrier
-      // that ended it); this tile's stage was filled before that barrier.
-      const int n0 = t0 + int(CM_BC), n1 = min(n0 + int(CM_BC), hi);
-      const uint nk_at = (st ^ 1u) * CM_KV_STAGE;
-      if (n0 < hi) {
-        CM_STAGE(k, k16, k_base, p.k_sn, n0, n1, CM_BC, D, nk_at, pk, k_vec)
-        CM_STAGE(v, v16, v_base, p.v_sn, n0, n1, CM_BC, DV, nk_at + CM_BC * pk, pv, v_vec)
-      }
+      // The next tile's loads, in flight during this tile's work (this tile's stage was filled
+      // before the barrier that ended the previous one).
+      if (n0 < hi) cm_kv_fetch(n0, min(n0 + int(CM_BC), hi), k_vec, v_vec);
     } else {
       barrier(); // Q's fragments are loaded / the previous tile's readers are done
       CM_STAGE(k, k16, k_base, p.k_sn, t0, t1, CM_BC, D, k_at, pk, k_vec)
@@ -260,6 +313,9 @@ void main() {
     }
     subgroupBarrier(); // the scratch is read before the next tile overwrites it
     if (CM_STAGES == 2u) {
+      // The next tile into the other stage, last read in the previous tile (before the barrier
+      // that ended it).
+      if (n0 < hi) cm_kv_store((st ^ 1u) * CM_KV_STAGE);
       barrier(); // this stage's readers are done, the next one is staged
       st ^= 1u;
     }
