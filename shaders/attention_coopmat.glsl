@@ -16,14 +16,20 @@
 // round trip of O through shared memory (ggml's cm1 keeps O in per-lane registers instead and adds
 // each tile's P·V through shared memory). The masks (scale, bias, ramp, window,
 // causal, kv_len) are applied exactly as the other bodies do; rows no key may see give zeros.
-// Double buffering the K/V tiles would need 17 KiB more shared memory: past 48 KiB at CM 16 and
-// head dim 128, so the tiles are staged once per tile (two workgroup barriers a tile).
+// K/V tiles double-buffered where shared memory allows (CM_STAGES 2, the chooser's choice by the
+// head dims): tile t + 1's loads (16-byte ones where aligned) are issued into registers before
+// tile t is multiplied out of the first buffer and stored into the second after it, so the loads'
+// latency sits behind the tile's work and there is one workgroup barrier a tile instead of two
+// (as gemm_coopmat.glsl's two stages); with CM_STAGES 1 the tile is staged and then used (two
+// barriers a tile). The K/V area is sized by
+// the head dims (specialization constants), not the 128 bound: at CM 16 and head dim 128 two
+// stages take the whole 48 KiB.
 // Defines: CM (8 or 16). Specialization constants as attention.comp: 0 local size (4 subgroups),
-// 1 BR (= CM_BR), 2 BC (= CM_BC), 3 D, 4 DV (multiples of CM, at most CM_DMAX).
+// 1 BR (= CM_BR), 2 BC (= CM_BC), 3 D, 4 DV (multiples of CM, at most CM_DMAX); 7 CM_STAGES (1 or
+// 2 K/V buffers).
 #define CM_BR (4u * CM)
 #define CM_BC 32u
 #define CM_DMAX 128u
-#define CM_LD4MAX ((CM_DMAX + 8u) / 4u) // widest row pitch of the staged tiles, in f16vec4s
 #define CM_SP (CM_BC + 4u)              // pitch of S (f32): 16-byte rows, 4 banks apart
 #define CM_LDP (CM_BC + 8u)             // pitch of P (f16); 16-byte multiple as coopMatLoad wants
 #define CM_RPL (CM / 8u)                // rows a lane owns at most (subgroups of 8 lanes, CM 16)
@@ -33,12 +39,16 @@ layout(std430, binding = 0) readonly buffer QB16 { uvec4 q16[]; };
 layout(std430, binding = 1) readonly buffer KB16 { uvec4 k16[]; };
 layout(std430, binding = 2) readonly buffer VB16 { uvec4 v16[]; };
 
-// K tile [CM_BC, D] then V tile [CM_BC, DV] (pitches D/4 + 2, DV/4 + 2 f16vec4s); Q [CM_BR, D]
-// over both before the first.
-shared f16vec4 cm_kv[2u * CM_BC * CM_LD4MAX];
+layout(constant_id = 7) const uint CM_STAGES = 1;
+// Row pitches of the staged K and V (and Q) tiles in f16vec4s: 16 bytes of padding a row.
+const uint CM_PK = D / 4u + 2u, CM_PV = DV / 4u + 2u;
+const uint CM_KV_STAGE = CM_BC * (CM_PK + CM_PV);
+const uint CM_KV_ALL = CM_STAGES * CM_KV_STAGE, CM_Q_ALL = CM_BR * CM_PK;
+
+// Per stage: K tile [CM_BC, D] then V tile [CM_BC, DV]; Q [CM_BR, D] over them before the first.
+shared f16vec4 cm_kv[CM_KV_ALL > CM_Q_ALL ? CM_KV_ALL : CM_Q_ALL];
 shared float cm_s[4u * CM * CM_SP];        // per subgroup: scores [CM, CM_BC]; scratch for O
 shared float16_t cm_p[4u * CM * CM_LDP];   // per subgroup: probabilities [CM, CM_BC]
-shared float cm_a[4u * CM];                // per row: 1 / l at the end
 
 f16vec4 cm_lo(uvec4 u) { return f16vec4(unpackFloat2x16(u.x), unpackFloat2x16(u.y)); }
 f16vec4 cm_hi(uvec4 u) { return f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.w)); }
@@ -71,13 +81,70 @@ f16vec4 cm_hi(uvec4 u) { return f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.
     }                                                                                              \
   }
 
+// The double-buffered body's next K/V tile in registers: its octets (8 halves, K's then V's)
+// spread over the workgroup. Sized for the smallest workgroup (4 subgroups of 8 lanes: lavapipe)
+// at the widest head dims; a larger workgroup or narrower heads leave the tail unused (bounds
+// from specialization constants the driver folds).
+#define CM_WG_MIN 32u
+#define CM_KV_PER (CM_BC * 2u * (CM_DMAX / 8u) / CM_WG_MIN)
+const uint CM_KO = CM_BC * (D / 8u), CM_VO = CM_BC * (DV / 8u);
+uvec4 cm_kv_reg[CM_KV_PER];
+
+// Keys first .. lim - 1 (at most CM_BC; zeros past lim) into the registers.
+void cm_kv_fetch(int first, int lim, bool k_vec, bool v_vec) {
+  [[unroll]] for (uint t = 0; t < CM_KV_PER; t++) {
+    const uint i = gl_LocalInvocationIndex + t * gl_WorkGroupSize.x;
+    if (i >= CM_KO + CM_VO) continue;
+    const bool is_k = i < CM_KO;
+    const uint j = is_k ? i : i - CM_KO, w8 = is_k ? D / 8u : DV / 8u;
+    const int row = first + int(j / w8);
+    uvec4 u = uvec4(0);
+    if (row < lim) {
+      if (is_k) {
+        const uint g = k_base + uint(row) * p.k_sn + 8u * (j % w8);
+        if (k_vec)
+          u = k16[g / 8u];
+        else
+          u = uvec4(packFloat2x16(f16vec2(k[g], k[g + 1u])),
+                    packFloat2x16(f16vec2(k[g + 2u], k[g + 3u])),
+                    packFloat2x16(f16vec2(k[g + 4u], k[g + 5u])),
+                    packFloat2x16(f16vec2(k[g + 6u], k[g + 7u])));
+      } else {
+        const uint g = v_base + uint(row) * p.v_sn + 8u * (j % w8);
+        if (v_vec)
+          u = v16[g / 8u];
+        else
+          u = uvec4(packFloat2x16(f16vec2(v[g], v[g + 1u])),
+                    packFloat2x16(f16vec2(v[g + 2u], v[g + 3u])),
+                    packFloat2x16(f16vec2(v[g + 4u], v[g + 5u])),
+                    packFloat2x16(f16vec2(v[g + 6u], v[g + 7u])));
+      }
+    }
+    cm_kv_reg[t] = u;
+  }
+}
+
+// The registers into the stage at f16vec4 `at` (K at pitch CM_PK, then V at CM_PV).
+void cm_kv_store(uint at) {
+  [[unroll]] for (uint t = 0; t < CM_KV_PER; t++) {
+    const uint i = gl_LocalInvocationIndex + t * gl_WorkGroupSize.x;
+    if (i >= CM_KO + CM_VO) continue;
+    const bool is_k = i < CM_KO;
+    const uint j = is_k ? i : i - CM_KO, w8 = is_k ? D / 8u : DV / 8u;
+    const uint dst = is_k ? at + (j / w8) * CM_PK + 2u * (j % w8)
+                          : at + CM_BC * CM_PK + (j / w8) * CM_PV + 2u * (j % w8);
+    cm_kv[dst] = cm_lo(cm_kv_reg[t]);
+    cm_kv[dst + 1u] = cm_hi(cm_kv_reg[t]);
+  }
+}
+
 void main() {
   const uint lid = gl_LocalInvocationIndex, sgs = gl_SubgroupSize, wg = 4u * sgs;
   const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint bh = gl_WorkGroupID.y, b = bh / p.h, hh = bh % p.h, kvh = hh / p.group;
   const uint r0 = gl_WorkGroupID.x * CM_BR, r1 = min(r0 + CM_BR, p.nq);
   const uint srow0 = r0 + sg * CM;
-  const uint pk = D / 4u + 2u, pv = DV / 4u + 2u, v_at = CM_BC * CM_LD4MAX;
+  const uint pk = CM_PK, pv = CM_PV;
   k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
   v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
   const uint q_base = p.q_off + b * p.q_sb + hh * p.q_sh;
@@ -132,12 +199,30 @@ void main() {
   coopMatLoad(rowof, cm_s, s_at, CM, gl_CooperativeMatrixLayoutRowMajor);
   subgroupBarrier();
 
+  // Two stages: the first tile into stage 0 once Q's fragments are out of the area.
+  uint st = 0u;
+  if (CM_STAGES == 2u) {
+    barrier(); // Q's fragments are loaded
+    if (lo < hi) {
+      cm_kv_fetch(lo, min(lo + int(CM_BC), hi), k_vec, v_vec);
+      cm_kv_store(0u);
+    }
+    barrier();
+  }
   for (t0 = lo; t0 < hi; t0 += int(CM_BC)) {
     t1 = min(t0 + int(CM_BC), hi);
-    barrier(); // Q's fragments are loaded / the previous tile's readers are done
-    CM_STAGE(k, k16, k_base, p.k_sn, t0, t1, CM_BC, D, 0u, pk, k_vec)
-    CM_STAGE(v, v16, v_base, p.v_sn, t0, t1, CM_BC, DV, v_at, pv, v_vec)
-    barrier();
+    const uint k_at = st * CM_KV_STAGE, v_at = k_at + CM_BC * pk;
+    const int n0 = t0 + int(CM_BC); // the next tile's first key
+    if (CM_STAGES == 2u) {
+      // The next tile's loads, in flight during this tile's work (this tile's stage was filled
+      // before the barrier that ended the previous one).
+      if (n0 < hi) cm_kv_fetch(n0, min(n0 + int(CM_BC), hi), k_vec, v_vec);
+    } else {
+      barrier(); // Q's fragments are loaded / the previous tile's readers are done
+      CM_STAGE(k, k16, k_base, p.k_sn, t0, t1, CM_BC, D, k_at, pk, k_vec)
+      CM_STAGE(v, v16, v_base, p.v_sn, t0, t1, CM_BC, DV, v_at, pv, v_vec)
+      barrier();
+    }
     // S = Q·Kᵀ for this subgroup's rows: Kᵀ is the staged K read column-major.
     [[unroll]] for (uint kb = 0; kb < CM_BC / CM; kb++) {
       coopmat<float, gl_ScopeSubgroup, CM, CM, gl_MatrixUseAccumulator> s =
@@ -145,7 +230,7 @@ void main() {
       [[unroll]] for (uint i = 0; i < CM_DMAX / CM; i++)
         if (i * CM < D) {
           coopmat<float16_t, gl_ScopeSubgroup, CM, CM, gl_MatrixUseB> kf;
-          coopMatLoad(kf, cm_kv, kb * CM * pk + i * (CM / 4u), pk,
+          coopMatLoad(kf, cm_kv, k_at + kb * CM * pk + i * (CM / 4u), pk,
                       gl_CooperativeMatrixLayoutColumnMajor);
           s = coopMatMulAdd(qf[i], kf, s);
         }
@@ -227,16 +312,36 @@ void main() {
         }
     }
     subgroupBarrier(); // the scratch is read before the next tile overwrites it
+    if (CM_STAGES == 2u) {
+      // The next tile into the other stage, last read in the previous tile (before the barrier
+      // that ended it).
+      if (n0 < hi) cm_kv_store((st ^ 1u) * CM_KV_STAGE);
+      barrier(); // this stage's readers are done, the next one is staged
+      st ^= 1u;
+    }
   }
 
-  // Each row's sum over its lanes, then 1 / l (0 for rows no key may see).
+  // Each row's sum over its lanes, then O's rows times 1 / l (0 for rows no key may see) in
+  // registers, as the rescale above: the factor of row r comes from its first softmax lane.
+  float inv[CM_RPL];
   [[unroll]] for (uint ri = 0; ri < CM_RPL; ri++) {
+    inv[ri] = 0.0;
     const uint rl = lane / tpr + ri * rstep;
-    if (rl < CM) {
+    if (rl < CM) { // uniform, as above
       float lt = l[ri];
       for (uint off = 1u; off < tpr; off <<= 1u) lt += subgroupShuffleXor(lt, off);
-      if (slice == 0u) cm_a[sg * CM + rl] = lt > 0.0 ? 1.0 / lt : 0.0;
+      inv[ri] = lt > 0.0 ? 1.0 / lt : 0.0;
     }
+  }
+  for (int k = 0; k < rowof.length(); k++) {
+    const uint r = uint(rowof[k]);
+    float a = subgroupShuffle(inv[0], (r % rstep) * tpr);
+#if CM > 8
+    const float a1 = subgroupShuffle(inv[CM_RPL - 1u], (r % rstep) * tpr);
+    if (r >= rstep) a = a1;
+#endif
+    [[unroll]] for (uint i = 0; i < CM_DMAX / CM; i++)
+      if (i * CM < DV) acc[i][k] *= a;
   }
   // O leaves through the scratch, CM x CM at a time, rows past Nq dropped.
   [[unroll]] for (uint i = 0; i < CM_DMAX / CM; i++)
@@ -248,7 +353,7 @@ void main() {
         const uint orow = srow0 + e / CM;
         if (orow < p.nq)
           o[p.o_off + out_row(bh, orow) * DV + i * CM + e % CM] =
-              T_IO(cm_s[s_at + e] * cm_a[sg * CM + e / CM]);
+              T_IO(cm_s[s_at + e]);
       }
       subgroupBarrier();
     }

@@ -9,9 +9,11 @@
 // reads, coalesced stores).
 // Defines: HAS_BIAS (binding 2 is bias [E]); IMG_F16, W_F16, BIAS_F16, OUT_F16: that tensor is f16
 //          (uint16_t bits), otherwise f32. Accumulation is fp32.
-//          IM2COL: instead of the product, write the fp32 patch matrix A [M, K] (binding 1, dense,
+//          IM2COL: instead of the product, write the patch matrix A [M, K] (binding 1, dense,
 //          from out_off) for the GEMM lowering to multiply; its own Params block (see below),
-//          workgroup size in specialization constant 5, the other constants unused.
+//          workgroup size in specialization constant 5, the other constants unused. fp32, or
+//          with COLS_F16 f16 (for the cooperative-matrix GEMM; an f16 image's bits copied as they
+//          are, so the patch matrix is exact).
 // Bindings: 0 image [B, C, H, W] (read), 1 weight [E, C, P, Q] (read), 2 bias (read, HAS_BIAS),
 //           then out [B, GH*GW, E] (write): binding 3 with HAS_BIAS, else 2.
 // Push constants: m (B*GH*GW), n (E), k (C*P*Q), patches (GH*GW), gw, ph (P), pw (Q), pq (P*Q),
@@ -22,7 +24,7 @@
 //                           BM*BK, BN*BK multiples of WG.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-#if defined(IMG_F16) || defined(W_F16) || defined(BIAS_F16) || defined(OUT_F16)
+#if defined(IMG_F16) || defined(W_F16) || defined(BIAS_F16) || defined(OUT_F16) || defined(COLS_F16)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "common.glsl"
@@ -43,9 +45,20 @@ layout(std430, binding = 0) readonly buffer Img { float img[]; };
 #define LOAD_IMG(i) img[i]
 #endif
 #ifdef IM2COL
-// The patch matrix alone, for devices where the GEMM lowering runs the product (CPU devices):
-// cols[m * k + kk] = A[m, kk] in fp32, one invocation per element (grid-stride).
+// The patch matrix alone, for a GEMM lowering to multiply (CPU devices: fp32 for their register-
+// blocked kernel; cooperative matrices: f16, COLS_F16): cols[m * k + kk] = A[m, kk], one
+// invocation per element (grid-stride).
+#ifdef COLS_F16
+layout(std430, binding = 1) writeonly buffer Cols { uint16_t cols[]; };
+#ifdef IMG_F16
+#define STORE_COL(i, src) cols[i] = img[src] // the f16 bits as they are
+#else
+#define STORE_COL(i, src) cols[i] = uint16_t(vkf_float_to_half(img[src]))
+#endif
+#else
 layout(std430, binding = 1) writeonly buffer Cols { float cols[]; };
+#define STORE_COL(i, src) cols[i] = LOAD_IMG(src)
+#endif
 layout(push_constant) uniform Params {
   uint total; // m * k
   uint k, k_magic, k_shift, patches, patches_magic, patches_shift, gw, gw_magic, gw_shift;
@@ -60,8 +73,8 @@ void main() {
     uint py = vkf_fastdiv(pr, p.gw_magic, p.gw_shift), px = pr - py * p.gw;
     uint ch = vkf_fastdiv(gk, p.pq_magic, p.pq_shift), kr = gk - ch * p.pq;
     uint ky = vkf_fastdiv(kr, p.pw_magic, p.pw_shift), kx = kr - ky * p.pw;
-    cols[p.out_off + i] = LOAD_IMG(p.img_off + b * p.img_st0 + ch * p.img_st1 +
-                                   (py * p.ph + ky) * p.img_st2 + (px * p.pw + kx) * p.img_st3);
+    STORE_COL(p.out_off + i, p.img_off + b * p.img_st0 + ch * p.img_st1 +
+                                 (py * p.ph + ky) * p.img_st2 + (px * p.pw + kx) * p.img_st3);
   }
 }
 #else

@@ -31,11 +31,12 @@ static uint32_t shared_bytes(const vkf_attention_config *c, const vkf_attention_
   return floats * 4;
 }
 
-/* Shared memory of attention_coopmat.glsl: K and V tiles of 32 keys at the widest pitch (136
- * halves), the per-subgroup f32 scores (pitch 36) and f16 probabilities (pitch 40), a float a
- * row. */
-static uint32_t coopmat_shared_bytes(uint32_t tile) {
-  return 2 * 32 * 136 * 2 + 4 * tile * 36 * 4 + 4 * tile * 40 * 2 + 4 * tile * 4;
+/* Shared memory of attention_coopmat.glsl: `stages` K and V tiles of 32 keys at pitches d + 8
+ * and dv + 8 halves (Q's 4 * tile rows at pitch d + 8 over them first), the per-subgroup f32
+ * scores (pitch 36) and f16 probabilities (pitch 40). */
+static uint32_t coopmat_shared_bytes(uint32_t tile, uint32_t d, uint32_t dv, uint32_t stages) {
+  uint32_t kv = stages * 32 * (d + 8 + dv + 8) * 2, q = 4 * tile * (d + 8) * 2;
+  return (kv > q ? kv : q) + 4 * tile * 36 * 4 + 4 * tile * 40 * 2;
 }
 
 /* Shared memory of attention_tiled.glsl: Q [br, d + 1], K [bc, d + 1], V [bc, dv], P [br, bc + 1]
@@ -80,12 +81,14 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
    * matrices (and this build's kernels): head dims that are whole tiles up to 128, a block of
    * 4 * tile rows per workgroup, subgroup shuffles (its softmax reduces rows with them). Decode
    * steps (at most 8 queries) keep split-K on the SIMT body; a forced COOPMAT that the shape or
-   * device cannot take falls back to the chooser. */
+   * device cannot take falls back to the chooser. K/V tiles double-buffered where the two
+   * stages fit (at 48 KiB every head dim at tile 8, up to 128 at tile 16 exactly; lavapipe's
+   * 32 KiB: head dims up to 88 at tile 8, 64 at 16). */
   uint32_t tile = caps->coopmat_gemm_tile;
-  int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 &&
-              s->d <= 128 && s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
+  int cm_ok = tile && s->dtype == VKF_F16 && s->d % tile == 0 && s->dv % tile == 0 && s->d <= 128 &&
+              s->dv <= 128 && sg_fixed && 4 * sg <= max_inv &&
               (caps->subgroup_ops & VKF_SUBGROUP_SHUFFLE) &&
-              coopmat_shared_bytes(tile) <= caps->max_shared_memory_size;
+              coopmat_shared_bytes(tile, s->d, s->dv, 1) <= caps->max_shared_memory_size;
   int cm_want = f.layout == VKF_ATTENTION_LAYOUT_COOPMAT ||
                 (f.layout == VKF_ATTENTION_LAYOUT_AUTO && caps->kind != VKF_DEVICE_KIND_CPU &&
                  s->nq > 8);
@@ -99,7 +102,9 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
     out->stage_kv = 1;
     out->splits = 1;
     out->chunk = vkf_u32_round_up(s->nk ? s->nk : 1, out->bc);
-    out->shared_size = coopmat_shared_bytes(tile);
+    out->kv_stages =
+        coopmat_shared_bytes(tile, s->d, s->dv, 2) <= caps->max_shared_memory_size ? 2 : 1;
+    out->shared_size = coopmat_shared_bytes(tile, s->d, s->dv, out->kv_stages);
     return;
   }
   if (f.layout == VKF_ATTENTION_LAYOUT_COOPMAT) f.layout = VKF_ATTENTION_LAYOUT_AUTO;
@@ -424,6 +429,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   uint32_t spec[7] = {c.local_size, c.br, c.bc, s.d, s.dv, c.lanes, c.rows ? c.rows : 8};
   memcpy(d.spec, spec, sizeof spec);
   d.spec_count = 7;
+  if (coopmat) d.spec[d.spec_count++] = c.kv_stages; /* constant 7: CM_STAGES */
   VKF_RETURN_IF_ERROR(grid(ctx->caps, node, &s, &c, d.groups));
 
   uint32_t q_off = vkf_lower_bind(ctx, &d, q, VKF_ACCESS_READ);

@@ -41,6 +41,8 @@ typedef struct vkf_attention_config {
   uint32_t chunk;       /* keys per split (a multiple of bc) */
   uint32_t shared_size; /* bytes of shared memory the variant declares */
   uint32_t coopmat_tile; /* COOPMAT: the matrix tile (caps->coopmat_gemm_tile), 8 or 16 */
+  uint32_t kv_stages;    /* COOPMAT: K/V tile buffers, 2 (the next tile loads while this one
+                            computes) where shared memory allows, else 1 */
   uint32_t gqa_group;   /* LANES: the query heads of one kv head share a workgroup (its rows are
                            br / gqa_group queries of each); 0: a workgroup is one head's rows */
 } vkf_attention_config;

@@ -392,13 +392,11 @@ static int vec4_ok(const gemm_operand *op, uint64_t unit_stride, uint64_t other_
 }
 
 /* The operands the cooperative-matrix kernel takes: f16 A, output, bias and residual, and f16 B
- * or GGUF blocks (dequantised into its f16 tiles); the latter without a bias, as the built rows
- * (shaders/variants_coopmat.txt) are: quantised checkpoints (llama-style) have none, and a
- * quantised matmul with one runs the SIMT tiles. */
-static int coopmat_operands_ok(vkf_dtype a, vkf_dtype b, vkf_dtype c, vkf_dtype bias, vkf_dtype res,
-                               int has_bias) {
-  int b_quant = vkf_dtype_is_quant(b);
-  return a == VKF_F16 && (b == VKF_F16 || (b_quant && !has_bias)) && c == VKF_F16 &&
+ * or GGUF blocks (dequantised into its f16 tiles), each with the epilogue of the built rows
+ * (shaders/variants_coopmat.txt): bias and residual absent or f16. */
+static int coopmat_operands_ok(vkf_dtype a, vkf_dtype b, vkf_dtype c, vkf_dtype bias,
+                               vkf_dtype res) {
+  return a == VKF_F16 && (b == VKF_F16 || vkf_dtype_is_quant(b)) && c == VKF_F16 &&
          bias == VKF_F16 && res == VKF_F16;
 }
 
@@ -631,11 +629,10 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
     if (!coopmat_operands_ok(a->dtype, b->dtype, c->dtype, has_bias ? bias->dtype : VKF_F16,
-                             has_res ? res->dtype : VKF_F16, has_bias))
+                             has_res ? res->dtype : VKF_F16))
       return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                              "matmul \"%s\": %s %s x %s %s: the cooperative-matrix kernel takes "
-                             "f16 operands, bias, residual and output, or quantised B without a "
-                             "bias",
+                             "f16 operands, bias, residual and output, B f16 or quantised",
                              node->name, vkf_dtype_name(a->dtype), sa, vkf_dtype_name(b->dtype),
                              sb);
     /* variant_unfit admitted only the built rows: 2 or 4 subgroups along M, 2 or 4 tiles a
@@ -820,9 +817,9 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);
   int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
-  shape.coopmat_ok = coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
-                                         has_bias ? bias->dtype : VKF_F16,
-                                         has_res ? res->dtype : VKF_F16, has_bias);
+  shape.coopmat_ok =
+      coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
+                          has_bias ? bias->dtype : VKF_F16, has_res ? res->dtype : VKF_F16);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
   vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
   return vkf_lower_matmul_variant(ctx, node, &v);

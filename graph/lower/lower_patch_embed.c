@@ -1,6 +1,7 @@
 /* Owns lowering of PATCH_EMBED (image [B, C, H, W], weight [E, C, P, Q], optional bias [E] ->
  * [B, (H/P)*(W/Q), E]) onto shaders/patch_embed.comp: a tiled GEMM of the im2col'ed patches
- * [B*patches, C*P*Q] by the weight viewed as [E, C*P*Q]. */
+ * [B*patches, C*P*Q] by the weight viewed as [E, C*P*Q]; or the patch matrix alone into scratch
+ * and a MATMUL lowered after it (CPU devices; cooperative matrices under f16). */
 #include <stdio.h>
 
 #include "graph/lower/lower_node.h"
@@ -37,9 +38,10 @@ static int is_float(vkf_dtype d) {
 
 /* The patch matrix [B*patches, C*P*Q] into scratch (patch_embed.comp with IM2COL), then a
  * MATMUL node against the weight viewed as [E, C*P*Q] (transposed B), bias in the epilogue,
- * writing the output viewed as [B*patches, E]. */
+ * writing the output viewed as [B*patches, E]. `cols_f16`: the patch matrix in f16 (COLS_F16),
+ * so that the GEMM lowering can take the cooperative-matrix kernel; fp32 otherwise. */
 static vkf_status lower_im2col_gemm(const vkf_lower_ctx *ctx, const vkf_lower_node *node,
-                                    int has_bias) {
+                                    int has_bias, int cols_f16) {
   const vkf_plan_tensor *img = &node->inputs[VKF_IN_PATCH_IMAGE];
   const vkf_plan_tensor *w = &node->inputs[VKF_IN_PATCH_WEIGHT];
   const vkf_plan_tensor *y = &node->output;
@@ -48,10 +50,11 @@ static vkf_status lower_im2col_gemm(const vkf_lower_ctx *ctx, const vkf_lower_no
   int64_t m = bsz * patches, k = c * ph * pw;
   char name[160];
   snprintf(name, sizeof name, "%s.patches", node->name);
-  uint32_t scratch =
-      vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name, (uint64_t)m * (uint64_t)k * 4);
+  uint64_t elem = cols_f16 ? 2 : 4;
+  uint32_t scratch = vkf_plan_add_buffer(ctx->plan, VKF_PLAN_BUFFER_SCRATCH, name,
+                                         (uint64_t)m * (uint64_t)k * elem);
   vkf_plan_tensor cols = {.buffer = scratch,
-                          .dtype = VKF_F32,
+                          .dtype = cols_f16 ? VKF_F16 : VKF_F32,
                           .rank = 2, /* [M, K] */
                           .shape = {m, k},
                           .strides = {k, 1}};
@@ -59,6 +62,7 @@ static vkf_status lower_im2col_gemm(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_plan_dispatch d = {.node = node->name, .shader = "patch_embed.comp"};
   vkf_plan_dispatch_define(&d, "IM2COL");
   if (img->dtype == VKF_F16) vkf_plan_dispatch_define(&d, "IMG_F16");
+  if (cols_f16) vkf_plan_dispatch_define(&d, "COLS_F16");
   uint32_t img_off = vkf_lower_bind(ctx, &d, img, VKF_ACCESS_READ);
   uint32_t cols_off = vkf_lower_bind(ctx, &d, &cols, VKF_ACCESS_WRITE);
   vkf_plan_dispatch_push_u32(&d, (uint32_t)(m * k));
@@ -133,18 +137,35 @@ vkf_status vkf_lower_patch_embed(const vkf_lower_ctx *ctx, const vkf_lower_node 
                            "patch_embed \"%s\": image %s needs indices beyond 32 bits", node->name,
                            vkf_shape_format(img->rank, img->shape, sa, sizeof sa));
 
-  /* Chooser, first rule: on CPU devices (lavapipe) shared-memory tiles are slow (every shared
+  int weight_flat = w->strides[3] == 1 && w->strides[2] == pw && w->strides[1] == ph * pw;
+  int out_flat = y->strides[0] == patches * y->strides[1];
+
+  /* Chooser, first rule: cooperative matrices (tensor cores) on a GPU, with the weight, bias and
+   * output in f16 (--fp16): the f16 patch matrix (an f16 image's values copied exactly) into
+   * scratch, then the GEMM lowering, whose chooser takes the cooperative-matrix kernel with the
+   * bias in its epilogue (vkf_gemm_coopmat_choose: the tile and split-K for the shape). The patch
+   * matrix costs one write and one read of M*K halves more than the SIMT tiles' gather (ViT-B/16
+   * at 224: M 196 an image, K 768, E 768, so 0.3 MB an image against 1.2 MB of weight). CPU
+   * devices keep their rule below (the register-blocked f32 kernel), and devices without the
+   * kernels (or VKF_COOPMAT=0) the SIMT tiles. */
+  int gemm_f16 =
+      w->dtype == VKF_F16 && y->dtype == VKF_F16 && (!has_bias || bias->dtype == VKF_F16);
+  uint64_t cols16 = (uint64_t)m * (uint64_t)k * 2;
+  if (ctx->caps->coopmat_gemm_tile && ctx->caps->kind != VKF_DEVICE_KIND_CPU && gemm_f16 &&
+      weight_flat && out_flat && (uint64_t)m * (uint64_t)k <= INT32_MAX &&
+      cols16 <= ctx->caps->max_storage_buffer_range)
+    return lower_im2col_gemm(ctx, node, has_bias, 1);
+
+  /* Next rule: on CPU devices (lavapipe) shared-memory tiles are slow (every shared
    * load is a per-lane gather and barriers suspend workgroups), while the GEMM lowering has a
    * register-blocked CPU kernel (graph/lower/lower_matmul.c): ViT-B/16 at 224 took 91 ms this way
    * against 630-800 ms tiled on a 2-core lavapipe. So write the patch matrix once (IM2COL) and
    * multiply it there, when the weight flattens to [E, C*P*Q] and the output to
    * [B*patches, E] without copies. */
-  int weight_flat = w->strides[3] == 1 && w->strides[2] == pw && w->strides[1] == ph * pw;
-  int out_flat = y->strides[0] == patches * y->strides[1];
   uint64_t cols_size = (uint64_t)m * (uint64_t)k * 4; /* the scratch patch matrix, one binding */
   if (ctx->caps->kind == VKF_DEVICE_KIND_CPU && weight_flat && out_flat &&
       (uint64_t)m * (uint64_t)k <= INT32_MAX && cols_size <= ctx->caps->max_storage_buffer_range)
-    return lower_im2col_gemm(ctx, node, has_bias);
+    return lower_im2col_gemm(ctx, node, has_bias, 0);
 
   tile t = choose_tile(ctx->caps);
   vkf_plan_dispatch d = {.node = node->name, .shader = "patch_embed.comp"};

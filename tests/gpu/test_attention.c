@@ -572,6 +572,42 @@ int main(int argc, char **argv) {
     vkf_attention_choose(&gpu, &s, NULL, &cfg);
     CHECK_MSG(cfg.layout == VKF_ATTENTION_LAYOUT_LANES, "GPU D 256: layout %d", (int)cfg.layout);
   }
+  /* Tensor cores: K/V tiles double-buffered (attention_coopmat.glsl's CM_STAGES 2) where both
+   * stages fit beside the scores and probabilities, else staged once a tile. */
+  {
+    vkf_device_caps gpu = {.kind = VKF_DEVICE_KIND_DISCRETE_GPU,
+                           .subgroup_size = 32,
+                           .min_subgroup_size = 32,
+                           .max_subgroup_size = 32,
+                           .max_workgroup_invocations = 1024,
+                           .max_workgroup_size = {1024, 1024, 64},
+                           .max_shared_memory_size = 49152,
+                           .coopmat_gemm_tile = 16,
+                           .subgroup_ops = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE,
+                           .max_workgroup_count = {65535, 65535, 65535}};
+    static const struct {
+      uint32_t tile, shared, d, stages;
+    } want[] = {{16, 49152, 128, 2}, {16, 49152, 64, 2}, {16, 32768, 64, 2}, {16, 32768, 128, 1},
+                {8, 32768, 88, 2},   {8, 32768, 96, 1},  {8, 32768, 128, 1}, {8, 49152, 128, 2}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+      gpu.coopmat_gemm_tile = want[i].tile;
+      gpu.max_shared_memory_size = want[i].shared;
+      vkf_attention_shape s = {.batch = 1,
+                               .heads = 12,
+                               .nq = 197,
+                               .nk = 197,
+                               .d = want[i].d,
+                               .dv = want[i].d,
+                               .dtype = VKF_F16};
+      vkf_attention_config cfg;
+      vkf_attention_choose(&gpu, &s, NULL, &cfg);
+      CHECK_MSG(cfg.layout == VKF_ATTENTION_LAYOUT_COOPMAT && cfg.kv_stages == want[i].stages &&
+                    cfg.shared_size <= want[i].shared,
+                "coopmat tile %u, %u bytes, D %u: layout %d, %u K/V stages (want %u), %u bytes",
+                want[i].tile, want[i].shared, want[i].d, (int)cfg.layout, cfg.kv_stages,
+                want[i].stages, cfg.shared_size);
+    }
+  }
   /* The chooser splits on its own for Nq=1 against a long KV. */
   {
     vkf_attention_shape s = {

@@ -5,11 +5,16 @@
  * VKF_REQUIRE_COOPMAT=1, which the lane sets so that a device or build without them fails.
  * Cases: odd sizes in every dimension (partial workgroup tiles, K not a multiple of the k-step),
  * every workgroup tile the chooser picks (medium, large, huge) and split-K with both reductions,
- * quantised B of every format (dequantised into the f16 tiles; split-K too),
+ * quantised B of every format (dequantised into the f16 tiles; split-K too) with and without a
+ * bias,
  * each epilogue, B as [K, N] and [N, K] (the vec4 and scalar staging paths), strided (permuted)
  * operands, broadcast batches, several workgroups and k-steps, and small-integer inputs whose
  * f16 results are exact, compared bit for bit. Every case runs with caps of a discrete GPU, where
- * the chooser must pick the kernel; tolerances are the f16 ones of test_gemm.c. */
+ * the chooser must pick the kernel; tolerances are the f16 ones of test_gemm.c.
+ * PATCH_EMBED under f16 (ViT --fp16): the f16 patch matrix (patch_embed.comp IM2COL COLS_F16) and
+ * the kernel with the bias in its epilogue, against the interpreter: odd image and patch sizes,
+ * non-square patches, 1..4 channels, batches above 1, a strided (channels-last) image, with and
+ * without bias, exact small integers; the SIMT patch_embed.comp without the kernels. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +22,7 @@
 #include "graph/base/quant.h"
 #include "graph/ir/builder.h"
 #include "graph/lower/lower_matmul.h"
-#include "tests/op_harness.h"
+#include "tests/op_case.h"
 
 typedef struct cm_case {
   const char *label;
@@ -139,6 +144,22 @@ static void run_case(gpu_test *t, const cm_case *c, const vkf_device_caps *caps)
   vkf_graph_destroy(g);
 }
 
+/* Whether lowering `g` for `caps` gives a dispatch with `define` (a prefix of one of its defines).
+ */
+static int plan_has(vkf_graph *g, const vkf_device_caps *caps, const char *define) {
+  CHECK_OK(vkf_memory_plan_build(g, NULL));
+  vkf_lowered low;
+  CHECK_OK(vkf_lower_graph(g, caps, NULL, &low));
+  int found = 0;
+  for (uint32_t d = 0; d < vkf_plan_dispatch_count(low.plan); d++) {
+    const vkf_plan_dispatch *pd = vkf_plan_dispatch_get(low.plan, d);
+    for (uint32_t i = 0; i < pd->define_count; i++)
+      found |= !strncmp(pd->defines[i], define, strlen(define));
+  }
+  vkf_lowered_free(&low);
+  return found;
+}
+
 /* `rows` x `k` of format f as random blocks with finite f16 scales, as test_gemm_quant.c makes
  * them (d, and the min of the _1 / K formats; smaller for the formats with 6-bit sub-scales or
  * 8-bit values): weights of magnitude up to ~1, so that the f16 tiles' rounding of each weight
@@ -179,9 +200,9 @@ static uint8_t *random_blocks(vkf_quant_format f, int64_t rows, int64_t k, size_
 }
 
 /* Quantised B ([N, K] blocks, dequantised into the kernel's f16 tiles) against the interpreter's
- * reference dequantisation: f16 A, an optional residual, M past the GEMV's 8 rows. `split`: a
- * short M whose small grid splits K. */
-static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int64_t k,
+ * reference dequantisation: f16 A, an optional f16 bias and residual, M past the GEMV's 8 rows.
+ * `split`: a short M whose small grid splits K (the reduction adds bias and residual). */
+static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int64_t k, int bias,
                       int residual, const vkf_device_caps *caps, int split) {
   vkf_gemm_shape s = {.m = (uint64_t)m,
                       .n = (uint64_t)n,
@@ -203,13 +224,17 @@ static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int
   vkf_value b = vkf_graph_constant(g, "w", (vkf_dtype)(VKF_Q8_0 + f), 2, ws, w);
   vkf_matmul_options o = {.transpose_b = 1, .activation = VKF_ACT_GELU_TANH};
   if (residual) o.residual = vkf_graph_input(g, "res", VKF_F16, 2, os);
+  if (bias) o.bias = vkf_graph_input(g, "bias", VKF_F16, 1, &n);
   vkf_graph_output(g, vkf_matmul(g, "mm", a, b, &o), "y");
-  vkf_input_binding in[2];
-  uint16_t *data[2] = {0};
-  int64_t counts[2] = {m * k, m * n};
-  vkf_value vals[2] = {a, o.residual};
+  CHECK_MSG(plan_has(g, caps, "GEMM_COOPMAT") && plan_has(g, caps, "B_QUANT"),
+            "%s%s: not lowered to the cooperative-matrix kernel", vkf_quant_layout_of(f).name,
+            bias ? " +bias" : "");
+  vkf_input_binding in[3];
+  uint16_t *data[3] = {0};
+  int64_t counts[3] = {m * k, m * n, n};
+  vkf_value vals[3] = {a, o.residual, o.bias};
   size_t nin = 0;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     if (!vkf_value_valid(vals[i])) continue;
     float *x = malloc((size_t)counts[i] * sizeof(float));
     op_fill_uniform(x, (size_t)counts[i], 3u + 7u * (uint32_t)i, -1.0f, 1.0f);
@@ -220,14 +245,70 @@ static void run_quant(gpu_test *t, vkf_quant_format f, int64_t m, int64_t n, int
         (vkf_input_binding){.value = vals[i], .data = data[i], .size = (size_t)counts[i] * 2};
   }
   char label[128];
-  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s [coopmat %u%s]", vkf_quant_layout_of(f).name,
-           (long long)m, (long long)k, (long long)n, residual ? " res" : "",
+  snprintf(label, sizeof label, "%s %lldx%lldx%lld%s%s [coopmat %u%s]", vkf_quant_layout_of(f).name,
+           (long long)m, (long long)k, (long long)n, bias ? " bias" : "", residual ? " res" : "",
            caps->coopmat_gemm_tile, split ? " split-K" : "");
   /* f16 tiles of the dequantised weights (the reference keeps them f32) and one f16 output */
   op_check_with(t, g, in, nin, caps, (op_tol){.atol = 1e-2, .rtol = 4e-3}, label);
-  for (int i = 0; i < 2; i++) free(data[i]);
+  for (int i = 0; i < 3; i++) free(data[i]);
   vkf_graph_destroy(g);
   free(w);
+}
+
+typedef struct patch_cm_case {
+  const char *label;
+  int64_t b, ch, h, w, e, p, q;
+  int bias, ints, nhwc;
+} patch_cm_case;
+
+static const patch_cm_case patch_cases[] = {
+    /* M 32, K 48, E 70 (partial tiles along N), exact */
+    {"patch exact [2,3,16,16] P4 E70 +bias", 2, 3, 16, 16, 70, 4, 4, 1, 1, 0},
+    /* K = 2*3*5 = 30, not a multiple of 8 (no 16-byte A loads, a k tail), non-square patches */
+    {"patch exact [3,2,12,25] P3xQ5 E9", 3, 2, 12, 25, 9, 3, 5, 0, 1, 0},
+    /* a channels-last image permuted to [B, C, H, W] (strided gather), M 90 over two tiles */
+    {"patch exact [1,3,40,36] P4 E130 nhwc +bias", 1, 3, 40, 36, 130, 4, 4, 1, 1, 1},
+    {"patch one patch one channel", 1, 1, 2, 2, 1, 2, 2, 1, 1, 0},
+    /* odd everything: 7x5 patches of a 21x35 image, 4 channels (K 140), batch 3 (M 63), E 33 */
+    {"patch [3,4,21,35] P7xQ5 E33 +bias", 3, 4, 21, 35, 33, 7, 5, 1, 0, 0},
+    /* ViT-B/16's patch (K 768) on a 64x48 image, batch 2: M 24 (split-K), E 96 */
+    {"patch [2,3,64,48] P16 E96 +bias", 2, 3, 64, 48, 96, 16, 16, 1, 0, 0},
+    /* ViT-Ti/16 at 224 batch 2: M 392, K 768, E 192 */
+    {"patch ViT-Ti/16 [2,3,224,224] E192 +bias", 2, 3, 224, 224, 192, 16, 16, 1, 0, 0},
+};
+
+static void run_patch(gpu_test *t, const patch_cm_case *pc, const vkf_device_caps *caps) {
+  op_case c = op_case_begin("patch");
+  int64_t si[4] = {pc->b, pc->ch, pc->h, pc->w}, sn[4] = {pc->b, pc->h, pc->w, pc->ch};
+  int64_t sw[4] = {pc->e, pc->ch, pc->p, pc->q}, sb[1] = {pc->e};
+  int ints = pc->ints;
+  vkf_value img;
+  if (pc->nhwc) {
+    uint32_t ax[4] = {0, 3, 1, 2};
+    img = vkf_permute(c.g, "nchw", op_case_input_ex(&c, "img", VKF_F16, 4, sn, -3, 3, ints), ax);
+  } else {
+    img = op_case_input_ex(&c, "img", VKF_F16, 4, si, ints ? -3 : -1, ints ? 3 : 1, ints);
+  }
+  vkf_value w = op_case_input_ex(&c, "w", VKF_F16, 4, sw, ints ? -2 : -0.1f, ints ? 2 : 0.1f, ints);
+  vkf_value b = pc->bias ? op_case_input_ex(&c, "bias", VKF_F16, 1, sb, -5, 5, ints) : VKF_NO_VALUE;
+  vkf_graph_output(c.g, vkf_patch_embed(c.g, "op", img, w, b), "y");
+  CHECK_OK(vkf_graph_status(c.g));
+  /* M up to 8 rows: the GEMM chooser's GEMV, still on the f16 patch matrix */
+  int gemv = pc->b * (pc->h / pc->p) * (pc->w / pc->q) <= 8;
+  CHECK_MSG((gemv || plan_has(c.g, caps, "GEMM_COOPMAT")) && plan_has(c.g, caps, "COLS_F16"),
+            "%s: not lowered to the f16 patch matrix and the cooperative-matrix kernel", pc->label);
+  vkf_device_caps off = *caps;
+  off.coopmat_gemm_tile = 0; /* VKF_COOPMAT=0 or no kernels: the SIMT tiles */
+  CHECK_MSG(!plan_has(c.g, &off, "GEMM_COOPMAT") && !plan_has(c.g, &off, "IM2COL"),
+            "%s: without the kernels, not the SIMT patch_embed.comp", pc->label);
+  /* exact integers: every partial sum an integer below 2048; else f16 inputs and output with f32
+   * accumulation (test_embed_pool.c's f16 bound, plus the output's rounding at |y| <= 6) */
+  op_tol tol = ints ? (op_tol){0, 0} : (op_tol){.atol = 2e-3, .rtol = 2e-3};
+  char label[160];
+  snprintf(label, sizeof label, "%s [coopmat %u]", pc->label, caps->coopmat_gemm_tile);
+  op_check_with(t, c.g, c.in, c.n, caps, tol, label);
+  for (size_t i = 0; i < c.n; i++) free(c.data[i]);
+  vkf_graph_destroy(c.g);
 }
 
 /* What the chooser picks with cooperative matrices in the caps, on caps made up for it. */
@@ -384,14 +465,20 @@ int main(void) {
                 v.bm, v.bn, v.bk);
       run_case(&t, &k1, &small);
     }
-    /* every format at the native tile, odd N, M past 8 matrix tiles (no split) and a split-K
-     * prefill of 21 rows; at the emulated tile two formats (32- and 256-blocks) */
+    /* the patch embedding, at the native tile; at the emulated one its first, odd-K and
+     * channels-last cases */
+    for (size_t i = 0; i < sizeof patch_cases / sizeof patch_cases[0]; i++)
+      if (tile == dev->coopmat_gemm_tile || i < 3) run_patch(&t, &patch_cases[i], &caps);
+    /* every format at the native tile, odd N, M past 8 matrix tiles (no split) without a bias and
+     * with one (the residual each way), and a split-K prefill of 21 rows (a bias every other
+     * format); at the emulated tile two formats (32- and 256-blocks) */
     for (int f = 0; f < VKF_QUANT_COUNT; f++) {
       if (tile != dev->coopmat_gemm_tile && f != VKF_QUANT_Q4_0 && f != VKF_QUANT_Q6_K) continue;
       int64_t blk = vkf_quant_layout_of((vkf_quant_format)f).block;
-      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, f % 2, &caps, 0);
-      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8), 1, &caps,
-                1);
+      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, 0, f % 2, &caps, 0);
+      run_quant(&t, (vkf_quant_format)f, 8 * tile + 3, 45, blk * 2, 1, !(f % 2), &caps, 0);
+      run_quant(&t, (vkf_quant_format)f, 21, 40, blk * (blk == 32 ? 16 : 2) * (tile / 8),
+                f % 2 == 0, 1, &caps, 1);
     }
   }
   CHECK_MSG(tiles > 0, "coopmat_gemm_tile %u but no tile in coopmat_tiles", dev->coopmat_gemm_tile);

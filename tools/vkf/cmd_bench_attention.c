@@ -125,7 +125,8 @@ static void describe(const vkf_device_caps *caps, const bench_args *a, const sha
   vkf_attention_choose(caps, &as, &a->force, &c);
   *design = vkf_bench_attention_intensity(&c, &as);
   if (c.layout == VKF_ATTENTION_LAYOUT_COOPMAT) {
-    snprintf(buf, size, "coopmat m%u Br%u Bc%u", c.coopmat_tile, c.br, c.bc);
+    snprintf(buf, size, "coopmat m%u Br%u Bc%u%s", c.coopmat_tile, c.br, c.bc,
+             c.kv_stages == 2 ? " kv2" : "");
     return;
   }
   if (c.layout == VKF_ATTENTION_LAYOUT_TILED) {

@@ -27,6 +27,7 @@ typedef enum data_case {
   CASE_CONCAT,  /* [B, 1, D] ++ [B, 196, D] */
   CASE_GATHER,  /* [30522, 768] table, [B, 128] ids */
   CASE_PATCH,   /* ViT-B/16 at 224 */
+  CASE_PATCH16, /* ... in f16 (--fp16): on cooperative matrices where the GEMM has them */
   CASE_POOL,    /* [B, 128, 384] masked */
   CASE_COUNT
 } data_case;
@@ -108,14 +109,17 @@ static vkf_value build(vkf_graph *g, data_case c, int64_t b, const char **label,
       return vkf_gather(g, "gather", vkf_graph_input(g, "table", VKF_F32, 2, st),
                         vkf_graph_input(g, "ids", VKF_I32, 2, si));
     }
-    case CASE_PATCH: {
+    case CASE_PATCH:
+    case CASE_PATCH16: {
       int64_t si[4] = {b, 3, 224, 224}, sw[4] = {768, 3, 16, 16}, sb = 768;
-      *label = "patch_embed [B,3,224,224] x [768,3,16,16]";
+      vkf_dtype dt = c == CASE_PATCH16 ? VKF_F16 : VKF_F32;
+      *label = c == CASE_PATCH16 ? "patch_embed f16 [B,3,224,224] x [768,3,16,16]"
+                                 : "patch_embed [B,3,224,224] x [768,3,16,16]";
       *bytes = 0;
       *flops = 2.0 * (double)(b * 196) * 768 * 768;
-      return vkf_patch_embed(g, "patch", vkf_graph_input(g, "img", VKF_F32, 4, si),
-                             vkf_graph_input(g, "w", VKF_F32, 4, sw),
-                             vkf_graph_input(g, "bias", VKF_F32, 1, &sb));
+      return vkf_patch_embed(g, "patch", vkf_graph_input(g, "img", dt, 4, si),
+                             vkf_graph_input(g, "w", dt, 4, sw),
+                             vkf_graph_input(g, "bias", dt, 1, &sb));
     }
     case CASE_POOL: {
       int64_t sx[3] = {b, 128, 384}, sm[2] = {b, 128};
@@ -174,7 +178,8 @@ static void usage(FILE *f) {
           "usage: vkf bench data [--batch B] [--runs N] [--warmup N] [--device N|NAME]\n"
           "Times the elementwise (generated), copy/cast/concat, gather, patch_embed and mean_pool\n"
           "kernels on their own at ViT-B/16 / BERT-base sizes for batch B (default 8; patch_embed\n"
-          "also with the tiled GPU kernel on CPU devices).\n");
+          "in f32 and f16, also with the GPU kernels on CPU devices: the tiled one, or in f16 the\n"
+          "patch matrix and the cooperative-matrix GEMM where the device has it).\n");
 }
 
 int vkf_cli_bench_data(int argc, char **argv) {
@@ -212,8 +217,10 @@ int vkf_cli_bench_data(int argc, char **argv) {
   gpu_caps.kind = VKF_DEVICE_KIND_DISCRETE_GPU;
   for (int c = 0; c < CASE_COUNT && !st; c++) {
     for (int pass = 0; pass < 2 && !st; pass++) {
-      /* Second pass only for patch_embed on CPU devices: the kernel a GPU would get. */
-      if (pass == 1 && (c != CASE_PATCH || caps->kind != VKF_DEVICE_KIND_CPU)) continue;
+      /* Second pass only for patch_embed on CPU devices: the kernels a GPU would get. */
+      if (pass == 1 &&
+          ((c != CASE_PATCH && c != CASE_PATCH16) || caps->kind != VKF_DEVICE_KIND_CPU))
+        continue;
       const char *label = "";
       double bytes = 0, flops = 0;
       timing t = {0};
