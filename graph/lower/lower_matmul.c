@@ -629,6 +629,9 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     d.subgroup_size = 8;
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
+    /* Q8_0 two blocks (17 whole words) an iteration where K allows: each word fetched once
+     * (gemm_qcpu.glsl) */
+    if (b->dtype == VKF_Q8_0 && k % 64 == 0) vkf_plan_dispatch_define(&d, "QCPU_K64");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
     if (!coopmat_operands_ok(a->dtype, b->dtype, c->dtype, has_bias ? bias->dtype : VKF_F16,
                              has_res ? res->dtype : VKF_F16, has_bias))
