@@ -69,16 +69,16 @@
   const uint b##C = cb##C + blk;                                                             \
   const vec2 sclo##C = q_scale(b##C, j0), schi##C = sclo##C;
 #endif
-// T += dot(A, Q) as four fused multiply-adds (lavapipe fuses nothing itself: a dot is 4 multiplies
-// and 4 adds, one instruction a weight more)
-#define FMA4(T, A, Q) T = fma((A).w, (Q).w, fma((A).z, (Q).z, fma((A).y, (Q).y, fma((A).x, (Q).x, T))))
+// T += dot(A, Q) (fma() would be no better: lavapipe 22.3 emits a multiply and an add for it too,
+// no vfmadd in its JIT code)
+#define DOT4(T, A, Q) T += dot(A, Q)
 // quad Q (elements k0 + 4Q .. +3) of row R from lane Q, then its products with each column
 #define QUAD_ROW(R, Q, T)                                                                    \
   {                                                                                          \
     const vec4 aq = vec4(subgroupShuffle(a##R.x, Q), subgroupShuffle(a##R.y, Q),            \
                          subgroupShuffle(a##R.z, Q), subgroupShuffle(a##R.w, Q));            \
-    FMA4(T##R##_0, aq, qi0);                                                                 \
-    IF_C2(FMA4(T##R##_1, aq, qi1);)                                                          \
+    DOT4(T##R##_0, aq, qi0);                                                                 \
+    IF_C2(DOT4(T##R##_1, aq, qi1);)                                                          \
   }
 #define QUAD(Q, T)                                                                           \
   {                                                                                          \
@@ -93,9 +93,9 @@
                          subgroupShuffle(a##R.z, Q), subgroupShuffle(a##R.w, Q));            \
     const vec4 ah = vec4(subgroupShuffle(a##R.x, Q + 4u), subgroupShuffle(a##R.y, Q + 4u),  \
                          subgroupShuffle(a##R.z, Q + 4u), subgroupShuffle(a##R.w, Q + 4u)); \
-    FMA4(tlo##R##_0, al, lo0);                                                               \
-    FMA4(thi##R##_0, ah, hi0);                                                               \
-    IF_C2(FMA4(tlo##R##_1, al, lo1); FMA4(thi##R##_1, ah, hi1);)                             \
+    DOT4(tlo##R##_0, al, lo0);                                                               \
+    DOT4(thi##R##_0, ah, hi0);                                                               \
+    IF_C2(DOT4(tlo##R##_1, al, lo1); DOT4(thi##R##_1, ah, hi1);)                             \
   }
 #define PAIR(Q)                                                                              \
   {                                                                                          \
@@ -128,8 +128,8 @@
   {                                                                                           \
     const vec4 aq = vec4(subgroupShuffle(A##R.x, Q), subgroupShuffle(A##R.y, Q),             \
                          subgroupShuffle(A##R.z, Q), subgroupShuffle(A##R.w, Q));             \
-    FMA4(T##R##_0, aq, qi0);                                                                  \
-    IF_C2(FMA4(T##R##_1, aq, qi1);)                                                           \
+    DOT4(T##R##_0, aq, qi0);                                                                  \
+    IF_C2(DOT4(T##R##_1, aq, qi1);)                                                           \
   }
 #define K64_ROWS(Q, A, T) K64_ROW(0, Q, A, T) IF_R2(K64_ROW(1, Q, A, T)) IF_R4(K64_ROW(2, Q, A, T) K64_ROW(3, Q, A, T))
 // block 0, quad Q: bytes 2, 3 of word Q and 0, 1 of word Q + 1
@@ -152,8 +152,8 @@
     K64_ROWS(Q, b, thi)                                                                    \
   }
 #define K64_T(R) float tlo##R##_0 = 0.0, thi##R##_0 = 0.0, tlo##R##_1 = 0.0, thi##R##_1 = 0.0;
-#define K64_APPLY_C0(R) acc##R##_0 = fma(d0_0, tlo##R##_0, fma(d1_0, thi##R##_0, acc##R##_0));
-#define K64_APPLY_C1(R) acc##R##_1 = fma(d0_1, tlo##R##_1, fma(d1_1, thi##R##_1, acc##R##_1));
+#define K64_APPLY_C0(R) acc##R##_0 += d0_0 * tlo##R##_0 + d1_0 * thi##R##_0;
+#define K64_APPLY_C1(R) acc##R##_1 += d0_1 * tlo##R##_1 + d1_1 * thi##R##_1;
 
 void main() {
   set_batch_bases();
