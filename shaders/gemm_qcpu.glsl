@@ -69,13 +69,16 @@
   const uint b##C = cb##C + blk;                                                             \
   const vec2 sclo##C = q_scale(b##C, j0), schi##C = sclo##C;
 #endif
+// T += dot(A, Q) (fma() would be no better: lavapipe 22.3 emits a multiply and an add for it too,
+// no vfmadd in its JIT code)
+#define DOT4(T, A, Q) T += dot(A, Q)
 // quad Q (elements k0 + 4Q .. +3) of row R from lane Q, then its products with each column
 #define QUAD_ROW(R, Q, T)                                                                    \
   {                                                                                          \
     const vec4 aq = vec4(subgroupShuffle(a##R.x, Q), subgroupShuffle(a##R.y, Q),            \
                          subgroupShuffle(a##R.z, Q), subgroupShuffle(a##R.w, Q));            \
-    T##R##_0 += dot(aq, qi0);                                                                \
-    IF_C2(T##R##_1 += dot(aq, qi1);)                                                         \
+    DOT4(T##R##_0, aq, qi0);                                                                 \
+    IF_C2(DOT4(T##R##_1, aq, qi1);)                                                          \
   }
 #define QUAD(Q, T)                                                                           \
   {                                                                                          \
@@ -90,9 +93,9 @@
                          subgroupShuffle(a##R.z, Q), subgroupShuffle(a##R.w, Q));            \
     const vec4 ah = vec4(subgroupShuffle(a##R.x, Q + 4u), subgroupShuffle(a##R.y, Q + 4u),  \
                          subgroupShuffle(a##R.z, Q + 4u), subgroupShuffle(a##R.w, Q + 4u)); \
-    tlo##R##_0 += dot(al, lo0);                                                              \
-    thi##R##_0 += dot(ah, hi0);                                                              \
-    IF_C2(tlo##R##_1 += dot(al, lo1); thi##R##_1 += dot(ah, hi1);)                           \
+    DOT4(tlo##R##_0, al, lo0);                                                               \
+    DOT4(thi##R##_0, ah, hi0);                                                               \
+    IF_C2(DOT4(tlo##R##_1, al, lo1); DOT4(thi##R##_1, ah, hi1);)                             \
   }
 #define PAIR(Q)                                                                              \
   {                                                                                          \
@@ -110,6 +113,76 @@
 #define STORE_C1(R)                                                                          \
   if (m0 + uint(R) < p.m && n0 + 1u < p.n) store_c(m0 + uint(R), n0 + 1u, acc##R##_1);
 
+#if QUANT_FMT == 0 && defined(QCPU_K64)
+// Q8_0 with K % 64 == 0 (the lowering's QCPU_K64): a block is 34 bytes, so q_u32's words straddle
+// and each is a funnel of two texel fetches (calls on lavapipe, ~20 instructions and the spill of
+// every live vector each); two blocks are 17 whole words, the row starts word-aligned, and every
+// int8 sits at a constant word and byte: each word is fetched once, a value is one or two shifts.
+// Block 0 of the pair: d in the low half of word 0, qs[i] in byte (2 + i) % 4 of word (2 + i) / 4;
+// block 1: d in the high half of word 8, qs[i] in byte i % 4 of word 9 + i / 4.
+#define SB(W, B) float(bitfieldExtract(int(W), 8 * (B), 8))
+#define K64_LOAD_A(R)                                                                         \
+  const vec4 a##R = load_a4(min(m0 + uint(R), p.m - 1u), k0 + 4u * lane);                      \
+  const vec4 b##R = load_a4(min(m0 + uint(R), p.m - 1u), k0 + 32u + 4u * lane);
+#define K64_ROW(R, Q, A, T)                                                                   \
+  {                                                                                           \
+    const vec4 aq = vec4(subgroupShuffle(A##R.x, Q), subgroupShuffle(A##R.y, Q),             \
+                         subgroupShuffle(A##R.z, Q), subgroupShuffle(A##R.w, Q));             \
+    DOT4(T##R##_0, aq, qi0);                                                                  \
+    IF_C2(DOT4(T##R##_1, aq, qi1);)                                                           \
+  }
+#define K64_ROWS(Q, A, T) K64_ROW(0, Q, A, T) IF_R2(K64_ROW(1, Q, A, T)) IF_R4(K64_ROW(2, Q, A, T) K64_ROW(3, Q, A, T))
+// block 0, quad Q: bytes 2, 3 of word Q and 0, 1 of word Q + 1
+#define K64_Q0(Q)                                                                             \
+  {                                                                                           \
+    uint n0_ = QWORD(w0 + Q + 1u);                                                         \
+    const vec4 qi0 = vec4(SB(p0, 2), SB(p0, 3), SB(n0_, 0), SB(n0_, 1));                      \
+    p0 = n0_;                                                                                 \
+    IF_C2(uint n1_ = QWORD(w1 + Q + 1u);                                                   \
+          const vec4 qi1 = vec4(SB(p1, 2), SB(p1, 3), SB(n1_, 0), SB(n1_, 1)); p1 = n1_;)     \
+    K64_ROWS(Q, a, tlo)                                                                    \
+  }
+// block 1, quad Q: word 9 + Q
+#define K64_Q1(Q)                                                                             \
+  {                                                                                           \
+    uint v0_ = QWORD(w0 + 9u + Q);                                                         \
+    const vec4 qi0 = vec4(SB(v0_, 0), SB(v0_, 1), SB(v0_, 2), SB(v0_, 3));                    \
+    IF_C2(uint v1_ = QWORD(w1 + 9u + Q);                                                   \
+          const vec4 qi1 = vec4(SB(v1_, 0), SB(v1_, 1), SB(v1_, 2), SB(v1_, 3));)             \
+    K64_ROWS(Q, b, thi)                                                                    \
+  }
+#define K64_T(R) float tlo##R##_0 = 0.0, thi##R##_0 = 0.0, tlo##R##_1 = 0.0, thi##R##_1 = 0.0;
+#define K64_APPLY_C0(R) acc##R##_0 += d0_0 * tlo##R##_0 + d1_0 * thi##R##_0;
+#define K64_APPLY_C1(R) acc##R##_1 += d0_1 * tlo##R##_1 + d1_1 * thi##R##_1;
+
+void main() {
+  set_batch_bases();
+  uint lane = gl_SubgroupInvocationID;
+  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
+  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
+  // each row of B is K / 64 pairs of 17 words; b_base is 0 (the lowering binds B from its start)
+  uint row_words = (p.k / 64u) * 17u;
+  uint cw0 = min(n0, p.n - 1u) * row_words;
+  IF_C2(uint cw1 = min(n0 + 1u, p.n - 1u) * row_words;)
+  FOR_R(ACC_DECL)
+  for (uint k0 = 0u; k0 < p.k; k0 += 64u) {
+    uint w0 = cw0 + (k0 / 64u) * 17u;
+    IF_C2(uint w1 = cw1 + (k0 / 64u) * 17u;)
+    FOR_R(K64_LOAD_A)
+    FOR_R(K64_T)
+    uint p0 = QWORD(w0);
+    float d0_0 = unpackHalf2x16(p0).x;
+    IF_C2(uint p1 = QWORD(w1); float d0_1 = unpackHalf2x16(p1).x;)
+    K64_Q0(0u) K64_Q0(1u) K64_Q0(2u) K64_Q0(3u) K64_Q0(4u) K64_Q0(5u) K64_Q0(6u) K64_Q0(7u)
+    // p0 is word 8 now: block 1's d in its high half
+    float d1_0 = unpackHalf2x16(p0).y;
+    IF_C2(float d1_1 = unpackHalf2x16(p1).y;)
+    K64_Q1(0u) K64_Q1(1u) K64_Q1(2u) K64_Q1(3u) K64_Q1(4u) K64_Q1(5u) K64_Q1(6u) K64_Q1(7u)
+    FOR_RC(K64_APPLY)
+  }
+  FOR_RC(STORE)
+}
+#else
 void main() {
   set_batch_bases();
   uint lane = gl_SubgroupInvocationID;
@@ -134,3 +207,4 @@ void main() {
   }
   FOR_RC(STORE)
 }
+#endif

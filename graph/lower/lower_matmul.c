@@ -250,11 +250,20 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
   /* Rule 0: quantised weights on CPU devices: the kernel that reads each block's words once per
    * column and scales each group of products once. Decode steps (a row or two) give each lane
    * two columns, which share the shuffled A values; more rows go four to a workgroup, each block
-   * decoded once for the four. */
+   * decoded once for the four. Q8_0 keeps one column a lane: its 34-byte blocks are 17 words a
+   * pair (gemm_qcpu.glsl's QCPU_K64), twice as many live values across each texel fetch (a call
+   * that spills them on lavapipe), and two columns ran slower than one: 1 x 576 x 49152 (the
+   * SmolLM2 head), LP_NUM_THREADS=1, min of 4 alternated rounds: 13.7 ms at two columns, 8.7 at
+   * one (17.8 and 11.9 before QCPU_K64), and with 240 MB of weights (1 x 576 x 393216, past
+   * what stays cached: what a decode step's head sees) 98 ms at one, 166 before; every other
+   * format is 9-20% faster at two (1 x 576 x 24576 Q4_0, Q5_0, Q5_1; 1 x 1536 x 8192 Q4_K, Q6_K).
+   * Two columns where one would pass the grid's limit. */
   if (caps->kind == VKF_DEVICE_KIND_CPU && shape->b_quant) {
     vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8,
                           .qcpu_rows = shape->m <= 1 ? 1 : shape->m <= 2 ? 2 : 4,
-                          .qcpu_cols = shape->m <= 2 ? 2 : 1};
+                          .qcpu_cols = shape->m <= 2 && shape->b_quant_fmt != 0 ? 2 : 1};
+    uint32_t limit = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;
+    if (shape->m <= 2 && vkf_div_up(shape->n, 8) > limit) q.qcpu_cols = 2; /* within the grid */
     q.texel = caps->texel_rgba32f || caps->texel_r32ui;
     if (!variant_unfit(caps, &q)) return q;
   }
@@ -627,6 +636,9 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     d.subgroup_size = 8;
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);
     vkf_plan_dispatch_define(&d, variant->qcpu_cols == 2 ? "QCPU_COLS=2" : "QCPU_COLS=1");
+    /* Q8_0 two blocks (17 whole words) an iteration where K allows: each word fetched once
+     * (gemm_qcpu.glsl) */
+    if (b->dtype == VKF_Q8_0 && k % 64 == 0) vkf_plan_dispatch_define(&d, "QCPU_K64");
   } else if (variant->kind == VKF_GEMM_COOPMAT) {
     if (!coopmat_operands_ok(a->dtype, b->dtype, c->dtype, has_bias ? bias->dtype : VKF_F16,
                              has_res ? res->dtype : VKF_F16))
@@ -813,6 +825,7 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_quant = vkf_dtype_is_quant(b->dtype);
+  if (shape.b_quant) shape.b_quant_fmt = (int)(b->dtype - VKF_Q8_0);
   const vkf_plan_tensor *bias = &node->inputs[VKF_IN_MATMUL_BIAS];
   const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);

@@ -10,6 +10,13 @@
 /* Rows at most: each workgroup rereads all of A's rows for their norms (shaders/gemm.comp,
  * A_RMSNORM), which is cheap next to the weights only while rows are few, as in a decode step. */
 enum { FOLD_MAX_ROWS = 8 };
+/* Columns at most: each workgroup owns a few columns and recomputes the norms of all the rows, so
+ * the re-reads grow with N; an LM head's (tens of thousands of columns) outweigh a dispatch of
+ * its own. SmolLM2-135M Q4_1's head (49152 x 576 Q8_0, 6144 workgroups on lavapipe), one thread,
+ * VKF_PROFILE=1, min over 9 decode steps, three alternated pairs: 18.9-22.1 ms with the norm in
+ * its prologue, 11.1-13.7 ms plus 0.09 ms for the norm's own dispatch. QKV (960) and gate+up
+ * (3072) keep theirs. */
+enum { FOLD_MAX_COLS = 16384 };
 
 static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32_t *out_ci) {
   const vkf_node *r = &g->nodes[ni];
@@ -28,6 +35,8 @@ static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32
   if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != r->output.id ||
       c->attrs.matmul.a_rmsnorm)
     return 0;
+  const vkf_tensor *o = &g->tensors[c->output.id];
+  if (o->shape[o->rank - 1] > FOLD_MAX_COLS) return 0;
   /* The matmul will read x and gamma at its own slot: refused when either is written in place
    * in between. */
   if (vkf_graph_in_place_between(g, r->inputs[VKF_IN_NORM_X], ni, (uint32_t)ci)) return 0;

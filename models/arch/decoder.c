@@ -545,11 +545,17 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   free(cu);
   char a[DEC_NAME_MAX], b[DEC_NAME_MAX];
+  /* The final norm and the head run in f32 under --fp16 too: the last hidden state is cast once
+   * (one row a sequence when cached), so the head's GEMM writes the f32 logits itself (no cast
+   * dispatch after it, no f16 rounding of the logits) and, with an f32 gamma, fuse_norm folds the
+   * norm into the head's A prologue as in f32 runs. */
+  vkf_arch_weights fw = aw;
+  fw.dtype = VKF_F32;
   vkf_norm_options no = {
       .eps = (float)c->layer_norm_eps,
-      .gamma = vkf_arch_weight(&aw, g, NAME(a, "%s.weight", fam->final_norm)),
+      .gamma = vkf_arch_weight(&fw, g, NAME(a, "%s.weight", fam->final_norm)),
       .beta = fam->norm == VKF_BLOCK_LAYERNORM
-                  ? vkf_arch_weight(&aw, g, NAME(b, "%s.bias", fam->final_norm))
+                  ? vkf_arch_weight(&fw, g, NAME(b, "%s.bias", fam->final_norm))
                   : VKF_NO_VALUE,
   };
   if (cached) {
@@ -559,6 +565,8 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
     x = vkf_reshape(g, "last_rows", vkf_gather(g, "last_rows.gather", x, out->last_index), 3, one);
   }
   NAME(nm, "%s%s", m->prefix, fam->final_norm);
+  if (vkf_value_valid(x) && vkf_graph_tensor(g, x)->dtype != VKF_F32)
+    x = vkf_cast(g, "final_hidden.f32", x, VKF_F32);
   x = fam->norm == VKF_BLOCK_RMSNORM ? vkf_rmsnorm(g, nm, x, &no) : vkf_layernorm(g, nm, x, &no);
   if (o.last_hidden_state && !cached)
     out->last_hidden_state = vkf_arch_f32_output(g, x, "last_hidden_state");

@@ -36,6 +36,22 @@ done
 "$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 >"$tmp/md" 2>"$tmp/err" &&
   grep -q "1.00 submits and 1.00 host waits; it writes 20 bytes of inputs and reads back 4 bytes" "$tmp/md" &&
   ! grep -q "GPU time per op kind" "$tmp/md" && ok || bad "markdown: $(cat "$tmp/md" "$tmp/err")"
+# --fp16: the final norm and the head run in f32 (the last hidden state cast once), so the head's
+# GEMM writes the f32 logits itself, with the norm in its prologue: no cast dispatch after the head
+# (32 dispatches a step before, 31 now: + the cast, - the norm, - the logits' cast)
+if "$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 --fp16 --json >"$tmp/f16.json" \
+  2>"$tmp/err"; then
+  python3 - "$tmp/f16.json" <<'PY' && ok || bad "--fp16: $(cat "$tmp/f16.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["step_dispatches"] <= 31 and r["step_submits"] == 1, r
+PY
+else bad "--fp16: $(cat "$tmp/err")"; fi
+"$VKF" dump --model $model --stage plan --fp16 --seq-len 1 >"$tmp/plan16" 2>"$tmp/err" ||
+  bad "dump --fp16: $(cat "$tmp/err")"
+grep -q '"lm_head" gemm.comp' "$tmp/plan16" && ! grep -q '"logits" copy.comp' "$tmp/plan16" &&
+  ! grep '"lm_head" gemm.comp' "$tmp/plan16" | grep -q C_F16 && ok ||
+  bad "--fp16 head: $(grep -E 'lm_head|logits' "$tmp/plan16")"
 # the gated MLP's gate and up weights are one GEMM
 "$VKF" dump --model $model --stage plan >"$tmp/plan" 2>"$tmp/err" || bad "dump: $(cat "$tmp/err")"
 [ "$(grep -c 'mlp.up_proj.gate_up" gemm.comp' "$tmp/plan")" -eq 2 ] &&

@@ -16,8 +16,13 @@ grep ' gemm.comp ' "$tmp/plan" | grep -q -- '-DA_F16' && bad "f32 activations ex
 grep -q 'weight "model.embed_tokens.weight" 32768 bytes' "$tmp/plan" && ok ||
   bad "the tied table should stay f16: $(grep embed_tokens "$tmp/plan")"
 "$VKF" dump --model $m --stage plan --fp16 >"$tmp/plan16" 2>"$tmp/err" || bad "dump --fp16: $(cat "$tmp/err")"
-[ "$(grep ' gemm.comp ' "$tmp/plan16" | grep -c -- '-DA_F16')" -eq "$gemms" ] && ok ||
-  bad "--fp16: f16 activations expected"
+# every layer GEMM on f16 activations; the head on the f32 final norm (decoder.c: the logits come
+# out of the head's GEMM in f32, no cast after it)
+[ "$(grep ' gemm.comp ' "$tmp/plan16" | grep -v '"lm_head"' | grep -c -- '-DA_F16')" -eq \
+  $((gemms - 1)) ] && ok || bad "--fp16: f16 activations expected"
+grep '"lm_head" gemm.comp' "$tmp/plan16" | grep -q -- '-DB_F16' &&
+  ! grep '"lm_head" gemm.comp' "$tmp/plan16" | grep -qE -- '-D(A|C)_F16' && ok ||
+  bad "--fp16: the head should read f16 weights into f32 logits: $(grep lm_head "$tmp/plan16")"
 # weights bytes against the same values as F32
 python3 tests/cli/bf16_checkpoint.py $m "$tmp/bf16" "$tmp/f32" >/dev/null || bad "bf16_checkpoint.py"
 # the linear weights and the table (the norms, masks and rotary tables stay f32 in both)

@@ -239,5 +239,17 @@ int main(void) {
       run_matmul(&t, (vkf_quant_format)f, &c);
     }
   }
+  /* K % 64 == 0: the CPU kernel's two-block paths (QCPU_K64: Q8_0's 17 whole words a pair of
+   * 34-byte blocks, Q4_1's 5 RGBA16UI texels a pair of 20-byte ones), at one and three pairs,
+   * rows 1, 2 and 5 (its 1-, 2- and 4-row shapes) */
+  const qcase k64[] = {
+      {.m = 1, .n = 37, .k = 192, .act_dtype = VKF_F32, .bias = 1, .act = VKF_ACT_SILU},
+      {.m = 2, .n = 19, .k = 64, .act_dtype = VKF_F32, .residual = 1},
+      {.m = 5, .n = 21, .k = 192, .act_dtype = VKF_F16, .batched = 1},
+  };
+  for (size_t i = 0; i < sizeof k64 / sizeof k64[0]; i++) {
+    run_matmul(&t, VKF_QUANT_Q8_0, &k64[i]);
+    run_matmul(&t, VKF_QUANT_Q4_1, &k64[i]);
+  }
   return gpu_test_finish(&t);
 }

@@ -105,7 +105,28 @@ static void check_b_operand(void) {
   vkf_graph_destroy(g);
 }
 
+/* A matmul wider than the fold's column bound (an LM head: every workgroup would recompute the
+ * norm) keeps its norm a node of its own; one at the bound folds. */
+static void check_wide(int64_t n, int expect_fused) {
+  vkf_graph *g;
+  CHECK_OK(vkf_graph_create("norm_wide", &g));
+  vkf_value x = vkf_graph_input(g, "x", VKF_F32, 2, SHAPE(1, K));
+  vkf_value gm = vkf_graph_input(g, "gamma", VKF_F32, 1, SHAPE(K));
+  vkf_value wt = vkf_graph_input(g, "w", VKF_F32, 2, SHAPE(n, K));
+  vkf_value h = vkf_rmsnorm(g, "norm", x, &(vkf_norm_options){.eps = 1e-5f, .gamma = gm});
+  vkf_graph_output(g, vkf_matmul(g, "head", h, wt, &(vkf_matmul_options){.transpose_b = 1}), NULL);
+  CHECK_OK(vkf_graph_status(g));
+  vkf_pass_report report;
+  CHECK_OK(vkf_passes_run(g, &(vkf_pass_options){.skip = "", .dump = ""}, &report));
+  CHECK_MSG(report.passes[4].rewrites == (uint32_t)expect_fused &&
+                count_op(g, VKF_OP_RMSNORM) == (uint32_t)!expect_fused,
+            "n %lld", (long long)n);
+  vkf_graph_destroy(g);
+}
+
 int main(void) {
+  check_wide(16384, 1);
+  check_wide(16385, 0);
   fill(w, K * N, 0.1);
   fill(gamma_, K, 1.3);
   fill(x_data, 2 * MAX_ROWS * K, 2.7);

@@ -95,7 +95,8 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.inputs[VKF_IN_MATMUL_B] = transpose_b ? matrix(bb, bt, n, k) : matrix(bb, bt, k, n);
   node.output = matrix(bc, dt, m, n);
   vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b,
-                          .b_along_n = !transpose_b, .b_quant = a->weights != 0};
+                          .b_along_n = !transpose_b, .b_quant = a->weights != 0,
+                          .b_quant_fmt = a->weights ? (int)(a->weights - VKF_Q8_0) : 0};
   shape.coopmat_ok = a->f16; /* f16 A and C, B f16 or blocks */
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   /* "coopmat" (the tile left 0): the cooperative-matrix tiles the chooser takes for this shape */
