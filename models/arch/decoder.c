@@ -401,6 +401,18 @@ static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_bu
                            m->f.dir, (long long)o->batch, (long long)o->seq_len,
                            (long long)o->capacity, (long long)max, vkf_dtype_name(o->dtype),
                            vkf_dtype_name(o->cache_dtype));
+  if (o->cache_batch &&
+      (o->mode != VKF_DECODER_DECODE || o->seq_len != 1 || o->cache_batch < 0 ||
+       !vkf_hf_attn_uses_kv(m->f.config.attention.kind) ||
+       !vkf_hf_attn_is_softmax(m->f.config.attention.kind) ||
+       m->f.config.attention.kind == VKF_HF_ATTN_LONG_SHORT || m->f.config.sliding_window > 0))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: ragged rows (a cache of %lld rows) need a one-token DECODE build of "
+                           "softmax attention without a sliding window",
+                           m->f.dir, (long long)o->cache_batch);
+  if (o->logit_rows < 0 || (o->logit_rows && o->mode == VKF_DECODER_FULL))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: %lld logit rows", m->f.dir,
+                           (long long)o->logit_rows);
   if (o->logits && !m->lm_head)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
                            m->f.dir, vkf_decoder_architecture(m));
@@ -426,6 +438,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt, m->f.quantize};
 
   int64_t bn[2] = {batch, n}, b1[1] = {batch};
+  int64_t logit_rows = o.logit_rows ? o.logit_rows : batch, l1[1] = {logit_rows};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_block_io io = {0};
   cache_user *cu = NULL;
@@ -439,7 +452,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
      * cache would be (cache_k; no cache_v, cache_start or kv_len), and the keep mask of the
      * right-padded prompt rows (padding leaves the state as it is). */
     out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
-    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, l1);
     out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
     io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
     out->layers = layers;
@@ -456,9 +469,14 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
           vkf_graph_input(g, NAME(nm, "linear_state.%lld", (long long)l), VKF_F32, 4, ss);
   } else {
     out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
-    out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
-    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
-    if (decode) io.kv_len = out->kv_len = vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
+    /* ragged rows: [2, B], each row's cache row after the B positions and lengths */
+    int64_t b2[2] = {2, batch};
+    out->cache_start = o.cache_batch ? vkf_graph_input(g, "cache_start", VKF_I32, 2, b2)
+                                     : vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, l1);
+    if (decode)
+      io.kv_len = out->kv_len = o.cache_batch ? vkf_graph_input(g, "kv_len", VKF_I32, 2, b2)
+                                              : vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
     if (decode && c->attention.kind == VKF_HF_ATTN_LONG_SHORT)
       io.cache_start = out->cache_start; /* its own masks, from the positions */
     else if (decode)
@@ -472,7 +490,8 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
       vkf_decoder_graph_release(out);
       return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: cache inputs", m->f.dir);
     }
-    int64_t cs[4] = {batch, c->num_key_value_heads, cap, c->head_dim};
+    int64_t cs[4] = {o.cache_batch ? o.cache_batch : batch, c->num_key_value_heads, cap,
+                     c->head_dim};
     for (int64_t l = 0; l < layers; l++) {
       out->cache_k[l] = vkf_graph_input(g, NAME(nm, "past_key_values.%lld.key", (long long)l),
                                         o.cache_dtype, 4, cs);
@@ -554,7 +573,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   };
   if (cached) {
     /* Only the rows whose logits are wanted go through the final norm and the head. */
-    int64_t flat[2] = {batch * n, c->hidden_size}, one[3] = {batch, 1, c->hidden_size};
+    int64_t flat[2] = {batch * n, c->hidden_size}, one[3] = {logit_rows, 1, c->hidden_size};
     x = vkf_reshape(g, "last_rows.flat", x, 2, flat);
     x = vkf_reshape(g, "last_rows", vkf_gather(g, "last_rows.gather", x, out->last_index), 3, one);
   }
