@@ -91,6 +91,10 @@ vkf_status vkf_slots_submit(vkf_slots *slots, const vkf_slot_request *request);
  * every request in a slot with VKF_SLOT_ERROR and is returned. */
 vkf_status vkf_slots_step(vkf_slots *slots, int *out_busy);
 
+/* Since creation: the tokens the steps ran (prompt tokens and decoded ones) and the rows their
+ * plans computed (those tokens, and the padding of the plan that held them). */
+void vkf_slots_rows(const vkf_slots *slots, int64_t *out_tokens, int64_t *out_rows);
+
 /* Requests queued (not yet in a slot), busy slots, and the positions each slot may hold. */
 int64_t vkf_slots_queued(const vkf_slots *slots);
 int64_t vkf_slots_busy(const vkf_slots *slots);
