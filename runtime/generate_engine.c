@@ -27,11 +27,14 @@ struct vkf_gen_engine {
   vkf_decoder_graph row_g[8], small_row_g[8];
   int64_t row_b[8];
   vkf_runner *row[8], *small_row[8]; /* small_row: the small plan of row_b[i] rows too */
-  /* options.ragged_rows: token-row plans of rag_b[i] rows (1, 2, 4 ... ragged_rows) */
+  /* options.ragged_rows: token-row plans of rag_b[i] rows (1, 2, 4 ... ragged_rows), each with
+   * logits for rag_l[i] rows (1, 4, 16 ... and min(rows, batch)): the head's rows cost about
+   * twice a body row's (SmolLM2's 49152-id vocabulary), so a prompt step does not pay for a
+   * logit row per slot. Ordered by rows, then logit rows. */
   int rag_count;
-  vkf_decoder_graph rag_g[16];
-  int64_t rag_b[16];
-  vkf_runner *rag[16];
+  vkf_decoder_graph rag_g[64];
+  int64_t rag_b[64], rag_l[64];
+  vkf_runner *rag[64];
   int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
   int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
   int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
@@ -137,24 +140,31 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
     if (!s && small) s = make_runner(device, e, &e->small_row_g[i], e->prefill, &e->small_row[i]);
   }
   /* Ragged plans: none when the model cannot take them (vkf_decoder_build says UNSUPPORTED) */
-  for (int64_t rows = 1; !s && e->o.ragged_rows > 0 && e->o.incremental && !e->linear_state &&
-                         e->rag_count < 16;
+  int unsupported = 0;
+  for (int64_t rows = 1; !s && !unsupported && e->o.ragged_rows > 0 && e->o.incremental &&
+                         !e->linear_state;
        rows = rows * 2 < e->o.ragged_rows ? rows * 2 : e->o.ragged_rows) {
-    vkf_decoder_build_options ro = dopt;
-    ro.batch = rows;
-    ro.next_ids = 0;
-    ro.cache_batch = e->o.batch;
-    ro.logit_rows = rows < e->o.batch ? rows : e->o.batch;
-    int i = e->rag_count;
-    s = vkf_decoder_build(model, &ro, &e->rag_g[i]);
-    if (s && vkf_status_code_of(s) == VKF_STATUS_UNSUPPORTED && i == 0) {
-      vkf_status_free(s);
-      s = VKF_OK;
-      break;
+    int64_t most = rows < e->o.batch ? rows : e->o.batch;
+    for (int64_t lr = 1; !s && e->rag_count < 64; lr = lr * 4 < most ? lr * 4 : most) {
+      vkf_decoder_build_options ro = dopt;
+      ro.batch = rows;
+      ro.next_ids = 0;
+      ro.cache_batch = e->o.batch;
+      ro.logit_rows = lr;
+      int i = e->rag_count;
+      s = vkf_decoder_build(model, &ro, &e->rag_g[i]);
+      if (s && vkf_status_code_of(s) == VKF_STATUS_UNSUPPORTED && i == 0) {
+        vkf_status_free(s);
+        s = VKF_OK;
+        unsupported = 1;
+        break;
+      }
+      e->rag_b[i] = rows;
+      e->rag_l[i] = lr;
+      if (!s) e->rag_count++;
+      if (!s) s = make_runner(device, e, &e->rag_g[i], e->prefill, &e->rag[i]);
+      if (lr == most) break;
     }
-    e->rag_b[i] = rows;
-    if (!s) e->rag_count++;
-    if (!s) s = make_runner(device, e, &e->rag_g[i], e->prefill, &e->rag[i]);
     if (rows == e->o.ragged_rows) break;
   }
   if (s) {
@@ -431,7 +441,7 @@ vkf_status vkf_gen_engine_ragged(vkf_gen_engine *e, int64_t rows, const int32_t 
                                  const float **out_logits, int64_t *out_plan_rows) {
   int64_t cap = e->o.capacity, nb = e->o.batch;
   int i = 0;
-  while (i < e->rag_count && e->rag_b[i] < rows) i++;
+  while (i < e->rag_count && (e->rag_b[i] < rows || e->rag_l[i] < logit_count)) i++;
   if (rows < 1 || i == e->rag_count || logit_count < 0 || logit_count > rows ||
       logit_count > nb)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -451,7 +461,7 @@ vkf_status vkf_gen_engine_ragged(vkf_gen_engine *e, int64_t rows, const int32_t 
                              (long long)l, (long long)logit_rows[l], (long long)rows);
   const vkf_decoder_graph *g = &e->rag_g[i];
   vkf_runner *runner = e->rag[i];
-  int64_t b = e->rag_b[i], lr = b < nb ? b : nb;
+  int64_t b = e->rag_b[i], lr = e->rag_l[i];
   /* padding rows: token 0 at cache row 0's last position (kept free), attending to key 0 */
   int32_t *x = e->scratch; /* [batch · chunk]: room for 2 b entries, else its own */
   int32_t *own = NULL;

@@ -84,6 +84,7 @@ vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *engine, int64_t rows, const i
  * and value there and attends to that sequence's positions 0 .. positions[r], so the earlier
  * tokens of one sequence's prompt chunk must come as earlier rows of the same run (every row's
  * cache write precedes every row's attention). One run of the smallest ragged plan holding `rows`
+ * and then of the fewest logit rows (1, 4, 16 ... or min(its rows, batch)) holding logit_count
  * (*out_plan_rows: its rows; the padding rows write cache row 0's last position, which callers
  * keep free). *out_logits: [logit_count, vocab], the logits of rows logit_rows[0 .. logit_count)
  * (logit_count <= min(rows, batch)). */
