@@ -1,7 +1,7 @@
 /* The slot scheduler: a queue of requests, one engine row (cache row) per slot, and per step one
  * run of the engine. With ragged plans (vkf_gen_engine_ragged) the run's rows are the tokens
  * present: one per decoding slot, then prompt tokens up to a budget (the full chunk when no slot
- * is decoding, else `small`, topped up to the plan's rows), so a prompt costs its own tokens
+ * is decoding, else `small`, fitted to a plan's rows), so a prompt costs its own tokens
  * and holds the decoding slots back by one small step at most. Without them (a model the ragged
  * plans do not take): vkf_gen_engine_extend_rows when some slot still has prompt tokens (decoding
  * slots ride along with their one token), vkf_gen_engine_step otherwise. */
@@ -492,13 +492,19 @@ static vkf_status step_ragged(vkf_slots *s, int *out_busy) {
   *out_busy = rows || pending;
   if (!*out_busy) return VKF_OK;
   /* Prompt tokens: a whole chunk when nothing decodes, else a small piece, so the decoding slots
-   * wait one small step at most; then as many more as the plan that runs holds anyway. */
+   * wait one small step at most. A plan's padding rows cost as much as its tokens (on a CPU device
+   * a step's time grows with its rows), so the step fills the largest plan (1, 2, 4 ...) within
+   * that budget, the rest waiting for the next step, or, when none lies above the decoding rows,
+   * the smallest holding them and the budget, topped up with more prompt tokens. */
   int64_t budget = decoding ? (s->small ? s->small : s->chunk) : s->chunk;
   if (budget > s->ragged - rows) budget = s->ragged - rows;
   if (budget > pending) budget = pending;
   int64_t plan = 1;
-  while (plan < rows + budget) plan *= 2;
-  if (plan > s->ragged) plan = s->ragged;
+  while (plan * 2 <= rows + budget && plan * 2 <= s->ragged) plan *= 2;
+  if (plan <= rows) {
+    while (plan < rows + budget) plan *= 2;
+    if (plan > s->ragged) plan = s->ragged;
+  }
   budget = plan - rows < pending ? plan - rows : pending;
   for (int64_t i = 0; i < n && budget > 0; i++) {
     slot *sl = &s->slots[i];
