@@ -28,9 +28,9 @@ struct vkf_gen_engine {
   int64_t row_b[8];
   vkf_runner *row[8], *small_row[8]; /* small_row: the small plan of row_b[i] rows too */
   /* options.ragged_rows: token-row plans of rag_b[i] rows (1, 2, 4 ... ragged_rows), each with
-   * logits for rag_l[i] rows (1, 4, 16 ... and min(rows, batch)): the head's rows cost about
-   * twice a body row's (SmolLM2's 49152-id vocabulary), so a prompt step does not pay for a
-   * logit row per slot. Ordered by rows, then logit rows. */
+   * logits for rag_l[i] rows (1, 4, 16 ... and min(rows, batch)): a head row costs about as
+   * much as a body row on lavapipe (SmolLM2's 49152-id vocabulary), so a prompt step does not pay
+   * for a logit row per slot. Ordered by rows, then logit rows. */
   int rag_count;
   vkf_decoder_graph rag_g[64];
   int64_t rag_b[64], rag_l[64];
