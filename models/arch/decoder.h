@@ -60,7 +60,9 @@ typedef struct vkf_decoder_build_options {
    * and kv_len are i32 [2, B], row 0 as usual (the token's position; its sequence's rows
    * attended, the token's own included), row 1 the token's cache row. Rows of one sequence in
    * one run see each other through the cache (every write precedes every attention read), so a
-   * prompt chunk runs as consecutive rows beside other sequences' single tokens. */
+   * prompt chunk runs as consecutive rows beside other sequences' single tokens. input_ids and
+   * position_ids are then [1, B]: the embeddings, projections and MLPs run the B tokens as one
+   * sequence (GEMMs of B rows); only the cache writes and the attention see B rows of one token. */
   int64_t cache_batch;
   int64_t logit_rows; /* PREFILL, DECODE: rows of last_index and logits (0: B) */
 } vkf_decoder_build_options;
