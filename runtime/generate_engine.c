@@ -27,6 +27,14 @@ struct vkf_gen_engine {
   vkf_decoder_graph row_g[8], small_row_g[8];
   int64_t row_b[8];
   vkf_runner *row[8], *small_row[8]; /* small_row: the small plan of row_b[i] rows too */
+  /* options.ragged_rows: token-row plans of rag_b[i] rows (1, 2, 4 ... ragged_rows), each with
+   * logits for rag_l[i] rows (1, 4, 16 ... and min(rows, batch)): a head row costs about as
+   * much as a body row on lavapipe (SmolLM2's 49152-id vocabulary), so a prompt step does not pay
+   * for a logit row per slot. Ordered by rows, then logit rows. */
+  int rag_count;
+  vkf_decoder_graph rag_g[64];
+  int64_t rag_b[64], rag_l[64];
+  vkf_runner *rag[64];
   int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
   int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
   int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
@@ -131,6 +139,34 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
     if (!s && small) s = vkf_decoder_build(model, &so, &e->small_row_g[i]);
     if (!s && small) s = make_runner(device, e, &e->small_row_g[i], e->prefill, &e->small_row[i]);
   }
+  /* Ragged plans: none when the model cannot take them (vkf_decoder_build says UNSUPPORTED) */
+  int unsupported = 0;
+  for (int64_t rows = 1; !s && !unsupported && e->o.ragged_rows > 0 && e->o.incremental &&
+                         !e->linear_state;
+       rows = rows * 2 < e->o.ragged_rows ? rows * 2 : e->o.ragged_rows) {
+    int64_t most = rows < e->o.batch ? rows : e->o.batch;
+    for (int64_t lr = 1; !s && e->rag_count < 64; lr = lr * 4 < most ? lr * 4 : most) {
+      vkf_decoder_build_options ro = dopt;
+      ro.batch = rows;
+      ro.next_ids = 0;
+      ro.cache_batch = e->o.batch;
+      ro.logit_rows = lr;
+      int i = e->rag_count;
+      s = vkf_decoder_build(model, &ro, &e->rag_g[i]);
+      if (s && vkf_status_code_of(s) == VKF_STATUS_UNSUPPORTED && i == 0) {
+        vkf_status_free(s);
+        s = VKF_OK;
+        unsupported = 1;
+        break;
+      }
+      e->rag_b[i] = rows;
+      e->rag_l[i] = lr;
+      if (!s) e->rag_count++;
+      if (!s) s = make_runner(device, e, &e->rag_g[i], e->prefill, &e->rag[i]);
+      if (lr == most) break;
+    }
+    if (rows == e->o.ragged_rows) break;
+  }
   if (s) {
     vkf_gen_engine_destroy(e);
     return s;
@@ -141,6 +177,10 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
 
 void vkf_gen_engine_destroy(vkf_gen_engine *e) {
   if (!e) return;
+  for (int i = 0; i < e->rag_count; i++) {
+    vkf_runner_destroy(e->rag[i]); /* before the prefill runner, whose weights they borrow */
+    vkf_decoder_graph_release(&e->rag_g[i]);
+  }
   for (int i = 0; i < e->row_plan_count; i++) {
     vkf_runner_destroy(e->row[i]); /* before the prefill runner, as the decode one */
     vkf_runner_destroy(e->small_row[i]);
@@ -388,6 +428,66 @@ vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *e, int64_t rows, const int32_
   VKF_RETURN_IF_ERROR(
       vkf_runner_get(runner, g->next_ids, e->scratch, (size_t)b * sizeof *e->scratch));
   memcpy(out_ids, e->scratch, (size_t)rows * sizeof *out_ids);
+  return VKF_OK;
+}
+
+int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *e) {
+  return e->rag_count ? e->rag_b[e->rag_count - 1] : 0;
+}
+
+vkf_status vkf_gen_engine_ragged(vkf_gen_engine *e, int64_t rows, const int32_t *ids,
+                                 const int64_t *seqs, const int64_t *positions,
+                                 int64_t logit_count, const int64_t *logit_rows,
+                                 const float **out_logits, int64_t *out_plan_rows) {
+  int64_t cap = e->o.capacity, nb = e->o.batch;
+  int i = 0;
+  while (i < e->rag_count && (e->rag_b[i] < rows || e->rag_l[i] < logit_count)) i++;
+  if (rows < 1 || i == e->rag_count || logit_count < 0 || logit_count > rows ||
+      logit_count > nb)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                           "a ragged run of %lld rows and %lld logit rows (at most %lld rows, "
+                           "%lld logit rows)",
+                           (long long)rows, (long long)logit_count,
+                           (long long)vkf_gen_engine_ragged_rows(e), (long long)nb);
+  for (int64_t r = 0; r < rows; r++)
+    if (seqs[r] < 0 || seqs[r] >= nb || positions[r] < 0 || positions[r] >= cap - 1)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "row %lld: sequence %lld of %lld, position %lld (below %lld)",
+                             (long long)r, (long long)seqs[r], (long long)nb,
+                             (long long)positions[r], (long long)(cap - 1));
+  for (int64_t l = 0; l < logit_count; l++)
+    if (logit_rows[l] < 0 || logit_rows[l] >= rows)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "logit row %lld is %lld of %lld rows",
+                             (long long)l, (long long)logit_rows[l], (long long)rows);
+  const vkf_decoder_graph *g = &e->rag_g[i];
+  vkf_runner *runner = e->rag[i];
+  int64_t b = e->rag_b[i], lr = e->rag_l[i];
+  /* padding rows: token 0 at cache row 0's last position (kept free), attending to key 0 */
+  int32_t *x = e->scratch; /* [batch · chunk]: room for 2 b entries, else its own */
+  int32_t *own = NULL;
+  if (2 * b > nb * e->chunk) {
+    own = malloc((size_t)(2 * b) * sizeof *own);
+    if (!own) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "ragged inputs");
+    x = own;
+  }
+  vkf_status st = VKF_OK;
+  for (int64_t r = 0; r < b; r++) x[r] = r < rows ? ids[r] : 0;
+  st = set_i32(runner, g->input_ids, x, b);
+  for (int64_t r = 0; r < b; r++) x[r] = (int32_t)(r < rows ? positions[r] : cap - 1);
+  if (!st) st = set_i32(runner, g->positions, x, b);
+  for (int64_t r = 0; r < b; r++) x[b + r] = (int32_t)(r < rows ? seqs[r] : 0);
+  if (!st) st = set_i32(runner, g->cache_start, x, 2 * b);
+  for (int64_t r = 0; r < b; r++) x[r] = (int32_t)(r < rows ? positions[r] + 1 : 1);
+  if (!st) st = set_i32(runner, g->kv_len, x, 2 * b);
+  for (int64_t l = 0; l < lr; l++) x[l] = (int32_t)(l < logit_count ? logit_rows[l] : 0);
+  if (!st) st = set_i32(runner, g->last_index, x, lr);
+  free(own);
+  if (!st) st = vkf_runner_run(runner);
+  if (!st)
+    st = vkf_runner_get(runner, g->logits, e->logits, (size_t)(lr * e->vocab) * sizeof *e->logits);
+  if (st) return st;
+  *out_logits = e->logits;
+  if (out_plan_rows) *out_plan_rows = b;
   return VKF_OK;
 }
 

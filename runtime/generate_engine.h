@@ -28,6 +28,10 @@ typedef struct vkf_gen_engine_options {
                             tokens fit it */
   int next_ids;          /* the decode plans also take greedy decoding's argmax on the device, for
                             vkf_gen_engine_step_ids (one more small dispatch a step) */
+  int64_t ragged_rows;   /* incremental engines (softmax attention, no sliding window): plans of
+                            1, 2, 4 ... and this many token rows for vkf_gen_engine_ragged (0:
+                            none; a model that cannot take them leaves them out: see
+                            vkf_gen_engine_ragged_rows) */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -75,6 +79,22 @@ vkf_status vkf_gen_engine_step_rows(vkf_gen_engine *engine, int64_t rows, const 
  * instead of its logits. */
 vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *engine, int64_t rows, const int32_t *tokens,
                                    const int64_t *positions, int32_t *out_ids);
+/* Continuous batching over tokens (options.ragged_rows): row r of `rows` is token ids[r] of the
+ * sequence in cache row seqs[r] at its position positions[r] (< capacity - 1): it writes its key
+ * and value there and attends to that sequence's positions 0 .. positions[r], so the earlier
+ * tokens of one sequence's prompt chunk must come as earlier rows of the same run (every row's
+ * cache write precedes every row's attention). One run of the smallest ragged plan holding `rows`
+ * and then of the fewest logit rows (1, 4, 16 ... or min(its rows, batch)) holding logit_count
+ * (*out_plan_rows: its rows; the padding rows write cache row 0's last position, which callers
+ * keep free). *out_logits: [logit_count, vocab], the logits of rows logit_rows[0 .. logit_count)
+ * (logit_count <= min(rows, batch)). */
+vkf_status vkf_gen_engine_ragged(vkf_gen_engine *engine, int64_t rows, const int32_t *ids,
+                                 const int64_t *seqs, const int64_t *positions,
+                                 int64_t logit_count, const int64_t *logit_rows,
+                                 const float **out_logits, int64_t *out_plan_rows);
+/* The most rows a vkf_gen_engine_ragged run takes (0: the engine has no ragged plans). */
+int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *engine);
+
 /* The KV cache both plans bind (beam search reorders its rows between steps, kv_reorder.h). */
 struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *engine);
 

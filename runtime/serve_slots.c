@@ -1,6 +1,10 @@
-/* The slot scheduler: a queue of requests, one engine row per slot, and per step one run of the
- * engine: vkf_gen_engine_extend_rows when some slot still has prompt tokens (decoding slots ride
- * along with their one token), vkf_gen_engine_step otherwise. */
+/* The slot scheduler: a queue of requests, one engine row (cache row) per slot, and per step one
+ * run of the engine. With ragged plans (vkf_gen_engine_ragged) the run's rows are the tokens
+ * present: one per decoding slot, then prompt tokens up to a budget (the full chunk when no slot
+ * is decoding, else `small`, fitted to a plan's rows), so a prompt costs its own tokens
+ * and holds the decoding slots back by one small step at most. Without them (a model the ragged
+ * plans do not take): vkf_gen_engine_extend_rows when some slot still has prompt tokens (decoding
+ * slots ride along with their one token), vkf_gen_engine_step otherwise. */
 #include "runtime/serve_slots.h"
 
 #include <math.h>
@@ -51,6 +55,12 @@ struct vkf_slots {
   int64_t *counts, *starts, *positions;
   int32_t *tokens;
   float *scores;
+  int64_t ragged;    /* the engine's most ragged rows (0: none) */
+  int32_t *r_ids;    /* [ragged]: a ragged run's tokens, */
+  int64_t *r_seqs, *r_pos; /* their slots and positions, */
+  int64_t *r_logit;  /* [slots]: the rows whose logits are read, */
+  int64_t *r_first;  /* [slots]: each slot's logit index this run (-1: none) */
+  int64_t tokens_total, rows_total; /* tokens run and rows computed, all steps */
 };
 
 static void job_free(job *j) {
@@ -105,6 +115,9 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
     if (!sl->cached || !sl->history) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "slots");
     if (!st) st = vkf_text_decoder_create(tok, 1, &sl->dec);
   }
+  /* ragged plans up to a full chunk, or every slot's token and a small piece of prompt */
+  int64_t most = n + (s->small ? s->small : chunk);
+  if (most < chunk) most = chunk;
   vkf_gen_engine_options eo = {.batch = n,
                                .prompt_len = 1,
                                .capacity = s->cap,
@@ -112,9 +125,26 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
                                .cache_dtype = options->dtype,
                                .chunk = chunk,
                                .incremental = 1,
-                               .row_plans = 1,
-                               .small_chunk = s->small};
+                               .ragged_rows = most};
   if (!st) st = vkf_gen_engine_create(device, model, &eo, &s->engine);
+  if (!st && !(s->ragged = vkf_gen_engine_ragged_rows(s->engine))) {
+    /* the model takes no ragged plans: rectangular ones, of the busy rows and a small chunk */
+    vkf_gen_engine_destroy(s->engine);
+    s->engine = NULL;
+    eo.ragged_rows = 0;
+    eo.row_plans = 1;
+    eo.small_chunk = s->small;
+    st = vkf_gen_engine_create(device, model, &eo, &s->engine);
+  }
+  if (!st && s->ragged) {
+    s->r_ids = malloc((size_t)s->ragged * sizeof *s->r_ids);
+    s->r_seqs = malloc((size_t)s->ragged * sizeof *s->r_seqs);
+    s->r_pos = malloc((size_t)s->ragged * sizeof *s->r_pos);
+    s->r_logit = malloc((size_t)n * sizeof *s->r_logit);
+    s->r_first = malloc((size_t)n * sizeof *s->r_first);
+    if (!s->r_ids || !s->r_seqs || !s->r_pos || !s->r_logit || !s->r_first)
+      st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "slots");
+  }
   if (st) {
     vkf_slots_destroy(s);
     return st;
@@ -146,6 +176,11 @@ void vkf_slots_destroy(vkf_slots *s) {
   free(s->positions);
   free(s->tokens);
   free(s->scores);
+  free(s->r_ids);
+  free(s->r_seqs);
+  free(s->r_pos);
+  free(s->r_logit);
+  free(s->r_first);
   free(s);
 }
 
@@ -422,9 +457,98 @@ static vkf_status advance(vkf_slots *s, slot *sl, const float *logits) {
   return VKF_OK;
 }
 
+/* Ends every request in a slot with the device error `st` and returns it. */
+static vkf_status fail_all(vkf_slots *s, vkf_status st) {
+  for (int64_t i = 0; i < s->o.slots; i++)
+    if (s->slots[i].job) {
+      s->slots[i].cached_len = 0;
+      finish(s, &s->slots[i], VKF_SLOT_ERROR, st);
+    }
+  return st;
+}
+
+/* One ragged run: a row per decoding slot's token, then prompt tokens. */
+static vkf_status step_ragged(vkf_slots *s, int *out_busy) {
+  int64_t n = s->o.slots, rows = 0, decoding = 0, pending = 0, logits_n = 0;
+  for (int64_t i = 0; i < n; i++) {
+    slot *sl = &s->slots[i];
+    sl->count = 0;
+    s->r_first[i] = -1;
+    if (!sl->job) continue;
+    if (sl->fed < (int64_t)sl->job->r.prompt_len) {
+      pending += (int64_t)sl->job->r.prompt_len - sl->fed;
+      continue;
+    }
+    s->r_ids[rows] = sl->next; /* at position len - 1 */
+    s->r_seqs[rows] = i;
+    s->r_pos[rows] = sl->len - 1;
+    s->r_first[i] = logits_n;
+    s->r_logit[logits_n++] = rows;
+    s->starts[i] = sl->len - 1;
+    sl->count = 1;
+    rows++;
+    decoding++;
+  }
+  *out_busy = rows || pending;
+  if (!*out_busy) return VKF_OK;
+  /* Prompt tokens: a whole chunk when nothing decodes, else a small piece, so the decoding slots
+   * wait one small step at most. A plan's padding rows cost as much as its tokens (on a CPU device
+   * a step's time grows with its rows), so the step fills the largest plan (1, 2, 4 ...) within
+   * that budget, the rest waiting for the next step, or, when none lies above the decoding rows,
+   * the smallest holding them and the budget, topped up with more prompt tokens. */
+  int64_t budget = decoding ? (s->small ? s->small : s->chunk) : s->chunk;
+  if (budget > s->ragged - rows) budget = s->ragged - rows;
+  if (budget > pending) budget = pending;
+  int64_t plan = 1;
+  while (plan * 2 <= rows + budget && plan * 2 <= s->ragged) plan *= 2;
+  if (plan <= rows) {
+    while (plan < rows + budget) plan *= 2;
+    if (plan > s->ragged) plan = s->ragged;
+  }
+  budget = plan - rows < pending ? plan - rows : pending;
+  for (int64_t i = 0; i < n && budget > 0; i++) {
+    slot *sl = &s->slots[i];
+    if (!sl->job || sl->fed >= (int64_t)sl->job->r.prompt_len) continue;
+    int64_t left = (int64_t)sl->job->r.prompt_len - sl->fed, take = left < budget ? left : budget;
+    s->starts[i] = sl->fed;
+    for (int64_t t = 0; t < take; t++) {
+      s->r_ids[rows + t] = sl->job->prompt[sl->fed + t];
+      s->r_seqs[rows + t] = i;
+      s->r_pos[rows + t] = sl->fed + t;
+    }
+    rows += take;
+    budget -= take;
+    sl->count = take;
+    if (take == left) { /* the prompt's last token: its logits give the first new token */
+      s->r_first[i] = logits_n;
+      s->r_logit[logits_n++] = rows - 1;
+    }
+  }
+  const float *logits = NULL;
+  int64_t planned = 0;
+  vkf_status st = vkf_gen_engine_ragged(s->engine, rows, s->r_ids, s->r_seqs, s->r_pos, logits_n,
+                                        s->r_logit, &logits, &planned);
+  if (st) return fail_all(s, st);
+  s->tokens_total += rows;
+  s->rows_total += planned;
+  for (int64_t i = 0; i < n; i++) {
+    slot *sl = &s->slots[i];
+    if (!sl->job || !sl->count) continue;
+    const int32_t *fed = sl->fed < (int64_t)sl->job->r.prompt_len ? sl->job->prompt + sl->fed
+                                                                  : &sl->next;
+    memcpy(sl->cached + s->starts[i], fed, (size_t)sl->count * sizeof *sl->cached);
+    sl->cached_len = s->starts[i] + sl->count;
+    if (sl->fed < (int64_t)sl->job->r.prompt_len) sl->fed += sl->count;
+    if (s->r_first[i] >= 0)
+      VKF_RETURN_IF_ERROR(advance(s, sl, logits + s->r_first[i] * s->vocab));
+  }
+  return VKF_OK;
+}
+
 vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
   drop_cancelled(s);
   admit_queued(s);
+  if (s->ragged) return step_ragged(s, out_busy);
   int64_t n = s->o.slots, c = s->chunk;
   int any = 0, prefill = 0;
   /* The full plan computes `chunk` rows for every slot, prompt or not: worth it only when the
@@ -473,13 +597,21 @@ vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
     }
     st = vkf_gen_engine_step_rows(s->engine, rows, s->tokens, s->positions, &logits);
   }
-  if (st) {
-    for (int64_t i = 0; i < n; i++)
-      if (s->slots[i].job) {
-        s->slots[i].cached_len = 0;
-        finish(s, &s->slots[i], VKF_SLOT_ERROR, st);
-      }
-    return st;
+  if (st) return fail_all(s, st);
+  int64_t tokens = 0;
+  for (int64_t i = 0; i < n; i++) tokens += s->counts[i];
+  s->tokens_total += tokens;
+  { /* the rows the rectangular plans computed: the small plan's or the chunk's for the busy rows
+       (rounded up to a row plan), or the decode plan's */
+    int64_t used = 0, most = 0;
+    for (int64_t i = 0; i < n; i++) {
+      if (s->counts[i]) used = i + 1;
+      if (s->counts[i] > most) most = s->counts[i];
+    }
+    int64_t b = 1;
+    while (b < used) b *= 2;
+    if (b > n) b = n;
+    s->rows_total += !prefill ? b : s->small && most <= s->small ? b * s->small : n * c;
   }
   for (int64_t i = 0; i < n; i++) {
     slot *sl = &s->slots[i];
@@ -493,6 +625,11 @@ vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
     VKF_RETURN_IF_ERROR(advance(s, sl, logits + i * s->vocab));
   }
   return VKF_OK;
+}
+
+void vkf_slots_rows(const vkf_slots *s, int64_t *out_tokens, int64_t *out_rows) {
+  *out_tokens = s->tokens_total;
+  *out_rows = s->rows_total;
 }
 
 int64_t vkf_slots_queued(const vkf_slots *s) {

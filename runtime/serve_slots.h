@@ -1,8 +1,9 @@
 /* Continuous batching for `vkf serve`: up to `slots` generations of one decoder model share each
  * device step. A request takes a free slot (a row of one incremental engine's KV cache; the slot
  * whose cached tokens share the longest prefix with its prompt, whose positions are then reused),
- * its prompt runs in chunks in the same runs as the other slots' next tokens (so a long prompt
- * holds the others back by one chunk at most), it samples with its own options and stops on its
+ * its prompt runs in pieces in the same runs as the other slots' next tokens (a run's rows are
+ * the tokens present, each with its slot and position: a prompt costs its own tokens, and a long
+ * one holds the others back by one small piece at most), it samples with its own options and stops on its
  * own end ids, stop strings and length, and leaves between steps. Single-threaded: the caller
  * submits and steps; events come back through the request's callbacks during vkf_slots_step. */
 #ifndef VKF_RUNTIME_SERVE_SLOTS_H
@@ -90,6 +91,10 @@ vkf_status vkf_slots_submit(vkf_slots *slots, const vkf_slot_request *request);
  * or one token). Returns 0 with *out_busy 0 when there was nothing to do. A device error ends
  * every request in a slot with VKF_SLOT_ERROR and is returned. */
 vkf_status vkf_slots_step(vkf_slots *slots, int *out_busy);
+
+/* Since creation: the tokens the steps ran (prompt tokens and decoded ones) and the rows their
+ * plans computed (those tokens, and the padding of the plan that held them). */
+void vkf_slots_rows(const vkf_slots *slots, int64_t *out_tokens, int64_t *out_rows);
 
 /* Requests queued (not yet in a slot), busy slots, and the positions each slot may hold. */
 int64_t vkf_slots_queued(const vkf_slots *slots);

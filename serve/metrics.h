@@ -23,6 +23,7 @@ typedef struct serve_metrics {
   atomic_llong requests[SERVE_ENDPOINTS][SERVE_STATUS_CLASSES]; /* by status class 1xx..5xx */
   atomic_llong prompt_tokens, completion_tokens, embedded_inputs;
   atomic_llong steps, step_rows; /* device steps of the decoders and the sequences they ran */
+  atomic_llong step_tokens, step_plan_rows; /* the tokens those steps ran, the rows computed */
   atomic_llong running, queued;  /* gauges: sequences in slots, requests waiting */
   atomic_llong in_flight;        /* gauge: requests being handled */
   atomic_llong device_bytes;     /* gauge */

@@ -320,7 +320,12 @@ static void *worker_main(void *arg) {
       int64_t width = s->o.parallel > 0 ? s->o.parallel : 4;
       int64_t rows = vkf_slots_busy(m->slots) + vkf_slots_queued(m->slots);
       step_rows += rows < width ? rows : width;
+      int64_t tok0, rows0, tok1, rows1;
+      vkf_slots_rows(m->slots, &tok0, &rows0);
       vkf_status st = vkf_slots_step(m->slots, &any);
+      vkf_slots_rows(m->slots, &tok1, &rows1);
+      atomic_fetch_add(&s->metrics.step_tokens, (long long)(tok1 - tok0));
+      atomic_fetch_add(&s->metrics.step_plan_rows, (long long)(rows1 - rows0));
       if (st) {
         vkf_serve_log(s, "vkf serve: device step of %s failed: %s", s->names[i], vkf_status_message(st));
         vkf_status_free(st);

@@ -48,7 +48,8 @@
 //   Unset defines are 0.
 // Bindings (set 0): 0 q [B,H,Nq,D] (read), 1 k [B,Hkv,Nk,D] (read), 2 v [B,Hkv,Nk,DV] (read)
 //   (samplerBuffer under TEXEL, storage buffers otherwise),
-//   3 kv_len int[B] (read; any buffer when absent), 4 bias (read; any buffer when absent),
+//   3 kv_len int[B] (read; any buffer when absent), or int[2, B] with flags bit 3: the lengths,
+//     then the k/v batch of each query batch (ragged rows: k and v may have any batch count), 4 bias (read; any buffer when absent),
 //   5 out: [B,H,Nq,DV] contiguous, [B,Nq,H,DV] with flags bit 2 (write), or with SPLIT the fp32
 //     partials: O [B*H*Nq, S, DV] followed by (m, l) [B*H*Nq, S, 2], m in log2 units,
 //   6 (RAMP) ramp float [H, 2]: (R + z_h, 1 / R) per head, from element ramp_off.
@@ -163,6 +164,8 @@ layout(push_constant) uniform Params {
   uint chunk;                       // SPLIT: keys per split
   uint splits;
   uint ramp_off;                    // RAMP: element 0 of the ramp
+  uint kv_rows_off;                 // flags bit 3 (ragged rows): query batch b reads k/v batch
+                                    // kv_len[kv_rows_off + b] (kv_len [2, B]: after the lengths)
 } p;
 
 #if STAGE_KV && !CPU_BCAST
@@ -216,6 +219,11 @@ bool ramp_keep(inout float s, int x) {
   return mr > 0.0;
 }
 #endif
+
+// The k/v batch query batch b reads: b, or its ragged row's (flags bit 3).
+uint kv_batch(uint b) {
+  return (p.flags & 8u) != 0u ? uint(kv_len[p.kv_rows_off + b]) : b;
+}
 
 float bias_at(uint b, uint hh, uint i, int j) {
   return float(bias[p.bias_off + b * p.bias_sb + hh * p.bias_sh + i * p.bias_si + uint(j) * p.bias_sj]);
@@ -280,8 +288,8 @@ void main() {
 #endif
   const bool row_ok = row < p.nq;
   const int irow = int(row);
-  k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
-  v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+  k_base = p.k_off + kv_batch(b) * p.k_sb + kvh * p.k_sh;
+  v_base = p.v_off + kv_batch(b) * p.v_sb + kvh * p.v_sh;
   const uint q_base = p.q_off + b * p.q_sb + hh * p.q_sh;
   const bool has_bias = (p.flags & 1u) != 0u;
 

@@ -145,8 +145,8 @@ void main() {
   const uint r0 = gl_WorkGroupID.x * CM_BR, r1 = min(r0 + CM_BR, p.nq);
   const uint srow0 = r0 + sg * CM;
   const uint pk = CM_PK, pv = CM_PV;
-  k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
-  v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+  k_base = p.k_off + kv_batch(b) * p.k_sb + kvh * p.k_sh;
+  v_base = p.v_off + kv_batch(b) * p.v_sb + kvh * p.v_sh;
   const uint q_base = p.q_off + b * p.q_sb + hh * p.q_sh;
   const bool has_bias = (p.flags & 1u) != 0u;
   // Rows start on 16 bytes when every offset and stride is a multiple of 8 halves (D and DV are).

@@ -25,8 +25,8 @@ void main() {
   const uint r0 = gl_WorkGroupID.x * BR + gl_SubgroupID * ROWS;
   const uint r1 = min(r0 + ROWS, p.nq);
   const bool has_bias = (p.flags & 1u) != 0u;
-  k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
-  v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+  k_base = p.k_off + kv_batch(b) * p.k_sb + kvh * p.k_sh;
+  v_base = p.v_off + kv_batch(b) * p.v_sb + kvh * p.v_sh;
 
   // Keys any row of this subgroup may see: whole blocks outside are never visited.
   int hi = int(p.nk);

@@ -30,8 +30,8 @@ void main() {
   const uint lid = gl_LocalInvocationID.x, tr = lid / 8u, tc = lid % 8u;
   const uint bh = gl_WorkGroupID.y, b = bh / p.h, hh = bh % p.h, kvh = hh / p.group;
   const uint r0 = gl_WorkGroupID.x * BR, r1 = min(r0 + BR, p.nq);
-  k_base = p.k_off + b * p.k_sb + kvh * p.k_sh;
-  v_base = p.v_off + b * p.v_sb + kvh * p.v_sh;
+  k_base = p.k_off + kv_batch(b) * p.k_sb + kvh * p.k_sh;
+  v_base = p.v_off + kv_batch(b) * p.v_sb + kvh * p.v_sh;
   const uint q_base = p.q_off + b * p.q_sb + hh * p.q_sh;
   const bool has_bias = (p.flags & 1u) != 0u;
 

@@ -11,7 +11,9 @@
 // Push constants: count (elements of rows in this dispatch), then (size, magic, shift) for dims
 //                 1..3 of rows [b, h, t, d] (dim 0 implied by count; magic/shift from
 //                 vkf_fastdiv_make), rows_off, r_st[4], cache_off, c_st[4] (element offsets and
-//                 strides), start_off, b0 (first batch of this dispatch), capacity (C).
+//                 strides), start_off, b0 (first batch of this dispatch), capacity (C), ragged_b:
+//                 0, or (start [2, B], ragged rows; one dispatch, b0 0) B: row b goes to cache
+//                 batch start[start_off + B + b] instead of b.
 // Specialization constants: 0 workgroup size (default 256).
 #extension GL_GOOGLE_include_directive : require
 #if defined(CACHE_F16) || defined(ROWS_F16)
@@ -40,7 +42,7 @@ layout(push_constant) uniform Params {
   uint size1, magic1, shift1, size2, magic2, shift2, size3, magic3, shift3;
   uint rows_off, r_st0, r_st1, r_st2, r_st3;
   uint cache_off, c_st0, c_st1, c_st2, c_st3;
-  uint start_off, b0, capacity;
+  uint start_off, b0, capacity, ragged_b;
 } p;
 
 void main() {
@@ -57,7 +59,8 @@ void main() {
 #else
     float v = rows[src];
 #endif
-    uint dst = p.cache_off + b * p.c_st0 + h * p.c_st1 + uint(pos) * p.c_st2 + d * p.c_st3;
+    uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + b]) : b;
+    uint dst = p.cache_off + cb * p.c_st0 + h * p.c_st1 + uint(pos) * p.c_st2 + d * p.c_st3;
 #if defined(CACHE_F16)
     cache[dst] = uint16_t(vkf_float_to_half(v));
 #else

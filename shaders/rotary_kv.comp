@@ -15,7 +15,8 @@
 // Push constants (elements): rows (B * (Hq + 2 Hkv) * T), t_len, half (D / 2), hq, hkv,
 //   cs_off, ss_off, cs_b, cs_t (cos / sin: offsets and strides along b and t),
 //   q_off, q_b, q_h, q_t, y_off, y_b, y_h, y_t, k_off, v_off, kv_b, kv_h, kv_t,
-//   kc_off, vc_off, c_b, c_h, c_pos (caches), start_off, capacity.
+//   kc_off, vc_off, c_b, c_h, c_pos (caches), start_off, capacity, ragged_b: 0, or (start
+//   [2, B], ragged rows) B: row b's cache batch is start[start_off + B + b] instead of b.
 // Specialization constants: 0 workgroup size (default 256).
 #extension GL_GOOGLE_include_directive : require
 #ifdef CACHE_F16
@@ -46,7 +47,7 @@ layout(push_constant) uniform Params {
   uint q_off, q_b, q_h, q_t, y_off, y_b, y_h, y_t;
   uint k_off, v_off, kv_b, kv_h, kv_t;
   uint kc_off, vc_off, c_b, c_h, c_pos;
-  uint start_off, capacity;
+  uint start_off, capacity, ragged_b;
 } p;
 
 void main() {
@@ -58,7 +59,8 @@ void main() {
       uint src = p.v_off + b * p.kv_b + (h - p.hq - p.hkv) * p.kv_h + t * p.kv_t;
       int pos = start[p.start_off + b] + int(t);
       if (pos < 0 || pos >= int(p.capacity)) continue;
-      uint dst = p.vc_off + b * p.c_b + (h - p.hq - p.hkv) * p.c_h + uint(pos) * p.c_pos;
+      uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + b]) : b;
+      uint dst = p.vc_off + cb * p.c_b + (h - p.hq - p.hkv) * p.c_h + uint(pos) * p.c_pos;
       STORE_CACHE(vc, dst + lo, x[src + lo]);
       STORE_CACHE(vc, dst + hi, x[src + hi]);
       continue;
@@ -78,7 +80,8 @@ void main() {
     } else {
       int pos = start[p.start_off + b] + int(t);
       if (pos < 0 || pos >= int(p.capacity)) continue;
-      uint dst = p.kc_off + b * p.c_b + (h - p.hq) * p.c_h + uint(pos) * p.c_pos;
+      uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + b]) : b;
+      uint dst = p.kc_off + cb * p.c_b + (h - p.hq) * p.c_h + uint(pos) * p.c_pos;
       STORE_CACHE(kc, dst + lo, y_lo);
       STORE_CACHE(kc, dst + hi, y_hi);
     }

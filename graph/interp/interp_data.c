@@ -154,7 +154,8 @@ vkf_status vkf_ref_kv_write(vkf_interp *it, const vkf_node *n) {
   const vkf_tensor *cache = vkf_interp_in_tensor(it, n, VKF_IN_KV_WRITE_CACHE);
   const vkf_tensor *trows = vkf_interp_in_tensor(it, n, VKF_IN_KV_WRITE_ROWS);
   VKF_IN_F32(rows, it, n, VKF_IN_KV_WRITE_ROWS);    /* [B, H, T, D] */
-  VKF_IN_I32(start, it, n, VKF_IN_KV_WRITE_START);  /* [B] */
+  VKF_IN_I32(start, it, n, VKF_IN_KV_WRITE_START);  /* [B], or [2, B] (ragged: cache batches) */
+  int ragged = vkf_interp_in_tensor(it, n, VKF_IN_KV_WRITE_START)->rank == 2;
   vkf_interp_slot *s = &it->slots[cache->base.id];
   const vkf_tensor *base = &it->g->tensors[cache->base.id];
   if (s->borrowed) {
@@ -170,13 +171,14 @@ vkf_status vkf_ref_kv_write(vkf_interp *it, const vkf_node *n) {
   const int64_t *st = cache->strides;
   for (int64_t b = 0; b < bsz; b++)
     for (int64_t t = 0; t < len; t++) {
-      int64_t pos = (int64_t)start[b] + t;
+      int64_t pos = (int64_t)start[b] + t, cb = ragged ? start[bsz + b] : b;
       if (pos < 0 || pos >= cap) continue; /* outside the cache: skipped, as on the device */
+      if (cb < 0 || cb >= cache->shape[0]) continue;
       for (int64_t h = 0; h < heads; h++)
         for (int64_t d = 0; d < dim; d++) {
           float v = rows[((b * heads + h) * len + t) * dim + d];
           if (cache->dtype == VKF_F16) v = vkf_half_to_float(vkf_float_to_half(v));
-          s->f[cache->offset + b * st[0] + h * st[1] + pos * st[2] + d * st[3]] = v;
+          s->f[cache->offset + cb * st[0] + h * st[1] + pos * st[2] + d * st[3]] = v;
         }
     }
   return VKF_OK;

@@ -239,8 +239,13 @@ vkf_status vkf_ref_attention(vkf_interp *it, const vkf_node *n) {
   for (int64_t b = 0; b < bsz; b++)
     for (int64_t hh = 0; hh < h; hh++) {
       int64_t kh = hh / (h / hk);
-      const float *kb = k + (b * hk + kh) * nk * d;
-      const float *vb = v + (b * hk + kh) * nk * dv;
+      /* kv_len [2, B] (ragged rows): this query batch reads k/v batch kv_len[1][b] */
+      int64_t kvb = kv_len && vkf_interp_in_tensor(it, n, VKF_IN_ATTENTION_KV_LEN)->rank == 2
+                        ? kv_len[bsz + b]
+                        : b;
+      if (kvb < 0 || kvb >= tk->shape[0]) kvb = 0;
+      const float *kb = k + (kvb * hk + kh) * nk * d;
+      const float *vb = v + (kvb * hk + kh) * nk * dv;
       int64_t limit = kv_len ? clamp_len(kv_len[b], nk) : nk;
       for (int64_t i = 0; i < nq; i++) {
         const float *qi = q + ((b * h + hh) * nq + i) * d;

@@ -76,7 +76,8 @@ enum {
   VKF_IN_ATTENTION_K = 1,        /* [B, Hkv, Nk, D], H % Hkv == 0 */
   VKF_IN_ATTENTION_V = 2,        /* [B, Hkv, Nk, Dv] */
   VKF_IN_ATTENTION_KV_LEN = 3,   /* optional i32 [B]: keys at or past kv_len[b] are masked;
-                                    clamped to [0, Nk] */
+                                    clamped to [0, Nk]; or [2, B] (ragged rows): lengths, then
+                                    the k/v batch each query batch reads (k and v: any batch) */
   VKF_IN_ATTENTION_BIAS = 4,     /* optional, broadcastable to [B, H, Nq, Nk] */
   VKF_IN_ATTENTION_RAMP = 5,     /* optional f32 [H, 2]: adaptive span (vkf_attention_options) */
   VKF_IN_GATHER_TABLE = 0,       /* [V, D] */
@@ -88,7 +89,9 @@ enum {
   VKF_IN_POOL_MASK = 1,          /* optional i32 [B, N]: 1 = token counts */
   VKF_IN_KV_WRITE_CACHE = 0,     /* [B, H, C, D] contiguous, written in place */
   VKF_IN_KV_WRITE_ROWS = 1,      /* [B, H, T, D], T <= C, may be strided */
-  VKF_IN_KV_WRITE_START = 2,     /* i32 [B]: row t goes to cache position start[b] + t */
+  VKF_IN_KV_WRITE_START = 2,     /* i32 [B]: row t goes to cache position start[b] + t; or
+                                    [2, B] (ragged rows, any cache batch): row t of b to position
+                                    start[0][b] + t of cache batch start[1][b] */
   VKF_IN_LFEAT_X = 0,            /* [B, H, N, D] */
   VKF_IN_LFEAT_OMEGA = 1,        /* [M, D] random vectors (FAVOR+ / RFF only) */
   VKF_IN_LIN_Q = 0,              /* phi(q) [B, H, N, F] */

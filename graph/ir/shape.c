@@ -254,7 +254,11 @@ vkf_status vkf_shape_attention(const vkf_graph *g, const vkf_node *n, vkf_tensor
                            fmt_shape(q, &sq), fmt_shape(k, &sk), fmt_shape(v, &sv));
   uint32_t r = q->rank;
   int64_t h = r == 4 ? q->shape[1] : 1, hk = r == 4 ? k->shape[1] : 1;
-  int ok = q->shape[0] == k->shape[0] && q->shape[0] == v->shape[0] &&
+  /* kv_len [2, B] (ragged rows): query batch b reads k/v batch kv_len[1][b], any batch count */
+  const vkf_tensor *kv_rows = in_at(g, n, VKF_IN_ATTENTION_KV_LEN);
+  int any_b = kv_rows && kv_rows->rank == 2;
+  int ok = (any_b || (q->shape[0] == k->shape[0] && q->shape[0] == v->shape[0])) &&
+           k->shape[0] == v->shape[0] &&
            q->shape[r - 1] == k->shape[r - 1] && k->shape[r - 2] == v->shape[r - 2] &&
            (r == 3 || (v->shape[1] == hk && h % hk == 0));
   if (!ok)
@@ -274,9 +278,12 @@ vkf_status vkf_shape_attention(const vkf_graph *g, const vkf_node *n, vkf_tensor
   const vkf_tensor *kv_len = in_at(g, n, VKF_IN_ATTENTION_KV_LEN);
   if (kv_len) {
     VKF_RETURN_IF_ERROR(need_i32(kv_len, "kv_len"));
-    if (kv_len->rank != 1 || kv_len->shape[0] != q->shape[0])
-      return vkf_status_make(VKF_STATUS_SHAPE, "kv_len shape %s, expected [%" PRId64 "]",
-                             fmt_shape(kv_len, &sk), q->shape[0]);
+    int ragged = kv_len->rank == 2 && kv_len->shape[0] == 2 && kv_len->shape[1] == q->shape[0] &&
+                 vkf_tensor_is_contiguous(kv_len);
+    if (!ragged && (kv_len->rank != 1 || kv_len->shape[0] != q->shape[0]))
+      return vkf_status_make(VKF_STATUS_SHAPE,
+                             "kv_len shape %s, expected [%" PRId64 "] or [2, %" PRId64 "]",
+                             fmt_shape(kv_len, &sk), q->shape[0], q->shape[0]);
   }
   const vkf_tensor *bias = in_at(g, n, VKF_IN_ATTENTION_BIAS);
   if (bias) {
@@ -448,7 +455,8 @@ vkf_status vkf_shape_l2(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) 
   return vkf_shape_unary(g, n, out);
 }
 
-/* cache [B, H, C, D] (contiguous), rows [B, H, T <= C, D], start i32 [B] -> the cache itself:
+/* cache [B, H, C, D] (contiguous), rows [B, H, T <= C, D], start i32 [B] (or [2, Br] for rows
+ * [Br, H, T, D]: row b to cache batch start[1][b]) -> the cache itself:
  * the output aliases the cache's storage (base, offset and strides copied by add_node). */
 vkf_status vkf_shape_kv_write(const vkf_graph *g, const vkf_node *n, vkf_tensor *out) {
   const vkf_tensor *cache = in_at(g, n, VKF_IN_KV_WRITE_CACHE);
@@ -460,7 +468,9 @@ vkf_status vkf_shape_kv_write(const vkf_graph *g, const vkf_node *n, vkf_tensor 
   if (cache->rank != 4 || rows->rank != 4)
     return vkf_status_make(VKF_STATUS_SHAPE, "cache %s and rows %s must both be rank 4 [B, H, *, D]",
                            fmt_shape(cache, &sa), fmt_shape(rows, &sb));
-  if (cache->shape[0] != rows->shape[0] || cache->shape[1] != rows->shape[1] ||
+  /* start [2, B] (ragged rows): row b of `rows` goes to cache batch start[1][b], any batch count */
+  int ragged = start && start->rank == 2;
+  if ((!ragged && cache->shape[0] != rows->shape[0]) || cache->shape[1] != rows->shape[1] ||
       cache->shape[3] != rows->shape[3])
     return vkf_status_make(VKF_STATUS_SHAPE, "rows %s do not match cache %s in B, H or D",
                            fmt_shape(rows, &sb), fmt_shape(cache, &sa));
@@ -474,9 +484,12 @@ vkf_status vkf_shape_kv_write(const vkf_graph *g, const vkf_node *n, vkf_tensor 
     return vkf_status_make(VKF_STATUS_SHAPE, "rows \"%s\" alias the cache's storage", rows->name);
   if (!start) return vkf_status_make(VKF_STATUS_SHAPE, "start is missing");
   VKF_RETURN_IF_ERROR(need_i32(start, "start"));
-  if (start->rank != 1 || start->shape[0] != cache->shape[0])
-    return vkf_status_make(VKF_STATUS_SHAPE, "start %s, expected i32 [%" PRId64 "]",
-                           fmt_shape(start, &sb), cache->shape[0]);
+  if (ragged ? start->shape[0] != 2 || start->shape[1] != rows->shape[0] ||
+                   !vkf_tensor_is_contiguous(start)
+             : start->rank != 1 || start->shape[0] != cache->shape[0])
+    return vkf_status_make(VKF_STATUS_SHAPE,
+                           "start %s, expected i32 [%" PRId64 "] or contiguous [2, %" PRId64 "]",
+                           fmt_shape(start, &sb), cache->shape[0], rows->shape[0]);
   *out = *cache;
   return VKF_OK;
 }

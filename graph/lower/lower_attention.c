@@ -452,7 +452,10 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   if (!coopmat && !tiled) vkf_plan_dispatch_define(&d, texel ? "TEXEL=1" : "TEXEL=0");
   uint64_t rows = (uint64_t)s.batch * s.heads * s.nq;
   int merge_heads = node->attrs->attention.merge_heads != 0;
-  uint32_t flags = (bias ? 1u : 0u) | (kv_len ? 2u : 0u) | (merge_heads ? 4u : 0u);
+  /* kv_len [2, B] (ragged rows): its second row, the k/v batch of each query batch */
+  int ragged = kv_len && kv_len->rank == 2;
+  uint32_t flags = (bias ? 1u : 0u) | (kv_len ? 2u : 0u) | (merge_heads ? 4u : 0u) |
+                   (ragged ? 8u : 0u);
   uint32_t scratch = 0, o_off = 0;
   if (c.splits > 1) {
     /* fp32 partials: O [rows, S, Dv] then (m, l) [rows, S, 2] */
@@ -483,6 +486,7 @@ vkf_status vkf_lower_attention(const vkf_lower_ctx *ctx, const vkf_lower_node *n
   vkf_plan_dispatch_push_u32(&d, c.chunk);
   vkf_plan_dispatch_push_u32(&d, c.splits);
   vkf_plan_dispatch_push_u32(&d, ramp_off);
+  vkf_plan_dispatch_push_u32(&d, ragged ? len_off + s.batch : 0u);
   VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
   if (c.splits == 1) return VKF_OK;
 

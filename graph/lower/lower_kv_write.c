@@ -43,8 +43,11 @@ static vkf_status dispatch(const vkf_lower_ctx *ctx, const vkf_lower_node *n, in
                            int64_t h, int64_t nh) {
   char sbuf[64];
   vkf_plan_tensor rows = sub(&n->inputs[VKF_IN_KV_WRITE_ROWS], b, nb, h, nh);
-  vkf_plan_tensor cache = sub(&n->inputs[VKF_IN_KV_WRITE_CACHE], b, nb, h, nh);
   const vkf_plan_tensor *start = &n->inputs[VKF_IN_KV_WRITE_START];
+  /* ragged rows (start [2, B]) reach any batch of the cache: it is bound whole */
+  vkf_plan_tensor cache = sub(&n->inputs[VKF_IN_KV_WRITE_CACHE], b,
+                              start->rank == 2 ? n->inputs[VKF_IN_KV_WRITE_CACHE].shape[0] : nb,
+                              h, nh);
   int64_t count = vkf_plan_tensor_count(&rows);
   vkf_plan_dispatch d = {.node = n->name, .shader = "kv_write.comp"};
   /* Chooser: one define per f16 side; f32 otherwise (f16 -> f16 converts exactly through f32). */
@@ -73,6 +76,8 @@ static vkf_status dispatch(const vkf_lower_ctx *ctx, const vkf_lower_node *n, in
   vkf_plan_dispatch_push_u32(&d, start_off);
   vkf_plan_dispatch_push_u32(&d, (uint32_t)b);
   vkf_plan_dispatch_push_u32(&d, (uint32_t)cache.shape[2]);
+  /* start [2, B] (ragged rows): the cache batch of each row follows the B positions */
+  vkf_plan_dispatch_push_u32(&d, start->rank == 2 ? (uint32_t)rows.shape[0] : 0u);
   uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
   d.spec[0] = wg;
   d.spec_count = 1;
@@ -97,6 +102,15 @@ vkf_status vkf_lower_kv_write(const vkf_lower_ctx *ctx, const vkf_lower_node *n)
                            "device lacks",
                            n->name, vkf_shape_format(rows->rank, rows->shape, sbuf, sizeof sbuf));
   int64_t bsz = cache->shape[0], heads = cache->shape[1];
+  if (n->inputs[VKF_IN_KV_WRITE_START].rank == 2) { /* ragged rows: one dispatch, no slicing */
+    uint64_t range = ctx->caps->max_storage_buffer_range;
+    if (range && (span(ctx, cache) > range || span(ctx, rows) > range))
+      return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                             "kv_write \"%s\": a ragged write needs the whole cache %s in one "
+                             "binding",
+                             n->name, vkf_shape_format(cache->rank, cache->shape, sbuf, sizeof sbuf));
+    return dispatch(ctx, n, 0, rows->shape[0], 0, heads);
+  }
   /* Slicing: the whole cache, else as many whole batches as fit, else heads of one batch. */
   int64_t nb = bsz, nh = heads;
   while (nb > 1 && !fits(ctx, n, nb, heads)) nb = (nb + 1) / 2;

@@ -79,7 +79,8 @@ static int layout_ok(const vkf_lower_ctx *ctx, const group *gr) {
   if (d % 2 || memcmp(gr->y.shape, gr->q.shape, sizeof gr->q.shape) ||
       memcmp(gr->k.shape, gr->v.shape, sizeof gr->k.shape) || gr->k.shape[0] != bq ||
       gr->k.shape[2] != t || gr->k.shape[3] != d ||
-      memcmp(gr->kc.shape, gr->vc.shape, sizeof gr->kc.shape) || gr->kc.shape[0] != bq ||
+      memcmp(gr->kc.shape, gr->vc.shape, sizeof gr->kc.shape) ||
+      (gr->start.rank != 2 && gr->kc.shape[0] != bq) ||
       gr->kc.shape[1] != gr->k.shape[1] || gr->kc.shape[3] != d)
     return 0;
   int64_t sq[3], sy[3], sk[3], sv[3], skc[3], svc[3];
@@ -190,7 +191,9 @@ vkf_status vkf_lower_rotary_kv_group(const vkf_lower_ctx *ctx, const vkf_graph *
       (uint32_t)gr.k.strides[2],
       kc_off, vc_off, (uint32_t)gr.kc.strides[0], (uint32_t)gr.kc.strides[1],
       (uint32_t)gr.kc.strides[2],
-      start_off, (uint32_t)gr.kc.shape[2]};
+      start_off, (uint32_t)gr.kc.shape[2],
+      /* start [2, B] (ragged rows): each row's cache batch follows the B positions */
+      gr.start.rank == 2 ? (uint32_t)bsz : 0u};
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     vkf_plan_dispatch_push_u32(&d, words[i]);
   uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);

@@ -3,6 +3,7 @@
  * (learned positions or rotary tables, how padding combines with the causal mask). */
 #include "models/arch/decoder.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,14 +293,43 @@ static vkf_value rotate(vkf_graph *g, const char *name, vkf_value x, void *user)
 typedef struct cache_user {
   vkf_value k_cache, v_cache, start;
   int read_cache; /* DECODE: attention reads the updated cache, not just the new rows */
+  int ragged;     /* k, v [1, Hkv, R, Dh]: R token rows, each written at its own cache row */
 } cache_user;
+
+/* [1, H, R, D] <-> [R, H, 1, D] (a view: dims 0 and 2 swapped). */
+static vkf_value swap_rows(vkf_graph *g, const char *name, vkf_value x) {
+  static const uint32_t perm[4] = {2, 1, 0, 3};
+  return vkf_permute(g, name, x, perm);
+}
+
+typedef struct ragged_user {
+  vkf_value kv_len; /* [2, R] */
+  float scale;
+} ragged_user;
+
+/* Ragged rows' attention: q [1, H, R, Dh] as R one-token rows, each reading its own sequence's
+ * cache rows (kv_len [2, R]); k and v are the caches [S, Hkv, C, Dh]. */
+static vkf_value ragged_attend(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
+                               vkf_value v, void *user) {
+  const ragged_user *u = user;
+  char nm[DEC_NAME_MAX + 16];
+  vkf_attention_options ao = {.scale = u->scale, .kv_len = u->kv_len};
+  vkf_value qr = swap_rows(g, (snprintf(nm, sizeof nm, "%s.q_rows", name), nm), q);
+  vkf_value a = vkf_attention(g, (snprintf(nm, sizeof nm, "%s.rows", name), nm), qr, k, v, &ao);
+  return swap_rows(g, name, a);
+}
 
 static void write_cache(vkf_graph *g, const char *name, vkf_value *k, vkf_value *v, void *user) {
   const cache_user *c = user;
   char nm[DEC_NAME_MAX + 16];
-  vkf_value kc = vkf_kv_write(g, (snprintf(nm, sizeof nm, "%s.k_cache", name), nm), c->k_cache, *k,
+  vkf_value kr = *k, vr = *v;
+  if (c->ragged) {
+    kr = swap_rows(g, (snprintf(nm, sizeof nm, "%s.k_rows", name), nm), kr);
+    vr = swap_rows(g, (snprintf(nm, sizeof nm, "%s.v_rows", name), nm), vr);
+  }
+  vkf_value kc = vkf_kv_write(g, (snprintf(nm, sizeof nm, "%s.k_cache", name), nm), c->k_cache, kr,
                               c->start);
-  vkf_value vc = vkf_kv_write(g, (snprintf(nm, sizeof nm, "%s.v_cache", name), nm), c->v_cache, *v,
+  vkf_value vc = vkf_kv_write(g, (snprintf(nm, sizeof nm, "%s.v_cache", name), nm), c->v_cache, vr,
                               c->start);
   if (c->read_cache) *k = kc, *v = vc;
 }
@@ -401,6 +431,19 @@ static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_bu
                            m->f.dir, (long long)o->batch, (long long)o->seq_len,
                            (long long)o->capacity, (long long)max, vkf_dtype_name(o->dtype),
                            vkf_dtype_name(o->cache_dtype));
+  if (o->cache_batch &&
+      (o->mode != VKF_DECODER_DECODE || o->seq_len != 1 || o->cache_batch < 0 ||
+       !vkf_hf_attn_uses_kv(m->f.config.attention.kind) ||
+       !vkf_hf_attn_is_softmax(m->f.config.attention.kind) ||
+       m->f.config.attention.kind == VKF_HF_ATTN_LONG_SHORT ||
+       m->f.config.attention.kind == VKF_HF_ATTN_ADAPTIVE_SPAN || m->f.config.sliding_window > 0))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "%s: ragged rows (a cache of %lld rows) need a one-token DECODE build of "
+                           "softmax attention without a sliding window",
+                           m->f.dir, (long long)o->cache_batch);
+  if (o->logit_rows < 0 || (o->logit_rows && o->mode == VKF_DECODER_FULL))
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%s: %lld logit rows", m->f.dir,
+                           (long long)o->logit_rows);
   if (o->logits && !m->lm_head)
     return vkf_status_make(VKF_STATUS_NOT_FOUND, "%s: %s has no language-model head (logits)",
                            m->f.dir, vkf_decoder_architecture(m));
@@ -415,6 +458,11 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   VKF_RETURN_IF_ERROR(check_options(m, &o));
   const vkf_hf_config *c = &m->f.config;
   int64_t batch = o.batch, n = o.seq_len, cap = o.capacity, layers = c->num_hidden_layers;
+  /* Ragged rows run through the embeddings, projections and MLPs as one sequence of token_rows
+   * tokens (a GEMM of that many rows, not that many GEMVs); only the cache writes and the attention see them
+   * as rows of their own (ragged_attend, write_cache). */
+  int64_t token_rows = batch;
+  if (o.cache_batch) n = token_rows, batch = 1;
   int cached = o.mode != VKF_DECODER_FULL, decode = o.mode == VKF_DECODER_DECODE;
   int efficient = cached && !vkf_hf_attn_uses_kv(m->f.config.attention.kind);
   vkf_dtype dt = o.dtype;
@@ -426,6 +474,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   vkf_arch_weights aw = {m->f.ck, &m->f.owned, m->prefix, dt, m->f.quantize};
 
   int64_t bn[2] = {batch, n}, b1[1] = {batch};
+  int64_t logit_rows = o.logit_rows ? o.logit_rows : token_rows, l1[1] = {logit_rows};
   vkf_value ids = vkf_graph_input(g, "input_ids", VKF_I32, 2, bn);
   vkf_block_io io = {0};
   cache_user *cu = NULL;
@@ -439,7 +488,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
      * cache would be (cache_k; no cache_v, cache_start or kv_len), and the keep mask of the
      * right-padded prompt rows (padding leaves the state as it is). */
     out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
-    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, l1);
     out->attention_mask = vkf_graph_input(g, "attention_mask", VKF_I32, 2, bn);
     io.keep = vkf_cast(g, "attention_mask.keep", out->attention_mask, VKF_F32);
     out->layers = layers;
@@ -456,12 +505,17 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
           vkf_graph_input(g, NAME(nm, "linear_state.%lld", (long long)l), VKF_F32, 4, ss);
   } else {
     out->positions = vkf_graph_input(g, "position_ids", VKF_I32, 2, bn);
-    out->cache_start = vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
-    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, b1);
-    if (decode) io.kv_len = out->kv_len = vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
+    /* ragged rows: [2, B], each row's cache row after the B positions and lengths */
+    int64_t b2[2] = {2, token_rows};
+    out->cache_start = o.cache_batch ? vkf_graph_input(g, "cache_start", VKF_I32, 2, b2)
+                                     : vkf_graph_input(g, "cache_start", VKF_I32, 1, b1);
+    out->last_index = vkf_graph_input(g, "last_index", VKF_I32, 1, l1);
+    if (decode)
+      io.kv_len = out->kv_len = o.cache_batch ? vkf_graph_input(g, "kv_len", VKF_I32, 2, b2)
+                                              : vkf_graph_input(g, "kv_len", VKF_I32, 1, b1);
     if (decode && c->attention.kind == VKF_HF_ATTN_LONG_SHORT)
       io.cache_start = out->cache_start; /* its own masks, from the positions */
-    else if (decode)
+    else if (decode && !o.cache_batch)
       io.bias = step_bias(m, g, out->cache_start, batch, n, cap);
     out->layers = layers;
     out->cache_k = calloc((size_t)layers, sizeof *out->cache_k);
@@ -472,13 +526,15 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
       vkf_decoder_graph_release(out);
       return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "%s: cache inputs", m->f.dir);
     }
-    int64_t cs[4] = {batch, c->num_key_value_heads, cap, c->head_dim};
+    int64_t cs[4] = {o.cache_batch ? o.cache_batch : batch, c->num_key_value_heads, cap,
+                     c->head_dim};
     for (int64_t l = 0; l < layers; l++) {
       out->cache_k[l] = vkf_graph_input(g, NAME(nm, "past_key_values.%lld.key", (long long)l),
                                         o.cache_dtype, 4, cs);
       out->cache_v[l] = vkf_graph_input(g, NAME(nm, "past_key_values.%lld.value", (long long)l),
                                         o.cache_dtype, 4, cs);
-      cu[l] = (cache_user){out->cache_k[l], out->cache_v[l], out->cache_start, decode};
+      cu[l] = (cache_user){out->cache_k[l], out->cache_v[l], out->cache_start, decode,
+                           o.cache_batch != 0};
     }
     io.kv = write_cache;
   }
@@ -520,6 +576,11 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_block_config bc = block_config(m);
   bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
+  ragged_user rgu = {io.kv_len, bc.attn_scale ? bc.attn_scale : 1.0f / sqrtf((float)c->head_dim)};
+  if (o.cache_batch) {
+    io.attend = ragged_attend;
+    io.attend_user = &rgu;
+  }
   if (!vkf_hf_attn_is_softmax(c->attention.kind)) {
     /* The efficient kinds read neither the bias nor kv_len: causality is the op's, padding the
      * keep mask's. */
@@ -560,7 +621,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   };
   if (cached) {
     /* Only the rows whose logits are wanted go through the final norm and the head. */
-    int64_t flat[2] = {batch * n, c->hidden_size}, one[3] = {batch, 1, c->hidden_size};
+    int64_t flat[2] = {batch * n, c->hidden_size}, one[3] = {logit_rows, 1, c->hidden_size};
     x = vkf_reshape(g, "last_rows.flat", x, 2, flat);
     x = vkf_reshape(g, "last_rows", vkf_gather(g, "last_rows.gather", x, out->last_index), 3, one);
   }

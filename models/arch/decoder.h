@@ -55,6 +55,16 @@ typedef struct vkf_decoder_build_options {
   vkf_decoder_mode mode;
   int64_t capacity;      /* PREFILL, DECODE: cache positions C (<= vkf_decoder_max_positions) */
   vkf_dtype cache_dtype; /* of the cache: VKF_F32 (default) or VKF_F16 */
+  /* DECODE, seq_len 1, softmax attention without a sliding window: ragged rows. > 0: the cache
+   * has this many rows (sequences) and each of the B rows (tokens) names its own: cache_start
+   * and kv_len are i32 [2, B], row 0 as usual (the token's position; its sequence's rows
+   * attended, the token's own included), row 1 the token's cache row. Rows of one sequence in
+   * one run see each other through the cache (every write precedes every attention read), so a
+   * prompt chunk runs as consecutive rows beside other sequences' single tokens. input_ids and
+   * position_ids are then [1, B]: the embeddings, projections and MLPs run the B tokens as one
+   * sequence (GEMMs of B rows); only the cache writes and the attention see B rows of one token. */
+  int64_t cache_batch;
+  int64_t logit_rows; /* PREFILL, DECODE: rows of last_index and logits (0: B) */
 } vkf_decoder_build_options;
 
 /* The graph of one build (absent values are VKF_NO_VALUE). */
@@ -66,10 +76,12 @@ typedef struct vkf_decoder_graph {
                                attention does, also in rows whose every key is masked; also
                                PREFILL, DECODE with a vkf_attention kind: 0 at padded tokens */
   vkf_value positions;      /* PREFILL, DECODE: input, i32 [B, N], each < capacity */
-  vkf_value cache_start;    /* PREFILL, DECODE: input, i32 [B]: the cache row of token 0 */
-  vkf_value kv_len;         /* DECODE: input, i32 [B]: cache rows attended (cache_start + N) */
-  vkf_value last_index;     /* PREFILL, DECODE: input, i32 [B]: b·N + the position whose logits
-                               row b gets */
+  vkf_value cache_start;    /* PREFILL, DECODE: input, i32 [B]: the cache row of token 0
+                               (cache_batch: [2, B], see there) */
+  vkf_value kv_len;         /* DECODE: input, i32 [B]: cache rows attended (cache_start + N)
+                               (cache_batch: [2, B]) */
+  vkf_value last_index;     /* PREFILL, DECODE: input, i32 [L] (L = logit_rows or B): b·N + the
+                               position whose logits row b gets */
   vkf_value *cache_k, *cache_v; /* PREFILL, DECODE: per layer, inputs [B, Hkv, C, Dh]. With a
                                    vkf_attention kind (linear family) cache_k is the layer's state
                                    f32 [B, H, F, Dh + 1] and cache_v, cache_start, kv_len are

@@ -4,7 +4,9 @@
  * do: a decode step (T = 1) and three rows a batch, grouped-query heads, f32 and f16 caches,
  * starts at 0, in the middle, past the end (skipped) and before 0 (skipped). The plan must be one
  * dispatch where the rule applies, and the separate kernels where k's rotation has another
- * reader (still right). */
+ * reader (still right). Ragged rows (start and kv_len [2, B]: each row's cache batch after its
+ * position): B = 3 token rows into a cache of 2 sequences, two rows in one sequence, then an
+ * attention over the written caches that reads each row's own sequence, fused and not. */
 #include <string.h>
 
 #include "tests/op_case.h"
@@ -19,7 +21,14 @@ typedef struct rcase {
   int64_t t, hq, hkv;
   vkf_dtype cache;
   int k_read_twice; /* k's rotation is also a graph output: the rule must not apply */
+  int ragged;       /* ragged rows into a cache of CB sequences, then attention over them */
 } rcase;
+
+enum { CB = 2 };
+/* ragged: rows 0 and 2 to sequence 1 at positions 4 and 5, row 1 to sequence 0 at 11 */
+static const int32_t k_ragged_starts[2 * B] = {4, 11, 5, 1, 0, 1};
+static const int32_t k_ragged_lens[2 * B] = {5, 12, 6, 1, 0, 1};
+static const op_tol ATT_TOL = {2e-5, 1e-4};
 
 static int dispatches_of(const vkf_graph *g, const vkf_device_caps *caps, const char *shader) {
   char *text = op_plan_text(g, caps);
@@ -31,19 +40,22 @@ static int dispatches_of(const vkf_graph *g, const vkf_device_caps *caps, const 
 
 static void run_case(gpu_test *t, const rcase *r) {
   char label[96];
-  snprintf(label, sizeof label, "t%lld hq%lld hkv%lld %s cache%s", (long long)r->t,
+  snprintf(label, sizeof label, "t%lld hq%lld hkv%lld %s cache%s%s", (long long)r->t,
            (long long)r->hq, (long long)r->hkv, vkf_dtype_name(r->cache),
-           r->k_read_twice ? ", k rotation read twice" : "");
+           r->k_read_twice ? ", k rotation read twice" : "", r->ragged ? ", ragged" : "");
   op_case c = op_case_begin("rotary_kv");
   int64_t heads = r->hq + 2 * r->hkv;
   int64_t qkv_shape[4] = {B, r->t, heads, D}, cs_shape[2] = {r->t, D}, ss[1] = {B};
-  int64_t cache_shape[4] = {B, r->hkv, C, D};
+  int64_t cache_shape[4] = {r->ragged ? CB : B, r->hkv, C, D}, s2[2] = {2, B};
   vkf_value qkv = op_case_input(&c, "qkv", VKF_F32, 4, qkv_shape, -2.0f, 2.0f);
   vkf_value cs = op_case_input(&c, "cos", VKF_F32, 2, cs_shape, -1.0f, 1.0f);
   vkf_value sn = op_case_input(&c, "sin", VKF_F32, 2, cs_shape, -1.0f, 1.0f);
   vkf_value kc = op_case_input(&c, "k_cache", r->cache, 4, cache_shape, -3.0f, 3.0f);
   vkf_value vc = op_case_input(&c, "v_cache", r->cache, 4, cache_shape, -3.0f, 3.0f);
-  vkf_value start = op_case_input_i32(&c, "start", 1, ss, k_starts, B);
+  vkf_value start = r->ragged ? op_case_input_i32(&c, "start", 2, s2, k_ragged_starts, 2 * B)
+                              : op_case_input_i32(&c, "start", 1, ss, k_starts, B);
+  vkf_value lens = r->ragged ? op_case_input_i32(&c, "kv_len", 2, s2, k_ragged_lens, 2 * B)
+                             : VKF_NO_VALUE;
   static const uint32_t to_bhtd[4] = {0, 2, 1, 3};
   vkf_graph *g = c.g;
   vkf_value q = vkf_permute(g, "q", vkf_slice(g, "q.s", qkv, 2, 0, r->hq), to_bhtd);
@@ -57,6 +69,10 @@ static void run_case(gpu_test *t, const rcase *r) {
   vkf_graph_output(g, kw, NULL);
   vkf_graph_output(g, vw, NULL);
   if (r->k_read_twice) vkf_graph_output(g, kr, NULL);
+  if (r->ragged) { /* each row attends to its own sequence's first kv_len[0][b] positions */
+    vkf_attention_options ao = {.kv_len = lens};
+    vkf_graph_output(g, vkf_attention(g, "attention", qr, kw, vw, &ao), NULL);
+  }
   CHECK_OK(vkf_graph_status(g));
   if (r->cache == VKF_F16 && !vkf_device_caps_get(t->device)->storage_16bit) {
     for (size_t i = 0; i < c.n; i++) free(c.data[i]);
@@ -69,7 +85,7 @@ static void run_case(gpu_test *t, const rcase *r) {
   int alone = dispatches_of(g, caps, " rotary.comp") + dispatches_of(g, caps, "kv_write.comp");
   CHECK_MSG(r->k_read_twice ? fused == 0 && alone == 4 : fused == 1 && alone == 0,
             "%s: %d rotary_kv and %d separate dispatches", label, fused, alone);
-  op_check(t, g, c.in, c.n, TOL, label);
+  op_check(t, g, c.in, c.n, r->ragged ? ATT_TOL : TOL, label);
   for (size_t i = 0; i < c.n; i++) free(c.data[i]);
   vkf_graph_destroy(g);
 }
@@ -80,5 +96,8 @@ int main(void) {
   run_case(&t, &(rcase){.t = 3, .hq = 4, .hkv = 4, .cache = VKF_F32});
   run_case(&t, &(rcase){.t = 1, .hq = 3, .hkv = 1, .cache = VKF_F16});
   run_case(&t, &(rcase){.t = 2, .hq = 2, .hkv = 1, .cache = VKF_F32, .k_read_twice = 1});
+  run_case(&t, &(rcase){.t = 1, .hq = 6, .hkv = 2, .cache = VKF_F32, .ragged = 1});
+  run_case(&t, &(rcase){.t = 1, .hq = 4, .hkv = 2, .cache = VKF_F32, .ragged = 1,
+                        .k_read_twice = 1});
   return gpu_test_finish(&t);
 }

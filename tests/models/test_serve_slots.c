@@ -1,0 +1,178 @@
+/* runtime/serve_slots on tiny decoders (llama_tiny: the fused rotary + cache write; gpt2_tiny:
+ * learned positions and kv_write): greedy sequences run together in ragged steps, decoding rows
+ * beside other slots' prompt chunks, give the tokens each gives alone on a plain incremental
+ * engine (extend the prompt, then one step a token), and a step computes the rows its tokens take
+ * (a plan of the next power of two), not a chunk for every slot. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/instance.h"
+#include "models/registry/model.h"
+#include "runtime/generate_engine.h"
+#include "runtime/serve_slots.h"
+#include "tests/test_util.h"
+
+enum { NEW = 8, SLOTS = 4, CTX = 40, CHUNK = 16, MAX_PROMPT = 32 };
+
+typedef struct rec {
+  int32_t ids[64];
+  int count, done;
+} rec;
+
+static void on_logprob(void *user, const vkf_slot_logprob *lp) {
+  rec *r = user;
+  if (r->count < 64) r->ids[r->count++] = lp->token;
+}
+static int on_text(void *user, const char *t, size_t n) {
+  (void)user, (void)t, (void)n;
+  return 0;
+}
+static void on_done(void *user, vkf_slot_finish f, int64_t p, int64_t c, vkf_status e) {
+  rec *r = user;
+  (void)p, (void)c;
+  CHECK_MSG(f == VKF_SLOT_LENGTH, "finished %d: %s", (int)f, e ? vkf_status_message(e) : "");
+  r->done = 1;
+}
+
+static int64_t argmax(const float *x, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; i++)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+/* The greedy tokens of `prompt` alone: one incremental engine row, no ragged plans. */
+static void alone(vkf_device *dev, vkf_decoder_model *m, int64_t vocab, const int32_t *prompt,
+                  int64_t len, int32_t *out) {
+  vkf_gen_engine_options o = {.batch = 1, .prompt_len = 1, .capacity = CTX + CHUNK,
+                              .dtype = VKF_F32, .cache_dtype = VKF_F32, .chunk = CHUNK,
+                              .incremental = 1};
+  vkf_gen_engine *e = NULL;
+  vkf_status s = vkf_gen_engine_create(dev, m, &o, &e);
+  CHECK_MSG(!s, "engine: %s", vkf_status_message(s));
+  if (s) return;
+  const float *logits = NULL;
+  s = vkf_gen_engine_extend(e, prompt, len, 0, &logits);
+  for (int64_t t = 0; !s && t < NEW; t++) {
+    out[t] = (int32_t)argmax(logits, vocab);
+    int64_t pos = len + t;
+    if (t + 1 < NEW) s = vkf_gen_engine_step(e, &out[t], &pos, &logits);
+  }
+  CHECK_MSG(!s, "alone: %s", vkf_status_message(s));
+  vkf_status_free(s);
+  vkf_gen_engine_destroy(e);
+}
+
+static void submit(vkf_slots *sl, const int32_t *prompt, int64_t len, rec *r) {
+  vkf_slot_request q = {.prompt = prompt, .prompt_len = (size_t)len, .max_new = NEW,
+                        .logprobs = 1, .on_logprob = on_logprob, .on_text = on_text,
+                        .on_done = on_done, .user = r};
+  vkf_status s = vkf_slots_submit(sl, &q);
+  CHECK_MSG(!s, "submit: %s", vkf_status_message(s));
+  vkf_status_free(s);
+}
+
+/* One step; *tokens and *rows: what it ran and computed. */
+static void step(vkf_slots *sl, int64_t *tokens, int64_t *rows) {
+  int64_t t0, r0, t1, r1;
+  int busy = 0;
+  vkf_slots_rows(sl, &t0, &r0);
+  vkf_status s = vkf_slots_step(sl, &busy);
+  CHECK_MSG(!s, "step: %s", vkf_status_message(s));
+  vkf_status_free(s);
+  vkf_slots_rows(sl, &t1, &r1);
+  *tokens = t1 - t0;
+  *rows = r1 - r0;
+}
+
+static void run_model(vkf_device *dev, const char *dir) {
+  fprintf(stderr, "%s\n", dir);
+  vkf_model *model = NULL;
+  vkf_text_tokenizer *tok = NULL;
+  vkf_status s = vkf_model_open(dir, &model);
+  vkf_model_generate gf;
+  if (!s) s = vkf_model_generate_facet(model, &gf);
+  /* the text is not checked: any byte-level tokenizer decodes the tiny vocabularies' ids */
+  if (!s) s = vkf_text_tokenizer_load("tests/models/data/gpt2", &tok);
+  CHECK_MSG(!s, "%s: %s", dir, vkf_status_message(s));
+  if (s) {
+    vkf_status_free(s);
+    vkf_model_close(model);
+    return;
+  }
+  vkf_decoder_model *m = gf.engine_model;
+  int64_t vocab = gf.vocab;
+  /* four prompts: two short ones that decode while a 13-token and a 30-token one (two chunks)
+   * join */
+  static const int64_t lens[4] = {3, 5, 13, 30};
+  int32_t prompts[4][MAX_PROMPT], want[4][NEW];
+  for (int p = 0; p < 4; p++) {
+    for (int64_t t = 0; t < lens[p]; t++) prompts[p][t] = (int32_t)((p * 37 + t * 11 + 5) % vocab);
+    alone(dev, m, vocab, prompts[p], lens[p], want[p]);
+  }
+  vkf_slots_options so = {.slots = SLOTS, .ctx = CTX, .chunk = CHUNK, .dtype = VKF_F32};
+  vkf_slots *sl = NULL;
+  s = vkf_slots_create(dev, m, tok, &so, &sl);
+  CHECK_MSG(!s, "slots: %s", vkf_status_message(s));
+  if (!s) {
+    rec r[4] = {0};
+    int64_t tokens, rows;
+    submit(sl, prompts[0], lens[0], &r[0]);
+    submit(sl, prompts[1], lens[1], &r[1]);
+    step(sl, &tokens, &rows); /* both prompts: 8 tokens, a plan of 8 rows */
+    CHECK_MSG(tokens == 8 && rows == 8, "two prompts: %lld tokens, %lld rows", (long long)tokens,
+              (long long)rows);
+    step(sl, &tokens, &rows); /* two decoding rows */
+    CHECK_MSG(tokens == 2 && rows == 2, "two tokens: %lld tokens, %lld rows", (long long)tokens,
+              (long long)rows);
+    submit(sl, prompts[2], lens[2], &r[2]);
+    /* 2 decoding + 6 of the 13 prompt tokens: the largest plan within the 16-token budget, 8 rows,
+     * not 4 x 16 */
+    step(sl, &tokens, &rows);
+    CHECK_MSG(tokens == 8 && rows == 8, "a prompt beside two decoders: %lld tokens, %lld rows",
+              (long long)tokens, (long long)rows);
+    submit(sl, prompts[3], lens[3], &r[3]);
+    /* 2 decoding + the 7 left of the 13 + 7 of the 30: 16 rows */
+    step(sl, &tokens, &rows);
+    CHECK_MSG(tokens == 16 && rows == 16, "two prompts beside two decoders: %lld tokens, "
+              "%lld rows", (long long)tokens, (long long)rows);
+    for (int i = 0; i < 64 && (vkf_slots_busy(sl) || vkf_slots_queued(sl)); i++) {
+      step(sl, &tokens, &rows);
+      CHECK_MSG(rows >= tokens && rows < 2 * tokens, "%lld tokens, %lld rows", (long long)tokens,
+                (long long)rows);
+    }
+    for (int p = 0; p < 4; p++) {
+      CHECK_MSG(r[p].done && r[p].count == NEW, "%s prompt %d: done %d, %d tokens", dir, p,
+                r[p].done, r[p].count);
+      for (int t = 0; t < NEW && t < r[p].count; t++)
+        CHECK_MSG(r[p].ids[t] == want[p][t], "%s prompt %d token %d: %d batched, %d alone", dir,
+                  p, t, r[p].ids[t], want[p][t]);
+    }
+  }
+  vkf_status_free(s);
+  vkf_slots_destroy(sl);
+  vkf_text_tokenizer_destroy(tok);
+  vkf_model_close(model);
+}
+
+int main(void) {
+  vkf_instance_options io = {.validate = 1};
+  vkf_instance *inst = NULL;
+  vkf_device *dev = NULL;
+  uint32_t index = 0;
+  vkf_status s = vkf_instance_create(&io, &inst);
+  if (!s) s = vkf_instance_choose_device(inst, NULL, &index);
+  if (!s) s = vkf_device_create(inst, index, &dev);
+  if (s) {
+    fprintf(stderr, "no device: %s\n", vkf_status_message(s));
+    return 1;
+  }
+  run_model(dev, "tests/models/data/llama_tiny");
+  run_model(dev, "tests/models/data/gpt2_tiny");
+  vkf_device_destroy(dev);
+  uint32_t messages = vkf_instance_validation_message_count(inst);
+  CHECK_MSG(messages == 0, "%u validation messages", messages);
+  vkf_instance_destroy(inst);
+  return test_report();
+}
