@@ -206,7 +206,8 @@ vkf_status vkf_slots_submit(vkf_slots *s, const vkf_slot_request *r) {
   vkf_status st = j->prompt ? VKF_OK : vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "request");
   if (!st) memcpy(j->prompt, r->prompt, r->prompt_len * sizeof *j->prompt);
   j->r.prompt = j->prompt;
-  memcpy(j->end_ids, r->end_ids, r->end_id_count * sizeof *j->end_ids);
+  if (r->end_id_count) /* end_ids may be NULL when there are none */
+    memcpy(j->end_ids, r->end_ids, r->end_id_count * sizeof *j->end_ids);
   j->r.end_ids = j->end_ids;
   for (size_t i = 0; !st && i < r->stop_count; i++) {
     size_t len = r->stops[i] ? strlen(r->stops[i]) : 0;
