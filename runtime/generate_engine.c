@@ -37,6 +37,7 @@ struct vkf_gen_engine {
   vkf_runner *rag[64];
   int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
   int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
+  int64_t rows_run; /* vkf_gen_engine_rows_run */
   int32_t *scratch; /* [batch · prompt_len]: positions and the other i32 inputs */
   float *logits;    /* [batch, vocab] */
 };
@@ -351,6 +352,7 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
   free(lens);
   free(bases);
   if (!st) *out_logits = e->logits;
+  if (!st) e->rows_run = m < n ? sb * m : b * n;
   return st;
 }
 
@@ -395,6 +397,7 @@ static vkf_status run_step(vkf_gen_engine *e, int64_t rows, const int32_t *token
   *out_g = g;
   *out_runner = runner;
   *out_b = b;
+  e->rows_run = b;
   return VKF_OK;
 }
 
@@ -431,6 +434,10 @@ vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *e, int64_t rows, const int32_
   return VKF_OK;
 }
 
+int64_t vkf_gen_engine_rows_run(const vkf_gen_engine *e) {
+  return e->rows_run;
+}
+
 int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *e) {
   return e->rag_count ? e->rag_b[e->rag_count - 1] : 0;
 }
@@ -438,7 +445,7 @@ int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *e) {
 vkf_status vkf_gen_engine_ragged(vkf_gen_engine *e, int64_t rows, const int32_t *ids,
                                  const int64_t *seqs, const int64_t *positions,
                                  int64_t logit_count, const int64_t *logit_rows,
-                                 const float **out_logits, int64_t *out_plan_rows) {
+                                 const float **out_logits) {
   int64_t cap = e->o.capacity, nb = e->o.batch;
   int i = 0;
   while (i < e->rag_count && (e->rag_b[i] < rows || e->rag_l[i] < logit_count)) i++;
@@ -487,7 +494,7 @@ vkf_status vkf_gen_engine_ragged(vkf_gen_engine *e, int64_t rows, const int32_t 
     st = vkf_runner_get(runner, g->logits, e->logits, (size_t)(lr * e->vocab) * sizeof *e->logits);
   if (st) return st;
   *out_logits = e->logits;
-  if (out_plan_rows) *out_plan_rows = b;
+  e->rows_run = b;
   return VKF_OK;
 }
 

@@ -85,13 +85,15 @@ vkf_status vkf_gen_engine_step_ids(vkf_gen_engine *engine, int64_t rows, const i
  * tokens of one sequence's prompt chunk must come as earlier rows of the same run (every row's
  * cache write precedes every row's attention). One run of the smallest ragged plan holding `rows`
  * and then of the fewest logit rows (1, 4, 16 ... or min(its rows, batch)) holding logit_count
- * (*out_plan_rows: its rows; the padding rows write cache row 0's last position, which callers
- * keep free). *out_logits: [logit_count, vocab], the logits of rows logit_rows[0 .. logit_count)
+ * (the padding rows write cache row 0's last position, which callers keep free). *out_logits: [logit_count, vocab], the logits of rows logit_rows[0 .. logit_count)
  * (logit_count <= min(rows, batch)). */
 vkf_status vkf_gen_engine_ragged(vkf_gen_engine *engine, int64_t rows, const int32_t *ids,
                                  const int64_t *seqs, const int64_t *positions,
                                  int64_t logit_count, const int64_t *logit_rows,
-                                 const float **out_logits, int64_t *out_plan_rows);
+                                 const float **out_logits);
+/* The token rows the last successful step, extend or ragged run computed: its plan's rows
+ * (batch x chunk for a prefill chunk), padding included. */
+int64_t vkf_gen_engine_rows_run(const vkf_gen_engine *engine);
 /* The most rows a vkf_gen_engine_ragged run takes (0: the engine has no ragged plans). */
 int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *engine);
 

@@ -526,12 +526,11 @@ static vkf_status step_ragged(vkf_slots *s, int *out_busy) {
     }
   }
   const float *logits = NULL;
-  int64_t planned = 0;
   vkf_status st = vkf_gen_engine_ragged(s->engine, rows, s->r_ids, s->r_seqs, s->r_pos, logits_n,
-                                        s->r_logit, &logits, &planned);
+                                        s->r_logit, &logits);
   if (st) return fail_all(s, st);
   s->tokens_total += rows;
-  s->rows_total += planned;
+  s->rows_total += vkf_gen_engine_rows_run(s->engine);
   for (int64_t i = 0; i < n; i++) {
     slot *sl = &s->slots[i];
     if (!sl->job || !sl->count) continue;
@@ -602,18 +601,7 @@ vkf_status vkf_slots_step(vkf_slots *s, int *out_busy) {
   int64_t tokens = 0;
   for (int64_t i = 0; i < n; i++) tokens += s->counts[i];
   s->tokens_total += tokens;
-  { /* the rows the rectangular plans computed: the small plan's or the chunk's for the busy rows
-       (rounded up to a row plan), or the decode plan's */
-    int64_t used = 0, most = 0;
-    for (int64_t i = 0; i < n; i++) {
-      if (s->counts[i]) used = i + 1;
-      if (s->counts[i] > most) most = s->counts[i];
-    }
-    int64_t b = 1;
-    while (b < used) b *= 2;
-    if (b > n) b = n;
-    s->rows_total += !prefill ? b : s->small && most <= s->small ? b * s->small : n * c;
-  }
+  s->rows_total += vkf_gen_engine_rows_run(s->engine);
   for (int64_t i = 0; i < n; i++) {
     slot *sl = &s->slots[i];
     if (!sl->job || !sl->count) continue;
