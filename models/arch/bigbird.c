@@ -273,7 +273,8 @@ static vkf_value with_block0_copies(vkf_graph *g, const char *name, vkf_value x,
 }
 
 static vkf_value sparse_attend(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
-                               vkf_value v, void *user) {
+                               vkf_value v, const vkf_attention_options *ao, void *user) {
+  (void)ao; /* its own scale, block mask and padding (sparse_io) */
   sparse_io *io = user;
   const vkf_hf_config *c = &io->m->f.config;
   char nm[VKF_ARCH_NAME_MAX + 32];

@@ -3,7 +3,6 @@
  * (learned positions or rotary tables, how padding combines with the causal mask). */
 #include "models/arch/decoder.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,20 +301,15 @@ static vkf_value swap_rows(vkf_graph *g, const char *name, vkf_value x) {
   return vkf_permute(g, name, x, perm);
 }
 
-typedef struct ragged_user {
-  vkf_value kv_len; /* [2, R] */
-  float scale;
-} ragged_user;
-
 /* Ragged rows' attention: q [1, H, R, Dh] as R one-token rows, each reading its own sequence's
- * cache rows (kv_len [2, R]); k and v are the caches [S, Hkv, C, Dh]. */
+ * cache rows (the block's kv_len, [2, R]); k and v are the caches [S, Hkv, C, Dh]. The block's
+ * options as they are: a ragged build has no bias, window or span (check_options). */
 static vkf_value ragged_attend(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
-                               vkf_value v, void *user) {
-  const ragged_user *u = user;
+                               vkf_value v, const vkf_attention_options *ao, void *user) {
+  (void)user;
   char nm[DEC_NAME_MAX + 16];
-  vkf_attention_options ao = {.scale = u->scale, .kv_len = u->kv_len};
   vkf_value qr = swap_rows(g, (snprintf(nm, sizeof nm, "%s.q_rows", name), nm), q);
-  vkf_value a = vkf_attention(g, (snprintf(nm, sizeof nm, "%s.rows", name), nm), qr, k, v, &ao);
+  vkf_value a = vkf_attention(g, (snprintf(nm, sizeof nm, "%s.rows", name), nm), qr, k, v, ao);
   return swap_rows(g, name, a);
 }
 
@@ -576,11 +570,7 @@ vkf_status vkf_decoder_build(vkf_decoder_model *m, const vkf_decoder_build_optio
   }
   vkf_block_config bc = block_config(m);
   bc.causal = o.mode == VKF_DECODER_PREFILL; /* FULL: in the bias; DECODE: kv_len */
-  ragged_user rgu = {io.kv_len, bc.attn_scale ? bc.attn_scale : 1.0f / sqrtf((float)c->head_dim)};
-  if (o.cache_batch) {
-    io.attend = ragged_attend;
-    io.attend_user = &rgu;
-  }
+  if (o.cache_batch) io.attend = ragged_attend;
   if (!vkf_hf_attn_is_softmax(c->attention.kind)) {
     /* The efficient kinds read neither the bias nor kv_len: causality is the op's, padding the
      * keep mask's. */

@@ -127,7 +127,8 @@ typedef struct nystrom_io {
 } nystrom_io;
 
 static vkf_value nystrom_attend(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
-                                vkf_value v, void *user) {
+                                vkf_value v, const vkf_attention_options *ao, void *user) {
+  (void)ao; /* its own scale and padding (nystrom_io) */
   const nystrom_io *io = user;
   return vkf_nystrom_attention(g, &io->w, name, q, k, v, &io->o);
 }

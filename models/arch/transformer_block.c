@@ -379,7 +379,7 @@ vkf_value vkf_block_attention(vkf_graph *g, const char *np, const vkf_block_name
   if (io && io->probs)
     a = unfused_attention(g, at, c, z, q, k, v, &ao, io->probs);
   else
-    a = self && io && io->attend ? io->attend(g, at, q, k, v, io->attend_user)
+    a = self && io && io->attend ? io->attend(g, at, q, k, v, &ao, io->attend_user)
                                  : vkf_attention(g, at, q, k, v, &ao); /* [B, H, N, Dh] */
   return merge_and_project(g, np, nm, at, w, a, act, merged, residual);
 }

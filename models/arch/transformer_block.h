@@ -116,10 +116,12 @@ typedef vkf_value (*vkf_block_rotate_fn)(vkf_graph *g, const char *name, vkf_val
 typedef void (*vkf_block_kv_fn)(vkf_graph *g, const char *name, vkf_value *k, vkf_value *v,
                                 void *user);
 
-/* Attention other than the fused dense one (block-sparse patterns): q [B, H, N, Dh], k and v
- * [B, Hkv, N, Dh] of self-attention -> [B, H, N, Dh], named `name`. */
+/* Attention other than the fused dense one (block-sparse patterns, ragged rows): q [B, H, N, Dh],
+ * k and v [B, Hkv, N, Dh] of self-attention -> [B, H, N, Dh], named `name`; `ao`: the options
+ * the dense attention would have had (scale, kv_len, bias, causal, window), for the hook to
+ * take what it applies. */
 typedef vkf_value (*vkf_block_attend_fn)(vkf_graph *g, const char *name, vkf_value q, vkf_value k,
-                                         vkf_value v, void *user);
+                                         vkf_value v, const vkf_attention_options *ao, void *user);
 
 /* Run-time tensors a block reads besides its input. */
 typedef struct vkf_block_io {
@@ -129,8 +131,8 @@ typedef struct vkf_block_io {
   void *rotate_user;
   vkf_block_kv_fn kv; /* optional, self-attention only */
   void *kv_user;
-  vkf_block_attend_fn attend; /* optional, self-attention only: replaces vkf_attention (kv_len,
-                                 bias and the config's causal / window are then not applied) */
+  vkf_block_attend_fn attend; /* optional, self-attention only: replaces vkf_attention (it gets
+                                 the options and applies what it supports) */
   void *attend_user;
   /* Cross attention against a cache: the memory's K and V [B, Hkv, M, Dh] computed once per
    * source (vkf_block_cross_kv) and read from device buffers; only q is projected. */
