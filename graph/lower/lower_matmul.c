@@ -261,7 +261,7 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
   if (caps->kind == VKF_DEVICE_KIND_CPU && shape->b_quant) {
     vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8,
                           .qcpu_rows = shape->m <= 1 ? 1 : shape->m <= 2 ? 2 : 4,
-                          .qcpu_cols = shape->m <= 2 && shape->b_quant_fmt != 0 ? 2 : 1};
+                          .qcpu_cols = shape->m <= 2 && shape->b_dtype != VKF_Q8_0 ? 2 : 1};
     uint32_t limit = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;
     if (shape->m <= 2 && vkf_div_up(shape->n, 8) > limit) q.qcpu_cols = 2; /* within the grid */
     q.texel = caps->texel_rgba32f || caps->texel_r32ui;
@@ -825,7 +825,7 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
   shape.b_along_k = node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_along_n = !node->attrs->matmul.transpose_b && b->strides[b->rank - 1] == 1;
   shape.b_quant = vkf_dtype_is_quant(b->dtype);
-  if (shape.b_quant) shape.b_quant_fmt = (int)(b->dtype - VKF_Q8_0);
+  shape.b_dtype = b->dtype;
   const vkf_plan_tensor *bias = &node->inputs[VKF_IN_MATMUL_BIAS];
   const vkf_plan_tensor *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
   int has_bias = node->input_count > VKF_IN_MATMUL_BIAS && vkf_plan_tensor_present(bias);

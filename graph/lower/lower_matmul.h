@@ -46,7 +46,7 @@ typedef struct vkf_gemm_shape {
   int b_along_k; /* B is stored contiguous along k ([N, K]: nn.Linear weights, transpose_b) */
   int b_along_n; /* B is stored contiguous along n ([K, N]: GPT-2's Conv1D weights) */
   int b_quant;   /* B is ggml blocks (always [N, K]) */
-  int b_quant_fmt; /* with b_quant: its vkf_quant_format (0 Q8_0 .. 7 Q6_K) */
+  vkf_dtype b_dtype; /* B's element type where known (the CPU quantised kernel's columns a lane) */
   int coopmat_ok; /* A, the output, bias and residual are f16, B f16 or quantised: what the
                      cooperative-matrix kernels take */
 } vkf_gemm_shape;

@@ -96,7 +96,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
   node.output = matrix(bc, dt, m, n);
   vkf_gemm_shape shape = {.m = m, .n = n, .k = k, .batches = 1, .b_along_k = transpose_b,
                           .b_along_n = !transpose_b, .b_quant = a->weights != 0,
-                          .b_quant_fmt = a->weights ? (int)(a->weights - VKF_Q8_0) : 0};
+                          .b_dtype = bt};
   shape.coopmat_ok = a->f16; /* f16 A and C, B f16 or blocks */
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   /* "coopmat" (the tile left 0): the cooperative-matrix tiles the chooser takes for this shape */
