@@ -140,10 +140,9 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
     if (!s && small) s = vkf_decoder_build(model, &so, &e->small_row_g[i]);
     if (!s && small) s = make_runner(device, e, &e->small_row_g[i], e->prefill, &e->small_row[i]);
   }
-  /* Ragged plans: none when the model cannot take them (vkf_decoder_build says UNSUPPORTED) */
-  int unsupported = 0;
-  for (int64_t rows = 1; !s && !unsupported && e->o.ragged_rows > 0 && e->o.incremental &&
-                         !e->linear_state;
+  /* Ragged plans: none when the model cannot take them */
+  for (int64_t rows = 1; !s && e->o.ragged_rows > 0 && e->o.incremental && !e->linear_state &&
+                         vkf_decoder_takes_ragged(model);
        rows = rows * 2 < e->o.ragged_rows ? rows * 2 : e->o.ragged_rows) {
     int64_t most = rows < e->o.batch ? rows : e->o.batch;
     for (int64_t lr = 1; !s && e->rag_count < 64; lr = lr * 4 < most ? lr * 4 : most) {
@@ -154,12 +153,6 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
       ro.logit_rows = lr;
       int i = e->rag_count;
       s = vkf_decoder_build(model, &ro, &e->rag_g[i]);
-      if (s && vkf_status_code_of(s) == VKF_STATUS_UNSUPPORTED && i == 0) {
-        vkf_status_free(s);
-        s = VKF_OK;
-        unsupported = 1;
-        break;
-      }
       e->rag_b[i] = rows;
       e->rag_l[i] = lr;
       if (!s) e->rag_count++;

@@ -115,9 +115,11 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
     if (!sl->cached || !sl->history) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "slots");
     if (!st) st = vkf_text_decoder_create(tok, 1, &sl->dec);
   }
-  /* ragged plans up to a full chunk, or every slot's token and a small piece of prompt */
+  /* ragged plans up to a full chunk, or every slot's token and a small piece of prompt; a model
+   * the ragged plans do not take gets rectangular ones, of the busy rows and a small chunk */
   int64_t most = n + (s->small ? s->small : chunk);
   if (most < chunk) most = chunk;
+  int ragged = vkf_decoder_takes_ragged(model);
   vkf_gen_engine_options eo = {.batch = n,
                                .prompt_len = 1,
                                .capacity = s->cap,
@@ -125,17 +127,11 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
                                .cache_dtype = options->dtype,
                                .chunk = chunk,
                                .incremental = 1,
-                               .ragged_rows = most};
+                               .ragged_rows = ragged ? most : 0,
+                               .row_plans = !ragged,
+                               .small_chunk = ragged ? 0 : s->small};
   if (!st) st = vkf_gen_engine_create(device, model, &eo, &s->engine);
-  if (!st && !(s->ragged = vkf_gen_engine_ragged_rows(s->engine))) {
-    /* the model takes no ragged plans: rectangular ones, of the busy rows and a small chunk */
-    vkf_gen_engine_destroy(s->engine);
-    s->engine = NULL;
-    eo.ragged_rows = 0;
-    eo.row_plans = 1;
-    eo.small_chunk = s->small;
-    st = vkf_gen_engine_create(device, model, &eo, &s->engine);
-  }
+  if (!st) s->ragged = vkf_gen_engine_ragged_rows(s->engine);
   if (!st && s->ragged) {
     s->r_ids = malloc((size_t)s->ragged * sizeof *s->r_ids);
     s->r_seqs = malloc((size_t)s->ragged * sizeof *s->r_seqs);

@@ -218,6 +218,12 @@ int vkf_decoder_has_lm_head(const vkf_decoder_model *m) {
   return m->lm_head != 0;
 }
 
+int vkf_decoder_takes_ragged(const vkf_decoder_model *m) {
+  vkf_hf_attn_kind k = m->f.config.attention.kind;
+  return vkf_hf_attn_uses_kv(k) && vkf_hf_attn_is_softmax(k) && k != VKF_HF_ATTN_LONG_SHORT &&
+         k != VKF_HF_ATTN_ADAPTIVE_SPAN && m->f.config.sliding_window <= 0;
+}
+
 /* ---- graph ---- */
 
 enum table_kind { TABLE_COS, TABLE_SIN, TABLE_CAUSAL, TABLE_POSITIONS };
@@ -425,12 +431,8 @@ static vkf_status check_options(const vkf_decoder_model *m, const vkf_decoder_bu
                            m->f.dir, (long long)o->batch, (long long)o->seq_len,
                            (long long)o->capacity, (long long)max, vkf_dtype_name(o->dtype),
                            vkf_dtype_name(o->cache_dtype));
-  if (o->cache_batch &&
-      (o->mode != VKF_DECODER_DECODE || o->seq_len != 1 || o->cache_batch < 0 ||
-       !vkf_hf_attn_uses_kv(m->f.config.attention.kind) ||
-       !vkf_hf_attn_is_softmax(m->f.config.attention.kind) ||
-       m->f.config.attention.kind == VKF_HF_ATTN_LONG_SHORT ||
-       m->f.config.attention.kind == VKF_HF_ATTN_ADAPTIVE_SPAN || m->f.config.sliding_window > 0))
+  if (o->cache_batch && (o->mode != VKF_DECODER_DECODE || o->seq_len != 1 || o->cache_batch < 0 ||
+                         !vkf_decoder_takes_ragged(m)))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "%s: ragged rows (a cache of %lld rows) need a one-token DECODE build of "
                            "softmax attention without a sliding window",

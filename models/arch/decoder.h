@@ -30,6 +30,9 @@ const char *vkf_decoder_architecture(const vkf_decoder_model *model);
 int64_t vkf_decoder_max_positions(const vkf_decoder_model *model);
 /* Whether logits can be computed (a language-model head, own or tied to the embeddings). */
 int vkf_decoder_has_lm_head(const vkf_decoder_model *model);
+/* Whether one-token DECODE builds take ragged rows (options.cache_batch): softmax attention over
+ * a KV cache without a sliding window, long-short or adaptive span. */
+int vkf_decoder_takes_ragged(const vkf_decoder_model *model);
 
 /* What a build computes. FULL is the forward pass of transformers (every position's logits, any
  * padding mask). PREFILL and DECODE run against a KV cache (host/kv_cache.h) bound as the graph's
