@@ -813,7 +813,68 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   return vkf_plan_add_dispatch(ctx->plan, &d);
 }
 
-vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+/* The row stride of t's batch dims and M read as one axis of rows (size-1 dims skipped), or 0
+ * when they are not one evenly strided run. `lead` dims of t are batch dims. */
+static int64_t folded_row_stride(const vkf_plan_tensor *t) {
+  int64_t stride = 0, span = 0; /* the run so far: its row stride, and its rows times that */
+  for (int32_t i = (int32_t)t->rank - 2; i >= 0; i--) {
+    if (t->shape[i] == 1) continue;
+    if (!stride) stride = t->strides[i];
+    else if (t->strides[i] != span) return 0;
+    span = t->shape[i] * t->strides[i];
+  }
+  return stride;
+}
+
+/* Batches of one weight matrix as rows of one GEMM: [..., M, K] x [K, N] (B with no batch of its
+ * own) is [batches * M, K] x [K, N] when A, C and the residual lay their batches out as further
+ * rows. The weights are then read once for all the rows instead of once a batch (a batched decode
+ * step or beam search is B GEMVs otherwise, each streaming the whole matrix). Returns 0 and
+ * leaves *out alone where the batches stay a grid axis. */
+static int fold_batches(const vkf_lower_ctx *ctx, const vkf_lower_node *node, uint64_t batches,
+                        vkf_lower_node *out) {
+  const vkf_plan_tensor *a = &node->inputs[VKF_IN_MATMUL_A], *b = &node->inputs[VKF_IN_MATMUL_B];
+  const vkf_plan_tensor *c = &node->output, *res = &node->inputs[VKF_IN_MATMUL_RESIDUAL];
+  int has_res = node->input_count > VKF_IN_MATMUL_RESIDUAL && vkf_plan_tensor_present(res);
+  if (batches <= 1 || a->rank != c->rank || (has_res && res->rank != c->rank)) return 0;
+  for (uint32_t i = 0; i + 2 < b->rank; i++)
+    if (b->shape[i] != 1) return 0; /* B has batches of its own */
+  for (uint32_t i = 0; i + 2 < c->rank; i++)
+    if (a->shape[i] != c->shape[i] || (has_res && res->shape[i] != c->shape[i])) return 0;
+  uint64_t rows = batches * (uint64_t)c->shape[c->rank - 2];
+  /* the prologues reread every row in each workgroup, so they keep their row bound (fuse_norm.c,
+   * fuse_glu.c); a grid axis of one row a workgroup must still fit */
+  uint32_t limit = ctx->caps->max_workgroup_count[1] ? ctx->caps->max_workgroup_count[1] : 65535;
+  if (((node->attrs->matmul.a_rmsnorm || node->attrs->matmul.a_glu) && rows > 8) || rows > limit)
+    return 0;
+  int64_t sa = folded_row_stride(a), sc = folded_row_stride(c);
+  int64_t sr = has_res ? folded_row_stride(res) : 1;
+  if (sa <= 0 || sc <= 0 || sr <= 0) return 0;
+  *out = *node;
+  vkf_plan_tensor *ta[3] = {&out->inputs[VKF_IN_MATMUL_A], &out->output,
+                            has_res ? &out->inputs[VKF_IN_MATMUL_RESIDUAL] : NULL};
+  int64_t st[3] = {sa, sc, sr};
+  for (int j = 0; j < 3; j++) {
+    vkf_plan_tensor *t = ta[j];
+    if (!t) continue;
+    int64_t cols = t->shape[t->rank - 1], col_stride = t->strides[t->rank - 1];
+    t->rank = 2;
+    t->shape[0] = (int64_t)rows, t->strides[0] = st[j];
+    t->shape[1] = cols, t->strides[1] = col_stride;
+  }
+  /* B keeps its two matrix dims */
+  vkf_plan_tensor *tb = &out->inputs[VKF_IN_MATMUL_B];
+  if (tb->rank > 2) {
+    uint32_t d = tb->rank - 2;
+    for (uint32_t i = 0; i < 2; i++)
+      tb->shape[i] = tb->shape[i + d], tb->strides[i] = tb->strides[i + d];
+    tb->rank = 2;
+  }
+  return 1;
+}
+
+/* The variant the chooser gives `node` on these caps. */
+static vkf_gemm_variant choose_for(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
   const vkf_plan_tensor *c = &node->output;
   vkf_gemm_shape shape = {
       .m = (uint64_t)c->shape[c->rank - 2],
@@ -834,6 +895,19 @@ vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node
       coopmat_operands_ok(node->inputs[VKF_IN_MATMUL_A].dtype, b->dtype, c->dtype,
                           has_bias ? bias->dtype : VKF_F16, has_res ? res->dtype : VKF_F16);
   for (uint32_t i = 0; i + 2 < c->rank; i++) shape.batches *= (uint64_t)c->shape[i];
-  vkf_gemm_variant v = vkf_gemm_choose(ctx->caps, &shape);
+  return vkf_gemm_choose(ctx->caps, &shape);
+}
+
+vkf_status vkf_lower_matmul(const vkf_lower_ctx *ctx, const vkf_lower_node *node) {
+  uint64_t batches = 1;
+  for (uint32_t i = 0; i + 2 < node->output.rank; i++) batches *= (uint64_t)node->output.shape[i];
+  vkf_lower_node folded;
+  if (fold_batches(ctx, node, batches, &folded)) {
+    /* folded where a kernel fits the rows (a device with narrow workgroups may have a GEMV for
+     * the batches' few rows and no tile for all of them) */
+    vkf_gemm_variant v = choose_for(ctx, &folded);
+    if (!variant_unfit(ctx->caps, &v)) return vkf_lower_matmul_variant(ctx, &folded, &v);
+  }
+  vkf_gemm_variant v = choose_for(ctx, node);
   return vkf_lower_matmul_variant(ctx, node, &v);
 }
