@@ -435,6 +435,14 @@ int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *e) {
   return e->rag_count ? e->rag_b[e->rag_count - 1] : 0;
 }
 
+int vkf_gen_engine_ragged_plans(const vkf_gen_engine *e) {
+  return e->rag_count;
+}
+
+vkf_runner *vkf_gen_engine_ragged_runner(const vkf_gen_engine *e, int i) {
+  return i >= 0 && i < e->rag_count ? e->rag[i] : NULL;
+}
+
 vkf_status vkf_gen_engine_ragged(vkf_gen_engine *e, int64_t rows, const int32_t *ids,
                                  const int64_t *seqs, const int64_t *positions,
                                  int64_t logit_count, const int64_t *logit_rows,

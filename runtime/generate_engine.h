@@ -97,6 +97,10 @@ int64_t vkf_gen_engine_rows_run(const vkf_gen_engine *engine);
 /* The most rows a vkf_gen_engine_ragged run takes (0: the engine has no ragged plans). */
 int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *engine);
 
+/* Ragged plan i (0 .. vkf_gen_engine_ragged_plans - 1, by rows, then logit rows)'s runner. */
+int vkf_gen_engine_ragged_plans(const vkf_gen_engine *engine);
+struct vkf_runner *vkf_gen_engine_ragged_runner(const vkf_gen_engine *engine, int i);
+
 /* The KV cache both plans bind (beam search reorders its rows between steps, kv_reorder.h). */
 struct vkf_kv_cache *vkf_gen_engine_cache(const vkf_gen_engine *engine);
 

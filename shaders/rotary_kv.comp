@@ -16,7 +16,9 @@
 //   cs_off, ss_off, cs_b, cs_t (cos / sin: offsets and strides along b and t),
 //   q_off, q_b, q_h, q_t, y_off, y_b, y_h, y_t, k_off, v_off, kv_b, kv_h, kv_t,
 //   kc_off, vc_off, c_b, c_h, c_pos (caches), start_off, capacity, ragged_b: 0, or (start
-//   [2, B], ragged rows) B: row b's cache batch is start[start_off + B + b] instead of b.
+//   [2, R], ragged rows) R: row r's cache batch is start[start_off + R + r] instead of r;
+//   rows_t: the cache writes' row r is t (their views swap b and t: R token rows of one
+//   sequence [1, H, R, D], each written as its own row [R, H, 1, D]), else b.
 // Specialization constants: 0 workgroup size (default 256).
 #extension GL_GOOGLE_include_directive : require
 #ifdef CACHE_F16
@@ -47,7 +49,7 @@ layout(push_constant) uniform Params {
   uint q_off, q_b, q_h, q_t, y_off, y_b, y_h, y_t;
   uint k_off, v_off, kv_b, kv_h, kv_t;
   uint kc_off, vc_off, c_b, c_h, c_pos;
-  uint start_off, capacity, ragged_b;
+  uint start_off, capacity, ragged_b, rows_t;
 } p;
 
 void main() {
@@ -55,11 +57,12 @@ void main() {
   for (uint i = gl_GlobalInvocationID.x; i < total; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
     uint lo = i % p.half_d, r = i / p.half_d, hi = lo + p.half_d;
     uint t = r % p.t_len, h = (r / p.t_len) % heads, b = r / (p.t_len * heads);
+    uint wr = p.rows_t != 0u ? t : b, wt = p.rows_t != 0u ? b : t; // the cache writes' row, token
     if (h >= p.hq + p.hkv) { // v: copied into its cache
       uint src = p.v_off + b * p.kv_b + (h - p.hq - p.hkv) * p.kv_h + t * p.kv_t;
-      int pos = start[p.start_off + b] + int(t);
+      int pos = start[p.start_off + wr] + int(wt);
       if (pos < 0 || pos >= int(p.capacity)) continue;
-      uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + b]) : b;
+      uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + wr]) : wr;
       uint dst = p.vc_off + cb * p.c_b + (h - p.hq - p.hkv) * p.c_h + uint(pos) * p.c_pos;
       STORE_CACHE(vc, dst + lo, x[src + lo]);
       STORE_CACHE(vc, dst + hi, x[src + hi]);
@@ -78,9 +81,9 @@ void main() {
       y[dst + lo] = y_lo;
       y[dst + hi] = y_hi;
     } else {
-      int pos = start[p.start_off + b] + int(t);
+      int pos = start[p.start_off + wr] + int(wt);
       if (pos < 0 || pos >= int(p.capacity)) continue;
-      uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + b]) : b;
+      uint cb = p.ragged_b != 0u ? uint(start[p.start_off + p.ragged_b + wr]) : wr;
       uint dst = p.kc_off + cb * p.c_b + (h - p.hq) * p.c_h + uint(pos) * p.c_pos;
       STORE_CACHE(kc, dst + lo, y_lo);
       STORE_CACHE(kc, dst + hi, y_hi);

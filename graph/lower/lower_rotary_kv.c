@@ -54,7 +54,23 @@ static int fits_range(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t) {
 typedef struct group {
   const vkf_node *nodes[4]; /* q rotary, k rotary, k cache write, v cache write */
   vkf_plan_tensor q, k, v, y, cs, sn, start, kc, vc;
+  /* the cache writes take k and v through [1, H, R, D] <-> [R, H, 1, D] views (ragged rows,
+   * models/arch/decoder.c's swap_rows): the kernel's t is then the writes' row */
+  int rows_swapped;
 } group;
+
+/* The node whose output is `v` when it is a live view swapping dims 0 and 2 of a rank-4 tensor,
+ * else NULL. */
+static const vkf_node *swap_view(const vkf_graph *g, vkf_value v) {
+  uint32_t at = vkf_graph_tensor(g, v)->producer;
+  if (at == VKF_NO_NODE) return NULL;
+  const vkf_node *n = vkf_graph_node(g, at);
+  const uint32_t *ax = n->attrs.permute.axes;
+  if (n->dead || n->op != VKF_OP_PERMUTE || vkf_graph_tensor(g, v)->rank != 4 || ax[0] != 2 ||
+      ax[1] != 1 || ax[2] != 0 || ax[3] != 3)
+    return NULL;
+  return n;
+}
 
 /* Strides (b, h, t) of a rank-4 tensor contiguous along its last dim, or 0 when it is not. */
 static int bht(const vkf_plan_tensor *t, int64_t out[3]) {
@@ -88,6 +104,10 @@ static int layout_ok(const vkf_lower_ctx *ctx, const group *gr) {
       !bht(&gr->kc, skc) || !bht(&gr->vc, svc) || memcmp(sk, sv, sizeof sk) ||
       memcmp(gr->kc.strides, gr->vc.strides, sizeof gr->kc.strides))
     return 0;
+  /* swapped rows are the ragged build's: one sequence of R tokens, each row's cache batch and
+   * position in start [2, R] */
+  if (gr->rows_swapped && (gr->start.rank != 2 || gr->q.shape[0] != 1 || gr->start.shape[1] != t))
+    return 0;
   /* q, k, v through one binding; nothing written overlaps what is read or written elsewhere. */
   if (gr->q.buffer != gr->k.buffer || gr->q.buffer != gr->v.buffer) return 0;
   const vkf_plan_tensor *reads[5] = {&gr->q, &gr->k, &gr->v, &gr->cs, &gr->sn};
@@ -116,18 +136,26 @@ static int match(const vkf_graph *g, const vkf_plan_tensor *tensors, uint32_t at
   if (qr->op != VKF_OP_ROTARY || kr->op != VKF_OP_ROTARY || kw->op != VKF_OP_KV_WRITE ||
       vw->op != VKF_OP_KV_WRITE)
     return 0;
+  vkf_value k_rows = kw->inputs[VKF_IN_KV_WRITE_ROWS], v_rows = vw->inputs[VKF_IN_KV_WRITE_ROWS];
+  gr->rows_swapped = 0;
+  if (k_rows.id != kr->output.id) {
+    /* ragged rows: both writes through a swap of their rows, k's of the k rotary's output */
+    const vkf_node *ks = swap_view(g, k_rows), *vs = swap_view(g, v_rows);
+    if (!ks || !vs || ks->inputs[0].id != kr->output.id || !read_once(g, k_rows)) return 0;
+    gr->rows_swapped = 1;
+    v_rows = vs->inputs[0];
+  }
   if (qr->inputs[VKF_IN_ROTARY_COS].id != kr->inputs[VKF_IN_ROTARY_COS].id ||
       qr->inputs[VKF_IN_ROTARY_SIN].id != kr->inputs[VKF_IN_ROTARY_SIN].id ||
-      kw->inputs[VKF_IN_KV_WRITE_ROWS].id != kr->output.id ||
       kw->inputs[VKF_IN_KV_WRITE_START].id != vw->inputs[VKF_IN_KV_WRITE_START].id ||
       !read_once(g, kr->output))
     return 0;
   /* v is not made by this group (it is read before the rotations would have run). */
-  uint32_t v_id = vkf_graph_tensor(g, vw->inputs[VKF_IN_KV_WRITE_ROWS])->base.id;
+  uint32_t v_id = vkf_graph_tensor(g, v_rows)->base.id;
   if (v_id == qr->output.id || v_id == kr->output.id) return 0;
   gr->q = tensors[qr->inputs[VKF_IN_ROTARY_X].id];
   gr->k = tensors[kr->inputs[VKF_IN_ROTARY_X].id];
-  gr->v = tensors[vw->inputs[VKF_IN_KV_WRITE_ROWS].id];
+  gr->v = tensors[v_rows.id];
   gr->y = tensors[qr->output.id];
   gr->cs = tensors[qr->inputs[VKF_IN_ROTARY_COS].id];
   gr->sn = tensors[qr->inputs[VKF_IN_ROTARY_SIN].id];
@@ -192,8 +220,8 @@ vkf_status vkf_lower_rotary_kv_group(const vkf_lower_ctx *ctx, const vkf_graph *
       kc_off, vc_off, (uint32_t)gr.kc.strides[0], (uint32_t)gr.kc.strides[1],
       (uint32_t)gr.kc.strides[2],
       start_off, (uint32_t)gr.kc.shape[2],
-      /* start [2, B] (ragged rows): each row's cache batch follows the B positions */
-      gr.start.rank == 2 ? (uint32_t)bsz : 0u};
+      /* start [2, R] (ragged rows): each row's cache batch follows the R positions */
+      gr.start.rank == 2 ? (uint32_t)gr.start.shape[1] : 0u, (uint32_t)gr.rows_swapped};
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     vkf_plan_dispatch_push_u32(&d, words[i]);
   uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);

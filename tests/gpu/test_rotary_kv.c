@@ -6,7 +6,9 @@
  * dispatch where the rule applies, and the separate kernels where k's rotation has another
  * reader (still right). Ragged rows (start and kv_len [2, B]: each row's cache batch after its
  * position): B = 3 token rows into a cache of 2 sequences, two rows in one sequence, then an
- * attention over the written caches that reads each row's own sequence, fused and not. */
+ * attention over the written caches that reads each row's own sequence, fused and not; and as
+ * the decoder's ragged build lays them out (models/arch/decoder.c): the B rows one sequence of B
+ * tokens [1, H, B, D], each written and attended through a view swapping dims 0 and 2. */
 #include <string.h>
 
 #include "tests/op_case.h"
@@ -22,6 +24,7 @@ typedef struct rcase {
   vkf_dtype cache;
   int k_read_twice; /* k's rotation is also a graph output: the rule must not apply */
   int ragged;       /* ragged rows into a cache of CB sequences, then attention over them */
+  int swapped;      /* ragged rows as one sequence of B tokens, each a row through a swap view */
 } rcase;
 
 enum { CB = 2 };
@@ -40,12 +43,14 @@ static int dispatches_of(const vkf_graph *g, const vkf_device_caps *caps, const 
 
 static void run_case(gpu_test *t, const rcase *r) {
   char label[96];
-  snprintf(label, sizeof label, "t%lld hq%lld hkv%lld %s cache%s%s", (long long)r->t,
+  snprintf(label, sizeof label, "t%lld hq%lld hkv%lld %s cache%s%s%s", (long long)r->t,
            (long long)r->hq, (long long)r->hkv, vkf_dtype_name(r->cache),
-           r->k_read_twice ? ", k rotation read twice" : "", r->ragged ? ", ragged" : "");
+           r->k_read_twice ? ", k rotation read twice" : "", r->ragged ? ", ragged" : "",
+           r->swapped ? " rows swapped" : "");
   op_case c = op_case_begin("rotary_kv");
   int64_t heads = r->hq + 2 * r->hkv;
   int64_t qkv_shape[4] = {B, r->t, heads, D}, cs_shape[2] = {r->t, D}, ss[1] = {B};
+  if (r->swapped) qkv_shape[0] = 1, qkv_shape[1] = cs_shape[0] = B;
   int64_t cache_shape[4] = {r->ragged ? CB : B, r->hkv, C, D}, s2[2] = {2, B};
   vkf_value qkv = op_case_input(&c, "qkv", VKF_F32, 4, qkv_shape, -2.0f, 2.0f);
   vkf_value cs = op_case_input(&c, "cos", VKF_F32, 2, cs_shape, -1.0f, 1.0f);
@@ -63,15 +68,21 @@ static void run_case(gpu_test *t, const rcase *r) {
   vkf_value v = vkf_permute(g, "v", vkf_slice(g, "v.s", qkv, 2, r->hq + r->hkv, heads), to_bhtd);
   vkf_value qr = vkf_rotary(g, "q_rotary", q, cs, sn);
   vkf_value kr = vkf_rotary(g, "k_rotary", k, cs, sn);
-  vkf_value kw = vkf_kv_write(g, "k_cache_write", kc, kr, start);
-  vkf_value vw = vkf_kv_write(g, "v_cache_write", vc, v, start);
+  static const uint32_t swap_rows[4] = {2, 1, 0, 3};
+  vkf_value kw = vkf_kv_write(g, "k_cache_write", kc,
+                              r->swapped ? vkf_permute(g, "k_rows", kr, swap_rows) : kr, start);
+  vkf_value vw = vkf_kv_write(g, "v_cache_write", vc,
+                              r->swapped ? vkf_permute(g, "v_rows", v, swap_rows) : v, start);
   vkf_graph_output(g, qr, NULL);
   vkf_graph_output(g, kw, NULL);
   vkf_graph_output(g, vw, NULL);
   if (r->k_read_twice) vkf_graph_output(g, kr, NULL);
-  if (r->ragged) { /* each row attends to its own sequence's first kv_len[0][b] positions */
+  /* each row attends to its own sequence's first kv_len[0][b] positions (an f32 query needs an
+   * f32 cache) */
+  if (r->ragged && r->cache == VKF_F32) {
     vkf_attention_options ao = {.kv_len = lens};
-    vkf_graph_output(g, vkf_attention(g, "attention", qr, kw, vw, &ao), NULL);
+    vkf_value qa = r->swapped ? vkf_permute(g, "q_rows", qr, swap_rows) : qr;
+    vkf_graph_output(g, vkf_attention(g, "attention", qa, kw, vw, &ao), NULL);
   }
   CHECK_OK(vkf_graph_status(g));
   if (r->cache == VKF_F16 && !vkf_device_caps_get(t->device)->storage_16bit) {
@@ -98,6 +109,10 @@ int main(void) {
   run_case(&t, &(rcase){.t = 2, .hq = 2, .hkv = 1, .cache = VKF_F32, .k_read_twice = 1});
   run_case(&t, &(rcase){.t = 1, .hq = 6, .hkv = 2, .cache = VKF_F32, .ragged = 1});
   run_case(&t, &(rcase){.t = 1, .hq = 4, .hkv = 2, .cache = VKF_F32, .ragged = 1,
+                        .k_read_twice = 1});
+  run_case(&t, &(rcase){.t = 1, .hq = 6, .hkv = 2, .cache = VKF_F32, .ragged = 1, .swapped = 1});
+  run_case(&t, &(rcase){.t = 1, .hq = 3, .hkv = 1, .cache = VKF_F16, .ragged = 1, .swapped = 1});
+  run_case(&t, &(rcase){.t = 1, .hq = 4, .hkv = 2, .cache = VKF_F32, .ragged = 1, .swapped = 1,
                         .k_read_twice = 1});
   return gpu_test_finish(&t);
 }

@@ -3,12 +3,15 @@
  * beside other slots' prompt chunks, give the tokens each gives alone on a plain incremental
  * engine (extend the prompt, then one step a token), and a step computes the rows its tokens take
  * (a plan of the next power of two), not a chunk for every slot. mistral_tiny (a sliding window,
- * which the ragged plans do not take) runs the rectangular plans and must give the same tokens. */
+ * which the ragged plans do not take) runs the rectangular plans and must give the same tokens.
+ * llama_tiny's ragged plans rotate and write the cache in one dispatch a layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/lower/lower.h"
 #include "host/instance.h"
+#include "host/runner.h"
 #include "models/registry/model.h"
 #include "runtime/generate_engine.h"
 #include "runtime/serve_slots.h"
@@ -41,6 +44,39 @@ static int64_t argmax(const float *x, int64_t n) {
   for (int64_t i = 1; i < n; i++)
     if (x[i] > x[best]) best = i;
   return best;
+}
+
+/* The dispatches of `shader` in a runner's plan. */
+static int dispatches_of(const vkf_runner *r, const char *shader) {
+  const vkf_plan *plan = vkf_runner_lowered(r)->plan;
+  int n = 0;
+  for (uint32_t i = 0; i < vkf_plan_dispatch_count(plan); i++)
+    n += strcmp(vkf_plan_dispatch_get(plan, i)->shader, shader) == 0;
+  return n;
+}
+
+/* A rotary model's ragged plans write the cache with the fused rotary + cache write, as decode
+ * steps do (graph/lower/lower_rotary_kv.c through the rows' swap views): no separate rotary or
+ * kv_write dispatch. */
+static void check_ragged_fusion(vkf_device *dev, vkf_decoder_model *m, const char *dir) {
+  vkf_gen_engine_options o = {.batch = SLOTS, .prompt_len = 1, .capacity = CTX + CHUNK,
+                              .dtype = VKF_F32, .cache_dtype = VKF_F32, .chunk = CHUNK,
+                              .incremental = 1, .ragged_rows = CHUNK};
+  vkf_gen_engine *e = NULL;
+  vkf_status s = vkf_gen_engine_create(dev, m, &o, &e);
+  CHECK_MSG(!s, "engine: %s", vkf_status_message(s));
+  vkf_status_free(s);
+  if (s) return;
+  CHECK(vkf_gen_engine_ragged_plans(e) > 0);
+  for (int i = 0; i < vkf_gen_engine_ragged_plans(e); i++) {
+    const vkf_runner *r = vkf_gen_engine_ragged_runner(e, i);
+    int fused = dispatches_of(r, "rotary_kv.comp"), rotary = dispatches_of(r, "rotary.comp"),
+        writes = dispatches_of(r, "kv_write.comp");
+    CHECK_MSG(fused > 0 && rotary == 0 && writes == 0,
+              "%s ragged plan %d: %d rotary_kv, %d rotary, %d kv_write dispatches", dir, i, fused,
+              rotary, writes);
+  }
+  vkf_gen_engine_destroy(e);
 }
 
 /* The greedy tokens of `prompt` alone: one incremental engine row, no ragged plans. */
@@ -87,7 +123,7 @@ static void step(vkf_slots *sl, int64_t *tokens, int64_t *rows) {
   *rows = r1 - r0;
 }
 
-static void run_model(vkf_device *dev, const char *dir, int ragged) {
+static void run_model(vkf_device *dev, const char *dir, int ragged, int rotary) {
   fprintf(stderr, "%s\n", dir);
   vkf_model *model = NULL;
   vkf_text_tokenizer *tok = NULL;
@@ -104,6 +140,7 @@ static void run_model(vkf_device *dev, const char *dir, int ragged) {
   }
   vkf_decoder_model *m = gf.engine_model;
   int64_t vocab = gf.vocab;
+  if (rotary) check_ragged_fusion(dev, m, dir);
   CHECK_MSG(vkf_decoder_takes_ragged(m) == ragged, "%s: takes ragged rows %d, expected %d", dir,
             vkf_decoder_takes_ragged(m), ragged);
   /* four prompts: two short ones that decode while a 13-token and a 30-token one (two chunks)
@@ -184,9 +221,9 @@ int main(void) {
     fprintf(stderr, "no device: %s\n", vkf_status_message(s));
     return 1;
   }
-  run_model(dev, "tests/models/data/llama_tiny", 1);
-  run_model(dev, "tests/models/data/gpt2_tiny", 1);
-  run_model(dev, "tests/models/data/mistral_tiny", 0);
+  run_model(dev, "tests/models/data/llama_tiny", 1, 1);
+  run_model(dev, "tests/models/data/gpt2_tiny", 1, 0);
+  run_model(dev, "tests/models/data/mistral_tiny", 0, 0);
   vkf_device_destroy(dev);
   uint32_t messages = vkf_instance_validation_message_count(inst);
   CHECK_MSG(messages == 0, "%u validation messages", messages);
