@@ -104,6 +104,9 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
     co.dtype = VKF_F32;
   }
   if (!s) s = vkf_kv_cache_create(device, &co, &e->cache);
+  /* ragged plans only: the first holds the weights, the others share them */
+  int rect = !(e->o.ragged_only && e->o.ragged_rows > 0 && e->o.incremental && !e->linear_state &&
+               vkf_decoder_takes_ragged(model));
   vkf_decoder_build_options po = {.batch = e->o.batch,
                                   .seq_len = e->chunk,
                                   .dtype = e->o.dtype,
@@ -111,21 +114,21 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
                                   .mode = e->chunked ? VKF_DECODER_DECODE : VKF_DECODER_PREFILL,
                                   .capacity = e->o.capacity,
                                   .cache_dtype = e->o.cache_dtype};
-  if (!s) s = vkf_decoder_build(model, &po, &e->prefill_g);
+  if (!s && rect) s = vkf_decoder_build(model, &po, &e->prefill_g);
   vkf_decoder_build_options dopt = po;
   dopt.seq_len = 1;
   dopt.mode = VKF_DECODER_DECODE;
   dopt.next_ids = e->o.next_ids;
-  if (!s) s = vkf_decoder_build(model, &dopt, &e->decode_g);
+  if (!s && rect) s = vkf_decoder_build(model, &dopt, &e->decode_g);
   vkf_decoder_build_options sopt = dopt;
   sopt.seq_len = e->o.small_chunk;
   sopt.next_ids = 0;
-  int small = e->o.incremental && e->o.small_chunk > 1 && e->o.small_chunk < e->chunk;
+  int small = rect && e->o.incremental && e->o.small_chunk > 1 && e->o.small_chunk < e->chunk;
   if (!s && small) s = vkf_decoder_build(model, &sopt, &e->small_g);
-  if (!s) s = make_runner(device, e, &e->prefill_g, NULL, &e->prefill);
-  if (!s) s = make_runner(device, e, &e->decode_g, e->prefill, &e->decode);
+  if (!s && rect) s = make_runner(device, e, &e->prefill_g, NULL, &e->prefill);
+  if (!s && rect) s = make_runner(device, e, &e->decode_g, e->prefill, &e->decode);
   if (!s && small) s = make_runner(device, e, &e->small_g, e->prefill, &e->small);
-  for (int64_t rows = 1; !s && e->o.row_plans && !e->linear_state && rows < e->o.batch &&
+  for (int64_t rows = 1; !s && rect && e->o.row_plans && !e->linear_state && rows < e->o.batch &&
                          e->row_plan_count < 8;
        rows *= 2) {
     vkf_decoder_build_options ro = dopt;
@@ -156,7 +159,7 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
       e->rag_b[i] = rows;
       e->rag_l[i] = lr;
       if (!s) e->rag_count++;
-      if (!s) s = make_runner(device, e, &e->rag_g[i], e->prefill, &e->rag[i]);
+      if (!s) s = make_runner(device, e, &e->rag_g[i], rect ? e->prefill : e->rag[0], &e->rag[i]);
       if (lr == most) break;
     }
     if (rows == e->o.ragged_rows) break;
@@ -171,8 +174,10 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
 
 void vkf_gen_engine_destroy(vkf_gen_engine *e) {
   if (!e) return;
-  for (int i = 0; i < e->rag_count; i++) {
-    vkf_runner_destroy(e->rag[i]); /* before the prefill runner, whose weights they borrow */
+  for (int i = e->rag_count - 1; i >= 0; i--) {
+    /* before the prefill runner, whose weights they borrow (or the first ragged one's, which
+     * goes last) */
+    vkf_runner_destroy(e->rag[i]);
     vkf_decoder_graph_release(&e->rag_g[i]);
   }
   for (int i = 0; i < e->row_plan_count; i++) {
@@ -251,6 +256,14 @@ static vkf_status run_chunk(vkf_gen_engine *e, const vkf_decoder_graph *g, vkf_r
   return VKF_OK;
 }
 
+/* The batch's prefill and decode plans exist (not a ragged-only engine). */
+static vkf_status need_rect(const vkf_gen_engine *e) {
+  return e->prefill ? VKF_OK
+                    : vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                                      "this generation engine has only ragged plans "
+                                      "(vkf_gen_engine_ragged)");
+}
+
 /* A run of the full prefill plan (chunk tokens a row). */
 static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
                                 int64_t p, const int64_t *bases, int64_t c0) {
@@ -259,6 +272,7 @@ static vkf_status prefill_chunk(vkf_gen_engine *e, const int32_t *ids, const int
 
 vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const int64_t *lens,
                                   const float **out_logits) {
+  VKF_RETURN_IF_ERROR(need_rect(e));
   int64_t b = e->o.batch, p = e->o.prompt_len;
   for (int64_t r = 0; r < b; r++)
     if (lens[r] < 1 || lens[r] > p)
@@ -277,6 +291,7 @@ vkf_status vkf_gen_engine_prefill(vkf_gen_engine *e, const int32_t *ids, const i
 
 vkf_status vkf_gen_engine_extend(vkf_gen_engine *e, const int32_t *ids, int64_t count,
                                  int64_t start, const float **out_logits) {
+  VKF_RETURN_IF_ERROR(need_rect(e));
   if (e->o.batch != 1 || !e->chunked || e->linear_state)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                            "extending the cache needs an incremental engine of one row over a "
@@ -299,6 +314,7 @@ int64_t vkf_gen_engine_chunk(const vkf_gen_engine *e) {
 vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
                                       const int64_t *counts, const int64_t *starts,
                                       const float **out_logits) {
+  VKF_RETURN_IF_ERROR(need_rect(e));
   int64_t b = e->o.batch, n = e->chunk, cap = e->o.capacity;
   if (!e->o.incremental || e->linear_state || cap < 2 * n)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
@@ -354,6 +370,7 @@ vkf_status vkf_gen_engine_extend_rows(vkf_gen_engine *e, const int32_t *ids,
 static vkf_status run_step(vkf_gen_engine *e, int64_t rows, const int32_t *tokens,
                            const int64_t *positions, const vkf_decoder_graph **out_g,
                            vkf_runner **out_runner, int64_t *out_b) {
+  VKF_RETURN_IF_ERROR(need_rect(e));
   if (rows < 1 || rows > e->o.batch)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "%lld rows of an engine of %lld",
                            (long long)rows, (long long)e->o.batch);
@@ -511,6 +528,12 @@ const vkf_graph *vkf_gen_engine_decode_graph(const vkf_gen_engine *e) {
 }
 
 vkf_gen_engine_memory vkf_gen_engine_memory_of(const vkf_gen_engine *e) {
+  if (!e->prefill) { /* ragged plans only: the first holds the weights, the others are summed */
+    uint64_t rest = 0;
+    for (int i = 1; i < e->rag_count; i++) rest += vkf_runner_device_bytes(e->rag[i]);
+    return (vkf_gen_engine_memory){e->rag_count ? vkf_runner_device_bytes(e->rag[0]) : 0, rest,
+                                   vkf_kv_cache_bytes(e->cache)};
+  }
   return (vkf_gen_engine_memory){vkf_runner_device_bytes(e->prefill),
                                  vkf_runner_device_bytes(e->decode), vkf_kv_cache_bytes(e->cache)};
 }

@@ -32,6 +32,9 @@ typedef struct vkf_gen_engine_options {
                             1, 2, 4 ... and this many token rows for vkf_gen_engine_ragged (0:
                             none; a model that cannot take them leaves them out: see
                             vkf_gen_engine_ragged_rows) */
+  int ragged_only;       /* with ragged_rows, where the model takes them: only the ragged plans
+                            (serve's slots), none of the batch's prefill and decode plans; the
+                            calls that run those return VKF_STATUS_UNSUPPORTED */
 } vkf_gen_engine_options;
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -110,7 +113,8 @@ struct vkf_runner *vkf_gen_engine_decode_runner(const vkf_gen_engine *engine);
 const vkf_graph *vkf_gen_engine_decode_graph(const vkf_gen_engine *engine);
 
 /* Device bytes: the weights (held once, by the prefill plan), the cache, and both plans' own
- * buffers (arenas, inputs, outputs). */
+ * buffers (arenas, inputs, outputs). A ragged-only engine: prefill_plan is its first ragged plan
+ * (which holds the weights), decode_plan the other ragged plans together. */
 typedef struct vkf_gen_engine_memory {
   uint64_t prefill_plan, decode_plan, cache;
 } vkf_gen_engine_memory;

@@ -128,6 +128,7 @@ vkf_status vkf_slots_create(vkf_device *device, vkf_decoder_model *model,
                                .chunk = chunk,
                                .incremental = 1,
                                .ragged_rows = ragged ? most : 0,
+                               .ragged_only = ragged,
                                .row_plans = !ragged,
                                .small_chunk = ragged ? 0 : s->small};
   if (!st) st = vkf_gen_engine_create(device, model, &eo, &s->engine);

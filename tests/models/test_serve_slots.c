@@ -57,17 +57,27 @@ static int dispatches_of(const vkf_runner *r, const char *shader) {
 
 /* A rotary model's ragged plans write the cache with the fused rotary + cache write, as decode
  * steps do (graph/lower/lower_rotary_kv.c through the rows' swap views): no separate rotary or
- * kv_write dispatch. */
+ * kv_write dispatch. A ragged-only engine (what serve's slots create) has no rectangular plans:
+ * a step on it is refused, not run on a plan that is not there. */
 static void check_ragged_fusion(vkf_device *dev, vkf_decoder_model *m, const char *dir) {
   vkf_gen_engine_options o = {.batch = SLOTS, .prompt_len = 1, .capacity = CTX + CHUNK,
                               .dtype = VKF_F32, .cache_dtype = VKF_F32, .chunk = CHUNK,
-                              .incremental = 1, .ragged_rows = CHUNK};
+                              .incremental = 1, .ragged_rows = CHUNK, .ragged_only = 1};
   vkf_gen_engine *e = NULL;
   vkf_status s = vkf_gen_engine_create(dev, m, &o, &e);
   CHECK_MSG(!s, "engine: %s", vkf_status_message(s));
   vkf_status_free(s);
   if (s) return;
   CHECK(vkf_gen_engine_ragged_plans(e) > 0);
+  int32_t token = 1;
+  int64_t pos[SLOTS] = {0};
+  const float *logits = NULL;
+  s = vkf_gen_engine_step(e, &token, pos, &logits);
+  CHECK_MSG(s && vkf_status_code_of(s) == VKF_STATUS_UNSUPPORTED &&
+                  strstr(vkf_status_message(s), "only ragged"),
+            "a step on a ragged-only engine: %s", s ? vkf_status_message(s) : "ran");
+  vkf_status_free(s);
+  CHECK(vkf_gen_engine_decode_runner(e) == NULL);
   for (int i = 0; i < vkf_gen_engine_ragged_plans(e); i++) {
     const vkf_runner *r = vkf_gen_engine_ragged_runner(e, i);
     int fused = dispatches_of(r, "rotary_kv.comp"), rotary = dispatches_of(r, "rotary.comp"),
