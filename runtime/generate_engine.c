@@ -9,6 +9,7 @@
 
 #include "graph/passes/passes.h"
 #include "host/buffer.h"
+#include "host/device.h"
 #include "host/kv_cache.h"
 #include "models/arch/efficient_attention.h"
 #include "host/runner.h"
@@ -58,7 +59,10 @@ static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_dec
 
 static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
-  VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, NULL, NULL));
+  /* the prologue folds only where they pay on this device (graph/passes/passes.h) */
+  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(
+                             vkf_device_caps_get(device)->kind == VKF_DEVICE_KIND_CPU)};
+  VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, &po, NULL));
   uint32_t count;
   vkf_runner_binding *b = cache_bindings(e, g, &count);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph/passes/passes.h"
+#include "host/device.h"
 #include "host/runner.h"
 
 struct vkf_s2s_engine {
@@ -22,7 +23,10 @@ struct vkf_s2s_engine {
 /* Binds every cache input of `g` (cross caches always, self caches in the step plan). */
 static vkf_status make_runner(vkf_device *device, vkf_s2s_engine *e, vkf_encdec_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
-  VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, NULL, NULL));
+  /* the prologue folds only where they pay on this device (graph/passes/passes.h) */
+  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(
+                             vkf_device_caps_get(device)->kind == VKF_DEVICE_KIND_CPU)};
+  VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, &po, NULL));
   vkf_runner_binding *b = calloc((size_t)(4 * g->layers), sizeof *b);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");
   uint32_t n = 0;

@@ -432,6 +432,12 @@ uint32_t *vkf_graph_use_counts(const vkf_graph *g) {
   return uses;
 }
 
+int64_t vkf_tensor_rows(const vkf_tensor *t) {
+  int64_t rows = 1;
+  for (uint32_t i = 0; i + 1 < t->rank; i++) rows *= t->shape[i];
+  return rows;
+}
+
 int32_t vkf_graph_sole_consumer(const vkf_graph *g, const uint32_t *uses, vkf_value v,
                                 uint32_t after) {
   if (uses[v.id] != 1 || g->tensors[v.id].role != VKF_ROLE_INTERMEDIATE) return -1;

@@ -383,6 +383,10 @@ uint32_t *vkf_graph_use_counts(const vkf_graph *graph);
 int32_t vkf_graph_sole_consumer(const vkf_graph *graph, const uint32_t *uses, vkf_value value,
                                 uint32_t after);
 
+/* The rows of a tensor as a matrix over its last dim: the product of every other dim (1 for a
+ * rank-1 tensor). */
+int64_t vkf_tensor_rows(const vkf_tensor *tensor);
+
 /* The epilogue/prologue activation an element-wise op node is (GELU erf/tanh, ReLU, SiLU), or
  * VKF_ACT_NONE. */
 vkf_activation vkf_graph_activation_of(vkf_op op);

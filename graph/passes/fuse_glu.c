@@ -8,8 +8,9 @@
 #include "graph/ir/graph_internal.h"
 #include "graph/passes/passes.h"
 
-/* Rows at most: the loads of A recompute the activation once per workgroup column block, which
- * costs nothing next to the weights only while rows are few, as in a decode step. */
+/* Rows at most (options->prologue_rows overrides it): the loads of A recompute the activation
+ * once per workgroup column block, which costs nothing next to the weights only while rows are
+ * few, as in a decode step. Every dim but the last counts (lowering runs batches as rows). */
 enum { FOLD_MAX_ROWS = 8 };
 
 /* The slice node making `v` as [start, end) of the last axis of some tensor, or NULL. */
@@ -28,7 +29,8 @@ typedef struct glu {
 } glu;
 
 /* mul(act(gu[..., :F]), gu[..., F:2F]) (either operand order) read once as a matmul's A. */
-static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, glu *out) {
+static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, int64_t max_rows,
+                 glu *out) {
   const vkf_node *m = &g->nodes[mi];
   if (m->dead || m->op != VKF_OP_MUL || m->inputs[0].id == m->inputs[1].id) return 0;
   for (int side = 0; side < 2; side++) {
@@ -49,7 +51,7 @@ static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, glu *out
     /* f32 throughout, few rows, and the product read only as a matmul's A */
     const vkf_tensor *y = &g->tensors[m->output.id];
     if (gu->dtype != VKF_F32 || y->dtype != VKF_F32 || at->dtype != VKF_F32 || gu->rank < 2 ||
-        gu->shape[gu->rank - 2] > FOLD_MAX_ROWS || y->rank != gu->rank)
+        vkf_tensor_rows(gu) > max_rows || y->rank != gu->rank)
       continue;
     int32_t ci = vkf_graph_sole_consumer(g, uses, m->output, mi);
     if (ci < 0) continue;
@@ -68,13 +70,14 @@ static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, glu *out
 
 vkf_status vkf_pass_fuse_glu(vkf_graph *g, const vkf_pass_options *options,
                              uint32_t *out_rewrites) {
-  (void)options;
+  int64_t max_rows =
+      options && options->prologue_rows > 0 ? options->prologue_rows : FOLD_MAX_ROWS;
   *out_rewrites = 0;
   uint32_t *uses = vkf_graph_use_counts(g);
   if (!uses) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "fuse_glu: out of memory");
   for (uint32_t i = 0; i < g->node_count; i++) {
     glu f;
-    if (!match(g, uses, i, &f)) continue;
+    if (!match(g, uses, i, max_rows, &f)) continue;
     vkf_node *c = &g->nodes[f.matmul];
     vkf_value gu = g->nodes[f.gate_slice].inputs[0];
     c->inputs[VKF_IN_MATMUL_A] = gu;

@@ -7,8 +7,10 @@
 #include "graph/ir/graph_internal.h"
 #include "graph/passes/passes.h"
 
-/* Rows at most: each workgroup rereads all of A's rows for their norms (shaders/gemm.comp,
- * A_RMSNORM), which is cheap next to the weights only while rows are few, as in a decode step. */
+/* Rows at most (options->prologue_rows overrides it): each workgroup rereads all of A's rows for
+ * their norms (shaders/gemm.comp, A_RMSNORM), which is cheap next to the weights only while rows
+ * are few, as in a decode step. Every dim but the last counts: lowering runs a matmul's batches
+ * of one weight matrix as rows (graph/lower/lower_matmul.c). */
 enum { FOLD_MAX_ROWS = 8 };
 /* Columns at most: each workgroup owns a few columns and recomputes the norms of all the rows, so
  * the re-reads grow with N; an LM head's (tens of thousands of columns) outweigh a dispatch of
@@ -18,7 +20,8 @@ enum { FOLD_MAX_ROWS = 8 };
  * (3072) keep theirs. */
 enum { FOLD_MAX_COLS = 16384 };
 
-static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32_t *out_ci) {
+static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int64_t max_rows,
+                    int32_t *out_ci) {
   const vkf_node *r = &g->nodes[ni];
   if (r->dead || r->op != VKF_OP_RMSNORM) return 0;
   const vkf_tensor *y = &g->tensors[r->output.id];
@@ -28,7 +31,7 @@ static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32
    * its fp32 A path and reads gamma as a float buffer; one variant, not one with and without. */
   if (x->dtype != VKF_F32 || y->dtype != VKF_F32 || y->rank < 2) return 0;
   if (!vkf_value_valid(gv) || g->tensors[gv.id].dtype != VKF_F32) return 0;
-  if (y->shape[y->rank - 2] > FOLD_MAX_ROWS) return 0;
+  if (vkf_tensor_rows(y) > max_rows) return 0;
   int32_t ci = vkf_graph_sole_consumer(g, uses, r->output, ni);
   if (ci < 0) return 0;
   const vkf_node *c = &g->nodes[ci];
@@ -47,7 +50,8 @@ static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int32
 
 vkf_status vkf_pass_fuse_norm(vkf_graph *g, const vkf_pass_options *options,
                               uint32_t *out_rewrites) {
-  (void)options;
+  int64_t max_rows =
+      options && options->prologue_rows > 0 ? options->prologue_rows : FOLD_MAX_ROWS;
   *out_rewrites = 0;
   uint32_t *uses = vkf_graph_use_counts(g);
   if (!uses) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "fuse_norm: out of memory");
@@ -56,7 +60,7 @@ vkf_status vkf_pass_fuse_norm(vkf_graph *g, const vkf_pass_options *options,
    * here counts). */
   for (uint32_t i = 0; i < g->node_count; i++) {
     int32_t ci;
-    if (!foldable(g, uses, i, &ci)) continue;
+    if (!foldable(g, uses, i, max_rows, &ci)) continue;
     vkf_node *r = &g->nodes[i], *c = &g->nodes[ci];
     c->inputs[VKF_IN_MATMUL_A] = r->inputs[VKF_IN_NORM_X];
     c->inputs[VKF_IN_MATMUL_NORM_GAMMA] = r->inputs[VKF_IN_NORM_GAMMA];

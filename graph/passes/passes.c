@@ -41,6 +41,10 @@ vkf_status vkf_pass_memory_plan(vkf_graph *g, const vkf_pass_options *options,
   return vkf_memory_plan_build(g, &mo);
 }
 
+int64_t vkf_pass_prologue_rows(int device_is_cpu) {
+  return device_is_cpu ? 1 : 0;
+}
+
 vkf_status vkf_passes_run(vkf_graph *g, const vkf_pass_options *options,
                           vkf_pass_report *out_report) {
   vkf_pass_report local;

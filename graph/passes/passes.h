@@ -17,7 +17,15 @@ typedef struct vkf_pass_options {
   const char *dump;     /* "passes": write the graph after each pass; NULL: VKF_DUMP */
   const char *dump_dir; /* where dumps go; NULL: VKF_DUMP_DIR, else "." */
   size_t alignment;     /* memory plan alignment in bytes; 0: 256 */
+  int64_t prologue_rows; /* the most rows (every dim but the last) the RMSNorm and GLU prologue
+                            folds take; 0: 8. CPU devices want 1 (vkf_pass_prologue_rows) */
 } vkf_pass_options;
+
+/* prologue_rows for a device: 1 on CPU devices, else 0 (the default 8). On lavapipe each GEMM
+ * workgroup is 8 lanes, so thousands of them recompute the prologue: SmolLM2-135M Q4_1's ragged
+ * serve steps, min of 10, 4 rows 120-130 ms folded against 69-79 ms unfolded, 8 rows 242-273 ms
+ * against 117-131 ms; at one row the two are even (51-55 ms) and folding saves 90 dispatches. */
+int64_t vkf_pass_prologue_rows(int device_is_cpu);
 
 /* A pass rewrites the graph in place and leaves it compacted (no dead nodes), in execution
  * order; `out_rewrites` counts what it changed (nodes removed or fused). */
@@ -69,12 +77,13 @@ vkf_status vkf_pass_fuse_attention(vkf_graph *graph, const vkf_pass_options *opt
  * folded into the matmul's epilogue (bias, activation, residual). */
 vkf_status vkf_pass_fuse_gemm(vkf_graph *graph, const vkf_pass_options *options,
                               uint32_t *out_rewrites);
-/* rmsnorm whose output is read only as the A of one matmul, over at most 8 rows (a decode
- * step's), f32 with a gamma: folded into that matmul's prologue (matmul.a_rmsnorm, gamma as NORM_GAMMA). */
+/* rmsnorm whose output is read only as the A of one matmul, over at most prologue_rows rows (a
+ * decode step's; all dims but the last count, since lowering runs batches as rows), f32 with a
+ * gamma: folded into that matmul's prologue (matmul.a_rmsnorm, gamma as NORM_GAMMA). */
 vkf_status vkf_pass_fuse_norm(vkf_graph *graph, const vkf_pass_options *options,
                               uint32_t *out_rewrites);
 /* act(gu[..., :F]) * gu[..., F:] (gate+up stacked) read only as the A of one matmul, over at most
- * 8 rows, f32: folded into that matmul's prologue (matmul.a_glu = act, A = gu). */
+ * prologue_rows rows (all dims but the last), f32: folded into that matmul's prologue (matmul.a_glu = act, A = gu). */
 vkf_status vkf_pass_fuse_glu(vkf_graph *graph, const vkf_pass_options *options,
                              uint32_t *out_rewrites);
 /* Trees of single-use elementwise nodes become one fused_elementwise node with a program

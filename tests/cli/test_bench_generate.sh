@@ -23,8 +23,11 @@ assert r["layers"] == 2 and r["step_barriers"] > 0, r
 # a layer: QKV (its RMSNorm in the GEMM's prologue), q and k rotary with both cache writes as one
 # dispatch, attention, o_proj, gate+up as one GEMM (its RMSNorm in the prologue), down (silu(gate)
 # ·up in its prologue): 6, each after a barrier; the gathers, last rows, final norm, head and
-# argmax around them
-assert r["step_dispatches"] <= 18 and r["step_barriers"] <= 15, r
+# argmax around them. Two rows on a CPU device run the two norms and silu(gate)·up as dispatches
+# of their own (the prologues fold only at one row there: graph/passes/passes.h), 9 a layer;
+# GPU-class devices fold up to 8 rows
+assert r["step_dispatches"] <= (18 if b == 1 else 25), r
+assert r["step_barriers"] <= (15 if b == 1 else 22), r
 assert r["step_submits"] == 1 and r["step_host_waits"] == 1, r
 # the step's small inputs: ids, positions, cache_start, kv_len, last_index (4 bytes each a row)
 assert r["step_bytes_written"] == 20 * b, r

@@ -1,5 +1,6 @@
 /* fuse_glu: silu(gu[..., :F]) * gu[..., F:] (gate+up stacked) read only as one matmul's A, at
- * most 8 rows, f32, becomes that matmul's prologue, and the interpreter gives the same values
+ * most 8 rows (every dim but the last counted; prologue_rows where set, 1 on CPU devices), f32,
+ * becomes that matmul's prologue, and the interpreter gives the same values
  * before and after; more rows, a product read twice, halves that are not gate then up, and the
  * operands swapped are covered. */
 #include <math.h>
@@ -51,7 +52,8 @@ static void run(const net *t, int64_t rows, int64_t off, float *out, float *side
   CHECK_OK(vkf_interp_evaluate(t->g, &in, 1, ob, vkf_value_valid(t->side) ? 2 : 1));
 }
 
-static void check(int64_t rows, int64_t off, int swap, int twice, vkf_op act, int expect) {
+static void check_at(int64_t rows, int64_t off, int swap, int twice, vkf_op act,
+                     int64_t prologue_rows, int expect) {
   static float ref[2 * MAX_ROWS * N], got[2 * MAX_ROWS * N], side[2 * MAX_ROWS * F];
   net t = build(rows, off, swap, twice, act);
   vkf_pass_report report;
@@ -60,10 +62,12 @@ static void check(int64_t rows, int64_t off, int swap, int twice, vkf_op act, in
   vkf_graph_destroy(t.g);
 
   t = build(rows, off, swap, twice, act);
-  CHECK_OK(vkf_passes_run(t.g, &(vkf_pass_options){.skip = "", .dump = ""}, &report));
+  CHECK_OK(vkf_passes_run(
+      t.g, &(vkf_pass_options){.skip = "", .dump = "", .prologue_rows = prologue_rows}, &report));
   CHECK(strcmp(report.passes[5].name, "fuse_glu") == 0);
-  CHECK_MSG(report.passes[5].rewrites == (uint32_t)expect, "rows %lld off %lld swap %d twice %d",
-            (long long)rows, (long long)off, swap, twice);
+  CHECK_MSG(report.passes[5].rewrites == (uint32_t)expect,
+            "rows 2 x %lld off %lld swap %d twice %d prologue rows %lld", (long long)rows,
+            (long long)off, swap, twice, (long long)prologue_rows);
   for (uint32_t i = 0; i < vkf_graph_node_count(t.g); i++) {
     const vkf_node *n = vkf_graph_node(t.g, i);
     if (n->op != VKF_OP_MATMUL) continue;
@@ -79,14 +83,21 @@ static void check(int64_t rows, int64_t off, int swap, int twice, vkf_op act, in
   vkf_graph_destroy(t.g);
 }
 
+static void check(int64_t rows, int64_t off, int swap, int twice, vkf_op act, int expect) {
+  check_at(rows, off, swap, twice, act, 0, expect);
+}
+
 int main(void) {
   fill(w, N * F, 0.1);
   fill(x_data, 2 * MAX_ROWS * (2 * F + 2), 2.7);
-  for (int64_t rows = 1; rows <= 8; rows++) check(rows, 0, 0, 0, VKF_OP_SILU, 1);
+  /* x is [2, rows, 2F]: 2 x rows rows, at most 8 fold */
+  for (int64_t rows = 1; rows <= 6; rows++) check(rows, 0, 0, 0, VKF_OP_SILU, rows <= 4);
   check(1, 0, 1, 0, VKF_OP_SILU, 1);     /* up * silu(gate) */
   check(2, 0, 0, 0, VKF_OP_GELU_ERF, 1); /* GeGLU */
   check(9, 0, 0, 0, VKF_OP_SILU, 0);     /* more rows than the prologue's bound */
   check(1, 0, 0, 1, VKF_OP_SILU, 0);     /* the product has a second reader */
   check(1, 2, 0, 0, VKF_OP_SILU, 0);     /* halves of a wider tensor, not its two halves */
+  check_at(1, 0, 0, 0, VKF_OP_SILU, 1, 0); /* a CPU device's bound: [2, 1, 2F] is two rows */
+  check_at(1, 0, 0, 0, VKF_OP_SILU, 2, 1);
   return test_report();
 }

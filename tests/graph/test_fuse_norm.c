@@ -1,6 +1,7 @@
-/* fuse_norm: rmsnorm read only as one matmul's A (at most 8 rows, f32) becomes that matmul's
- * prologue, and the interpreter gives the same values before and after; norms over more rows,
- * without a gamma, read twice or feeding a matmul's B stay. */
+/* fuse_norm: rmsnorm read only as one matmul's A (at most 8 rows, every dim but the last counted,
+ * f32) becomes that matmul's prologue, and the interpreter gives the same values before and
+ * after; norms over more rows (or more than prologue_rows, which CPU devices set to 1), without a
+ * gamma, read twice or feeding a matmul's B stay. */
 #include <math.h>
 #include <string.h>
 
@@ -56,7 +57,8 @@ static void run(const net *t, int64_t rows, float *out, float *side) {
   CHECK_OK(vkf_interp_evaluate(t->g, &in, 1, ob, vkf_value_valid(t->side) ? 2 : 1));
 }
 
-static void check(int64_t rows, int with_gamma, int twice, int expect_fused) {
+static void check_at(int64_t rows, int with_gamma, int twice, int64_t prologue_rows,
+                     int expect_fused) {
   static float ref[2 * MAX_ROWS * N], got[2 * MAX_ROWS * N], side[2 * MAX_ROWS * K];
   /* The reference: every pass but this one (fuse_gemm's epilogue rounds differently from a
    * separate add, so the unpassed graph is no bit-exact reference). */
@@ -68,10 +70,12 @@ static void check(int64_t rows, int with_gamma, int twice, int expect_fused) {
   vkf_graph_destroy(t.g);
 
   t = build(rows, with_gamma, twice);
-  CHECK_OK(vkf_passes_run(t.g, &(vkf_pass_options){.skip = "", .dump = ""}, &report));
+  CHECK_OK(vkf_passes_run(
+      t.g, &(vkf_pass_options){.skip = "", .dump = "", .prologue_rows = prologue_rows}, &report));
   CHECK(strcmp(report.passes[4].name, "fuse_norm") == 0);
-  CHECK_MSG(report.passes[4].rewrites == (uint32_t)expect_fused, "rows %lld gamma %d twice %d",
-            (long long)rows, with_gamma, twice);
+  CHECK_MSG(report.passes[4].rewrites == (uint32_t)expect_fused,
+            "rows 2 x %lld gamma %d twice %d prologue rows %lld", (long long)rows, with_gamma,
+            twice, (long long)prologue_rows);
   CHECK(count_op(t.g, VKF_OP_RMSNORM) == (uint32_t)!expect_fused);
   for (uint32_t i = 0; i < vkf_graph_node_count(t.g); i++) {
     const vkf_node *n = vkf_graph_node(t.g, i);
@@ -88,6 +92,10 @@ static void check(int64_t rows, int with_gamma, int twice, int expect_fused) {
   CHECK_MSG(memcmp(ref, got, (size_t)(2 * rows * N) * sizeof(float)) == 0, "rows %lld",
             (long long)rows);
   vkf_graph_destroy(t.g);
+}
+
+static void check(int64_t rows, int with_gamma, int twice, int expect_fused) {
+  check_at(rows, with_gamma, twice, 0, expect_fused);
 }
 
 /* A norm whose matmul reads it as B (attention-like use) is left alone. */
@@ -131,10 +139,15 @@ int main(void) {
   fill(gamma_, K, 1.3);
   fill(x_data, 2 * MAX_ROWS * K, 2.7);
   fill(bias, N, 0.5);
-  for (int64_t rows = 1; rows <= 8; rows++) check(rows, 1, 0, 1);
+  /* x is [2, rows, K]: 2 x rows rows, at most 8 fold */
+  for (int64_t rows = 1; rows <= 6; rows++) check(rows, 1, 0, rows <= 4);
   check(1, 0, 0, 0);  /* no gamma: the kernel's prologue always reads one */
   check(9, 1, 0, 0);  /* more rows than a workgroup rereads */
   check(12, 1, 0, 0);
+  /* a CPU device's bound (vkf_pass_prologue_rows): [2, 1, K] is two rows, and stays */
+  CHECK(vkf_pass_prologue_rows(1) == 1 && vkf_pass_prologue_rows(0) == 0);
+  check_at(1, 1, 0, 1, 0);
+  check_at(1, 1, 0, 2, 1);
   check(1, 1, 1, 0);  /* the norm has a second reader */
   check_b_operand();
   return test_report();
