@@ -814,7 +814,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
 }
 
 /* The row stride of t's batch dims and M read as one axis of rows (size-1 dims skipped), or 0
- * when they are not one evenly strided run. `lead` dims of t are batch dims. */
+ * when they are not one evenly strided run (a transposed or broadcast view). */
 static int64_t folded_row_stride(const vkf_plan_tensor *t) {
   int64_t stride = 0, span = 0; /* the run so far: its row stride, and its rows times that */
   for (int32_t i = (int32_t)t->rank - 2; i >= 0; i--) {
