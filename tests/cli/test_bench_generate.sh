@@ -36,6 +36,25 @@ assert (r["step_gpu_ms"] > 0) == (prof == "--profile"), r
 PY
   done
 done
+# --ragged: vkf serve's steps, 3 sequences as 3 token rows of one ragged plan; on a CPU device the
+# three rows' norms and silu(gate)·up are dispatches of their own (9 a layer, + gathers, final
+# norm, head); a model the ragged plans do not take, and --profile with it, are refused
+if "$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 --batch 3 --ragged --json \
+  >"$tmp/rag.json" 2>"$tmp/err"; then
+  python3 - "$tmp/rag.json" <<'PY' && ok || bad "--ragged: $(cat "$tmp/rag.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ragged_rows"] == 3 and r["decode_tokens_per_s"] > 0 and r["prefill_tokens_per_s"] > 0, r
+assert 0 < r["step_dispatches"] <= 25 and r["step_barriers"] <= r["step_dispatches"], r
+PY
+else bad "--ragged: $(cat "$tmp/err")"; fi
+"$VKF" bench generate --model tests/models/data/mistral_tiny --gen 4 --runs 1 --ragged \
+  >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -q "takes no ragged rows" "$tmp/err" && ok || bad "--ragged, mistral: rc $rc: $(cat "$tmp/err")"
+"$VKF" bench generate --model $model --ragged --profile >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc = 2 ] && grep -q "leave one out" "$tmp/err" && ok || bad "--ragged --profile: rc $rc: $(cat "$tmp/err")"
 "$VKF" bench generate --model $model --prompt-len 8 --gen 4 --runs 1 >"$tmp/md" 2>"$tmp/err" &&
   grep -q "1.00 submits and 1.00 host waits; it writes 20 bytes of inputs and reads back 4 bytes" "$tmp/md" &&
   ! grep -q "GPU time per op kind" "$tmp/md" && ok || bad "markdown: $(cat "$tmp/md" "$tmp/err")"

@@ -11,6 +11,7 @@
 #include "host/runner.h"
 #include "models/generate/sampling.h"
 #include "models/registry/model.h"
+#include "tools/vkf/bench_generate_ragged.h"
 #include "tools/vkf/bench_util.h"
 #include "tools/vkf/cli.h"
 #include "tools/vkf/cli_args.h"
@@ -21,7 +22,7 @@
 typedef struct bench_gen_args {
   const char *model, *device, *quantize;
   int64_t prompt_len, gen, batch, runs, warmup;
-  int fp16, cache_fp16, json, profile;
+  int fp16, cache_fp16, json, profile, ragged;
 } bench_gen_args;
 
 typedef struct op_time {
@@ -34,7 +35,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: vkf bench generate --model DIR [--prompt-len P] [--gen N] [--batch B] [--runs R]\n"
           "                          [--warmup W] [--fp16] [--cache-fp16] [--quantize FORMAT]\n"
-          "                          [--profile] [--json] [--device N|NAME]\n"
+          "                          [--profile] [--ragged] [--json] [--device N|NAME]\n"
           "  After W untimed runs (default 1: the first one pays for first-use costs such as\n"
           "  kernel builds), R times (default 3): a prompt of P random ids (default 128) per row through the\n"
           "  prefill plan, then N - 1 decode steps (default N = 32), greedy. Prints prefill and\n"
@@ -44,7 +45,10 @@ static void usage(FILE *f) {
           "  host waits, bytes written and read back a step) and device memory. --profile: also\n"
           "  the GPU time of a decode step per op kind, from timestamp queries around each\n"
           "  dispatch (which cost time of their own). --quantize: as vkf generate's (linear\n"
-          "  weights quantised at load: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k).\n");
+          "  weights quantised at load: q8_0, q4_0, q4_1, q5_0, q5_1, q4_k). --ragged: vkf\n"
+          "  serve's steps instead: B sequences as B token rows of one ragged plan (each row its\n"
+          "  own cache row and position), the prompts B rows a run, then the N - 1 steps; the\n"
+          "  step's time, tokens/s and dispatches (--profile does not apply).\n");
 }
 
 static double now_ms(void) {
@@ -72,6 +76,8 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
       a->cache_fp16 = 1;
     } else if (!strcmp(o, "--profile")) {
       a->profile = 1;
+    } else if (!strcmp(o, "--ragged")) {
+      a->ragged = 1;
     } else if (!strcmp(o, "--json")) {
       a->json = 1;
     } else if (v && !strcmp(o, "--quantize") && vkf_cli_quantize_ok(v)) {
@@ -95,6 +101,11 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
   }
   if (!a->model) {
     fprintf(stderr, "vkf bench generate: --model DIR is required\n");
+    return 2;
+  }
+  if (a->ragged && a->profile) {
+    fprintf(stderr, "vkf bench generate: --profile times the decode plan's dispatches; --ragged "
+                    "steps run other plans (leave one out)\n");
     return 2;
   }
   return -1;
@@ -128,6 +139,20 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
     return s;
   }
   vkf_decoder_model *dm = facet.engine_model;
+  if (a->ragged) {
+    vkf_bench_ragged_args ra = {.model = a->model,
+                                .rows = a->batch,
+                                .prompt_len = a->prompt_len,
+                                .gen = a->gen,
+                                .runs = a->runs,
+                                .warmup = a->warmup,
+                                .dtype = a->fp16 ? VKF_F16 : VKF_F32,
+                                .cache_dtype = a->fp16 || a->cache_fp16 ? VKF_F16 : VKF_F32,
+                                .json = a->json};
+    vkf_status rs = vkf_bench_generate_ragged(dev, dm, &ra);
+    vkf_model_close(model);
+    return rs;
+  }
   const vkf_hf_config *c = vkf_decoder_config(dm);
   int64_t b = a->batch, p = a->prompt_len, v = c->vocab_size;
   vkf_gen_engine_options eo = {.batch = b,
