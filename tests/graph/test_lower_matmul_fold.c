@@ -12,9 +12,8 @@
 #include "tests/graph/desktop_caps.h"
 #include "tests/test_util.h"
 
-/* Lowers `g` with `caps` and returns its matmul dispatch's grid z (0 on failure); *grid_y
- * gets the grid's y extent. */
-static uint32_t lower_z(vkf_graph *g, const vkf_device_caps *caps, uint32_t *grid_y) {
+/* Lowers `g` with `caps` and returns its matmul dispatch's grid z (0 on failure). */
+static uint32_t lower_z(vkf_graph *g, const vkf_device_caps *caps) {
   vkf_status st = vkf_graph_status(g);
   if (!st) st = vkf_memory_plan_build(g, NULL);
   vkf_lowered low;
@@ -28,10 +27,7 @@ static uint32_t lower_z(vkf_graph *g, const vkf_device_caps *caps, uint32_t *gri
   uint32_t z = 0;
   for (uint32_t i = 0; i < vkf_plan_dispatch_count(low.plan); i++) {
     const vkf_plan_dispatch *d = vkf_plan_dispatch_get(low.plan, i);
-    if (strcmp(d->shader, "gemm.comp") == 0) {
-      z = d->groups[2];
-      if (grid_y) *grid_y = d->groups[1];
-    }
+    if (strcmp(d->shader, "gemm.comp") == 0) z = d->groups[2];
   }
   vkf_lowered_free(&low);
   return z;
@@ -74,29 +70,28 @@ int main(void) {
       vkf_dtype wd = q ? VKF_Q8_0 : VKF_F32;
       /* a batched decode step: 4 sequences of one token against one weight */
       vkf_graph *g = batched(wd, 4, 1, 64, 64, 0, 0);
-      CHECK(lower_z(g, caps, NULL) == 1);
+      CHECK(lower_z(g, caps) == 1);
       vkf_graph_destroy(g);
       /* a prompt batch: 3 x 5 rows */
       g = batched(wd, 3, 5, 64, 64, 0, 0);
-      uint32_t y = 0;
-      CHECK(lower_z(g, caps, &y) == 1);
+      CHECK(lower_z(g, caps) == 1);
       vkf_graph_destroy(g);
     }
     /* B with a matrix a batch: the batches stay a grid axis */
     vkf_graph *g = batched(VKF_F32, 4, 1, 64, 64, 1, 0);
-    CHECK(lower_z(g, caps, NULL) == 4);
+    CHECK(lower_z(g, caps) == 4);
     vkf_graph_destroy(g);
   }
   /* A's rows transposed ([B, K, M] viewed as [B, M, K]): rows are not one run of a stride */
   vkf_graph *g = batched(VKF_F32, 3, 5, 64, 64, 0, 1);
-  CHECK(lower_z(g, &desk, NULL) == 3);
+  CHECK(lower_z(g, &desk) == 3);
   vkf_graph_destroy(g);
   /* workgroups of at most 32 invocations: a GEMV takes 5 rows, no tile fits 10, so the two
    * batches of 5 stay batches rather than failing to lower */
   vkf_device_caps narrow = desk;
   narrow.max_workgroup_invocations = 32;
   g = batched(VKF_Q8_0, 2, 5, 64, 64, 0, 0);
-  CHECK(lower_z(g, &narrow, NULL) == 2);
+  CHECK(lower_z(g, &narrow) == 2);
   vkf_graph_destroy(g);
   return test_report();
 }
