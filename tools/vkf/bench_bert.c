@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "graph/passes/passes.h"
 #include "host/runner.h"
@@ -43,12 +42,6 @@ typedef struct bench_bert_result {
   op_time ops[BENCH_BERT_MAX_OPS];
   uint32_t op_count;
 } bench_bert_result;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Process CPU time (user + system), ms. On a CPU device (lavapipe) the kernels run on this
  * process's threads, so CPU time per run measures the work independently of other load on the
@@ -163,9 +156,9 @@ static vkf_status measure(vkf_device *dev, vkf_bert_model *m, const bench_bert_a
   double *ns = calloc(nd + 1, sizeof *ns);
   if (!st && !ns) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "bench");
   for (int i = 0; i < a->runs && !st; i++) {
-    double t0 = now_ms(), c0 = cpu_ms();
+    double t0 = vkf_bench_now_ms(), c0 = cpu_ms();
     st = vkf_runner_run(r);
-    times[i] = now_ms() - t0;
+    times[i] = vkf_bench_now_ms() - t0;
     out->cpu_ms += (cpu_ms() - c0) / a->runs;
     if (!st) st = vkf_session_dispatch_times(vkf_runner_session(r), ns);
     out->gpu_ms += vkf_session_total_ns(vkf_runner_session(r)) / 1e6 / a->runs;

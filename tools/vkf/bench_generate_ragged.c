@@ -5,21 +5,14 @@
  * from each row's logits, as serve samples. */
 #include "tools/vkf/bench_generate_ragged.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "graph/lower/lower.h"
 #include "host/runner.h"
 #include "models/generate/sampling.h"
 #include "runtime/generate_engine.h"
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
+#include "tools/vkf/bench_util.h"
 
 /* The prompts of every sequence, b rows a run, each sequence's last token's logits sampled. */
 static vkf_status prompts(vkf_gen_engine *e, int64_t b, int64_t p, int64_t vocab,
@@ -82,9 +75,9 @@ vkf_status vkf_bench_generate_ragged(vkf_device *dev, vkf_decoder_model *model,
   }
   for (int64_t r = 0; r < b; r++) seq[r] = r, all[r] = r;
   for (int64_t run = -a->warmup; !s && run < a->runs; run++) {
-    double t0 = now_ms();
+    double t0 = vkf_bench_now_ms();
     s = prompts(e, b, p, v, ids, tok);
-    double t1 = now_ms();
+    double t1 = vkf_bench_now_ms();
     for (int64_t step = 1; !s && step < a->gen; step++) {
       const float *logits = NULL;
       for (int64_t r = 0; r < b; r++) pos[r] = p + step - 1;
@@ -92,7 +85,7 @@ vkf_status vkf_bench_generate_ragged(vkf_device *dev, vkf_decoder_model *model,
       for (int64_t r = 0; !s && r < b; r++)
         tok[r] = (int32_t)vkf_sampling_argmax(logits + r * v, (size_t)v);
     }
-    if (run >= 0) prefill[run] = t1 - t0, decode[run] = (now_ms() - t1) / (double)(a->gen - 1);
+    if (run >= 0) prefill[run] = t1 - t0, decode[run] = (vkf_bench_now_ms() - t1) / (double)(a->gen - 1);
   }
   /* the plan a decode step runs: b rows, b logit rows (the last ragged plan) */
   const vkf_plan *plan =
@@ -100,13 +93,9 @@ vkf_status vkf_bench_generate_ragged(vkf_device *dev, vkf_decoder_model *model,
         : vkf_runner_lowered(vkf_gen_engine_ragged_runner(e, vkf_gen_engine_ragged_plans(e) - 1))
               ->plan;
   if (!s) {
-    double pm = 0, dm = 0, psd = 0, dsd = 0;
-    for (int64_t r = 0; r < a->runs; r++) pm += prefill[r] / (double)a->runs;
-    for (int64_t r = 0; r < a->runs; r++) dm += decode[r] / (double)a->runs;
-    for (int64_t r = 0; r < a->runs; r++) psd += (prefill[r] - pm) * (prefill[r] - pm);
-    for (int64_t r = 0; r < a->runs; r++) dsd += (decode[r] - dm) * (decode[r] - dm);
-    psd = a->runs > 1 ? sqrt(psd / (double)(a->runs - 1)) : 0;
-    dsd = a->runs > 1 ? sqrt(dsd / (double)(a->runs - 1)) : 0;
+    double pm, dm, psd, dsd;
+    vkf_bench_mean_sd(prefill, a->runs, &pm, &psd);
+    vkf_bench_mean_sd(decode, a->runs, &dm, &dsd);
     uint32_t nd = vkf_plan_dispatch_count(plan), nbar = 0;
     for (uint32_t d = 0; d < nd; d++) nbar += vkf_plan_dispatch_get(plan, d)->barrier_before != 0;
     double tokens = (double)(b * p);

@@ -6,9 +6,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph/lower/lower.h"
 #include "graph/passes/memory_plan.h"
+
+double vkf_bench_now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+void vkf_bench_mean_sd(const double *x, int64_t n, double *mean, double *sd) {
+  double m = 0, v = 0;
+  for (int64_t i = 0; i < n; i++) m += x[i] / (double)n;
+  for (int64_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+  *mean = m;
+  *sd = n > 1 ? sqrt(v / (double)(n - 1)) : 0;
+}
 
 vkf_status vkf_bench_session_time(vkf_session *s, int warmup, int runs, vkf_bench_stats *out) {
   out->mean_ms = out->sd_ms = 0;

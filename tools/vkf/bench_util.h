@@ -12,6 +12,11 @@ typedef struct vkf_bench_stats {
   double mean_ms, sd_ms;
 } vkf_bench_stats;
 
+/* The monotonic wall clock in milliseconds (the benches that time whole runs from the host). */
+double vkf_bench_now_ms(void);
+/* Mean and sample standard deviation (0 for one value) of x[0..n). */
+void vkf_bench_mean_sd(const double *x, int64_t n, double *mean, double *sd);
+
 /* Runs a profiling session warmup + runs times (runs >= 1). */
 vkf_status vkf_bench_session_time(vkf_session *session, int warmup, int runs,
                                   vkf_bench_stats *out_stats);

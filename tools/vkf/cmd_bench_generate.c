@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "host/bandwidth.h"
 #include "host/runner.h"
@@ -49,12 +48,6 @@ static void usage(FILE *f) {
           "  serve's steps instead: B sequences as B token rows of one ragged plan (each row its\n"
           "  own cache row and position), the prompts B rows a run, then the N - 1 steps; the\n"
           "  step's time, tokens/s and dispatches (--profile does not apply).\n");
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
 static int parse(int argc, char **argv, bench_gen_args *a) {
@@ -109,14 +102,6 @@ static int parse(int argc, char **argv, bench_gen_args *a) {
     return 2;
   }
   return -1;
-}
-
-static void mean_sd(const double *x, int64_t n, double *mean, double *sd) {
-  double m = 0, v = 0;
-  for (int64_t i = 0; i < n; i++) m += x[i] / (double)n;
-  for (int64_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
-  *mean = m;
-  *sd = n > 1 ? sqrt(v / (double)(n - 1)) : 0;
 }
 
 static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
@@ -203,12 +188,12 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
   for (int64_t r = 0; !s && r < a->runs; r++) {
     const float *logits = NULL;
     for (int64_t i = 0; i < b; i++) lens[i] = p;
-    double t0 = now_ms();
+    double t0 = vkf_bench_now_ms();
     s = vkf_gen_engine_prefill(e, ids, lens, &logits);
-    prefill[r] = now_ms() - t0;
+    prefill[r] = vkf_bench_now_ms() - t0;
     for (int64_t i = 0; !s && i < b; i++)
       tokens[i] = (int32_t)vkf_sampling_argmax(logits + i * v, (size_t)v), pos[i] = p;
-    t0 = now_ms();
+    t0 = vkf_bench_now_ms();
     st0 = vkf_device_stats_get(dev);
     for (int64_t step = 1; !s && step < a->gen; step++) {
       /* greedy on the device: the step reads back one id a row */
@@ -232,13 +217,13 @@ static vkf_status bench(const bench_gen_args *a, vkf_device *dev) {
       }
       free(ns);
     }
-    decode[r] = a->gen > 1 ? (now_ms() - t0) / (double)(a->gen - 1) : 0;
+    decode[r] = a->gen > 1 ? (vkf_bench_now_ms() - t0) / (double)(a->gen - 1) : 0;
     st1 = vkf_device_stats_get(dev);
   }
   if (!s) {
     double pm, psd, dm_, dsd;
-    mean_sd(prefill, a->runs, &pm, &psd);
-    mean_sd(decode, a->runs, &dm_, &dsd);
+    vkf_bench_mean_sd(prefill, a->runs, &pm, &psd);
+    vkf_bench_mean_sd(decode, a->runs, &dm_, &dsd);
     vkf_gen_engine_memory mem = vkf_gen_engine_memory_of(e);
     /* What a step must read at least: every weight once (the decode plan binds the prefill
      * plan's), and the cache rows up to the context. */

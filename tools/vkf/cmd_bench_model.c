@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "graph/passes/passes.h"
 #include "host/runner.h"
@@ -29,12 +28,6 @@ typedef struct op_row {
   uint32_t dispatches;
   double ns; /* summed over the profiled runs */
 } op_row;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Process CPU time (user + system), ms. On a CPU device (lavapipe) the kernels run on this
  * process's threads, so CPU time per run measures the work independently of other load on the
@@ -127,9 +120,9 @@ static vkf_status measure(vkf_device *dev, vkf_vit_model *m, const bench_model_a
   if (!st && (!ns || !times || !rows)) st = vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "bench");
   double cpu0 = cpu_ms();
   for (int i = 0; i < a->runs && !st; i++) {
-    double t0 = now_ms();
+    double t0 = vkf_bench_now_ms();
     st = vkf_runner_run(r);
-    times[i] = now_ms() - t0;
+    times[i] = vkf_bench_now_ms() - t0;
     if (!st) st = vkf_session_dispatch_times(vkf_runner_session(r), ns);
     gpu += vkf_session_total_ns(vkf_runner_session(r)) / 1e6;
     for (uint32_t d = 0; d < nd && !st; d++) {

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "host/runner.h"
 #include "models/generate/sampling.h"
@@ -29,12 +28,6 @@ static void usage(FILE *f) {
           "  A source of S random ids (default 64) encoded once, then N decoder steps (default 64)\n"
           "  of R rows (default 1; 4 is the shape of a 4-beam step), argmax ids, no early stop.\n"
           "  Prints tokens/s, the encoder's time, and the GPU time by part.\n");
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
 }
 
 static int parse(int argc, char **argv, bench_args *a) {
@@ -131,9 +124,9 @@ static vkf_status bench(const bench_args *a, vkf_device *dev) {
                                .cache_dtype = a->fp16 ? VKF_F16 : VKF_F32,
                                .profile = 1};
   vkf_s2s_engine *e = NULL;
-  double t0 = now_ms();
+  double t0 = vkf_bench_now_ms();
   vkf_status s = vkf_s2s_engine_create(dev, em, &eo, &e);
-  double plans_ms = now_ms() - t0;
+  double plans_ms = vkf_bench_now_ms() - t0;
   int32_t *ids = malloc((size_t)(rows * s_len) * sizeof *ids);
   int32_t *mask = malloc((size_t)(rows * s_len) * sizeof *mask);
   int32_t *tokens = malloc((size_t)rows * sizeof *tokens);
@@ -153,13 +146,13 @@ static vkf_status bench(const bench_args *a, vkf_device *dev) {
   for (int run = 0; run < 2 && !s; run++) {
     memset(parts, 0, sizeof parts);
     enc_ns = step_ns = 0;
-    t0 = now_ms();
+    t0 = vkf_bench_now_ms();
     s = vkf_s2s_engine_encode(e, ids, mask);
-    enc_ms = now_ms() - t0;
+    enc_ms = vkf_bench_now_ms() - t0;
     if (!s)
       add_times(vkf_s2s_engine_encode_runner(e), vkf_s2s_engine_encode_graph(e), NULL, &enc_ns);
     for (int64_t r = 0; r < rows; r++) tokens[r] = (int32_t)start, pos[r] = 0;
-    t0 = now_ms();
+    t0 = vkf_bench_now_ms();
     for (int64_t step = 0; !s && step < a->gen; step++) {
       s = vkf_s2s_engine_step(e, tokens, pos, &logits);
       if (s) break;
@@ -167,7 +160,7 @@ static vkf_status bench(const bench_args *a, vkf_device *dev) {
       for (int64_t r = 0; r < rows; r++)
         tokens[r] = (int32_t)vkf_sampling_argmax(logits + r * v, (size_t)v), pos[r]++;
     }
-    dec_ms = now_ms() - t0;
+    dec_ms = vkf_bench_now_ms() - t0;
   }
   if (!s) {
     double total_ns = enc_ns + step_ns, gen_tokens = (double)(rows * a->gen);
