@@ -90,6 +90,20 @@ f16vec4 cm_hi(uvec4 u) { return f16vec4(unpackFloat2x16(u.z), unpackFloat2x16(u.
 const uint CM_KO = CM_BC * (D / 8u), CM_VO = CM_BC * (DV / 8u);
 uvec4 cm_kv_reg[CM_KV_PER];
 
+// 8 halves of row ROW of K or V (BUF, its 16-byte view BUF16 where VEC) from element BASE + 8 * C
+// of the row, stride SN, into u. The buffers are distinct variables, so one macro for both.
+#define CM_KV_LOAD8(BUF, BUF16, BASE, SN, VEC, ROW, C)                                       \
+  {                                                                                          \
+    const uint g = BASE + uint(ROW) * SN + 8u * (C);                                          \
+    if (VEC)                                                                                 \
+      u = BUF16[g / 8u];                                                                     \
+    else                                                                                     \
+      u = uvec4(packFloat2x16(f16vec2(BUF[g], BUF[g + 1u])),                                 \
+                packFloat2x16(f16vec2(BUF[g + 2u], BUF[g + 3u])),                            \
+                packFloat2x16(f16vec2(BUF[g + 4u], BUF[g + 5u])),                            \
+                packFloat2x16(f16vec2(BUF[g + 6u], BUF[g + 7u])));                           \
+  }
+
 // Keys first .. lim - 1 (at most CM_BC; zeros past lim) into the registers.
 void cm_kv_fetch(int first, int lim, bool k_vec, bool v_vec) {
   [[unroll]] for (uint t = 0; t < CM_KV_PER; t++) {
@@ -100,25 +114,10 @@ void cm_kv_fetch(int first, int lim, bool k_vec, bool v_vec) {
     const int row = first + int(j / w8);
     uvec4 u = uvec4(0);
     if (row < lim) {
-      if (is_k) {
-        const uint g = k_base + uint(row) * p.k_sn + 8u * (j % w8);
-        if (k_vec)
-          u = k16[g / 8u];
-        else
-          u = uvec4(packFloat2x16(f16vec2(k[g], k[g + 1u])),
-                    packFloat2x16(f16vec2(k[g + 2u], k[g + 3u])),
-                    packFloat2x16(f16vec2(k[g + 4u], k[g + 5u])),
-                    packFloat2x16(f16vec2(k[g + 6u], k[g + 7u])));
-      } else {
-        const uint g = v_base + uint(row) * p.v_sn + 8u * (j % w8);
-        if (v_vec)
-          u = v16[g / 8u];
-        else
-          u = uvec4(packFloat2x16(f16vec2(v[g], v[g + 1u])),
-                    packFloat2x16(f16vec2(v[g + 2u], v[g + 3u])),
-                    packFloat2x16(f16vec2(v[g + 4u], v[g + 5u])),
-                    packFloat2x16(f16vec2(v[g + 6u], v[g + 7u])));
-      }
+      if (is_k)
+        CM_KV_LOAD8(k, k16, k_base, p.k_sn, k_vec, row, j % w8)
+      else
+        CM_KV_LOAD8(v, v16, v_base, p.v_sn, v_vec, row, j % w8)
     }
     cm_kv_reg[t] = u;
   }
