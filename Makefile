@@ -16,7 +16,8 @@ setup:
 	@tools/dev/setup.sh
 
 build: setup
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVKF_SPV_CACHE=$(CURDIR)/.cache/spv \
+	  $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # The main job on the default models: classify the Fashion-MNIST test-split samples (true label in
