@@ -131,6 +131,9 @@ void vkf_caps_query(VkPhysicalDevice pd, vkf_device_caps *caps) {
   VkFormatProperties u32 = {0};
   vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32_UINT, &u32);
   caps->texel_r32ui = (u32.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+  VkFormatProperties u32x2 = {0};
+  vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32G32_UINT, &u32x2);
+  caps->texel_rg32ui = (u32x2.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
 
   /* maxMemoryAllocationSize is Vulkan 1.1 core (VkPhysicalDeviceMaintenance3Properties). */
   VkPhysicalDeviceMaintenance3Properties m3 = {

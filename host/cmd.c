@@ -203,12 +203,14 @@ static vkf_status texel_view(vkf_cmd *cmd, const vkf_kernel *k, uint32_t i, cons
   } formats[] = {[VKF_TEXEL_RGBA32F] = {"RGBA32F", VK_FORMAT_R32G32B32A32_SFLOAT, 16},
                  [VKF_TEXEL_RGBA16F] = {"RGBA16F", VK_FORMAT_R16G16B16A16_SFLOAT, 8},
                  [VKF_TEXEL_RGBA16UI] = {"RGBA16UI", VK_FORMAT_R16G16B16A16_UINT, 8},
-                 [VKF_TEXEL_R32UI] = {"R32UI", VK_FORMAT_R32_UINT, 4}};
+                 [VKF_TEXEL_R32UI] = {"R32UI", VK_FORMAT_R32_UINT, 4},
+                 [VKF_TEXEL_RG32UI] = {"RG32UI", VK_FORMAT_R32G32_UINT, 8}};
   vkf_plan_texel t = k->texel[i];
   int have = t == VKF_TEXEL_RGBA32F    ? caps->texel_rgba32f
              : t == VKF_TEXEL_RGBA16F  ? caps->texel_rgba16f
              : t == VKF_TEXEL_RGBA16UI ? caps->texel_rgba16ui
-                                       : caps->texel_r32ui;
+             : t == VKF_TEXEL_R32UI    ? caps->texel_r32ui
+                                       : caps->texel_rg32ui;
   uint64_t texel_size = formats[t].size, texels = size / texel_size;
   if (!have)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,

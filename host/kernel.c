@@ -45,7 +45,7 @@ vkf_status vkf_kernel_check_desc(const vkf_device *device, const vkf_kernel_desc
       d->spec_constant_count > VKF_KERNEL_MAX_SPEC_CONSTANTS || d->push_constant_size % 4)
     return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: bad descriptor", d->shader);
   for (uint32_t i = 0; i < d->binding_count; i++)
-    if (d->texel[i] > VKF_TEXEL_R32UI)
+    if (d->texel[i] > VKF_TEXEL_RG32UI)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "kernel %s: binding %u: bad texel format",
                              d->shader, i);
   uint32_t fixed = vkf_caps_subgroup_fixed(&device->caps);

@@ -49,7 +49,7 @@
 //                                at every inlined store (160 in a CPU_RA=5 kernel), and lavapipe
 //                                spends ~4/5 of its pipeline creation on that dead code
 //   A_TEXEL, B_TEXEL             A (needs A_VEC4) / B (needs B_VEC4_N or B_VEC4_K; B_QUANT: an
-//                                R32UI view of the blocks' words) is bound as a
+//                                R32UI view of the blocks' words, RG32UI under QCPU_W2) is bound as a
 //                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
 //                                on CPU devices a texelFetch is one vector gather where a
 //                                storage-buffer load is a scalar loop over the lanes
@@ -173,7 +173,12 @@ layout(std430, set = 0, binding = 0) readonly buffer BufA4 { A_T4 a_data4_[]; };
 // ggml blocks as the file holds them (quant_decode.glsl): element i of B is element i % QK of
 // block i / QK (the lowering binds B from its start, each row of K whole blocks). Under B_TEXEL
 // the words come through an R32UI texel view.
-#ifdef B_TEXEL
+#if defined(B_TEXEL) && defined(QCPU_W2)
+// gemm_qcpu.glsl's word pairs: an RG32UI view
+layout(set = 0, binding = 1) uniform usamplerBuffer b_qtex;
+#define QWORD2(i) texelFetch(b_qtex, int(i)).xy
+#define QWORD(i) QWORD2((i) >> 1u)[(i) & 1u]
+#elif defined(B_TEXEL)
 layout(set = 0, binding = 1) uniform usamplerBuffer b_qtex;
 #define QWORD(i) texelFetch(b_qtex, int(i)).x
 #else

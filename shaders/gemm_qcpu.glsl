@@ -182,6 +182,75 @@ void main() {
   }
   FOR_RC(STORE)
 }
+#elif defined(QCPU_W2) && (QUANT_FMT == 2 || QUANT_FMT == 4)
+// Q4_1 and Q5_1 through an RG32UI view (the lowering's QCPU_W2): each texel fetch brings two
+// words, half the fetches of the loop below. Q4_1: two blocks (64 elements, 10 words: d|m, then
+// qs[16]) a step, five pairs; Q5_1: one block (d|m, qh, qs[16]: 6 words) a step, three pairs.
+// Rows start at a pair (K / 32 blocks of 20 bytes, K % 64 == 0; of 24 bytes).
+#define W2_PAIR(Q, W0, W1)                                                                   \
+  {                                                                                          \
+    vec4 lo0, hi0;                                                                           \
+    q_ints4x2_w(W0, 4u * Q, qh0, lo0, hi0);                                                  \
+    IF_C2(vec4 lo1; vec4 hi1; q_ints4x2_w(W1, 4u * Q, qh1, lo1, hi1);)                       \
+    PAIR_ROW(0, Q) IF_R2(PAIR_ROW(1, Q)) IF_R4(PAIR_ROW(2, Q) PAIR_ROW(3, Q))                 \
+  }
+// the block at k0 of each column C: its d|m word DM##C, fifth bits QH##C, qs words A..D##C
+#define W2_BLOCK(DM0, DM1, QH0, QH1, A0, A1, B0, B1, C0, C1, D0, D1)                         \
+  {                                                                                          \
+    FOR_R(LOAD_A)                                                                            \
+    const vec2 sclo0 = unpackHalf2x16(DM0);                                                  \
+    const vec2 schi0 = sclo0;                                                                \
+    const uint qh0 = QH0;                                                                    \
+    IF_C2(const vec2 sclo1 = unpackHalf2x16(DM1); const vec2 schi1 = sclo1;                  \
+          const uint qh1 = QH1;)                                                             \
+    W2_PAIR(0u, A0, A1) W2_PAIR(1u, B0, B1) W2_PAIR(2u, C0, C1) W2_PAIR(3u, D0, D1)          \
+    FOR_RC(APPLY)                                                                            \
+  }
+#if QUANT_FMT == 2
+#define W2_STEP 64u
+#define W2_PAIRS 5u
+#else
+#define W2_STEP 32u
+#define W2_PAIRS 3u
+#endif
+#if QUANT_FMT == 2
+#define IF_Q41(X) X
+#else
+#define IF_Q41(X)
+#endif
+#define W2_FETCH(C)                                                                          \
+  const uvec2 f0_##C = QWORD2(cp##C + u), f1_##C = QWORD2(cp##C + u + 1u),                   \
+              f2_##C = QWORD2(cp##C + u + 2u);                                               \
+  IF_Q41(const uvec2 f3_##C = QWORD2(cp##C + u + 3u); const uvec2 f4_##C = QWORD2(cp##C + u + 4u);)
+void main() {
+  set_batch_bases();
+  uint lane = gl_SubgroupInvocationID;
+  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
+  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
+  uint row_pairs = (p.k / W2_STEP) * W2_PAIRS;
+  uint cp0 = min(n0, p.n - 1u) * row_pairs;
+  IF_C2(uint cp1 = min(n0 + 1u, p.n - 1u) * row_pairs;)
+  FOR_R(ACC_DECL)
+  for (uint kk = 0u; kk < p.k; kk += W2_STEP) {
+    uint u = (kk / W2_STEP) * W2_PAIRS;
+    FOR_C(W2_FETCH)
+    {
+      uint k0 = kk;
+#if QUANT_FMT == 2
+      W2_BLOCK(f0_0.x, f0_1.x, 0u, 0u, f0_0.y, f0_1.y, f1_0.x, f1_1.x, f1_0.y, f1_1.y, f2_0.x, f2_1.x)
+#else
+      W2_BLOCK(f0_0.x, f0_1.x, f0_0.y, f0_1.y, f1_0.x, f1_1.x, f1_0.y, f1_1.y, f2_0.x, f2_1.x, f2_0.y, f2_1.y)
+#endif
+    }
+#if QUANT_FMT == 2
+    {
+      uint k0 = kk + 32u;
+      W2_BLOCK(f2_0.y, f2_1.y, 0u, 0u, f3_0.x, f3_1.x, f3_0.y, f3_1.y, f4_0.x, f4_1.x, f4_0.y, f4_1.y)
+    }
+#endif
+  }
+  FOR_RC(STORE)
+}
 #else
 void main() {
   set_batch_bases();

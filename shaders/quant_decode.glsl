@@ -154,9 +154,8 @@ uint q_high_bits(uint b) {
   return 0u;
 #endif
 }
-// elements j..j+3 (lo) and j+16..j+19 (hi) of the block at b, j < 16; the same values as q_ints4
-void q_ints4x2(uint b, uint j, uint qh, out vec4 lo, out vec4 hi) {
-  uint w = q_u32(b + Q_QS + j);
+// elements j..j+3 (lo) and j+16..j+19 (hi) of a block whose qs word j / 4 is w, j < 16
+void q_ints4x2_w(uint w, uint j, uint qh, out vec4 lo, out vec4 hi) {
   uvec4 l = q_nibbles(w, 0u), h = q_nibbles(w, 4u);
 #if QUANT_FMT >= 3
   l |= q_bits4(qh, j) << 4;
@@ -164,6 +163,10 @@ void q_ints4x2(uint b, uint j, uint qh, out vec4 lo, out vec4 hi) {
 #endif
   lo = vec4(ivec4(l) - Q_OFFSET);
   hi = vec4(ivec4(h) - Q_OFFSET);
+}
+// the same of the block at b: the same values as q_ints4
+void q_ints4x2(uint b, uint j, uint qh, out vec4 lo, out vec4 hi) {
+  q_ints4x2_w(q_u32(b + Q_QS + j), j, qh, lo, hi);
 }
 #endif
 

@@ -86,6 +86,7 @@ typedef struct vkf_device_caps {
   int texel_rgba16f;                    /* R16G16B16A16_SFLOAT likewise */
   int texel_rgba16ui;                   /* R16G16B16A16_UINT likewise (bf16 weights) */
   int texel_r32ui;                      /* R32_UINT likewise (quantised weights' words) */
+  int texel_rg32ui;                     /* R32G32_UINT likewise (those words two a fetch) */
   uint32_t max_texel_buffer_elements;   /* texels one view may span */
   uint32_t min_texel_buffer_offset_alignment; /* bytes */
 

@@ -43,17 +43,24 @@ uint32_t vkf_lower_bind(const vkf_lower_ctx *ctx, vkf_plan_dispatch *d, const vk
 
 vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,
                                       const vkf_plan_binding *b) {
-  const vkf_device_caps *caps = ctx->caps;
   vkf_plan_texel t = dtype == VKF_F32           ? VKF_TEXEL_RGBA32F
                      : dtype == VKF_F16         ? VKF_TEXEL_RGBA16F
                      : dtype == VKF_BF16        ? VKF_TEXEL_RGBA16UI
                      : vkf_dtype_is_quant(dtype) ? VKF_TEXEL_R32UI
                                                 : VKF_TEXEL_NONE;
+  return vkf_lower_texel_fits(ctx, t, b);
+}
+
+vkf_plan_texel vkf_lower_texel_fits(const vkf_lower_ctx *ctx, vkf_plan_texel t,
+                                    const vkf_plan_binding *b) {
+  const vkf_device_caps *caps = ctx->caps;
   int have = t == VKF_TEXEL_RGBA32F    ? caps->texel_rgba32f
              : t == VKF_TEXEL_RGBA16F  ? caps->texel_rgba16f
              : t == VKF_TEXEL_RGBA16UI ? caps->texel_rgba16ui
-                                       : caps->texel_r32ui;
-  uint64_t texels = b->size / (t == VKF_TEXEL_RGBA32F ? 16 : t == VKF_TEXEL_R32UI ? 4 : 8);
+             : t == VKF_TEXEL_R32UI    ? caps->texel_r32ui
+                                       : caps->texel_rg32ui;
+  uint32_t size = vkf_plan_texel_size(t);
+  uint64_t texels = size ? b->size / size : 0;
   if (t == VKF_TEXEL_NONE || !have || !caps->min_texel_buffer_offset_alignment ||
       b->offset % caps->min_texel_buffer_offset_alignment || texels == 0 ||
       texels > caps->max_texel_buffer_elements)

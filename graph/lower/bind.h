@@ -50,7 +50,10 @@ void vkf_lower_binding_range(const vkf_lower_ctx *ctx, const vkf_plan_tensor *t,
  * binding's offset misses minTexelBufferOffsetAlignment, or its range exceeds
  * maxTexelBufferElements. The kernel must address whole vec4s (offsets and strides % 4 == 0). */
 vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,
-                                      const vkf_plan_binding *binding);
+                                      const vkf_plan_binding *b);
+/* t itself where the device can view binding b through it (as above), else VKF_TEXEL_NONE. */
+vkf_plan_texel vkf_lower_texel_fits(const vkf_lower_ctx *ctx, vkf_plan_texel t,
+                                    const vkf_plan_binding *b);
 /* Ceil division for workgroup counts. */
 static inline uint32_t vkf_div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 

@@ -167,8 +167,8 @@ void vkf_plan_dump_text(const vkf_plan *plan, FILE *out) {
     for (uint32_t j = 0; j < d->binding_count; j++) {
       const vkf_plan_binding *b = &d->bindings[j];
       static const char *const texel[] = {"", " texel rgba32f", " texel rgba16f", " texel rgba16ui",
-                                          " texel r32ui"};
-      _Static_assert(sizeof texel / sizeof texel[0] == VKF_TEXEL_R32UI + 1, "a name per texel");
+                                          " texel r32ui", " texel rg32ui"};
+      _Static_assert(sizeof texel / sizeof texel[0] == VKF_TEXEL_RG32UI + 1, "a name per texel");
       fprintf(out, "    binding %u: buffer %u [%llu, +%llu) %s%s\n", j, b->buffer,
               (unsigned long long)b->offset, (unsigned long long)b->size, access[b->access],
               texel[b->texel]);

@@ -41,7 +41,13 @@ typedef enum vkf_plan_texel {
   VKF_TEXEL_RGBA16F,  /* view of float16 vec4s (8-byte texels) */
   VKF_TEXEL_RGBA16UI, /* view of uint16 uvec4s (8-byte texels; bf16 bits, GLSL usamplerBuffer) */
   VKF_TEXEL_R32UI,    /* view of 32-bit words (4-byte texels; ggml blocks, GLSL usamplerBuffer) */
+  VKF_TEXEL_RG32UI,   /* view of word pairs (8-byte texels; ggml blocks two words a fetch) */
 } vkf_plan_texel;
+
+/* Bytes a texel of t (0 for a storage buffer). */
+static inline uint32_t vkf_plan_texel_size(vkf_plan_texel t) {
+  return t == VKF_TEXEL_RGBA32F ? 16 : t == VKF_TEXEL_R32UI ? 4 : t == VKF_TEXEL_NONE ? 0 : 8;
+}
 
 /* A byte range of one plan buffer, bound at one binding slot of a kernel. */
 typedef struct vkf_plan_binding {

@@ -18,7 +18,7 @@ static vkf_status check_dispatch(const vkf_plan_dispatch *d, const vkf_device_ca
   for (uint32_t i = 0; i < d->binding_count; i++) {
     const vkf_plan_binding *b = &d->bindings[i];
     if (b->texel) {
-      uint64_t texel_size = b->texel == VKF_TEXEL_RGBA32F ? 16 : 8;
+      uint64_t texel_size = vkf_plan_texel_size((vkf_plan_texel)b->texel);
       uint64_t texels = (b->size + texel_size - 1) / texel_size;
       if (caps->max_texel_buffer_elements && texels > caps->max_texel_buffer_elements)
         return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY,

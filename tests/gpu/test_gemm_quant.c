@@ -240,8 +240,9 @@ int main(void) {
     }
   }
   /* K % 64 == 0: the CPU kernel's two-block paths (QCPU_K64: Q8_0's 17 whole words a pair of
-   * 34-byte blocks, Q4_1's 5 RGBA16UI texels a pair of 20-byte ones), at one and three pairs,
-   * rows 1, 2 and 5 (its 1-, 2- and 4-row shapes) */
+   * 34-byte blocks; QCPU_W2: Q4_1's 5 RG32UI texels a pair of 20-byte ones), at one and three
+   * pairs, rows 1, 2 and 5 (its 1-, 2- and 4-row shapes). Q5_1 (QCPU_W2 at every K: a block is
+   * 3 texels) runs in the sweep above. */
   const qcase k64[] = {
       {.m = 1, .n = 37, .k = 192, .act_dtype = VKF_F32, .bias = 1, .act = VKF_ACT_SILU},
       {.m = 2, .n = 19, .k = 64, .act_dtype = VKF_F32, .residual = 1},

@@ -77,7 +77,7 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
          "\"storage_8bit\": %s, \"max_storage_buffer_range\": %llu, "
          "\"max_memory_allocation_size\": %llu, \"uma\": %s, \"timestamp_period_ns\": %g, "
          "\"cooperative_matrix\": %s, \"texel_rgba32f\": %s, \"texel_rgba16f\": %s, "
-         "\"texel_rgba16ui\": %s, \"texel_r32ui\": %s, "
+         "\"texel_rgba16ui\": %s, \"texel_r32ui\": %s, \"texel_rg32ui\": %s, "
          "\"max_texel_buffer_elements\": %u, \"profile\": ",
          api, c->max_shared_memory_size, c->subgroup_size, ops, c->max_workgroup_size[0],
          c->max_workgroup_size[1], c->max_workgroup_size[2], c->max_workgroup_invocations,
@@ -87,7 +87,7 @@ static void print_json(const vkf_device_caps *c, uint32_t index, int chosen, int
          c->timestamp_period, c->cooperative_matrix ? "true" : "false",
          c->texel_rgba32f ? "true" : "false", c->texel_rgba16f ? "true" : "false",
          c->texel_rgba16ui ? "true" : "false", c->texel_r32ui ? "true" : "false",
-         c->max_texel_buffer_elements);
+         c->texel_rg32ui ? "true" : "false", c->max_texel_buffer_elements);
   if (c->profile[0]) vkf_cli_json_string(c->profile);
   else printf("null");
   printf(", \"coopmat_shapes\": [");
@@ -137,10 +137,12 @@ static void print_table(const vkf_device_caps *c, uint32_t index, int chosen) {
          c->storage_8bit ? "yes" : "no");
   printf("    %-28s %llu bytes\n", "maxStorageBufferRange",
          (unsigned long long)c->max_storage_buffer_range);
-  printf("    %-28s RGBA32F %s, RGBA16F %s, RGBA16UI %s, R32UI %s, %u texels, offsets %% %u\n",
+  printf("    %-28s RGBA32F %s, RGBA16F %s, RGBA16UI %s, R32UI %s, RG32UI %s, %u texels, "
+         "offsets %% %u\n",
          "uniform texel buffers", c->texel_rgba32f ? "yes" : "no", c->texel_rgba16f ? "yes" : "no",
          c->texel_rgba16ui ? "yes" : "no", c->texel_r32ui ? "yes" : "no",
-         c->max_texel_buffer_elements, c->min_texel_buffer_offset_alignment);
+         c->texel_rg32ui ? "yes" : "no", c->max_texel_buffer_elements,
+         c->min_texel_buffer_offset_alignment);
   printf("    %-28s %llu bytes\n", "maxMemoryAllocationSize",
          (unsigned long long)c->max_memory_allocation_size);
   for (uint32_t h = 0; h < c->heap_count; h++)
