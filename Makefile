@@ -39,13 +39,13 @@ install: build
 # What CI runs (.ci/run): the whole suite, the subgroup-width and bounds lanes, then its
 # `asan`-labelled subset (every reader and every CLI path; not the device-kernel sweeps) under
 # AddressSanitizer + UndefinedBehaviorSanitizer,
-# then the cooperative-matrix lane (Mesa 26 lavapipe from a private sysroot), then the fuzz smoke (its committed crashers and seeds, then every libFuzzer target for 20 s with a
+# then the cooperative-matrix lane (Mesa 26 lavapipe from a private sysroot), then the fuzz smoke (its committed crashers and seeds, then every libFuzzer target for 10 s with a
 # fixed random seed, so CI explores the same inputs each time; `make fuzz` alone explores anew).
 test: test-suite
 	@$(MAKE) --no-print-directory test-lanes
 	@$(MAKE) --no-print-directory test-asan CTEST_ARGS="-L asan"
 	@$(MAKE) --no-print-directory test-coopmat
-	@FUZZ_SEED=1 $(MAKE) --no-print-directory fuzz FUZZ_ARGS="--seconds 20"
+	@FUZZ_SEED=1 $(MAKE) --no-print-directory fuzz FUZZ_ARGS="--seconds 10"
 
 # The whole suite alone; ends with ctest's summary. CTEST_ARGS selects (e.g. "-R bpe", "-L cli").
 test-suite: build
