@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 HELP_MARK = re.compile(r"<!-- vkf-help: (.*?) -->\n```text\n(.*?)```\n", re.S)
@@ -217,8 +218,10 @@ def check_examples(root, build, files):
         for rel in files:
             for lang, line, code in examples_of(os.path.join(root, rel)):
                 count += 1
+                start = time.monotonic()
                 why = run_example(root, build, lang, code, tmp)
-                print(f"{'ok ' if why is None else 'FAIL'} {rel}:{line} ({lang})", flush=True)
+                print(f"{'ok ' if why is None else 'FAIL'} {rel}:{line} ({lang}, "
+                      f"{time.monotonic() - start:.1f} s)", flush=True)
                 if why:
                     bad.append(f"docs: the example at {rel}:{line} ({lang}) {why}")
     if count == 0:
