@@ -36,12 +36,13 @@ if [ -f "$dir/$key.spv" ] && [ -f "$dir/$key.d" ]; then
 fi
 
 "$@"
+# From here on the module is built: a cache that cannot be written only goes unused.
 if [ ! -d "$dir" ]; then
-  mkdir -p "$dir"
+  mkdir -p "$dir" 2>/dev/null || exit 0
   find "$cache" -mindepth 1 -maxdepth 1 -type d ! -name "$state" -mmin +1440 \
     -exec rm -rf {} + 2>/dev/null || true
 fi
 # A private name, then a rename: rows compile in parallel, and a half-written entry is never read.
 tmp=$dir/.$key.$$
-cp "$spv" "$tmp.spv" && cp "$dep" "$tmp.d" && mv -f "$tmp.d" "$dir/$key.d" &&
-  mv -f "$tmp.spv" "$dir/$key.spv" || rm -f "$tmp.spv" "$tmp.d"
+{ cp "$spv" "$tmp.spv" && cp "$dep" "$tmp.d" && mv -f "$tmp.d" "$dir/$key.d" &&
+  mv -f "$tmp.spv" "$dir/$key.spv"; } 2>/dev/null || rm -f "$tmp.spv" "$tmp.d"
