@@ -182,6 +182,75 @@ void main() {
   }
   FOR_RC(STORE)
 }
+#elif defined(QCPU_W2) && QUANT_FMT == 5
+// Q4_K through an RG32UI view (QCPU_W2): a 144-byte block is 18 word pairs: d|dmin and
+// scales[0..3], scales[4..11], then qs[128] (pairs 2..17). A step is one 64-element chunk c of a
+// block: the two scale pairs and the chunk's four qs pairs (bytes 32c..32c+31: their low nibbles
+// are sub-block 2c, their high nibbles sub-block 2c + 1), six fetches for 64 weights of a column
+// where the word loop below takes 16 for the nibbles alone; the eight words stay in registers for
+// both halves.
+// k4_scale: the scale and min of sub-block `is`, as q_scale takes them from the same bytes
+// (ggml's get_scale_min_k4)
+uint k4_byte(uvec3 s, uint i) {
+  uint w = i < 4u ? s.x : i < 8u ? s.y : s.z;
+  return (w >> (8u * (i & 3u))) & 0xFFu;
+}
+vec2 k4_scale(uvec2 p0, uvec2 p1, uint is) {
+  uvec3 s = uvec3(p0.y, p1.x, p1.y);
+  uvec2 sm = is < 4u ? uvec2(k4_byte(s, is) & 63u, k4_byte(s, is + 4u) & 63u)
+                     : uvec2((k4_byte(s, is + 4u) & 0xFu) | ((k4_byte(s, is - 4u) >> 6) << 4),
+                             (k4_byte(s, is + 4u) >> 4) | ((k4_byte(s, is) >> 6) << 4));
+  vec2 dm = unpackHalf2x16(p0.x);
+  precise float d1 = dm.x * float(int(sm.x)), m1 = dm.y * float(int(sm.y));
+  return vec2(d1, -m1);
+}
+// quad Q of the sub-block from word W##C's low (SH 0) or high (SH 4) nibbles
+#define K4_QUAD(Q, T, W0, W1, SH)                                                            \
+  {                                                                                          \
+    const vec4 qi0 = vec4(ivec4(q_nibbles(W0, SH)));                                         \
+    IF_C2(const vec4 qi1 = vec4(ivec4(q_nibbles(W1, SH)));)                                  \
+    QUAD_ROW(0, Q, T) IF_R2(QUAD_ROW(1, Q, T)) IF_R4(QUAD_ROW(2, Q, T) QUAD_ROW(3, Q, T))     \
+  }
+#define K4_FETCH(C)                                                                          \
+  const uvec2 s0_##C = QWORD2(cp##C + bb), s1_##C = QWORD2(cp##C + bb + 1u),                 \
+              g0_##C = QWORD2(cp##C + qb), g1_##C = QWORD2(cp##C + qb + 1u),                 \
+              g2_##C = QWORD2(cp##C + qb + 2u), g3_##C = QWORD2(cp##C + qb + 3u);
+// sub-block 2c + HI at k0: the quads from the chunk's eight words
+#define K4_HALF(HI, SH)                                                                      \
+  {                                                                                          \
+    FOR_R(LOAD_A)                                                                            \
+    const vec2 sclo0 = k4_scale(s0_0, s1_0, 2u * c + HI);                                    \
+    const vec2 schi0 = sclo0;                                                                \
+    IF_C2(const vec2 sclo1 = k4_scale(s0_1, s1_1, 2u * c + HI); const vec2 schi1 = sclo1;)   \
+    K4_QUAD(0u, tlo, g0_0.x, g0_1.x, SH) K4_QUAD(1u, tlo, g0_0.y, g0_1.y, SH)                \
+    K4_QUAD(2u, tlo, g1_0.x, g1_1.x, SH) K4_QUAD(3u, tlo, g1_0.y, g1_1.y, SH)                \
+    K4_QUAD(4u, thi, g2_0.x, g2_1.x, SH) K4_QUAD(5u, thi, g2_0.y, g2_1.y, SH)                \
+    K4_QUAD(6u, thi, g3_0.x, g3_1.x, SH) K4_QUAD(7u, thi, g3_0.y, g3_1.y, SH)                \
+    FOR_RC(APPLY)                                                                            \
+  }
+void main() {
+  set_batch_bases();
+  uint lane = gl_SubgroupInvocationID;
+  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
+  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
+  uint row_pairs = (p.k / 256u) * 18u;
+  uint cp0 = min(n0, p.n - 1u) * row_pairs;
+  IF_C2(uint cp1 = min(n0 + 1u, p.n - 1u) * row_pairs;)
+  FOR_R(ACC_DECL)
+  for (uint kk = 0u; kk < p.k; kk += 64u) {
+    uint bb = (kk / 256u) * 18u, c = (kk / 64u) % 4u, qb = bb + 2u + 4u * c;
+    FOR_C(K4_FETCH)
+    {
+      uint k0 = kk;
+      K4_HALF(0u, 0u)
+    }
+    {
+      uint k0 = kk + 32u;
+      K4_HALF(1u, 4u)
+    }
+  }
+  FOR_RC(STORE)
+}
 #elif defined(QCPU_W2) && (QUANT_FMT == 2 || QUANT_FMT == 4)
 // Q4_1 and Q5_1 through an RG32UI view (the lowering's QCPU_W2): each texel fetch brings two
 // words, half the fetches of the loop below. Q4_1: two blocks (64 elements, 10 words: d|m, then

@@ -735,11 +735,12 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     if ((b_vec4 || (b_quant && variant->kind == VKF_GEMM_QCPU)) &&
         (d.bindings[1].texel = vkf_lower_texel_format(ctx, b->dtype, &d.bindings[1])))
       vkf_plan_dispatch_define(&d, "B_TEXEL");
-    /* Q4_1 (two blocks: 10 words) and Q5_1 (a block: 6 words) as word pairs, through an RG32UI
-     * view: half the texel fetches, each a call on lavapipe that spills the live vectors
-     * (gemm_qcpu.glsl's QCPU_W2). Rows start at a pair: K / 32 blocks are a multiple of 8 bytes. */
+    /* Q4_1 (two blocks: 10 words), Q5_1 (a block: 6 words) and Q4_K (a block: 36 words) as word
+     * pairs, through an RG32UI view: half the texel fetches or fewer, each a call on lavapipe that
+     * spills the live vectors (gemm_qcpu.glsl's QCPU_W2). Rows start at a pair: their blocks are a
+     * multiple of 8 bytes. */
     if (variant->kind == VKF_GEMM_QCPU && d.bindings[1].texel == VKF_TEXEL_R32UI &&
-        ((b->dtype == VKF_Q4_1 && k % 64 == 0) || b->dtype == VKF_Q5_1) &&
+        ((b->dtype == VKF_Q4_1 && k % 64 == 0) || b->dtype == VKF_Q5_1 || b->dtype == VKF_Q4_K) &&
         vkf_lower_texel_fits(ctx, VKF_TEXEL_RG32UI, &d.bindings[1])) {
       d.bindings[1].texel = VKF_TEXEL_RG32UI;
       vkf_plan_dispatch_define(&d, "QCPU_W2");

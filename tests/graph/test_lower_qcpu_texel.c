@@ -1,5 +1,5 @@
 /* How the quantised CPU kernel (gemm_qcpu.glsl) is given its weights, without a GPU: Q4_1 with
- * K % 64 == 0 and Q5_1 through an RG32UI view (QCPU_W2: two words a texel fetch), every other
+ * K % 64 == 0, Q5_1 and Q4_K through an RG32UI view (QCPU_W2: two words a texel fetch), every other
  * case through the R32UI view of single words, and a storage buffer where the device has neither.
  * The values of both paths are checked against the interpreter by gpu/test_gemm_quant. */
 #include <string.h>
@@ -23,7 +23,7 @@ static lowered_matmul lower_one(const vkf_device_caps *caps, vkf_dtype wdtype, i
   vkf_graph *g = NULL;
   CHECK_OK(vkf_graph_create("qcpu", &g));
   int64_t as[2] = {m, k}, ws[2] = {n, k};
-  static uint8_t zeros[64 * 24 * 16]; /* 64 rows of 16 Q5_1 blocks at most */
+  static uint8_t zeros[64 * 24 * 16]; /* 40 rows of 4 Q5_1 blocks or one Q4_K block at most */
   vkf_value a = vkf_graph_input(g, "a", VKF_F32, 2, as);
   vkf_value w = vkf_graph_constant(g, "w", wdtype, 2, ws, zeros);
   vkf_matmul_options o = {.transpose_b = 1};
@@ -69,6 +69,9 @@ int main(void) {
     CHECK(r.qcpu && !r.w2 && r.b_texel == VKF_TEXEL_R32UI);
     /* Q5_1: a block is three pairs, whatever K */
     r = lower_one(&cpu, VKF_Q5_1, m, 96, 40);
+    CHECK(r.qcpu && r.w2 && r.b_texel == VKF_TEXEL_RG32UI);
+    /* Q4_K: a block is 18 pairs */
+    r = lower_one(&cpu, VKF_Q4_K, m, 256, 40);
     CHECK(r.qcpu && r.w2 && r.b_texel == VKF_TEXEL_RG32UI);
     /* the other formats: words */
     r = lower_one(&cpu, VKF_Q4_0, m, 128, 40);
