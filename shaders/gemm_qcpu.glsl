@@ -43,6 +43,17 @@
 #define FOR_R(M) M(0) IF_R2(M(1)) IF_R4(M(2) M(3))
 #define FOR_C(M) M(0) IF_C2(M(1))
 #define FOR_RC(M) FOR_R(M##_C0) IF_C2(FOR_R(M##_C1))
+// Every body's start: this invocation's lane, first row m0 and first column n0, where each of its
+// columns' rows of B starts (col0, col1: ROW_UNITS words, pairs or bytes a row; b_base is 0, the
+// lowering binds B from its start; columns past N read the last) and the accumulators.
+#define QCPU_BEGIN(ROW_UNITS)                                                                \
+  set_batch_bases();                                                                         \
+  uint lane = gl_SubgroupInvocationID;                                                       \
+  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;                                                    \
+  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;        \
+  uint col0 = min(n0, p.n - 1u) * (ROW_UNITS);                                               \
+  IF_C2(uint col1 = min(n0 + 1u, p.n - 1u) * (ROW_UNITS);)                                   \
+  FOR_R(ACC_DECL)
 
 #define ACC_DECL(R) float acc##R##_0 = 0.0, acc##R##_1 = 0.0;
 // this chunk's A quad of row R, its sum, and the sums over lanes 0..3 and 4..7 (the two halves)
@@ -57,16 +68,16 @@
 // column C's block byte of this chunk and its two group scales
 #ifdef Q_GROUP16
 #define LOAD_COL(C)                                                                          \
-  const uint b##C = cb##C + blk;                                                             \
+  const uint b##C = col##C + blk;                                                             \
   const vec2 sclo##C = q_scale(b##C, j0), schi##C = q_scale(b##C, j0 + 16u);
 #elif defined(Q_PAIRED16) /* and the fifth bits of a 5-bit block, read once too */
 #define LOAD_COL(C)                                                                          \
-  const uint b##C = cb##C + blk;                                                             \
+  const uint b##C = col##C + blk;                                                             \
   const vec2 sclo##C = q_scale(b##C, j0), schi##C = sclo##C;                                 \
   const uint qh##C = q_high_bits(b##C);
 #else /* one group of 32: its scale read once (texel fetches are what cost here) */
 #define LOAD_COL(C)                                                                          \
-  const uint b##C = cb##C + blk;                                                             \
+  const uint b##C = col##C + blk;                                                             \
   const vec2 sclo##C = q_scale(b##C, j0), schi##C = sclo##C;
 #endif
 // T += dot(A, Q) (fma() would be no better: lavapipe 22.3 emits a multiply and an add for it too,
@@ -156,18 +167,11 @@
 #define K64_APPLY_C1(R) acc##R##_1 += d0_1 * tlo##R##_1 + d1_1 * thi##R##_1;
 
 void main() {
-  set_batch_bases();
-  uint lane = gl_SubgroupInvocationID;
-  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
-  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
-  // each row of B is K / 64 pairs of 17 words; b_base is 0 (the lowering binds B from its start)
-  uint row_words = (p.k / 64u) * 17u;
-  uint cw0 = min(n0, p.n - 1u) * row_words;
-  IF_C2(uint cw1 = min(n0 + 1u, p.n - 1u) * row_words;)
-  FOR_R(ACC_DECL)
+  // each row of B is K / 64 pairs of 17 words
+  QCPU_BEGIN((p.k / 64u) * 17u)
   for (uint k0 = 0u; k0 < p.k; k0 += 64u) {
-    uint w0 = cw0 + (k0 / 64u) * 17u;
-    IF_C2(uint w1 = cw1 + (k0 / 64u) * 17u;)
+    uint w0 = col0 + (k0 / 64u) * 17u;
+    IF_C2(uint w1 = col1 + (k0 / 64u) * 17u;)
     FOR_R(K64_LOAD_A)
     FOR_R(K64_T)
     uint p0 = QWORD(w0);
@@ -212,9 +216,9 @@ vec2 k4_scale(uvec2 p0, uvec2 p1, uint is) {
     QUAD_ROW(0, Q, T) IF_R2(QUAD_ROW(1, Q, T)) IF_R4(QUAD_ROW(2, Q, T) QUAD_ROW(3, Q, T))     \
   }
 #define K4_FETCH(C)                                                                          \
-  const uvec2 s0_##C = QWORD2(cp##C + bb), s1_##C = QWORD2(cp##C + bb + 1u),                 \
-              g0_##C = QWORD2(cp##C + qb), g1_##C = QWORD2(cp##C + qb + 1u),                 \
-              g2_##C = QWORD2(cp##C + qb + 2u), g3_##C = QWORD2(cp##C + qb + 3u);
+  const uvec2 s0_##C = QWORD2(col##C + bb), s1_##C = QWORD2(col##C + bb + 1u),                 \
+              g0_##C = QWORD2(col##C + qb), g1_##C = QWORD2(col##C + qb + 1u),                 \
+              g2_##C = QWORD2(col##C + qb + 2u), g3_##C = QWORD2(col##C + qb + 3u);
 // sub-block 2c + HI at k0: the quads from the chunk's eight words
 #define K4_HALF(HI, SH)                                                                      \
   {                                                                                          \
@@ -229,14 +233,7 @@ vec2 k4_scale(uvec2 p0, uvec2 p1, uint is) {
     FOR_RC(APPLY)                                                                            \
   }
 void main() {
-  set_batch_bases();
-  uint lane = gl_SubgroupInvocationID;
-  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
-  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
-  uint row_pairs = (p.k / 256u) * 18u;
-  uint cp0 = min(n0, p.n - 1u) * row_pairs;
-  IF_C2(uint cp1 = min(n0 + 1u, p.n - 1u) * row_pairs;)
-  FOR_R(ACC_DECL)
+  QCPU_BEGIN((p.k / 256u) * 18u)
   for (uint kk = 0u; kk < p.k; kk += 64u) {
     uint bb = (kk / 256u) * 18u, c = (kk / 64u) % 4u, qb = bb + 2u + 4u * c;
     FOR_C(K4_FETCH)
@@ -288,18 +285,11 @@ void main() {
 #define IF_Q41(X)
 #endif
 #define W2_FETCH(C)                                                                          \
-  const uvec2 f0_##C = QWORD2(cp##C + u), f1_##C = QWORD2(cp##C + u + 1u),                   \
-              f2_##C = QWORD2(cp##C + u + 2u);                                               \
-  IF_Q41(const uvec2 f3_##C = QWORD2(cp##C + u + 3u); const uvec2 f4_##C = QWORD2(cp##C + u + 4u);)
+  const uvec2 f0_##C = QWORD2(col##C + u), f1_##C = QWORD2(col##C + u + 1u),                   \
+              f2_##C = QWORD2(col##C + u + 2u);                                               \
+  IF_Q41(const uvec2 f3_##C = QWORD2(col##C + u + 3u); const uvec2 f4_##C = QWORD2(col##C + u + 4u);)
 void main() {
-  set_batch_bases();
-  uint lane = gl_SubgroupInvocationID;
-  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
-  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
-  uint row_pairs = (p.k / W2_STEP) * W2_PAIRS;
-  uint cp0 = min(n0, p.n - 1u) * row_pairs;
-  IF_C2(uint cp1 = min(n0 + 1u, p.n - 1u) * row_pairs;)
-  FOR_R(ACC_DECL)
+  QCPU_BEGIN((p.k / W2_STEP) * W2_PAIRS)
   for (uint kk = 0u; kk < p.k; kk += W2_STEP) {
     uint u = (kk / W2_STEP) * W2_PAIRS;
     FOR_C(W2_FETCH)
@@ -322,15 +312,8 @@ void main() {
 }
 #else
 void main() {
-  set_batch_bases();
-  uint lane = gl_SubgroupInvocationID;
-  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;
-  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;
-  // each row of B is K / QK blocks; b_base is 0 (the lowering binds B from its start)
-  uint row_bytes = (p.k / QK) * QB;
-  uint cb0 = min(n0, p.n - 1u) * row_bytes;
-  IF_C2(uint cb1 = min(n0 + 1u, p.n - 1u) * row_bytes;)
-  FOR_R(ACC_DECL)
+  // each row of B is K / QK blocks
+  QCPU_BEGIN((p.k / QK) * QB)
   for (uint k0 = 0u; k0 < p.k; k0 += 32u) {
     uint blk = (k0 / QK) * QB, j0 = k0 % QK;
     FOR_R(LOAD_A)
