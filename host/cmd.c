@@ -206,11 +206,7 @@ static vkf_status texel_view(vkf_cmd *cmd, const vkf_kernel *k, uint32_t i, cons
                  [VKF_TEXEL_R32UI] = {"R32UI", VK_FORMAT_R32_UINT, 4},
                  [VKF_TEXEL_RG32UI] = {"RG32UI", VK_FORMAT_R32G32_UINT, 8}};
   vkf_plan_texel t = k->texel[i];
-  int have = t == VKF_TEXEL_RGBA32F    ? caps->texel_rgba32f
-             : t == VKF_TEXEL_RGBA16F  ? caps->texel_rgba16f
-             : t == VKF_TEXEL_RGBA16UI ? caps->texel_rgba16ui
-             : t == VKF_TEXEL_R32UI    ? caps->texel_r32ui
-                                       : caps->texel_rg32ui;
+  int have = vkf_plan_texel_supported(caps, t);
   uint64_t texel_size = formats[t].size, texels = size / texel_size;
   if (!have)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,

@@ -54,11 +54,7 @@ vkf_plan_texel vkf_lower_texel_format(const vkf_lower_ctx *ctx, vkf_dtype dtype,
 vkf_plan_texel vkf_lower_texel_fits(const vkf_lower_ctx *ctx, vkf_plan_texel t,
                                     const vkf_plan_binding *b) {
   const vkf_device_caps *caps = ctx->caps;
-  int have = t == VKF_TEXEL_RGBA32F    ? caps->texel_rgba32f
-             : t == VKF_TEXEL_RGBA16F  ? caps->texel_rgba16f
-             : t == VKF_TEXEL_RGBA16UI ? caps->texel_rgba16ui
-             : t == VKF_TEXEL_R32UI    ? caps->texel_r32ui
-                                       : caps->texel_rg32ui;
+  int have = vkf_plan_texel_supported(caps, t);
   uint32_t size = vkf_plan_texel_size(t);
   uint64_t texels = size ? b->size / size : 0;
   if (t == VKF_TEXEL_NONE || !have || !caps->min_texel_buffer_offset_alignment ||

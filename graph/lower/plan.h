@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "graph/base/caps.h"
 #include "graph/base/status.h"
 
 enum {
@@ -43,6 +44,16 @@ typedef enum vkf_plan_texel {
   VKF_TEXEL_R32UI,    /* view of 32-bit words (4-byte texels; ggml blocks, GLSL usamplerBuffer) */
   VKF_TEXEL_RG32UI,   /* view of word pairs (8-byte texels; ggml blocks two words a fetch) */
 } vkf_plan_texel;
+
+/* Whether the device takes uniform texel buffers of t's format. */
+static inline int vkf_plan_texel_supported(const vkf_device_caps *caps, vkf_plan_texel t) {
+  return t == VKF_TEXEL_RGBA32F    ? caps->texel_rgba32f
+         : t == VKF_TEXEL_RGBA16F  ? caps->texel_rgba16f
+         : t == VKF_TEXEL_RGBA16UI ? caps->texel_rgba16ui
+         : t == VKF_TEXEL_R32UI    ? caps->texel_r32ui
+         : t == VKF_TEXEL_RG32UI   ? caps->texel_rg32ui
+                                   : 0;
+}
 
 /* Bytes a texel of t (0 for a storage buffer). */
 static inline uint32_t vkf_plan_texel_size(vkf_plan_texel t) {
