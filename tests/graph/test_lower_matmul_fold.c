@@ -7,23 +7,13 @@
 #include <string.h>
 
 #include "graph/ir/builder.h"
-#include "graph/lower/lower.h"
-#include "graph/passes/memory_plan.h"
 #include "tests/graph/desktop_caps.h"
-#include "tests/test_util.h"
+#include "tests/graph/lower_checked.h"
 
 /* Lowers `g` with `caps` and returns its matmul dispatch's grid z (0 on failure). */
 static uint32_t lower_z(vkf_graph *g, const vkf_device_caps *caps) {
-  vkf_status st = vkf_graph_status(g);
-  if (!st) st = vkf_memory_plan_build(g, NULL);
   vkf_lowered low;
-  if (!st) st = vkf_lower_graph(g, caps, NULL, &low);
-  if (st) {
-    fprintf(stderr, "lowering failed: %s\n", vkf_status_message(st));
-    vkf_status_free(st);
-    CHECK(0);
-    return 0;
-  }
+  if (!lower_checked(g, caps, &low)) return 0;
   uint32_t z = 0;
   for (uint32_t i = 0; i < vkf_plan_dispatch_count(low.plan); i++) {
     const vkf_plan_dispatch *d = vkf_plan_dispatch_get(low.plan, i);

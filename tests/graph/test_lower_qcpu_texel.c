@@ -5,10 +5,8 @@
 #include <string.h>
 
 #include "graph/ir/builder.h"
-#include "graph/lower/lower.h"
-#include "graph/passes/memory_plan.h"
 #include "tests/graph/desktop_caps.h"
-#include "tests/test_util.h"
+#include "tests/graph/lower_checked.h"
 
 typedef struct {
   int qcpu;               /* the matmul ran the quantised CPU kernel */
@@ -28,14 +26,8 @@ static lowered_matmul lower_one(const vkf_device_caps *caps, vkf_dtype wdtype, i
   vkf_value w = vkf_graph_constant(g, "w", wdtype, 2, ws, zeros);
   vkf_matmul_options o = {.transpose_b = 1};
   vkf_graph_output(g, vkf_matmul(g, "mm", a, w, &o), "y");
-  vkf_status st = vkf_graph_status(g);
-  if (!st) st = vkf_memory_plan_build(g, NULL);
   vkf_lowered low;
-  if (!st) st = vkf_lower_graph(g, caps, NULL, &low);
-  if (st) {
-    fprintf(stderr, "lowering failed: %s\n", vkf_status_message(st));
-    vkf_status_free(st);
-    CHECK(0);
+  if (!lower_checked(g, caps, &low)) {
     vkf_graph_destroy(g);
     return r;
   }
