@@ -14,7 +14,7 @@
 //    weight each.
 // Rows past M and columns past N read the last row / column (never a per-lane predicated load)
 // and are not stored. Named accumulators (macros, no arrays) keep everything in registers.
-// QCPU_ROWS is 1, 2 or 4, QCPU_COLS 1 or 2.
+// QCPU_ROWS is 1, 2, 4 or 8, QCPU_COLS 1 or 2.
 // Workgroups: (ceil(N / (WG * QCPU_COLS)), ceil(M / QCPU_ROWS), batches).
 #ifndef QCPU_ROWS
 #define QCPU_ROWS 1
@@ -22,8 +22,9 @@
 #ifndef QCPU_COLS
 #define QCPU_COLS 1
 #endif
-#if (QCPU_ROWS != 1 && QCPU_ROWS != 2 && QCPU_ROWS != 4) || (QCPU_COLS != 1 && QCPU_COLS != 2)
-#error "GEMM_QCPU supports QCPU_ROWS 1, 2 or 4 and QCPU_COLS 1 or 2"
+#if (QCPU_ROWS != 1 && QCPU_ROWS != 2 && QCPU_ROWS != 4 && QCPU_ROWS != 8) || \
+    (QCPU_COLS != 1 && QCPU_COLS != 2)
+#error "GEMM_QCPU supports QCPU_ROWS 1, 2, 4 or 8 and QCPU_COLS 1 or 2"
 #endif
 #if QCPU_ROWS > 1
 #define IF_R2(X) X
@@ -35,12 +36,26 @@
 #else
 #define IF_R4(X)
 #endif
+#if QCPU_ROWS > 4
+#define IF_R8(X) X
+#else
+#define IF_R8(X)
+#endif
 #if QCPU_COLS > 1
 #define IF_C2(X) X
 #else
 #define IF_C2(X)
 #endif
-#define FOR_R(M) M(0) IF_R2(M(1)) IF_R4(M(2) M(3))
+#define FOR_R(M) M(0) IF_R2(M(1)) IF_R4(M(2) M(3)) IF_R8(M(4) M(5) M(6) M(7))
+// the same with arguments after the row: M(R, X), M(R, X, Y), M(R, X, Y, Z)
+#define FOR_R1(M, X)                                                                         \
+  M(0, X) IF_R2(M(1, X)) IF_R4(M(2, X) M(3, X)) IF_R8(M(4, X) M(5, X) M(6, X) M(7, X))
+#define FOR_R2(M, X, Y)                                                                      \
+  M(0, X, Y) IF_R2(M(1, X, Y)) IF_R4(M(2, X, Y) M(3, X, Y))                                  \
+  IF_R8(M(4, X, Y) M(5, X, Y) M(6, X, Y) M(7, X, Y))
+#define FOR_R3(M, X, Y, Z)                                                                   \
+  M(0, X, Y, Z) IF_R2(M(1, X, Y, Z)) IF_R4(M(2, X, Y, Z) M(3, X, Y, Z))                      \
+  IF_R8(M(4, X, Y, Z) M(5, X, Y, Z) M(6, X, Y, Z) M(7, X, Y, Z))
 #define FOR_C(M) M(0) IF_C2(M(1))
 #define FOR_RC(M) FOR_R(M##_C0) IF_C2(FOR_R(M##_C1))
 // Every body's start: this invocation's lane, first row m0 and first column n0, where each of its
@@ -95,7 +110,7 @@
   {                                                                                          \
     const vec4 qi0 = q_ints4(b0, j0 + 4u * Q);                                               \
     IF_C2(const vec4 qi1 = q_ints4(b1, j0 + 4u * Q);)                                        \
-    QUAD_ROW(0, Q, T) IF_R2(QUAD_ROW(1, Q, T)) IF_R4(QUAD_ROW(2, Q, T) QUAD_ROW(3, Q, T))     \
+    FOR_R2(QUAD_ROW, Q, T)                                                                   \
   }
 // Legacy 4- and 5-bit blocks (Q_PAIRED16): quads Q and Q + 4 from one read of their word
 #define PAIR_ROW(R, Q)                                                                       \
@@ -113,7 +128,7 @@
     vec4 lo0, hi0;                                                                           \
     q_ints4x2(b0, 4u * Q, qh0, lo0, hi0);                                                    \
     IF_C2(vec4 lo1; vec4 hi1; q_ints4x2(b1, 4u * Q, qh1, lo1, hi1);)                         \
-    PAIR_ROW(0, Q) IF_R2(PAIR_ROW(1, Q)) IF_R4(PAIR_ROW(2, Q) PAIR_ROW(3, Q))                 \
+    FOR_R1(PAIR_ROW, Q)                                                                      \
   }
 #define APPLY_C0(R)                                                                          \
   acc##R##_0 += sclo0.x * tlo##R##_0 + sclo0.y * slo##R + schi0.x * thi##R##_0 + schi0.y * shi##R;
@@ -142,7 +157,7 @@
     DOT4(T##R##_0, aq, qi0);                                                                  \
     IF_C2(DOT4(T##R##_1, aq, qi1);)                                                           \
   }
-#define K64_ROWS(Q, A, T) K64_ROW(0, Q, A, T) IF_R2(K64_ROW(1, Q, A, T)) IF_R4(K64_ROW(2, Q, A, T) K64_ROW(3, Q, A, T))
+#define K64_ROWS(Q, A, T) FOR_R3(K64_ROW, Q, A, T)
 // block 0, quad Q: bytes 2, 3 of word Q and 0, 1 of word Q + 1
 #define K64_Q0(Q)                                                                             \
   {                                                                                           \
@@ -213,7 +228,7 @@ vec2 k4_scale(uvec2 p0, uvec2 p1, uint is) {
   {                                                                                          \
     const vec4 qi0 = vec4(ivec4(q_nibbles(W0, SH)));                                         \
     IF_C2(const vec4 qi1 = vec4(ivec4(q_nibbles(W1, SH)));)                                  \
-    QUAD_ROW(0, Q, T) IF_R2(QUAD_ROW(1, Q, T)) IF_R4(QUAD_ROW(2, Q, T) QUAD_ROW(3, Q, T))     \
+    FOR_R2(QUAD_ROW, Q, T)                                                                   \
   }
 #define K4_FETCH(C)                                                                          \
   const uvec2 s0_##C = QWORD2(col##C + bb), s1_##C = QWORD2(col##C + bb + 1u),                 \
@@ -258,7 +273,7 @@ void main() {
     vec4 lo0, hi0;                                                                           \
     q_ints4x2_w(W0, 4u * Q, qh0, lo0, hi0);                                                  \
     IF_C2(vec4 lo1; vec4 hi1; q_ints4x2_w(W1, 4u * Q, qh1, lo1, hi1);)                       \
-    PAIR_ROW(0, Q) IF_R2(PAIR_ROW(1, Q)) IF_R4(PAIR_ROW(2, Q) PAIR_ROW(3, Q))                 \
+    FOR_R1(PAIR_ROW, Q)                                                                      \
   }
 // the block at k0 of each column C: its d|m word DM##C, fifth bits QH##C, qs words A..D##C
 #define W2_BLOCK(DM0, DM1, QH0, QH1, A0, A1, B0, B1, C0, C1, D0, D1)                         \

@@ -103,7 +103,8 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
     uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_SHUFFLE;
     if (vkf_caps_subgroup_fixed(caps) != 8 || (caps->subgroup_ops & need) != need)
       return "needs 8-wide subgroups with shuffle";
-    if (v->workgroup_size % 8 || (v->qcpu_rows != 1 && v->qcpu_rows != 2 && v->qcpu_rows != 4) ||
+    if (v->workgroup_size % 8 || (v->qcpu_rows != 1 && v->qcpu_rows != 2 && v->qcpu_rows != 4 &&
+                                   v->qcpu_rows != 8) ||
         (v->qcpu_cols != 1 && v->qcpu_cols != 2))
       return "inconsistent quantised CPU block sizes";
   }
@@ -248,22 +249,30 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * Needs 8-wide subgroups with shuffle, which profiles like "mobile" take away. */
   const vkf_gemm_variant *big = shape->b_along_k ? &cpu_variant_nk : &cpu_variant_kn;
   /* Rule 0: quantised weights on CPU devices: the kernel that reads each block's words once per
-   * column and scales each group of products once. Decode steps (a row or two) give each lane
-   * two columns, which share the shuffled A values; more rows go four to a workgroup, each block
-   * decoded once for the four. Q8_0 keeps one column a lane: its 34-byte blocks are 17 words a
-   * pair (gemm_qcpu.glsl's QCPU_K64), twice as many live values across each texel fetch (a call
-   * that spills them on lavapipe), and two columns ran slower than one: 1 x 576 x 49152 (the
-   * SmolLM2 head), LP_NUM_THREADS=1, min of 4 alternated rounds: 13.7 ms at two columns, 8.7 at
-   * one (17.8 and 11.9 before QCPU_K64), and with 240 MB of weights (1 x 576 x 393216, past
-   * what stays cached: what a decode step's head sees) 98 ms at one, 166 before; every other
-   * format is 9-20% faster at two (1 x 576 x 24576 Q4_0, Q5_0, Q5_1; 1 x 1536 x 8192 Q4_K, Q6_K).
-   * Two columns where one would pass the grid's limit. */
+   * column and scales each group of products once. Each lane takes two columns, which share the
+   * shuffled A values (each A value's eight lane shuffles serve both); rows go 1, 2, 4 or 8 to a
+   * workgroup, each block decoded once for them. Two columns and eight rows are what pay past a
+   * decode step's row: LP_NUM_THREADS=1 vkf bench gemm --variant qcpu:RxCx8, 16 x 576 x 3072,
+   * alternated: Q4_1 4.2 ms at 4 rows and one column (the rule before), 2.7-3.0 at 4 and two,
+   * 2.4-2.5 at 8 and two; Q4_0 4.9 / 3.0-3.5 / 2.7; 16 x 1536 x 768 Q4_K 2.4-3.2 / 1.7-1.8 /
+   * 1.5-1.7, Q6_K 4.7-5.0 / 4.4 / 2.7, Q5_1 2.7 / 2.0-2.1 / 1.5-1.7; 5 to 8 rows likewise
+   * (5 x 576 x 3072 Q4_1: 2.0 / 1.4-1.6 / 1.2-1.3). Q8_0 keeps one column a lane up to 4 rows:
+   * its 34-byte blocks are 17 words a pair (gemm_qcpu.glsl's QCPU_K64), twice as many live values
+   * across each texel fetch (a call that spills them on lavapipe), and two columns ran slower than
+   * one: 1 x 576 x 49152 (the SmolLM2 head), LP_NUM_THREADS=1, min of 4 alternated rounds: 13.7
+   * ms at two columns, 8.7 at one (17.8 and 11.9 before QCPU_K64), and with 240 MB of weights
+   * (1 x 576 x 393216, past what stays cached: what a decode step's head sees) 98 ms at one, 166
+   * before; every other
+   * format is 9-20% faster at two (1 x 576 x 24576 Q4_0, Q5_0, Q5_1; 1 x 1536 x 8192 Q4_K, Q6_K);
+   * 2 x 576 x 49152: 13.2-13.8 ms at one, 17.8-20.1 at two. From 5 rows Q8_0 takes eight rows and
+   * two columns too (16 x 576 x 3072: 3.8-4.2 ms at 4 x 1, 3.2-3.7 at 8 x 2; the 16-row head ties,
+   * 75-79 against 75). Two columns where one would pass the grid's limit. */
   if (caps->kind == VKF_DEVICE_KIND_CPU && shape->b_quant) {
-    vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8,
-                          .qcpu_rows = shape->m <= 1 ? 1 : shape->m <= 2 ? 2 : 4,
-                          .qcpu_cols = shape->m <= 2 && shape->b_dtype != VKF_Q8_0 ? 2 : 1};
+    uint32_t rows = shape->m <= 1 ? 1 : shape->m <= 2 ? 2 : shape->m <= 4 ? 4 : 8;
+    vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8, .qcpu_rows = rows,
+                          .qcpu_cols = shape->m <= 4 && shape->b_dtype == VKF_Q8_0 ? 1 : 2};
     uint32_t limit = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;
-    if (shape->m <= 2 && vkf_div_up(shape->n, 8) > limit) q.qcpu_cols = 2; /* within the grid */
+    if (q.qcpu_cols == 1 && vkf_div_up(shape->n, 8) > limit) q.qcpu_cols = 2; /* the grid */
     q.texel = caps->texel_rgba32f || caps->texel_r32ui;
     if (!variant_unfit(caps, &q)) return q;
   }
@@ -630,8 +639,8 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
     if (!b_quant)
       return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: the quantised CPU "
                              "kernel needs quantised B", node->name, sa, sb);
-    static const char *const rows_define[5] = {NULL, "QCPU_ROWS=1", "QCPU_ROWS=2", NULL,
-                                               "QCPU_ROWS=4"};
+    static const char *const rows_define[9] = {NULL, "QCPU_ROWS=1", "QCPU_ROWS=2", NULL,
+                                               "QCPU_ROWS=4", NULL, NULL, NULL, "QCPU_ROWS=8"};
     vkf_plan_dispatch_define(&d, "GEMM_QCPU");
     d.subgroup_size = 8;
     vkf_plan_dispatch_define(&d, rows_define[variant->qcpu_rows]);

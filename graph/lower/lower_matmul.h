@@ -31,7 +31,7 @@ typedef struct vkf_gemm_variant {
   uint32_t gemv_cols;          /* GEMV over B as [N, K]: columns per workgroup, 1..4 */
   int gemv_kn;                 /* GEMV: the body for B contiguous along n ([K, N]) */
   int gemv_subgroup;           /* GEMV over [N, K]: reduce with subgroupAdd */
-  uint32_t qcpu_rows;          /* QCPU: rows of A per workgroup, 1, 2 or 4 */
+  uint32_t qcpu_rows;          /* QCPU: rows of A per workgroup, 1, 2, 4 or 8 */
   uint32_t qcpu_cols;          /* QCPU: columns of B per lane, 1 or 2 */
   uint32_t coopmat_tile;       /* COOPMAT: the matrix tile, 8 or 16; tm x tn such tiles a
                                 * subgroup, 2 subgroups along N and bm / (tm * tile) along M
