@@ -224,10 +224,12 @@ vkf_status vkf_lower_rotary_kv_group(const vkf_lower_ctx *ctx, const vkf_graph *
       gr.start.rank == 2 ? (uint32_t)gr.start.shape[1] : 0u, (uint32_t)gr.rows_swapped};
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     vkf_plan_dispatch_push_u32(&d, words[i]);
-  uint32_t wg = vkf_lower_workgroup_1d(ctx, 256);
+  /* A workgroup per row at a time (rotary_kv.comp), its invocations over the row's pairs: D/2
+   * rounded up to 32 (a GPU's subgroup; a multiple of a CPU device's 8 lanes), at most 256. */
+  uint32_t wg = vkf_lower_workgroup_1d(ctx, half > 256 ? 256 : (uint32_t)(half + 31) / 32 * 32);
   d.spec[0] = wg;
   d.spec_count = 1;
-  d.groups[0] = vkf_lower_groups_1d(ctx, rows * half, wg);
+  d.groups[0] = vkf_lower_groups_1d(ctx, rows, 1);
   d.groups[1] = d.groups[2] = 1;
   VKF_RETURN_IF_ERROR(vkf_plan_add_dispatch(ctx->plan, &d));
   *out_last = last;

@@ -16,11 +16,12 @@
 /* Data movement and the rotary's fp32 products in the same order as the reference's. */
 static const op_tol TOL = {1e-6, 1e-6};
 
-enum { B = 3, C = 12, D = 8 };
+enum { B = 3, C = 12 };
 static const int32_t k_starts[B] = {4, 11, -1};
 
 typedef struct rcase {
   int64_t t, hq, hkv;
+  int64_t d; /* head dim; 0: 8. The kernel's workgroup is D/2 rounded up to 32, at most 256 */
   vkf_dtype cache;
   int k_read_twice; /* k's rotation is also a graph output: the rule must not apply */
   int ragged;       /* ragged rows into a cache of CB sequences, then attention over them */
@@ -43,12 +44,12 @@ static int dispatches_of(const vkf_graph *g, const vkf_device_caps *caps, const 
 
 static void run_case(gpu_test *t, const rcase *r) {
   char label[96];
-  snprintf(label, sizeof label, "t%lld hq%lld hkv%lld %s cache%s%s%s", (long long)r->t,
-           (long long)r->hq, (long long)r->hkv, vkf_dtype_name(r->cache),
-           r->k_read_twice ? ", k rotation read twice" : "", r->ragged ? ", ragged" : "",
-           r->swapped ? " rows swapped" : "");
+  snprintf(label, sizeof label, "t%lld hq%lld hkv%lld d%lld %s cache%s%s%s", (long long)r->t,
+           (long long)r->hq, (long long)r->hkv, (long long)(r->d ? r->d : 8),
+           vkf_dtype_name(r->cache), r->k_read_twice ? ", k rotation read twice" : "",
+           r->ragged ? ", ragged" : "", r->swapped ? " rows swapped" : "");
   op_case c = op_case_begin("rotary_kv");
-  int64_t heads = r->hq + 2 * r->hkv;
+  int64_t heads = r->hq + 2 * r->hkv, D = r->d ? r->d : 8;
   int64_t qkv_shape[4] = {B, r->t, heads, D}, cs_shape[2] = {r->t, D}, ss[1] = {B};
   if (r->swapped) qkv_shape[0] = 1, qkv_shape[1] = cs_shape[0] = B;
   int64_t cache_shape[4] = {r->ragged ? CB : B, r->hkv, C, D}, s2[2] = {2, B};
@@ -59,8 +60,8 @@ static void run_case(gpu_test *t, const rcase *r) {
   vkf_value vc = op_case_input(&c, "v_cache", r->cache, 4, cache_shape, -3.0f, 3.0f);
   vkf_value start = r->ragged ? op_case_input_i32(&c, "start", 2, s2, k_ragged_starts, 2 * B)
                               : op_case_input_i32(&c, "start", 1, ss, k_starts, B);
-  vkf_value lens = r->ragged ? op_case_input_i32(&c, "kv_len", 2, s2, k_ragged_lens, 2 * B)
-                             : VKF_NO_VALUE;
+  vkf_value lens =
+      r->ragged ? op_case_input_i32(&c, "kv_len", 2, s2, k_ragged_lens, 2 * B) : VKF_NO_VALUE;
   static const uint32_t to_bhtd[4] = {0, 2, 1, 3};
   vkf_graph *g = c.g;
   vkf_value q = vkf_permute(g, "q", vkf_slice(g, "q.s", qkv, 2, 0, r->hq), to_bhtd);
@@ -105,14 +106,26 @@ int main(void) {
   gpu_test t = gpu_test_start();
   run_case(&t, &(rcase){.t = 1, .hq = 6, .hkv = 2, .cache = VKF_F32});
   run_case(&t, &(rcase){.t = 3, .hq = 4, .hkv = 4, .cache = VKF_F32});
+  /* 108 rows, more than a CPU device's 64 workgroups; a pair per invocation of 40 (D/2 = 40 of
+   * 64) and two pairs for some (D/2 = 300 of 256) */
+  run_case(&t, &(rcase){.t = 3, .hq = 4, .hkv = 4, .d = 80, .cache = VKF_F32});
+  run_case(&t, &(rcase){.t = 1, .hq = 2, .hkv = 1, .d = 600, .cache = VKF_F16});
+  run_case(
+      &t,
+      &(rcase){.t = 1, .hq = 6, .hkv = 2, .d = 80, .cache = VKF_F16, .ragged = 1, .swapped = 1});
   run_case(&t, &(rcase){.t = 1, .hq = 3, .hkv = 1, .cache = VKF_F16});
   run_case(&t, &(rcase){.t = 2, .hq = 2, .hkv = 1, .cache = VKF_F32, .k_read_twice = 1});
   run_case(&t, &(rcase){.t = 1, .hq = 6, .hkv = 2, .cache = VKF_F32, .ragged = 1});
-  run_case(&t, &(rcase){.t = 1, .hq = 4, .hkv = 2, .cache = VKF_F32, .ragged = 1,
-                        .k_read_twice = 1});
+  run_case(&t,
+           &(rcase){.t = 1, .hq = 4, .hkv = 2, .cache = VKF_F32, .ragged = 1, .k_read_twice = 1});
   run_case(&t, &(rcase){.t = 1, .hq = 6, .hkv = 2, .cache = VKF_F32, .ragged = 1, .swapped = 1});
   run_case(&t, &(rcase){.t = 1, .hq = 3, .hkv = 1, .cache = VKF_F16, .ragged = 1, .swapped = 1});
-  run_case(&t, &(rcase){.t = 1, .hq = 4, .hkv = 2, .cache = VKF_F32, .ragged = 1, .swapped = 1,
+  run_case(&t, &(rcase){.t = 1,
+                        .hq = 4,
+                        .hkv = 2,
+                        .cache = VKF_F32,
+                        .ragged = 1,
+                        .swapped = 1,
                         .k_read_twice = 1});
   return gpu_test_finish(&t);
 }
