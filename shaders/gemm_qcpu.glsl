@@ -15,7 +15,8 @@
 // Rows past M and columns past N read the last row / column (never a per-lane predicated load)
 // and are not stored. Named accumulators (macros, no arrays) keep everything in registers.
 // QCPU_ROWS is 1, 2, 4 or 8, QCPU_COLS 1 or 2.
-// Workgroups: (ceil(N / (WG * QCPU_COLS)), ceil(M / QCPU_ROWS), batches).
+// Workgroups: (ceil(M / QCPU_ROWS), ceil(N / (WG * QCPU_COLS)), batches): a column block's row
+// blocks are consecutive workgroups, which share its weights in the cache.
 #ifndef QCPU_ROWS
 #define QCPU_ROWS 1
 #endif
@@ -64,8 +65,8 @@
 #define QCPU_BEGIN(ROW_UNITS)                                                                \
   set_batch_bases();                                                                         \
   uint lane = gl_SubgroupInvocationID;                                                       \
-  uint m0 = gl_WorkGroupID.y * QCPU_ROWS;                                                    \
-  uint n0 = ((gl_WorkGroupID.x * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;        \
+  uint m0 = gl_WorkGroupID.x * QCPU_ROWS;                                                    \
+  uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;        \
   uint col0 = min(n0, p.n - 1u) * (ROW_UNITS);                                               \
   IF_C2(uint col1 = min(n0 + 1u, p.n - 1u) * (ROW_UNITS);)                                   \
   FOR_R(ACC_DECL)
