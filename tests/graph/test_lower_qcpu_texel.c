@@ -93,8 +93,8 @@ int main(void) {
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
     lowered_matmul b = lower_one(&cpu, blocks[i].dtype, blocks[i].m, blocks[i].k, 40);
     CHECK_MSG(b.qcpu && b.rows == blocks[i].rows && b.cols == blocks[i].cols,
-              "case %zu: M %lld: rows %d cols %d, want %d and %d", i, (long long)blocks[i].m, b.rows,
-              b.cols, blocks[i].rows, blocks[i].cols);
+              "case %zu: M %lld: rows %d cols %d, want %d and %d", i, (long long)blocks[i].m,
+              b.rows, b.cols, blocks[i].rows, blocks[i].cols);
   }
   /* no RG32UI texel buffers: words */
   vkf_device_caps no_rg = cpu;
