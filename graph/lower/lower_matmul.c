@@ -262,11 +262,11 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
    * one: 1 x 576 x 49152 (the SmolLM2 head), LP_NUM_THREADS=1, min of 4 alternated rounds: 13.7
    * ms at two columns, 8.7 at one (17.8 and 11.9 before QCPU_K64), and with 240 MB of weights
    * (1 x 576 x 393216, past what stays cached: what a decode step's head sees) 98 ms at one, 166
-   * before; every other
-   * format is 9-20% faster at two (1 x 576 x 24576 Q4_0, Q5_0, Q5_1; 1 x 1536 x 8192 Q4_K, Q6_K);
-   * 2 x 576 x 49152: 13.2-13.8 ms at one, 17.8-20.1 at two. From 5 rows Q8_0 takes eight rows and
-   * two columns too (16 x 576 x 3072: 3.8-4.2 ms at 4 x 1, 3.2-3.7 at 8 x 2; the 16-row head ties,
-   * 75-79 against 75). Two columns where one would pass the grid's limit. */
+   * before; every other format is 9-20% faster at two (1 x 576 x 24576 Q4_0, Q5_0, Q5_1;
+   * 1 x 1536 x 8192 Q4_K, Q6_K); 2 x 576 x 49152: 13.2-13.8 ms at one, 17.8-20.1 at two. From 5
+   * rows Q8_0 takes eight rows and two columns too (16 x 576 x 3072: 3.8-4.2 ms at 4 x 1, 3.2-3.7
+   * at 8 x 2; the 16-row head ties, 75-79 against 75). Two columns where one would pass the
+   * grid's limit. */
   if (caps->kind == VKF_DEVICE_KIND_CPU && shape->b_quant) {
     uint32_t rows = shape->m <= 1 ? 1 : shape->m <= 2 ? 2 : shape->m <= 4 ? 4 : 8;
     vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8, .qcpu_rows = rows,
