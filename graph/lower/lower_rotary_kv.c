@@ -224,9 +224,9 @@ vkf_status vkf_lower_rotary_kv_group(const vkf_lower_ctx *ctx, const vkf_graph *
       gr.start.rank == 2 ? (uint32_t)gr.start.shape[1] : 0u, (uint32_t)gr.rows_swapped};
   for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
     vkf_plan_dispatch_push_u32(&d, words[i]);
-  /* A workgroup per row at a time (rotary_kv.comp), its invocations over the row's pairs: D/2
-   * rounded up to 32 (a GPU's subgroup; a multiple of a CPU device's 8 lanes), at most 256. */
-  uint32_t wg = vkf_lower_workgroup_1d(ctx, half > 256 ? 256 : (uint32_t)(half + 31) / 32 * 32);
+  /* A workgroup per row at a time (rotary_kv.comp), its invocations over the row's D/2 pairs,
+   * sized as the row kernels size theirs (a CPU device's one subgroup: no barriers either way). */
+  uint32_t wg = vkf_rows_workgroup_size(ctx->caps, half, 1, 256);
   d.spec[0] = wg;
   d.spec_count = 1;
   d.groups[0] = vkf_lower_groups_1d(ctx, rows, 1);
