@@ -28,14 +28,15 @@ struct vkf_gen_engine {
   vkf_decoder_graph row_g[8], small_row_g[8];
   int64_t row_b[8];
   vkf_runner *row[8], *small_row[8]; /* small_row: the small plan of row_b[i] rows too */
-  /* options.ragged_rows: token-row plans of rag_b[i] rows (1, 2, 4 ... ragged_rows), each with
+  /* options.ragged_rows: token-row plans of rag_b[i] rows (1, 2, 3, 4, 6, 8, 12 ... ragged_rows:
+   * each a third or a half above the last, so a step's padding stays under a third), each with
    * logits for rag_l[i] rows (1, 4, 16 ... and min(rows, batch)): a head row costs about as
    * much as a body row on lavapipe (SmolLM2's 49152-id vocabulary), so a prompt step does not pay
    * for a logit row per slot. Ordered by rows, then logit rows. */
   int rag_count;
-  vkf_decoder_graph rag_g[64];
-  int64_t rag_b[64], rag_l[64];
-  vkf_runner *rag[64];
+  vkf_decoder_graph rag_g[VKF_RAGGED_PLANS_MAX];
+  int64_t rag_b[VKF_RAGGED_PLANS_MAX], rag_l[VKF_RAGGED_PLANS_MAX];
+  vkf_runner *rag[VKF_RAGGED_PLANS_MAX];
   int64_t chunk;    /* tokens per prefill run; < prompt_len when the prompt runs in chunks */
   int chunked;      /* the prefill plan is a DECODE-mode plan of `chunk` tokens */
   int64_t rows_run; /* vkf_gen_engine_rows_run */
@@ -73,6 +74,15 @@ static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder
   vkf_status s = vkf_runner_create(device, g->graph, &ro, out);
   free(b);
   return s;
+}
+
+/* The ragged plan after one of `rows`: 1, 2, 3, 4, 6, 8, 12, 16, 24 ... (2^k and 3 x 2^k). A
+ * plan's padding rows cost as much as its tokens on a CPU device, and with powers of two alone a
+ * step of 16 decoding rows could take a waiting prompt one token a step (a plan of 16) or pay 15
+ * padding rows (32). */
+static int64_t next_ragged_rows(int64_t rows) {
+  if (rows < 2) return 2;
+  return rows & (rows - 1) ? rows / 3 * 4 : rows / 2 * 3;
 }
 
 vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
@@ -150,9 +160,17 @@ vkf_status vkf_gen_engine_create(vkf_device *device, vkf_decoder_model *model,
   /* Ragged plans: none when the model cannot take them */
   for (int64_t rows = 1; !s && e->o.ragged_rows > 0 && e->o.incremental && !e->linear_state &&
                          vkf_decoder_takes_ragged(model);
-       rows = rows * 2 < e->o.ragged_rows ? rows * 2 : e->o.ragged_rows) {
+       rows = next_ragged_rows(rows) < e->o.ragged_rows ? next_ragged_rows(rows)
+                                                        : e->o.ragged_rows) {
     int64_t most = rows < e->o.batch ? rows : e->o.batch;
-    for (int64_t lr = 1; !s && e->rag_count < 64; lr = lr * 4 < most ? lr * 4 : most) {
+    for (int64_t lr = 1; !s; lr = lr * 4 < most ? lr * 4 : most) {
+      if (e->rag_count == VKF_RAGGED_PLANS_MAX) {
+        s = vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                            "ragged plans up to %lld rows for a batch of %lld: more than %d plans",
+                            (long long)e->o.ragged_rows, (long long)e->o.batch,
+                            VKF_RAGGED_PLANS_MAX);
+        break;
+      }
       vkf_decoder_build_options ro = dopt;
       ro.batch = rows;
       ro.next_ids = 0;
@@ -454,6 +472,15 @@ int64_t vkf_gen_engine_rows_run(const vkf_gen_engine *e) {
 
 int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *e) {
   return e->rag_count ? e->rag_b[e->rag_count - 1] : 0;
+}
+
+int64_t vkf_gen_engine_ragged_fit(const vkf_gen_engine *e, int64_t rows, int up) {
+  int64_t best = 0;
+  for (int i = 0; i < e->rag_count; i++) {
+    int64_t b = e->rag_b[i];
+    if (up ? b >= rows && (!best || b < best) : b <= rows && b > best) best = b;
+  }
+  return best;
 }
 
 int vkf_gen_engine_ragged_plans(const vkf_gen_engine *e) {

@@ -9,6 +9,9 @@
 #include "host/device.h"
 #include "models/arch/decoder.h"
 
+/* The most ragged plans an engine holds (sizes and their logit-row variants). */
+#define VKF_RAGGED_PLANS_MAX 96
+
 typedef struct vkf_gen_engine vkf_gen_engine;
 
 typedef struct vkf_gen_engine_options {
@@ -29,9 +32,10 @@ typedef struct vkf_gen_engine_options {
   int next_ids;          /* the decode plans also take greedy decoding's argmax on the device, for
                             vkf_gen_engine_step_ids (one more small dispatch a step) */
   int64_t ragged_rows;   /* incremental engines (softmax attention, no sliding window): plans of
-                            1, 2, 4 ... and this many token rows for vkf_gen_engine_ragged (0:
-                            none; a model that cannot take them leaves them out: see
-                            vkf_gen_engine_ragged_rows) */
+                            1, 2, 3, 4, 6, 8, 12 ... and this many token rows for
+                            vkf_gen_engine_ragged (0: none; a model that cannot take them leaves
+                            them out: see vkf_gen_engine_ragged_rows), with their logit-row
+                            variants at most VKF_RAGGED_PLANS_MAX plans */
   int ragged_only;       /* with ragged_rows, where the model takes them: only the ragged plans
                             (serve's slots), none of the batch's prefill and decode plans; the
                             calls that run those return VKF_STATUS_UNSUPPORTED */
@@ -99,6 +103,10 @@ vkf_status vkf_gen_engine_ragged(vkf_gen_engine *engine, int64_t rows, const int
 int64_t vkf_gen_engine_rows_run(const vkf_gen_engine *engine);
 /* The most rows a vkf_gen_engine_ragged run takes (0: the engine has no ragged plans). */
 int64_t vkf_gen_engine_ragged_rows(const vkf_gen_engine *engine);
+
+/* The rows of the smallest ragged plan of at least `rows` rows (up), or of the largest of at most
+ * `rows` (!up); 0 where there is none. */
+int64_t vkf_gen_engine_ragged_fit(const vkf_gen_engine *engine, int64_t rows, int up);
 
 /* Ragged plan i (0 .. vkf_gen_engine_ragged_plans - 1, by rows, then logit rows)'s runner. */
 int vkf_gen_engine_ragged_plans(const vkf_gen_engine *engine);

@@ -490,19 +490,19 @@ static vkf_status step_ragged(vkf_slots *s, int *out_busy) {
   *out_busy = rows || pending;
   if (!*out_busy) return VKF_OK;
   /* Prompt tokens: a whole chunk when nothing decodes, else a small piece, so the decoding slots
-   * wait one small step at most. A plan's padding rows cost as much as its tokens (on a CPU device
-   * a step's time grows with its rows), so the step fills the largest plan (1, 2, 4 ...) within
-   * that budget, the rest waiting for the next step, or, when none lies above the decoding rows,
-   * the smallest holding them and the budget, topped up with more prompt tokens. */
+   * wait one small step at most. The step takes the smallest plan (1, 2, 3, 4, 6, 8, 12 ...)
+   * holding the decoding rows and that budget, and tops its padding up with more prompt tokens.
+   * A plan's padding rows cost as much as its tokens (on a CPU device a step's time grows with
+   * its rows), so where that plan would be over a quarter padding and a smaller one still takes
+   * some prompt, the smaller one runs and the rest waits for the next step. Never a plan of the
+   * decoding rows alone while a prompt waits: 15 decoding slots in a plan of 16 would take a
+   * waiting prompt one token a step. */
   int64_t budget = decoding ? (s->small ? s->small : s->chunk) : s->chunk;
   if (budget > s->ragged - rows) budget = s->ragged - rows;
   if (budget > pending) budget = pending;
-  int64_t plan = 1;
-  while (plan * 2 <= rows + budget && plan * 2 <= s->ragged) plan *= 2;
-  if (plan <= rows) {
-    while (plan < rows + budget) plan *= 2;
-    if (plan > s->ragged) plan = s->ragged;
-  }
+  int64_t want = rows + budget, plan = vkf_gen_engine_ragged_fit(s->engine, want, 1),
+          below = vkf_gen_engine_ragged_fit(s->engine, want, 0);
+  if (4 * (plan - want) > plan && below > rows) plan = below;
   budget = plan - rows < pending ? plan - rows : pending;
   for (int64_t i = 0; i < n && budget > 0; i++) {
     slot *sl = &s->slots[i];

@@ -2,9 +2,10 @@
  * learned positions and kv_write): greedy sequences run together in ragged steps, decoding rows
  * beside other slots' prompt chunks, give the tokens each gives alone on a plain incremental
  * engine (extend the prompt, then one step a token), and a step computes the rows its tokens take
- * (a plan of the next power of two), not a chunk for every slot. mistral_tiny (a sliding window,
- * which the ragged plans do not take) runs the rectangular plans and must give the same tokens.
- * llama_tiny's ragged plans rotate and write the cache in one dispatch a layer. */
+ * (the smallest plan of 1, 2, 3, 4, 6, 8, 12 ... rows holding them), not a chunk for every slot,
+ * and takes a waiting prompt whole beside the decoding rows where it fits the budget. mistral_tiny
+ * (a sliding window, which the ragged plans do not take) runs the rectangular plans and must give
+ * the same tokens. llama_tiny's ragged plans rotate and write the cache in one dispatch a layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,17 @@ static void check_ragged_fusion(vkf_device *dev, vkf_decoder_model *m, const cha
   vkf_status_free(s);
   if (s) return;
   CHECK(vkf_gen_engine_ragged_plans(e) > 0);
+  /* the plans' rows: 1, 2, 3, 4, 6, 8, 12 and 16 (the chunk) */
+  static const int64_t fit[][3] = {{1, 1, 1},  {3, 3, 3},    {5, 4, 6},    {7, 6, 8},
+                                   {9, 8, 12}, {13, 12, 16}, {16, 16, 16}, {17, 16, 0}};
+  for (size_t i = 0; i < sizeof fit / sizeof fit[0]; i++) {
+    int64_t lo = vkf_gen_engine_ragged_fit(e, fit[i][0], 0),
+            hi = vkf_gen_engine_ragged_fit(e, fit[i][0], 1);
+    CHECK_MSG(lo == fit[i][1] && hi == fit[i][2],
+              "%lld rows: plans of %lld and %lld rows around, expected %lld and %lld",
+              (long long)fit[i][0], (long long)lo, (long long)hi, (long long)fit[i][1],
+              (long long)fit[i][2]);
+  }
   int32_t token = 1;
   int64_t pos[SLOTS] = {0};
   const float *logits = NULL;
@@ -190,16 +202,18 @@ static void run_model(vkf_device *dev, const char *dir, int ragged, int rotary) 
     CHECK_MSG(tokens == 2 && rows == 2, "two tokens: %lld tokens, %lld rows", (long long)tokens,
               (long long)rows);
     submit(sl, prompts[2], lens[2], &r[2]);
-    /* 2 decoding + 6 of the 13 prompt tokens: the largest plan within the 16-token budget, 8 rows,
-     * not 4 x 16 */
+    /* 2 decoding + the whole 13-token prompt (within the 16-token budget): a plan of 16 rows,
+     * not 4 x 16, nor 8 rows taking 6 of the prompt's tokens */
     step(sl, &tokens, &rows);
-    CHECK_MSG(tokens == 8 && rows == 8, "a prompt beside two decoders: %lld tokens, %lld rows",
+    CHECK_MSG(tokens == 15 && rows == 16, "a prompt beside two decoders: %lld tokens, %lld rows",
               (long long)tokens, (long long)rows);
     submit(sl, prompts[3], lens[3], &r[3]);
-    /* 2 decoding + the 7 left of the 13 + 7 of the 30: 16 rows */
+    /* 3 decoding + 16 of the 30 (the budget) in a plan of 20, its padding row topped up: 17 */
     step(sl, &tokens, &rows);
-    CHECK_MSG(tokens == 16 && rows == 16, "two prompts beside two decoders: %lld tokens, "
-              "%lld rows", (long long)tokens, (long long)rows);
+    CHECK_MSG(tokens == 20 && rows == 20,
+              "a prompt beside three decoders: %lld tokens, "
+              "%lld rows",
+              (long long)tokens, (long long)rows);
     for (int i = 0; i < 64 && (vkf_slots_busy(sl) || vkf_slots_queued(sl)); i++) {
       step(sl, &tokens, &rows);
       CHECK_MSG(rows >= tokens && rows < 2 * tokens, "%lld tokens, %lld rows", (long long)tokens,
