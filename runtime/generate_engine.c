@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/lower/lower_matmul.h"
 #include "graph/passes/passes.h"
 #include "host/buffer.h"
 #include "host/device.h"
@@ -61,8 +62,9 @@ static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_dec
 static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
   /* the prologue folds only where they pay on this device (graph/passes/passes.h) */
-  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(
-                             vkf_device_caps_get(device)->kind == VKF_DEVICE_KIND_CPU)};
+  const vkf_device_caps *caps = vkf_device_caps_get(device);
+  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(caps->kind == VKF_DEVICE_KIND_CPU),
+                         .quant_norm_rows = vkf_gemm_qcpu_norm_any_rows(caps) ? INT64_MAX : 0};
   VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, &po, NULL));
   uint32_t count;
   vkf_runner_binding *b = cache_bindings(e, g, &count);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/lower/lower_matmul.h"
 #include "graph/passes/passes.h"
 #include "host/device.h"
 #include "host/runner.h"
@@ -24,8 +25,9 @@ struct vkf_s2s_engine {
 static vkf_status make_runner(vkf_device *device, vkf_s2s_engine *e, vkf_encdec_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
   /* the prologue folds only where they pay on this device (graph/passes/passes.h) */
-  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(
-                             vkf_device_caps_get(device)->kind == VKF_DEVICE_KIND_CPU)};
+  const vkf_device_caps *caps = vkf_device_caps_get(device);
+  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(caps->kind == VKF_DEVICE_KIND_CPU),
+                         .quant_norm_rows = vkf_gemm_qcpu_norm_any_rows(caps) ? INT64_MAX : 0};
   VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, &po, NULL));
   vkf_runner_binding *b = calloc((size_t)(4 * g->layers), sizeof *b);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");

@@ -53,8 +53,9 @@
 //                                uniform texel buffer of vec4s (RGBA32F, or RGBA16F with *_F16):
 //                                on CPU devices a texelFetch is one vector gather where a
 //                                storage-buffer load is a scalar loop over the lanes
-//   A_RMSNORM                    (M <= 8, fp32 A, not GEMM_COOPMAT) A is RMSNorm's input: the
-//                                bodies read rmsnorm(A) * gamma (load_a / load_a4)
+//   A_RMSNORM                    (M <= 8, fp32 A, not GEMM_COOPMAT; any M in GEMM_QCPU) A is
+//                                RMSNorm's input: the bodies read rmsnorm(A) * gamma (load_a /
+//                                load_a4; GEMM_QCPU scales its sums, gemm_qcpu.glsl)
 //   A_RMSNORM_SUBGROUP           (with A_RMSNORM) a subgroup shares each row's sum of squares
 //                                (subgroup arithmetic) instead of each invocation summing it all
 //   A_GLU=<n>                    (M <= 8, fp32 A, not GEMM_COOPMAT) A is [M, 2K], gate then up:
@@ -367,7 +368,7 @@ void set_batch_bases() {
   b_base = p.b_off + b0 * p.b_bs0 + b1 * p.b_bs1;
   c_base = p.c_off + b0 * p.c_bs0 + b1 * p.c_bs1;
   r_base = p.r_off + b0 * p.r_bs0 + b1 * p.r_bs1;
-#ifdef A_RMSNORM
+#if defined(A_RMSNORM) && !defined(GEMM_QCPU) /* gemm_qcpu.glsl sums the squares in its loop */
   a_rmsnorm_prologue();
 #endif
 }

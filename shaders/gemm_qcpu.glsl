@@ -14,6 +14,11 @@
 //    weight each.
 // Rows past M and columns past N read the last row / column (never a per-lane predicated load)
 // and are not stored. Named accumulators (macros, no arrays) keep everything in registers.
+// Under A_RMSNORM (graph/passes/fuse_norm.c) A is the norm's input x, and since
+// rmsnorm(x) . W = inv * ((x * gamma) . W), inv = 1 / sqrt(mean(x^2) + eps), each lane adds up
+// the squares of the A values it loads anyway and multiplies them by gamma; after the loop the
+// subgroup adds the squares and the accumulators take inv before the epilogue. No prologue pass
+// over A (gemm.comp's, in which every workgroup rereads its rows first), so any rows fold.
 // QCPU_ROWS is 1, 2, 4 or 8, QCPU_COLS 1 or 2.
 // Workgroups: (ceil(M / QCPU_ROWS), ceil(N / (WG * QCPU_COLS)), batches): a column block's row
 // blocks are consecutive workgroups, which share its weights in the cache.
@@ -69,18 +74,50 @@
   uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;        \
   uint col0 = min(n0, p.n - 1u) * (ROW_UNITS);                                               \
   IF_C2(uint col1 = min(n0 + 1u, p.n - 1u) * (ROW_UNITS);)                                   \
-  FOR_R(ACC_DECL)
+  FOR_R(ACC_DECL)                                                                            \
+  FOR_R(SS_DECL)
+// Every body's end: the norm's scale (A_RMSNORM), then the epilogue and the stores
+#define QCPU_END FOR_R(NORM_APPLY) FOR_RC(STORE)
 
 #define ACC_DECL(R) float acc##R##_0 = 0.0, acc##R##_1 = 0.0;
+#ifdef A_RMSNORM
+#ifndef A_RMSNORM_SUBGROUP
+#error "GEMM_QCPU's RMSNorm adds the squares with subgroupAdd (A_RMSNORM_SUBGROUP)"
+#endif
+#define SS_DECL(R) float ss##R = 0.0;
+// gamma[K .. K + 3] (K % 32 == 0 in this kernel: no tail)
+#define QCPU_GAMMA(G, K)                                                                     \
+  const uint G##i = p.g_off + (K);                                                           \
+  const vec4 G = vec4(norm_g[G##i], norm_g[G##i + 1u], norm_g[G##i + 2u], norm_g[G##i + 3u]);
+vec4 qcpu_norm_a4(inout float ss, uint row, uint k, vec4 g) {
+  vec4 v = load_a4_raw(row, k);
+  ss += dot(v, v);
+  return v * g;
+}
+#define QCPU_A4(R, K, G) qcpu_norm_a4(ss##R, min(m0 + uint(R), p.m - 1u), K, G)
+#define NORM_APPLY(R)                                                                        \
+  {                                                                                          \
+    const float inv = 1.0 / sqrt(subgroupAdd(ss##R) / float(p.k) + p.a_norm_eps);          \
+    acc##R##_0 *= inv;                                                                       \
+    acc##R##_1 *= inv;                                                                       \
+  }
+#else
+#define SS_DECL(R)
+#define QCPU_GAMMA(G, K)
+#define QCPU_A4(R, K, G) load_a4(min(m0 + uint(R), p.m - 1u), K)
+#define NORM_APPLY(R)
+#endif
 // this chunk's A quad of row R, its sum, and the sums over lanes 0..3 and 4..7 (the two halves)
 #define LOAD_A(R)                                                                            \
-  const vec4 a##R = load_a4(min(m0 + uint(R), p.m - 1u), k0 + 4u * lane);                      \
+  const vec4 a##R = QCPU_A4(R, k0 + 4u * lane, g4);                                          \
   const float s##R = a##R.x + a##R.y + a##R.z + a##R.w;                                      \
   const float slo##R = subgroupShuffle(s##R, 0u) + subgroupShuffle(s##R, 1u) +               \
                        subgroupShuffle(s##R, 2u) + subgroupShuffle(s##R, 3u);                \
   const float shi##R = subgroupShuffle(s##R, 4u) + subgroupShuffle(s##R, 5u) +               \
                        subgroupShuffle(s##R, 6u) + subgroupShuffle(s##R, 7u);                \
   float tlo##R##_0 = 0.0, thi##R##_0 = 0.0, tlo##R##_1 = 0.0, thi##R##_1 = 0.0;
+// every row's quad of the chunk at k0 (and gamma's, once for all rows)
+#define LOAD_AS QCPU_GAMMA(g4, k0 + 4u * lane) FOR_R(LOAD_A)
 // column C's block byte of this chunk and its two group scales
 #ifdef Q_GROUP16
 #define LOAD_COL(C)                                                                          \
@@ -149,8 +186,8 @@
 // block 1: d in the high half of word 8, qs[i] in byte i % 4 of word 9 + i / 4.
 #define SB(W, B) float(bitfieldExtract(int(W), 8 * (B), 8))
 #define K64_LOAD_A(R)                                                                         \
-  const vec4 a##R = load_a4(min(m0 + uint(R), p.m - 1u), k0 + 4u * lane);                      \
-  const vec4 b##R = load_a4(min(m0 + uint(R), p.m - 1u), k0 + 32u + 4u * lane);
+  const vec4 a##R = QCPU_A4(R, k0 + 4u * lane, ga);                                           \
+  const vec4 b##R = QCPU_A4(R, k0 + 32u + 4u * lane, gb);
 #define K64_ROW(R, Q, A, T)                                                                   \
   {                                                                                           \
     const vec4 aq = vec4(subgroupShuffle(A##R.x, Q), subgroupShuffle(A##R.y, Q),             \
@@ -188,6 +225,8 @@ void main() {
   for (uint k0 = 0u; k0 < p.k; k0 += 64u) {
     uint w0 = col0 + (k0 / 64u) * 17u;
     IF_C2(uint w1 = col1 + (k0 / 64u) * 17u;)
+    QCPU_GAMMA(ga, k0 + 4u * lane)
+    QCPU_GAMMA(gb, k0 + 32u + 4u * lane)
     FOR_R(K64_LOAD_A)
     FOR_R(K64_T)
     uint p0 = QWORD(w0);
@@ -200,7 +239,7 @@ void main() {
     K64_Q1(0u) K64_Q1(1u) K64_Q1(2u) K64_Q1(3u) K64_Q1(4u) K64_Q1(5u) K64_Q1(6u) K64_Q1(7u)
     FOR_RC(K64_APPLY)
   }
-  FOR_RC(STORE)
+  QCPU_END
 }
 #elif defined(QCPU_W2) && QUANT_FMT == 5
 // Q4_K through an RG32UI view (QCPU_W2): a 144-byte block is 18 word pairs: d|dmin and
@@ -238,7 +277,7 @@ vec2 k4_scale(uvec2 p0, uvec2 p1, uint is) {
 // sub-block 2c + HI at k0: the quads from the chunk's eight words
 #define K4_HALF(HI, SH)                                                                      \
   {                                                                                          \
-    FOR_R(LOAD_A)                                                                            \
+    LOAD_AS                                                                                  \
     const vec2 sclo0 = k4_scale(s0_0, s1_0, 2u * c + HI);                                    \
     const vec2 schi0 = sclo0;                                                                \
     IF_C2(const vec2 sclo1 = k4_scale(s0_1, s1_1, 2u * c + HI); const vec2 schi1 = sclo1;)   \
@@ -262,7 +301,7 @@ void main() {
       K4_HALF(1u, 4u)
     }
   }
-  FOR_RC(STORE)
+  QCPU_END
 }
 #elif defined(QCPU_W2) && (QUANT_FMT == 2 || QUANT_FMT == 4)
 // Q4_1 and Q5_1 through an RG32UI view (the lowering's QCPU_W2): each texel fetch brings two
@@ -279,7 +318,7 @@ void main() {
 // the block at k0 of each column C: its d|m word DM##C, fifth bits QH##C, qs words A..D##C
 #define W2_BLOCK(DM0, DM1, QH0, QH1, A0, A1, B0, B1, C0, C1, D0, D1)                         \
   {                                                                                          \
-    FOR_R(LOAD_A)                                                                            \
+    LOAD_AS                                                                                  \
     const vec2 sclo0 = unpackHalf2x16(DM0);                                                  \
     const vec2 schi0 = sclo0;                                                                \
     const uint qh0 = QH0;                                                                    \
@@ -324,7 +363,7 @@ void main() {
     }
 #endif
   }
-  FOR_RC(STORE)
+  QCPU_END
 }
 #else
 void main() {
@@ -332,7 +371,7 @@ void main() {
   QCPU_BEGIN((p.k / QK) * QB)
   for (uint k0 = 0u; k0 < p.k; k0 += 32u) {
     uint blk = (k0 / QK) * QB, j0 = k0 % QK;
-    FOR_R(LOAD_A)
+    LOAD_AS
     FOR_C(LOAD_COL)
 #ifdef Q_PAIRED16
     PAIR(0u) PAIR(1u) PAIR(2u) PAIR(3u)
@@ -342,6 +381,6 @@ void main() {
 #endif
     FOR_RC(APPLY)
   }
-  FOR_RC(STORE)
+  QCPU_END
 }
 #endif

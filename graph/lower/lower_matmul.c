@@ -242,6 +242,13 @@ vkf_gemm_variant vkf_gemm_coopmat_choose(const vkf_device_caps *caps, const vkf_
   return v;
 }
 
+int vkf_gemm_qcpu_norm_any_rows(const vkf_device_caps *caps) {
+  vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8, .qcpu_rows = 1, .qcpu_cols = 1};
+  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+  return caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &q) &&
+         (caps->subgroup_ops & sg_add) == sg_add;
+}
+
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
   /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-shuffle kernel: there every
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading
@@ -520,16 +527,21 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   vkf_shape_format(b->rank, b->shape, sb, sizeof sb);
   VKF_ASSERT(node->op == VKF_OP_MATMUL);
   /* The RMSNorm prologue (graph/passes/fuse_norm.c; shaders/gemm.comp A_RMSNORM): fp32 A, a
-   * contiguous fp32 gamma, rows few enough for each workgroup to reread them all. */
+   * contiguous fp32 gamma, rows few enough for each workgroup to reread them all, or any rows in
+   * the quantised CPU kernel, which sums the squares in its own loop with subgroupAdd. */
   int a_norm = node->attrs->matmul.a_rmsnorm;
   const vkf_plan_tensor *gamma = &node->inputs[VKF_IN_MATMUL_NORM_GAMMA];
-  if (a_norm && (node->input_count <= VKF_IN_MATMUL_NORM_GAMMA || !vkf_plan_tensor_present(gamma) ||
-                 gamma->dtype != VKF_F32 || gamma->rank != 1 || gamma->strides[0] != 1 ||
-                 a->dtype != VKF_F32 || a->rank < 2 || a->shape[a->rank - 2] > 8 ||
-                 variant->kind == VKF_GEMM_COOPMAT))
+  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+  int qcpu_norm = variant->kind == VKF_GEMM_QCPU && (ctx->caps->subgroup_ops & sg_add) == sg_add;
+  if (a_norm &&
+      (node->input_count <= VKF_IN_MATMUL_NORM_GAMMA || !vkf_plan_tensor_present(gamma) ||
+       gamma->dtype != VKF_F32 || gamma->rank != 1 || gamma->strides[0] != 1 ||
+       a->dtype != VKF_F32 || a->rank < 2 || (variant->kind == VKF_GEMM_QCPU && !qcpu_norm) ||
+       (a->shape[a->rank - 2] > 8 && !qcpu_norm) || variant->kind == VKF_GEMM_COOPMAT))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
                            "matmul \"%s\": %s x %s: the RMSNorm prologue needs an f32 A of at "
-                           "most 8 rows, a contiguous f32 gamma and no cooperative matrices",
+                           "most 8 rows (any in the quantised CPU kernel, with subgroup "
+                           "arithmetic), a contiguous f32 gamma and no cooperative matrices",
                            node->name, sa, sb);
 
   int b_quant = vkf_dtype_is_quant(b->dtype);
@@ -698,7 +710,6 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (a_glu) vkf_plan_dispatch_define(&d, glu_define[a_glu]);
   /* The subgroup shares each row's sum of squares where it can add (every desktop class and
    * lavapipe); the mobile class sums per invocation. */
-  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
   if (a_norm && (ctx->caps->subgroup_ops & sg_add) == sg_add)
     vkf_plan_dispatch_define(&d, "A_RMSNORM_SUBGROUP");
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. The

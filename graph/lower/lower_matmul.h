@@ -54,6 +54,11 @@ typedef struct vkf_gemm_shape {
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);
 
+/* Whether `caps` runs matmuls with quantised weights in the quantised CPU kernel with subgroup
+ * arithmetic, which takes a folded RMSNorm at any rows (vkf_pass_options'
+ * quant_norm_rows). */
+int vkf_gemm_qcpu_norm_any_rows(const vkf_device_caps *caps);
+
 /* The large cooperative-matrix variant of `caps` (its tile, 8 x 8 tiles a workgroup; check it with
  * vkf_lower_matmul_variant, which refuses it where caps->coopmat_gemm_tile is 0). */
 vkf_gemm_variant vkf_gemm_coopmat_variant(const vkf_device_caps *caps);

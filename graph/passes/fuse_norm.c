@@ -21,7 +21,7 @@ enum { FOLD_MAX_ROWS = 8 };
 enum { FOLD_MAX_COLS = 16384 };
 
 static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int64_t max_rows,
-                    int32_t *out_ci) {
+                    int64_t quant_rows, int32_t *out_ci) {
   const vkf_node *r = &g->nodes[ni];
   if (r->dead || r->op != VKF_OP_RMSNORM) return 0;
   const vkf_tensor *y = &g->tensors[r->output.id];
@@ -31,13 +31,15 @@ static int foldable(const vkf_graph *g, const uint32_t *uses, uint32_t ni, int64
    * its fp32 A path and reads gamma as a float buffer; one variant, not one with and without. */
   if (x->dtype != VKF_F32 || y->dtype != VKF_F32 || y->rank < 2) return 0;
   if (!vkf_value_valid(gv) || g->tensors[gv.id].dtype != VKF_F32) return 0;
-  if (vkf_tensor_rows(y) > max_rows) return 0;
   int32_t ci = vkf_graph_sole_consumer(g, uses, r->output, ni);
   if (ci < 0) return 0;
   const vkf_node *c = &g->nodes[ci];
   if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != r->output.id ||
       c->attrs.matmul.a_rmsnorm)
     return 0;
+  /* quantised weights where the kernel sums the squares in its own loop: any rows */
+  int quant = quant_rows > 0 && vkf_dtype_is_quant(g->tensors[c->inputs[VKF_IN_MATMUL_B].id].dtype);
+  if (vkf_tensor_rows(y) > (quant ? quant_rows : max_rows)) return 0;
   const vkf_tensor *o = &g->tensors[c->output.id];
   if (o->shape[o->rank - 1] > FOLD_MAX_COLS) return 0;
   /* The matmul will read x and gamma at its own slot: refused when either is written in place
@@ -60,7 +62,7 @@ vkf_status vkf_pass_fuse_norm(vkf_graph *g, const vkf_pass_options *options,
    * here counts). */
   for (uint32_t i = 0; i < g->node_count; i++) {
     int32_t ci;
-    if (!foldable(g, uses, i, max_rows, &ci)) continue;
+    if (!foldable(g, uses, i, max_rows, options ? options->quant_norm_rows : 0, &ci)) continue;
     vkf_node *r = &g->nodes[i], *c = &g->nodes[ci];
     c->inputs[VKF_IN_MATMUL_A] = r->inputs[VKF_IN_NORM_X];
     c->inputs[VKF_IN_MATMUL_NORM_GAMMA] = r->inputs[VKF_IN_NORM_GAMMA];

@@ -19,6 +19,10 @@ typedef struct vkf_pass_options {
   size_t alignment;     /* memory plan alignment in bytes; 0: 256 */
   int64_t prologue_rows; /* the most rows (every dim but the last) the RMSNorm and GLU prologue
                             folds take; 0: 8. CPU devices want 1 (vkf_pass_prologue_rows) */
+  int64_t quant_norm_rows; /* the RMSNorm fold into a matmul with quantised weights: at most
+                              this many rows (0: as into other matmuls). Where
+                              the quantised CPU kernel runs those (vkf_gemm_qcpu_norm_any_rows)
+                              the fold costs no reread, so engines set INT64_MAX there */
 } vkf_pass_options;
 
 /* prologue_rows for a device: 1 on CPU devices, else 0 (the default 8). On lavapipe each GEMM
