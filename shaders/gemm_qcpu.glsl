@@ -20,6 +20,9 @@
 // subgroup adds the squares and the accumulators take inv before the epilogue. No prologue pass
 // over A (gemm.comp's, in which every workgroup rereads its rows first), so any rows fold.
 // QCPU_ROWS is 1, 2, 4 or 8, QCPU_COLS 1 or 2.
+// C_GLU=<act> (graph/passes/fuse_glu.c's epilogue; QCPU_COLS 2): B's 2N rows are gate then up,
+// the lane's two columns are gate column j and up column j of its output column j, and it stores
+// act(gate) * up.
 // Workgroups: (ceil(M / QCPU_ROWS), ceil(N / (WG * QCPU_COLS)), batches): a column block's row
 // blocks are consecutive workgroups, which share its weights in the cache.
 #ifndef QCPU_ROWS
@@ -27,6 +30,14 @@
 #endif
 #ifndef QCPU_COLS
 #define QCPU_COLS 1
+#endif
+#if defined(C_GLU) && QCPU_COLS != 2
+#error "C_GLU takes gate and up as a lane's two columns (QCPU_COLS=2)"
+#endif
+#ifdef C_GLU
+#define QCPU_LANE_COLS 1u
+#else
+#define QCPU_LANE_COLS QCPU_COLS
 #endif
 #if (QCPU_ROWS != 1 && QCPU_ROWS != 2 && QCPU_ROWS != 4 && QCPU_ROWS != 8) || \
     (QCPU_COLS != 1 && QCPU_COLS != 2)
@@ -64,6 +75,11 @@
   IF_R8(M(4, X, Y, Z) M(5, X, Y, Z) M(6, X, Y, Z) M(7, X, Y, Z))
 #define FOR_C(M) M(0) IF_C2(M(1))
 #define FOR_RC(M) FOR_R(M##_C0) IF_C2(FOR_R(M##_C1))
+#ifdef C_GLU
+#define QCPU_COL1 (min(n0, p.n - 1u) + p.n) // up's row of B
+#else
+#define QCPU_COL1 min(n0 + 1u, p.n - 1u)
+#endif
 // Every body's start: this invocation's lane, first row m0 and first column n0, where each of its
 // columns' rows of B starts (col0, col1: ROW_UNITS words, pairs or bytes a row; b_base is 0, the
 // lowering binds B from its start; columns past N read the last) and the accumulators.
@@ -71,9 +87,9 @@
   set_batch_bases();                                                                         \
   uint lane = gl_SubgroupInvocationID;                                                       \
   uint m0 = gl_WorkGroupID.x * QCPU_ROWS;                                                    \
-  uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_COLS;        \
+  uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_LANE_COLS;   \
   uint col0 = min(n0, p.n - 1u) * (ROW_UNITS);                                               \
-  IF_C2(uint col1 = min(n0 + 1u, p.n - 1u) * (ROW_UNITS);)                                   \
+  IF_C2(uint col1 = QCPU_COL1 * (ROW_UNITS);)                                                \
   FOR_R(ACC_DECL)                                                                            \
   FOR_R(SS_DECL)
 // Every body's end: the norm's scale (A_RMSNORM), then the epilogue and the stores
@@ -172,10 +188,17 @@ vec4 qcpu_norm_a4(inout float ss, uint row, uint k, vec4 g) {
   acc##R##_0 += sclo0.x * tlo##R##_0 + sclo0.y * slo##R + schi0.x * thi##R##_0 + schi0.y * shi##R;
 #define APPLY_C1(R)                                                                          \
   acc##R##_1 += sclo1.x * tlo##R##_1 + sclo1.y * slo##R + schi1.x * thi##R##_1 + schi1.y * shi##R;
+#ifdef C_GLU
+#define STORE_C0(R)                                                                          \
+  if (m0 + uint(R) < p.m && n0 < p.n)                                                        \
+    store_c(m0 + uint(R), n0, vkf_activation(C_GLU, acc##R##_0) * acc##R##_1);
+#define STORE_C1(R)
+#else
 #define STORE_C0(R)                                                                          \
   if (m0 + uint(R) < p.m && n0 < p.n) store_c(m0 + uint(R), n0, acc##R##_0);
 #define STORE_C1(R)                                                                          \
   if (m0 + uint(R) < p.m && n0 + 1u < p.n) store_c(m0 + uint(R), n0 + 1u, acc##R##_1);
+#endif
 
 #if QUANT_FMT == 0 && defined(QCPU_K64)
 // Q8_0 with K % 64 == 0 (the lowering's QCPU_K64): a block is 34 bytes, so q_u32's words straddle

@@ -39,7 +39,9 @@ vkf_status vkf_ref_matmul(vkf_interp *it, const vkf_node *n) {
                         a[r * 2 * k + k + j];
     a = ag;
   }
-  int64_t nn = out->shape[out->rank - 1];
+  /* the GLU epilogue: the product has 2 nn columns, gate then up */
+  vkf_activation c_glu = n->attrs.matmul.c_glu;
+  int64_t nn = out->shape[out->rank - 1], nb = c_glu != VKF_ACT_NONE ? 2 * nn : nn;
   uint32_t brank = out->rank - 2;
   /* Batch strides in units of whole matrices, broadcast over the output's batch dims. */
   int64_t sa[VKF_MAX_DIMS] = {0}, sb[VKF_MAX_DIMS] = {0};
@@ -47,23 +49,28 @@ vkf_status vkf_ref_matmul(vkf_interp *it, const vkf_node *n) {
   vkf_broadcast_strides(tb->rank - 2, tb->shape, brank, out->shape, sb);
   int64_t batches = 1;
   for (uint32_t d = 0; d < brank; d++) batches *= out->shape[d];
-  double *acc = vkf_interp_temp(it, (size_t)nn * sizeof(double)); /* one output row */
+  double *acc = vkf_interp_temp(it, (size_t)nb * sizeof(double)); /* one product row */
   if (!acc) return vkf_interp_oom(n);
   for (int64_t bi = 0; bi < batches; bi++) {
     const float *pa = a + vkf_strided_offset(bi, brank, out->shape, sa) * m * k;
-    const float *pb = b + vkf_strided_offset(bi, brank, out->shape, sb) * k * nn;
+    const float *pb = b + vkf_strided_offset(bi, brank, out->shape, sb) * k * nb;
     float *py = y + bi * m * nn;
     for (int64_t i = 0; i < m; i++) {
       /* Row-at-a-time so both B layouts are read sequentially. */
-      for (int64_t j = 0; j < nn; j++) acc[j] = 0;
+      for (int64_t j = 0; j < nb; j++) acc[j] = 0;
       if (tb_t) {
-        for (int64_t j = 0; j < nn; j++)
+        for (int64_t j = 0; j < nb; j++)
           for (int64_t l = 0; l < k; l++) acc[j] += (double)pa[i * k + l] * pb[j * k + l];
       } else {
         for (int64_t l = 0; l < k; l++) {
           double av = pa[i * k + l];
-          for (int64_t j = 0; j < nn; j++) acc[j] += av * pb[l * nn + j];
+          for (int64_t j = 0; j < nb; j++) acc[j] += av * pb[l * nb + j];
         }
+      }
+      if (c_glu != VKF_ACT_NONE) { /* as the float slices, activation and MUL gave it */
+        for (int64_t j = 0; j < nn; j++)
+          py[i * nn + j] = vkf_activation_eval(c_glu, (float)acc[j]) * (float)acc[nn + j];
+        continue;
       }
       for (int64_t j = 0; j < nn; j++) {
         double s = acc[j] + (bias ? bias[j] : 0.0);

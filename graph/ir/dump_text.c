@@ -31,6 +31,8 @@ void vkf_dump_format_attrs(const vkf_graph *g, const vkf_node *n, char *buf, siz
         at = append(buf, size, at, " a_rmsnorm eps=%.9g", a->matmul.a_norm_eps);
       if (a->matmul.a_glu != VKF_ACT_NONE)
         at = append(buf, size, at, " a_glu=%s", vkf_activation_name(a->matmul.a_glu));
+      if (a->matmul.c_glu != VKF_ACT_NONE)
+        at = append(buf, size, at, " c_glu=%s", vkf_activation_name(a->matmul.c_glu));
       break;
     case VKF_OP_SCALE:
       at = append(buf, size, at, "scale=%.9g", a->scale.value);

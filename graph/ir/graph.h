@@ -182,6 +182,11 @@ typedef struct vkf_node_attrs {
       /* Prologue (graph/passes/fuse_glu.c): A is [..., M, 2K], gate then up, and the product
        * reads a_glu(A[..., :K]) * A[..., K:] (VKF_ACT_NONE: A as it is). */
       vkf_activation a_glu;
+      /* Epilogue (graph/passes/fuse_glu.c): B holds 2N rows (columns of the product), gate then
+       * up, and the output [..., N] is c_glu(C[..., :N]) * C[..., N:] of C = A·B, as the slices,
+       * activation and MUL it replaces computed it (VKF_ACT_NONE: the product itself). No bias,
+       * residual or activation with it. */
+      vkf_activation c_glu;
     } matmul;
     struct {
       float value;

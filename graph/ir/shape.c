@@ -99,6 +99,18 @@ vkf_status vkf_shape_matmul(const vkf_graph *g, const vkf_node *n, vkf_tensor *o
   if (!broadcast(a->rank - 2, a->shape, b->rank - 2, b->shape, &rank, shape))
     return vkf_status_make(VKF_STATUS_SHAPE, "batch dims do not broadcast: %s x %s",
                            fmt_shape(a, &sa), fmt_shape(b, &sb));
+  if ((unsigned)n->attrs.matmul.c_glu >= VKF_ACT_COUNT)
+    return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT, "bad GLU epilogue activation %d",
+                           (int)n->attrs.matmul.c_glu);
+  if (n->attrs.matmul.c_glu != VKF_ACT_NONE) {
+    if (nn % 2 || n->attrs.matmul.activation != VKF_ACT_NONE || in_at(g, n, VKF_IN_MATMUL_BIAS) ||
+        in_at(g, n, VKF_IN_MATMUL_RESIDUAL))
+      return vkf_status_make(VKF_STATUS_SHAPE,
+                             "GLU epilogue: B %s needs an even N (gate then "
+                             "up) and no bias, residual or activation",
+                             fmt_shape(b, &sb));
+    nn /= 2;
+  }
   shape[rank++] = m;
   shape[rank++] = nn;
   if ((unsigned)n->attrs.matmul.activation >= VKF_ACT_COUNT)

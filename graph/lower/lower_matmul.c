@@ -563,6 +563,22 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (a->rank < 2 || b->rank < 2 || c->rank < 2 || c->rank > 4)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: rank 2 to 4 only",
                            node->name, sa, sb);
+  /* The GLU epilogue (graph/passes/fuse_glu.c; gemm_qcpu.glsl C_GLU): B's rows are gate then up,
+   * a lane takes gate column j and up column j, so only the quantised CPU kernel, at two columns
+   * a lane. */
+  uint32_t c_glu = (uint32_t)node->attrs->matmul.c_glu;
+  vkf_gemm_variant glu_variant;
+  if (c_glu && (c_glu >= VKF_ACT_COUNT || variant->kind != VKF_GEMM_QCPU || has_bias || has_res ||
+                node->attrs->matmul.activation != VKF_ACT_NONE))
+    return vkf_status_make(VKF_STATUS_UNSUPPORTED,
+                           "matmul \"%s\": %s x %s: the GLU epilogue needs the quantised CPU "
+                           "kernel, and no bias, residual or activation",
+                           node->name, sa, sb);
+  if (c_glu && variant->qcpu_cols != 2) {
+    glu_variant = *variant;
+    glu_variant.qcpu_cols = 2;
+    variant = &glu_variant;
+  }
   const char *unfit = variant_unfit(ctx->caps, variant);
   if (unfit)
     return vkf_status_make(VKF_STATUS_UNSUPPORTED, "matmul \"%s\": %s x %s: variant %s: %s",
@@ -610,7 +626,8 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
                          .s_col = (uint64_t)res->strides[res->rank - 1]};
     batch_strides(res, c, &orr);
   }
-  if (operand_last(&oa, m, a_glu ? 2 * k : k, c) > UINT32_MAX || operand_last(&ob, k, n, c) > UINT32_MAX ||
+  if (operand_last(&oa, m, a_glu ? 2 * k : k, c) > UINT32_MAX ||
+      operand_last(&ob, k, c_glu ? 2 * n : n, c) > UINT32_MAX ||
       operand_last(&oc, m, n, c) > UINT32_MAX ||
       (has_res && operand_last(&orr, m, n, c) > UINT32_MAX))
     return vkf_status_make(VKF_STATUS_UNSUPPORTED,
@@ -708,6 +725,9 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   static const char *const glu_define[VKF_ACT_COUNT] = {NULL, "A_GLU=1", "A_GLU=2", "A_GLU=3",
                                                         "A_GLU=4"};
   if (a_glu) vkf_plan_dispatch_define(&d, glu_define[a_glu]);
+  static const char *const c_glu_define[VKF_ACT_COUNT] = {NULL, "C_GLU=1", "C_GLU=2", "C_GLU=3",
+                                                          "C_GLU=4"};
+  if (c_glu) vkf_plan_dispatch_define(&d, c_glu_define[c_glu]);
   /* The subgroup shares each row's sum of squares where it can add (every desktop class and
    * lavapipe); the mobile class sums per invocation. */
   if (a_norm && (ctx->caps->subgroup_ops & sg_add) == sg_add)
@@ -825,7 +845,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
      * blocks run back to back and its weights are reread from the core's cache (the 16-row
      * SmolLM2 head, 16 x 576 x 49152 Q8_0, 30 MB: 32.4-32.8 ms with columns along x, 28.8-29.0) */
     groups[0] = vkf_div_up(m, v->qcpu_rows);
-    groups[1] = vkf_div_up(n, (uint64_t)v->workgroup_size * v->qcpu_cols);
+    groups[1] = vkf_div_up(n, (uint64_t)v->workgroup_size * (c_glu ? 1 : v->qcpu_cols));
   } else if (v->kind == VKF_GEMM_GEMV) {
     groups[0] = v->gemv_kn ? vkf_div_up(n, 4 * GEMV_KN_LANES) : vkf_div_up(n, v->gemv_cols);
     groups[1] = vkf_div_up(m, v->gemv_rows);

@@ -1,8 +1,12 @@
-/* Owns gated-linear-unit prologue fusion: with gu = x·[Wgate | Wup] (gate+up stacked),
+/* Owns gated-linear-unit fusion: with gu = x·[Wgate | Wup] (gate+up stacked),
  *   act(gu[..., :F]) * gu[..., F:]
  * read only as one matmul's A becomes that matmul reading gu itself, with matmul.a_glu = act (see
  * vkf_pass_fuse_glu). A SwiGLU decode step's silu·mul kernel and its barrier go: the down
- * projection computes the product as it loads A. */
+ * projection computes the product as it loads A. With options->quant_glu_epilogue, where gu is
+ * the output of a matmul with quantised weights read by nothing else, that matmul computes the
+ * product in its epilogue instead (matmul.c_glu = act), at any rows: the quantised CPU kernel
+ * takes gate column j and up column j in one lane, so no value is computed twice, and gu is never
+ * stored. */
 #include <stdlib.h>
 
 #include "graph/ir/graph_internal.h"
@@ -68,6 +72,57 @@ static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, int64_t 
   return 0;
 }
 
+/* The GLU epilogue: mul node mi is act(gu[..., :F]) * gu[..., F:] (either order) of a gu that a
+ * quantised-weights matmul makes, read only by the two slices, each read only here; the matmul
+ * (no bias, residual, activation or GLU of its own) then makes the product itself, at the mul's
+ * slot. */
+static int fold_epilogue(vkf_graph *g, const uint32_t *uses, uint32_t mi) {
+  vkf_node *m = &g->nodes[mi];
+  if (m->dead || m->op != VKF_OP_MUL || m->inputs[0].id == m->inputs[1].id) return 0;
+  for (int side = 0; side < 2; side++) {
+    const vkf_tensor *at = &g->tensors[m->inputs[side].id];
+    if (at->producer == VKF_NO_NODE) continue;
+    vkf_node *a = &g->nodes[at->producer];
+    vkf_activation act = vkf_graph_activation_of(a->op);
+    if (a->dead || act == VKF_ACT_NONE || uses[m->inputs[side].id] != 1) continue;
+    const vkf_node *gs = last_axis_slice(g, a->inputs[0]);
+    const vkf_node *us = last_axis_slice(g, m->inputs[1 - side]);
+    if (!gs || !us || gs->inputs[0].id != us->inputs[0].id) continue;
+    if (uses[a->inputs[0].id] != 1 || uses[m->inputs[1 - side].id] != 1) continue;
+    const vkf_tensor *gu = &g->tensors[gs->inputs[0].id];
+    int64_t f = gu->shape[gu->rank - 1] / 2;
+    if (gu->shape[gu->rank - 1] != 2 * f || gs->attrs.slice.start != 0 ||
+        gs->attrs.slice.end != f || us->attrs.slice.start != f || us->attrs.slice.end != 2 * f ||
+        uses[gs->inputs[0].id] != 2 || gu->producer == VKF_NO_NODE || gu->dtype != VKF_F32 ||
+        g->tensors[m->output.id].dtype != VKF_F32 || at->dtype != VKF_F32 ||
+        gu->role != VKF_ROLE_INTERMEDIATE)
+      continue;
+    uint32_t pi = gu->producer;
+    vkf_node *p = &g->nodes[pi];
+    if (p->dead || p->op != VKF_OP_MATMUL || !p->attrs.matmul.transpose_b ||
+        !vkf_dtype_is_quant(g->tensors[p->inputs[VKF_IN_MATMUL_B].id].dtype) ||
+        p->attrs.matmul.activation != VKF_ACT_NONE || p->attrs.matmul.a_glu != VKF_ACT_NONE ||
+        p->attrs.matmul.c_glu != VKF_ACT_NONE ||
+        (p->input_count > VKF_IN_MATMUL_BIAS && p->inputs[VKF_IN_MATMUL_BIAS].id) ||
+        (p->input_count > VKF_IN_MATMUL_RESIDUAL && p->inputs[VKF_IN_MATMUL_RESIDUAL].id))
+      continue;
+    /* the merged matmul reads its inputs at the mul's slot */
+    int moved = 0;
+    for (uint32_t s = 0; s < p->input_count; s++)
+      moved |= vkf_value_valid(p->inputs[s]) && vkf_graph_in_place_between(g, p->inputs[s], pi, mi);
+    if (moved) continue;
+    vkf_node merged = *p;
+    merged.attrs.matmul.c_glu = act;
+    merged.output = m->output;
+    vkf_node *gsn = &g->nodes[g->tensors[a->inputs[0].id].producer];
+    vkf_node *usn = &g->nodes[g->tensors[m->inputs[1 - side].id].producer];
+    gsn->dead = usn->dead = a->dead = p->dead = 1;
+    *m = merged;
+    return 1;
+  }
+  return 0;
+}
+
 vkf_status vkf_pass_fuse_glu(vkf_graph *g, const vkf_pass_options *options,
                              uint32_t *out_rewrites) {
   int64_t max_rows =
@@ -75,6 +130,8 @@ vkf_status vkf_pass_fuse_glu(vkf_graph *g, const vkf_pass_options *options,
   *out_rewrites = 0;
   uint32_t *uses = vkf_graph_use_counts(g);
   if (!uses) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "fuse_glu: out of memory");
+  for (uint32_t i = 0; options && options->quant_glu_epilogue && i < g->node_count; i++)
+    if (fold_epilogue(g, uses, i)) (*out_rewrites)++;
   for (uint32_t i = 0; i < g->node_count; i++) {
     glu f;
     if (!match(g, uses, i, max_rows, &f)) continue;

@@ -23,6 +23,11 @@ typedef struct vkf_pass_options {
                               this many rows (0: as into other matmuls). Where
                               the quantised CPU kernel runs those (vkf_gemm_qcpu_norm_any_rows)
                               the fold costs no reread, so engines set INT64_MAX there */
+  int quant_glu_epilogue;  /* a matmul with quantised weights producing gate+up takes the GLU
+                              after it into its epilogue (matmul.c_glu), at any rows, instead of
+                              the next matmul's prologue taking it: where the quantised CPU
+                              kernel runs those (vkf_gemm_qcpu_norm_any_rows), which computes
+                              each gate and up column pair in one lane */
 } vkf_pass_options;
 
 /* prologue_rows for a device: 1 on CPU devices, else 0 (the default 8). On lavapipe each GEMM

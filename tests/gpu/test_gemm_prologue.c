@@ -8,7 +8,9 @@
  * arithmetic). With the engines' quant_norm_rows on a device that runs quantised weights in the
  * quantised CPU kernel (8-wide subgroups: lavapipe's default), the norm folds at any rows there
  * (the kernel sums the squares in its own loop), every format's body: 16 and 21 rows, two row
- * blocks of 8 and a partial one. */
+ * blocks of 8 and a partial one. The GLU epilogue likewise (quant_glu_epilogue: a gate+up matmul
+ * of quantised weights computes act(gate) * up itself, gemm_qcpu.glsl's C_GLU), with and without
+ * the norm folded before it, at 1 to 21 rows. */
 #include <stdint.h>
 #include <string.h>
 
@@ -150,6 +152,59 @@ static void run_case(gpu_test *t, const ncase *c) {
   free(x), free(gamma), free(bias), free(res), free(wf), free(wq);
 }
 
+/* x [m, k] (rmsnorm'd first where `norm`) -> gu = x . W^T (W [2f, k] of format `fmt`) ->
+ * silu(gu[:f]) * gu[f:] as the output: on a device that runs the quantised CPU kernel the passes
+ * fold it all into one matmul, checked on the device as it is and without texel views. */
+static void run_epilogue(gpu_test *t, int fmt, int64_t m, int64_t f, int64_t k, int norm) {
+  char label[128];
+  snprintf(label, sizeof label, "glu epilogue %s m%lld f%lld k%lld%s",
+           vkf_quant_layout_of((vkf_quant_format)fmt).name, (long long)m, (long long)f,
+           (long long)k, norm ? " norm" : "");
+  float *x = malloc((size_t)(m * k) * sizeof(float)), *gamma = malloc((size_t)k * sizeof(float));
+  /* small inputs: the random K-quant blocks make gate and up sums of hundreds, and a gate of -12
+   * carries its rounding into silu's exponent */
+  op_fill_uniform(x, (size_t)(m * k), 21u + (uint32_t)m, -0.05f, 0.05f);
+  op_fill_uniform(gamma, (size_t)k, 5u, 0.01f, 0.03f);
+  uint8_t *wq = random_blocks((vkf_quant_format)fmt, 2 * f, k);
+  vkf_graph *g = NULL;
+  CHECK_OK(vkf_graph_create("gu_glu", &g));
+  vkf_value xv = vkf_graph_input(g, "x", VKF_F32, 2, (int64_t[]){m, k});
+  vkf_value h = xv;
+  if (norm)
+    h = vkf_rmsnorm(
+        g, "norm", xv,
+        &(vkf_norm_options){.gamma = vkf_graph_constant(g, "gamma", VKF_F32, 1, &k, gamma),
+                            .eps = 1e-5f});
+  vkf_value w =
+      vkf_graph_constant(g, "w", (vkf_dtype)(VKF_Q8_0 + fmt), 2, (int64_t[]){2 * f, k}, wq);
+  vkf_value gu = vkf_matmul(g, "gate_up", h, w, &(vkf_matmul_options){.transpose_b = 1});
+  vkf_value gate = vkf_silu(g, "act", vkf_slice(g, "gate", gu, 1, 0, f));
+  vkf_graph_output(g, vkf_mul(g, "gated", gate, vkf_slice(g, "up", gu, 1, f, 2 * f)), "y");
+  const vkf_device_caps *dev = vkf_device_caps_get(t->device);
+  int qcpu = vkf_gemm_qcpu_norm_any_rows(dev);
+  vkf_pass_report report;
+  CHECK_OK(vkf_passes_run(g,
+                          &(vkf_pass_options){.skip = "",
+                                              .dump = "",
+                                              .quant_norm_rows = qcpu ? INT64_MAX : 0,
+                                              .quant_glu_epilogue = qcpu},
+                          &report));
+  uint32_t nodes = vkf_graph_node_count(g);
+  int folded = nodes == 1 && vkf_graph_node(g, 0)->attrs.matmul.c_glu == VKF_ACT_SILU &&
+               vkf_graph_node(g, 0)->attrs.matmul.a_rmsnorm == norm;
+  CHECK_MSG(folded == qcpu, "%s: %u nodes, folded %d", label, nodes, folded);
+  vkf_input_binding in = {xv, x, (size_t)(m * k) * sizeof(float)};
+  for (int s = 0; s < (folded || m > 8 ? 2 : STEERS); s++) {
+    const char *sname;
+    vkf_device_caps caps = steer(dev, s, &sname);
+    char full[192];
+    snprintf(full, sizeof full, "%s [%s]", label, sname);
+    op_check_with(t, g, &in, 1, &caps, TOL, full);
+  }
+  vkf_graph_destroy(g);
+  free(x), free(gamma), free(wq);
+}
+
 int main(void) {
   gpu_test t = gpu_test_start();
   static const int64_t ms[] = {1, 3, 8};
@@ -182,6 +237,11 @@ int main(void) {
                             .residual = i == 3,
                             .batched = i == 2 && f == 1,
                             .any_rows = 1});
+  /* the GLU epilogue: each format's body, one to three row blocks, f not a multiple of 8 */
+  static const int64_t epi_ms[] = {1, 2, 3, 8, 21};
+  for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++)
+    for (size_t i = 0; i < sizeof epi_ms / sizeof epi_ms[0]; i++)
+      run_epilogue(&t, fmts[f].f, epi_ms[i], 12 + 5 * (int64_t)f, fmts[f].k, (i + f) % 2);
   /* the GLU prologue: a down projection's shapes (f32 and quantised, with the residual) */
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
     run_case(&t, &(ncase){.m = ms[i], .n = 24, .k = 64, .weights = -1, .glu = VKF_OP_SILU});
