@@ -267,11 +267,11 @@ static int busy(const serve_worker *w) {
 }
 
 /* An idle worker woken by a request lets a burst gather before its first step: it waits while
- * requests keep arriving less than GATHER_QUIET_S apart, GATHER_MAX_S at most. Requests sent
+ * requests keep arriving less than GATHER_QUIET_MS apart, GATHER_MAX_MS at most. Requests sent
  * together (clients started at once, a fan-out) then prefill in one step and decode together from
  * the next, instead of the first running alone while the rest arrive and join a few prompts a
- * step. A request alone waits GATHER_QUIET_S, a few percent of its time to first token. Only from
- * idle: a busy worker admits what arrived at each step anyway. Called with w->mu held. */
+ * step. A request alone waits GATHER_QUIET_MS, a few percent of its time to first token. From
+ * idle only: a busy worker admits what arrived at each step anyway. Called with w->mu held. */
 enum { GATHER_QUIET_MS = 4, GATHER_MAX_MS = 25 };
 
 static void gather(serve_worker *w) {
