@@ -62,10 +62,7 @@ static vkf_runner_binding *cache_bindings(const vkf_gen_engine *e, const vkf_dec
 static vkf_status make_runner(vkf_device *device, vkf_gen_engine *e, vkf_decoder_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
   /* the prologue folds only where they pay on this device (graph/passes/passes.h) */
-  const vkf_device_caps *caps = vkf_device_caps_get(device);
-  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(caps->kind == VKF_DEVICE_KIND_CPU),
-                         .quant_norm_rows = vkf_gemm_qcpu_norm_any_rows(caps) ? INT64_MAX : 0,
-                         .quant_glu_epilogue = vkf_gemm_qcpu_norm_any_rows(caps)};
+  vkf_pass_options po = vkf_gemm_pass_options(vkf_device_caps_get(device));
   VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, &po, NULL));
   uint32_t count;
   vkf_runner_binding *b = cache_bindings(e, g, &count);

@@ -25,10 +25,7 @@ struct vkf_s2s_engine {
 static vkf_status make_runner(vkf_device *device, vkf_s2s_engine *e, vkf_encdec_graph *g,
                               const vkf_runner *share, vkf_runner **out) {
   /* the prologue folds only where they pay on this device (graph/passes/passes.h) */
-  const vkf_device_caps *caps = vkf_device_caps_get(device);
-  vkf_pass_options po = {.prologue_rows = vkf_pass_prologue_rows(caps->kind == VKF_DEVICE_KIND_CPU),
-                         .quant_norm_rows = vkf_gemm_qcpu_norm_any_rows(caps) ? INT64_MAX : 0,
-                         .quant_glu_epilogue = vkf_gemm_qcpu_norm_any_rows(caps)};
+  vkf_pass_options po = vkf_gemm_pass_options(vkf_device_caps_get(device));
   VKF_RETURN_IF_ERROR(vkf_passes_run(g->graph, &po, NULL));
   vkf_runner_binding *b = calloc((size_t)(4 * g->layers), sizeof *b);
   if (!b) return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "cache bindings");

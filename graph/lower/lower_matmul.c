@@ -249,6 +249,14 @@ int vkf_gemm_qcpu_norm_any_rows(const vkf_device_caps *caps) {
          (caps->subgroup_ops & sg_add) == sg_add;
 }
 
+vkf_pass_options vkf_gemm_pass_options(const vkf_device_caps *caps) {
+  int qcpu = vkf_gemm_qcpu_norm_any_rows(caps);
+  return (vkf_pass_options){
+      .prologue_rows = vkf_pass_prologue_rows(caps->kind == VKF_DEVICE_KIND_CPU),
+      .quant_norm_rows = qcpu ? INT64_MAX : 0,
+      .quant_glu_epilogue = qcpu};
+}
+
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape) {
   /* Rule 1: CPU devices (lavapipe) run the barrier-free subgroup-shuffle kernel: there every
    * buffer or shared-memory load costs a scalar loop over the SIMD lanes, so what pays is loading

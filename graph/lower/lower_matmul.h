@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "graph/lower/lower_node.h"
+#include "graph/passes/passes.h"
 
 typedef enum vkf_gemm_kind {
   VKF_GEMM_TILED = 0, /* shared-memory tiles + register blocks (GPU-shaped) */
@@ -58,6 +59,11 @@ vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_sha
  * arithmetic, which takes a folded RMSNorm at any rows (vkf_pass_options'
  * quant_norm_rows). */
 int vkf_gemm_qcpu_norm_any_rows(const vkf_device_caps *caps);
+
+/* The pass options whose folds pay with the GEMM kernels `caps` gets: the prologue bound
+ * (vkf_pass_prologue_rows), and on devices of vkf_gemm_qcpu_norm_any_rows the norm at any rows
+ * and the GLU epilogue for quantised weights. What the engines pass to vkf_passes_run. */
+vkf_pass_options vkf_gemm_pass_options(const vkf_device_caps *caps);
 
 /* The large cooperative-matrix variant of `caps` (its tile, 8 x 8 tiles a workgroup; check it with
  * vkf_lower_matmul_variant, which refuses it where caps->coopmat_gemm_tile is 0). */

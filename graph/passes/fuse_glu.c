@@ -29,73 +29,77 @@ static const vkf_node *last_axis_slice(const vkf_graph *g, vkf_value v) {
 
 typedef struct glu {
   uint32_t mul, act, gate_slice, up_slice;
-  int32_t matmul;
+  vkf_value gu;
+  vkf_activation fn;
+  int32_t matmul; /* the prologue's matmul */
 } glu;
 
-/* mul(act(gu[..., :F]), gu[..., F:2F]) (either operand order) read once as a matmul's A. */
-static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, int64_t max_rows,
-                 glu *out) {
+/* Whether mul node mi is act(gu[..., :F]) * gu[..., F:2F], the activation on operand `side`: the
+ * pattern both folds take, f32 throughout, the activation's output an intermediate read only by
+ * the mul. */
+static int glu_parts(const vkf_graph *g, const uint32_t *uses, uint32_t mi, int side, glu *out) {
   const vkf_node *m = &g->nodes[mi];
   if (m->dead || m->op != VKF_OP_MUL || m->inputs[0].id == m->inputs[1].id) return 0;
+  const vkf_tensor *at = &g->tensors[m->inputs[side].id];
+  if (at->producer == VKF_NO_NODE) return 0;
+  const vkf_node *a = &g->nodes[at->producer];
+  vkf_activation fn = vkf_graph_activation_of(a->op);
+  if (a->dead || fn == VKF_ACT_NONE || uses[m->inputs[side].id] != 1 ||
+      at->role != VKF_ROLE_INTERMEDIATE)
+    return 0;
+  const vkf_node *gs = last_axis_slice(g, a->inputs[0]);
+  const vkf_node *us = last_axis_slice(g, m->inputs[1 - side]);
+  if (!gs || !us || gs->inputs[0].id != us->inputs[0].id) return 0;
+  const vkf_tensor *gu = &g->tensors[gs->inputs[0].id];
+  int64_t f = gu->shape[gu->rank - 1] / 2;
+  if (gu->shape[gu->rank - 1] != 2 * f || gs->attrs.slice.start != 0 || gs->attrs.slice.end != f ||
+      us->attrs.slice.start != f || us->attrs.slice.end != 2 * f)
+    return 0;
+  if (gu->dtype != VKF_F32 || g->tensors[m->output.id].dtype != VKF_F32 || at->dtype != VKF_F32)
+    return 0;
+  *out = (glu){.mul = mi,
+               .act = at->producer,
+               .gate_slice = g->tensors[a->inputs[0].id].producer,
+               .up_slice = g->tensors[m->inputs[1 - side].id].producer,
+               .gu = gs->inputs[0],
+               .fn = fn,
+               .matmul = -1};
+  return 1;
+}
+
+/* The prologue: the product read once as a matmul's A, at most max_rows rows. */
+static int match(const vkf_graph *g, const uint32_t *uses, uint32_t mi, int64_t max_rows,
+                 glu *out) {
   for (int side = 0; side < 2; side++) {
-    const vkf_tensor *at = &g->tensors[m->inputs[side].id];
-    if (at->producer == VKF_NO_NODE) continue;
-    const vkf_node *a = &g->nodes[at->producer];
-    if (a->dead || vkf_graph_activation_of(a->op) == VKF_ACT_NONE || uses[m->inputs[side].id] != 1 ||
-        at->role != VKF_ROLE_INTERMEDIATE)
-      continue;
-    const vkf_node *gs = last_axis_slice(g, a->inputs[0]);
-    const vkf_node *us = last_axis_slice(g, m->inputs[1 - side]);
-    if (!gs || !us || gs->inputs[0].id != us->inputs[0].id) continue;
-    const vkf_tensor *gu = &g->tensors[gs->inputs[0].id];
-    int64_t f = gu->shape[gu->rank - 1] / 2;
-    if (gu->shape[gu->rank - 1] != 2 * f || gs->attrs.slice.start != 0 ||
-        gs->attrs.slice.end != f || us->attrs.slice.start != f || us->attrs.slice.end != 2 * f)
-      continue;
-    /* f32 throughout, few rows, and the product read only as a matmul's A */
-    const vkf_tensor *y = &g->tensors[m->output.id];
-    if (gu->dtype != VKF_F32 || y->dtype != VKF_F32 || at->dtype != VKF_F32 || gu->rank < 2 ||
-        vkf_tensor_rows(gu) > max_rows || y->rank != gu->rank)
-      continue;
-    int32_t ci = vkf_graph_sole_consumer(g, uses, m->output, mi);
+    glu f;
+    if (!glu_parts(g, uses, mi, side, &f)) continue;
+    const vkf_tensor *gu = &g->tensors[f.gu.id], *y = &g->tensors[g->nodes[mi].output.id];
+    if (gu->rank < 2 || vkf_tensor_rows(gu) > max_rows || y->rank != gu->rank) continue;
+    int32_t ci = vkf_graph_sole_consumer(g, uses, g->nodes[mi].output, mi);
     if (ci < 0) continue;
     const vkf_node *c = &g->nodes[ci];
-    if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != m->output.id ||
+    if (c->op != VKF_OP_MATMUL || c->inputs[VKF_IN_MATMUL_A].id != g->nodes[mi].output.id ||
         c->attrs.matmul.a_rmsnorm || c->attrs.matmul.a_glu != VKF_ACT_NONE)
       continue;
     /* the matmul will read gu at its own slot */
-    if (vkf_graph_in_place_between(g, gs->inputs[0], mi, (uint32_t)ci)) continue;
-    *out = (glu){.mul = mi, .act = at->producer, .gate_slice = g->tensors[a->inputs[0].id].producer,
-                 .up_slice = g->tensors[m->inputs[1 - side].id].producer, .matmul = ci};
+    if (vkf_graph_in_place_between(g, f.gu, mi, (uint32_t)ci)) continue;
+    f.matmul = ci;
+    *out = f;
     return 1;
   }
   return 0;
 }
 
-/* The GLU epilogue: mul node mi is act(gu[..., :F]) * gu[..., F:] (either order) of a gu that a
- * quantised-weights matmul makes, read only by the two slices, each read only here; the matmul
- * (no bias, residual, activation or GLU of its own) then makes the product itself, at the mul's
- * slot. */
+/* The GLU epilogue: gu is made by a quantised-weights matmul (no bias, residual, activation or
+ * GLU of its own) and read only by the two slices, each read only by the pattern (a graph
+ * output counts as a reader); that matmul then makes the product itself, at the mul's slot. */
 static int fold_epilogue(vkf_graph *g, const uint32_t *uses, uint32_t mi) {
-  vkf_node *m = &g->nodes[mi];
-  if (m->dead || m->op != VKF_OP_MUL || m->inputs[0].id == m->inputs[1].id) return 0;
   for (int side = 0; side < 2; side++) {
-    const vkf_tensor *at = &g->tensors[m->inputs[side].id];
-    if (at->producer == VKF_NO_NODE) continue;
-    vkf_node *a = &g->nodes[at->producer];
-    vkf_activation act = vkf_graph_activation_of(a->op);
-    if (a->dead || act == VKF_ACT_NONE || uses[m->inputs[side].id] != 1) continue;
-    const vkf_node *gs = last_axis_slice(g, a->inputs[0]);
-    const vkf_node *us = last_axis_slice(g, m->inputs[1 - side]);
-    if (!gs || !us || gs->inputs[0].id != us->inputs[0].id) continue;
-    if (uses[a->inputs[0].id] != 1 || uses[m->inputs[1 - side].id] != 1) continue;
-    const vkf_tensor *gu = &g->tensors[gs->inputs[0].id];
-    int64_t f = gu->shape[gu->rank - 1] / 2;
-    if (gu->shape[gu->rank - 1] != 2 * f || gs->attrs.slice.start != 0 ||
-        gs->attrs.slice.end != f || us->attrs.slice.start != f || us->attrs.slice.end != 2 * f ||
-        uses[gs->inputs[0].id] != 2 || gu->producer == VKF_NO_NODE || gu->dtype != VKF_F32 ||
-        g->tensors[m->output.id].dtype != VKF_F32 || at->dtype != VKF_F32 ||
-        gu->role != VKF_ROLE_INTERMEDIATE)
+    glu f;
+    if (!glu_parts(g, uses, mi, side, &f)) continue;
+    const vkf_tensor *gu = &g->tensors[f.gu.id];
+    if (uses[f.gu.id] != 2 || gu->role != VKF_ROLE_INTERMEDIATE || gu->producer == VKF_NO_NODE ||
+        uses[g->nodes[f.gate_slice].output.id] != 1 || uses[g->nodes[f.up_slice].output.id] != 1)
       continue;
     uint32_t pi = gu->producer;
     vkf_node *p = &g->nodes[pi];
@@ -112,12 +116,11 @@ static int fold_epilogue(vkf_graph *g, const uint32_t *uses, uint32_t mi) {
       moved |= vkf_value_valid(p->inputs[s]) && vkf_graph_in_place_between(g, p->inputs[s], pi, mi);
     if (moved) continue;
     vkf_node merged = *p;
-    merged.attrs.matmul.c_glu = act;
-    merged.output = m->output;
-    vkf_node *gsn = &g->nodes[g->tensors[a->inputs[0].id].producer];
-    vkf_node *usn = &g->nodes[g->tensors[m->inputs[1 - side].id].producer];
-    gsn->dead = usn->dead = a->dead = p->dead = 1;
-    *m = merged;
+    merged.attrs.matmul.c_glu = f.fn;
+    merged.output = g->nodes[mi].output;
+    g->nodes[f.gate_slice].dead = g->nodes[f.up_slice].dead = g->nodes[f.act].dead = 1;
+    p->dead = 1;
+    g->nodes[mi] = merged;
     return 1;
   }
   return 0;
@@ -136,9 +139,9 @@ vkf_status vkf_pass_fuse_glu(vkf_graph *g, const vkf_pass_options *options,
     glu f;
     if (!match(g, uses, i, max_rows, &f)) continue;
     vkf_node *c = &g->nodes[f.matmul];
-    vkf_value gu = g->nodes[f.gate_slice].inputs[0];
+    vkf_value gu = f.gu;
     c->inputs[VKF_IN_MATMUL_A] = gu;
-    c->attrs.matmul.a_glu = vkf_graph_activation_of(g->nodes[f.act].op);
+    c->attrs.matmul.a_glu = f.fn;
     g->nodes[f.mul].dead = g->nodes[f.act].dead = 1;
     /* The slices go too when nothing else reads them (their readers were the two nodes). */
     uses[gu.id]++;

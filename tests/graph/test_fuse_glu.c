@@ -91,7 +91,7 @@ static void check(int64_t rows, int64_t off, int swap, int twice, vkf_op act, in
 }
 
 /* x [rows, K] -> gu = x . Wgu^T (Q8_0 [2F, K], or f32; a bias) -> act(gu[:F]) * gu[F:] (or
- * swapped) -> down (f32 [N, F]); `leak`: gu is an output too. */
+ * swapped) -> down (f32 [N, F]); `leak` 1: gu is an output too, 2: the gate slice is. */
 enum { K = 32 };
 static uint8_t wq[2 * F * 34];
 static float wgu[2 * F * K], bias_gu[2 * F];
@@ -105,21 +105,22 @@ static net build_ep(int64_t rows, int quant, int bias, int leak, int swap) {
   vkf_matmul_options o = {.transpose_b = 1};
   if (bias) o.bias = vkf_graph_constant(g, "b", VKF_F32, 1, SHAPE(2 * F), bias_gu);
   vkf_value gu = vkf_matmul(g, "gate_up", t.x, wv, &o);
-  vkf_value gate = vkf_silu(g, "act", vkf_slice(g, "gate", gu, 1, 0, F));
+  vkf_value gs = vkf_slice(g, "gate", gu, 1, 0, F), gate = vkf_silu(g, "act", gs);
   vkf_value up = vkf_slice(g, "up", gu, 1, F, 2 * F);
   vkf_value h = swap ? vkf_mul(g, "gated", up, gate) : vkf_mul(g, "gated", gate, up);
   vkf_value dw = vkf_graph_constant(g, "w", VKF_F32, 2, SHAPE(N, F), w);
   t.out = vkf_graph_output(g, vkf_matmul(g, "down", h, dw, &(vkf_matmul_options){.transpose_b = 1}),
                            NULL);
-  if (leak) t.side = vkf_graph_output(g, gu, NULL);
+  if (leak) t.side = vkf_graph_output(g, leak == 1 ? gu : gs, NULL);
   CHECK_OK(vkf_graph_status(g));
   return t;
 }
 
-static void run_ep(const net *t, int64_t rows, float *out, float *side) {
+static void run_ep(const net *t, int64_t rows, int leak, float *out, float *side) {
   vkf_input_binding in = {t->x, x_data, (size_t)(rows * K) * sizeof(float)};
-  vkf_output_binding ob[2] = {{t->out, out, (size_t)(rows * N) * sizeof(float)},
-                              {t->side, side, (size_t)(rows * 2 * F) * sizeof(float)}};
+  vkf_output_binding ob[2] = {
+      {t->out, out, (size_t)(rows * N) * sizeof(float)},
+      {t->side, side, (size_t)(rows * (leak == 1 ? 2 : 1) * F) * sizeof(float)}};
   CHECK_OK(vkf_interp_evaluate(t->g, &in, 1, ob, vkf_value_valid(t->side) ? 2 : 1));
 }
 
@@ -128,7 +129,7 @@ static void check_epilogue(int64_t rows, int quant, int bias, int leak, int swap
   net t = build_ep(rows, quant, bias, leak, swap);
   vkf_pass_report report;
   CHECK_OK(vkf_passes_run(t.g, &(vkf_pass_options){.skip = "glu", .dump = ""}, &report));
-  run_ep(&t, rows, ref, side);
+  run_ep(&t, rows, leak, ref, side);
   vkf_graph_destroy(t.g);
   t = build_ep(rows, quant, bias, leak, swap);
   /* the prologue bound 1 (a CPU device's): a product the epilogue leaves goes to the prologue
@@ -145,7 +146,7 @@ static void check_epilogue(int64_t rows, int quant, int bias, int leak, int swap
   CHECK_MSG(c_glu == expect && (!expect || muls == 0),
             "rows %lld quant %d bias %d leak %d swap %d: %d GLU epilogues, %d other nodes",
             (long long)rows, quant, bias, leak, swap, c_glu, muls);
-  run_ep(&t, rows, got, side);
+  run_ep(&t, rows, leak, got, side);
   /* the epilogue computes each product as the separate nodes did: identical values */
   CHECK_MSG(memcmp(ref, got, (size_t)(rows * N) * sizeof(float)) == 0, "epilogue rows %lld",
             (long long)rows);
@@ -174,5 +175,6 @@ int main(void) {
   check_epilogue(3, 0, 0, 0, 0, 0); /* f32 weights */
   check_epilogue(3, 1, 1, 0, 0, 0); /* a bias */
   check_epilogue(3, 1, 0, 1, 0, 0); /* gate+up read elsewhere too */
+  check_epilogue(3, 1, 0, 2, 0, 0); /* the gate slice is an output too */
   return test_report();
 }
