@@ -9,7 +9,7 @@
         GPU it writes why, and the table says so.
     python3 tools/dev/gpu_report.py table OUT_DIR
         reads the vkf JSON files the shell script wrote (gemm_*.json, attention_*.json,
-        model_*.json, generate_*.json) and torch.json, and prints one Markdown report: each
+        model_*.json, generate_*.json, serve_*.json) and torch.json, and prints one Markdown report: each
         figure of vkformer beside PyTorch's, with ratios, and the share of the copy bandwidth
         where the work is bandwidth-bound.
 """
@@ -228,6 +228,32 @@ def table(out):
             fmt(r.get("step_submits"), 2), fmt(r.get("step_host_waits"), 2),
             fmt(r.get("step_bytes_read_back"), 0), fmt(r.get("step_gpu_ms") or None),
             fmt(hf, 1), ratio(r["decode_tokens_per_s"], hf)))
+    lines.append("")
+    # serving
+    lines.append("## Serving (vkf serve, continuous batching; the 135M Llama)")
+    lines.append("")
+    levels = load(os.path.join(out, "serve_levels.json"))
+    if levels and levels["levels"]:
+        lines.append("%d completions of %d tokens a level, temperature 0, against --parallel 16" % (
+            levels["requests"], levels["max_tokens"]))
+        lines.append("")
+        lines.append("| clients | tokens/s | vs 1 client | requests/s | steps | mean batch |")
+        lines.append("|---|---|---|---|---|---|")
+        for r in levels["levels"]:
+            lines.append("| %d | %s | %.2fx | %s | %s | %s |" % (
+                r["clients"], fmt(r["tokens_per_s"], 1), r["vs_one_client"],
+                fmt(r["requests_per_s"], 2), "-" if r["steps"] is None else r["steps"],
+                fmt(r["mean_batch"], 2)))
+        lines.append("")
+    ttft = [load(os.path.join(out, "serve_ttft_p%d.json" % p)) for p in (1, 4)]
+    ttft = [d["ttft"] if d else None for d in ttft]
+    lines.append("Time to the first streamed token, idle server (median of %s): --parallel 1: %s s, "
+                 "--parallel 4: %s s (%s)" % (
+                     (ttft[0] or ttft[1] or {}).get("requests", "-"),
+                     fmt(ttft[0]["median_s"] if ttft[0] else None),
+                     fmt(ttft[1]["median_s"] if ttft[1] else None),
+                     "%.2fx" % (ttft[1]["median_s"] / ttft[0]["median_s"])
+                     if ttft[0] and ttft[1] and ttft[0]["median_s"] > 0 else "-"))
     lines.append("")
     missing = sorted(p for p in os.listdir(out) if p.endswith(".err") and os.path.getsize(os.path.join(out, p)))
     if missing:

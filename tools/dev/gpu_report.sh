@@ -4,9 +4,11 @@
 # PyTorch": GEMV/GEMM shapes (M = 1..8 against 4096x4096 and 4096x14336, f32 and f16), attention
 # (vkf bench attention's shapes, f32 and f16), ViT-B/16 at batch 1 and 32, and the decode of a
 # 1.1B and a 135M Llama at f32 and f16, each with its decode step's anatomy (dispatches and
-# barriers, submits, host waits, bytes read back, GPU time from timestamps); where PyTorch with
-# CUDA is importable the same work is timed with it in the same run (F.linear, SDPA, HF ViT, HF
-# generate). Checkpoints are random weights made on the spot (tools/dev/make_bench_checkpoints.py); nothing is downloaded.
+# barriers, submits, host waits, bytes read back, GPU time from timestamps), and vkf serve on the
+# 135M Llama (throughput at 1, 4 and 16 clients, time to the first token at --parallel 1 and 4);
+# where PyTorch with CUDA is importable the same work is timed with it in the same run (F.linear,
+# SDPA, HF ViT, HF generate). Checkpoints are random weights made on the spot
+# (tools/dev/make_bench_checkpoints.py); nothing is downloaded.
 #
 #   tools/dev/gpu_report.sh [--build DIR] [--out DIR] [--quick] [--no-tests]
 #
@@ -25,7 +27,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --no-tests) tests=0; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_report.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -103,6 +105,45 @@ if [ -n "$gguf" ] && [ -f "$gguf" ]; then
 fi
 # BF16 weights stay bf16 on the device (f32 activations): the bf16 GEMV's bandwidth
 run generate_llama-1b-bf16_f32 120 "$vkf" bench generate --model "$ckpt/llama-1b-bf16" --prompt-len $prompt --gen $gen --runs 2 --profile --json
+
+# Serving (vkf serve's continuous batching) on the 135M Llama: its random weights with the tests'
+# GPT-2 byte tokenizer (prompts of single bytes), in a folder of links beside the checkpoint.
+# Throughput at 1, 4 and 16 clients against one server at --parallel 16 (steps and mean batch
+# from /metrics), then the time to the first token on an idle server at --parallel 1 and 4.
+serve_model=$work/serve/llama-135m
+mkdir -p "$serve_model"
+ln -sf "$(cd "$ckpt/llama-135m" && pwd)"/{config.json,model.safetensors} "$serve_model"/
+cp tests/models/data/gpt2/tokenizer.json "$serve_model"/
+if [ $quick -eq 1 ]; then serve_load=(--requests 8 --max-tokens 4); else serve_load=(--requests 16 --max-tokens 24); fi
+# serve NAME PARALLEL SECONDS SERVE_BENCH_ARGS...: a server started for the step, raw/NAME.json
+serve() {
+  local name=$1 parallel=$2 limit=$3 url="" pid i
+  shift 3
+  step "$name"
+  "$vkf" serve --model "$serve_model" --port 0 --parallel "$parallel" --quiet \
+    >"$work/serve/$name.url" 2>"$work/serve/$name.log" &
+  pid=$!
+  for i in $(seq 1 600); do
+    url=$(head -1 "$work/serve/$name.url" 2>/dev/null)
+    { [ -n "$url" ] || ! kill -0 $pid 2>/dev/null; } && break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    { echo "vkf serve did not start:"; cat "$work/serve/$name.log"; } >"$raw/$name.err"
+  else
+    timeout "$limit" "$py" tools/dev/serve_bench.py "$url" llama-135m --prompts "zq|Hi!|xz|qx!zqzq|Q?|vq;" \
+      --json "$@" >"$raw/$name.json" 2>"$raw/$name.err" || {
+      echo "(exit $?)" >>"$raw/$name.err"
+      rm -f "$raw/$name.json"
+    }
+  fi
+  kill -TERM $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  grep -q . "$raw/$name.err" 2>/dev/null || rm -f "$raw/$name.err"
+}
+serve serve_levels 16 180 "${serve_load[@]}" --levels 1,4,16
+serve serve_ttft_p1 1 60 --ttft 5 --levels ""
+serve serve_ttft_p4 4 60 --ttft 5 --levels ""
 
 step "PyTorch"
 timeout 240 "$py" tools/dev/gpu_report.py torch "$raw" "$ckpt" $([ $quick -eq 1 ] && echo --quick) >&2 ||
