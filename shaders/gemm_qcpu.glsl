@@ -208,9 +208,8 @@ vec4 qcpu_norm_a4(inout float ss, uint row, uint k, vec4 g) {
 // Block 0 of the pair: d in the low half of word 0, qs[i] in byte (2 + i) % 4 of word (2 + i) / 4;
 // block 1: d in the high half of word 8, qs[i] in byte i % 4 of word 9 + i / 4.
 #define SB(W, B) float(bitfieldExtract(int(W), 8 * (B), 8))
-#define K64_LOAD_A(R)                                                                         \
-  const vec4 a##R = QCPU_A4(R, k0 + 4u * lane, ga);                                           \
-  const vec4 b##R = QCPU_A4(R, k0 + 32u + 4u * lane, gb);
+#define K64_LOAD_A(R) const vec4 a##R = QCPU_A4(R, k0 + 4u * lane, ga);
+#define K64_LOAD_B(R) const vec4 b##R = QCPU_A4(R, k0 + 32u + 4u * lane, gb);
 #define K64_ROW(R, Q, A, T)                                                                   \
   {                                                                                           \
     const vec4 aq = vec4(subgroupShuffle(A##R.x, Q), subgroupShuffle(A##R.y, Q),             \
@@ -249,7 +248,6 @@ void main() {
     uint w0 = col0 + (k0 / 64u) * 17u;
     IF_C2(uint w1 = col1 + (k0 / 64u) * 17u;)
     QCPU_GAMMA(ga, k0 + 4u * lane)
-    QCPU_GAMMA(gb, k0 + 32u + 4u * lane)
     FOR_R(K64_LOAD_A)
     FOR_R(K64_T)
     uint p0 = QWORD(w0);
@@ -259,6 +257,9 @@ void main() {
     // p0 is word 8 now: block 1's d in its high half
     float d1_0 = unpackHalf2x16(p0).y;
     IF_C2(float d1_1 = unpackHalf2x16(p1).y;)
+    // block 1's A quads after block 0's products (both blocks' at once are 16 live vectors a row)
+    QCPU_GAMMA(gb, k0 + 32u + 4u * lane)
+    FOR_R(K64_LOAD_B)
     K64_Q1(0u) K64_Q1(1u) K64_Q1(2u) K64_Q1(3u) K64_Q1(4u) K64_Q1(5u) K64_Q1(6u) K64_Q1(7u)
     FOR_RC(K64_APPLY)
   }
