@@ -48,11 +48,17 @@ static net build(int64_t rows, int64_t off, int swap, int twice, vkf_op act) {
   return t;
 }
 
-static void run(const net *t, int64_t rows, int64_t off, float *out, float *side) {
-  vkf_input_binding in = {t->x, x_data, (size_t)(2 * rows * (off + 2 * F)) * sizeof(float)};
-  vkf_output_binding ob[2] = {{t->out, out, (size_t)(2 * rows * N) * sizeof(float)},
-                              {t->side, side, (size_t)(2 * rows * F) * sizeof(float)}};
+/* Evaluates t on x_data (x_floats of it) into out and, where t has it, side. */
+static void evaluate(const net *t, int64_t x_floats, int64_t out_floats, int64_t side_floats,
+                     float *out, float *side) {
+  vkf_input_binding in = {t->x, x_data, (size_t)x_floats * sizeof(float)};
+  vkf_output_binding ob[2] = {{t->out, out, (size_t)out_floats * sizeof(float)},
+                              {t->side, side, (size_t)side_floats * sizeof(float)}};
   CHECK_OK(vkf_interp_evaluate(t->g, &in, 1, ob, vkf_value_valid(t->side) ? 2 : 1));
+}
+
+static void run(const net *t, int64_t rows, int64_t off, float *out, float *side) {
+  evaluate(t, 2 * rows * (off + 2 * F), 2 * rows * N, 2 * rows * F, out, side);
 }
 
 static void check_at(int64_t rows, int64_t off, int swap, int twice, vkf_op act,
@@ -117,11 +123,7 @@ static net build_ep(int64_t rows, int quant, int bias, int leak, int swap) {
 }
 
 static void run_ep(const net *t, int64_t rows, int leak, float *out, float *side) {
-  vkf_input_binding in = {t->x, x_data, (size_t)(rows * K) * sizeof(float)};
-  vkf_output_binding ob[2] = {
-      {t->out, out, (size_t)(rows * N) * sizeof(float)},
-      {t->side, side, (size_t)(rows * (leak == 1 ? 2 : 1) * F) * sizeof(float)}};
-  CHECK_OK(vkf_interp_evaluate(t->g, &in, 1, ob, vkf_value_valid(t->side) ? 2 : 1));
+  evaluate(t, rows * K, rows * N, rows * (leak == 1 ? 2 : 1) * F, out, side);
 }
 
 static void check_epilogue(int64_t rows, int quant, int bias, int leak, int swap, int expect) {
