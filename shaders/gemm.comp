@@ -60,6 +60,9 @@
 //                                (subgroup arithmetic) instead of each invocation summing it all
 //   A_GLU=<n>                    (M <= 8, fp32 A, not GEMM_COOPMAT) A is [M, 2K], gate then up:
 //                                the bodies read act_n(gate) * up (load_a / load_a4)
+//   C_GLU=<n>                    (GEMM_QCPU, QCPU_COLS=2; no bias, residual or activation) B
+//                                holds 2N rows, gate then up, and C is act_n(gate) * up: a lane's
+//                                two columns are gate column j and up column j (gemm_qcpu.glsl)
 // Bindings (set 0): 0 A (read), 1 B (read), 2 C (write), 3 bias (read, BIAS), 3|4 residual (read),
 //   then gamma (read, A_RMSNORM); all storage buffers except A and B under A_TEXEL / B_TEXEL
 //   (samplerBuffer).

@@ -139,6 +139,13 @@ static inline uint32_t vkf_caps_subgroup_fixed(const vkf_device_caps *caps) {
              : 0;
 }
 
+/* Whether kernels may add across a subgroup (subgroupAdd, subgroupMax: basic and arithmetic
+ * operations), which the row reductions of several bodies use instead of shared memory. */
+static inline int vkf_caps_subgroup_add(const vkf_device_caps *caps) {
+  const uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
+  return (caps->subgroup_ops & need) == need;
+}
+
 /* Clamps `caps` to the device class `profile` ("mobile", "mali", "adreno", "nvidia-like" ...).
  * Only ever lowers limits, never raises them above what the real device has; a profile's subgroup
  * size is taken only where the device can require it (else the device's is kept). Unknown names give

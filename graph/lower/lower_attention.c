@@ -166,9 +166,8 @@ void vkf_attention_choose(const vkf_device_caps *caps, const vkf_attention_shape
   } else {
     /* Lanes per row: a whole subgroup when subgroup arithmetic can reduce it (no shared memory,
      * no barrier); otherwise 8 lanes reduced through shared memory. */
-    out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
-                               (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
-                           sg_fixed >= 4 && sg_fixed <= 64 && sg_fixed <= max_inv;
+    out->subgroup_reduce =
+        vkf_caps_subgroup_add(caps) && sg_fixed >= 4 && sg_fixed <= 64 && sg_fixed <= max_inv;
     out->lanes = out->subgroup_reduce ? sg_fixed : vkf_u32_min(8, max_inv);
     /* Rows: about 128 invocations per workgroup (fits every device's limit and the mobile
      * profile), fewer when the query count is small. */

@@ -94,9 +94,7 @@ static const char *variant_unfit(const vkf_device_caps *caps, const vkf_gemm_var
         (!v->gemv_kn && (v->gemv_cols < 1 || v->gemv_cols > 4)) ||
         (v->gemv_kn && v->gemv_subgroup))
       return "inconsistent GEMV sizes";
-    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
-    if (v->gemv_subgroup && (caps->subgroup_ops & need) != need)
-      return "needs subgroup arithmetic";
+    if (v->gemv_subgroup && !vkf_caps_subgroup_add(caps)) return "needs subgroup arithmetic";
     if (gemv_shared_size(v) > caps->max_shared_memory_size) return "partial sums exceed shared memory";
   }
   if (v->kind == VKF_GEMM_QCPU) {
@@ -163,8 +161,7 @@ int vkf_gemv_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape,
     if (vkf_div_up(shape->n, v.gemv_cols) > limit) v.gemv_cols = 4;
     /* Devices with subgroup arithmetic (every desktop class) add partial sums with subgroupAdd;
      * the others (the mobile class) through a shared-memory tree. */
-    uint32_t need = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
-    v.gemv_subgroup = (caps->subgroup_ops & need) == need;
+    v.gemv_subgroup = vkf_caps_subgroup_add(caps);
     /* Quantised B is read 16 weights an invocation and step (shaders/quant_piece.glsl), so a
      * row of K has K / 16 pieces: at SmolLM2's K = 576, 36 of 128 invocations would work and
      * the rest only join the reduction. Halve while the half still has at most two pieces
@@ -244,9 +241,8 @@ vkf_gemm_variant vkf_gemm_coopmat_choose(const vkf_device_caps *caps, const vkf_
 
 int vkf_gemm_qcpu_norm_any_rows(const vkf_device_caps *caps) {
   vkf_gemm_variant q = {.kind = VKF_GEMM_QCPU, .workgroup_size = 8, .qcpu_rows = 1, .qcpu_cols = 1};
-  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
   return caps->kind == VKF_DEVICE_KIND_CPU && !variant_unfit(caps, &q) &&
-         (caps->subgroup_ops & sg_add) == sg_add;
+         vkf_caps_subgroup_add(caps);
 }
 
 vkf_pass_options vkf_gemm_pass_options(const vkf_device_caps *caps) {
@@ -539,8 +535,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
    * the quantised CPU kernel, which sums the squares in its own loop with subgroupAdd. */
   int a_norm = node->attrs->matmul.a_rmsnorm;
   const vkf_plan_tensor *gamma = &node->inputs[VKF_IN_MATMUL_NORM_GAMMA];
-  uint32_t sg_add = VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC;
-  int qcpu_norm = variant->kind == VKF_GEMM_QCPU && (ctx->caps->subgroup_ops & sg_add) == sg_add;
+  int qcpu_norm = variant->kind == VKF_GEMM_QCPU && vkf_caps_subgroup_add(ctx->caps);
   if (a_norm &&
       (node->input_count <= VKF_IN_MATMUL_NORM_GAMMA || !vkf_plan_tensor_present(gamma) ||
        gamma->dtype != VKF_F32 || gamma->rank != 1 || gamma->strides[0] != 1 ||
@@ -738,7 +733,7 @@ vkf_status vkf_lower_matmul_variant(const vkf_lower_ctx *ctx, const vkf_lower_no
   if (c_glu) vkf_plan_dispatch_define(&d, c_glu_define[c_glu]);
   /* The subgroup shares each row's sum of squares where it can add (every desktop class and
    * lavapipe); the mobile class sums per invocation. */
-  if (a_norm && (ctx->caps->subgroup_ops & sg_add) == sg_add)
+  if (a_norm && vkf_caps_subgroup_add(ctx->caps))
     vkf_plan_dispatch_define(&d, "A_RMSNORM_SUBGROUP");
   /* vec4 loads only pay in the blocked kernels; the naive baseline stays scalar. The
    * cooperative-matrix kernel takes them as specialization constants (fewer build-time rows). */

@@ -62,9 +62,7 @@ void vkf_sparse_attention_choose(const vkf_device_caps *caps, const vkf_sparse_s
    * arithmetic reduces it, else 8 lanes through shared memory; about 128 invocations per group,
    * but never more rows than the query block has (every row of a group shares its block's list
    * of key blocks, so the walk and its barriers are uniform). */
-  out->subgroup_reduce = (caps->subgroup_ops & (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC)) ==
-                             (VKF_SUBGROUP_BASIC | VKF_SUBGROUP_ARITHMETIC) &&
-                         sg >= 4 && sg <= 64 && sg <= max_inv;
+  out->subgroup_reduce = vkf_caps_subgroup_add(caps) && sg >= 4 && sg <= 64 && sg <= max_inv;
   out->lanes = out->subgroup_reduce ? sg : vkf_u32_min(8, max_inv);
   out->rows = vkf_u32_max(1, vkf_u32_min(s->block_q, vkf_u32_min(128, max_inv) / out->lanes));
   /* Mali-class GPUs have no dedicated shared memory: K/V are read in place there. */
