@@ -62,6 +62,57 @@ static uint32_t constant_buffer(const vkf_runner *other, const void *data, size_
   return UINT32_MAX;
 }
 
+/* The host data of the constant that plan buffer `b` holds, or NULL. */
+static const void *buffer_data(const vkf_runner *r, uint32_t b) {
+  for (uint32_t id = 1; id < r->lowered.tensor_bound; id++) {
+    const vkf_tensor *t = host_constant(r->graph, id);
+    if (t && r->lowered.tensors[id].buffer == b) return t->data;
+  }
+  return NULL;
+}
+
+/* The plan buffer of `other` that holds what `r`'s interleaved buffer `b` holds (the same layout
+ * of the same data), or UINT32_MAX. */
+static uint32_t interleaved_buffer(const vkf_runner *other, const vkf_runner *r, uint32_t b) {
+  const vkf_plan_buffer *mine = vkf_plan_buffer_get(r->lowered.plan, b);
+  const void *data = buffer_data(r, mine->interleave.source);
+  for (uint32_t i = 0; data && i < vkf_plan_buffer_count(other->lowered.plan); i++) {
+    const vkf_plan_buffer *theirs = vkf_plan_buffer_get(other->lowered.plan, i);
+    if (theirs->interleave.rows && theirs->size == mine->size &&
+        theirs->interleave.rows == mine->interleave.rows &&
+        theirs->interleave.row_bytes == mine->interleave.row_bytes &&
+        theirs->interleave.chunk == mine->interleave.chunk &&
+        buffer_data(other, theirs->interleave.source) == data)
+      return i;
+  }
+  return UINT32_MAX;
+}
+
+/* Writes the regrouped copies (vkf_plan_add_interleaved) of the weights this runner did not
+ * write itself (bound in place or another runner's), which vkf_session_write filled for the
+ * rest. */
+static vkf_status fill_regrouped(vkf_runner *r, const uint8_t *shared) {
+  for (uint32_t b = 0; b < vkf_plan_buffer_count(r->lowered.plan); b++) {
+    const vkf_plan_buffer *pb = vkf_plan_buffer_get(r->lowered.plan, b);
+    uint32_t src = pb->interleave.source;
+    if (!pb->interleave.rows || shared[b] || !(shared[src] || r->in_place[src])) continue;
+    int done = 0; /* an earlier copy of the same source wrote them all */
+    for (uint32_t e = 0; e < b && !done; e++) {
+      const vkf_plan_buffer *pe = vkf_plan_buffer_get(r->lowered.plan, e);
+      done = pe->interleave.rows && pe->interleave.source == src && !shared[e];
+    }
+    if (done) continue;
+    const void *data = buffer_data(r, src);
+    if (!data)
+      return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
+                             "weight buffer \"%s\": its kernels read it regrouped, and its "
+                             "constant has no host data to regroup",
+                             pb->name);
+    VKF_RETURN_IF_ERROR(vkf_session_write_regrouped(r->session, src, data));
+  }
+  return VKF_OK;
+}
+
 /* Fills external[plan buffer] from the options: caller-owned input buffers, and the buffers of
  * constants another runner already holds (marked in shared[]). */
 static vkf_status bind_external(vkf_runner *r, const vkf_runner_options *o, vkf_buffer **external,
@@ -96,6 +147,13 @@ static vkf_status bind_external(vkf_runner *r, const vkf_runner_options *o, vkf_
     if (mine == VKF_PLAN_NO_BUFFER || theirs == UINT32_MAX) continue;
     external[mine] = vkf_session_buffer(other->session, theirs);
     shared[mine] = 1;
+  }
+  for (uint32_t b = 0; b < vkf_plan_buffer_count(r->lowered.plan); b++) {
+    if (!vkf_plan_buffer_get(r->lowered.plan, b)->interleave.rows) continue;
+    uint32_t theirs = interleaved_buffer(other, r, b);
+    if (theirs == UINT32_MAX) continue;
+    external[b] = vkf_session_buffer(other->session, theirs);
+    shared[b] = 1;
   }
   return VKF_OK;
 }
@@ -147,6 +205,7 @@ vkf_status vkf_runner_create(vkf_device *device, vkf_graph *graph,
       p.done += vkf_tensor_size(t);
     }
   }
+  if (!st) st = fill_regrouped(r, shared);
   if (p.total) {
     p.done = p.total, p.item = NULL;
     vkf_device_report_progress(device, &p);

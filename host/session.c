@@ -189,12 +189,36 @@ static vkf_status check_buffer(const vkf_session *s, uint32_t buffer) {
   return VKF_OK;
 }
 
+vkf_status vkf_session_write_regrouped(vkf_session *s, uint32_t source, const void *data) {
+  VKF_RETURN_IF_ERROR(check_buffer(s, source));
+  for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++) {
+    const vkf_plan_buffer *b = vkf_plan_buffer_get(s->plan, i);
+    if (!b->interleave.rows || b->interleave.source != source || !s->owned[i]) continue;
+    void *tmp = malloc(b->size);
+    if (!tmp)
+      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "\"%s\": %llu bytes of host memory", b->name,
+                             (unsigned long long)b->size);
+    vkf_plan_interleave_fill(b, data, tmp);
+    vkf_status st = vkf_buffer_upload(s->device, s->buffers[i], 0, tmp, b->size);
+    free(tmp);
+    if (st) return vkf_status_annotate(st, "writing \"%s\": ", b->name);
+  }
+  return VKF_OK;
+}
+
 vkf_status vkf_session_write(vkf_session *s, uint32_t buffer, uint64_t offset, const void *data,
                              uint64_t size) {
   VKF_RETURN_IF_ERROR(check_buffer(s, buffer));
   vkf_status st = vkf_buffer_upload(s->device, s->buffers[buffer], offset, data, size);
-  return st ? vkf_status_annotate(st, "writing \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name)
-            : VKF_OK;
+  if (st)
+    return vkf_status_annotate(st, "writing \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name);
+  /* a weight's regrouped copies follow a write of all its rows (what they are made from) */
+  for (uint32_t i = 0; offset == 0 && i < vkf_plan_buffer_count(s->plan); i++) {
+    const vkf_plan_buffer *b = vkf_plan_buffer_get(s->plan, i);
+    if (b->interleave.rows && b->interleave.source == buffer && size >= b->size)
+      return vkf_session_write_regrouped(s, buffer, data);
+  }
+  return VKF_OK;
 }
 
 vkf_status vkf_session_read(vkf_session *s, uint32_t buffer, uint64_t offset, void *out_data,

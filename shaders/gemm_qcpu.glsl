@@ -80,6 +80,20 @@
 #else
 #define QCPU_COL1 min(n0 + 1u, p.n - 1u)
 #endif
+// Where row R of B starts, in the body's units (ROW_UNITS a row): rows one after another, or under
+// QCPU_X16 (Q8_0 K64 only; graph/lower/plan.h's vkf_plan_add_interleaved) 16 rows to a group
+// with each 17-word pair of the 16 side by side: row R's pair j is at
+// ((R / 16 * pairs + j) * 16 + R % 16) * 17, so from a row's start its pairs are 16 * 17 apart.
+#ifdef QCPU_X16
+#if !defined(QCPU_K64) || QUANT_FMT != 0
+#error "QCPU_X16 interleaves Q8_0 rows read in two-block pairs (QCPU_K64)"
+#endif
+#define QCPU_ROW_START(R, ROW_UNITS) (((R) / 16u) * 16u * (ROW_UNITS) + ((R) % 16u) * 17u)
+#define K64_PAIR_STRIDE (16u * 17u)
+#else
+#define QCPU_ROW_START(R, ROW_UNITS) ((R) * (ROW_UNITS))
+#define K64_PAIR_STRIDE 17u
+#endif
 // Every body's start: this invocation's lane, first row m0 and first column n0, where each of its
 // columns' rows of B starts (col0, col1: ROW_UNITS words, pairs or bytes a row; b_base is 0, the
 // lowering binds B from its start; columns past N read the last) and the accumulators.
@@ -88,8 +102,8 @@
   uint lane = gl_SubgroupInvocationID;                                                       \
   uint m0 = gl_WorkGroupID.x * QCPU_ROWS;                                                    \
   uint n0 = ((gl_WorkGroupID.y * (WG / 8u) + gl_SubgroupID) * 8u + lane) * QCPU_LANE_COLS;   \
-  uint col0 = min(n0, p.n - 1u) * (ROW_UNITS);                                               \
-  IF_C2(uint col1 = QCPU_COL1 * (ROW_UNITS);)                                                \
+  uint col0 = QCPU_ROW_START(min(n0, p.n - 1u), ROW_UNITS);                                  \
+  IF_C2(uint col1 = QCPU_ROW_START(QCPU_COL1, ROW_UNITS);)                                   \
   FOR_R(ACC_DECL)                                                                            \
   FOR_R(SS_DECL)
 // Every body's end: the norm's scale (A_RMSNORM), then the epilogue and the stores
@@ -245,8 +259,8 @@ void main() {
   // each row of B is K / 64 pairs of 17 words
   QCPU_BEGIN((p.k / 64u) * 17u)
   for (uint k0 = 0u; k0 < p.k; k0 += 64u) {
-    uint w0 = col0 + (k0 / 64u) * 17u;
-    IF_C2(uint w1 = col1 + (k0 / 64u) * 17u;)
+    uint w0 = col0 + (k0 / 64u) * K64_PAIR_STRIDE;
+    IF_C2(uint w1 = col1 + (k0 / 64u) * K64_PAIR_STRIDE;)
     QCPU_GAMMA(ga, k0 + 4u * lane)
     FOR_R(K64_LOAD_A)
     FOR_R(K64_T)

@@ -48,9 +48,17 @@ typedef struct vkf_gemm_shape {
   int b_along_n; /* B is stored contiguous along n ([K, N]: GPT-2's Conv1D weights) */
   int b_quant;   /* B is ggml blocks (always [N, K]) */
   vkf_dtype b_dtype; /* B's element type where known (the CPU quantised kernel's columns a lane) */
+  int b_x16;      /* B is Q8_0 weights the quantised CPU kernel can read interleaved (QCPU_X16) */
   int coopmat_ok; /* A, the output, bias and residual are f16, B f16 or quantised: what the
                      cooperative-matrix kernels take */
 } vkf_gemm_shape;
+
+/* Whether the quantised CPU kernel reads B (`rows` rows of Q8_0 blocks, K % 64 == 0) from a copy
+ * with its rows interleaved 16 at a time (gemm_qcpu.glsl's QCPU_X16; vkf_gemm_shape's b_x16) at
+ * two columns a lane: B must be a whole weight buffer, which the runner regroups once, from its
+ * start. */
+int vkf_gemm_b_x16_fits(const vkf_lower_ctx *ctx, const vkf_plan_tensor *b, uint64_t rows,
+                        uint64_t k);
 
 /* The one GEMM chooser: picks the kernel shape and tile sizes from the device caps. */
 vkf_gemm_variant vkf_gemm_choose(const vkf_device_caps *caps, const vkf_gemm_shape *shape);

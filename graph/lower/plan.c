@@ -49,6 +49,36 @@ uint32_t vkf_plan_add_buffer(vkf_plan *plan, vkf_plan_buffer_kind kind, const ch
   return plan->buffer_count++;
 }
 
+uint32_t vkf_plan_add_interleaved(vkf_plan *plan, uint32_t source, uint64_t rows,
+                                  uint64_t row_bytes, uint32_t group, uint64_t chunk) {
+  VKF_ASSERT(source < plan->buffer_count && group && chunk && rows % group == 0 &&
+             row_bytes % chunk == 0);
+  vkf_plan_interleave il = {
+      .source = source, .rows = group, .row_bytes = row_bytes, .chunk = chunk};
+  uint64_t size = rows * row_bytes;
+  for (uint32_t i = 0; i < plan->buffer_count; i++) {
+    const vkf_plan_buffer *b = &plan->buffers[i];
+    if (b->interleave.rows && !memcmp(&b->interleave, &il, sizeof il) && b->size == size) return i;
+  }
+  char name[256];
+  snprintf(name, sizeof name, "%s (rows interleaved by %u)",
+           plan->buffers[source].name ? plan->buffers[source].name : "", group);
+  uint32_t i = vkf_plan_add_buffer(plan, VKF_PLAN_BUFFER_WEIGHT, name, size);
+  plan->buffers[i].interleave = il;
+  return i;
+}
+
+void vkf_plan_interleave_fill(const vkf_plan_buffer *b, const void *source_data, void *dst) {
+  const vkf_plan_interleave *il = &b->interleave;
+  const unsigned char *src = source_data;
+  unsigned char *out = dst;
+  uint64_t chunks = il->row_bytes / il->chunk, rows = b->size / il->row_bytes;
+  for (uint64_t r = 0; r < rows; r++)
+    for (uint64_t j = 0; j < chunks; j++)
+      memcpy(out + ((r / il->rows * chunks + j) * il->rows + r % il->rows) * il->chunk,
+             src + r * il->row_bytes + j * il->chunk, il->chunk);
+}
+
 vkf_status vkf_plan_add_dispatch(vkf_plan *plan, const vkf_plan_dispatch *d) {
   for (uint32_t i = 0; i < d->binding_count; i++) {
     const vkf_plan_binding *b = &d->bindings[i];
@@ -148,10 +178,16 @@ static const char *kind_name(vkf_plan_buffer_kind k) {
 void vkf_plan_dump_text(const vkf_plan *plan, FILE *out) {
   fprintf(out, "plan: %u buffers, %u dispatches, %u barriers\n", plan->buffer_count,
           plan->dispatch_count, vkf_plan_barrier_count(plan));
-  for (uint32_t i = 0; i < plan->buffer_count; i++)
-    fprintf(out, "buffer %u %s \"%s\" %llu bytes\n", i, kind_name(plan->buffers[i].kind),
-            plan->buffers[i].name ? plan->buffers[i].name : "",
-            (unsigned long long)plan->buffers[i].size);
+  for (uint32_t i = 0; i < plan->buffer_count; i++) {
+    const vkf_plan_buffer *b = &plan->buffers[i];
+    fprintf(out, "buffer %u %s \"%s\" %llu bytes", i, kind_name(b->kind), b->name ? b->name : "",
+            (unsigned long long)b->size);
+    if (b->interleave.rows)
+      fprintf(out, " = buffer %u, %u rows of %llu bytes side by side in %llu-byte chunks",
+              b->interleave.source, b->interleave.rows, (unsigned long long)b->interleave.row_bytes,
+              (unsigned long long)b->interleave.chunk);
+    fputc('\n', out);
+  }
   static const char *const access[] = {"", "r", "w", "rw"};
   for (uint32_t i = 0; i < plan->dispatch_count; i++) {
     const vkf_plan_dispatch *d = &plan->dispatches[i];

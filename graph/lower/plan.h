@@ -26,10 +26,21 @@ typedef enum vkf_plan_buffer_kind {
   VKF_PLAN_BUFFER_SCRATCH, /* kernel-private temporaries (split-K partials, ...) */
 } vkf_plan_buffer_kind;
 
+/* A weight buffer may hold another weight buffer's rows regrouped for its kernels (a layout the
+ * lowering picks for a device, vkf_plan_add_interleaved): the runner fills it from the source's
+ * data and nothing else writes it. */
+typedef struct vkf_plan_interleave {
+  uint32_t source;    /* the weight buffer it is made from */
+  uint32_t rows;      /* rows a group (0: not interleaved) */
+  uint64_t row_bytes; /* bytes a row of the source */
+  uint64_t chunk;     /* bytes of a row that lie together (row_bytes % chunk == 0) */
+} vkf_plan_interleave;
+
 typedef struct vkf_plan_buffer {
   vkf_plan_buffer_kind kind;
   const char *name;
   uint64_t size; /* bytes */
+  vkf_plan_interleave interleave;
 } vkf_plan_buffer;
 
 typedef enum vkf_plan_access { VKF_ACCESS_READ = 1, VKF_ACCESS_WRITE = 2, VKF_ACCESS_READ_WRITE = 3 } vkf_plan_access;
@@ -97,6 +108,15 @@ void vkf_plan_destroy(vkf_plan *plan);
 /* Returns the new buffer's index. `name` is copied. */
 uint32_t vkf_plan_add_buffer(vkf_plan *plan, vkf_plan_buffer_kind kind, const char *name,
                              uint64_t size);
+/* The weight buffer that holds weight buffer `source`'s first `rows` rows of `row_bytes` bytes
+ * interleaved `group` rows at a time, `chunk` bytes of each: chunk j of row r of group g lies at
+ * ((g * (row_bytes / chunk) + j) * group + r % group) * chunk, so a workgroup reading `group`
+ * rows side by side walks one contiguous stream. The same request twice gives the same buffer.
+ * Needs rows % group == 0 and row_bytes % chunk == 0 (asserted). */
+uint32_t vkf_plan_add_interleaved(vkf_plan *plan, uint32_t source, uint64_t rows,
+                                  uint64_t row_bytes, uint32_t group, uint64_t chunk);
+/* Writes an interleaved buffer's bytes (b->size of them) from its source's data. */
+void vkf_plan_interleave_fill(const vkf_plan_buffer *b, const void *source_data, void *dst);
 /* Copies the dispatch (strings included). Checks bindings against buffer sizes. */
 vkf_status vkf_plan_add_dispatch(vkf_plan *plan, const vkf_plan_dispatch *dispatch);
 /* Marks barrier_before on each dispatch that reads or writes a range written since the last

@@ -242,6 +242,17 @@ int main(void) {
   for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++)
     for (size_t i = 0; i < sizeof epi_ms / sizeof epi_ms[0]; i++)
       run_epilogue(&t, fmts[f].f, epi_ms[i], 12 + 5 * (int64_t)f, fmts[f].k, (i + f) % 2);
+  /* Q8_0 weights of a multiple of 16 rows (the CPU kernel's interleaved copy, QCPU_X16) under
+   * the norm and the GLU epilogue (2F rows: gate's and up's columns in different groups) */
+  for (size_t i = 0; i < sizeof big_ms / sizeof big_ms[0]; i++) {
+    run_case(&t, &(ncase){.m = big_ms[i],
+                          .n = 32,
+                          .k = 128,
+                          .weights = VKF_QUANT_Q8_0,
+                          .residual = i == 1,
+                          .any_rows = 1});
+    run_epilogue(&t, VKF_QUANT_Q8_0, big_ms[i], i % 2 ? 8 : 24, 64 * (1 + (int64_t)i % 2), 0);
+  }
   /* the GLU prologue: a down projection's shapes (f32 and quantised, with the residual) */
   for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
     run_case(&t, &(ncase){.m = ms[i], .n = 24, .k = 64, .weights = -1, .glu = VKF_OP_SILU});

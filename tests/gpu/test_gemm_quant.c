@@ -252,5 +252,15 @@ int main(void) {
     run_matmul(&t, VKF_QUANT_Q8_0, &k64[i]);
     run_matmul(&t, VKF_QUANT_Q4_1, &k64[i]);
   }
+  /* Q8_0 weights of N % 16 == 0 rows: the CPU kernel reads them from the runner's copy with their
+   * rows 16 to a group (QCPU_X16), at every row block (1, 4 and 8 rows; the last block partial)
+   * and with one, two and three groups */
+  const qcase x16[] = {
+      {.m = 1, .n = 48, .k = 128, .act_dtype = VKF_F32, .bias = 1},
+      {.m = 3, .n = 16, .k = 64, .act_dtype = VKF_F32, .residual = 1},
+      {.m = 13, .n = 32, .k = 192, .act_dtype = VKF_F32, .act = VKF_ACT_GELU_TANH},
+      {.m = 5, .n = 48, .k = 64, .act_dtype = VKF_F16, .batched = 1},
+  };
+  for (size_t i = 0; i < sizeof x16 / sizeof x16[0]; i++) run_matmul(&t, VKF_QUANT_Q8_0, &x16[i]);
   return gpu_test_finish(&t);
 }

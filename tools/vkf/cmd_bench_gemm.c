@@ -98,6 +98,7 @@ static vkf_status build_plan(const vkf_device_caps *caps, const bench_args *a, c
                           .b_along_n = !transpose_b, .b_quant = a->weights != 0,
                           .b_dtype = bt};
   shape.coopmat_ok = a->f16; /* f16 A and C, B f16 or blocks */
+  shape.b_x16 = transpose_b && vkf_gemm_b_x16_fits(&ctx, &node.inputs[VKF_IN_MATMUL_B], n, k);
   vkf_gemm_variant v = variant ? *variant : vkf_gemm_choose(caps, &shape);
   /* "coopmat" (the tile left 0): the cooperative-matrix tiles the chooser takes for this shape */
   if (v.kind == VKF_GEMM_COOPMAT && !v.coopmat_tile) v = vkf_gemm_coopmat_choose(caps, &shape);
