@@ -27,8 +27,9 @@ typedef enum vkf_plan_buffer_kind {
 } vkf_plan_buffer_kind;
 
 /* A weight buffer may hold another weight buffer's rows regrouped for its kernels (a layout the
- * lowering picks for a device, vkf_plan_add_interleaved): the runner fills it from the source's
- * data and nothing else writes it. */
+ * lowering picks for a device, vkf_plan_add_interleaved): made from the source's data when that
+ * is written (host/session.h's vkf_session_write, vkf_session_write_regrouped), never by a
+ * kernel. */
 typedef struct vkf_plan_interleave {
   uint32_t source;    /* the weight buffer it is made from */
   uint32_t rows;      /* rows a group (0: not interleaved) */
