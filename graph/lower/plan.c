@@ -183,7 +183,7 @@ void vkf_plan_dump_text(const vkf_plan *plan, FILE *out) {
     fprintf(out, "buffer %u %s \"%s\" %llu bytes", i, kind_name(b->kind), b->name ? b->name : "",
             (unsigned long long)b->size);
     if (b->interleave.rows)
-      fprintf(out, " = buffer %u, %u rows of %llu bytes side by side in %llu-byte chunks",
+      fprintf(out, " = buffer %u regrouped: %u rows of %llu bytes side by side, %llu bytes of each",
               b->interleave.source, b->interleave.rows, (unsigned long long)b->interleave.row_bytes,
               (unsigned long long)b->interleave.chunk);
     fputc('\n', out);
