@@ -96,19 +96,13 @@ static vkf_status fill_regrouped(vkf_runner *r, const uint8_t *shared) {
     const vkf_plan_buffer *pb = vkf_plan_buffer_get(r->lowered.plan, b);
     uint32_t src = pb->interleave.source;
     if (!pb->interleave.rows || shared[b] || !(shared[src] || r->in_place[src])) continue;
-    int done = 0; /* an earlier copy of the same source wrote them all */
-    for (uint32_t e = 0; e < b && !done; e++) {
-      const vkf_plan_buffer *pe = vkf_plan_buffer_get(r->lowered.plan, e);
-      done = pe->interleave.rows && pe->interleave.source == src && !shared[e];
-    }
-    if (done) continue;
     const void *data = buffer_data(r, src);
     if (!data)
       return vkf_status_make(VKF_STATUS_INVALID_ARGUMENT,
                              "weight buffer \"%s\": its kernels read it regrouped, and its "
                              "constant has no host data to regroup",
                              pb->name);
-    VKF_RETURN_IF_ERROR(vkf_session_write_regrouped(r->session, src, data));
+    VKF_RETURN_IF_ERROR(vkf_session_write_regrouped(r->session, b, data));
   }
   return VKF_OK;
 }

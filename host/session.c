@@ -189,21 +189,18 @@ static vkf_status check_buffer(const vkf_session *s, uint32_t buffer) {
   return VKF_OK;
 }
 
-vkf_status vkf_session_write_regrouped(vkf_session *s, uint32_t source, const void *data) {
-  VKF_RETURN_IF_ERROR(check_buffer(s, source));
-  for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++) {
-    const vkf_plan_buffer *b = vkf_plan_buffer_get(s->plan, i);
-    if (!b->interleave.rows || b->interleave.source != source || !s->owned[i]) continue;
-    void *tmp = malloc(b->size);
-    if (!tmp)
-      return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "\"%s\": %llu bytes of host memory", b->name,
-                             (unsigned long long)b->size);
-    vkf_plan_interleave_fill(b, data, tmp);
-    vkf_status st = vkf_buffer_upload(s->device, s->buffers[i], 0, tmp, b->size);
-    free(tmp);
-    if (st) return vkf_status_annotate(st, "writing \"%s\": ", b->name);
-  }
-  return VKF_OK;
+vkf_status vkf_session_write_regrouped(vkf_session *s, uint32_t copy, const void *data) {
+  VKF_RETURN_IF_ERROR(check_buffer(s, copy));
+  const vkf_plan_buffer *b = vkf_plan_buffer_get(s->plan, copy);
+  if (!b->interleave.rows || !s->owned[copy]) return VKF_OK;
+  void *tmp = malloc(b->size);
+  if (!tmp)
+    return vkf_status_make(VKF_STATUS_OUT_OF_MEMORY, "\"%s\": %llu bytes of host memory", b->name,
+                           (unsigned long long)b->size);
+  vkf_plan_interleave_fill(b, data, tmp);
+  vkf_status st = vkf_buffer_upload(s->device, s->buffers[copy], 0, tmp, b->size);
+  free(tmp);
+  return st ? vkf_status_annotate(st, "writing \"%s\": ", b->name) : VKF_OK;
 }
 
 vkf_status vkf_session_write(vkf_session *s, uint32_t buffer, uint64_t offset, const void *data,
@@ -212,11 +209,13 @@ vkf_status vkf_session_write(vkf_session *s, uint32_t buffer, uint64_t offset, c
   vkf_status st = vkf_buffer_upload(s->device, s->buffers[buffer], offset, data, size);
   if (st)
     return vkf_status_annotate(st, "writing \"%s\": ", vkf_plan_buffer_get(s->plan, buffer)->name);
-  /* a weight's regrouped copies follow a write of all its rows (what they are made from) */
-  for (uint32_t i = 0; offset == 0 && i < vkf_plan_buffer_count(s->plan); i++) {
+  /* a weight's regrouped copies follow a write of all its rows (what they are made from); inputs,
+   * written every run, skip the search */
+  if (offset || vkf_plan_buffer_get(s->plan, buffer)->kind != VKF_PLAN_BUFFER_WEIGHT) return VKF_OK;
+  for (uint32_t i = 0; i < vkf_plan_buffer_count(s->plan); i++) {
     const vkf_plan_buffer *b = vkf_plan_buffer_get(s->plan, i);
     if (b->interleave.rows && b->interleave.source == buffer && size >= b->size)
-      return vkf_session_write_regrouped(s, buffer, data);
+      VKF_RETURN_IF_ERROR(vkf_session_write_regrouped(s, i, data));
   }
   return VKF_OK;
 }

@@ -40,10 +40,10 @@ vkf_status vkf_session_finish(vkf_session *session);
  * (vkf_plan_add_interleaved) that this session allocated. */
 vkf_status vkf_session_write(vkf_session *session, uint32_t buffer, uint64_t offset,
                              const void *data, uint64_t size);
-/* Writes the regrouped copies of weight buffer `source` this session allocated from the
- * source's data: for a source the caller bound itself (imported host memory, another session's
- * buffer), which no write here fills. */
-vkf_status vkf_session_write_regrouped(vkf_session *session, uint32_t source, const void *data);
+/* Writes regrouped weight buffer `copy` (when this session allocated it) from its source's data:
+ * for a source the caller bound itself (imported host memory, another session's buffer), which
+ * no write here fills. */
+vkf_status vkf_session_write_regrouped(vkf_session *session, uint32_t copy, const void *data);
 /* Submits the recorded dispatches and waits. */
 vkf_status vkf_session_run(vkf_session *session);
 /* Reads `size` bytes at `offset` of plan buffer `buffer` (outputs; any buffer for VKF_CHECK). */
